@@ -1,0 +1,53 @@
+// An ordered list of tiling strategies and the pipeline that runs them.
+//
+// `Decide()` is the engine's entry point: validate the problem and chip,
+// try each strategy in registration order (the order is the priority), tile
+// with the first capable one, then check the plan fits the chip's buffers.
+// Every strategy consulted appears in the returned trace with the reason it
+// was or was not capable, so "why not Stream-K?" has an answer.
+#ifndef NPU_SERVER_TILING_REGISTRY_H_
+#define NPU_SERVER_TILING_REGISTRY_H_
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "server/tiling/strategy.h"
+#include "server/tiling/types.h"
+
+namespace npu::tiling {
+
+struct DecideOptions {
+  // Run only the strategy with this CANN name (e.g. "BASIC_ASWT"). Unknown
+  // names give kNotFound; a strategy that cannot apply gives
+  // kFailedPrecondition with its reason.
+  std::string forced_strategy;
+};
+
+class StrategyRegistry {
+ public:
+  // Appends `strategy` at the lowest priority so far; kAlreadyExists when a
+  // strategy of the same name is registered.
+  absl::Status Add(std::unique_ptr<Strategy> strategy);
+
+  // Names in priority order.
+  std::vector<std::string> Names() const;
+
+  absl::StatusOr<TilingDecision> Decide(const MatmulProblem& problem, const ChipSpec& chip,
+                                        const DecideOptions& options = {}) const;
+
+ private:
+  std::vector<std::unique_ptr<Strategy>> strategies_;
+};
+
+// Checks that a plan respects the chip: block dim within the cores, L0A/L0B
+// and L0C double buffers, L1 stages, alignment. kInternal names the field.
+absl::Status CheckPlanFits(const TilingPlan& plan, const MatmulProblem& problem,
+                           const ChipSpec& chip);
+
+}  // namespace npu::tiling
+
+#endif  // NPU_SERVER_TILING_REGISTRY_H_

@@ -1,0 +1,61 @@
+// The interface every tiling strategy implements.
+//
+// A strategy answers two questions about one problem on one chip: can it
+// apply (`IsCapable`), and if so, what plan it chooses (`DoTiling`). The
+// registry (registry.h) runs the fixed pipeline around them: validate the
+// problem, ask each strategy in priority order, tile with the first capable
+// one, and check the plan fits the chip. Strategies never validate input and
+// never fall through to one another.
+#ifndef NPU_SERVER_TILING_STRATEGY_H_
+#define NPU_SERVER_TILING_STRATEGY_H_
+
+#include <string>
+#include <string_view>
+
+#include "absl/status/statusor.h"
+#include "server/tiling/types.h"
+
+namespace npu::tiling {
+
+// Whether a strategy applies; `reason` explains the answer with the numbers
+// that decided it (also filled when ok, e.g. which sub-mode matched).
+struct Capability {
+  bool ok = false;
+  std::string reason;
+
+  static Capability Yes(std::string reason) { return {true, std::move(reason)}; }
+  static Capability No(std::string reason) { return {false, std::move(reason)}; }
+};
+
+// Facts derived once from a validated problem and shared by all strategies.
+struct ProblemFacts {
+  uint64_t m = 0, n = 0, k = 0;
+  uint64_t a_bytes = 2, b_bytes = 2, c_bytes = 2, bias_bytes = 0;
+  // A is a rank-3 non-contiguous slice view (CANN's IsSelfNonContiguous):
+  // the view strategies cannot read it and ASWT emits the SLICE model.
+  bool a_slice_3d = false;
+  // Values of the slice / row-stride fields of MatMulV3BasicTilingData.
+  uint64_t slice_m_override = 0;  // 0: use base_m
+  uint64_t src_nd_stride = 1;
+  uint64_t row_stride = 1;
+};
+
+ProblemFacts DeriveFacts(const MatmulProblem& problem);
+
+class Strategy {
+ public:
+  virtual ~Strategy() = default;
+  // CANN's name for the strategy, used on the wire and in the trace.
+  virtual std::string_view name() const = 0;
+  virtual Capability IsCapable(const MatmulProblem& problem, const ProblemFacts& facts,
+                               const ChipSpec& chip) const = 0;
+  // Computes the plan. Only called after IsCapable() said yes; an error here
+  // is a bug in the strategy.
+  virtual absl::StatusOr<TilingPlan> DoTiling(const MatmulProblem& problem,
+                                              const ProblemFacts& facts,
+                                              const ChipSpec& chip) const = 0;
+};
+
+}  // namespace npu::tiling
+
+#endif  // NPU_SERVER_TILING_STRATEGY_H_

@@ -1,0 +1,209 @@
+// Value types shared by the tiling engine, the emulator and the service.
+//
+// This is the bottom layer (`npu_tiling_types`): plain data describing a
+// matrix-multiplication problem, the chip it runs on, and the plan the tiling
+// engine chooses for it. Nothing here knows about gRPC, protobuf, Prometheus,
+// threads or clocks.
+//
+// Vocabulary used across the tree:
+//   * base block   - one L0 tile, base_m x base_n output elements, base_k deep.
+//   * work unit    - what one core does in one round (a base block, or a
+//                    k-slice of it under Stream-K).
+//   * core         - an AIC (cube) or AIV (vector) core of the chip.
+//   * CANN names   - the wire API also carries CANN's own identifiers (tiling
+//                    key, model / full-load / l0c2out names, tiling-data field
+//                    names) so users can compare our answers with CANN's.
+#ifndef NPU_SERVER_TILING_TYPES_H_
+#define NPU_SERVER_TILING_TYPES_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+namespace npu::tiling {
+
+enum class DataType { kFloat16, kBFloat16, kFloat32 };
+enum class Format { kNd, kFractalNz };
+
+// Bytes per element of `dtype`.
+uint64_t DataTypeBytes(DataType dtype);
+// Lower-case wire name: "float16", "bfloat16", "float32".
+std::string_view DataTypeName(DataType dtype);
+absl::StatusOr<DataType> ParseDataType(std::string_view name);
+// "ND" or "FRACTAL_NZ".
+std::string_view FormatName(Format format);
+absl::StatusOr<Format> ParseFormat(std::string_view name);
+
+// A non-contiguous view of A whose storage is one-dimensional (CANN's
+// "createView with TensorV2"). Rank 2: A is [m, k] with row stride
+// `row_stride`. Rank 3: A is [batch, m / batch, k]; rows of one batch are
+// `row_stride` apart and batches `batch_stride` apart. Only un-transposed A
+// supports it, as in CANN.
+struct SliceView {
+  bool enabled = false;
+  int rank = 3;
+  int64_t batch = 1;         // rank 3 only
+  int64_t batch_stride = 0;  // elements between batches (rank 3)
+  int64_t row_stride = 0;    // elements between rows
+};
+
+// One matrix multiplication C[m, n] = A[m, k] * B[k, n] (+ bias[n]); m, n and k
+// are the sizes after the transposes are applied.
+struct MatmulProblem {
+  int64_t m = 0;
+  int64_t n = 0;
+  int64_t k = 0;
+  DataType dtype_a = DataType::kFloat16;
+  DataType dtype_b = DataType::kFloat16;
+  DataType dtype_c = DataType::kFloat16;
+  bool has_bias = false;
+  DataType dtype_bias = DataType::kFloat16;
+  bool trans_a = false;  // A is stored [k, m]
+  bool trans_b = false;  // B is stored [n, k]
+  Format format_a = Format::kNd;
+  Format format_b = Format::kNd;
+  Format format_c = Format::kNd;
+  // Storage shape of B when format_b is FRACTAL_NZ: [..., d0, d1, d2, d3] with
+  // d1 * d2 == align16(rows) and d0 * d3 == align(cols, 32 bytes). Empty means
+  // the canonical NZ storage of B's shape.
+  std::vector<int64_t> storage_shape_b;
+  bool hf32 = false;                // opImplMode 0x40
+  bool force_grp_acc_fp32 = false;  // opImplMode 0x4
+  int deterministic_level = 0;      // 0..3; above 1 forbids cross-core K split
+  bool avoid_tensor_api = false;    // offset_x == 0x80
+  SliceView a_slice;
+};
+
+// Hardware facts of one chip. Sizes are per core.
+struct ChipSpec {
+  std::string name;
+  uint32_t aic_num = 0;  // cube cores
+  uint32_t aiv_num = 0;  // vector cores
+  uint64_t l1_bytes = 0;
+  uint64_t l0a_bytes = 0;
+  uint64_t l0b_bytes = 0;
+  uint64_t l0c_bytes = 0;
+  uint64_t ub_bytes = 0;
+  uint64_t l2_bytes = 0;  // chip-wide
+  uint64_t bt_bytes = 0;  // bias table
+  uint32_t cube_freq_mhz = 0;
+  uint32_t ddr_bytes_per_cycle = 0;  // per cube core
+  uint32_t l2_bytes_per_cycle = 0;   // per cube core
+};
+
+// Name of the embedded default platform.
+inline constexpr std::string_view kDefaultPlatform = "ascend950pr";
+
+// Every built-in platform profile, default first.
+const std::vector<ChipSpec>& BuiltinPlatforms();
+// The built-in profile called `name`, or kNotFound.
+absl::StatusOr<ChipSpec> FindPlatform(std::string_view name);
+// Checks every field of `chip` against the limits the engine relies on;
+// kInvalidArgument names the field and the limit.
+absl::Status ValidateChip(const ChipSpec& chip);
+
+// ---------------------------------------------------------------------------
+// Tiling key: CANN's bit fields, decoded.
+enum class ApiLevel : uint8_t { kHigh = 0, kBasic = 1, kTensor = 2 };
+enum class KernelModel : uint8_t {
+  kBasic = 0,
+  kStreamK = 1,
+  kKEqualZero = 2,
+  kToMul = 3,
+  kToMultiMul = 4,
+  kSlice = 5,
+  kBasicSplitK = 6,
+  kStreamKSplitK = 7,
+};
+enum class FullLoad : uint8_t { kNone = 0, kA = 1, kB = 2, kAB = 3 };
+enum class L0cToOut : uint8_t { kOnTheFly = 0, kNdFixpipe1To1 = 1, kNdFixpipe1To2 = 2 };
+enum class KernelType { kAicOnly, kMixed1To2, kAivOnly };
+
+// CANN identifiers: "TENSOR_LEVEL", "STREAM_K", "A_FULL_LOAD", "ND_FIXPIPE_1_2"...
+std::string_view ApiLevelName(ApiLevel level);
+std::string_view KernelModelName(KernelModel model);
+std::string_view FullLoadName(FullLoad full_load);
+std::string_view L0cToOutName(L0cToOut out);
+// "AIC_ONLY", "MIX_AIC_1_AIV_2", "AIV_ONLY".
+std::string_view KernelTypeName(KernelType type);
+
+struct TilingKey {
+  ApiLevel api_level = ApiLevel::kHigh;
+  bool trans_a = false;
+  bool trans_b = false;
+  uint8_t batch_model = 0;
+  KernelModel model = KernelModel::kBasic;
+  FullLoad full_load = FullLoad::kNone;
+  L0cToOut l0c2out = L0cToOut::kOnTheFly;
+
+  // CANN's packed key: level | ta<<4 | tb<<6 | batch<<8 | model<<12 |
+  // full_load<<16 | l0c2out<<20.
+  uint64_t Encode() const;
+  // The inverse of Encode(); kInvalidArgument when a field is out of range.
+  static absl::StatusOr<TilingKey> Decode(uint64_t key);
+  bool operator==(const TilingKey& other) const { return Encode() == other.Encode(); }
+};
+
+// ---------------------------------------------------------------------------
+// Tiling data: the struct CANN serializes for the kernel, by field name.
+struct TilingField {
+  std::string name;
+  uint64_t value = 0;
+  int bits = 32;  // 32 or 8 (the four packed bytes of word 17)
+};
+
+struct TilingData {
+  std::string struct_name;  // e.g. "MatMulV3BasicTilingData"
+  std::vector<TilingField> fields;
+
+  // The value of field `name`, if the struct has one.
+  std::optional<uint64_t> Get(std::string_view name) const;
+  // The struct as little-endian 32-bit words (8-bit fields packed, first
+  // field in the lowest byte), as the kernel reads it.
+  std::vector<uint32_t> RawWords() const;
+};
+
+// Block sizes and buffer choices of a cube plan, in elements unless named.
+struct BlockTiling {
+  uint64_t base_m = 0, base_n = 0, base_k = 0;
+  uint64_t m_l1 = 0, n_l1 = 0, k_l1 = 0;
+  uint64_t step_m = 1, step_n = 1, step_ka = 1, step_kb = 1;
+  uint64_t depth_a1 = 1, depth_b1 = 1;
+  uint64_t single_core_m = 0, single_core_n = 0, single_core_k = 0;
+  uint64_t m_tail_cnt = 1, n_tail_cnt = 1, k_cnt = 1;  // tail re-split / K split counts
+  uint64_t l1_buffer_num = 2, l0c_db = 1, ub_db = 1;
+};
+
+// One line of the decision trace.
+struct TraceEntry {
+  std::string strategy;  // CANN strategy name, e.g. "BASIC_STREAM_K"
+  bool capable = false;
+  bool chosen = false;
+  std::string reason;  // why (not), with the numbers that decided it
+};
+
+// The engine's full answer for one problem.
+struct TilingPlan {
+  std::string strategy;  // the strategy that produced the plan
+  TilingKey key;
+  uint32_t block_dim = 0;
+  KernelType kernel_type = KernelType::kAicOnly;
+  uint64_t workspace_bytes = 0;
+  BlockTiling block;  // zero for the vector-only strategies
+  TilingData data;
+  std::string detail;  // which sub-branch decided the plan, in words
+};
+
+struct TilingDecision {
+  TilingPlan plan;
+  std::vector<TraceEntry> trace;
+};
+
+}  // namespace npu::tiling
+
+#endif  // NPU_SERVER_TILING_TYPES_H_

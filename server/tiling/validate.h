@@ -1,0 +1,20 @@
+// Input validation of a matmul problem, as CANN's MatMulV3 host tiling does
+// it before any strategy runs: dimension ranges, dtype combinations, formats,
+// NZ storage shapes, bias and slice-view rules.
+#ifndef NPU_SERVER_TILING_VALIDATE_H_
+#define NPU_SERVER_TILING_VALIDATE_H_
+
+#include "absl/status/status.h"
+#include "server/tiling/types.h"
+
+namespace npu::tiling {
+
+// Largest m, n or k CANN accepts (INT32_MAX).
+inline constexpr int64_t kMaxDim = 2147483647;
+
+// OK, or kInvalidArgument naming the field and the limit it broke.
+absl::Status ValidateProblem(const MatmulProblem& problem);
+
+}  // namespace npu::tiling
+
+#endif  // NPU_SERVER_TILING_VALIDATE_H_
