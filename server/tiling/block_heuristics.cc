@@ -1,0 +1,372 @@
+#include "server/tiling/block_heuristics.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace npu::tiling {
+namespace {
+
+// Target load balance of the (base_m, base_n) search: once the best candidate
+// keeps 90% of the cores busy, candidates with worse re-read intensity that
+// are still memory bound are not considered.
+constexpr double kBalanceGoal = 0.9;
+// The search keeps some headroom below the exact roofline edge.
+constexpr double kCubeBoundMargin = 0.85;
+// Ties in the intensity / balance score are decided by balance.
+constexpr double kScoreEpsilon = 1e-9;
+// Tail pieces smaller than this many elements cost more than they save.
+constexpr uint64_t kMinTailPieceElements = 4096;
+// fp32 cube-bound plans with many rounds need blocks of at least 64.
+constexpr uint64_t kFp32MinBaseBlock = 64;
+// Cube throughput is 16x16x16 MACs (8 flop units of 1024) per cycle for
+// 16-bit inputs; fp32 without hf32 runs 16 times slower.
+constexpr double kCubeFlopsPerCyclePerKibi = 8.0;
+constexpr double kFp32CubeSlowdown = 16.0;
+// CalL1Tiling never stages more than 8 K slices (MTE2 issue-queue depth).
+constexpr uint64_t kMaxL1KSteps = 8;
+// Bias tiles in L1 are staged double-buffered in fp32.
+constexpr uint64_t kBiasL1Bytes = 4;
+
+// Upper bound of base_m (left) or base_n (right) from L0A, L0C (or UB), the
+// bias table, the L1 K staging and the shape itself.
+uint64_t MaxBaseWithLimit(const MatmulProblem& problem, const ProblemFacts& facts,
+                          const ChipSpec& chip, uint64_t buffer_limit_bytes, uint64_t align_unit,
+                          bool right_matrix, bool memory_bound) {
+  const uint64_t shape = right_matrix ? facts.n : facts.m;
+  const uint64_t k_aligned = CeilAlign(facts.k, kBlock16);
+  // Cube-bound plans need base_k >= 128 bytes to hide the fixpipe.
+  const uint64_t k_limit = memory_bound ? kBlock16 : 128 / facts.a_bytes;
+  const uint64_t min_k_l0_bytes = std::min(k_limit, k_aligned) * facts.a_bytes;
+  const uint64_t max_with_buffer = buffer_limit_bytes / kFp32Bytes / kBlock16;
+  uint64_t max_block = std::min(chip.l0a_bytes / kDoubleBuffer / min_k_l0_bytes, max_with_buffer);
+  if (right_matrix && problem.has_bias) {
+    max_block = std::min(max_block, chip.bt_bytes / kDoubleBuffer / kFp32Bytes);
+  }
+  // With K as the inner axis an L1 stage must cover 256 (memory bound) or
+  // 512 bytes of K.
+  const uint64_t k_align_unit =
+      KIsInnerAxis(problem) ? (memory_bound ? 256 : 512) / facts.a_bytes : kBlock16;
+  const uint64_t max_with_k_inner =
+      chip.l1_bytes / (2 * kDoubleBuffer * facts.a_bytes * std::min(k_align_unit, k_aligned));
+  max_block = std::min(max_block, max_with_k_inner);
+  max_block = std::min(CeilAlign(shape, align_unit), FloorAlign(max_block, align_unit));
+  if (shape < align_unit) max_block = std::min(max_block, CeilAlign(shape, kBlock16));
+  return max_block;
+}
+
+// Fraction of the cores' time spent on useful blocks when the last round is
+// re-split into square-ish pieces.
+double BalanceRateWithTail(const ProblemFacts& facts, uint64_t used_cores, uint64_t base_m,
+                           uint64_t base_n) {
+  const uint64_t total_rounds = CeilDiv(facts.m, base_m) * CeilDiv(facts.n, base_n);
+  const uint64_t main_rounds = CeilDiv(total_rounds, used_cores) - 1;
+  const uint64_t tail_split = FloorDiv(used_cores, total_rounds - used_cores * main_rounds);
+  if (facts.m <= kBlock16) base_m = facts.m;
+  if (facts.n <= kBlock16) base_n = facts.n;
+  const double work_per_core = static_cast<double>(facts.m) * facts.n / used_cores;
+  if (main_rounds == 0 || FloorDiv(base_m * base_n, tail_split) < kMinTailPieceElements) {
+    return work_per_core / static_cast<double>((main_rounds + 1) * base_m * base_n);
+  }
+  const uint64_t split_root = static_cast<uint64_t>(std::sqrt(static_cast<double>(tail_split)));
+  const uint64_t offset = FloorDiv(tail_split - split_root * split_root, split_root) + 1;
+  const double tail_round = 1.0 / static_cast<double>(split_root * (split_root + offset - 1));
+  return work_per_core / ((main_rounds + tail_round) * base_m * base_n);
+}
+
+void ChooseBaseK(const MatmulProblem& problem, const ProblemFacts& facts, const ChipSpec& chip,
+                 CubeRunState& state) {
+  const uint64_t k_aligned = CeilAlign(facts.k, kBlock16);
+  const uint64_t max_base_k =
+      chip.l0a_bytes / kDoubleBuffer / facts.a_bytes / std::max(state.base_m, state.base_n);
+  if (k_aligned <= max_base_k) {
+    state.base_k = k_aligned;
+    return;
+  }
+  if (problem.trans_a && !problem.trans_b) {
+    state.base_k = FloorAlign(max_base_k, kBlock16);
+    return;
+  }
+  if (max_base_k * facts.a_bytes >= 256) {
+    state.base_k = FloorAlign(max_base_k, 256 / facts.a_bytes);
+    return;
+  }
+  for (uint64_t candidate : {128, 64, 32, 16}) {
+    if (max_base_k >= candidate) {
+      state.base_k = candidate;
+      return;
+    }
+  }
+}
+
+}  // namespace
+
+void ResetBase(const ProblemFacts& facts, const ChipSpec& chip, CubeRunState& state) {
+  state = CubeRunState{};
+  state.used_core_num = chip.aic_num;
+  state.base_m = kBlock256;
+  state.base_n = kBlock256;
+  state.base_k = 128 / facts.a_bytes;
+  state.single_core_k = facts.k;
+  state.single_core_m = state.base_m;
+  state.single_core_n = state.base_n;
+}
+
+void RebalanceBlock(const MatmulProblem& problem, const ProblemFacts& facts, const ChipSpec& chip,
+                    CubeRunState& state) {
+  // Chip-wide bandwidths and cube throughput in bytes (flops) per ns; only
+  // their ratios matter.
+  const double freq_ghz = chip.cube_freq_mhz / 1000.0;
+  const double hbm_bw = freq_ghz * chip.aic_num * chip.ddr_bytes_per_cycle / 1024.0;
+  const double l2_bw = freq_ghz * chip.aic_num * chip.l2_bytes_per_cycle / 1024.0;
+  double core_compute = freq_ghz * kCubeFlopsPerCyclePerKibi;
+  const bool slow_fp32 = problem.dtype_a == DataType::kFloat32 && !problem.hf32;
+  if (slow_fp32) core_compute /= kFp32CubeSlowdown;
+  const double compute = core_compute * chip.aic_num;
+  const double m = static_cast<double>(facts.m);
+  const double n = static_cast<double>(facts.n);
+  const double cmr = (m + n) / (m * n);
+
+  // A split-K plan must also fit its output in UB.
+  const uint64_t buffer_limit = state.used_core_num == chip.aic_num
+                                    ? chip.l0c_bytes
+                                    : std::min(chip.l0c_bytes, chip.ub_bytes);
+  const double l2_usage = std::max(
+      static_cast<double>((facts.m + facts.n) * facts.k * facts.a_bytes) / chip.l2_bytes, 1.0);
+  state.cube_bound_edge = (l2_bw / compute) + l2_usage * (1 - l2_bw / hbm_bw) * cmr -
+                          (1 + l2_bw / hbm_bw) / static_cast<double>(facts.k);
+
+  const uint64_t best_m = std::min(CeilAlign(facts.m, kBlock16), kBlock256);
+  const uint64_t best_n =
+      std::max(kBlock16, std::min(CeilAlign(facts.n, kBlock16),
+                                  FloorAlign(buffer_limit / kFp32Bytes / best_m, kBlock16)));
+  const bool memory_bound = (1.0 / best_m) + (1.0 / best_n) > state.cube_bound_edge;
+  const uint64_t inner_align_bytes = memory_bound ? 128 : 64;
+
+  // When K is too small to hide the output, base_n must be 256-byte aligned
+  // so the fixpipe writes at full bandwidth.
+  const double fixpipe_bound_edge =
+      static_cast<double>(facts.m * facts.n) * hbm_bw / ((m + n) * l2_bw);
+  const uint64_t align_m = problem.trans_a ? inner_align_bytes / facts.a_bytes : kBlock16;
+  const uint64_t align_n = static_cast<double>(facts.k) < fixpipe_bound_edge
+                               ? 256 / facts.b_bytes
+                               : (problem.trans_b ? kBlock16 : inner_align_bytes / facts.b_bytes);
+
+  const uint64_t max_m =
+      MaxBaseWithLimit(problem, facts, chip, buffer_limit, align_m, false, memory_bound);
+  const uint64_t max_n =
+      MaxBaseWithLimit(problem, facts, chip, buffer_limit, align_n, true, memory_bound);
+
+  state.base_m = std::max(kBlock16, std::min(max_m, kBlock256));
+  state.base_n = std::max(
+      kBlock16,
+      std::min(max_n, FloorAlign(buffer_limit / kFp32Bytes / state.base_m, align_n)));
+  state.cube_bound_param = (1.0 / state.base_m) + (1.0 / state.base_n);
+  state.cube_bound_edge *= kCubeBoundMargin;
+  double balance = BalanceRateWithTail(facts, state.used_core_num, state.base_m, state.base_n);
+
+  // Walk candidates from the largest blocks down. Unsigned wrap-around ends
+  // each loop once the candidate drops below one alignment unit.
+  for (uint64_t cur_m = max_m; cur_m >= 1 && cur_m <= max_m; cur_m -= align_m) {
+    const uint64_t cur_max_n =
+        std::min(max_n, FloorAlign(buffer_limit / kFp32Bytes / cur_m, align_n));
+    for (uint64_t cur_n = cur_max_n; cur_n >= 1 && cur_n <= cur_max_n; cur_n -= align_n) {
+      const double cur_param = (1.0 / cur_m) + (1.0 / cur_n);
+      const double cur_balance = BalanceRateWithTail(facts, state.used_core_num, cur_m, cur_n);
+      bool skip = balance >= kBalanceGoal && cur_param > state.cube_bound_param &&
+                  cur_param > state.cube_bound_edge && state.cube_bound_edge > 0;
+      skip |= slow_fp32 && cur_param < state.cube_bound_edge &&
+              ((cur_m < kFp32MinBaseBlock || cur_n < kFp32MinBaseBlock) &&
+               CeilDiv(facts.m, cur_m) * CeilDiv(facts.n, cur_n) > chip.aic_num);
+      if (skip) continue;
+      const bool cube_bound_better = cur_param <= state.cube_bound_edge && cur_balance > balance;
+      const double cur_score = cur_param / cur_balance;
+      const double best_score = state.cube_bound_param / balance;
+      const bool score_better =
+          cur_score < best_score ||
+          (std::abs(cur_score - best_score) < kScoreEpsilon && cur_balance > balance);
+      if (cube_bound_better || score_better) {
+        if (cube_bound_better) state.cube_bound_edge = cur_param;
+        state.base_m = cur_m;
+        state.base_n = cur_n;
+        state.cube_bound_param = cur_param;
+        balance = cur_balance;
+      }
+    }
+  }
+  state.base_m = std::min(CeilAlign(facts.m, kBlock16), state.base_m);
+  state.base_n = std::min(CeilAlign(facts.n, kBlock16), state.base_n);
+  ChooseBaseK(problem, facts, chip, state);
+  const uint64_t blocks = CeilDiv(facts.m, state.base_m) * CeilDiv(facts.n, state.base_n);
+  state.used_core_num = std::min(blocks, state.used_core_num);
+  const uint64_t out_bytes = state.base_m * state.base_n * kFp32Bytes;
+  state.l0c_db = out_bytes * kDoubleBuffer <= chip.l0c_bytes ? kDoubleBuffer : 1;
+  state.ub_db = out_bytes <= chip.ub_bytes ? kDoubleBuffer : 1;
+}
+
+void StageL1(const MatmulProblem& problem, const ProblemFacts& facts, const ChipSpec& chip,
+             CubeRunState& state) {
+  const uint64_t usable_l1 =
+      chip.l1_bytes - (problem.has_bias ? state.base_n * kDoubleBuffer * kBiasL1Bytes : 0);
+  const uint64_t max_steps = std::min(CeilDiv(facts.k, state.base_k), kMaxL1KSteps);
+  const uint64_t k_align = KIsInnerAxis(problem) ? 512 / facts.a_bytes : kBlock16;
+  uint64_t chosen_k_l1 = 0;
+  uint64_t copy_bytes = 0;  // the larger single GM->L1 copy of the chosen stage
+  for (uint64_t steps = 1; steps <= max_steps; ++steps) {
+    const uint64_t k_l1 = state.base_k * steps;
+    const uint64_t a_bytes = state.base_m * k_l1 * facts.a_bytes;
+    const uint64_t b_bytes = state.base_n * k_l1 * facts.b_bytes;
+    if ((a_bytes + b_bytes) * kDoubleBuffer > usable_l1 ||
+        std::max(a_bytes, b_bytes) * kDoubleBuffer * 2 > chip.l1_bytes) {
+      break;
+    }
+    // Prefer stages that are 256-byte (then 512-byte) aligned in K while the
+    // copies are still small enough to gain from growing.
+    const bool first = chosen_k_l1 == 0;
+    const bool aligned_256 = k_l1 % (256 / facts.a_bytes) == 0;
+    const bool improves_alignment =
+        chosen_k_l1 % k_align != 0 && (aligned_256 || copy_bytes < kL1SingleCopyLimitBytes);
+    const bool grows_small_copy = chosen_k_l1 % k_align == 0 && k_l1 % k_align == 0 &&
+                                  copy_bytes < kL1SingleCopyLimitBytes;
+    if (first || improves_alignment || grows_small_copy) {
+      chosen_k_l1 = k_l1;
+      copy_bytes = std::max(a_bytes, b_bytes);
+    }
+  }
+  state.step_ka = chosen_k_l1 / state.base_k;
+  state.step_kb = state.step_ka;
+  state.depth_a1 = state.step_ka * kDoubleBuffer;
+  state.depth_b1 = state.step_kb * kDoubleBuffer;
+  state.single_core_m = state.base_m;
+  state.single_core_n = state.base_n;
+}
+
+void SplitTailRound(const MatmulProblem& problem, const ProblemFacts& facts, const ChipSpec& chip,
+                    CubeRunState& state) {
+  const uint64_t blocks = CeilDiv(facts.m, state.base_m) * CeilDiv(facts.n, state.base_n);
+  const uint64_t tail_blocks = blocks <= chip.aic_num ? 0 : blocks % chip.aic_num;
+  state.tail_m_cnt = 1;
+  state.tail_n_cnt = 1;
+  if (tail_blocks == 0) return;
+  uint64_t& mt = state.tail_m_cnt;
+  uint64_t& nt = state.tail_n_cnt;
+  while ((mt + 1) * nt * tail_blocks <= chip.aic_num &&
+         (!problem.trans_a || CeilDiv(state.base_m, mt) * facts.a_bytes > 128)) {
+    ++mt;
+    if (mt * (nt + 1) * tail_blocks <= chip.aic_num &&
+        (problem.trans_b || CeilDiv(state.base_n, nt) * facts.b_bytes > 128)) {
+      ++nt;
+    }
+  }
+}
+
+L0cToOut ChooseFixpipeOutput(const MatmulProblem& problem, const ProblemFacts& facts,
+                             const ChipSpec& chip, const CubeRunState& state) {
+  const bool small_k_large_m = facts.k <= kBlock256 && facts.m >= kBlock256;
+  const uint64_t blocks =
+      CeilDiv(facts.m, state.single_core_m) * CeilDiv(facts.n, state.single_core_n);
+  const bool multi_round = blocks > chip.aic_num;
+  const uint64_t row_bytes = facts.n * facts.c_bytes;
+  const bool unaligned_n = row_bytes % 128 != 0 && row_bytes > kBlock256;
+  if (!(small_k_large_m && multi_round && unaligned_n) || chip.aiv_num != 2 * chip.aic_num) {
+    return L0cToOut::kOnTheFly;
+  }
+  return problem.dtype_a == DataType::kFloat32 ? L0cToOut::kNdFixpipe1To2
+                                               : L0cToOut::kNdFixpipe1To1;
+}
+
+void LimitBaseNForBias(const MatmulProblem& problem, const ChipSpec& chip, CubeRunState& state) {
+  if (problem.has_bias) {
+    state.base_n = std::min(std::max<uint64_t>(chip.bt_bytes, kBlock256), state.base_n);
+  }
+}
+
+namespace {
+
+// CANN's L2CacheMode: which inputs bypass L2 because each byte is read once.
+uint64_t L2CacheDisableMode(const MatmulProblem& problem, const ProblemFacts& facts,
+                            const ChipSpec& chip, const CubeRunState& state, uint64_t m_l1,
+                            uint64_t k_l1, uint64_t n_l1) {
+  const uint64_t inner_a = problem.trans_a ? facts.m : facts.k;
+  const uint64_t inner_b = problem.trans_b ? facts.k : facts.n;
+  const bool a_cut_aligned =
+      (problem.trans_a ? m_l1 : k_l1) * facts.a_bytes % 128 == 0;
+  const bool b_cut_aligned =
+      (problem.trans_b ? k_l1 : n_l1) * facts.b_bytes % 128 == 0;
+  const uint64_t total_bytes = facts.m * facts.n * facts.c_bytes +
+                               facts.m * facts.k * facts.a_bytes +
+                               facts.k * facts.n * facts.b_bytes;
+  if (total_bytes < chip.l2_bytes) return 0;
+  const bool a_once = state.base_n >= facts.n && state.tail_n_cnt <= 1 &&
+                      inner_a * facts.a_bytes % 128 == 0 && a_cut_aligned;
+  const bool b_once = state.base_m >= facts.m && state.tail_m_cnt <= 1 &&
+                      inner_b * facts.b_bytes % 128 == 0 && b_cut_aligned;
+  return (a_once ? 1 : 0) | (b_once ? 2 : 0);
+}
+
+}  // namespace
+
+void FillBasicTilingData(const MatmulProblem& problem, const ProblemFacts& facts,
+                         const ChipSpec& chip, const CubeRunState& state, TilingPlan& plan) {
+  // CANN stages at most 4 K slices per L1 buffer in the basic kernels.
+  constexpr uint64_t kMaxKernelKSteps = 4;
+  const uint64_t m_l1 = std::min(CeilAlign(facts.m, kBlock16), state.base_m * state.step_m);
+  const uint64_t n_l1 = std::min(CeilAlign(facts.n, kBlock16), state.base_n * state.step_n);
+  const uint64_t k_l1 =
+      state.base_k * std::min(kMaxKernelKSteps, std::min(state.step_ka, state.step_kb));
+
+  BlockTiling& block = plan.block;
+  block.base_m = state.base_m;
+  block.base_n = state.base_n;
+  block.base_k = state.base_k;
+  block.m_l1 = m_l1;
+  block.n_l1 = n_l1;
+  block.k_l1 = k_l1;
+  block.step_m = state.step_m;
+  block.step_n = state.step_n;
+  block.step_ka = state.step_ka;
+  block.step_kb = state.step_kb;
+  block.depth_a1 = state.depth_a1;
+  block.depth_b1 = state.depth_b1;
+  block.single_core_m = state.single_core_m;
+  block.single_core_n = state.single_core_n;
+  block.single_core_k = state.single_core_k;
+  block.m_tail_cnt = state.tail_m_cnt;
+  block.n_tail_cnt = state.tail_n_cnt;
+  block.k_cnt = state.tail_k_cnt;
+  block.l1_buffer_num = state.l1_buffer_num;
+  block.l0c_db = state.l0c_db;
+  block.ub_db = state.ub_db;
+
+  const uint64_t slice_m = facts.slice_m_override != 0 ? facts.slice_m_override : state.base_m;
+  plan.data.struct_name = "MatMulV3BasicTilingData";
+  plan.data.fields = {
+      {"usedCoreNum", state.used_core_num, 32},
+      {"m", facts.m, 32},
+      {"n", facts.n, 32},
+      {"k", facts.k, 32},
+      {"mL1", m_l1, 32},
+      {"nL1", n_l1, 32},
+      {"kL1", k_l1, 32},
+      {"baseM", state.base_m, 32},
+      {"baseN", state.base_n, 32},
+      {"baseK", state.base_k, 32},
+      {"skSingleCoreK", state.single_core_k, 32},
+      {"mTailCnt", state.tail_m_cnt, 32},
+      {"nTailCnt", state.tail_n_cnt, 32},
+      {"mBaseTailSplitCnt", state.m_base_tail_split_cnt, 32},
+      {"nBaseTailSplitCnt", state.n_base_tail_split_cnt, 32},
+      {"mTailMain", state.m_tail_main, 32},
+      {"nTailMain", state.n_tail_main, 32},
+      {"mmadParam", problem.hf32 ? 1u : 0u, 8},
+      {"l1BufferNum", state.l1_buffer_num, 8},
+      {"l0cDB", state.l0c_db, 8},
+      {"ubDB", state.ub_db, 8},
+      {"l2CacheDisable", L2CacheDisableMode(problem, facts, chip, state, m_l1, k_l1, n_l1), 32},
+      {"sliceM", slice_m, 32},
+      {"srcNdStride", facts.src_nd_stride, 32},
+      {"rowStride", facts.row_stride, 32},
+      {"innerBatch", 0, 32},
+  };
+}
+
+}  // namespace npu::tiling

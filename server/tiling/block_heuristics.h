@@ -1,0 +1,102 @@
+// The cube-side block heuristics shared by the Stream-K and swizzled
+// data-parallel (ASWT) strategies.
+//
+// They reproduce CANN's arch35 `mat_mul_v3` helper steps: the DAV_3510 base
+// block reset, the roofline-guided search for (base_m, base_n), the base_k
+// limit from L0A, the K staging of L1, the tail-round re-split, the fixpipe
+// output choice, and the serialization of `MatMulV3BasicTilingData`. Each
+// function reads and updates one `CubeRunState`, the working copy of a plan
+// while a strategy is deciding it.
+#ifndef NPU_SERVER_TILING_BLOCK_HEURISTICS_H_
+#define NPU_SERVER_TILING_BLOCK_HEURISTICS_H_
+
+#include <cstdint>
+
+#include "server/tiling/strategy.h"
+#include "server/tiling/types.h"
+
+namespace npu::tiling {
+
+// Integer helpers with CANN's conventions: a zero divisor or alignment leaves
+// the value unchanged instead of trapping.
+inline uint64_t CeilDiv(uint64_t value, uint64_t divisor) {
+  return divisor == 0 ? value : (value + divisor - 1) / divisor;
+}
+inline uint64_t FloorDiv(uint64_t value, uint64_t divisor) {
+  return divisor == 0 ? value : value / divisor;
+}
+inline uint64_t CeilAlign(uint64_t value, uint64_t align) {
+  return align == 0 ? value : CeilDiv(value, align) * align;
+}
+inline uint64_t FloorAlign(uint64_t value, uint64_t align) {
+  return align == 0 ? value : value / align * align;
+}
+
+// K is the contiguous axis of A or of B in GM.
+inline bool KIsInnerAxis(const MatmulProblem& problem) {
+  return !problem.trans_a || problem.trans_b;
+}
+
+// Sizes CANN's heuristics are built around.
+inline constexpr uint64_t kBlock16 = 16;    // cube fractal edge, elements
+inline constexpr uint64_t kBlock256 = 256;  // DAV_3510 default base block edge
+inline constexpr uint64_t kFp32Bytes = 4;   // L0C accumulates in fp32
+inline constexpr uint64_t kDoubleBuffer = 2;
+// GM->L1 copies below 48 KiB do not reach full MTE2 bandwidth.
+inline constexpr uint64_t kL1SingleCopyLimitBytes = 48 * 1024;
+// Every plan reserves 20 MiB of workspace for the runtime's RPC area.
+inline constexpr uint64_t kRuntimeWorkspaceBytes = 20ull * 1024 * 1024;
+
+// The mutable plan a cube strategy builds step by step.
+struct CubeRunState {
+  uint64_t used_core_num = 1;
+  uint64_t base_m = 1, base_n = 1, base_k = 1;
+  uint64_t single_core_m = 1, single_core_n = 1, single_core_k = 1;
+  uint64_t step_ka = 1, step_kb = 1, step_m = 1, step_n = 1;
+  uint64_t depth_a1 = 1, depth_b1 = 1;
+  uint64_t l0c_db = 1, ub_db = 1, l1_buffer_num = 2;
+  uint64_t m_base_tail_split_cnt = 1, n_base_tail_split_cnt = 1;
+  uint64_t tail_m_cnt = 1, tail_n_cnt = 1, tail_k_cnt = 1;
+  uint64_t m_tail_main = 0, n_tail_main = 0;
+  // Roofline figures from RebalanceBlock(): the MTE2 re-read intensity of
+  // the chosen blocks (1/base_m + 1/base_n) and the intensity at which the
+  // cube, not MTE2, becomes the bound.
+  double cube_bound_param = 0.0;
+  double cube_bound_edge = 0.0;
+};
+
+// Starts from DAV_3510's defaults: 256x256 blocks, 128-byte base_k, every
+// cube core, the whole K on one core.
+void ResetBase(const ProblemFacts& facts, const ChipSpec& chip, CubeRunState& state);
+
+// Searches (base_m, base_n) by balancing MTE2 re-reads against the tail
+// round's load balance, then sets base_k, the used cores and the L0C / UB
+// double buffers.
+void RebalanceBlock(const MatmulProblem& problem, const ProblemFacts& facts, const ChipSpec& chip,
+                    CubeRunState& state);
+
+// Chooses how many base_k slices of A and B each L1 stage holds.
+void StageL1(const MatmulProblem& problem, const ProblemFacts& facts, const ChipSpec& chip,
+             CubeRunState& state);
+
+// Splits the tail round's blocks into m x n pieces so that it fills more
+// cores, keeping each piece's inner axis above 128 bytes.
+void SplitTailRound(const MatmulProblem& problem, const ProblemFacts& facts, const ChipSpec& chip,
+                    CubeRunState& state);
+
+// The fixpipe output mode of the data-parallel kernels: AIV-assisted ND
+// output when small K, large M and unaligned N make the fixpipe the bound.
+L0cToOut ChooseFixpipeOutput(const MatmulProblem& problem, const ProblemFacts& facts,
+                             const ChipSpec& chip, const CubeRunState& state);
+
+// Applies the bias-table limit on base_n that every cube plan gets last.
+void LimitBaseNForBias(const MatmulProblem& problem, const ChipSpec& chip, CubeRunState& state);
+
+// Serializes MatMulV3BasicTilingData (field names and order as CANN's kernel
+// reads them) and fills the typed BlockTiling of `plan`.
+void FillBasicTilingData(const MatmulProblem& problem, const ProblemFacts& facts,
+                         const ChipSpec& chip, const CubeRunState& state, TilingPlan& plan);
+
+}  // namespace npu::tiling
+
+#endif  // NPU_SERVER_TILING_BLOCK_HEURISTICS_H_

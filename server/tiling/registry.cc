@@ -1,0 +1,174 @@
+#include "server/tiling/registry.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "server/tiling/block_heuristics.h"
+#include "server/tiling/status_macros.h"
+#include "server/tiling/validate.h"
+
+namespace npu::tiling {
+
+ProblemFacts DeriveFacts(const MatmulProblem& problem) {
+  ProblemFacts facts;
+  facts.m = static_cast<uint64_t>(problem.m);
+  facts.n = static_cast<uint64_t>(problem.n);
+  facts.k = static_cast<uint64_t>(problem.k);
+  facts.a_bytes = DataTypeBytes(problem.dtype_a);
+  facts.b_bytes = DataTypeBytes(problem.dtype_b);
+  facts.c_bytes = DataTypeBytes(problem.dtype_c);
+  facts.bias_bytes = problem.has_bias ? DataTypeBytes(problem.dtype_bias) : 0;
+  const SliceView& slice = problem.a_slice;
+  if (slice.enabled && slice.rank == 3) {
+    facts.a_slice_3d = true;
+    facts.slice_m_override = facts.m / static_cast<uint64_t>(slice.batch);
+    facts.src_nd_stride = static_cast<uint64_t>(slice.batch_stride);
+    facts.row_stride = static_cast<uint64_t>(slice.row_stride);
+  } else if (slice.enabled) {
+    facts.slice_m_override = 1;
+    facts.src_nd_stride = static_cast<uint64_t>(slice.row_stride);
+    facts.row_stride = static_cast<uint64_t>(slice.row_stride);
+  } else {
+    facts.src_nd_stride = 1;
+    // Distance between rows of A in GM: K for row-major A, 1 when transposed.
+    facts.row_stride = problem.trans_a ? 1 : facts.k;
+  }
+  return facts;
+}
+
+absl::Status StrategyRegistry::Add(std::unique_ptr<Strategy> strategy) {
+  for (const auto& existing : strategies_) {
+    if (existing->name() == strategy->name()) {
+      return absl::AlreadyExistsError(
+          absl::StrCat("strategy ", std::string(strategy->name()), " is already registered"));
+    }
+  }
+  strategies_.push_back(std::move(strategy));
+  return absl::OkStatus();
+}
+
+std::vector<std::string> StrategyRegistry::Names() const {
+  std::vector<std::string> names;
+  for (const auto& strategy : strategies_) names.emplace_back(strategy->name());
+  return names;
+}
+
+absl::StatusOr<TilingDecision> StrategyRegistry::Decide(const MatmulProblem& problem,
+                                                        const ChipSpec& chip,
+                                                        const DecideOptions& options) const {
+  RETURN_IF_ERROR(ValidateChip(chip));
+  RETURN_IF_ERROR(ValidateProblem(problem));
+  const ProblemFacts facts = DeriveFacts(problem);
+
+  const bool forced = !options.forced_strategy.empty();
+  if (forced) {
+    bool known = false;
+    for (const auto& strategy : strategies_) known |= strategy->name() == options.forced_strategy;
+    if (!known) {
+      std::string names;
+      for (const auto& strategy : strategies_) {
+        absl::StrAppend(&names, names.empty() ? "" : ", ", std::string(strategy->name()));
+      }
+      return absl::NotFoundError(absl::StrCat("unknown strategy \"", options.forced_strategy,
+                                              "\"; registered: ", names));
+    }
+  }
+
+  TilingDecision decision;
+  for (const auto& strategy : strategies_) {
+    if (forced && strategy->name() != options.forced_strategy) continue;
+    Capability capability = strategy->IsCapable(problem, facts, chip);
+    TraceEntry entry{std::string(strategy->name()), capability.ok, false, capability.reason};
+    if (!capability.ok) {
+      decision.trace.push_back(std::move(entry));
+      if (forced) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            "strategy ", std::string(strategy->name()), " cannot apply: ", capability.reason));
+      }
+      continue;
+    }
+    absl::StatusOr<TilingPlan> plan = strategy->DoTiling(problem, facts, chip);
+    if (!plan.ok()) {
+      // Input-shaped failures keep their code; anything else is our bug.
+      const absl::StatusCode code = plan.status().code();
+      if (code == absl::StatusCode::kInvalidArgument ||
+          code == absl::StatusCode::kFailedPrecondition) {
+        return absl::Status(code, absl::StrCat(std::string(strategy->name()), ": ", plan.status().message()));
+      }
+      return absl::InternalError(absl::StrCat(std::string(strategy->name()), ": ", plan.status().message()));
+    }
+    plan->strategy = std::string(strategy->name());
+    RETURN_IF_ERROR(CheckPlanFits(*plan, problem, chip));
+    entry.chosen = true;
+    decision.trace.push_back(std::move(entry));
+    decision.plan = *std::move(plan);
+    return decision;
+  }
+  return absl::InternalError("no strategy was capable; the fallback strategy is missing");
+}
+
+absl::Status CheckPlanFits(const TilingPlan& plan, const MatmulProblem& problem,
+                           const ChipSpec& chip) {
+  auto fail = [&](std::string_view what) {
+    // CANN's heuristics are tuned for real Ascend buffers; a plan that does
+    // not fit means the configured platform cannot run this problem.
+    return absl::FailedPreconditionError(
+        absl::StrCat("plan of ", plan.strategy, " does not fit the platform: ",
+                     std::string(what)));
+  };
+  const uint32_t cores =
+      plan.kernel_type == KernelType::kAivOnly ? chip.aiv_num : chip.aic_num;
+  if (plan.block_dim == 0 || plan.block_dim > cores) {
+    return fail(absl::StrCat("block_dim=", plan.block_dim, " outside [1, ", cores, "]"));
+  }
+  if (plan.kernel_type == KernelType::kAivOnly) return absl::OkStatus();
+  const BlockTiling& b = plan.block;
+  const uint64_t a_bytes = DataTypeBytes(problem.dtype_a);
+  const uint64_t b_bytes = DataTypeBytes(problem.dtype_b);
+  if (b.base_m == 0 || b.base_n == 0 || b.base_k == 0 || b.k_l1 == 0) {
+    return fail(absl::StrCat("empty block baseM=", b.base_m, " baseN=", b.base_n,
+                             " baseK=", b.base_k, " kL1=", b.k_l1));
+  }
+  if (b.base_m % kBlock16 != 0 || b.base_n % kBlock16 != 0 || b.base_k % 8 != 0) {
+    return fail(absl::StrCat("baseM=", b.base_m, " baseN=", b.base_n, " baseK=", b.base_k,
+                             " break the 16 (baseK: 8) element alignment"));
+  }
+  if (b.base_m * b.base_k * a_bytes * kDoubleBuffer > chip.l0a_bytes) {
+    return fail(absl::StrCat("baseM*baseK*", a_bytes, "*2=", b.base_m * b.base_k * a_bytes * 2,
+                             " > l0a_bytes=", chip.l0a_bytes));
+  }
+  if (b.base_n * b.base_k * b_bytes * kDoubleBuffer > chip.l0b_bytes) {
+    return fail(absl::StrCat("baseN*baseK*", b_bytes, "*2=", b.base_n * b.base_k * b_bytes * 2,
+                             " > l0b_bytes=", chip.l0b_bytes));
+  }
+  if (b.base_m * b.base_n * kFp32Bytes * b.l0c_db > chip.l0c_bytes) {
+    return fail(absl::StrCat("baseM*baseN*4*l0cDB=", b.base_m * b.base_n * 4 * b.l0c_db,
+                             " > l0c_bytes=", chip.l0c_bytes));
+  }
+  // L1: the streamed stages of A and B, double-buffered, or the resident
+  // matrix plus the other operand's stages.
+  uint64_t l1_bytes = 0;
+  switch (plan.key.full_load) {
+    case FullLoad::kNone:
+      l1_bytes = (b.base_m + b.base_n) * b.k_l1 * a_bytes * kDoubleBuffer;
+      break;
+    case FullLoad::kA:
+      l1_bytes = CeilAlign(problem.m, kBlock16) * CeilAlign(problem.k, kBlock16) * a_bytes +
+                 b.base_n * b.base_k * b.step_kb * b_bytes * kDoubleBuffer;
+      break;
+    case FullLoad::kB:
+      l1_bytes = CeilAlign(problem.n, kBlock16) * CeilAlign(problem.k, kBlock16) * b_bytes +
+                 b.base_m * b.base_k * b.step_ka * a_bytes * kDoubleBuffer;
+      break;
+    case FullLoad::kAB:
+      l1_bytes = (CeilAlign(problem.m, kBlock16) + CeilAlign(problem.n, kBlock16)) *
+                 CeilAlign(problem.k, kBlock16) * a_bytes;
+      break;
+  }
+  if (l1_bytes > chip.l1_bytes) {
+    return fail(absl::StrCat("L1 stages need ", l1_bytes, " bytes > l1_bytes=", chip.l1_bytes));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace npu::tiling

@@ -1,0 +1,296 @@
+#include "server/tiling/strategies/swizzled_data_parallel.h"
+
+#include <algorithm>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "server/tiling/block_heuristics.h"
+
+namespace npu::tiling {
+namespace {
+
+// A resident matrix (plus its bias) may take at most 3/4 of L1; the rest
+// streams the other operand.
+uint64_t ResidentLimitBytes(const ChipSpec& chip) { return chip.l1_bytes * 3 / 4; }
+// Full-load kernels stage at most 4 K slices of the streamed operand.
+constexpr uint64_t kMaxStreamedKSteps = 4;
+// With four L1 buffers the streamed operand is quadruple-buffered.
+constexpr uint64_t kQuadBuffer = 4;
+// fp32 data-parallel plans split K inside the core from this K on, keeping
+// each fp32 accumulation chain short.
+constexpr uint64_t kFp32SplitKThreshold = 2048;
+// L1 reserved for the bias table staging of the plain plan (256 fp32).
+constexpr uint64_t kBiasTableL1Bytes = 256 * 4;
+
+struct AswtChoice {
+  CubeRunState state;
+  FullLoad full_load = FullLoad::kNone;
+  L0cToOut out = L0cToOut::kOnTheFly;
+  ApiLevel api_level = ApiLevel::kBasic;
+  KernelModel model = KernelModel::kBasic;
+  std::string detail;
+};
+
+bool CubeBound(const CubeRunState& state) {
+  return state.cube_bound_param <= state.cube_bound_edge;
+}
+
+// Why A may not stay resident in L1 (empty when it may).
+std::string AFullLoadObstacle(const MatmulProblem& problem, const ProblemFacts& facts,
+                              const ChipSpec& chip, const AswtChoice& choice) {
+  const CubeRunState& s = choice.state;
+  if (choice.out != L0cToOut::kOnTheFly) return "fixpipe output chosen";
+  if (CubeBound(s)) return "already cube bound";
+  const uint64_t m_cnt = CeilDiv(facts.m, s.single_core_m);
+  const uint64_t n_cnt = CeilDiv(facts.n, s.single_core_n);
+  if (n_cnt <= chip.aic_num) {
+    return absl::StrCat("n blocks ", n_cnt, " <= aic ", chip.aic_num, ": no re-read to save");
+  }
+  if (facts.k <= 128 && m_cnt != 1) return "K <= 128 with several m blocks (fixpipe bound)";
+  const uint64_t a_bytes =
+      CeilAlign(facts.m, kBlock16) * CeilAlign(facts.k, kBlock16) * facts.a_bytes;
+  const uint64_t bias_bytes = problem.has_bias ? s.base_n * kDoubleBuffer * facts.bias_bytes : 0;
+  if (a_bytes + bias_bytes > ResidentLimitBytes(chip)) {
+    return absl::StrCat("A ", a_bytes + bias_bytes, " B > 3/4 L1 ", ResidentLimitBytes(chip));
+  }
+  return "";
+}
+
+std::string BFullLoadObstacle(const MatmulProblem& problem, const ProblemFacts& facts,
+                              const ChipSpec& chip, const AswtChoice& choice) {
+  const CubeRunState& s = choice.state;
+  if (CubeBound(s)) return "already cube bound";
+  const uint64_t m_cnt = CeilDiv(facts.m, s.single_core_m);
+  if (m_cnt <= chip.aic_num) {
+    return absl::StrCat("m blocks ", m_cnt, " <= aic ", chip.aic_num, ": no re-read to save");
+  }
+  const uint64_t n_aligned = CeilAlign(facts.n, kBlock16);
+  const uint64_t b_bytes = n_aligned * CeilAlign(facts.k, kBlock16) * facts.b_bytes;
+  const uint64_t bias_bytes = problem.has_bias ? n_aligned * facts.bias_bytes : 0;
+  if (b_bytes + bias_bytes > ResidentLimitBytes(chip)) {
+    return absl::StrCat("B ", b_bytes + bias_bytes, " B > 3/4 L1 ", ResidentLimitBytes(chip));
+  }
+  return "";
+}
+
+// Chooses how many base_k slices of the streamed operand one L1 stage holds:
+// the first count whose copy reaches 48 KiB and, when K is the streamed
+// operand's inner axis, is 256-byte aligned.
+uint64_t StreamedKSteps(uint64_t base_k, uint64_t other_edge, uint64_t elem_bytes,
+                        bool k_inner, uint64_t max_steps) {
+  uint64_t steps = 1;
+  for (; steps < max_steps; ++steps) {
+    const uint64_t k_l1 = base_k * steps;
+    if (other_edge * k_l1 * elem_bytes < kL1SingleCopyLimitBytes) continue;
+    if (k_inner && k_l1 % (256 / elem_bytes) != 0) continue;
+    break;
+  }
+  return steps;
+}
+
+void ResetTailBalance(CubeRunState& s) {
+  s.m_base_tail_split_cnt = 1;
+  s.n_base_tail_split_cnt = 1;
+  s.m_tail_main = 0;
+  s.n_tail_main = 0;
+}
+
+// A stays in L1 for the whole kernel; each core streams its own columns of B.
+void PlanAFullLoad(const MatmulProblem& problem, const ProblemFacts& facts, const ChipSpec& chip,
+                   CubeRunState& s) {
+  ResetTailBalance(s);
+  const uint64_t m_aligned = CeilAlign(facts.m, kBlock16);
+  const uint64_t k_aligned = CeilAlign(facts.k, kBlock16);
+  s.step_m = CeilDiv(m_aligned, s.base_m);
+  s.step_ka = CeilDiv(k_aligned, s.base_k);
+  const uint64_t a_bytes = m_aligned * k_aligned * facts.a_bytes;
+  const uint64_t bias_bytes = problem.has_bias ? s.base_n * kDoubleBuffer * facts.bias_bytes : 0;
+  const uint64_t free_l1 = chip.l1_bytes - (a_bytes + bias_bytes);
+  const uint64_t max_n_by_l1 = free_l1 / (s.base_k * facts.b_bytes * kDoubleBuffer);
+  const uint64_t max_n_by_l0c = chip.l0c_bytes / (s.base_m * kFp32Bytes * kDoubleBuffer);
+  const uint64_t max_n = FloorAlign(std::min(max_n_by_l1, max_n_by_l0c), kBlock16);
+  const uint64_t balanced_n = CeilAlign(CeilDiv(facts.n, chip.aic_num), kBlock16);
+  s.base_n = std::min(s.base_n, std::min(max_n, balanced_n));
+  // With N as B's inner axis, keep base_n 128-byte aligned.
+  const uint64_t align = 128 / facts.b_bytes;
+  if (!problem.trans_b && s.base_n > align) s.base_n = FloorAlign(s.base_n, align);
+  const uint64_t max_steps_by_l1 =
+      free_l1 / (s.base_k * s.base_n * kDoubleBuffer * facts.b_bytes);
+  const uint64_t max_steps =
+      std::min(std::min(CeilDiv(facts.k, s.base_k), max_steps_by_l1), kMaxStreamedKSteps);
+  // K-inner B whose L1 stage cannot reach 256 bytes: try a doubled base_k.
+  if (problem.trans_b && max_steps == max_steps_by_l1 && max_steps * s.base_k % 256 != 0 &&
+      (s.base_k << 1) * s.base_m * facts.a_bytes * kDoubleBuffer <= chip.l0a_bytes) {
+    s.base_k <<= 1;
+    const uint64_t max_n_by_l0b = chip.l0b_bytes / (s.base_k * facts.b_bytes * kDoubleBuffer);
+    s.base_n = std::min(s.base_n, max_n_by_l0b);
+    s.step_ka = CeilDiv(k_aligned, s.base_k);
+  }
+  s.step_kb = StreamedKSteps(s.base_k, s.base_n, facts.b_bytes, problem.trans_b, max_steps);
+  s.depth_a1 = s.step_m * s.step_ka;
+  s.depth_b1 = s.step_kb * kDoubleBuffer;
+  s.single_core_m = facts.m;
+  s.single_core_n = s.base_n;
+  const uint64_t b_quad = s.base_k * s.step_kb * s.base_n * facts.b_bytes * kQuadBuffer;
+  const uint64_t bias_quad = bias_bytes / kDoubleBuffer * kQuadBuffer;
+  s.l1_buffer_num = b_quad + a_bytes + bias_quad > chip.l1_bytes ? kDoubleBuffer : kQuadBuffer;
+  s.l0c_db =
+      s.base_m * s.base_n * kFp32Bytes * kDoubleBuffer <= chip.l0c_bytes ? kDoubleBuffer : 1;
+  s.used_core_num = std::min<uint64_t>(CeilDiv(facts.n, s.base_n), chip.aic_num);
+  // Tail round: split the last columns' blocks along N only.
+  const uint64_t n_cnt = CeilDiv(facts.n, s.base_n);
+  const uint64_t tail = n_cnt <= chip.aic_num ? 0 : n_cnt % chip.aic_num;
+  s.tail_m_cnt = 1;
+  s.tail_n_cnt = 1;
+  if (tail != 0) {
+    while ((s.tail_n_cnt + 1) * tail <= chip.aic_num &&
+           (problem.trans_b || CeilDiv(s.base_n, s.tail_n_cnt) * facts.b_bytes > 128)) {
+      ++s.tail_n_cnt;
+    }
+  }
+}
+
+// B stays in L1 for the whole kernel; each core streams its own rows of A.
+void PlanBFullLoad(const MatmulProblem& problem, const ProblemFacts& facts, const ChipSpec& chip,
+                   CubeRunState& s) {
+  ResetTailBalance(s);
+  const uint64_t n_aligned = CeilAlign(facts.n, kBlock16);
+  const uint64_t k_aligned = CeilAlign(facts.k, kBlock16);
+  s.step_n = CeilDiv(n_aligned, s.base_n);
+  s.step_kb = CeilDiv(k_aligned, s.base_k);
+  const uint64_t b_bytes = n_aligned * k_aligned * facts.b_bytes;
+  const uint64_t bias_bytes = problem.has_bias ? n_aligned * facts.bias_bytes : 0;
+  const uint64_t free_l1 = chip.l1_bytes - (b_bytes + bias_bytes);
+  const uint64_t max_m_by_l1 = free_l1 / (s.base_k * facts.a_bytes * kDoubleBuffer);
+  const uint64_t max_m_by_l0c = chip.l0c_bytes / (s.base_n * kFp32Bytes * kDoubleBuffer);
+  const uint64_t max_m = FloorAlign(std::min(max_m_by_l1, max_m_by_l0c), kBlock16);
+  const uint64_t balanced_m = CeilAlign(CeilDiv(facts.m, chip.aic_num), kBlock16);
+  s.base_m = std::min(s.base_m, std::min(max_m, balanced_m));
+  // With M as A's inner axis, keep base_m 128-byte aligned (CANN measures
+  // the alignment in B's element size here).
+  const uint64_t align = 128 / facts.b_bytes;
+  if (problem.trans_a && s.base_m > align) s.base_m = FloorAlign(s.base_m, align);
+  const uint64_t max_steps_by_l1 =
+      free_l1 / (s.base_k * s.base_m * kDoubleBuffer * facts.a_bytes);
+  const uint64_t max_steps =
+      std::min(std::min(CeilDiv(facts.k, s.base_k), max_steps_by_l1), kMaxStreamedKSteps);
+  if (!problem.trans_a && max_steps == max_steps_by_l1 && max_steps * s.base_k % 256 != 0 &&
+      (s.base_k << 1) * s.base_n * facts.b_bytes * kDoubleBuffer <= chip.l0b_bytes) {
+    s.base_k <<= 1;
+    const uint64_t max_m_by_l0a = chip.l0a_bytes / (s.base_k * facts.a_bytes * kDoubleBuffer);
+    s.base_m = std::min(s.base_m, max_m_by_l0a);
+    s.step_kb = CeilDiv(k_aligned, s.base_k);
+  }
+  s.step_ka = StreamedKSteps(s.base_k, s.base_m, facts.a_bytes, !problem.trans_a, max_steps);
+  s.depth_a1 = s.step_ka * kDoubleBuffer;
+  s.depth_b1 = s.step_n * s.step_kb;
+  s.single_core_m = s.base_m;
+  s.single_core_n = facts.n;
+  const uint64_t a_quad = s.base_k * s.step_ka * s.base_m * facts.a_bytes * kQuadBuffer;
+  const uint64_t bias_quad = bias_bytes / kDoubleBuffer * kQuadBuffer;
+  s.l1_buffer_num = a_quad + b_bytes + bias_quad > chip.l1_bytes ? kDoubleBuffer : kQuadBuffer;
+  const uint64_t out_bytes = s.base_m * s.base_n * kFp32Bytes;
+  s.l0c_db = out_bytes * kDoubleBuffer <= chip.l0c_bytes ? kDoubleBuffer : 1;
+  s.ub_db = out_bytes <= chip.ub_bytes ? kDoubleBuffer : 1;
+  s.used_core_num = std::min<uint64_t>(CeilDiv(facts.m, s.base_m), chip.aic_num);
+  const uint64_t m_cnt = CeilDiv(facts.m, s.base_m);
+  const uint64_t tail = m_cnt <= chip.aic_num ? 0 : m_cnt % chip.aic_num;
+  s.tail_m_cnt = 1;
+  s.tail_n_cnt = 1;
+  if (tail != 0) {
+    while ((s.tail_m_cnt + 1) * tail <= chip.aic_num &&
+           (!problem.trans_a || CeilDiv(s.base_m, s.tail_m_cnt) * facts.a_bytes > 128)) {
+      ++s.tail_m_cnt;
+    }
+  }
+}
+
+void ChooseFp32SplitK(const MatmulProblem& problem, const ProblemFacts& facts,
+                      AswtChoice& choice) {
+  const bool fp32 = problem.dtype_a == DataType::kFloat32 && problem.dtype_b == DataType::kFloat32;
+  const bool nd = problem.format_a == Format::kNd && problem.format_b == Format::kNd;
+  if (!facts.a_slice_3d && fp32 && !problem.hf32 && nd && facts.k >= kFp32SplitKThreshold &&
+      choice.full_load == FullLoad::kNone) {
+    choice.model = KernelModel::kBasicSplitK;
+    absl::StrAppend(&choice.detail, "; fp32 K=", facts.k, " >= 2048: split K in the core");
+  }
+}
+
+void ChooseApiLevelAndModel(const MatmulProblem& problem, const ProblemFacts& facts,
+                            AswtChoice& choice) {
+  choice.api_level = problem.avoid_tensor_api ? ApiLevel::kBasic : ApiLevel::kTensor;
+  if (facts.a_slice_3d) choice.model = KernelModel::kSlice;
+}
+
+}  // namespace
+
+Capability SwizzledDataParallelStrategy::IsCapable(const MatmulProblem& /*problem*/,
+                                                   const ProblemFacts& /*facts*/,
+                                                   const ChipSpec& /*chip*/) const {
+  return Capability::Yes("always capable (fallback)");
+}
+
+absl::StatusOr<TilingPlan> SwizzledDataParallelStrategy::DoTiling(const MatmulProblem& problem,
+                                                                  const ProblemFacts& facts,
+                                                                  const ChipSpec& chip) const {
+  AswtChoice choice;
+  CubeRunState& s = choice.state;
+  ResetBase(facts, chip, s);
+  RebalanceBlock(problem, facts, chip, s);
+  SplitTailRound(problem, facts, chip, s);
+  StageL1(problem, facts, chip, s);
+  choice.out = ChooseFixpipeOutput(problem, facts, chip, s);
+
+  std::string a_obstacle =
+      facts.a_slice_3d ? "slice view" : AFullLoadObstacle(problem, facts, chip, choice);
+  std::string b_obstacle;
+  if (a_obstacle.empty()) {
+    PlanAFullLoad(problem, facts, chip, s);
+    choice.full_load = FullLoad::kA;
+    choice.detail = "A resident in L1";
+    ChooseFp32SplitK(problem, facts, choice);
+    ChooseApiLevelAndModel(problem, facts, choice);
+  } else if (b_obstacle = facts.a_slice_3d ? "slice view"
+                                           : BFullLoadObstacle(problem, facts, chip, choice);
+             b_obstacle.empty()) {
+    PlanBFullLoad(problem, facts, chip, s);
+    choice.full_load = FullLoad::kB;
+    choice.detail = absl::StrCat("B resident in L1 (A full load: ", a_obstacle, ")");
+    ChooseApiLevelAndModel(problem, facts, choice);
+  } else if (choice.out == L0cToOut::kOnTheFly) {
+    // Split L1 evenly between double-buffered A and B stages.
+    const uint64_t l1_for_ab =
+        problem.has_bias ? chip.l1_bytes - kBiasTableL1Bytes : chip.l1_bytes;
+    s.step_ka = l1_for_ab / 2 / ((s.base_m + s.base_n) * s.base_k) / facts.a_bytes;
+    s.step_kb = s.step_ka;
+    s.depth_a1 = s.step_ka * kDoubleBuffer;
+    s.depth_b1 = s.step_kb * kDoubleBuffer;
+    choice.detail = absl::StrCat("A/B streamed (A full load: ", a_obstacle,
+                                 "; B full load: ", b_obstacle, ")");
+    ChooseFp32SplitK(problem, facts, choice);
+    ChooseApiLevelAndModel(problem, facts, choice);
+  } else {
+    choice.detail = absl::StrCat("fixpipe-bound output through AIV (K=", facts.k,
+                                 " <= 256, M=", facts.m, " >= 256, N row unaligned)");
+    // CANN leaves the API level at BASIC for slice views here.
+    if (!facts.a_slice_3d) ChooseApiLevelAndModel(problem, facts, choice);
+  }
+  LimitBaseNForBias(problem, chip, s);
+
+  TilingPlan plan;
+  plan.key.api_level = choice.api_level;
+  plan.key.trans_a = problem.trans_a;
+  plan.key.trans_b = problem.trans_b;
+  plan.key.model = choice.model;
+  plan.key.full_load = choice.full_load;
+  plan.key.l0c2out = choice.out;
+  plan.block_dim = static_cast<uint32_t>(s.used_core_num);
+  plan.kernel_type =
+      choice.out == L0cToOut::kOnTheFly ? KernelType::kAicOnly : KernelType::kMixed1To2;
+  plan.workspace_bytes = kRuntimeWorkspaceBytes;
+  plan.detail = std::move(choice.detail);
+  FillBasicTilingData(problem, facts, chip, s, plan);
+  return plan;
+}
+
+}  // namespace npu::tiling

@@ -1,0 +1,38 @@
+#include "server/tiling/strategies/zero_k.h"
+
+#include <limits>
+
+#include "absl/strings/str_cat.h"
+#include "server/tiling/block_heuristics.h"
+
+namespace npu::tiling {
+
+Capability ZeroKStrategy::IsCapable(const MatmulProblem& problem, const ProblemFacts& facts,
+                                    const ChipSpec& /*chip*/) const {
+  if (problem.has_bias) return Capability::No("bias present: C = bias is not a pure clear");
+  if (facts.k != 0) return Capability::No(absl::StrCat("K=", facts.k, " != 0"));
+  return Capability::Yes("K=0 and no bias: the vector cores clear C");
+}
+
+absl::StatusOr<TilingPlan> ZeroKStrategy::DoTiling(const MatmulProblem& /*problem*/,
+                                                   const ProblemFacts& facts,
+                                                   const ChipSpec& chip) const {
+  const uint64_t elements = facts.m * facts.n;
+  // totalDataAmount is a 32-bit field of the kernel's tiling data.
+  if (elements > std::numeric_limits<uint32_t>::max()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "m*n=", elements, " exceeds 4294967295, the limit of totalDataAmount for K=0"));
+  }
+  TilingPlan plan;
+  plan.key.api_level = ApiLevel::kBasic;
+  plan.key.model = KernelModel::kKEqualZero;
+  plan.block_dim = chip.aiv_num;
+  plan.kernel_type = KernelType::kAivOnly;
+  plan.workspace_bytes = kRuntimeWorkspaceBytes;
+  plan.detail = absl::StrCat(chip.aiv_num, " vector cores clear ", elements, " elements");
+  plan.data.struct_name = "MatMulV3KEqZeroBasicTilingData";
+  plan.data.fields = {{"totalDataAmount", elements, 32}, {"aivNum", chip.aiv_num, 32}};
+  return plan;
+}
+
+}  // namespace npu::tiling

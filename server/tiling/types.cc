@@ -1,0 +1,251 @@
+#include "server/tiling/types.h"
+
+#include <limits>
+
+#include "absl/strings/str_cat.h"
+
+namespace npu::tiling {
+
+uint64_t DataTypeBytes(DataType dtype) {
+  switch (dtype) {
+    case DataType::kFloat16:
+    case DataType::kBFloat16:
+      return 2;
+    case DataType::kFloat32:
+      return 4;
+  }
+  return 0;
+}
+
+std::string_view DataTypeName(DataType dtype) {
+  switch (dtype) {
+    case DataType::kFloat16:
+      return "float16";
+    case DataType::kBFloat16:
+      return "bfloat16";
+    case DataType::kFloat32:
+      return "float32";
+  }
+  return "?";
+}
+
+absl::StatusOr<DataType> ParseDataType(std::string_view name) {
+  for (DataType dtype : {DataType::kFloat16, DataType::kBFloat16, DataType::kFloat32}) {
+    if (name == DataTypeName(dtype)) return dtype;
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown dtype \"", std::string(name), "\"; expected float16, bfloat16 or float32"));
+}
+
+std::string_view FormatName(Format format) {
+  switch (format) {
+    case Format::kNd:
+      return "ND";
+    case Format::kFractalNz:
+      return "FRACTAL_NZ";
+  }
+  return "?";
+}
+
+absl::StatusOr<Format> ParseFormat(std::string_view name) {
+  if (name == "ND") return Format::kNd;
+  if (name == "FRACTAL_NZ") return Format::kFractalNz;
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown format \"", std::string(name), "\"; expected ND or FRACTAL_NZ"));
+}
+
+const std::vector<ChipSpec>& BuiltinPlatforms() {
+  // Ascend 950PR (NpuArch DAV_3510): the figures CANN's platform info reports
+  // for the chip; DDR and L2 rates are bytes per cycle per cube core.
+  static const auto* const kPlatforms = new std::vector<ChipSpec>{
+      {
+          .name = std::string(kDefaultPlatform),
+          .aic_num = 32,
+          .aiv_num = 64,
+          .l1_bytes = 512 * 1024,
+          .l0a_bytes = 64 * 1024,
+          .l0b_bytes = 64 * 1024,
+          .l0c_bytes = 256 * 1024,
+          .ub_bytes = 248 * 1024,
+          .l2_bytes = 128ull * 1024 * 1024,
+          .bt_bytes = 4 * 1024,
+          .cube_freq_mhz = 1650,
+          .ddr_bytes_per_cycle = 31,
+          .l2_bytes_per_cycle = 100,
+      },
+  };
+  return *kPlatforms;
+}
+
+absl::StatusOr<ChipSpec> FindPlatform(std::string_view name) {
+  for (const ChipSpec& chip : BuiltinPlatforms()) {
+    if (chip.name == name) return chip;
+  }
+  return absl::NotFoundError(absl::StrCat("unknown platform \"", std::string(name),
+                                          "\"; built-in: ", std::string(kDefaultPlatform)));
+}
+
+namespace {
+
+absl::Status CheckRange(std::string_view field, uint64_t value, uint64_t min, uint64_t max) {
+  if (value < min || value > max) {
+    return absl::InvalidArgumentError(absl::StrCat("platform field ", std::string(field), "=", value,
+                                                   " is outside [", min, ", ", max, "]"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status ValidateChip(const ChipSpec& chip) {
+  // The limits keep every intermediate product of the heuristics inside 64
+  // bits and reject sizes no Ascend core has; they are not tuning knobs.
+  constexpr uint64_t kKiB = 1024;
+  constexpr uint64_t kMaxCores = 1024;
+  const struct {
+    std::string_view field;
+    uint64_t value, min, max;
+  } checks[] = {
+      {"aic_num", chip.aic_num, 1, kMaxCores},
+      {"aiv_num", chip.aiv_num, 1, 2 * kMaxCores},
+      // L1 must hold at least one double-buffered 16x16 fp32 A and B block.
+      {"l1_bytes", chip.l1_bytes, 16 * kKiB, 64 * kKiB * kKiB},
+      {"l0a_bytes", chip.l0a_bytes, 4 * kKiB, 16 * kKiB * kKiB},
+      {"l0b_bytes", chip.l0b_bytes, 4 * kKiB, 16 * kKiB * kKiB},
+      {"l0c_bytes", chip.l0c_bytes, 4 * kKiB, 16 * kKiB * kKiB},
+      {"ub_bytes", chip.ub_bytes, 4 * kKiB, 16 * kKiB * kKiB},
+      {"l2_bytes", chip.l2_bytes, 1, 64 * kKiB * kKiB * kKiB},
+      {"bt_bytes", chip.bt_bytes, 1 * kKiB, 1 * kKiB * kKiB},
+      {"cube_freq_mhz", chip.cube_freq_mhz, 1, 100000},
+      {"ddr_bytes_per_cycle", chip.ddr_bytes_per_cycle, 1, 1 * kKiB * kKiB},
+      {"l2_bytes_per_cycle", chip.l2_bytes_per_cycle, 1, 1 * kKiB * kKiB},
+  };
+  for (const auto& check : checks) {
+    absl::Status status = CheckRange(check.field, check.value, check.min, check.max);
+    if (!status.ok()) return status;
+  }
+  return absl::OkStatus();
+}
+
+std::string_view ApiLevelName(ApiLevel level) {
+  switch (level) {
+    case ApiLevel::kHigh:
+      return "HIGH_LEVEL";
+    case ApiLevel::kBasic:
+      return "BASIC_LEVEL";
+    case ApiLevel::kTensor:
+      return "TENSOR_LEVEL";
+  }
+  return "?";
+}
+
+std::string_view KernelModelName(KernelModel model) {
+  switch (model) {
+    case KernelModel::kBasic:
+      return "BASIC";
+    case KernelModel::kStreamK:
+      return "STREAM_K";
+    case KernelModel::kKEqualZero:
+      return "K_EQUAL_ZERO";
+    case KernelModel::kToMul:
+      return "TO_MUL";
+    case KernelModel::kToMultiMul:
+      return "TO_MULTI_MUL";
+    case KernelModel::kSlice:
+      return "SLICE";
+    case KernelModel::kBasicSplitK:
+      return "BASIC_SPLIT_K";
+    case KernelModel::kStreamKSplitK:
+      return "SK_SPLIT_K";
+  }
+  return "?";
+}
+
+std::string_view FullLoadName(FullLoad full_load) {
+  switch (full_load) {
+    case FullLoad::kNone:
+      return "NONE";
+    case FullLoad::kA:
+      return "A_FULL_LOAD";
+    case FullLoad::kB:
+      return "B_FULL_LOAD";
+    case FullLoad::kAB:
+      return "AB_FULL_LOAD";
+  }
+  return "?";
+}
+
+std::string_view L0cToOutName(L0cToOut out) {
+  switch (out) {
+    case L0cToOut::kOnTheFly:
+      return "ON_THE_FLY";
+    case L0cToOut::kNdFixpipe1To1:
+      return "ND_FIXPIPE_1_1";
+    case L0cToOut::kNdFixpipe1To2:
+      return "ND_FIXPIPE_1_2";
+  }
+  return "?";
+}
+
+std::string_view KernelTypeName(KernelType type) {
+  switch (type) {
+    case KernelType::kAicOnly:
+      return "AIC_ONLY";
+    case KernelType::kMixed1To2:
+      return "MIX_AIC_1_AIV_2";
+    case KernelType::kAivOnly:
+      return "AIV_ONLY";
+  }
+  return "?";
+}
+
+uint64_t TilingKey::Encode() const {
+  return static_cast<uint64_t>(api_level) | (static_cast<uint64_t>(trans_a) << 4) |
+         (static_cast<uint64_t>(trans_b) << 6) | (static_cast<uint64_t>(batch_model) << 8) |
+         (static_cast<uint64_t>(model) << 12) | (static_cast<uint64_t>(full_load) << 16) |
+         (static_cast<uint64_t>(l0c2out) << 20);
+}
+
+absl::StatusOr<TilingKey> TilingKey::Decode(uint64_t key) {
+  auto nibble = [key](int shift) { return (key >> shift) & 0xF; };
+  TilingKey out;
+  if (nibble(0) > 2) return absl::InvalidArgumentError("tiling key: api_level above 2");
+  if ((key >> 4) & 0xA) return absl::InvalidArgumentError("tiling key: bad transpose bits");
+  if (nibble(12) > 7) return absl::InvalidArgumentError("tiling key: model above 7");
+  if (nibble(16) > 3) return absl::InvalidArgumentError("tiling key: full_load above 3");
+  if (nibble(20) > 2) return absl::InvalidArgumentError("tiling key: l0c2out above 2");
+  if (key >> 24) return absl::InvalidArgumentError("tiling key: bits above 23 set");
+  out.api_level = static_cast<ApiLevel>(nibble(0));
+  out.trans_a = (key >> 4) & 1;
+  out.trans_b = (key >> 6) & 1;
+  out.batch_model = static_cast<uint8_t>(nibble(8));
+  out.model = static_cast<KernelModel>(nibble(12));
+  out.full_load = static_cast<FullLoad>(nibble(16));
+  out.l0c2out = static_cast<L0cToOut>(nibble(20));
+  return out;
+}
+
+std::optional<uint64_t> TilingData::Get(std::string_view name) const {
+  for (const TilingField& field : fields) {
+    if (field.name == name) return field.value;
+  }
+  return std::nullopt;
+}
+
+std::vector<uint32_t> TilingData::RawWords() const {
+  std::vector<uint32_t> words;
+  int byte_in_word = 0;  // position of the next 8-bit field in the current word
+  for (const TilingField& field : fields) {
+    if (field.bits == 8) {
+      if (byte_in_word == 0) words.push_back(0);
+      words.back() |= static_cast<uint32_t>(field.value & 0xFF) << (8 * byte_in_word);
+      byte_in_word = (byte_in_word + 1) % 4;
+    } else {
+      byte_in_word = 0;
+      words.push_back(static_cast<uint32_t>(field.value));
+    }
+  }
+  return words;
+}
+
+}  // namespace npu::tiling
