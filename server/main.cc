@@ -1,0 +1,147 @@
+// tiling_server: the npu.tiling.v1.TilingService gRPC server.
+//
+// Serves tiling decisions of the built-in strategy registry on --address:
+// --port, Prometheus metrics on --address:--metrics_port/metrics, the standard
+// health service and server reflection. Port 0 picks a free port; the bound
+// ports are printed on stdout as "listening on HOST:PORT" and
+// "metrics on HOST:PORT" so scripts can parse them. SIGTERM or SIGINT drains
+// in-flight calls for up to --drain_seconds and exits 0. Bad flags or a busy
+// port exit 1.
+#include <grpc/support/log.h>
+#include <signal.h>
+
+#include <cstdio>
+#include <exception>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
+#include "prometheus/exposer.h"
+#include "prometheus/registry.h"
+#include "server/metrics/service_metrics.h"
+#include "server/service/logging.h"
+#include "server/service/server.h"
+#include "server/tiling/builtin_strategies.h"
+
+ABSL_FLAG(std::string, address, "0.0.0.0", "Interface to bind for gRPC and /metrics.");
+ABSL_FLAG(int, port, 50051, "gRPC port; 0 picks a free port and prints it.");
+ABSL_FLAG(int, metrics_port, 9464,
+          "Prometheus /metrics port; 0 picks a free port and prints it; -1 disables metrics.");
+ABSL_FLAG(int64_t, cache_size, 65536, "Decisions kept in the LRU decision cache; 0 disables it.");
+ABSL_FLAG(int, max_message_bytes, 4 * 1024 * 1024,
+          "Largest request message accepted, bytes (larger: RESOURCE_EXHAUSTED).");
+ABSL_FLAG(int, max_inflight, 1024,
+          "RPCs (unary calls plus open batch streams) served at once; more are refused with "
+          "RESOURCE_EXHAUSTED.");
+ABSL_FLAG(int64_t, max_batch, 1000000, "Requests accepted on one GetTilingBatch stream.");
+ABSL_FLAG(std::string, log_level, "info", "error, warning, info or debug (one line per request).");
+ABSL_FLAG(double, drain_seconds, 5.0,
+          "On SIGTERM/SIGINT, how long in-flight calls may run before they are cancelled.");
+
+namespace npu::server {
+namespace {
+
+std::string HostPort(const std::string& host, int port) {
+  if (absl::StrContains(host, ':') && !absl::StartsWith(host, "[")) {
+    return absl::StrCat("[", host, "]:", port);
+  }
+  return absl::StrCat(host, ":", port);
+}
+
+int Fail(absl::string_view message) {
+  Log(LogLevel::kError, message);
+  return 1;
+}
+
+int Run() {
+  absl::StatusOr<LogLevel> level = ParseLogLevel(absl::GetFlag(FLAGS_log_level));
+  if (!level.ok()) return Fail(absl::StrCat("--log_level: ", level.status().message()));
+  SetLogLevel(*level);
+  gpr_set_log_verbosity(*level == LogLevel::kDebug ? GPR_LOG_SEVERITY_INFO
+                                                   : GPR_LOG_SEVERITY_ERROR);
+  const int metrics_port = absl::GetFlag(FLAGS_metrics_port);
+  if (metrics_port < -1 || metrics_port > 65535) {
+    return Fail(absl::StrCat("--metrics_port must be in [-1, 65535], got ", metrics_port));
+  }
+  const int64_t cache_size = absl::GetFlag(FLAGS_cache_size);
+  if (cache_size < 0) return Fail(absl::StrCat("--cache_size must be >= 0, got ", cache_size));
+  const double drain_seconds = absl::GetFlag(FLAGS_drain_seconds);
+  if (!(drain_seconds >= 0)) {
+    return Fail(absl::StrCat("--drain_seconds must be >= 0, got ", drain_seconds));
+  }
+
+  // Block the shutdown signals before any thread exists, so that every thread
+  // inherits the mask and only the sigwait() below receives them.
+  sigset_t shutdown_signals;
+  sigemptyset(&shutdown_signals);
+  sigaddset(&shutdown_signals, SIGTERM);
+  sigaddset(&shutdown_signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &shutdown_signals, nullptr);
+
+  const std::string address = absl::GetFlag(FLAGS_address);
+  auto prometheus_registry = std::make_shared<prometheus::Registry>();
+  ServiceMetrics metrics(*prometheus_registry);
+  std::unique_ptr<prometheus::Exposer> exposer;
+  if (metrics_port >= 0) {
+    // prometheus-cpp reports a busy port by throwing CivetException; this is
+    // the one place a dependency throws, and it is a startup error.
+    try {
+      exposer = std::make_unique<prometheus::Exposer>(HostPort(address, metrics_port), 1);
+    } catch (const std::exception& e) {
+      return Fail(absl::StrCat("cannot serve metrics on ", HostPort(address, metrics_port), ": ",
+                               e.what()));
+    }
+    exposer->RegisterCollectable(prometheus_registry);
+    const std::vector<int> ports = exposer->GetListeningPorts();
+    std::printf("metrics on %s\n",
+                HostPort(address, ports.empty() ? metrics_port : ports.front()).c_str());
+  }
+
+  const npu::tiling::StrategyRegistry registry = npu::tiling::MakeBuiltinRegistry();
+  ServerOptions options;
+  options.address = address;
+  options.port = absl::GetFlag(FLAGS_port);
+  options.max_message_bytes = absl::GetFlag(FLAGS_max_message_bytes);
+  options.service.cache_capacity = static_cast<size_t>(cache_size);
+  options.service.max_inflight = absl::GetFlag(FLAGS_max_inflight);
+  options.service.max_batch = absl::GetFlag(FLAGS_max_batch);
+  absl::StatusOr<std::unique_ptr<TilingServer>> server =
+      TilingServer::Start(options, registry, metrics);
+  if (!server.ok()) return Fail(server.status().ToString());
+  std::printf("listening on %s\n", (*server)->address().c_str());
+  std::fflush(stdout);
+  Log(LogLevel::kInfo, absl::StrCat("serving npu.tiling.v1.TilingService on ",
+                                    (*server)->address(), "; cache ", cache_size,
+                                    " decisions; max in-flight ", options.service.max_inflight));
+
+  int signal_number = 0;
+  sigwait(&shutdown_signals, &signal_number);
+  Log(LogLevel::kInfo, absl::StrCat("received ", strsignal(signal_number), "; draining for up to ",
+                                    drain_seconds, " s"));
+  (*server)->Shutdown(absl::Seconds(drain_seconds));
+  server->reset();
+  exposer.reset();
+  Log(LogLevel::kInfo, "stopped");
+  return 0;
+}
+
+}  // namespace
+}  // namespace npu::server
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "Serves matmul tiling decisions for the Ascend 950PR over gRPC.\n"
+      "Usage: tiling_server [--address 0.0.0.0] [--port 50051] [--metrics_port 9464] ...");
+  std::vector<char*> positional = absl::ParseCommandLine(argc, argv);
+  if (positional.size() > 1) {
+    std::fprintf(stderr, "tiling_server: unexpected argument \"%s\"\n", positional[1]);
+    return 1;
+  }
+  return npu::server::Run();
+}

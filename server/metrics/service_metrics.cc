@@ -1,0 +1,184 @@
+#include "server/metrics/service_metrics.h"
+
+#include <string>
+
+
+namespace npu::server {
+namespace {
+
+constexpr absl::string_view kServiceName = "npu.tiling.v1.TilingService";
+
+struct MethodInfo {
+  RpcMethod method;
+  const char* name;
+  const char* type;  // go-grpc-prometheus grpc_type
+};
+
+constexpr MethodInfo kMethods[] = {
+    {RpcMethod::kGetTiling, "GetTiling", "unary"},
+    {RpcMethod::kGetTilingBatch, "GetTilingBatch", "bidi_stream"},
+    {RpcMethod::kListPlatforms, "ListPlatforms", "unary"},
+};
+
+// RPC latency: from ~50 us (a cached unary answer on loopback) to 10 s (a
+// long batch stream); roughly x2.5 steps.
+prometheus::Histogram::BucketBoundaries HandlingBuckets() {
+  return {0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01,
+          0.025,   0.05,   0.1,     0.25,   0.5,   1,      2.5,    5,    10};
+}
+
+// Engine time: the goal is a median under 2 us per decision, so the buckets
+// resolve the microsecond range and stop at 10 ms.
+prometheus::Histogram::BucketBoundaries DecisionBuckets() {
+  return {0.0000005, 0.000001, 0.000002, 0.000005, 0.00001, 0.000025,
+          0.00005,   0.0001,   0.00025,  0.0005,   0.001,   0.01};
+}
+
+// The name go-grpc-prometheus gives `code` in the grpc_code label, e.g.
+// "InvalidArgument", so dashboards written for Go services work unchanged.
+absl::string_view PrometheusCodeName(absl::StatusCode code) {
+  switch (code) {
+    case absl::StatusCode::kOk: return "OK";
+    case absl::StatusCode::kCancelled: return "Canceled";  // Go's spelling
+    case absl::StatusCode::kUnknown: return "Unknown";
+    case absl::StatusCode::kInvalidArgument: return "InvalidArgument";
+    case absl::StatusCode::kDeadlineExceeded: return "DeadlineExceeded";
+    case absl::StatusCode::kNotFound: return "NotFound";
+    case absl::StatusCode::kAlreadyExists: return "AlreadyExists";
+    case absl::StatusCode::kPermissionDenied: return "PermissionDenied";
+    case absl::StatusCode::kResourceExhausted: return "ResourceExhausted";
+    case absl::StatusCode::kFailedPrecondition: return "FailedPrecondition";
+    case absl::StatusCode::kAborted: return "Aborted";
+    case absl::StatusCode::kOutOfRange: return "OutOfRange";
+    case absl::StatusCode::kUnimplemented: return "Unimplemented";
+    case absl::StatusCode::kInternal: return "Internal";
+    case absl::StatusCode::kUnavailable: return "Unavailable";
+    case absl::StatusCode::kDataLoss: return "DataLoss";
+    case absl::StatusCode::kUnauthenticated: return "Unauthenticated";
+    default: break;
+  }
+  return "Unknown";
+}
+
+}  // namespace
+
+ServiceMetrics::ServiceMetrics(prometheus::Registry& registry)
+    : decisions_(prometheus::BuildCounter()
+                     .Name("npu_tiling_decisions_total")
+                     .Help("Tiling answers served, by the strategy that produced them (cache "
+                           "hits included).")
+                     .Register(registry)),
+      cache_hits_(prometheus::BuildCounter()
+                      .Name("npu_tiling_cache_hits_total")
+                      .Help("Decision cache lookups that found an answer.")
+                      .Register(registry)
+                      .Add({})),
+      cache_misses_(prometheus::BuildCounter()
+                        .Name("npu_tiling_cache_misses_total")
+                        .Help("Decision cache lookups that ran the engine.")
+                        .Register(registry)
+                        .Add({})),
+      decision_seconds_(prometheus::BuildHistogram()
+                            .Name("npu_tiling_decision_seconds")
+                            .Help("Time the tiling engine spent on one decision (cache misses).")
+                            .Register(registry)
+                            .Add({}, DecisionBuckets())),
+      inflight_(prometheus::BuildGauge()
+                    .Name("npu_inflight_requests")
+                    .Help("RPCs in progress: unary calls and open batch streams.")
+                    .Register(registry)
+                    .Add({})) {
+  auto& started = prometheus::BuildCounter()
+                      .Name("grpc_server_started_total")
+                      .Help("Total number of RPCs started on the server.")
+                      .Register(registry);
+  auto& handled = prometheus::BuildCounter()
+                      .Name("grpc_server_handled_total")
+                      .Help("Total number of RPCs completed on the server, regardless of success "
+                            "or failure.")
+                      .Register(registry);
+  auto& received = prometheus::BuildCounter()
+                       .Name("grpc_server_msg_received_total")
+                       .Help("Total number of RPC stream messages received on the server.")
+                       .Register(registry);
+  auto& sent = prometheus::BuildCounter()
+                   .Name("grpc_server_msg_sent_total")
+                   .Help("Total number of gRPC stream messages sent by the server.")
+                   .Register(registry);
+  auto& handling = prometheus::BuildHistogram()
+                       .Name("grpc_server_handling_seconds")
+                       .Help("Histogram of response latency (seconds) of gRPC that had been "
+                             "application-level handled by the server.")
+                       .Register(registry);
+  auto& errors = prometheus::BuildCounter()
+                     .Name("npu_tiling_request_errors_total")
+                     .Help("Tiling requests (unary calls and batch items) that failed, by code.")
+                     .Register(registry);
+
+  for (const MethodInfo& info : kMethods) {
+    const prometheus::Labels labels = {{"grpc_type", info.type},
+                                       {"grpc_service", std::string(kServiceName)},
+                                       {"grpc_method", info.name}};
+    MethodSeries& series = methods_[static_cast<int>(info.method)];
+    series.started = &started.Add(labels);
+    series.received = &received.Add(labels);
+    series.sent = &sent.Add(labels);
+    series.handling = &handling.Add(labels, HandlingBuckets());
+    for (int code = 0; code < kNumCodes; ++code) {
+      prometheus::Labels with_code = labels;
+      with_code["grpc_code"] =
+          std::string(PrometheusCodeName(static_cast<absl::StatusCode>(code)));
+      series.handled[code] = &handled.Add(with_code);
+    }
+  }
+  for (int code = 1; code < kNumCodes; ++code) {
+    request_errors_[code] = &errors.Add(
+        {{"grpc_code", std::string(PrometheusCodeName(static_cast<absl::StatusCode>(code)))}});
+  }
+}
+
+int ServiceMetrics::CodeIndex(absl::StatusCode code) {
+  const int index = static_cast<int>(code);
+  // Codes outside google.rpc.Code cannot reach the wire; count them as
+  // UNKNOWN, as gRPC would.
+  return index >= 0 && index < kNumCodes ? index : static_cast<int>(absl::StatusCode::kUnknown);
+}
+
+void ServiceMetrics::RpcStarted(RpcMethod method) {
+  methods_[static_cast<int>(method)].started->Increment();
+  inflight_.Increment();
+}
+
+void ServiceMetrics::RpcHandled(RpcMethod method, absl::StatusCode code, double seconds) {
+  MethodSeries& series = methods_[static_cast<int>(method)];
+  series.handled[CodeIndex(code)]->Increment();
+  series.handling->Observe(seconds);
+  inflight_.Decrement();
+}
+
+void ServiceMetrics::MessageReceived(RpcMethod method) {
+  methods_[static_cast<int>(method)].received->Increment();
+}
+
+void ServiceMetrics::MessageSent(RpcMethod method) {
+  methods_[static_cast<int>(method)].sent->Increment();
+}
+
+void ServiceMetrics::DecisionServed(absl::string_view strategy) {
+  // Family::Add returns the existing series for known labels; strategy names
+  // come from the registry, so the label set is small and fixed.
+  decisions_.Add({{"strategy", std::string(strategy)}}).Increment();
+}
+
+void ServiceMetrics::DecisionTimed(double seconds) { decision_seconds_.Observe(seconds); }
+
+void ServiceMetrics::RequestFailed(absl::StatusCode code) {
+  const int index = CodeIndex(code);
+  if (index == 0) return;
+  request_errors_[index]->Increment();
+}
+
+void ServiceMetrics::CacheHit() { cache_hits_.Increment(); }
+void ServiceMetrics::CacheMiss() { cache_misses_.Increment(); }
+
+}  // namespace npu::server

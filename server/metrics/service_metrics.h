@@ -1,0 +1,96 @@
+// Prometheus metrics of the tiling service.
+//
+// The service layer reports RPC and decision events here; this class owns the
+// metric families inside a caller-supplied prometheus::Registry (main() exposes
+// that registry on /metrics, tests read it back with Collect()). Names follow
+// the go-grpc-prometheus conventions so standard gRPC dashboards work:
+//
+//   grpc_server_started_total{grpc_type,grpc_service,grpc_method}
+//   grpc_server_handled_total{grpc_type,grpc_service,grpc_method,grpc_code}
+//   grpc_server_msg_received_total / grpc_server_msg_sent_total{grpc_type,...}
+//   grpc_server_handling_seconds{grpc_type,grpc_service,grpc_method} (histogram)
+//
+// plus the service's own:
+//
+//   npu_tiling_decisions_total{strategy}   answers served, cache hits included
+//   npu_tiling_request_errors_total{grpc_code}  failed requests and batch items
+//   npu_tiling_cache_hits_total / npu_tiling_cache_misses_total
+//   npu_tiling_decision_seconds            engine time of a cache miss (histogram)
+//   npu_inflight_requests                  RPCs (unary calls and open streams) in progress
+//
+// Labels stay low-cardinality: method, code and strategy names only, never a
+// shape or a client id.
+#ifndef NPU_SERVER_METRICS_SERVICE_METRICS_H_
+#define NPU_SERVER_METRICS_SERVICE_METRICS_H_
+
+#include <array>
+#include "absl/strings/string_view.h"
+
+#include "absl/status/status.h"
+#include "prometheus/counter.h"
+#include "prometheus/family.h"
+#include "prometheus/gauge.h"
+#include "prometheus/histogram.h"
+#include "prometheus/registry.h"
+
+namespace npu::server {
+
+// The RPCs of npu.tiling.v1.TilingService.
+enum class RpcMethod { kGetTiling, kGetTilingBatch, kListPlatforms };
+
+class ServiceMetrics {
+ public:
+  // Registers every family in `registry`, which must outlive this object, and
+  // creates the per-method series at zero so rate() works from the first
+  // scrape.
+  explicit ServiceMetrics(prometheus::Registry& registry);
+
+  ServiceMetrics(const ServiceMetrics&) = delete;
+  ServiceMetrics& operator=(const ServiceMetrics&) = delete;
+
+  // Counts an RPC that the server started handling and raises the in-flight
+  // gauge.
+  void RpcStarted(RpcMethod method);
+  // Counts an RPC that ended with `code` after `seconds` and lowers the
+  // in-flight gauge.
+  void RpcHandled(RpcMethod method, absl::StatusCode code, double seconds);
+  // Counts one request message received / one response message sent.
+  void MessageReceived(RpcMethod method);
+  void MessageSent(RpcMethod method);
+
+  // Counts an answer produced by `strategy` (fresh or cached).
+  void DecisionServed(absl::string_view strategy);
+  // Records the engine time of one decision.
+  void DecisionTimed(double seconds);
+  // Counts a request (unary or batch item) that failed with `code`.
+  void RequestFailed(absl::StatusCode code);
+  void CacheHit();
+  void CacheMiss();
+
+ private:
+  // google.rpc.Code has 17 values, 0..16.
+  static constexpr int kNumCodes = 17;
+  static constexpr int kNumMethods = 3;
+
+  struct MethodSeries {
+    prometheus::Counter* started = nullptr;
+    prometheus::Counter* received = nullptr;
+    prometheus::Counter* sent = nullptr;
+    std::array<prometheus::Counter*, kNumCodes> handled{};
+    prometheus::Histogram* handling = nullptr;
+  };
+
+  static int CodeIndex(absl::StatusCode code);
+
+  std::array<MethodSeries, kNumMethods> methods_;
+  prometheus::Family<prometheus::Counter>& decisions_;
+  std::array<prometheus::Counter*, kNumCodes> request_errors_{};
+  prometheus::Counter& cache_hits_;
+  prometheus::Counter& cache_misses_;
+  prometheus::Histogram& decision_seconds_;
+  prometheus::Gauge& inflight_;
+};
+
+}  // namespace npu::server
+
+#endif  // NPU_SERVER_METRICS_SERVICE_METRICS_H_

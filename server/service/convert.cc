@@ -1,0 +1,317 @@
+#include "server/service/convert.h"
+
+#include <cassert>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+
+namespace npu::server {
+namespace {
+
+namespace pb = ::npu::tiling::v1;
+namespace tl = ::npu::tiling;
+
+tl::DataType DataTypeFromProto(pb::DataType dtype) {
+  switch (dtype) {
+    case pb::DATA_TYPE_FLOAT16:
+      return tl::DataType::kFloat16;
+    case pb::DATA_TYPE_BFLOAT16:
+      return tl::DataType::kBFloat16;
+    case pb::DATA_TYPE_FLOAT32:
+      return tl::DataType::kFloat32;
+    default:
+      break;
+  }
+  assert(false && "dtype must be validated before conversion");
+  return tl::DataType::kFloat16;
+}
+
+tl::Format FormatFromProto(pb::Format format) {
+  switch (format) {
+    case pb::FORMAT_UNSPECIFIED:  // documented default
+    case pb::FORMAT_ND:
+      return tl::Format::kNd;
+    case pb::FORMAT_FRACTAL_NZ:
+      return tl::Format::kFractalNz;
+    default:
+      break;
+  }
+  assert(false && "format must be validated before conversion");
+  return tl::Format::kNd;
+}
+
+}  // namespace
+
+pb::DataType DataTypeToProto(tl::DataType dtype) {
+  switch (dtype) {
+    case tl::DataType::kFloat16:
+      return pb::DATA_TYPE_FLOAT16;
+    case tl::DataType::kBFloat16:
+      return pb::DATA_TYPE_BFLOAT16;
+    case tl::DataType::kFloat32:
+      return pb::DATA_TYPE_FLOAT32;
+  }
+  return pb::DATA_TYPE_UNSPECIFIED;
+}
+
+pb::Format FormatToProto(tl::Format format) {
+  switch (format) {
+    case tl::Format::kNd:
+      return pb::FORMAT_ND;
+    case tl::Format::kFractalNz:
+      return pb::FORMAT_FRACTAL_NZ;
+  }
+  return pb::FORMAT_UNSPECIFIED;
+}
+
+pb::ApiLevel ApiLevelToProto(tl::ApiLevel level) {
+  switch (level) {
+    case tl::ApiLevel::kHigh:
+      return pb::API_LEVEL_HIGH;
+    case tl::ApiLevel::kBasic:
+      return pb::API_LEVEL_BASIC;
+    case tl::ApiLevel::kTensor:
+      return pb::API_LEVEL_TENSOR;
+  }
+  return pb::API_LEVEL_UNSPECIFIED;
+}
+
+pb::KernelModel KernelModelToProto(tl::KernelModel model) {
+  switch (model) {
+    case tl::KernelModel::kBasic:
+      return pb::KERNEL_MODEL_BASIC;
+    case tl::KernelModel::kStreamK:
+      return pb::KERNEL_MODEL_STREAM_K;
+    case tl::KernelModel::kKEqualZero:
+      return pb::KERNEL_MODEL_K_EQUAL_ZERO;
+    case tl::KernelModel::kToMul:
+      return pb::KERNEL_MODEL_TO_MUL;
+    case tl::KernelModel::kToMultiMul:
+      return pb::KERNEL_MODEL_TO_MULTI_MUL;
+    case tl::KernelModel::kSlice:
+      return pb::KERNEL_MODEL_SLICE;
+    case tl::KernelModel::kBasicSplitK:
+      return pb::KERNEL_MODEL_BASIC_SPLIT_K;
+    case tl::KernelModel::kStreamKSplitK:
+      return pb::KERNEL_MODEL_STREAM_K_SPLIT_K;
+  }
+  return pb::KERNEL_MODEL_UNSPECIFIED;
+}
+
+pb::FullLoad FullLoadToProto(tl::FullLoad full_load) {
+  switch (full_load) {
+    case tl::FullLoad::kNone:
+      return pb::FULL_LOAD_NONE;
+    case tl::FullLoad::kA:
+      return pb::FULL_LOAD_A;
+    case tl::FullLoad::kB:
+      return pb::FULL_LOAD_B;
+    case tl::FullLoad::kAB:
+      return pb::FULL_LOAD_AB;
+  }
+  return pb::FULL_LOAD_UNSPECIFIED;
+}
+
+pb::L0cToOut L0cToOutToProto(tl::L0cToOut out) {
+  switch (out) {
+    case tl::L0cToOut::kOnTheFly:
+      return pb::L0C_TO_OUT_ON_THE_FLY;
+    case tl::L0cToOut::kNdFixpipe1To1:
+      return pb::L0C_TO_OUT_ND_FIXPIPE_1_1;
+    case tl::L0cToOut::kNdFixpipe1To2:
+      return pb::L0C_TO_OUT_ND_FIXPIPE_1_2;
+  }
+  return pb::L0C_TO_OUT_UNSPECIFIED;
+}
+
+pb::KernelType KernelTypeToProto(tl::KernelType type) {
+  switch (type) {
+    case tl::KernelType::kAicOnly:
+      return pb::KERNEL_TYPE_AIC_ONLY;
+    case tl::KernelType::kMixed1To2:
+      return pb::KERNEL_TYPE_MIX_AIC_1_AIV_2;
+    case tl::KernelType::kAivOnly:
+      return pb::KERNEL_TYPE_AIV_ONLY;
+  }
+  return pb::KERNEL_TYPE_UNSPECIFIED;
+}
+
+tl::MatmulProblem ProblemFromProto(const pb::MatmulProblem& in) {
+  tl::MatmulProblem out;
+  out.m = in.m();
+  out.n = in.n();
+  out.k = in.k();
+  out.dtype_a = DataTypeFromProto(in.dtype_a());
+  out.dtype_b = DataTypeFromProto(in.dtype_b());
+  out.dtype_c = DataTypeFromProto(in.dtype_c());
+  out.has_bias = in.has_bias();
+  // Without a bias the engine ignores dtype_bias; keep its default so that
+  // equivalent requests convert to equal problems (and share a cache entry).
+  if (in.has_bias()) out.dtype_bias = DataTypeFromProto(in.dtype_bias());
+  out.trans_a = in.trans_a();
+  out.trans_b = in.trans_b();
+  out.format_a = FormatFromProto(in.format_a());
+  out.format_b = FormatFromProto(in.format_b());
+  out.format_c = FormatFromProto(in.format_c());
+  out.storage_shape_b.assign(in.storage_shape_b().begin(), in.storage_shape_b().end());
+  out.hf32 = in.hf32();
+  out.force_grp_acc_fp32 = in.force_grp_acc_fp32();
+  out.deterministic_level = in.deterministic_level();
+  out.avoid_tensor_api = in.avoid_tensor_api();
+  if (in.a_slice().enabled()) {
+    out.a_slice.enabled = true;
+    out.a_slice.rank = in.a_slice().rank();
+    out.a_slice.batch = in.a_slice().batch();
+    out.a_slice.batch_stride = in.a_slice().batch_stride();
+    out.a_slice.row_stride = in.a_slice().row_stride();
+  }
+  return out;
+}
+
+pb::MatmulProblem ProblemToProto(const tl::MatmulProblem& in) {
+  pb::MatmulProblem out;
+  out.set_m(in.m);
+  out.set_n(in.n);
+  out.set_k(in.k);
+  out.set_dtype_a(DataTypeToProto(in.dtype_a));
+  out.set_dtype_b(DataTypeToProto(in.dtype_b));
+  out.set_dtype_c(DataTypeToProto(in.dtype_c));
+  out.set_has_bias(in.has_bias);
+  if (in.has_bias) out.set_dtype_bias(DataTypeToProto(in.dtype_bias));
+  out.set_trans_a(in.trans_a);
+  out.set_trans_b(in.trans_b);
+  out.set_format_a(FormatToProto(in.format_a));
+  out.set_format_b(FormatToProto(in.format_b));
+  out.set_format_c(FormatToProto(in.format_c));
+  out.mutable_storage_shape_b()->Add(in.storage_shape_b.begin(), in.storage_shape_b.end());
+  out.set_hf32(in.hf32);
+  out.set_force_grp_acc_fp32(in.force_grp_acc_fp32);
+  out.set_deterministic_level(in.deterministic_level);
+  out.set_avoid_tensor_api(in.avoid_tensor_api);
+  if (in.a_slice.enabled) {
+    pb::SliceView* slice = out.mutable_a_slice();
+    slice->set_enabled(true);
+    slice->set_rank(in.a_slice.rank);
+    slice->set_batch(in.a_slice.batch);
+    slice->set_batch_stride(in.a_slice.batch_stride);
+    slice->set_row_stride(in.a_slice.row_stride);
+  }
+  return out;
+}
+
+absl::StatusOr<tl::ChipSpec> ResolveChip(const pb::TilingRequest& request) {
+  const std::string_view name =
+      request.platform().empty() ? tl::kDefaultPlatform : std::string_view(request.platform());
+  absl::StatusOr<tl::ChipSpec> found = tl::FindPlatform(name);
+  if (!found.ok()) {
+    return absl::Status(found.status().code(),
+                        absl::StrCat("platform: ", found.status().message()));
+  }
+  tl::ChipSpec chip = *std::move(found);
+  const pb::PlatformOverrides& o = request.platform_overrides();
+  if (o.has_aic_num()) chip.aic_num = o.aic_num();
+  if (o.has_aiv_num()) chip.aiv_num = o.aiv_num();
+  if (o.has_l1_bytes()) chip.l1_bytes = o.l1_bytes();
+  if (o.has_l0a_bytes()) chip.l0a_bytes = o.l0a_bytes();
+  if (o.has_l0b_bytes()) chip.l0b_bytes = o.l0b_bytes();
+  if (o.has_l0c_bytes()) chip.l0c_bytes = o.l0c_bytes();
+  if (o.has_ub_bytes()) chip.ub_bytes = o.ub_bytes();
+  if (o.has_l2_bytes()) chip.l2_bytes = o.l2_bytes();
+  if (o.has_bt_bytes()) chip.bt_bytes = o.bt_bytes();
+  if (o.has_cube_freq_mhz()) chip.cube_freq_mhz = o.cube_freq_mhz();
+  if (o.has_ddr_bytes_per_cycle()) chip.ddr_bytes_per_cycle = o.ddr_bytes_per_cycle();
+  if (o.has_l2_bytes_per_cycle()) chip.l2_bytes_per_cycle = o.l2_bytes_per_cycle();
+  absl::Status valid = tl::ValidateChip(chip);
+  if (!valid.ok()) {
+    return absl::Status(valid.code(), absl::StrCat("platform: ", valid.message()));
+  }
+  return chip;
+}
+
+pb::ChipSpec ChipToProto(const tl::ChipSpec& chip) {
+  pb::ChipSpec out;
+  out.set_name(chip.name);
+  out.set_aic_num(chip.aic_num);
+  out.set_aiv_num(chip.aiv_num);
+  out.set_l1_bytes(chip.l1_bytes);
+  out.set_l0a_bytes(chip.l0a_bytes);
+  out.set_l0b_bytes(chip.l0b_bytes);
+  out.set_l0c_bytes(chip.l0c_bytes);
+  out.set_ub_bytes(chip.ub_bytes);
+  out.set_l2_bytes(chip.l2_bytes);
+  out.set_bt_bytes(chip.bt_bytes);
+  out.set_cube_freq_mhz(chip.cube_freq_mhz);
+  out.set_ddr_bytes_per_cycle(chip.ddr_bytes_per_cycle);
+  out.set_l2_bytes_per_cycle(chip.l2_bytes_per_cycle);
+  return out;
+}
+
+void DecisionToProto(const tl::TilingDecision& decision, const tl::ChipSpec& chip,
+                     pb::TilingResponse* response) {
+  const tl::TilingPlan& plan = decision.plan;
+  response->set_tiling_key(plan.key.Encode());
+
+  pb::DecodedTilingKey* key = response->mutable_key();
+  key->set_api_level(ApiLevelToProto(plan.key.api_level));
+  key->set_api_level_name(std::string(tl::ApiLevelName(plan.key.api_level)));
+  key->set_trans_a(plan.key.trans_a);
+  key->set_trans_b(plan.key.trans_b);
+  key->set_batch_model(plan.key.batch_model);
+  key->set_model(KernelModelToProto(plan.key.model));
+  key->set_model_name(std::string(tl::KernelModelName(plan.key.model)));
+  key->set_full_load(FullLoadToProto(plan.key.full_load));
+  key->set_full_load_name(std::string(tl::FullLoadName(plan.key.full_load)));
+  key->set_l0c2out(L0cToOutToProto(plan.key.l0c2out));
+  key->set_l0c2out_name(std::string(tl::L0cToOutName(plan.key.l0c2out)));
+
+  response->set_tiling_struct(plan.data.struct_name);
+  for (const tl::TilingField& field : plan.data.fields) {
+    pb::TilingField* out = response->add_fields();
+    out->set_name(field.name);
+    out->set_value(field.value);
+    out->set_bits(static_cast<uint32_t>(field.bits));
+  }
+  for (uint32_t word : plan.data.RawWords()) response->add_raw_words(word);
+
+  response->set_block_dim(plan.block_dim);
+  response->set_kernel_type(KernelTypeToProto(plan.kernel_type));
+  response->set_kernel_type_name(std::string(tl::KernelTypeName(plan.kernel_type)));
+  response->set_workspace_bytes(plan.workspace_bytes);
+  response->set_strategy(plan.strategy);
+  response->set_detail(plan.detail);
+
+  const tl::BlockTiling& b = plan.block;
+  pb::BlockTiling* block = response->mutable_block();
+  block->set_base_m(b.base_m);
+  block->set_base_n(b.base_n);
+  block->set_base_k(b.base_k);
+  block->set_m_l1(b.m_l1);
+  block->set_n_l1(b.n_l1);
+  block->set_k_l1(b.k_l1);
+  block->set_step_m(b.step_m);
+  block->set_step_n(b.step_n);
+  block->set_step_ka(b.step_ka);
+  block->set_step_kb(b.step_kb);
+  block->set_depth_a1(b.depth_a1);
+  block->set_depth_b1(b.depth_b1);
+  block->set_single_core_m(b.single_core_m);
+  block->set_single_core_n(b.single_core_n);
+  block->set_single_core_k(b.single_core_k);
+  block->set_m_tail_cnt(b.m_tail_cnt);
+  block->set_n_tail_cnt(b.n_tail_cnt);
+  block->set_k_cnt(b.k_cnt);
+  block->set_l1_buffer_num(b.l1_buffer_num);
+  block->set_l0c_db(b.l0c_db);
+  block->set_ub_db(b.ub_db);
+
+  for (const tl::TraceEntry& entry : decision.trace) {
+    pb::TraceEntry* out = response->add_trace();
+    out->set_strategy(entry.strategy);
+    out->set_capable(entry.capable);
+    out->set_chosen(entry.chosen);
+    out->set_reason(entry.reason);
+  }
+  *response->mutable_platform() = ChipToProto(chip);
+}
+
+}  // namespace npu::server

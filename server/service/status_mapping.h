@@ -1,0 +1,28 @@
+// The edge between Abseil and gRPC statuses on the server side.
+//
+// The tiling library speaks `absl::Status`; the RPC layer speaks
+// `grpc::Status`. The two code spaces are numerically identical (both are
+// google.rpc.Code), so the mapping is a cast plus the message. The client
+// library has the reverse, `FromGrpcStatus()`, in client/tiling_client.h.
+#ifndef NPU_SERVER_SERVICE_STATUS_MAPPING_H_
+#define NPU_SERVER_SERVICE_STATUS_MAPPING_H_
+
+#include <grpcpp/support/status.h>
+
+#include "absl/strings/string_view.h"
+
+#include "absl/status/status.h"
+
+namespace npu::server {
+
+// Converts `status` into the gRPC status sent to the client, keeping the code
+// and the message.
+grpc::Status ToGrpcStatus(const absl::Status& status);
+
+// The canonical upper-case name of `code`, e.g. "INVALID_ARGUMENT", as used in
+// the proto's ItemStatus.code_name.
+absl::string_view CodeName(absl::StatusCode code);
+
+}  // namespace npu::server
+
+#endif  // NPU_SERVER_SERVICE_STATUS_MAPPING_H_

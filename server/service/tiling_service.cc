@@ -1,0 +1,361 @@
+#include "server/service/tiling_service.h"
+
+#include <chrono>
+#include <deque>
+#include <string>
+#include <utility>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "server/service/convert.h"
+#include "server/service/logging.h"
+#include "server/service/status_mapping.h"
+#include "server/service/validate.h"
+#include "server/tiling/status_macros.h"
+#include "server/tiling/validate.h"
+
+namespace npu::server {
+namespace {
+
+namespace pb = ::npu::tiling::v1;
+namespace tl = ::npu::tiling;
+using Clock = std::chrono::steady_clock;
+
+double SecondsSince(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// Prefixes the message of a non-OK `status` with the field path `prefix`,
+// keeping the code, so that engine messages ("m=0 is outside ...") name the
+// wire field they came from.
+absl::Status Prefixed(absl::string_view prefix, const absl::Status& status) {
+  if (status.ok()) return status;
+  return absl::Status(status.code(), absl::StrCat(prefix, ": ", status.message()));
+}
+
+void LogOutcome(absl::string_view method, const std::string& id, const absl::Status& status) {
+  if (status.code() == absl::StatusCode::kInternal) {
+    // An engine or service bug: always worth a line.
+    Log(LogLevel::kError, absl::StrCat(method, " id=\"", id, "\" ", status.ToString()));
+  } else if (LogEnabled(LogLevel::kDebug)) {
+    Log(LogLevel::kDebug, absl::StrCat(method, " id=\"", id, "\" ", status.ToString()));
+  }
+}
+
+}  // namespace
+
+TilingService::TilingService(const tl::StrategyRegistry& registry, ServiceMetrics& metrics,
+                             ServiceOptions options)
+    : registry_(registry),
+      metrics_(metrics),
+      options_(options),
+      cache_(options.cache_capacity) {}
+
+bool TilingService::TryAdmit() {
+  if (inflight_.fetch_add(1) + 1 > options_.max_inflight) {
+    inflight_.fetch_sub(1);
+    return false;
+  }
+  return true;
+}
+
+void TilingService::Release() { inflight_.fetch_sub(1); }
+
+absl::Status TilingService::OverloadError() const {
+  return absl::ResourceExhaustedError(absl::StrCat("server overloaded: ", options_.max_inflight,
+                                                   " RPCs in flight (--max_inflight); retry "
+                                                   "later or on another replica"));
+}
+
+absl::Status TilingService::Answer(const pb::TilingRequest& request,
+                                   pb::TilingResponse* response) {
+  response->Clear();
+  RETURN_IF_ERROR(ValidateRequest(request));
+  const tl::MatmulProblem problem = ProblemFromProto(request.problem());
+  // The engine validates again inside Decide(); checking here first lets the
+  // message say which part of the request was wrong.
+  RETURN_IF_ERROR(Prefixed("problem", tl::ValidateProblem(problem)));
+  ASSIGN_OR_RETURN(const tl::ChipSpec chip, ResolveChip(request));
+
+  std::string key;
+  std::shared_ptr<const pb::TilingResponse> cached;
+  if (cache_.enabled()) {
+    key = DecisionCache::Key(problem, chip, request.forced_strategy());
+    cached = cache_.Lookup(key);
+    if (cached != nullptr) {
+      metrics_.CacheHit();
+    } else {
+      metrics_.CacheMiss();
+    }
+  }
+
+  if (cached != nullptr) {
+    *response = *cached;
+    response->set_from_cache(true);
+  } else {
+    const Clock::time_point start = Clock::now();
+    tl::DecideOptions options;
+    options.forced_strategy = request.forced_strategy();
+    absl::StatusOr<tl::TilingDecision> decision = registry_.Decide(problem, chip, options);
+    metrics_.DecisionTimed(SecondsSince(start));
+    if (!decision.ok()) {
+      // kNotFound / kFailedPrecondition name the forced strategy; anything
+      // else the engine returns after our validation is its own bug.
+      if (decision.status().code() == absl::StatusCode::kNotFound ||
+          decision.status().code() == absl::StatusCode::kFailedPrecondition) {
+        return Prefixed("forced_strategy", decision.status());
+      }
+      return decision.status();
+    }
+    DecisionToProto(*decision, chip, response);
+    if (cache_.enabled()) cache_.Insert(key, *response);
+  }
+  metrics_.DecisionServed(response->strategy());
+  response->set_id(request.id());
+  if (!request.include_trace()) response->clear_trace();
+  return absl::OkStatus();
+}
+
+grpc::ServerUnaryReactor* TilingService::GetTiling(grpc::CallbackServerContext* context,
+                                                   const pb::TilingRequest* request,
+                                                   pb::TilingResponse* response) {
+  const Clock::time_point start = Clock::now();
+  metrics_.RpcStarted(RpcMethod::kGetTiling);
+  metrics_.MessageReceived(RpcMethod::kGetTiling);
+  absl::Status status;
+  if (TryAdmit()) {
+    status = Answer(*request, response);
+    Release();
+  } else {
+    status = OverloadError();
+  }
+  if (status.ok()) {
+    metrics_.MessageSent(RpcMethod::kGetTiling);
+  } else {
+    metrics_.RequestFailed(status.code());
+  }
+  LogOutcome("GetTiling", request->id(), status);
+  metrics_.RpcHandled(RpcMethod::kGetTiling, status.code(), SecondsSince(start));
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  reactor->Finish(ToGrpcStatus(status));
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* TilingService::ListPlatforms(grpc::CallbackServerContext* context,
+                                                       const pb::ListPlatformsRequest* /*request*/,
+                                                       pb::ListPlatformsResponse* response) {
+  const Clock::time_point start = Clock::now();
+  metrics_.RpcStarted(RpcMethod::kListPlatforms);
+  metrics_.MessageReceived(RpcMethod::kListPlatforms);
+  absl::Status status;
+  if (TryAdmit()) {
+    for (const tl::ChipSpec& chip : tl::BuiltinPlatforms()) {
+      *response->add_platforms() = ChipToProto(chip);
+    }
+    response->set_default_platform(std::string(tl::kDefaultPlatform));
+    Release();
+    metrics_.MessageSent(RpcMethod::kListPlatforms);
+  } else {
+    status = OverloadError();
+  }
+  metrics_.RpcHandled(RpcMethod::kListPlatforms, status.code(), SecondsSince(start));
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  reactor->Finish(ToGrpcStatus(status));
+  return reactor;
+}
+
+// One GetTilingBatch stream. Requests are answered in arrival order, each as
+// soon as it is read; answers queue up behind the single outstanding write.
+// Reading pauses while kMaxQueued answers wait, so a client that sends fast
+// but reads slowly cannot grow the server's memory without bound (HTTP/2
+// flow control then pushes back on the sender).
+//
+// Every state has either an operation outstanding or Finish() called, which
+// is what guarantees OnDone() and the `delete this` in it: after a
+// cancellation the outstanding read or write completes with ok == false and
+// the stream finishes from there.
+class TilingService::BatchReactor final
+    : public grpc::ServerBidiReactor<pb::TilingRequest, pb::TilingResponse> {
+ public:
+  BatchReactor(TilingService* service, grpc::CallbackServerContext* context)
+      : service_(service), context_(context), start_(Clock::now()) {
+    service_->metrics_.RpcStarted(RpcMethod::kGetTilingBatch);
+    admitted_ = service_->TryAdmit();
+    if (!admitted_) {
+      final_status_ = service_->OverloadError();
+      finish_called_ = true;
+      Finish(ToGrpcStatus(final_status_));
+      return;
+    }
+    StartRead(&request_);
+  }
+
+  void OnReadDone(bool ok) override {
+    if (!ok) {
+      // The client half-closed (or the call broke): answer what is queued,
+      // then finish.
+      CloseReads(absl::OkStatus());
+      return;
+    }
+    service_->metrics_.MessageReceived(RpcMethod::kGetTilingBatch);
+    if (++received_ > service_->options_.max_batch) {
+      CloseReads(absl::ResourceExhaustedError(
+          absl::StrCat("GetTilingBatch accepts at most ", service_->options_.max_batch,
+                       " requests per stream (--max_batch); the first ",
+                       service_->options_.max_batch, " were answered")));
+      return;
+    }
+
+    pb::TilingResponse response;
+    absl::Status status = service_->Answer(request_, &response);
+    if (!status.ok()) {
+      // One bad item must not end the stream: its error travels in the item.
+      service_->metrics_.RequestFailed(status.code());
+      LogOutcome("GetTilingBatch", request_.id(), status);
+      response.Clear();
+      response.set_id(request_.id());
+      pb::ItemStatus* item = response.mutable_status();
+      item->set_code(static_cast<int32_t>(status.code()));
+      item->set_code_name(std::string(CodeName(status.code())));
+      item->set_message(std::string(status.message()));
+    }
+
+    const pb::TilingResponse* to_write = nullptr;
+    bool read_more = false;
+    bool finish = false;
+    {
+      absl::MutexLock lock(&mutex_);
+      if (broken_) {
+        // The client stopped reading; drop the answer and stop.
+        reads_done_ = true;
+        finish = ReadyToFinishLocked();
+      } else {
+        queue_.push_back(std::move(response));
+        if (!writing_) {
+          writing_ = true;
+          to_write = &queue_.front();
+        }
+        read_more = queue_.size() < kMaxQueued;
+        read_paused_ = !read_more;
+      }
+    }
+    if (to_write != nullptr) StartWrite(to_write);
+    if (read_more) StartRead(&request_);
+    if (finish) DoFinish();
+  }
+
+  void OnWriteDone(bool ok) override {
+    const pb::TilingResponse* next = nullptr;
+    bool resume_read = false;
+    bool finish = false;
+    {
+      absl::MutexLock lock(&mutex_);
+      // std::deque keeps the addresses of the other elements stable across
+      // push_back and pop_front, so `next` stays valid while it is written.
+      queue_.pop_front();
+      if (!ok) {
+        broken_ = true;
+        queue_.clear();
+        writing_ = false;
+        if (final_status_.ok()) final_status_ = absl::CancelledError("client stopped reading");
+        if (read_paused_) {
+          // No read is outstanding, so none will report the end.
+          read_paused_ = false;
+          reads_done_ = true;
+        }
+      } else {
+        service_->metrics_.MessageSent(RpcMethod::kGetTilingBatch);
+        if (!queue_.empty()) {
+          next = &queue_.front();
+        } else {
+          writing_ = false;
+        }
+        if (read_paused_ && queue_.size() < kMaxQueued) {
+          read_paused_ = false;
+          resume_read = true;
+        }
+      }
+      finish = ReadyToFinishLocked();
+    }
+    if (next != nullptr) StartWrite(next);
+    if (resume_read) StartRead(&request_);
+    if (finish) DoFinish();
+  }
+
+  void OnDone() override {
+    // A cancelled call (client gone, deadline, server shutdown) reports
+    // CANCELLED whatever status we meant to send.
+    absl::StatusCode code;
+    {
+      absl::MutexLock lock(&mutex_);
+      code = context_->IsCancelled() ? absl::StatusCode::kCancelled : final_status_.code();
+    }
+    if (admitted_) service_->Release();
+    service_->metrics_.RpcHandled(RpcMethod::kGetTilingBatch, code, SecondsSince(start_));
+    delete this;
+  }
+
+  void OnCancel() override {
+    // Nothing to do: the outstanding read or write completes with ok == false
+    // and the normal paths finish the stream.
+  }
+
+ private:
+  // Answers waiting behind the outstanding write before reading pauses. 64
+  // answers of ~1 KiB keep a stream's footprint small while leaving enough
+  // slack that the writer rarely starves.
+  static constexpr size_t kMaxQueued = 64;
+
+  // No more requests will be read; finishes with `status` once the queue has
+  // drained (the first non-OK status wins).
+  void CloseReads(const absl::Status& status) {
+    bool finish = false;
+    {
+      absl::MutexLock lock(&mutex_);
+      reads_done_ = true;
+      if (final_status_.ok()) final_status_ = status;
+      finish = ReadyToFinishLocked();
+    }
+    if (finish) DoFinish();
+  }
+
+  bool ReadyToFinishLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_) {
+    if (finish_called_ || !reads_done_ || writing_ || !queue_.empty()) return false;
+    finish_called_ = true;
+    return true;
+  }
+
+  void DoFinish() {
+    absl::Status status;
+    {
+      absl::MutexLock lock(&mutex_);
+      status = final_status_;
+    }
+    Finish(ToGrpcStatus(status));
+  }
+
+  TilingService* const service_;
+  grpc::CallbackServerContext* const context_;
+  const Clock::time_point start_;
+  bool admitted_ = false;
+  // Only touched by OnReadDone, of which at most one runs at a time.
+  pb::TilingRequest request_;
+  int64_t received_ = 0;
+
+  absl::Mutex mutex_;
+  std::deque<pb::TilingResponse> queue_ ABSL_GUARDED_BY(mutex_);
+  bool writing_ ABSL_GUARDED_BY(mutex_) = false;
+  bool read_paused_ ABSL_GUARDED_BY(mutex_) = false;
+  bool reads_done_ ABSL_GUARDED_BY(mutex_) = false;
+  bool broken_ ABSL_GUARDED_BY(mutex_) = false;
+  bool finish_called_ ABSL_GUARDED_BY(mutex_) = false;
+  absl::Status final_status_ ABSL_GUARDED_BY(mutex_);
+};
+
+grpc::ServerBidiReactor<pb::TilingRequest, pb::TilingResponse>* TilingService::GetTilingBatch(
+    grpc::CallbackServerContext* context) {
+  return new BatchReactor(this, context);
+}
+
+}  // namespace npu::server

@@ -1,0 +1,83 @@
+// The gRPC handlers of npu.tiling.v1.TilingService (callback API).
+//
+// This is the only place where requests meet the tiling engine. Each handler
+// is thin: validate the request (validate.h), convert it (convert.h), consult
+// the decision cache or run the engine's StrategyRegistry, convert the answer
+// back, and map the status (status_mapping.h). `Answer()` is that pipeline
+// without the transport, shared by the unary and the streaming RPC.
+//
+// Admission control: at most `max_inflight` RPCs (unary calls plus open batch
+// streams) run at once; the next one is refused with RESOURCE_EXHAUSTED
+// rather than queued, so an overloaded replica sheds load quickly and the
+// client can try another one.
+#ifndef NPU_SERVER_SERVICE_TILING_SERVICE_H_
+#define NPU_SERVER_SERVICE_TILING_SERVICE_H_
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+#include "absl/status/status.h"
+#include "npu/tiling/v1/tiling_service.grpc.pb.h"
+#include "npu/tiling/v1/tiling_service.pb.h"
+#include "server/metrics/service_metrics.h"
+#include "server/service/decision_cache.h"
+#include "server/tiling/registry.h"
+
+namespace npu::server {
+
+struct ServiceOptions {
+  // Decisions kept by the LRU cache; 0 disables the cache.
+  size_t cache_capacity = 65536;
+  // RPCs (unary calls plus open batch streams) served at once.
+  int max_inflight = 1024;
+  // Requests accepted on one GetTilingBatch stream.
+  int64_t max_batch = 1000000;
+};
+
+class TilingService final : public npu::tiling::v1::TilingService::CallbackService {
+ public:
+  // Serves decisions of `registry`, reporting to `metrics`; both must outlive
+  // the service. The registry is only read, so calls may run concurrently.
+  TilingService(const npu::tiling::StrategyRegistry& registry, ServiceMetrics& metrics,
+                ServiceOptions options);
+
+  // Computes the answer to one request into `response`, or returns why not:
+  // kInvalidArgument naming the field, kNotFound for an unknown platform or
+  // strategy, kFailedPrecondition for a forced strategy that cannot apply,
+  // kInternal for an engine bug. Sets every field but `status`.
+  absl::Status Answer(const npu::tiling::v1::TilingRequest& request,
+                      npu::tiling::v1::TilingResponse* response);
+
+  grpc::ServerUnaryReactor* GetTiling(grpc::CallbackServerContext* context,
+                                      const npu::tiling::v1::TilingRequest* request,
+                                      npu::tiling::v1::TilingResponse* response) override;
+  grpc::ServerBidiReactor<npu::tiling::v1::TilingRequest, npu::tiling::v1::TilingResponse>*
+  GetTilingBatch(grpc::CallbackServerContext* context) override;
+  grpc::ServerUnaryReactor* ListPlatforms(grpc::CallbackServerContext* context,
+                                          const npu::tiling::v1::ListPlatformsRequest* request,
+                                          npu::tiling::v1::ListPlatformsResponse* response) override;
+
+  // RPCs currently admitted.
+  int inflight() const { return inflight_.load(); }
+  const DecisionCache& cache() const { return cache_; }
+  const ServiceOptions& options() const { return options_; }
+
+ private:
+  class BatchReactor;
+
+  // Admits one more RPC, or returns false when `max_inflight` are running.
+  bool TryAdmit();
+  void Release();
+  absl::Status OverloadError() const;
+
+  const npu::tiling::StrategyRegistry& registry_;
+  ServiceMetrics& metrics_;
+  const ServiceOptions options_;
+  DecisionCache cache_;
+  std::atomic<int> inflight_{0};
+};
+
+}  // namespace npu::server
+
+#endif  // NPU_SERVER_SERVICE_TILING_SERVICE_H_

@@ -1,0 +1,119 @@
+#include "server/service/validate.h"
+
+#include <string>
+#include "absl/strings/string_view.h"
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "google/protobuf/descriptor.h"
+#include "google/protobuf/message.h"
+
+namespace npu::server {
+namespace {
+
+namespace pb = ::npu::tiling::v1;
+
+absl::Status FieldError(absl::string_view field, absl::string_view what) {
+  return absl::InvalidArgumentError(absl::StrCat(field, ": ", what));
+}
+
+absl::Status CheckLength(absl::string_view field, const std::string& value, size_t limit) {
+  if (value.size() > limit) {
+    return FieldError(field, absl::StrCat("at most ", limit, " bytes, got ", value.size()));
+  }
+  return absl::OkStatus();
+}
+
+// A dtype that must name a type: UNSPECIFIED and unknown numbers are errors.
+absl::Status CheckRequiredDataType(absl::string_view field, pb::DataType dtype) {
+  if (dtype == pb::DATA_TYPE_UNSPECIFIED) {
+    return FieldError(field, "required (DATA_TYPE_FLOAT16, DATA_TYPE_BFLOAT16 or DATA_TYPE_FLOAT32)");
+  }
+  if (!pb::DataType_IsValid(dtype)) {
+    return FieldError(field, absl::StrCat("unknown data type ", static_cast<int>(dtype)));
+  }
+  return absl::OkStatus();
+}
+
+// A format may be left UNSPECIFIED (meaning ND) but must not be an unknown
+// number.
+absl::Status CheckFormat(absl::string_view field, pb::Format format) {
+  if (!pb::Format_IsValid(format)) {
+    return FieldError(field, absl::StrCat("unknown format ", static_cast<int>(format)));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateProblemFields(const pb::MatmulProblem& problem) {
+  absl::Status status;
+  status.Update(CheckRequiredDataType("problem.dtype_a", problem.dtype_a()));
+  status.Update(CheckRequiredDataType("problem.dtype_b", problem.dtype_b()));
+  status.Update(CheckRequiredDataType("problem.dtype_c", problem.dtype_c()));
+  if (problem.has_bias()) {
+    status.Update(CheckRequiredDataType("problem.dtype_bias", problem.dtype_bias()));
+  } else if (!pb::DataType_IsValid(problem.dtype_bias())) {
+    status.Update(FieldError("problem.dtype_bias",
+                             absl::StrCat("unknown data type ", problem.dtype_bias())));
+  }
+  status.Update(CheckFormat("problem.format_a", problem.format_a()));
+  status.Update(CheckFormat("problem.format_b", problem.format_b()));
+  status.Update(CheckFormat("problem.format_c", problem.format_c()));
+  if (problem.storage_shape_b_size() > kMaxStorageShapeRank) {
+    status.Update(FieldError("problem.storage_shape_b",
+                             absl::StrCat("at most ", kMaxStorageShapeRank, " dimensions, got ",
+                                          problem.storage_shape_b_size())));
+  }
+  if (problem.a_slice().enabled() && problem.a_slice().rank() != 2 &&
+      problem.a_slice().rank() != 3) {
+    status.Update(FieldError("problem.a_slice.rank",
+                             absl::StrCat("must be 2 or 3 when enabled, got ",
+                                          problem.a_slice().rank())));
+  }
+  // Update() keeps the first error, so the message names the first field.
+  return status;
+}
+
+}  // namespace
+
+absl::Status ValidatePlatformOverrides(const pb::PlatformOverrides& overrides) {
+  // Walk the set fields through reflection so that the table in validate.h
+  // is the only list of override names; a field added to the proto without a
+  // range is reported as our bug.
+  const google::protobuf::Reflection* reflection = overrides.GetReflection();
+  std::vector<const google::protobuf::FieldDescriptor*> fields;
+  reflection->ListFields(overrides, &fields);
+  for (const google::protobuf::FieldDescriptor* field : fields) {
+    const OverrideRange* range = nullptr;
+    for (const OverrideRange& candidate : kOverrideRanges) {
+      if (field->name() == candidate.field) range = &candidate;
+    }
+    if (range == nullptr) {
+      return absl::InternalError(absl::StrCat("no range for platform_overrides.", field->name()));
+    }
+    const uint64_t value = field->cpp_type() == google::protobuf::FieldDescriptor::CPPTYPE_UINT32
+                               ? reflection->GetUInt32(overrides, field)
+                               : reflection->GetUInt64(overrides, field);
+    if (value < range->min || value > range->max) {
+      return FieldError(absl::StrCat("platform_overrides.", field->name()),
+                        absl::StrCat("must be in [", range->min, ", ", range->max, "], got ",
+                                     value));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateRequest(const pb::TilingRequest& request) {
+  absl::Status status;
+  status.Update(CheckLength("id", request.id(), kMaxIdBytes));
+  status.Update(CheckLength("platform", request.platform(), kMaxNameBytes));
+  status.Update(CheckLength("forced_strategy", request.forced_strategy(), kMaxNameBytes));
+  if (!request.has_problem()) {
+    status.Update(FieldError("problem", "required"));
+  } else {
+    status.Update(ValidateProblemFields(request.problem()));
+  }
+  status.Update(ValidatePlatformOverrides(request.platform_overrides()));
+  return status;
+}
+
+}  // namespace npu::server

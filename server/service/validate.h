@@ -1,0 +1,62 @@
+// Request-level checks of the wire API, run before anything is converted.
+//
+// The tiling engine validates the problem itself (dimension ranges, dtype
+// combinations, NZ shapes) and the chip as a whole. What only the wire can get
+// wrong is checked here: required enums left UNSPECIFIED, enum numbers proto3
+// lets through but that name nothing, oversized strings and repeated fields,
+// and platform overrides outside the ranges the service accepts. Every error
+// is kInvalidArgument and starts with the proto field path, e.g.
+// "problem.dtype_a: ...".
+#ifndef NPU_SERVER_SERVICE_VALIDATE_H_
+#define NPU_SERVER_SERVICE_VALIDATE_H_
+
+#include <cstddef>
+#include <cstdint>
+
+#include "absl/status/status.h"
+#include "npu/tiling/v1/tiling_service.pb.h"
+
+namespace npu::server {
+
+// Fixed limits of the wire API. They bound memory and log size per request,
+// not what the engine can compute.
+inline constexpr size_t kMaxIdBytes = 256;
+inline constexpr size_t kMaxNameBytes = 64;  // platform and strategy names
+// A FRACTAL_NZ storage shape is [..., d0, d1, d2, d3]; 8 leaves room for four
+// batch dimensions, more than any CANN matmul accepts.
+inline constexpr int kMaxStorageShapeRank = 8;
+
+// Ranges of PlatformOverrides, inclusive. They mirror the limits of
+// npu::tiling::ValidateChip() (which checks the merged chip again), so that an
+// out-of-range override is reported under its wire name,
+// "platform_overrides.<field>". validate_test.cc checks both agree.
+struct OverrideRange {
+  const char* field;
+  uint64_t min;
+  uint64_t max;
+};
+inline constexpr uint64_t kKiB = 1024;
+inline constexpr OverrideRange kOverrideRanges[] = {
+    {"aic_num", 1, 1024},
+    {"aiv_num", 1, 2048},
+    {"l1_bytes", 16 * kKiB, 64 * kKiB * kKiB},
+    {"l0a_bytes", 4 * kKiB, 16 * kKiB * kKiB},
+    {"l0b_bytes", 4 * kKiB, 16 * kKiB * kKiB},
+    {"l0c_bytes", 4 * kKiB, 16 * kKiB * kKiB},
+    {"ub_bytes", 4 * kKiB, 16 * kKiB * kKiB},
+    {"l2_bytes", 1, 64 * kKiB * kKiB * kKiB},
+    {"bt_bytes", 1 * kKiB, 1 * kKiB * kKiB},
+    {"cube_freq_mhz", 1, 100000},
+    {"ddr_bytes_per_cycle", 1, 1 * kKiB * kKiB},
+    {"l2_bytes_per_cycle", 1, 1 * kKiB * kKiB},
+};
+
+// OK, or kInvalidArgument naming the first offending field of `request`.
+absl::Status ValidateRequest(const npu::tiling::v1::TilingRequest& request);
+
+// The checks of ValidateRequest() that concern `overrides` alone.
+absl::Status ValidatePlatformOverrides(const npu::tiling::v1::PlatformOverrides& overrides);
+
+}  // namespace npu::server
+
+#endif  // NPU_SERVER_SERVICE_VALIDATE_H_
