@@ -129,7 +129,10 @@ absl::Status CheckPlanFits(const TilingPlan& plan, const MatmulProblem& problem,
     return fail(absl::StrCat("empty block baseM=", b.base_m, " baseN=", b.base_n,
                              " baseK=", b.base_k, " kL1=", b.k_l1));
   }
-  if (b.base_m % kBlock16 != 0 || b.base_n % kBlock16 != 0 || b.base_k % 8 != 0) {
+  // base_k may equal an unaligned per-core K slice (Stream-K with a short
+  // K); the kernel then loads the whole slice in one step.
+  const bool base_k_aligned = b.base_k % 8 == 0 || b.base_k == b.single_core_k;
+  if (b.base_m % kBlock16 != 0 || b.base_n % kBlock16 != 0 || !base_k_aligned) {
     return fail(absl::StrCat("baseM=", b.base_m, " baseN=", b.base_n, " baseK=", b.base_k,
                              " break the 16 (baseK: 8) element alignment"));
   }

@@ -1,1 +1,140 @@
+// Invariants of every plan over a sweep of shapes, dtypes, layouts and core
+// counts: blocks fit L0A / L0B / L0C and L1, alignment holds, block dim
+// stays within the cores, and the trace names every strategy consulted.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include <tuple>
+
+#include "server/tiling/builtin_strategies.h"
+#include "tests/testing/problems.h"
+#include "tests/testing/status_matchers.h"
+
+namespace npu::tiling {
+namespace {
+
+using ::npu::testing::Chip950;
+using ::npu::testing::IsOk;
+using ::npu::testing::Problem;
+
+uint64_t Align16(uint64_t v) { return (v + 15) / 16 * 16; }
+
+void CheckInvariants(const MatmulProblem& p, const ChipSpec& chip, const TilingDecision& d) {
+  const TilingPlan& plan = d.plan;
+  SCOPED_TRACE(::testing::Message() << "m=" << p.m << " n=" << p.n << " k=" << p.k << " "
+                                    << DataTypeName(p.dtype_a) << " ta=" << p.trans_a
+                                    << " tb=" << p.trans_b << " bias=" << p.has_bias
+                                    << " aic=" << chip.aic_num << " aiv=" << chip.aiv_num
+                                    << " -> " << plan.strategy << " key=" << plan.key.Encode());
+  // Trace: every strategy before the chosen one was not capable.
+  const std::vector<std::string> names = MakeBuiltinRegistry().Names();
+  ASSERT_FALSE(d.trace.empty());
+  ASSERT_LE(d.trace.size(), names.size());
+  for (size_t i = 0; i < d.trace.size(); ++i) {
+    EXPECT_EQ(d.trace[i].strategy, names[i]);
+    EXPECT_FALSE(d.trace[i].reason.empty());
+    const bool last = i + 1 == d.trace.size();
+    EXPECT_EQ(d.trace[i].capable, last);
+    EXPECT_EQ(d.trace[i].chosen, last);
+  }
+  EXPECT_EQ(d.trace.back().strategy, plan.strategy);
+
+  absl::StatusOr<TilingKey> decoded = TilingKey::Decode(plan.key.Encode());
+  ASSERT_THAT(decoded, IsOk());
+  EXPECT_EQ(decoded->trans_a, plan.key.model == KernelModel::kKEqualZero ? false : p.trans_a);
+
+  const uint32_t cores = plan.kernel_type == KernelType::kAivOnly ? chip.aiv_num : chip.aic_num;
+  EXPECT_GE(plan.block_dim, 1u);
+  EXPECT_LE(plan.block_dim, cores);
+  if (plan.kernel_type == KernelType::kAivOnly) return;
+
+  const BlockTiling& b = plan.block;
+  const uint64_t a_bytes = DataTypeBytes(p.dtype_a);
+  const uint64_t b_bytes = DataTypeBytes(p.dtype_b);
+  EXPECT_EQ(b.base_m % 16, 0u);
+  EXPECT_EQ(b.base_n % 16, 0u);
+  EXPECT_TRUE(b.base_k % 8 == 0 || b.base_k == b.single_core_k) << "baseK=" << b.base_k;
+  EXPECT_LE(b.base_m, Align16(p.m));
+  EXPECT_LE(b.base_n, Align16(p.n));
+  EXPECT_LE(b.base_m * b.base_k * a_bytes * 2, chip.l0a_bytes);
+  EXPECT_LE(b.base_n * b.base_k * b_bytes * 2, chip.l0b_bytes);
+  EXPECT_LE(b.base_m * b.base_n * 4 * b.l0c_db, chip.l0c_bytes);
+  EXPECT_GE(b.k_l1, b.base_k);
+  EXPECT_EQ(b.k_l1 % b.base_k, 0u);
+  switch (plan.key.full_load) {
+    case FullLoad::kNone:
+      EXPECT_LE((b.m_l1 + b.n_l1) * b.k_l1 * a_bytes * 2, chip.l1_bytes);
+      break;
+    case FullLoad::kA:
+      EXPECT_LE(Align16(p.m) * Align16(p.k) * a_bytes, chip.l1_bytes * 3 / 4);
+      break;
+    case FullLoad::kB:
+      EXPECT_LE(Align16(p.n) * Align16(p.k) * b_bytes, chip.l1_bytes * 3 / 4);
+      break;
+    case FullLoad::kAB:
+      ADD_FAILURE() << "AB full load is never chosen for MatMulV3";
+      break;
+  }
+  EXPECT_EQ(plan.data.RawWords().size(), 23u);
+  // Stream-K covers K exactly with its slices.
+  if (plan.key.model == KernelModel::kStreamK || plan.key.model == KernelModel::kStreamKSplitK) {
+    EXPECT_GE(b.single_core_k * b.k_cnt, static_cast<uint64_t>(p.k));
+  }
+}
+
+using SweepParam = std::tuple<DataType, bool, bool, uint32_t>;
+
+class PlanInvariantsTest : public ::testing::TestWithParam<SweepParam> {};
+
+TEST_P(PlanInvariantsTest, HoldOverShapes) {
+  const auto [dtype, trans_a, trans_b, aic] = GetParam();
+  const StrategyRegistry registry = MakeBuiltinRegistry();
+  const int64_t dims[] = {1, 15, 64, 200, 256, 1000, 1537, 4096, 12000};
+  const int64_t ks[] = {0, 1, 31, 128, 300, 2048, 8192, 16384, 70000};
+  for (const ChipSpec& chip : {Chip950(aic), Chip950(aic, aic + 8)}) {
+    for (int64_t m : dims) {
+      for (int64_t n : dims) {
+        for (int64_t k : ks) {
+          for (bool bias : {false, true}) {
+            if (bias && k == 0) continue;
+            MatmulProblem p = Problem(m, n, k, dtype);
+            p.trans_a = trans_a;
+            p.trans_b = trans_b;
+            p.has_bias = bias;
+            p.dtype_bias = DataType::kFloat32;
+            p.force_grp_acc_fp32 = dtype == DataType::kFloat32 && (m + n + k) % 2 == 0;
+            absl::StatusOr<TilingDecision> d = registry.Decide(p, chip);
+            ASSERT_THAT(d, IsOk()) << "m=" << m << " n=" << n << " k=" << k;
+            CheckInvariants(p, chip, *d);
+            if (HasFatalFailure()) return;
+          }
+        }
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Sweep, PlanInvariantsTest,
+    ::testing::Combine(::testing::Values(DataType::kFloat16, DataType::kBFloat16,
+                                         DataType::kFloat32),
+                       ::testing::Bool(), ::testing::Bool(), ::testing::Values(8u, 24u, 32u)),
+    [](const ::testing::TestParamInfo<SweepParam>& info) {
+      return std::string(DataTypeName(std::get<0>(info.param))) +
+             (std::get<1>(info.param) ? "_TA" : "_A") + (std::get<2>(info.param) ? "_TB" : "_B") +
+             "_aic" + std::to_string(std::get<3>(info.param));
+    });
+
+TEST(DeterminismTest, SameProblemSameAnswer) {
+  const StrategyRegistry registry = MakeBuiltinRegistry();
+  MatmulProblem p = Problem(1537, 4096, 300);
+  absl::StatusOr<TilingDecision> first = registry.Decide(p, Chip950());
+  absl::StatusOr<TilingDecision> second = registry.Decide(p, Chip950());
+  ASSERT_THAT(first, IsOk());
+  ASSERT_THAT(second, IsOk());
+  EXPECT_EQ(first->plan.key.Encode(), second->plan.key.Encode());
+  EXPECT_EQ(first->plan.data.RawWords(), second->plan.data.RawWords());
+}
+
+}  // namespace
+}  // namespace npu::tiling

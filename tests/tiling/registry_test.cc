@@ -1,1 +1,112 @@
+#include "server/tiling/registry.h"
+
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include "server/tiling/builtin_strategies.h"
+#include "server/tiling/strategies/swizzled_data_parallel.h"
+#include "tests/testing/problems.h"
+#include "tests/testing/status_matchers.h"
+
+namespace npu::tiling {
+namespace {
+
+using ::npu::testing::Chip950;
+using ::npu::testing::IsOk;
+using ::npu::testing::Problem;
+using ::npu::testing::StatusIs;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+TEST(StrategyRegistryTest, BuiltinOrderIsCannPriority) {
+  EXPECT_THAT(MakeBuiltinRegistry().Names(),
+              ElementsAre("K_EQUAL_ZERO", "TO_MUL", "TO_MULTI_MUL", "BASIC_STREAM_K",
+                          "BASIC_ASWT"));
+}
+
+TEST(StrategyRegistryTest, DuplicateNameIsRejected) {
+  StrategyRegistry registry;
+  EXPECT_THAT(registry.Add(std::make_unique<SwizzledDataParallelStrategy>()), IsOk());
+  EXPECT_THAT(registry.Add(std::make_unique<SwizzledDataParallelStrategy>()),
+              StatusIs(absl::StatusCode::kAlreadyExists, HasSubstr("BASIC_ASWT")));
+}
+
+TEST(StrategyRegistryTest, TraceNamesEveryStrategyUpToTheChosenOne) {
+  absl::StatusOr<TilingDecision> decision =
+      MakeBuiltinRegistry().Decide(Problem(2048, 2048, 1024), Chip950());
+  ASSERT_THAT(decision, IsOk());
+  ASSERT_EQ(decision->trace.size(), 5u);
+  for (size_t i = 0; i + 1 < decision->trace.size(); ++i) {
+    EXPECT_FALSE(decision->trace[i].capable) << decision->trace[i].strategy;
+    EXPECT_FALSE(decision->trace[i].reason.empty()) << decision->trace[i].strategy;
+  }
+  EXPECT_TRUE(decision->trace.back().chosen);
+  EXPECT_EQ(decision->trace.back().strategy, "BASIC_ASWT");
+  EXPECT_EQ(decision->plan.strategy, "BASIC_ASWT");
+}
+
+TEST(StrategyRegistryTest, TraceCarriesTheDecidingNumbers) {
+  absl::StatusOr<TilingDecision> decision =
+      MakeBuiltinRegistry().Decide(Problem(2048, 2048, 1024), Chip950());
+  ASSERT_THAT(decision, IsOk());
+  EXPECT_THAT(decision->trace[0].reason, HasSubstr("K=1024 != 0"));
+  EXPECT_THAT(decision->trace[3].reason, HasSubstr("align256(K)=1024 < max(8192, 32*256)/2=4096"));
+}
+
+TEST(StrategyRegistryTest, ForcedStrategyRunsAlone) {
+  MatmulProblem p = Problem(4096, 1280, 8192);
+  p.trans_b = true;
+  DecideOptions options;
+  options.forced_strategy = "BASIC_ASWT";
+  absl::StatusOr<TilingDecision> decision = MakeBuiltinRegistry().Decide(p, Chip950(), options);
+  ASSERT_THAT(decision, IsOk());
+  EXPECT_EQ(decision->plan.strategy, "BASIC_ASWT");
+  ASSERT_EQ(decision->trace.size(), 1u);
+  EXPECT_EQ(decision->plan.key.model, KernelModel::kBasic);
+}
+
+TEST(StrategyRegistryTest, ForcedStrategyThatCannotApplyExplainsWhy) {
+  DecideOptions options;
+  options.forced_strategy = "BASIC_STREAM_K";
+  EXPECT_THAT(MakeBuiltinRegistry().Decide(Problem(512, 512, 1024), Chip950(), options),
+              StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("align256(K)=1024")));
+}
+
+TEST(StrategyRegistryTest, UnknownForcedStrategyIsNotFound) {
+  DecideOptions options;
+  options.forced_strategy = "FASTEST";
+  EXPECT_THAT(MakeBuiltinRegistry().Decide(Problem(64, 64, 64), Chip950(), options),
+              StatusIs(absl::StatusCode::kNotFound, HasSubstr("BASIC_ASWT")));
+}
+
+TEST(StrategyRegistryTest, InvalidInputStopsBeforeAnyStrategy) {
+  EXPECT_THAT(MakeBuiltinRegistry().Decide(Problem(0, 64, 64), Chip950()),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("m=0")));
+  ChipSpec chip = Chip950();
+  chip.l1_bytes = 0;
+  EXPECT_THAT(MakeBuiltinRegistry().Decide(Problem(64, 64, 64), chip),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("l1_bytes")));
+}
+
+TEST(StrategyRegistryTest, EmptyRegistryIsInternal) {
+  StrategyRegistry registry;
+  EXPECT_THAT(registry.Decide(Problem(64, 64, 64), Chip950()),
+              StatusIs(absl::StatusCode::kInternal));
+}
+
+TEST(CheckPlanFitsTest, FlagsOversizedL0A) {
+  absl::StatusOr<TilingDecision> decision =
+      MakeBuiltinRegistry().Decide(Problem(2048, 2048, 1024), Chip950());
+  ASSERT_THAT(decision, IsOk());
+  TilingPlan plan = decision->plan;
+  plan.block.base_k *= 8;
+  EXPECT_THAT(CheckPlanFits(plan, Problem(2048, 2048, 1024), Chip950()),
+              StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("l0a_bytes")));
+  plan = decision->plan;
+  plan.block_dim = 33;
+  EXPECT_THAT(CheckPlanFits(plan, Problem(2048, 2048, 1024), Chip950()),
+              StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("block_dim=33")));
+}
+
+}  // namespace
+}  // namespace npu::tiling

@@ -1,0 +1,29 @@
+// Small builders for tiling tests: a problem from (m, n, k, dtype) plus
+// fluent tweaks, and the default chip with optional core counts.
+#ifndef NPU_TESTS_TESTING_PROBLEMS_H_
+#define NPU_TESTS_TESTING_PROBLEMS_H_
+
+#include "server/tiling/types.h"
+
+namespace npu::testing {
+
+inline tiling::MatmulProblem Problem(int64_t m, int64_t n, int64_t k,
+                                     tiling::DataType dtype = tiling::DataType::kFloat16) {
+  tiling::MatmulProblem p;
+  p.m = m;
+  p.n = n;
+  p.k = k;
+  p.dtype_a = p.dtype_b = p.dtype_c = p.dtype_bias = dtype;
+  return p;
+}
+
+inline tiling::ChipSpec Chip950(uint32_t aic = 32, uint32_t aiv = 0) {
+  tiling::ChipSpec chip = *tiling::FindPlatform(tiling::kDefaultPlatform);
+  chip.aic_num = aic;
+  chip.aiv_num = aiv == 0 ? 2 * aic : aiv;
+  return chip;
+}
+
+}  // namespace npu::testing
+
+#endif  // NPU_TESTS_TESTING_PROBLEMS_H_
