@@ -64,10 +64,12 @@ HEALTHCHECK --interval=10s --timeout=5s --retries=3 \
 # Server flags (all optional; see `tiling_server --help`):
 #   --address          listen address for gRPC (default 0.0.0.0)
 #   --port             gRPC port (default 50051; 0 picks a free port and prints it)
-#   --metrics_port     Prometheus /metrics port (default 9464; 0 picks a free port)
-#   --cache_size       entries in the LRU decision cache
+#   --metrics_port     Prometheus /metrics port (default 9464; 0 picks a free port; -1 disables)
+#   --cache_size       entries in the LRU decision cache (default 65536; 0 disables it)
 #   --max_message_bytes, --max_inflight, --max_batch   request limits (overload -> RESOURCE_EXHAUSTED)
-#   --log_level        log verbosity
-# SIGTERM turns health NOT_SERVING and drains in-flight calls before exiting 0.
+#   --log_level        error, warning, info (default) or debug
+#   --drain_seconds    grace for in-flight calls after SIGTERM (default 5)
+# SIGTERM turns health NOT_SERVING and drains in-flight calls before exiting 0; keep the
+# orchestrator's stop timeout above --drain_seconds.
 ENTRYPOINT ["tiling_server"]
 CMD ["--address=0.0.0.0", "--port=50051", "--metrics_port=9464"]

@@ -175,6 +175,17 @@ def check_k8s(service_name):
         check(min_available < hpa["spec"].get("minReplicas", 1),
               "PDB minAvailable %d blocks every eviction at the HPA minimum" % min_available)
 
+    # The kubelet kills the pod terminationGracePeriodSeconds after it starts stopping it: the
+    # preStop sleep and the server's drain (--drain_seconds, default 5) must both fit.
+    grace = pod["spec"].get("terminationGracePeriodSeconds", 30)
+    pre_stop = ((container.get("lifecycle") or {}).get("preStop") or {}).get("exec", {})
+    pre_stop_cmd = [str(w) for w in pre_stop.get("command", [])]
+    sleep_s = float(pre_stop_cmd[1]) if pre_stop_cmd[:1] == ["sleep"] else 0.0
+    drain_s = float(flags.get("drain_seconds", 5))
+    check(grace > sleep_s + drain_s,
+          "terminationGracePeriodSeconds %s <= preStop sleep %s + --drain_seconds %s" %
+          (grace, sleep_s, drain_s))
+
     uid = (pod["spec"].get("securityContext") or {}).get("runAsUser")
     return {"grpc_port": grpc_port, "metrics_port": metrics_port, "flags": flags,
             "args": container.get("args", []), "uid": uid}
