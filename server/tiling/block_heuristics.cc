@@ -57,8 +57,8 @@ uint64_t MaxBaseWithLimit(const MatmulProblem& problem, const ProblemFacts& fact
 // Fraction of the cores' time spent on useful blocks when the last round is
 // re-split into square-ish pieces.
 double BalanceRateWithTail(const ProblemFacts& facts, uint64_t used_cores, uint64_t base_m,
-                           uint64_t base_n) {
-  const uint64_t total_rounds = CeilDiv(facts.m, base_m) * CeilDiv(facts.n, base_n);
+                           uint64_t base_n, uint64_t m_blocks) {
+  const uint64_t total_rounds = m_blocks * CeilDiv(facts.n, base_n);
   const uint64_t main_rounds = CeilDiv(total_rounds, used_cores) - 1;
   const uint64_t tail_split = FloorDiv(used_cores, total_rounds - used_cores * main_rounds);
   if (facts.m <= kBlock16) base_m = facts.m;
@@ -162,22 +162,26 @@ void RebalanceBlock(const MatmulProblem& problem, const ProblemFacts& facts, con
       std::min(max_n, FloorAlign(buffer_limit / kFp32Bytes / state.base_m, align_n)));
   state.cube_bound_param = (1.0 / state.base_m) + (1.0 / state.base_n);
   state.cube_bound_edge *= kCubeBoundMargin;
-  double balance = BalanceRateWithTail(facts, state.used_core_num, state.base_m, state.base_n);
+  double balance = BalanceRateWithTail(facts, state.used_core_num, state.base_m, state.base_n,
+                                       CeilDiv(facts.m, state.base_m));
 
   // Walk candidates from the largest blocks down. Unsigned wrap-around ends
   // each loop once the candidate drops below one alignment unit.
   for (uint64_t cur_m = max_m; cur_m >= 1 && cur_m <= max_m; cur_m -= align_m) {
     const uint64_t cur_max_n =
         std::min(max_n, FloorAlign(buffer_limit / kFp32Bytes / cur_m, align_n));
+    const uint64_t cur_m_blocks = CeilDiv(facts.m, cur_m);
     for (uint64_t cur_n = cur_max_n; cur_n >= 1 && cur_n <= cur_max_n; cur_n -= align_n) {
       const double cur_param = (1.0 / cur_m) + (1.0 / cur_n);
-      const double cur_balance = BalanceRateWithTail(facts, state.used_core_num, cur_m, cur_n);
       bool skip = balance >= kBalanceGoal && cur_param > state.cube_bound_param &&
                   cur_param > state.cube_bound_edge && state.cube_bound_edge > 0;
       skip |= slow_fp32 && cur_param < state.cube_bound_edge &&
               ((cur_m < kFp32MinBaseBlock || cur_n < kFp32MinBaseBlock) &&
-               CeilDiv(facts.m, cur_m) * CeilDiv(facts.n, cur_n) > chip.aic_num);
+               cur_m_blocks * CeilDiv(facts.n, cur_n) > chip.aic_num);
       if (skip) continue;
+      // Only candidates that survive the pruning pay for the balance model.
+      const double cur_balance =
+          BalanceRateWithTail(facts, state.used_core_num, cur_m, cur_n, cur_m_blocks);
       const bool cube_bound_better = cur_param <= state.cube_bound_edge && cur_balance > balance;
       const double cur_score = cur_param / cur_balance;
       const double best_score = state.cube_bound_param / balance;
@@ -339,6 +343,7 @@ void FillBasicTilingData(const MatmulProblem& problem, const ProblemFacts& facts
 
   const uint64_t slice_m = facts.slice_m_override != 0 ? facts.slice_m_override : state.base_m;
   plan.data.struct_name = "MatMulV3BasicTilingData";
+  plan.data.fields.reserve(26);
   plan.data.fields = {
       {"usedCoreNum", state.used_core_num, 32},
       {"m", facts.m, 32},
