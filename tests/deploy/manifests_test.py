@@ -349,10 +349,13 @@ def check_binaries(server_bin, ctl_bin, k8s, docker, compose, service_name):
     for flag in sorted(used):
         check(re.search(r"(^|[\s,\[])--?%s\b" % re.escape(flag), help_text, re.M),
               "tiling_server --help does not list --%s (used by the manifests)" % flag)
+    # The image's EXPOSE and the docs assume these defaults (absl prints `default: VALUE;`).
     for flag, default in (("port", "50051"), ("metrics_port", "9464"), ("address", "0.0.0.0")):
-        m = re.search(r"--?%s\b[^\n]*(?:\n[^-\n][^\n]*)*" % flag, help_text)
-        if m and "default" in m.group(0):
-            check(default in m.group(0), "--%s default is not %s: %s" % (flag, default, m.group(0)))
+        m = re.search(r"^\s*--?%s\b.*?default: \"?([^\";]*)\"?;" % re.escape(flag), help_text,
+                      re.M | re.S)
+        if check(m is not None, "tiling_server --help shows no default for --%s" % flag):
+            check(m.group(1) == default,
+                  "--%s defaults to %s, the deployment files assume %s" % (flag, m.group(1), default))
 
     # Start it as the Deployment does, on free ports, and probe it the way Kubernetes and
     # Docker will.

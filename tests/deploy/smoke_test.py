@@ -9,7 +9,9 @@ Traffic comes from tilingctl: GetTiling with fresh shapes every round (cache mis
 the CANN conformance cases every round (cache hits from round 2 on), an invalid request (a non-OK
 code for the error panels) and ListPlatforms, spread over several scrapes so that every counter has
 at least two samples that differ. A query that returns nothing, or only NaN, fails the test:
-Grafana would show "No data" for it.
+Grafana would show "No data" for it. So does a rate() query whose values are all zero: every
+counter got traffic, so zero means the query does not see it (the server pre-creates its series
+at zero, so an empty-vs-zero check alone would pass without any traffic).
 """
 
 import argparse
@@ -176,9 +178,13 @@ def evaluate(promtool_bin, prom_url, queries, eval_time):
             values.append(value[1] if isinstance(value, list) else value)
         real = [v for v in values if v not in ("NaN", "+Inf", "-Inf")]
         status = "ok" if real else ("NaN only" if values else "EMPTY")
+        # The server pre-creates its series at zero, so "some value" alone would also pass with
+        # no traffic at all. Every counter got traffic, so a rate must have moved somewhere.
+        if real and "rate(" in expr and not any(float(v) > 0 for v in real):
+            status = "all zero"
         print("[%-8s] %s / %s: %d series %s\n           %s" %
               (status, title, ref, len(values), values[:6], expr))
-        if not real:
+        if status != "ok":
             failures.append("%s/%s returned %s: %s" % (title, ref, status, expr))
     return failures
 
