@@ -19,6 +19,7 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/flags/usage_config.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
@@ -135,6 +136,14 @@ int Run() {
 }  // namespace npu::server
 
 int main(int argc, char** argv) {
+  // --help lists the flags of this file. Abseil's default looks for a file
+  // named after the binary (tiling_server.cc), which this one is not.
+  absl::FlagsUsageConfig usage_config;
+  usage_config.contains_help_flags = [](absl::string_view file) {
+    return absl::EndsWith(file, "server/main.cc");
+  };
+  usage_config.contains_helpshort_flags = usage_config.contains_help_flags;
+  absl::SetFlagsUsageConfig(usage_config);
   absl::SetProgramUsageMessage(
       "Serves matmul tiling decisions for the Ascend 950PR over gRPC.\n"
       "Usage: tiling_server [--address 0.0.0.0] [--port 50051] [--metrics_port 9464] ...");

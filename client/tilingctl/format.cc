@@ -1,0 +1,136 @@
+#include "client/tilingctl/format.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "google/protobuf/util/json_util.h"
+
+namespace npu::client {
+namespace {
+
+namespace pb = ::npu::tiling::v1;
+
+std::string Bytes(uint64_t bytes) {
+  if (bytes >= (uint64_t{1} << 20) && bytes % (uint64_t{1} << 20) == 0) {
+    return absl::StrCat(bytes >> 20, " MiB");
+  }
+  if (bytes >= 1024 && bytes % 1024 == 0) return absl::StrCat(bytes >> 10, " KiB");
+  return absl::StrCat(bytes, " B");
+}
+
+std::string ChipLine(const pb::ChipSpec& chip) {
+  return absl::StrFormat(
+      "%s: %u AIC, %u AIV, L1 %s, L0A %s, L0B %s, L0C %s, UB %s, L2 %s, BT %s, %u MHz, "
+      "DDR %u B/cycle, L2 %u B/cycle",
+      chip.name(), chip.aic_num(), chip.aiv_num(), Bytes(chip.l1_bytes()), Bytes(chip.l0a_bytes()),
+      Bytes(chip.l0b_bytes()), Bytes(chip.l0c_bytes()), Bytes(chip.ub_bytes()),
+      Bytes(chip.l2_bytes()), Bytes(chip.bt_bytes()), chip.cube_freq_mhz(),
+      chip.ddr_bytes_per_cycle(), chip.l2_bytes_per_cycle());
+}
+
+}  // namespace
+
+absl::StatusOr<pb::DataType> DataTypeFromName(absl::string_view name) {
+  if (name == "float16" || name == "fp16") return pb::DATA_TYPE_FLOAT16;
+  if (name == "bfloat16" || name == "bf16") return pb::DATA_TYPE_BFLOAT16;
+  if (name == "float32" || name == "fp32") return pb::DATA_TYPE_FLOAT32;
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown dtype \"", name, "\"; expected float16, bfloat16 or float32"));
+}
+
+absl::StatusOr<pb::Format> FormatFromName(absl::string_view name) {
+  if (name == "ND") return pb::FORMAT_ND;
+  if (name == "FRACTAL_NZ" || name == "NZ") return pb::FORMAT_FRACTAL_NZ;
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown format \"", name, "\"; expected ND or FRACTAL_NZ"));
+}
+
+std::string ToJson(const google::protobuf::Message& message) {
+  google::protobuf::util::JsonPrintOptions options;
+  options.always_print_primitive_fields = true;
+  std::string json;
+  if (!google::protobuf::util::MessageToJsonString(message, &json, options).ok()) {
+    return "{}";  // only fails for unresolvable Any types, which we never send
+  }
+  return json;
+}
+
+std::string FormatTiling(const pb::TilingResponse& r) {
+  std::string out;
+  const pb::DecodedTilingKey& key = r.key();
+  absl::StrAppendFormat(&out, "%-16s %s\n", "strategy", r.strategy());
+  absl::StrAppendFormat(&out, "%-16s %s\n", "detail", r.detail());
+  absl::StrAppendFormat(&out, "%-16s %u (0x%x)\n", "tiling_key", r.tiling_key(), r.tiling_key());
+  absl::StrAppendFormat(&out, "  %-14s %s\n", "api_level", key.api_level_name());
+  absl::StrAppendFormat(&out, "  %-14s %s / %s\n", "trans_a/b", key.trans_a() ? "true" : "false",
+                        key.trans_b() ? "true" : "false");
+  absl::StrAppendFormat(&out, "  %-14s %u\n", "batch_model", key.batch_model());
+  absl::StrAppendFormat(&out, "  %-14s %s\n", "model", key.model_name());
+  absl::StrAppendFormat(&out, "  %-14s %s\n", "full_load", key.full_load_name());
+  absl::StrAppendFormat(&out, "  %-14s %s\n", "l0c2out", key.l0c2out_name());
+  absl::StrAppendFormat(&out, "%-16s %s\n", "kernel_type", r.kernel_type_name());
+  absl::StrAppendFormat(&out, "%-16s %u\n", "block_dim", r.block_dim());
+  absl::StrAppendFormat(&out, "%-16s %u bytes\n", "workspace", r.workspace_bytes());
+  absl::StrAppendFormat(&out, "%-16s %s\n", "platform", ChipLine(r.platform()));
+  absl::StrAppendFormat(&out, "%-16s %s\n", "from_cache", r.from_cache() ? "yes" : "no");
+
+  absl::StrAppendFormat(&out, "\n%s (%d fields, %d words)\n", r.tiling_struct(), r.fields_size(),
+                        r.raw_words_size());
+  absl::StrAppendFormat(&out, "  %-6s %-20s %s\n", "word", "field", "value");
+  // Fields are packed in order: 32-bit fields take a word, 8-bit fields a
+  // byte of one (byte 0 first), as the kernel reads the struct.
+  uint64_t bit = 0;
+  for (const pb::TilingField& field : r.fields()) {
+    const std::string word = field.bits() == 8 ? absl::StrCat(bit / 32, ".", (bit % 32) / 8)
+                                               : absl::StrCat(bit / 32);
+    absl::StrAppendFormat(&out, "  %-6s %-20s %u\n", word, field.name(), field.value());
+    bit += field.bits() == 8 ? 8 : 32;
+  }
+  absl::StrAppendFormat(&out, "  raw words: %s\n", absl::StrJoin(r.raw_words(), " "));
+
+  if (r.trace_size() > 0) {
+    absl::StrAppendFormat(&out, "\ntrace\n  %-16s %-8s %-7s %s\n", "strategy", "capable", "chosen",
+                          "reason");
+    for (const pb::TraceEntry& entry : r.trace()) {
+      absl::StrAppendFormat(&out, "  %-16s %-8s %-7s %s\n", entry.strategy(),
+                            entry.capable() ? "yes" : "no", entry.chosen() ? "yes" : "",
+                            entry.reason());
+    }
+  }
+  return out;
+}
+
+std::string FormatBatch(const std::vector<pb::TilingResponse>& responses) {
+  std::string out = absl::StrFormat("%-6s %-16s %-20s %-16s %-10s %-9s %s\n", "#", "id", "status",
+                                    "strategy", "key", "block_dim", "struct / error");
+  for (size_t i = 0; i < responses.size(); ++i) {
+    const pb::TilingResponse& r = responses[i];
+    if (r.has_status() && r.status().code() != 0) {
+      absl::StrAppendFormat(&out, "%-6d %-16s %-20s %-16s %-10s %-9s %s\n", i, r.id(),
+                            r.status().code_name(), "-", "-", "-", r.status().message());
+    } else {
+      absl::StrAppendFormat(&out, "%-6d %-16s %-20s %-16s %-10u %-9u %s\n", i, r.id(), "OK",
+                            r.strategy(), r.tiling_key(), r.block_dim(), r.tiling_struct());
+    }
+  }
+  return out;
+}
+
+std::string FormatPlatforms(const pb::ListPlatformsResponse& response) {
+  std::string out =
+      absl::StrFormat("%-14s %4s %4s %8s %8s %8s %8s %8s %8s %6s %6s %4s %4s\n", "name", "aic",
+                      "aiv", "l1", "l0a", "l0b", "l0c", "ub", "l2", "bt", "mhz", "ddr", "l2bw");
+  for (const pb::ChipSpec& chip : response.platforms()) {
+    absl::StrAppendFormat(
+        &out, "%-14s %4u %4u %8s %8s %8s %8s %8s %8s %6s %6u %4u %4u%s\n", chip.name(),
+        chip.aic_num(), chip.aiv_num(), Bytes(chip.l1_bytes()), Bytes(chip.l0a_bytes()),
+        Bytes(chip.l0b_bytes()), Bytes(chip.l0c_bytes()), Bytes(chip.ub_bytes()),
+        Bytes(chip.l2_bytes()), Bytes(chip.bt_bytes()), chip.cube_freq_mhz(),
+        chip.ddr_bytes_per_cycle(), chip.l2_bytes_per_cycle(),
+        chip.name() == response.default_platform() ? "  (default)" : "");
+  }
+  out += "sizes per core except l2 (chip-wide); ddr and l2bw in bytes per cycle per cube core\n";
+  return out;
+}
+
+}  // namespace npu::client

@@ -1,0 +1,40 @@
+// Names, human-readable tables and JSON renderings of service messages for
+// tilingctl.
+//
+// Tables are for people at a terminal; `--json` prints the proto's canonical
+// JSON mapping (lowerCamelCase names, enums by name, 64-bit integers as
+// strings) with default values included, so scripts see every field.
+#ifndef NPU_CLIENT_TILINGCTL_FORMAT_H_
+#define NPU_CLIENT_TILINGCTL_FORMAT_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "google/protobuf/message.h"
+#include "npu/tiling/v1/tiling_service.pb.h"
+
+namespace npu::client {
+
+// Parses a dtype name: float16, bfloat16, float32 (also fp16, bf16, fp32).
+absl::StatusOr<npu::tiling::v1::DataType> DataTypeFromName(absl::string_view name);
+// Parses a format name: ND, FRACTAL_NZ (also NZ).
+absl::StatusOr<npu::tiling::v1::Format> FormatFromName(absl::string_view name);
+
+// The message as one line of JSON.
+std::string ToJson(const google::protobuf::Message& message);
+
+// A decision: key and its parts, launch facts, the tiling-data fields with
+// their word positions, the raw words, the platform and the trace.
+std::string FormatTiling(const npu::tiling::v1::TilingResponse& response);
+
+// One row per batch item: index, id, status, strategy, key, block dim.
+std::string FormatBatch(const std::vector<npu::tiling::v1::TilingResponse>& responses);
+
+// One row per platform profile.
+std::string FormatPlatforms(const npu::tiling::v1::ListPlatformsResponse& response);
+
+}  // namespace npu::client
+
+#endif  // NPU_CLIENT_TILINGCTL_FORMAT_H_
