@@ -164,6 +164,10 @@ void ServiceMetrics::MessageSent(RpcMethod method) {
   methods_[static_cast<int>(method)].sent->Increment();
 }
 
+void ServiceMetrics::AddStrategies(const std::vector<std::string>& strategies) {
+  for (const std::string& strategy : strategies) decisions_.Add({{"strategy", strategy}});
+}
+
 void ServiceMetrics::DecisionServed(absl::string_view strategy) {
   // Family::Add returns the existing series for known labels; strategy names
   // come from the registry, so the label set is small and fixed.

@@ -24,6 +24,8 @@
 #define NPU_SERVER_METRICS_SERVICE_METRICS_H_
 
 #include <array>
+#include <string>
+#include <vector>
 #include "absl/strings/string_view.h"
 
 #include "absl/status/status.h"
@@ -58,6 +60,9 @@ class ServiceMetrics {
   void MessageReceived(RpcMethod method);
   void MessageSent(RpcMethod method);
 
+  // Creates the npu_tiling_decisions_total series of `strategies` at zero, so
+  // that rates exist before the first answer.
+  void AddStrategies(const std::vector<std::string>& strategies);
   // Counts an answer produced by `strategy` (fresh or cached).
   void DecisionServed(absl::string_view strategy);
   // Records the engine time of one decision.

@@ -50,7 +50,9 @@ TilingService::TilingService(const tl::StrategyRegistry& registry, ServiceMetric
     : registry_(registry),
       metrics_(metrics),
       options_(options),
-      cache_(options.cache_capacity) {}
+      cache_(options.cache_capacity) {
+  metrics_.AddStrategies(registry_.Names());
+}
 
 bool TilingService::TryAdmit() {
   if (inflight_.fetch_add(1) + 1 > options_.max_inflight) {

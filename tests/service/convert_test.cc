@@ -1,0 +1,158 @@
+#include "server/service/convert.h"
+
+#include "gmock/gmock.h"
+#include "google/protobuf/util/message_differencer.h"
+#include "gtest/gtest.h"
+#include "tests/service/test_server.h"
+#include "tests/testing/status_matchers.h"
+
+namespace npu::server {
+namespace {
+
+using ::npu::server::testing::StreamKRequest;
+using ::npu::testing::StatusIs;
+using ::testing::HasSubstr;
+namespace pb = ::npu::tiling::v1;
+namespace tl = ::npu::tiling;
+
+TEST(ProblemConversionTest, EveryFieldRoundTrips) {
+  pb::MatmulProblem wire;
+  wire.set_m(100);
+  wire.set_n(200);
+  wire.set_k(300);
+  wire.set_dtype_a(pb::DATA_TYPE_BFLOAT16);
+  wire.set_dtype_b(pb::DATA_TYPE_BFLOAT16);
+  wire.set_dtype_c(pb::DATA_TYPE_FLOAT32);
+  wire.set_has_bias(true);
+  wire.set_dtype_bias(pb::DATA_TYPE_FLOAT32);
+  wire.set_trans_a(true);
+  wire.set_trans_b(true);
+  wire.set_format_a(pb::FORMAT_ND);
+  wire.set_format_b(pb::FORMAT_FRACTAL_NZ);
+  wire.set_format_c(pb::FORMAT_ND);
+  wire.add_storage_shape_b(19);
+  wire.add_storage_shape_b(13);
+  wire.add_storage_shape_b(16);
+  wire.add_storage_shape_b(16);
+  wire.set_hf32(true);
+  wire.set_force_grp_acc_fp32(true);
+  wire.set_deterministic_level(2);
+  wire.set_avoid_tensor_api(true);
+  wire.mutable_a_slice()->set_enabled(true);
+  wire.mutable_a_slice()->set_rank(3);
+  wire.mutable_a_slice()->set_batch(4);
+  wire.mutable_a_slice()->set_batch_stride(5000);
+  wire.mutable_a_slice()->set_row_stride(700);
+
+  const tl::MatmulProblem problem = ProblemFromProto(wire);
+  EXPECT_EQ(problem.m, 100);
+  EXPECT_EQ(problem.dtype_a, tl::DataType::kBFloat16);
+  EXPECT_EQ(problem.dtype_c, tl::DataType::kFloat32);
+  EXPECT_EQ(problem.dtype_bias, tl::DataType::kFloat32);
+  EXPECT_EQ(problem.format_b, tl::Format::kFractalNz);
+  EXPECT_EQ(problem.storage_shape_b, (std::vector<int64_t>{19, 13, 16, 16}));
+  EXPECT_TRUE(problem.a_slice.enabled);
+  EXPECT_EQ(problem.a_slice.batch_stride, 5000);
+  EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(ProblemToProto(problem), wire))
+      << ProblemToProto(problem).ShortDebugString();
+}
+
+TEST(ProblemConversionTest, DefaultsAreCanonical) {
+  pb::MatmulProblem wire = StreamKRequest().problem();
+  wire.set_format_a(pb::FORMAT_UNSPECIFIED);
+  wire.set_dtype_bias(pb::DATA_TYPE_FLOAT32);  // no bias: dropped
+  const pb::MatmulProblem canonical = ProblemToProto(ProblemFromProto(wire));
+  EXPECT_EQ(canonical.format_a(), pb::FORMAT_ND);
+  EXPECT_EQ(canonical.dtype_bias(), pb::DATA_TYPE_UNSPECIFIED);
+  EXPECT_FALSE(canonical.has_a_slice());
+}
+
+TEST(ResolveChipTest, DefaultProfileWithOverrides) {
+  pb::TilingRequest request = StreamKRequest();
+  request.mutable_platform_overrides()->set_aic_num(24);
+  request.mutable_platform_overrides()->set_l2_bytes(64 << 20);
+  absl::StatusOr<tl::ChipSpec> chip = ResolveChip(request);
+  ASSERT_TRUE(chip.ok()) << chip.status();
+  EXPECT_EQ(chip->name, "ascend950pr");
+  EXPECT_EQ(chip->aic_num, 24u);
+  EXPECT_EQ(chip->aiv_num, 64u);
+  EXPECT_EQ(chip->l2_bytes, 64u << 20);
+  EXPECT_EQ(chip->l1_bytes, 512u * 1024);
+}
+
+TEST(ResolveChipTest, UnknownPlatformIsNotFound) {
+  pb::TilingRequest request = StreamKRequest();
+  request.set_platform("ascend910");
+  EXPECT_THAT(ResolveChip(request),
+              StatusIs(absl::StatusCode::kNotFound, HasSubstr("platform: ")));
+}
+
+TEST(EnumConversionTest, WireValueIsCannValuePlusOne) {
+  for (int v = 0; v <= 2; ++v) {
+    EXPECT_EQ(ApiLevelToProto(static_cast<tl::ApiLevel>(v)), v + 1);
+    EXPECT_EQ(L0cToOutToProto(static_cast<tl::L0cToOut>(v)), v + 1);
+  }
+  for (int v = 0; v <= 7; ++v) {
+    EXPECT_EQ(KernelModelToProto(static_cast<tl::KernelModel>(v)), v + 1);
+  }
+  for (int v = 0; v <= 3; ++v) {
+    EXPECT_EQ(FullLoadToProto(static_cast<tl::FullLoad>(v)), v + 1);
+  }
+  EXPECT_EQ(KernelTypeToProto(tl::KernelType::kAicOnly), pb::KERNEL_TYPE_AIC_ONLY);
+  EXPECT_EQ(KernelTypeToProto(tl::KernelType::kMixed1To2), pb::KERNEL_TYPE_MIX_AIC_1_AIV_2);
+  EXPECT_EQ(KernelTypeToProto(tl::KernelType::kAivOnly), pb::KERNEL_TYPE_AIV_ONLY);
+}
+
+TEST(DecisionConversionTest, CopiesEveryPart) {
+  tl::TilingDecision decision;
+  tl::TilingPlan& plan = decision.plan;
+  plan.strategy = "BASIC_ASWT";
+  plan.key.api_level = tl::ApiLevel::kTensor;
+  plan.key.trans_a = true;
+  plan.key.model = tl::KernelModel::kBasic;
+  plan.key.full_load = tl::FullLoad::kA;
+  plan.key.l0c2out = tl::L0cToOut::kNdFixpipe1To2;
+  plan.block_dim = 31;
+  plan.kernel_type = tl::KernelType::kMixed1To2;
+  plan.workspace_bytes = 4096;
+  plan.block.base_m = 128;
+  plan.block.k_cnt = 3;
+  plan.data.struct_name = "MatMulV3BasicTilingData";
+  plan.data.fields = {{"usedCoreNum", 31, 32}, {"mmadParam", 0, 8}, {"l1BufferNum", 2, 8},
+                      {"l0cDB", 1, 8}, {"ubDB", 1, 8}};
+  plan.detail = "because";
+  decision.trace = {{"K_EQUAL_ZERO", false, false, "K=64 != 0"},
+                    {"BASIC_ASWT", true, true, "fallback"}};
+  tl::ChipSpec chip = *tl::FindPlatform(tl::kDefaultPlatform);
+
+  pb::TilingResponse response;
+  DecisionToProto(decision, chip, &response);
+  EXPECT_EQ(response.tiling_key(), plan.key.Encode());
+  EXPECT_EQ(response.key().api_level_name(), "TENSOR_LEVEL");
+  EXPECT_TRUE(response.key().trans_a());
+  EXPECT_EQ(response.key().full_load(), pb::FULL_LOAD_A);
+  EXPECT_EQ(response.key().full_load_name(), "A_FULL_LOAD");
+  EXPECT_EQ(response.key().l0c2out(), pb::L0C_TO_OUT_ND_FIXPIPE_1_2);
+  EXPECT_EQ(response.key().l0c2out_name(), "ND_FIXPIPE_1_2");
+  EXPECT_EQ(response.block_dim(), 31u);
+  EXPECT_EQ(response.kernel_type_name(), "MIX_AIC_1_AIV_2");
+  EXPECT_EQ(response.workspace_bytes(), 4096u);
+  EXPECT_EQ(response.block().base_m(), 128u);
+  EXPECT_EQ(response.block().k_cnt(), 3u);
+  ASSERT_EQ(response.fields_size(), 5);
+  EXPECT_EQ(response.fields(2).name(), "l1BufferNum");
+  EXPECT_EQ(response.fields(2).bits(), 8u);
+  // Two words: usedCoreNum, then the four packed bytes (byte 0 first).
+  ASSERT_EQ(response.raw_words_size(), 2);
+  EXPECT_EQ(response.raw_words(0), 31u);
+  EXPECT_EQ(response.raw_words(1), 0x01010200u);
+  ASSERT_EQ(response.trace_size(), 2);
+  EXPECT_EQ(response.trace(0).reason(), "K=64 != 0");
+  EXPECT_TRUE(response.trace(1).chosen());
+  EXPECT_EQ(response.platform().name(), "ascend950pr");
+  EXPECT_EQ(response.platform().cube_freq_mhz(), chip.cube_freq_mhz);
+  EXPECT_EQ(response.detail(), "because");
+}
+
+}  // namespace
+}  // namespace npu::server

@@ -1,0 +1,547 @@
+// End-to-end tests of TilingService through a real server on 127.0.0.1:0:
+// every RPC, every error path, the cache, batches, overload, health, drain
+// and the metrics the calls move.
+#include "server/service/tiling_service.h"
+
+#include <grpcpp/client_context.h>
+
+#include <atomic>
+#include <chrono>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "client/tiling_client.h"
+#include "gmock/gmock.h"
+#include "google/protobuf/util/message_differencer.h"
+#include "gtest/gtest.h"
+#include "server/tiling/strategy.h"
+#include "tests/service/test_server.h"
+
+namespace npu::server {
+namespace {
+
+using ::npu::server::testing::BatchResult;
+using ::npu::server::testing::LoopbackOptions;
+using ::npu::server::testing::RunBatch;
+using ::npu::server::testing::ShapeRequest;
+using ::npu::server::testing::StreamKRequest;
+using ::npu::server::testing::TestServer;
+using ::testing::HasSubstr;
+namespace pb = ::npu::tiling::v1;
+
+grpc::Status Call(TestServer& server, const pb::TilingRequest& request,
+                  pb::TilingResponse* response) {
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+  return server.stub().GetTiling(&context, request, response);
+}
+
+uint64_t FieldValue(const pb::TilingResponse& response, const std::string& name) {
+  for (const pb::TilingField& field : response.fields()) {
+    if (field.name() == name) return field.value();
+  }
+  ADD_FAILURE() << "no field " << name;
+  return 0;
+}
+
+// Waits until the server has released every admitted RPC: the client sees a
+// call's status before the server's reactor has run OnDone(). The bound only
+// guards against a hang.
+void WaitForIdle(TestServer& server) {
+  for (int i = 0; i < 10000 && server.server().service().inflight() != 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  ASSERT_EQ(server.server().service().inflight(), 0);
+}
+
+TEST(GetTilingTest, AnswersTheGoldenStreamKCase) {
+  TestServer server;
+  pb::TilingRequest request = StreamKRequest();
+  request.set_include_trace(true);
+  pb::TilingResponse response;
+  ASSERT_TRUE(Call(server, request, &response).ok());
+
+  EXPECT_EQ(response.id(), "streamk");
+  EXPECT_EQ(response.tiling_key(), 4162u);
+  EXPECT_EQ(response.block_dim(), 32u);
+  EXPECT_EQ(response.strategy(), "BASIC_STREAM_K");
+  EXPECT_EQ(response.key().api_level(), pb::API_LEVEL_TENSOR);
+  EXPECT_EQ(response.key().api_level_name(), "TENSOR_LEVEL");
+  EXPECT_EQ(response.key().model(), pb::KERNEL_MODEL_STREAM_K);
+  EXPECT_EQ(response.key().model_name(), "STREAM_K");
+  EXPECT_TRUE(response.key().trans_b());
+  EXPECT_EQ(response.key().full_load_name(), "NONE");
+  EXPECT_EQ(response.key().l0c2out_name(), "ON_THE_FLY");
+  EXPECT_EQ(response.kernel_type(), pb::KERNEL_TYPE_MIX_AIC_1_AIV_2);
+  EXPECT_EQ(response.tiling_struct(), "MatMulV3BasicTilingData");
+  EXPECT_EQ(FieldValue(response, "baseM"), 256u);
+  EXPECT_EQ(FieldValue(response, "baseK"), 64u);
+  EXPECT_EQ(FieldValue(response, "skSingleCoreK"), 4096u);
+  EXPECT_EQ(FieldValue(response, "l1BufferNum"), 2u);
+  EXPECT_EQ(response.raw_words_size(), 23);
+  EXPECT_EQ(response.platform().name(), "ascend950pr");
+  EXPECT_EQ(response.platform().aic_num(), 32u);
+  EXPECT_FALSE(response.from_cache());
+  EXPECT_FALSE(response.has_status());
+  ASSERT_GT(response.trace_size(), 0);
+  EXPECT_EQ(response.trace(response.trace_size() - 1).strategy(), "BASIC_STREAM_K");
+  EXPECT_TRUE(response.trace(response.trace_size() - 1).chosen());
+}
+
+TEST(GetTilingTest, TraceOnlyWhenAsked) {
+  TestServer server;
+  pb::TilingResponse response;
+  ASSERT_TRUE(Call(server, StreamKRequest(), &response).ok());
+  EXPECT_EQ(response.trace_size(), 0);
+}
+
+TEST(GetTilingTest, PlatformOverridesReachTheEngine) {
+  TestServer server;
+  pb::TilingRequest request = StreamKRequest();
+  request.mutable_platform_overrides()->set_aic_num(24);
+  request.mutable_platform_overrides()->set_aiv_num(48);
+  pb::TilingResponse response;
+  ASSERT_TRUE(Call(server, request, &response).ok());
+  EXPECT_EQ(response.platform().aic_num(), 24u);
+  EXPECT_EQ(response.platform().aiv_num(), 48u);
+  EXPECT_LE(response.block_dim(), 24u);
+}
+
+TEST(GetTilingTest, ForcedStrategyIsUsed) {
+  TestServer server;
+  pb::TilingRequest request = StreamKRequest();
+  request.set_forced_strategy("BASIC_ASWT");
+  pb::TilingResponse response;
+  ASSERT_TRUE(Call(server, request, &response).ok());
+  EXPECT_EQ(response.strategy(), "BASIC_ASWT");
+}
+
+struct ErrorCase {
+  std::string name;
+  std::function<void(pb::TilingRequest*)> mutate;
+  grpc::StatusCode code;
+  std::string message_part;  // the field path the message must name
+};
+
+class GetTilingErrorTest : public ::testing::TestWithParam<ErrorCase> {};
+
+TEST_P(GetTilingErrorTest, MapsToCodeNamingTheField) {
+  TestServer server;
+  pb::TilingRequest request = StreamKRequest();
+  GetParam().mutate(&request);
+  pb::TilingResponse response;
+  grpc::Status status = Call(server, request, &response);
+  EXPECT_EQ(status.error_code(), GetParam().code) << status.error_message();
+  EXPECT_THAT(status.error_message(), HasSubstr(GetParam().message_part));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Errors, GetTilingErrorTest,
+    ::testing::Values(
+        ErrorCase{"MissingProblem", [](pb::TilingRequest* r) { r->clear_problem(); },
+                  grpc::StatusCode::INVALID_ARGUMENT, "problem: required"},
+        ErrorCase{"UnspecifiedDtype",
+                  [](pb::TilingRequest* r) {
+                    r->mutable_problem()->set_dtype_a(pb::DATA_TYPE_UNSPECIFIED);
+                  },
+                  grpc::StatusCode::INVALID_ARGUMENT, "problem.dtype_a"},
+        ErrorCase{"UnknownDtypeNumber",
+                  [](pb::TilingRequest* r) {
+                    r->mutable_problem()->set_dtype_b(static_cast<pb::DataType>(42));
+                  },
+                  grpc::StatusCode::INVALID_ARGUMENT, "problem.dtype_b"},
+        ErrorCase{"UnknownFormatNumber",
+                  [](pb::TilingRequest* r) {
+                    r->mutable_problem()->set_format_c(static_cast<pb::Format>(7));
+                  },
+                  grpc::StatusCode::INVALID_ARGUMENT, "problem.format_c"},
+        ErrorCase{"BiasWithoutDtype",
+                  [](pb::TilingRequest* r) { r->mutable_problem()->set_has_bias(true); },
+                  grpc::StatusCode::INVALID_ARGUMENT, "problem.dtype_bias"},
+        ErrorCase{"ZeroM", [](pb::TilingRequest* r) { r->mutable_problem()->set_m(0); },
+                  grpc::StatusCode::INVALID_ARGUMENT, "problem: "},
+        ErrorCase{"NegativeN", [](pb::TilingRequest* r) { r->mutable_problem()->set_n(-5); },
+                  grpc::StatusCode::INVALID_ARGUMENT, "problem: "},
+        ErrorCase{"SliceRank",
+                  [](pb::TilingRequest* r) {
+                    r->mutable_problem()->mutable_a_slice()->set_enabled(true);
+                  },
+                  grpc::StatusCode::INVALID_ARGUMENT, "problem.a_slice.rank"},
+        ErrorCase{"StorageShapeTooLong",
+                  [](pb::TilingRequest* r) {
+                    for (int i = 0; i < 9; ++i) r->mutable_problem()->add_storage_shape_b(1);
+                  },
+                  grpc::StatusCode::INVALID_ARGUMENT, "problem.storage_shape_b"},
+        ErrorCase{"IdTooLong", [](pb::TilingRequest* r) { r->set_id(std::string(300, 'x')); },
+                  grpc::StatusCode::INVALID_ARGUMENT, "id: "},
+        ErrorCase{"OverrideBelowRange",
+                  [](pb::TilingRequest* r) {
+                    r->mutable_platform_overrides()->set_aic_num(0);
+                  },
+                  grpc::StatusCode::INVALID_ARGUMENT, "platform_overrides.aic_num"},
+        ErrorCase{"OverrideAboveRange",
+                  [](pb::TilingRequest* r) {
+                    r->mutable_platform_overrides()->set_l1_bytes(uint64_t{1} << 40);
+                  },
+                  grpc::StatusCode::INVALID_ARGUMENT, "platform_overrides.l1_bytes"},
+        ErrorCase{"UnknownPlatform", [](pb::TilingRequest* r) { r->set_platform("ascend310"); },
+                  grpc::StatusCode::NOT_FOUND, "platform: "},
+        ErrorCase{"UnknownStrategy",
+                  [](pb::TilingRequest* r) { r->set_forced_strategy("FASTEST"); },
+                  grpc::StatusCode::NOT_FOUND, "forced_strategy: "},
+        ErrorCase{"IncapableForcedStrategy",
+                  [](pb::TilingRequest* r) { r->set_forced_strategy("K_EQUAL_ZERO"); },
+                  grpc::StatusCode::FAILED_PRECONDITION, "forced_strategy: "}),
+    [](const ::testing::TestParamInfo<ErrorCase>& info) { return info.param.name; });
+
+// A strategy that claims every problem and then fails: an engine bug.
+class BrokenStrategy : public npu::tiling::Strategy {
+ public:
+  std::string_view name() const override { return "BROKEN"; }
+  npu::tiling::Capability IsCapable(const npu::tiling::MatmulProblem&,
+                                    const npu::tiling::ProblemFacts&,
+                                    const npu::tiling::ChipSpec&) const override {
+    return npu::tiling::Capability::Yes("claims everything");
+  }
+  absl::StatusOr<npu::tiling::TilingPlan> DoTiling(const npu::tiling::MatmulProblem&,
+                                                   const npu::tiling::ProblemFacts&,
+                                                   const npu::tiling::ChipSpec&) const override {
+    return absl::OutOfRangeError("index past the end");
+  }
+};
+
+TEST(GetTilingTest, EngineBugIsInternal) {
+  npu::tiling::StrategyRegistry broken;
+  ASSERT_TRUE(broken.Add(std::make_unique<BrokenStrategy>()).ok());
+  TestServer server(LoopbackOptions(), &broken);
+  pb::TilingResponse response;
+  grpc::Status status = Call(server, StreamKRequest(), &response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INTERNAL);
+  EXPECT_THAT(status.error_message(), HasSubstr("BROKEN"));
+}
+
+TEST(GetTilingTest, OversizedMessageIsResourceExhausted) {
+  ServerOptions options = LoopbackOptions();
+  options.max_message_bytes = 1024;
+  TestServer server(options);
+  pb::TilingRequest request = StreamKRequest();
+  for (int i = 0; i < 400; ++i) request.mutable_problem()->add_storage_shape_b(1 << 20);
+  pb::TilingResponse response;
+  EXPECT_EQ(Call(server, request, &response).error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+}
+
+TEST(ListPlatformsTest, ListsTheDefaultFirst) {
+  TestServer server;
+  grpc::ClientContext context;
+  pb::ListPlatformsResponse response;
+  ASSERT_TRUE(server.stub().ListPlatforms(&context, pb::ListPlatformsRequest(), &response).ok());
+  ASSERT_GE(response.platforms_size(), 1);
+  EXPECT_EQ(response.default_platform(), "ascend950pr");
+  EXPECT_EQ(response.platforms(0).name(), "ascend950pr");
+  EXPECT_EQ(response.platforms(0).aic_num(), 32u);
+  EXPECT_EQ(response.platforms(0).aiv_num(), 64u);
+  EXPECT_EQ(response.platforms(0).l1_bytes(), 512u * 1024);
+}
+
+// Problems that reach different strategies and error paths.
+std::vector<pb::TilingRequest> VariedRequests() {
+  std::vector<pb::TilingRequest> requests;
+  requests.push_back(StreamKRequest());
+  requests.push_back(ShapeRequest(1024, 1024, 1024));
+  requests.push_back(ShapeRequest(11665, 47, 89));
+  requests.push_back(ShapeRequest(32, 8400, 16));
+  requests.push_back(ShapeRequest(256, 256, 0));  // K = 0
+  pb::TilingRequest to_mul = ShapeRequest(8, 8192, 1);
+  to_mul.mutable_problem()->set_force_grp_acc_fp32(true);
+  requests.push_back(to_mul);
+  pb::TilingRequest bias = ShapeRequest(2048, 2048, 512);
+  bias.mutable_problem()->set_has_bias(true);
+  bias.mutable_problem()->set_dtype_bias(pb::DATA_TYPE_FLOAT32);
+  requests.push_back(bias);
+  pb::TilingRequest fp32 = ShapeRequest(4096, 4096, 4096);
+  fp32.mutable_problem()->set_dtype_a(pb::DATA_TYPE_FLOAT32);
+  fp32.mutable_problem()->set_dtype_b(pb::DATA_TYPE_FLOAT32);
+  fp32.mutable_problem()->set_dtype_c(pb::DATA_TYPE_FLOAT32);
+  requests.push_back(fp32);
+  pb::TilingRequest hf32 = fp32;
+  hf32.mutable_problem()->set_hf32(true);
+  requests.push_back(hf32);
+  pb::TilingRequest deterministic = StreamKRequest();
+  deterministic.mutable_problem()->set_deterministic_level(2);
+  requests.push_back(deterministic);
+  pb::TilingRequest basic_api = StreamKRequest();
+  basic_api.mutable_problem()->set_avoid_tensor_api(true);
+  requests.push_back(basic_api);
+  pb::TilingRequest small_chip = StreamKRequest();
+  small_chip.mutable_platform_overrides()->set_aic_num(8);
+  small_chip.mutable_platform_overrides()->set_aiv_num(16);
+  requests.push_back(small_chip);
+  requests.push_back(ShapeRequest(0, 16, 16));  // invalid: the error must not be cached
+  for (size_t i = 0; i < requests.size(); ++i) {
+    requests[i].set_id("r" + std::to_string(i));
+    requests[i].set_include_trace(i % 2 == 0);
+  }
+  return requests;
+}
+
+TEST(DecisionCacheTest, AnswersAreIdenticalWithAndWithoutCache) {
+  ServerOptions uncached_options = LoopbackOptions();
+  uncached_options.service.cache_capacity = 0;
+  TestServer uncached(uncached_options);
+  TestServer cached;  // default capacity
+
+  const std::vector<pb::TilingRequest> requests = VariedRequests();
+  size_t answered = 0;  // distinct successful decisions, each cached once
+  for (int round = 0; round < 3; ++round) {
+    for (const pb::TilingRequest& request : requests) {
+      SCOPED_TRACE(request.id() + " round " + std::to_string(round));
+      pb::TilingResponse fresh, maybe_cached;
+      grpc::Status fresh_status = Call(uncached, request, &fresh);
+      grpc::Status cached_status = Call(cached, request, &maybe_cached);
+      ASSERT_EQ(fresh_status.error_code(), cached_status.error_code());
+      EXPECT_EQ(fresh_status.error_message(), cached_status.error_message());
+      if (!fresh_status.ok()) continue;
+      if (round == 0) ++answered;
+      EXPECT_FALSE(fresh.from_cache());
+      EXPECT_EQ(maybe_cached.from_cache(), round > 0);
+      maybe_cached.set_from_cache(false);
+      EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(fresh, maybe_cached))
+          << "fresh:  " << fresh.ShortDebugString()
+          << "\ncached: " << maybe_cached.ShortDebugString();
+    }
+  }
+  EXPECT_EQ(uncached.server().service().cache().size(), 0u);
+  EXPECT_GE(answered, requests.size() - 1);  // only the m = 0 request fails
+  EXPECT_EQ(cached.server().service().cache().size(), answered);
+}
+
+TEST(DecisionCacheTest, EquivalentSpellingsShareAnEntry) {
+  TestServer server;
+  pb::TilingRequest plain = StreamKRequest();
+  pb::TilingResponse first;
+  ASSERT_TRUE(Call(server, plain, &first).ok());
+
+  pb::TilingRequest spelled = plain;
+  spelled.set_id("other id");
+  spelled.set_platform("ascend950pr");
+  spelled.mutable_problem()->set_format_a(pb::FORMAT_ND);                   // == UNSPECIFIED
+  spelled.mutable_problem()->set_dtype_bias(pb::DATA_TYPE_FLOAT32);         // no bias: ignored
+  spelled.mutable_platform_overrides()->set_aic_num(32);                    // == profile
+  pb::TilingResponse second;
+  ASSERT_TRUE(Call(server, spelled, &second).ok());
+  EXPECT_TRUE(second.from_cache());
+  EXPECT_EQ(second.id(), "other id");
+  EXPECT_EQ(server.server().service().cache().size(), 1u);
+}
+
+TEST(GetTilingBatchTest, TenThousandRequestsInOrderWithoutLoss) {
+  TestServer server;
+  constexpr int kRequests = 10000;
+  std::vector<pb::TilingRequest> requests;
+  requests.reserve(kRequests);
+  for (int i = 0; i < kRequests; ++i) {
+    // A few hundred distinct shapes, so both cache hits and misses occur;
+    // every 1000th request is invalid.
+    pb::TilingRequest request = ShapeRequest(i % 1000 == 999 ? 0 : 16 + (i % 397) * 16, 1024, 512);
+    request.set_id("item-" + std::to_string(i));
+    requests.push_back(std::move(request));
+  }
+  BatchResult result = RunBatch(server.stub(), requests);
+  ASSERT_TRUE(result.status.ok()) << result.status.error_message();
+  ASSERT_EQ(result.responses.size(), requests.size());
+  int failed = 0;
+  for (int i = 0; i < kRequests; ++i) {
+    const pb::TilingResponse& response = result.responses[i];
+    ASSERT_EQ(response.id(), requests[i].id());
+    if (i % 1000 == 999) {
+      ++failed;
+      ASSERT_TRUE(response.has_status());
+      EXPECT_EQ(response.status().code(), static_cast<int>(grpc::StatusCode::INVALID_ARGUMENT));
+      EXPECT_EQ(response.status().code_name(), "INVALID_ARGUMENT");
+      EXPECT_THAT(response.status().message(), HasSubstr("problem"));
+      EXPECT_EQ(response.tiling_key(), 0u);
+    } else {
+      ASSERT_FALSE(response.has_status()) << response.status().message();
+      EXPECT_GT(response.block_dim(), 0u);
+    }
+  }
+  EXPECT_EQ(failed, 10);
+  WaitForIdle(server);
+  EXPECT_EQ(server.Metric("grpc_server_msg_received_total", {{"grpc_method", "GetTilingBatch"}}),
+            kRequests);
+  EXPECT_EQ(server.Metric("grpc_server_msg_sent_total", {{"grpc_method", "GetTilingBatch"}}),
+            kRequests);
+  EXPECT_EQ(server.Metric("npu_tiling_request_errors_total", {{"grpc_code", "InvalidArgument"}}),
+            10);
+}
+
+TEST(GetTilingBatchTest, AnswersMatchUnaryAnswers) {
+  TestServer server;
+  const std::vector<pb::TilingRequest> requests = VariedRequests();
+  BatchResult result = RunBatch(server.stub(), requests);
+  ASSERT_TRUE(result.status.ok());
+  ASSERT_EQ(result.responses.size(), requests.size());
+  for (size_t i = 0; i < requests.size(); ++i) {
+    pb::TilingResponse unary;
+    grpc::Status status = Call(server, requests[i], &unary);
+    pb::TilingResponse batched = result.responses[i];
+    if (!status.ok()) {
+      EXPECT_EQ(batched.status().code(), static_cast<int>(status.error_code()));
+      EXPECT_EQ(batched.status().message(), status.error_message());
+      continue;
+    }
+    unary.set_from_cache(false);
+    batched.set_from_cache(false);
+    EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(unary, batched))
+        << requests[i].id();
+  }
+}
+
+TEST(GetTilingBatchTest, EmptyStreamFinishesOk) {
+  TestServer server;
+  BatchResult result = RunBatch(server.stub(), {});
+  EXPECT_TRUE(result.status.ok());
+  EXPECT_TRUE(result.responses.empty());
+}
+
+TEST(GetTilingBatchTest, StreamLongerThanMaxBatchEndsResourceExhausted) {
+  ServerOptions options = LoopbackOptions();
+  options.service.max_batch = 5;
+  TestServer server(options);
+  std::vector<pb::TilingRequest> requests(8, StreamKRequest());
+  BatchResult result = RunBatch(server.stub(), requests);
+  EXPECT_EQ(result.status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_THAT(result.status.error_message(), HasSubstr("max_batch"));
+  EXPECT_EQ(result.responses.size(), 5u);
+}
+
+TEST(OverloadTest, CallsBeyondMaxInflightAreResourceExhausted) {
+  ServerOptions options = LoopbackOptions();
+  options.service.max_inflight = 1;
+  TestServer server(options);
+
+  // An open batch stream holds the only slot; reading one answer proves the
+  // server has admitted it.
+  grpc::ClientContext stream_context;
+  auto stream = server.stub().GetTilingBatch(&stream_context);
+  ASSERT_TRUE(stream->Write(StreamKRequest()));
+  pb::TilingResponse first;
+  ASSERT_TRUE(stream->Read(&first));
+  EXPECT_EQ(server.server().service().inflight(), 1);
+
+  pb::TilingResponse response;
+  grpc::Status unary = Call(server, StreamKRequest(), &response);
+  EXPECT_EQ(unary.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_THAT(unary.error_message(), HasSubstr("max_inflight"));
+  grpc::ClientContext list_context;
+  pb::ListPlatformsResponse platforms;
+  EXPECT_EQ(server.stub()
+                .ListPlatforms(&list_context, pb::ListPlatformsRequest(), &platforms)
+                .error_code(),
+            grpc::StatusCode::RESOURCE_EXHAUSTED);
+  BatchResult second = RunBatch(server.stub(), {StreamKRequest()});
+  EXPECT_EQ(second.status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_TRUE(second.responses.empty());
+  EXPECT_GE(server.Metric("grpc_server_handled_total",
+                          {{"grpc_method", "GetTiling"}, {"grpc_code", "ResourceExhausted"}}),
+            1);
+
+  // The held stream still works, and once it ends the slot is free again.
+  ASSERT_TRUE(stream->Write(StreamKRequest()));
+  ASSERT_TRUE(stream->Read(&first));
+  ASSERT_TRUE(stream->WritesDone());
+  EXPECT_TRUE(stream->Finish().ok());
+  WaitForIdle(server);
+  EXPECT_TRUE(Call(server, StreamKRequest(), &response).ok());
+}
+
+TEST(HealthTest, ServingForServerAndServiceNotFoundForOthers) {
+  TestServer server;
+  npu::client::TilingClient client(server.channel(), npu::client::ClientOptions());
+  EXPECT_EQ(client.CheckHealth("").value(), npu::client::ServingStatus::kServing);
+  EXPECT_EQ(client.CheckHealth("npu.tiling.v1.TilingService").value(),
+            npu::client::ServingStatus::kServing);
+  EXPECT_EQ(client.CheckHealth("no.such.Service").status().code(), absl::StatusCode::kNotFound);
+  server.server().SetServing(false);
+  EXPECT_EQ(client.CheckHealth("npu.tiling.v1.TilingService").value(),
+            npu::client::ServingStatus::kNotServing);
+}
+
+TEST(ShutdownTest, DrainsInFlightStreamsAndRefusesNewCalls) {
+  TestServer server;
+  grpc::ClientContext stream_context;
+  auto stream = server.stub().GetTilingBatch(&stream_context);
+  ASSERT_TRUE(stream->Write(StreamKRequest()));
+  pb::TilingResponse response;
+  ASSERT_TRUE(stream->Read(&response));
+
+  // A drain long enough that only the stream's own end can finish it.
+  std::thread shutdown([&] { server.server().Shutdown(absl::Minutes(5)); });
+  // Shutdown has begun once new calls stop being served, as shown by
+  // the first refused call. The bound only guards against a hang.
+  bool refused = false;
+  for (int i = 0; i < 10000 && !refused; ++i) {
+    pb::TilingResponse ignored;
+    refused = !Call(server, ShapeRequest(64, 64, 64), &ignored).ok();
+    if (!refused) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  EXPECT_TRUE(refused);
+
+  // The in-flight stream is still answered, then ends normally.
+  ASSERT_TRUE(stream->Write(StreamKRequest()));
+  ASSERT_TRUE(stream->Read(&response));
+  EXPECT_EQ(response.tiling_key(), 4162u);
+  ASSERT_TRUE(stream->WritesDone());
+  EXPECT_TRUE(stream->Finish().ok());
+  shutdown.join();
+}
+
+TEST(ShutdownTest, DrainDeadlineCancelsStreamsThatDoNotEnd) {
+  TestServer server;
+  grpc::ClientContext stream_context;
+  auto stream = server.stub().GetTilingBatch(&stream_context);
+  ASSERT_TRUE(stream->Write(StreamKRequest()));
+  pb::TilingResponse response;
+  ASSERT_TRUE(stream->Read(&response));
+  // Returns although the client never half-closes.
+  server.server().Shutdown(absl::Milliseconds(50));
+  while (stream->Read(&response)) {
+  }
+  EXPECT_FALSE(stream->Finish().ok());
+}
+
+TEST(MetricsTest, CallsMoveTheServiceMetrics) {
+  TestServer server;
+  pb::TilingResponse response;
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(Call(server, StreamKRequest(), &response).ok());
+  pb::TilingRequest bad = StreamKRequest();
+  bad.mutable_problem()->set_m(0);
+  EXPECT_FALSE(Call(server, bad, &response).ok());
+  WaitForIdle(server);
+
+  const std::map<std::string, std::string> get_tiling = {
+      {"grpc_service", "npu.tiling.v1.TilingService"},
+      {"grpc_method", "GetTiling"},
+      {"grpc_type", "unary"}};
+  EXPECT_EQ(server.Metric("grpc_server_started_total", get_tiling), 4);
+  auto with_code = [&](const std::string& code) {
+    auto labels = get_tiling;
+    labels["grpc_code"] = code;
+    return labels;
+  };
+  EXPECT_EQ(server.Metric("grpc_server_handled_total", with_code("OK")), 3);
+  EXPECT_EQ(server.Metric("grpc_server_handled_total", with_code("InvalidArgument")), 1);
+  EXPECT_EQ(server.Metric("grpc_server_handled_total", with_code("Internal")), 0);
+  EXPECT_EQ(server.Metric("grpc_server_handling_seconds", get_tiling), 4);
+  EXPECT_EQ(server.Metric("npu_tiling_decisions_total", {{"strategy", "BASIC_STREAM_K"}}), 3);
+  EXPECT_EQ(server.Metric("npu_tiling_cache_misses_total"), 1);
+  EXPECT_EQ(server.Metric("npu_tiling_cache_hits_total"), 2);
+  EXPECT_EQ(server.Metric("npu_tiling_decision_seconds"), 1);
+  EXPECT_EQ(server.Metric("npu_tiling_request_errors_total", {{"grpc_code", "InvalidArgument"}}),
+            1);
+  EXPECT_EQ(server.Metric("npu_inflight_requests"), 0);
+}
+
+}  // namespace
+}  // namespace npu::server

@@ -1,0 +1,118 @@
+#include "server/service/validate.h"
+
+#include <string>
+
+#include "gmock/gmock.h"
+#include "google/protobuf/descriptor.h"
+#include "gtest/gtest.h"
+#include "server/service/convert.h"
+#include "server/tiling/types.h"
+#include "tests/service/test_server.h"
+#include "tests/testing/status_matchers.h"
+
+namespace npu::server {
+namespace {
+
+using ::npu::server::testing::StreamKRequest;
+using ::npu::testing::IsOk;
+using ::npu::testing::StatusIs;
+using ::testing::HasSubstr;
+namespace pb = ::npu::tiling::v1;
+
+TEST(ValidateRequestTest, AcceptsAValidRequest) {
+  EXPECT_THAT(ValidateRequest(StreamKRequest()), IsOk());
+}
+
+TEST(ValidateRequestTest, UnspecifiedFormatsAreAllowed) {
+  pb::TilingRequest request = StreamKRequest();
+  request.mutable_problem()->set_format_b(pb::FORMAT_UNSPECIFIED);
+  EXPECT_THAT(ValidateRequest(request), IsOk());
+}
+
+TEST(ValidateRequestTest, DtypeBiasIsIgnoredWithoutBias) {
+  pb::TilingRequest request = StreamKRequest();
+  request.mutable_problem()->set_dtype_bias(pb::DATA_TYPE_UNSPECIFIED);
+  EXPECT_THAT(ValidateRequest(request), IsOk());
+  request.mutable_problem()->set_dtype_bias(static_cast<pb::DataType>(9));
+  EXPECT_THAT(ValidateRequest(request),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("problem.dtype_bias")));
+}
+
+TEST(ValidateRequestTest, NamesTheFirstBadField) {
+  pb::TilingRequest request = StreamKRequest();
+  request.mutable_problem()->set_dtype_c(pb::DATA_TYPE_UNSPECIFIED);
+  request.mutable_platform_overrides()->set_aic_num(0);
+  EXPECT_THAT(ValidateRequest(request),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("problem.dtype_c")));
+}
+
+TEST(ValidateRequestTest, StringLimits) {
+  pb::TilingRequest request = StreamKRequest();
+  request.set_id(std::string(kMaxIdBytes, 'a'));
+  request.set_platform(std::string(kMaxNameBytes, 'p'));
+  request.set_forced_strategy(std::string(kMaxNameBytes, 's'));
+  EXPECT_THAT(ValidateRequest(request), IsOk());
+  request.set_forced_strategy(std::string(kMaxNameBytes + 1, 's'));
+  EXPECT_THAT(ValidateRequest(request),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("forced_strategy")));
+}
+
+TEST(ValidateRequestTest, SliceRankMustBeTwoOrThreeWhenEnabled) {
+  pb::TilingRequest request = StreamKRequest();
+  request.mutable_problem()->mutable_a_slice()->set_rank(7);  // ignored while disabled
+  EXPECT_THAT(ValidateRequest(request), IsOk());
+  request.mutable_problem()->mutable_a_slice()->set_enabled(true);
+  EXPECT_THAT(ValidateRequest(request),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("problem.a_slice.rank")));
+  request.mutable_problem()->mutable_a_slice()->set_rank(2);
+  EXPECT_THAT(ValidateRequest(request), IsOk());
+}
+
+TEST(ValidatePlatformOverridesTest, EveryOverrideFieldHasARange) {
+  const google::protobuf::Descriptor* descriptor = pb::PlatformOverrides::descriptor();
+  for (int i = 0; i < descriptor->field_count(); ++i) {
+    const std::string name = descriptor->field(i)->name();
+    bool found = false;
+    for (const OverrideRange& range : kOverrideRanges) found = found || name == range.field;
+    EXPECT_TRUE(found) << "no range for " << name;
+  }
+}
+
+// Sets override `field` to `value` through reflection.
+pb::TilingRequest WithOverride(const std::string& field, uint64_t value) {
+  pb::TilingRequest request = StreamKRequest();
+  pb::PlatformOverrides* overrides = request.mutable_platform_overrides();
+  const google::protobuf::FieldDescriptor* descriptor =
+      overrides->GetDescriptor()->FindFieldByName(field);
+  if (descriptor->cpp_type() == google::protobuf::FieldDescriptor::CPPTYPE_UINT32) {
+    overrides->GetReflection()->SetUInt32(overrides, descriptor, static_cast<uint32_t>(value));
+  } else {
+    overrides->GetReflection()->SetUInt64(overrides, descriptor, value);
+  }
+  return request;
+}
+
+// The service's ranges must be the engine's: a value the service accepts
+// must give a chip the engine accepts, and the first value outside is
+// rejected under its wire name.
+TEST(ValidatePlatformOverridesTest, RangesAgreeWithTheEngine) {
+  for (const OverrideRange& range : kOverrideRanges) {
+    SCOPED_TRACE(range.field);
+    for (uint64_t inside : {range.min, range.max}) {
+      pb::TilingRequest request = WithOverride(range.field, inside);
+      EXPECT_THAT(ValidateRequest(request), IsOk());
+      EXPECT_THAT(ResolveChip(request), IsOk());
+    }
+    if (range.min > 0) {
+      EXPECT_THAT(ValidateRequest(WithOverride(range.field, range.min - 1)),
+                  StatusIs(absl::StatusCode::kInvalidArgument,
+                           HasSubstr(std::string("platform_overrides.") + range.field)));
+    }
+    EXPECT_THAT(ValidateRequest(WithOverride(range.field, range.max + 1)),
+                StatusIs(absl::StatusCode::kInvalidArgument,
+                         HasSubstr(std::string("platform_overrides.") + range.field)));
+  }
+}
+
+}  // namespace
+}  // namespace npu::server
