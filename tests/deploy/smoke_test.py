@@ -182,8 +182,9 @@ def evaluate(promtool_bin, prom_url, queries, eval_time):
         # no traffic at all. Every counter got traffic, so a rate must have moved somewhere.
         if real and "rate(" in expr and not any(float(v) > 0 for v in real):
             status = "all zero"
-        print("[%-8s] %s / %s: %d series %s\n           %s" %
-              (status, title, ref, len(values), values[:6], expr))
+        largest = max((float(v) for v in real), default=None)
+        print("[%-8s] %s / %s: %d series, largest %s\n           %s" %
+              (status, title, ref, len(values), largest, expr))
         if status != "ok":
             failures.append("%s/%s returned %s: %s" % (title, ref, status, expr))
     return failures
