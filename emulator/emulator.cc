@@ -1,0 +1,168 @@
+#include "emulator/emulator.h"
+
+#include <random>
+
+#include "absl/strings/str_cat.h"
+#include "emulator/thread_pool.h"
+#include "emulator/timing_model.h"
+#include "server/tiling/status_macros.h"
+
+namespace npu::emu {
+namespace {
+
+using tiling::DataType;
+using tiling::MatmulProblem;
+
+std::vector<int64_t> Shape2(uint64_t rows, uint64_t cols) {
+  return {static_cast<int64_t>(rows), static_cast<int64_t>(cols)};
+}
+
+absl::Status CheckTensor(std::string_view name, const HostTensor& tensor, DataType dtype,
+                         const std::vector<int64_t>& shape) {
+  if (tensor.dtype != dtype) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        std::string(name), " has dtype ", std::string(tiling::DataTypeName(tensor.dtype)),
+        ", the problem says ", std::string(tiling::DataTypeName(dtype))));
+  }
+  if (tensor.shape != shape) {
+    std::string have, want;
+    for (int64_t d : tensor.shape) absl::StrAppend(&have, have.empty() ? "" : ",", d);
+    for (int64_t d : shape) absl::StrAppend(&want, want.empty() ? "" : ",", d);
+    return absl::InvalidArgumentError(absl::StrCat(std::string(name), " has shape [", have,
+                                                   "], the problem needs [", want, "]"));
+  }
+  if (tensor.bytes.size() != tensor.elements() * tiling::DataTypeBytes(dtype)) {
+    return absl::InvalidArgumentError(absl::StrCat(std::string(name), " has ",
+                                                   tensor.bytes.size(), " bytes, expected ",
+                                                   tensor.elements() * tiling::DataTypeBytes(dtype)));
+  }
+  return absl::OkStatus();
+}
+
+std::vector<int64_t> ShapeA(const MatmulProblem& p) {
+  return p.trans_a ? Shape2(p.k, p.m) : Shape2(p.m, p.k);
+}
+std::vector<int64_t> ShapeB(const MatmulProblem& p) {
+  return p.trans_b ? Shape2(p.n, p.k) : Shape2(p.k, p.n);
+}
+
+}  // namespace
+
+absl::StatusOr<EmulationResult> Emulate(const tiling::TilingPlan& input_plan,
+                                        const MatmulProblem& problem,
+                                        const tiling::ChipSpec& chip_spec, const Tensors& inputs,
+                                        const EmulatorOptions& options) {
+  RETURN_IF_ERROR(tiling::ValidateChip(chip_spec));
+  if (problem.m <= 0 || problem.n <= 0 || problem.k < 0) {
+    return absl::InvalidArgumentError(absl::StrCat("problem sizes m=", problem.m, " n=",
+                                                   problem.n, " k=", problem.k,
+                                                   " must be m, n > 0 and k >= 0"));
+  }
+  if (problem.format_a != tiling::Format::kNd || problem.format_b != tiling::Format::kNd ||
+      problem.format_c != tiling::Format::kNd || problem.a_slice.enabled) {
+    return absl::UnimplementedError(
+        "the emulator models ND operands only (no FRACTAL_NZ, no slice views)");
+  }
+  if (!options.timing_only) {
+    RETURN_IF_ERROR(CheckTensor("A", inputs.a, problem.dtype_a, ShapeA(problem)));
+    RETURN_IF_ERROR(CheckTensor("B", inputs.b, problem.dtype_b, ShapeB(problem)));
+    if (problem.has_bias) {
+      if (!inputs.bias.has_value()) return absl::InvalidArgumentError("the problem has a bias");
+      RETURN_IF_ERROR(CheckTensor("bias", *inputs.bias, problem.dtype_bias,
+                                  {static_cast<int64_t>(problem.n)}));
+    }
+    const uint64_t macs = uint64_t(problem.m) * uint64_t(problem.n) * uint64_t(problem.k);
+    if (options.max_numeric_macs != 0 && macs > options.max_numeric_macs) {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "numerics need ", macs, " MACs, above the work limit of ", options.max_numeric_macs,
+          "; use timing-only"));
+    }
+  }
+
+  tiling::TilingPlan plan = input_plan;
+  if (options.faults.oversized_base_k) {
+    // Seeds/000 problem 5: base_k doubled past the L0A ping-pong limit.
+    plan.block.base_k *= 2;
+    plan.block.k_l1 = std::max(plan.block.k_l1, plan.block.base_k);
+  }
+  tiling::ScheduleOptions schedule_options;
+  schedule_options.workspace_slot_from_tile_idx = options.faults.workspace_offset_from_tile_idx;
+  schedule_options.skip_stream_k_tail_gate = options.faults.stream_k_without_tail;
+  const ChipModel chip = ChipModel::FromSpec(chip_spec);
+
+  EmulationResult result;
+  ASSIGN_OR_RETURN(result.schedule, tiling::ExpandSchedule(plan, problem, chip_spec, schedule_options));
+  RETURN_IF_ERROR(CheckBuffers(result.schedule, plan, problem, chip));
+  // A kernel whose tiles miss or repeat part of C is a kernel fault.
+  RETURN_IF_ERROR(tiling::CheckScheduleCoverage(result.schedule, problem));
+
+  ProgramOptions program_options;
+  program_options.faults = options.faults;
+  program_options.max_ops = options.max_simulated_ops;
+  ASSIGN_OR_RETURN(ProgramSet programs,
+                   BuildPrograms(result.schedule, plan, problem, chip, program_options));
+  TimingOptions timing;
+  timing.cancelled = options.cancelled;
+  timing.max_events = options.max_simulated_ops;
+  timing.useful_macs = uint64_t(problem.m) * uint64_t(problem.n) * uint64_t(problem.k);
+  timing.dtype = problem.dtype_a;
+  timing.hf32 = problem.hf32;
+  ASSIGN_OR_RETURN(result.stats, RunTiming(programs, chip, timing));
+
+  if (!options.timing_only) {
+    result.c = HostTensor::Zeros(problem.dtype_c, Shape2(problem.m, problem.n));
+    ThreadPool pool(options.threads);
+    RETURN_IF_ERROR(RunNumerics(result.schedule, problem, inputs.a, inputs.b,
+                                problem.has_bias ? &*inputs.bias : nullptr, pool,
+                                options.cancelled, result.c));
+  }
+  return result;
+}
+
+Tensors RandomInputs(const MatmulProblem& problem, uint64_t seed) {
+  std::mt19937_64 engine(seed);
+  // Uniform in [-1, 1) from the top 24 bits: identical on every platform.
+  auto draw = [&] { return static_cast<float>(engine() >> 40) / 8388608.0f - 1.0f; };
+  auto fill = [&](DataType dtype, std::vector<int64_t> shape) {
+    HostTensor tensor = HostTensor::Zeros(dtype, std::move(shape));
+    for (uint64_t i = 0; i < tensor.elements(); ++i) tensor.Set(i, draw());
+    return tensor;
+  };
+  Tensors tensors;
+  tensors.a = fill(problem.dtype_a, ShapeA(problem));
+  tensors.b = fill(problem.dtype_b, ShapeB(problem));
+  if (problem.has_bias) tensors.bias = fill(problem.dtype_bias, {static_cast<int64_t>(problem.n)});
+  return tensors;
+}
+
+std::vector<double> ReferenceMatmul(const MatmulProblem& problem, const Tensors& inputs) {
+  const uint64_t m = problem.m, n = problem.n, k = problem.k;
+  auto operand = [&](const HostTensor& t, uint64_t rows, uint64_t cols, bool trans) {
+    std::vector<double> out(rows * cols);
+    for (uint64_t r = 0; r < rows; ++r) {
+      for (uint64_t c = 0; c < cols; ++c) {
+        float v = trans ? t.Get(c * rows + r) : t.Get(r * cols + c);
+        if (problem.hf32 && t.dtype == DataType::kFloat32) v = RoundToHf32(v);
+        out[r * cols + c] = v;
+      }
+    }
+    return out;
+  };
+  const std::vector<double> a = operand(inputs.a, m, k, problem.trans_a);
+  const std::vector<double> b = operand(inputs.b, k, n, problem.trans_b);
+  std::vector<double> c(m * n, 0.0);
+  for (uint64_t i = 0; i < m; ++i) {
+    double* row = c.data() + i * n;
+    for (uint64_t p = 0; p < k; ++p) {
+      const double av = a[i * k + p];
+      const double* brow = b.data() + p * n;
+      for (uint64_t j = 0; j < n; ++j) row[j] += av * brow[j];
+    }
+    if (problem.has_bias && inputs.bias.has_value()) {
+      for (uint64_t j = 0; j < n; ++j) row[j] += inputs.bias->Get(j);
+    }
+  }
+  return c;
+}
+
+}  // namespace npu::emu

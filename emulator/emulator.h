@@ -1,0 +1,76 @@
+// The emulator's entry point: run a tiling plan on a model of the chip.
+//
+// `Emulate()` answers "does this tiling compute the right result, and how
+// long would it take?" without the device. It expands the plan into per-core
+// work units (tiling/schedule.h), checks the buffers the plan asks for,
+// builds every core's pipe instruction streams (program.h), runs them in
+// simulated time (timing_model.h) and, unless timing-only, computes C with
+// the device's numerics on a pool of host threads (numerics.h). The library
+// (`npu_emulator`) depends on the tiling value types only; the service turns
+// its result into a response.
+//
+// Status codes: kInvalidArgument for inputs that do not match the problem or
+// a plan whose buffers do not fit (naming the tiling field); kInternal for a
+// kernel fault (deadlock, L0C hazard, a schedule that misses part of C);
+// kFailedPrecondition for a Stream-K plan on a shape without a tail round;
+// kCancelled and kResourceExhausted for the cancellation flag and the work
+// limits; kUnimplemented for layouts the emulator does not model.
+#ifndef NPU_EMULATOR_EMULATOR_H_
+#define NPU_EMULATOR_EMULATOR_H_
+
+#include <atomic>
+#include <cstdint>
+#include <optional>
+
+#include "absl/status/statusor.h"
+#include "emulator/numerics.h"
+#include "emulator/program.h"
+#include "emulator/stats.h"
+#include "server/tiling/schedule.h"
+#include "server/tiling/types.h"
+
+namespace npu::emu {
+
+// Operands as stored: A is [m, k] ([k, m] when trans_a), B is [k, n] ([n, k]
+// when trans_b), the optional bias is [n].
+struct Tensors {
+  HostTensor a;
+  HostTensor b;
+  std::optional<HostTensor> bias;
+};
+
+struct EmulatorOptions {
+  int threads = 1;           // host threads for the numerics
+  bool timing_only = false;  // skip the numerics; `inputs` may be empty
+  FaultInjection faults;
+  // Checked between units and every few thousand simulated operations; when
+  // it turns true Emulate() returns kCancelled promptly.
+  const std::atomic<bool>* cancelled = nullptr;
+  // Work limits (kResourceExhausted past them); 0 disables a limit.
+  uint64_t max_simulated_ops = 100'000'000;
+  uint64_t max_numeric_macs = uint64_t{1} << 40;
+};
+
+struct EmulationResult {
+  HostTensor c;  // [m, n] of problem.dtype_c; empty when timing-only
+  EmulatorStats stats;
+  tiling::Schedule schedule;
+};
+
+// Emulates `plan` for `problem` on `chip`.
+absl::StatusOr<EmulationResult> Emulate(const tiling::TilingPlan& plan,
+                                        const tiling::MatmulProblem& problem,
+                                        const tiling::ChipSpec& chip, const Tensors& inputs,
+                                        const EmulatorOptions& options);
+
+// Operands drawn uniformly from [-1, 1) by a fixed generator seeded with
+// `seed`, rounded to the problem's dtypes.
+Tensors RandomInputs(const tiling::MatmulProblem& problem, uint64_t seed);
+
+// C in fp64 from the operands as given (hf32 rounding applied when the
+// problem asks), row-major [m, n].
+std::vector<double> ReferenceMatmul(const tiling::MatmulProblem& problem, const Tensors& inputs);
+
+}  // namespace npu::emu
+
+#endif  // NPU_EMULATOR_EMULATOR_H_

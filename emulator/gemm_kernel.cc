@@ -1,0 +1,168 @@
+#include "emulator/gemm_kernel.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+namespace npu::emu {
+namespace {
+
+// Micro-tile of 12 rows x 32 columns: 24 zmm accumulators, two B vectors and
+// one broadcast stay within the 32 AVX-512 registers. Blocking: a KC-deep
+// slice of B (KC x NC fp32 = 256 KiB) stays in L2 while MC x KC of A
+// (96 KiB) is packed and streamed through it.
+constexpr uint64_t kMr = 12;
+constexpr uint64_t kNr = 32;
+constexpr uint64_t kKc = 256;
+constexpr uint64_t kMc = 96;
+constexpr uint64_t kNc = 256;
+
+// Packs rows [0, mr) x k [0, kc) of A as kc groups of kMr values (zero rows
+// past mr).
+void PackA(uint64_t mr, uint64_t kc, const float* a, uint64_t lda, float* out) {
+  for (uint64_t p = 0; p < kc; ++p) {
+    for (uint64_t r = 0; r < kMr; ++r) out[p * kMr + r] = r < mr ? a[r * lda + p] : 0.0f;
+  }
+}
+
+// Packs k [0, kc) x columns [0, nr) of B as kc groups of kNr values.
+void PackB(uint64_t nr, uint64_t kc, const float* b, uint64_t ldb, float* out) {
+  for (uint64_t p = 0; p < kc; ++p) {
+    const float* row = b + p * ldb;
+    float* dst = out + p * kNr;
+    std::memcpy(dst, row, nr * sizeof(float));
+    for (uint64_t c = nr; c < kNr; ++c) dst[c] = 0.0f;
+  }
+}
+
+void MicroKernelScalar(uint64_t kc, const float* ap, const float* bp, float* c, uint64_t ldc) {
+  for (uint64_t r = 0; r < kMr; ++r) {
+    for (uint64_t j = 0; j < kNr; ++j) {
+      float acc = c[r * ldc + j];
+      for (uint64_t p = 0; p < kc; ++p) acc = std::fma(ap[p * kMr + r], bp[p * kNr + j], acc);
+      c[r * ldc + j] = acc;
+    }
+  }
+}
+
+#if defined(__x86_64__)
+__attribute__((target("avx512f,fma"))) void MicroKernelAvx512(uint64_t kc, const float* ap,
+                                                              const float* bp, float* c,
+                                                              uint64_t ldc) {
+  __m512 acc[kMr][2];
+#pragma GCC unroll 12
+  for (uint64_t r = 0; r < kMr; ++r) {
+    acc[r][0] = _mm512_loadu_ps(c + r * ldc);
+    acc[r][1] = _mm512_loadu_ps(c + r * ldc + 16);
+  }
+  for (uint64_t p = 0; p < kc; ++p) {
+    const __m512 b0 = _mm512_load_ps(bp);
+    const __m512 b1 = _mm512_load_ps(bp + 16);
+#pragma GCC unroll 12
+    for (uint64_t r = 0; r < kMr; ++r) {
+      const __m512 a = _mm512_set1_ps(ap[r]);
+      acc[r][0] = _mm512_fmadd_ps(a, b0, acc[r][0]);
+      acc[r][1] = _mm512_fmadd_ps(a, b1, acc[r][1]);
+    }
+    ap += kMr;
+    bp += kNr;
+  }
+#pragma GCC unroll 12
+  for (uint64_t r = 0; r < kMr; ++r) {
+    _mm512_storeu_ps(c + r * ldc, acc[r][0]);
+    _mm512_storeu_ps(c + r * ldc + 16, acc[r][1]);
+  }
+}
+#endif
+
+bool DetectAvx512() {
+#if defined(__x86_64__)
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma");
+#else
+  return false;
+#endif
+}
+
+using MicroKernel = void (*)(uint64_t, const float*, const float*, float*, uint64_t);
+
+MicroKernel SelectKernel() {
+#if defined(__x86_64__)
+  if (DetectAvx512()) return MicroKernelAvx512;
+#endif
+  return MicroKernelScalar;
+}
+
+// 64-byte aligned scratch per host thread.
+struct Scratch {
+  std::vector<float> storage;
+  float* Get(size_t floats) {
+    if (storage.size() < floats + 16) storage.resize(floats + 16);
+    auto addr = reinterpret_cast<uintptr_t>(storage.data());
+    return reinterpret_cast<float*>((addr + 63) & ~uintptr_t{63});
+  }
+};
+
+}  // namespace
+
+bool GemmUsesAvx512() {
+  static const bool uses = DetectAvx512();
+  return uses;
+}
+
+void GemmAccumulate(uint64_t m, uint64_t n, uint64_t k, const float* a, uint64_t lda,
+                    const float* b, uint64_t ldb, float* c, uint64_t ldc) {
+  if (m == 0 || n == 0 || k == 0) return;
+  static const MicroKernel kernel = SelectKernel();
+  thread_local Scratch a_scratch, b_scratch;
+  float edge[kMr * kNr] __attribute__((aligned(64)));
+  for (uint64_t kk = 0; kk < k; kk += kKc) {
+    const uint64_t kc = std::min(kKc, k - kk);
+    for (uint64_t jj = 0; jj < n; jj += kNc) {
+      const uint64_t nc = std::min(kNc, n - jj);
+      const uint64_t n_panels = (nc + kNr - 1) / kNr;
+      float* bp = b_scratch.Get(n_panels * kNr * kc);
+      for (uint64_t jp = 0; jp < n_panels; ++jp) {
+        PackB(std::min(kNr, nc - jp * kNr), kc, b + kk * ldb + jj + jp * kNr, ldb,
+              bp + jp * kNr * kc);
+      }
+      for (uint64_t ii = 0; ii < m; ii += kMc) {
+        const uint64_t mc = std::min(kMc, m - ii);
+        const uint64_t m_panels = (mc + kMr - 1) / kMr;
+        float* ap = a_scratch.Get(m_panels * kMr * kc);
+        for (uint64_t ip = 0; ip < m_panels; ++ip) {
+          PackA(std::min(kMr, mc - ip * kMr), kc, a + (ii + ip * kMr) * lda + kk, lda,
+                ap + ip * kMr * kc);
+        }
+        for (uint64_t jp = 0; jp < n_panels; ++jp) {
+          const uint64_t nr = std::min(kNr, nc - jp * kNr);
+          for (uint64_t ip = 0; ip < m_panels; ++ip) {
+            const uint64_t mr = std::min(kMr, mc - ip * kMr);
+            float* ct = c + (ii + ip * kMr) * ldc + jj + jp * kNr;
+            if (mr == kMr && nr == kNr) {
+              kernel(kc, ap + ip * kMr * kc, bp + jp * kNr * kc, ct, ldc);
+              continue;
+            }
+            // Edge tile: run on a padded copy, write back the valid part.
+            for (uint64_t r = 0; r < kMr; ++r) {
+              for (uint64_t j = 0; j < kNr; ++j) {
+                edge[r * kNr + j] = (r < mr && j < nr) ? ct[r * ldc + j] : 0.0f;
+              }
+            }
+            kernel(kc, ap + ip * kMr * kc, bp + jp * kNr * kc, edge, kNr);
+            for (uint64_t r = 0; r < mr; ++r) {
+              std::memcpy(ct + r * ldc, edge + r * kNr, nr * sizeof(float));
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+}  // namespace npu::emu

@@ -1,0 +1,110 @@
+// Per-core instruction streams built from a schedule.
+//
+// The device runs one scalar unit per core that issues instructions into
+// in-order pipes; pipes synchronise through flags (SetFlag / WaitFlag inside
+// a core, CrossCoreSetFlag between an AIC and its AIVs, SyncAll among the
+// AIVs). `BuildPrograms()` writes, for every core, the instruction stream of
+// each pipe the way CANN's arch35 kernels do: L1 ping-pong of A and B stages
+// (MTE2 <-> MTE1), L0 ping-pong (MTE1 <-> CUBE), the L0C hand-off to FIXPIPE,
+// the AIC -> AIV signal and SyncAll of the Stream-K reduction. It also checks
+// that every buffer the plan asks for fits the chip, naming the tiling field
+// when not. timing_model.h executes the streams in simulated time.
+#ifndef NPU_EMULATOR_PROGRAM_H_
+#define NPU_EMULATOR_PROGRAM_H_
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "emulator/chip.h"
+#include "server/tiling/schedule.h"
+#include "server/tiling/types.h"
+
+namespace npu::emu {
+
+// Kernel bugs the emulator can reproduce on purpose (seeds/000 section 7).
+// Each one must be reported, never silently produce a result.
+struct FaultInjection {
+  // Problem 1: workspace offset from the global tile index.
+  bool workspace_offset_from_tile_idx = false;
+  // Problem 2: idle AIC cores return without signalling their AIV cores.
+  bool idle_aic_skips_sync_flag = false;
+  // Problem 3: cmatrixInitVal fixed to false, so L0C is never cleared at the
+  // first K step of a unit.
+  bool l0c_never_initialized = false;
+  // Problem 4: the Stream-K schedule run on a shape without a tail round.
+  bool stream_k_without_tail = false;
+  // Problem 5: base_k doubled past CalBaseK's L0A limit.
+  bool oversized_base_k = false;
+};
+
+enum class OpKind : uint8_t {
+  kCycles,   // fixed cycles on the pipe (cube, vector, MTE1)
+  kGmRead,   // bytes read from GM through L2 (MTE2)
+  kGmWrite,  // bytes written to GM (FIXPIPE, MTE3)
+};
+
+// Which traffic counter an op feeds.
+enum class Traffic : uint8_t { kNone, kL1ToL0, kL0cOut, kUbIn, kUbOut };
+
+inline constexpr int kMaxWaits = 3;
+inline constexpr int kMaxSets = 3;
+
+struct Op {
+  OpKind kind = OpKind::kCycles;
+  Traffic traffic = Traffic::kNone;
+  bool workspace = false;  // partial-sum traffic
+  uint8_t n_waits = 0, n_sets = 0;
+  std::array<uint32_t, kMaxWaits> waits{};  // flags waited before the op starts
+  std::array<uint32_t, kMaxSets> sets{};    // flags set when it completes
+  uint64_t cycles = 0;      // kCycles
+  uint64_t bytes = 0;       // transfers; MTE1 bytes for kCycles on MTE1
+  uint64_t port_bytes_per_cycle = 0;
+  uint64_t l2_key = 0;      // identity of the GM region for the L2 model
+  uint64_t macs = 0;        // useful MACs of a cube op
+};
+
+struct CoreProgram {
+  tiling::CoreKind kind = tiling::CoreKind::kAic;
+  uint32_t core = 0;
+  uint32_t units = 0;
+  std::array<std::vector<Op>, kPipeCount> pipes;
+};
+
+struct FlagInfo {
+  std::string name;       // e.g. "MTE2_MTE1 event 1" or "AIC_SYNC_AIV from AIC 3"
+  uint32_t initial_sets = 0;
+  bool barrier = false;   // SyncAll: a wait passes once `participants` sets arrived
+  uint32_t participants = 0;
+};
+
+struct ProgramSet {
+  std::vector<CoreProgram> cores;  // AIC cores first, then AIV
+  std::vector<FlagInfo> flags;
+  uint64_t total_ops = 0;
+};
+
+struct ProgramOptions {
+  FaultInjection faults;
+  uint64_t max_ops = 0;  // 0: unlimited
+};
+
+// Builds the instruction streams of every core. kInvalidArgument names the
+// tiling field whose buffer does not fit; kInternal reports a kernel hazard
+// (L0C accumulated without initialisation).
+absl::StatusOr<ProgramSet> BuildPrograms(const tiling::Schedule& schedule,
+                                         const tiling::TilingPlan& plan,
+                                         const tiling::MatmulProblem& problem,
+                                         const ChipModel& chip, const ProgramOptions& options);
+
+// Checks the plan's buffers against the chip (L0A/L0B ping-pong, L0C, L1
+// stages or the full-loaded matrix, bias table, UB for the Stream-K
+// reduction, the workspace). kInvalidArgument names the field.
+absl::Status CheckBuffers(const tiling::Schedule& schedule, const tiling::TilingPlan& plan,
+                          const tiling::MatmulProblem& problem, const ChipModel& chip);
+
+}  // namespace npu::emu
+
+#endif  // NPU_EMULATOR_PROGRAM_H_

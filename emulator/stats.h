@@ -1,0 +1,57 @@
+// Plain statistics of one emulation (gem5 style): filled by the emulator,
+// never exported by it. The service maps them to its response and to
+// low-cardinality metrics.
+#ifndef NPU_EMULATOR_STATS_H_
+#define NPU_EMULATOR_STATS_H_
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "emulator/chip.h"
+#include "server/tiling/schedule.h"
+
+namespace npu::emu {
+
+struct CoreStats {
+  tiling::CoreKind kind = tiling::CoreKind::kAic;
+  uint32_t core = 0;
+  uint32_t units = 0;           // work units the core ran
+  uint64_t finish_cycle = 0;    // when its last pipe went idle
+  // Busy cycles per pipe, indexed by Pipe; unused pipes stay 0.
+  std::array<uint64_t, kPipeCount> pipe_busy_cycles{};
+};
+
+// Bytes moved per level of the memory hierarchy.
+struct TrafficStats {
+  uint64_t ddr_read_bytes = 0;    // GM reads that missed L2
+  uint64_t l2_read_bytes = 0;     // GM reads served by L2
+  uint64_t gm_write_bytes = 0;    // C, partial sums (absorbed by L2)
+  uint64_t l1_to_l0_bytes = 0;    // MTE1
+  uint64_t l0c_out_bytes = 0;     // FIXPIPE
+  uint64_t ub_in_bytes = 0;       // AIV MTE2
+  uint64_t ub_out_bytes = 0;      // AIV MTE3
+  uint64_t workspace_bytes = 0;   // partial-sum traffic (write + read)
+};
+
+struct EmulatorStats {
+  uint64_t total_cycles = 0;
+  double microseconds = 0;
+  // Useful MACs over the cube peak of the launched AIC cores for the run.
+  double cube_utilization = 0;
+  std::vector<CoreStats> cores;  // AIC cores first, then AIV
+  // Busy cycles summed over cores, indexed by Pipe.
+  std::array<uint64_t, kPipeCount> pipe_busy_cycles{};
+  uint64_t ddr_channel_busy_cycles = 0;
+  uint64_t l2_channel_busy_cycles = 0;
+  TrafficStats traffic;
+  // The resource closest to saturation: "CUBE", "MTE1", "MTE2", "FIXPIPE",
+  // "VEC", "MTE3", "DDR" or "L2".
+  std::string bound;
+  uint64_t events = 0;  // simulated pipe operations
+};
+
+}  // namespace npu::emu
+
+#endif  // NPU_EMULATOR_STATS_H_
