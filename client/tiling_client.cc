@@ -202,8 +202,8 @@ absl::StatusOr<std::vector<pb::TilingResponse>> TilingClient::GetTilingBatch(
   if (!order.ok()) return order;
   if (!status.ok()) return status;
   if (responses.size() != requests.size()) {
-    return absl::DataLossError(absl::StrCat("GetTilingBatch: ", responses.size(),
-                                            " responses for ", requests.size(), " requests"));
+    return absl::DataLossError(absl::StrCat("GetTilingBatch: ", responses.size(), " responses for ",
+                                            requests.size(), " requests"));
   }
   return responses;
 }
@@ -226,8 +226,8 @@ absl::StatusOr<ServingStatus> TilingClient::CheckHealth(absl::string_view servic
   grpc::ByteBuffer response;
   grpc::Status rpc_status;
   absl::Notification done;
-  stub.UnaryCall(&context, "/grpc.health.v1.Health/Check", grpc::StubOptions(), &request,
-                 &response, [&](grpc::Status status) {
+  stub.UnaryCall(&context, "/grpc.health.v1.Health/Check", grpc::StubOptions(), &request, &response,
+                 [&](grpc::Status status) {
                    rpc_status = std::move(status);
                    done.Notify();
                  });

@@ -102,6 +102,7 @@ int Run() {
     const std::vector<int> ports = exposer->GetListeningPorts();
     std::printf("metrics on %s\n",
                 HostPort(address, ports.empty() ? metrics_port : ports.front()).c_str());
+    std::fflush(stdout);
   }
 
   const npu::tiling::StrategyRegistry registry = npu::tiling::MakeBuiltinRegistry();
@@ -117,9 +118,9 @@ int Run() {
   if (!server.ok()) return Fail(server.status().ToString());
   std::printf("listening on %s\n", (*server)->address().c_str());
   std::fflush(stdout);
-  Log(LogLevel::kInfo, absl::StrCat("serving npu.tiling.v1.TilingService on ",
-                                    (*server)->address(), "; cache ", cache_size,
-                                    " decisions; max in-flight ", options.service.max_inflight));
+  Log(LogLevel::kInfo,
+      absl::StrCat("serving npu.tiling.v1.TilingService on ", (*server)->address(), "; cache ",
+                   cache_size, " decisions; max in-flight ", options.service.max_inflight));
 
   int signal_number = 0;
   sigwait(&shutdown_signals, &signal_number);
@@ -127,7 +128,9 @@ int Run() {
                                     drain_seconds, " s"));
   (*server)->Shutdown(absl::Seconds(drain_seconds));
   server->reset();
+  Log(LogLevel::kDebug, "gRPC server stopped");
   exposer.reset();
+  Log(LogLevel::kDebug, "metrics exposer stopped");
   Log(LogLevel::kInfo, "stopped");
   return 0;
 }

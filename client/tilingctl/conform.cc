@@ -156,14 +156,13 @@ absl::StatusOr<pb::TilingRequest> RequestFromCaseInput(const Json& input,
     const char* key;
     void (pb::MatmulProblem::*set)(bool);
   };
-  for (const BoolField& field : {BoolField{"trans_a", &pb::MatmulProblem::set_trans_a},
-                                 BoolField{"trans_b", &pb::MatmulProblem::set_trans_b},
-                                 BoolField{"bias", &pb::MatmulProblem::set_has_bias},
-                                 BoolField{"hf32", &pb::MatmulProblem::set_hf32},
-                                 BoolField{"force_grp_acc_fp32",
-                                           &pb::MatmulProblem::set_force_grp_acc_fp32},
-                                 BoolField{"avoid_tensor_api",
-                                           &pb::MatmulProblem::set_avoid_tensor_api}}) {
+  for (const BoolField& field :
+       {BoolField{"trans_a", &pb::MatmulProblem::set_trans_a},
+        BoolField{"trans_b", &pb::MatmulProblem::set_trans_b},
+        BoolField{"bias", &pb::MatmulProblem::set_has_bias},
+        BoolField{"hf32", &pb::MatmulProblem::set_hf32},
+        BoolField{"force_grp_acc_fp32", &pb::MatmulProblem::set_force_grp_acc_fp32},
+        BoolField{"avoid_tensor_api", &pb::MatmulProblem::set_avoid_tensor_api}}) {
     absl::StatusOr<bool> value = GetBool(input, field.key, absl::StrCat("input.", field.key));
     if (!value.ok()) return value.status();
     (p->*field.set)(*value);
@@ -211,11 +210,25 @@ absl::StatusOr<pb::TilingRequest> RequestFromCaseInput(const Json& input,
     if (!status.ok()) return status;
   }
 
-  static const char* const kKnown[] = {
-      "m",      "n",    "k",       "dtype_a",  "dtype_b",  "dtype_c",
-      "trans_a", "trans_b", "format_a", "format_b", "format_c", "bias",
-      "bias_dtype", "hf32", "force_grp_acc_fp32", "avoid_tensor_api", "deterministic_level",
-      "storage_shape_b", "platform"};
+  static const char* const kKnown[] = {"m",
+                                       "n",
+                                       "k",
+                                       "dtype_a",
+                                       "dtype_b",
+                                       "dtype_c",
+                                       "trans_a",
+                                       "trans_b",
+                                       "format_a",
+                                       "format_b",
+                                       "format_c",
+                                       "bias",
+                                       "bias_dtype",
+                                       "hf32",
+                                       "force_grp_acc_fp32",
+                                       "avoid_tensor_api",
+                                       "deterministic_level",
+                                       "storage_shape_b",
+                                       "platform"};
   if (ignored_keys != nullptr) {
     for (const auto& [key, value] : input.items()) {
       if (std::find(std::begin(kKnown), std::end(kKnown), key) == std::end(kKnown)) {
@@ -274,8 +287,7 @@ absl::StatusOr<std::vector<ConformanceCase>> ParseConformanceFile(
   return out;
 }
 
-std::optional<std::string> FirstMismatch(const Json& expected,
-                                         const pb::TilingResponse& response) {
+std::optional<std::string> FirstMismatch(const Json& expected, const pb::TilingResponse& response) {
   if (auto it = expected.find("block_dim"); it != expected.end()) {
     if (auto diff = CompareInt("block_dim", *it, response.block_dim())) return diff;
   }
@@ -283,10 +295,8 @@ std::optional<std::string> FirstMismatch(const Json& expected,
     if (auto diff = CompareInt("tiling_key", *it, response.tiling_key())) return diff;
   }
   const std::pair<const char*, const std::string*> names[] = {
-      {"api_level", &response.key().api_level_name()},
-      {"model", &response.key().model_name()},
-      {"full_load", &response.key().full_load_name()},
-      {"l0c2out", &response.key().l0c2out_name()},
+      {"api_level", &response.key().api_level_name()}, {"model", &response.key().model_name()},
+      {"full_load", &response.key().full_load_name()}, {"l0c2out", &response.key().l0c2out_name()},
       {"tiling_struct", &response.tiling_struct()},
   };
   for (const auto& [key, got] : names) {

@@ -81,8 +81,8 @@ std::string FormatTiling(const pb::TilingResponse& r) {
   // byte of one (byte 0 first), as the kernel reads the struct.
   uint64_t bit = 0;
   for (const pb::TilingField& field : r.fields()) {
-    const std::string word = field.bits() == 8 ? absl::StrCat(bit / 32, ".", (bit % 32) / 8)
-                                               : absl::StrCat(bit / 32);
+    const std::string word =
+        field.bits() == 8 ? absl::StrCat(bit / 32, ".", (bit % 32) / 8) : absl::StrCat(bit / 32);
     absl::StrAppendFormat(&out, "  %-6s %-20s %u\n", word, field.name(), field.value());
     bit += field.bits() == 8 ? 8 : 32;
   }
@@ -121,13 +121,13 @@ std::string FormatPlatforms(const pb::ListPlatformsResponse& response) {
       absl::StrFormat("%-14s %4s %4s %8s %8s %8s %8s %8s %8s %6s %6s %4s %4s\n", "name", "aic",
                       "aiv", "l1", "l0a", "l0b", "l0c", "ub", "l2", "bt", "mhz", "ddr", "l2bw");
   for (const pb::ChipSpec& chip : response.platforms()) {
-    absl::StrAppendFormat(
-        &out, "%-14s %4u %4u %8s %8s %8s %8s %8s %8s %6s %6u %4u %4u%s\n", chip.name(),
-        chip.aic_num(), chip.aiv_num(), Bytes(chip.l1_bytes()), Bytes(chip.l0a_bytes()),
-        Bytes(chip.l0b_bytes()), Bytes(chip.l0c_bytes()), Bytes(chip.ub_bytes()),
-        Bytes(chip.l2_bytes()), Bytes(chip.bt_bytes()), chip.cube_freq_mhz(),
-        chip.ddr_bytes_per_cycle(), chip.l2_bytes_per_cycle(),
-        chip.name() == response.default_platform() ? "  (default)" : "");
+    absl::StrAppendFormat(&out, "%-14s %4u %4u %8s %8s %8s %8s %8s %8s %6s %6u %4u %4u%s\n",
+                          chip.name(), chip.aic_num(), chip.aiv_num(), Bytes(chip.l1_bytes()),
+                          Bytes(chip.l0a_bytes()), Bytes(chip.l0b_bytes()), Bytes(chip.l0c_bytes()),
+                          Bytes(chip.ub_bytes()), Bytes(chip.l2_bytes()), Bytes(chip.bt_bytes()),
+                          chip.cube_freq_mhz(), chip.ddr_bytes_per_cycle(),
+                          chip.l2_bytes_per_cycle(),
+                          chip.name() == response.default_platform() ? "  (default)" : "");
   }
   out += "sizes per core except l2 (chip-wide); ddr and l2bw in bytes per cycle per cube core\n";
   return out;

@@ -63,7 +63,8 @@ ABSL_FLAG(std::string, format_c, "ND", "Layout of C: ND.");
 ABSL_FLAG(std::vector<std::string>, storage_shape_b, {},
           "Storage shape of an NZ B, comma-separated (default: canonical).");
 ABSL_FLAG(bool, bias, false, "Add a bias row.");
-ABSL_FLAG(std::optional<std::string>, bias_dtype, std::nullopt, "Dtype of the bias (default: C's).");
+ABSL_FLAG(std::optional<std::string>, bias_dtype, std::nullopt,
+          "Dtype of the bias (default: C's).");
 ABSL_FLAG(bool, hf32, false, "Allow HF32 for float32 inputs (opImplMode 0x40).");
 ABSL_FLAG(bool, force_grp_acc_fp32, false, "Force fp32 group accumulation (opImplMode 0x4).");
 ABSL_FLAG(int32_t, deterministic_level, 0, "0..3; above 1 forbids cross-core K split.");
@@ -115,8 +116,8 @@ int Usage(absl::string_view message) {
 }
 
 int Failed(const absl::Status& status) {
-  std::cerr << "tilingctl: " << absl::StatusCodeToString(status.code()) << ": "
-            << status.message() << "\n";
+  std::cerr << "tilingctl: " << absl::StatusCodeToString(status.code()) << ": " << status.message()
+            << "\n";
   return kExitFailed;
 }
 
@@ -148,7 +149,8 @@ absl::StatusOr<pb::DataType> DtypeFlag(const std::optional<std::string>& specifi
                                        const char* flag) {
   const std::string name = specific.value_or(absl::GetFlag(FLAGS_dtype));
   absl::StatusOr<pb::DataType> dtype = DataTypeFromName(name);
-  if (!dtype.ok()) return absl::InvalidArgumentError(absl::StrCat(flag, ": ", dtype.status().message()));
+  if (!dtype.ok())
+    return absl::InvalidArgumentError(absl::StrCat(flag, ": ", dtype.status().message()));
   return dtype;
 }
 
@@ -218,7 +220,8 @@ absl::StatusOr<pb::TilingRequest> RequestFromFlags() {
   for (const FormatFlag& flag :
        {FormatFlag{"--format-a", absl::GetFlag(FLAGS_format_a), &pb::MatmulProblem::set_format_a},
         FormatFlag{"--format-b", absl::GetFlag(FLAGS_format_b), &pb::MatmulProblem::set_format_b},
-        FormatFlag{"--format-c", absl::GetFlag(FLAGS_format_c), &pb::MatmulProblem::set_format_c}}) {
+        FormatFlag{"--format-c", absl::GetFlag(FLAGS_format_c),
+                   &pb::MatmulProblem::set_format_c}}) {
     absl::StatusOr<pb::Format> format = FormatFromName(flag.value);
     if (!format.ok()) {
       return absl::InvalidArgumentError(absl::StrCat(flag.name, ": ", format.status().message()));
@@ -260,7 +263,8 @@ absl::StatusOr<std::vector<pb::TilingRequest>> ParseBatchFile(const std::string&
   requests.reserve(root.size());
   for (size_t i = 0; i < root.size(); ++i) {
     const nlohmann::json& item = root[i];
-    if (!item.is_object()) return absl::InvalidArgumentError(absl::StrCat("item ", i, ": not an object"));
+    if (!item.is_object())
+      return absl::InvalidArgumentError(absl::StrCat("item ", i, ": not an object"));
     pb::TilingRequest request;
     google::protobuf::util::Status parsed;
     if (item.contains("problem")) {
@@ -340,8 +344,8 @@ int Run(const std::vector<char*>& positional) {
     if (json) {
       for (const pb::TilingResponse& response : *responses) std::cout << ToJson(response) << "\n";
     } else {
-      std::cout << FormatBatch(*responses) << responses->size() - failed << " answered, "
-                << failed << " failed\n";
+      std::cout << FormatBatch(*responses) << responses->size() - failed << " answered, " << failed
+                << " failed\n";
     }
     return failed == 0 ? kExitOk : kExitFailed;
   }

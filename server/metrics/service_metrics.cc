@@ -2,7 +2,6 @@
 
 #include <string>
 
-
 namespace npu::server {
 namespace {
 
@@ -23,8 +22,8 @@ constexpr MethodInfo kMethods[] = {
 // RPC latency: from ~50 us (a cached unary answer on loopback) to 10 s (a
 // long batch stream); roughly x2.5 steps.
 prometheus::Histogram::BucketBoundaries HandlingBuckets() {
-  return {0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01,
-          0.025,   0.05,   0.1,     0.25,   0.5,   1,      2.5,    5,    10};
+  return {0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
+          0.05,    0.1,    0.25,    0.5,    1,     2.5,    5,     10};
 }
 
 // Engine time: the goal is a median under 2 us per decision, so the buckets
@@ -38,24 +37,42 @@ prometheus::Histogram::BucketBoundaries DecisionBuckets() {
 // "InvalidArgument", so dashboards written for Go services work unchanged.
 absl::string_view PrometheusCodeName(absl::StatusCode code) {
   switch (code) {
-    case absl::StatusCode::kOk: return "OK";
-    case absl::StatusCode::kCancelled: return "Canceled";  // Go's spelling
-    case absl::StatusCode::kUnknown: return "Unknown";
-    case absl::StatusCode::kInvalidArgument: return "InvalidArgument";
-    case absl::StatusCode::kDeadlineExceeded: return "DeadlineExceeded";
-    case absl::StatusCode::kNotFound: return "NotFound";
-    case absl::StatusCode::kAlreadyExists: return "AlreadyExists";
-    case absl::StatusCode::kPermissionDenied: return "PermissionDenied";
-    case absl::StatusCode::kResourceExhausted: return "ResourceExhausted";
-    case absl::StatusCode::kFailedPrecondition: return "FailedPrecondition";
-    case absl::StatusCode::kAborted: return "Aborted";
-    case absl::StatusCode::kOutOfRange: return "OutOfRange";
-    case absl::StatusCode::kUnimplemented: return "Unimplemented";
-    case absl::StatusCode::kInternal: return "Internal";
-    case absl::StatusCode::kUnavailable: return "Unavailable";
-    case absl::StatusCode::kDataLoss: return "DataLoss";
-    case absl::StatusCode::kUnauthenticated: return "Unauthenticated";
-    default: break;
+    case absl::StatusCode::kOk:
+      return "OK";
+    case absl::StatusCode::kCancelled:
+      return "Canceled";  // Go's spelling
+    case absl::StatusCode::kUnknown:
+      return "Unknown";
+    case absl::StatusCode::kInvalidArgument:
+      return "InvalidArgument";
+    case absl::StatusCode::kDeadlineExceeded:
+      return "DeadlineExceeded";
+    case absl::StatusCode::kNotFound:
+      return "NotFound";
+    case absl::StatusCode::kAlreadyExists:
+      return "AlreadyExists";
+    case absl::StatusCode::kPermissionDenied:
+      return "PermissionDenied";
+    case absl::StatusCode::kResourceExhausted:
+      return "ResourceExhausted";
+    case absl::StatusCode::kFailedPrecondition:
+      return "FailedPrecondition";
+    case absl::StatusCode::kAborted:
+      return "Aborted";
+    case absl::StatusCode::kOutOfRange:
+      return "OutOfRange";
+    case absl::StatusCode::kUnimplemented:
+      return "Unimplemented";
+    case absl::StatusCode::kInternal:
+      return "Internal";
+    case absl::StatusCode::kUnavailable:
+      return "Unavailable";
+    case absl::StatusCode::kDataLoss:
+      return "DataLoss";
+    case absl::StatusCode::kUnauthenticated:
+      return "Unauthenticated";
+    default:
+      break;
   }
   return "Unknown";
 }
@@ -94,8 +111,9 @@ ServiceMetrics::ServiceMetrics(prometheus::Registry& registry)
                       .Register(registry);
   auto& handled = prometheus::BuildCounter()
                       .Name("grpc_server_handled_total")
-                      .Help("Total number of RPCs completed on the server, regardless of success "
-                            "or failure.")
+                      .Help(
+                          "Total number of RPCs completed on the server, regardless of success "
+                          "or failure.")
                       .Register(registry);
   auto& received = prometheus::BuildCounter()
                        .Name("grpc_server_msg_received_total")
@@ -107,8 +125,9 @@ ServiceMetrics::ServiceMetrics(prometheus::Registry& registry)
                    .Register(registry);
   auto& handling = prometheus::BuildHistogram()
                        .Name("grpc_server_handling_seconds")
-                       .Help("Histogram of response latency (seconds) of gRPC that had been "
-                             "application-level handled by the server.")
+                       .Help(
+                           "Histogram of response latency (seconds) of gRPC that had been "
+                           "application-level handled by the server.")
                        .Register(registry);
   auto& errors = prometheus::BuildCounter()
                      .Name("npu_tiling_request_errors_total")
@@ -126,8 +145,7 @@ ServiceMetrics::ServiceMetrics(prometheus::Registry& registry)
     series.handling = &handling.Add(labels, HandlingBuckets());
     for (int code = 0; code < kNumCodes; ++code) {
       prometheus::Labels with_code = labels;
-      with_code["grpc_code"] =
-          std::string(PrometheusCodeName(static_cast<absl::StatusCode>(code)));
+      with_code["grpc_code"] = std::string(PrometheusCodeName(static_cast<absl::StatusCode>(code)));
       series.handled[code] = &handled.Add(with_code);
     }
   }

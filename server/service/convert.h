@@ -32,8 +32,8 @@ npu::tiling::v1::ChipSpec ChipToProto(const npu::tiling::ChipSpec& chip);
 
 // Fills the decision fields of `response` (everything but `id`, `from_cache`
 // and `status`) from the engine's answer, trace included.
-void DecisionToProto(const npu::tiling::TilingDecision& decision,
-                     const npu::tiling::ChipSpec& chip, npu::tiling::v1::TilingResponse* response);
+void DecisionToProto(const npu::tiling::TilingDecision& decision, const npu::tiling::ChipSpec& chip,
+                     npu::tiling::v1::TilingResponse* response);
 
 // Enum conversions. The wire enums number CANN's values + 1 (0 is
 // UNSPECIFIED).

@@ -16,11 +16,11 @@
 #include <list>
 #include <memory>
 #include <string>
-#include "absl/strings/string_view.h"
 #include <utility>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
+#include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "npu/tiling/v1/tiling_service.pb.h"
 #include "server/tiling/types.h"

@@ -7,9 +7,8 @@
 #ifndef NPU_SERVER_SERVICE_LOGGING_H_
 #define NPU_SERVER_SERVICE_LOGGING_H_
 
-#include "absl/strings/string_view.h"
-
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 
 namespace npu::server {
 

@@ -31,8 +31,8 @@ absl::StatusOr<std::unique_ptr<TilingServer>> TilingServer::Start(
         absl::StrCat("port must be in [0, 65535], got ", options.port));
   }
   if (options.max_message_bytes <= 0) {
-    return absl::InvalidArgumentError(absl::StrCat("max_message_bytes must be positive, got ",
-                                                   options.max_message_bytes));
+    return absl::InvalidArgumentError(
+        absl::StrCat("max_message_bytes must be positive, got ", options.max_message_bytes));
   }
   if (options.service.max_inflight <= 0 || options.service.max_batch <= 0) {
     return absl::InvalidArgumentError("max_inflight and max_batch must be positive");
@@ -94,8 +94,7 @@ void TilingServer::Shutdown(absl::Duration drain) {
   if (grpc::HealthCheckServiceInterface* health = server_->GetHealthCheckService()) {
     health->Shutdown();
   }
-  server_->Shutdown(std::chrono::system_clock::now() +
-                    absl::ToChronoNanoseconds(drain));
+  server_->Shutdown(std::chrono::system_clock::now() + absl::ToChronoNanoseconds(drain));
   server_->Wait();
 }
 

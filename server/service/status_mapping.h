@@ -9,9 +9,8 @@
 
 #include <grpcpp/support/status.h>
 
-#include "absl/strings/string_view.h"
-
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 
 namespace npu::server {
 

@@ -47,10 +47,7 @@ void LogOutcome(absl::string_view method, const std::string& id, const absl::Sta
 
 TilingService::TilingService(const tl::StrategyRegistry& registry, ServiceMetrics& metrics,
                              ServiceOptions options)
-    : registry_(registry),
-      metrics_(metrics),
-      options_(options),
-      cache_(options.cache_capacity) {
+    : registry_(registry), metrics_(metrics), options_(options), cache_(options.cache_capacity) {
   metrics_.AddStrategies(registry_.Names());
 }
 
@@ -70,8 +67,7 @@ absl::Status TilingService::OverloadError() const {
                                                    "later or on another replica"));
 }
 
-absl::Status TilingService::Answer(const pb::TilingRequest& request,
-                                   pb::TilingResponse* response) {
+absl::Status TilingService::Answer(const pb::TilingRequest& request, pb::TilingResponse* response) {
   response->Clear();
   RETURN_IF_ERROR(ValidateRequest(request));
   const tl::MatmulProblem problem = ProblemFromProto(request.problem());

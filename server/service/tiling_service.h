@@ -54,9 +54,9 @@ class TilingService final : public npu::tiling::v1::TilingService::CallbackServi
                                       npu::tiling::v1::TilingResponse* response) override;
   grpc::ServerBidiReactor<npu::tiling::v1::TilingRequest, npu::tiling::v1::TilingResponse>*
   GetTilingBatch(grpc::CallbackServerContext* context) override;
-  grpc::ServerUnaryReactor* ListPlatforms(grpc::CallbackServerContext* context,
-                                          const npu::tiling::v1::ListPlatformsRequest* request,
-                                          npu::tiling::v1::ListPlatformsResponse* response) override;
+  grpc::ServerUnaryReactor* ListPlatforms(
+      grpc::CallbackServerContext* context, const npu::tiling::v1::ListPlatformsRequest* request,
+      npu::tiling::v1::ListPlatformsResponse* response) override;
 
   // RPCs currently admitted.
   int inflight() const { return inflight_.load(); }

@@ -1,10 +1,10 @@
 #include "server/service/validate.h"
 
 #include <string>
-#include "absl/strings/string_view.h"
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/message.h"
 
@@ -27,7 +27,8 @@ absl::Status CheckLength(absl::string_view field, const std::string& value, size
 // A dtype that must name a type: UNSPECIFIED and unknown numbers are errors.
 absl::Status CheckRequiredDataType(absl::string_view field, pb::DataType dtype) {
   if (dtype == pb::DATA_TYPE_UNSPECIFIED) {
-    return FieldError(field, "required (DATA_TYPE_FLOAT16, DATA_TYPE_BFLOAT16 or DATA_TYPE_FLOAT32)");
+    return FieldError(field,
+                      "required (DATA_TYPE_FLOAT16, DATA_TYPE_BFLOAT16 or DATA_TYPE_FLOAT32)");
   }
   if (!pb::DataType_IsValid(dtype)) {
     return FieldError(field, absl::StrCat("unknown data type ", static_cast<int>(dtype)));
@@ -52,8 +53,8 @@ absl::Status ValidateProblemFields(const pb::MatmulProblem& problem) {
   if (problem.has_bias()) {
     status.Update(CheckRequiredDataType("problem.dtype_bias", problem.dtype_bias()));
   } else if (!pb::DataType_IsValid(problem.dtype_bias())) {
-    status.Update(FieldError("problem.dtype_bias",
-                             absl::StrCat("unknown data type ", problem.dtype_bias())));
+    status.Update(
+        FieldError("problem.dtype_bias", absl::StrCat("unknown data type ", problem.dtype_bias())));
   }
   status.Update(CheckFormat("problem.format_a", problem.format_a()));
   status.Update(CheckFormat("problem.format_b", problem.format_b()));
@@ -65,9 +66,9 @@ absl::Status ValidateProblemFields(const pb::MatmulProblem& problem) {
   }
   if (problem.a_slice().enabled() && problem.a_slice().rank() != 2 &&
       problem.a_slice().rank() != 3) {
-    status.Update(FieldError("problem.a_slice.rank",
-                             absl::StrCat("must be 2 or 3 when enabled, got ",
-                                          problem.a_slice().rank())));
+    status.Update(
+        FieldError("problem.a_slice.rank",
+                   absl::StrCat("must be 2 or 3 when enabled, got ", problem.a_slice().rank())));
   }
   // Update() keeps the first error, so the message names the first field.
   return status;
@@ -94,9 +95,9 @@ absl::Status ValidatePlatformOverrides(const pb::PlatformOverrides& overrides) {
                                ? reflection->GetUInt32(overrides, field)
                                : reflection->GetUInt64(overrides, field);
     if (value < range->min || value > range->max) {
-      return FieldError(absl::StrCat("platform_overrides.", field->name()),
-                        absl::StrCat("must be in [", range->min, ", ", range->max, "], got ",
-                                     value));
+      return FieldError(
+          absl::StrCat("platform_overrides.", field->name()),
+          absl::StrCat("must be in [", range->min, ", ", range->max, "], got ", value));
     }
   }
   return absl::OkStatus();

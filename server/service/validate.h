@@ -39,16 +39,16 @@ inline constexpr uint64_t kKiB = 1024;
 inline constexpr OverrideRange kOverrideRanges[] = {
     {"aic_num", 1, 1024},
     {"aiv_num", 1, 2048},
-    {"l1_bytes", 16 * kKiB, 64 * kKiB * kKiB},
-    {"l0a_bytes", 4 * kKiB, 16 * kKiB * kKiB},
-    {"l0b_bytes", 4 * kKiB, 16 * kKiB * kKiB},
-    {"l0c_bytes", 4 * kKiB, 16 * kKiB * kKiB},
-    {"ub_bytes", 4 * kKiB, 16 * kKiB * kKiB},
-    {"l2_bytes", 1, 64 * kKiB * kKiB * kKiB},
-    {"bt_bytes", 1 * kKiB, 1 * kKiB * kKiB},
+    {"l1_bytes", 16 * kKiB, 64 * kKiB* kKiB},
+    {"l0a_bytes", 4 * kKiB, 16 * kKiB* kKiB},
+    {"l0b_bytes", 4 * kKiB, 16 * kKiB* kKiB},
+    {"l0c_bytes", 4 * kKiB, 16 * kKiB* kKiB},
+    {"ub_bytes", 4 * kKiB, 16 * kKiB* kKiB},
+    {"l2_bytes", 1, 64 * kKiB* kKiB* kKiB},
+    {"bt_bytes", 1 * kKiB, 1 * kKiB* kKiB},
     {"cube_freq_mhz", 1, 100000},
-    {"ddr_bytes_per_cycle", 1, 1 * kKiB * kKiB},
-    {"l2_bytes_per_cycle", 1, 1 * kKiB * kKiB},
+    {"ddr_bytes_per_cycle", 1, 1 * kKiB* kKiB},
+    {"l2_bytes_per_cycle", 1, 1 * kKiB* kKiB},
 };
 
 // OK, or kInvalidArgument naming the first offending field of `request`.

@@ -41,8 +41,10 @@ pb::TilingResponse MatchingResponse() {
   response.mutable_key()->set_full_load_name("NONE");
   response.mutable_key()->set_l0c2out_name("ON_THE_FLY");
   response.set_tiling_struct("MatMulV3BasicTilingData");
-  for (auto [name, value] : {std::pair<const char*, int>{"baseM", 256}, {"baseK", 64},
-                             {"l1BufferNum", 2}, {"ubDB", 1}}) {
+  for (auto [name, value] : {std::pair<const char*, int>{"baseM", 256},
+                             {"baseK", 64},
+                             {"l1BufferNum", 2},
+                             {"ubDB", 1}}) {
     pb::TilingField* field = response.add_fields();
     field->set_name(name);
     field->set_value(value);
@@ -95,10 +97,10 @@ TEST(ParseConformanceFileTest, MalformedCaseDoesNotStopTheOthers) {
                  "dtype_b": "float16", "dtype_c": "float16"}, "expected": {}}]})");
   ASSERT_THAT(cases, IsOk());
   ASSERT_EQ(cases->size(), 2u);
-  EXPECT_THAT((*cases)[0].request, StatusIs(absl::StatusCode::kInvalidArgument,
-                                            HasSubstr("input.m")));
-  EXPECT_THAT((*cases)[1].request, StatusIs(absl::StatusCode::kInvalidArgument,
-                                            HasSubstr("input.dtype_a")));
+  EXPECT_THAT((*cases)[0].request,
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("input.m")));
+  EXPECT_THAT((*cases)[1].request,
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("input.dtype_a")));
 }
 
 TEST(ParseConformanceFileTest, ReportsKeysOutsideTheSchema) {

@@ -25,8 +25,12 @@ TEST(FormatTilingTest, ShowsWordPositionsOfPackedBytes) {
   pb::TilingResponse response;
   response.set_tiling_key(4162);
   response.set_tiling_struct("MatMulV3BasicTilingData");
-  for (auto [name, bits] : {std::pair<const char*, int>{"usedCoreNum", 32}, {"mmadParam", 8},
-                            {"l1BufferNum", 8}, {"l0cDB", 8}, {"ubDB", 8}, {"l2CacheDisable", 32}}) {
+  for (auto [name, bits] : {std::pair<const char*, int>{"usedCoreNum", 32},
+                            {"mmadParam", 8},
+                            {"l1BufferNum", 8},
+                            {"l0cDB", 8},
+                            {"ubDB", 8},
+                            {"l2CacheDisable", 32}}) {
     pb::TilingField* field = response.add_fields();
     field->set_name(name);
     field->set_bits(bits);

@@ -147,8 +147,7 @@ TEST_F(TilingClientTest, EveryCallHasADeadline) {
   ClientOptions options;
   options.timeout = absl::Milliseconds(200);
   auto client = Connect(options);
-  EXPECT_THAT(client->GetTiling(Request("slow")),
-              StatusIs(absl::StatusCode::kDeadlineExceeded));
+  EXPECT_THAT(client->GetTiling(Request("slow")), StatusIs(absl::StatusCode::kDeadlineExceeded));
 }
 
 TEST_F(TilingClientTest, DnsTargetWithRoundRobin) {
@@ -204,8 +203,7 @@ TEST_F(TilingClientTest, HealthCheck) {
   EXPECT_EQ(client->CheckHealth("npu.tiling.v1.TilingService").value(), ServingStatus::kServing);
   EXPECT_THAT(client->CheckHealth("unknown.Service"), StatusIs(absl::StatusCode::kNotFound));
   server_->GetHealthCheckService()->SetServingStatus("npu.tiling.v1.TilingService", false);
-  EXPECT_EQ(client->CheckHealth("npu.tiling.v1.TilingService").value(),
-            ServingStatus::kNotServing);
+  EXPECT_EQ(client->CheckHealth("npu.tiling.v1.TilingService").value(), ServingStatus::kNotServing);
 }
 
 TEST(TilingClientOptionsTest, RejectsBadOptions) {

@@ -83,8 +83,7 @@ TEST(ResolveChipTest, DefaultProfileWithOverrides) {
 TEST(ResolveChipTest, UnknownPlatformIsNotFound) {
   pb::TilingRequest request = StreamKRequest();
   request.set_platform("ascend910");
-  EXPECT_THAT(ResolveChip(request),
-              StatusIs(absl::StatusCode::kNotFound, HasSubstr("platform: ")));
+  EXPECT_THAT(ResolveChip(request), StatusIs(absl::StatusCode::kNotFound, HasSubstr("platform: ")));
 }
 
 TEST(EnumConversionTest, WireValueIsCannValuePlusOne) {
@@ -118,8 +117,11 @@ TEST(DecisionConversionTest, CopiesEveryPart) {
   plan.block.base_m = 128;
   plan.block.k_cnt = 3;
   plan.data.struct_name = "MatMulV3BasicTilingData";
-  plan.data.fields = {{"usedCoreNum", 31, 32}, {"mmadParam", 0, 8}, {"l1BufferNum", 2, 8},
-                      {"l0cDB", 1, 8}, {"ubDB", 1, 8}};
+  plan.data.fields = {{"usedCoreNum", 31, 32},
+                      {"mmadParam", 0, 8},
+                      {"l1BufferNum", 2, 8},
+                      {"l0cDB", 1, 8},
+                      {"ubDB", 1, 8}};
   plan.detail = "because";
   decision.trace = {{"K_EQUAL_ZERO", false, false, "K=64 != 0"},
                     {"BASIC_ASWT", true, true, "fallback"}};

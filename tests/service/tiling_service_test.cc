@@ -176,9 +176,7 @@ INSTANTIATE_TEST_SUITE_P(
         ErrorCase{"IdTooLong", [](pb::TilingRequest* r) { r->set_id(std::string(300, 'x')); },
                   grpc::StatusCode::INVALID_ARGUMENT, "id: "},
         ErrorCase{"OverrideBelowRange",
-                  [](pb::TilingRequest* r) {
-                    r->mutable_platform_overrides()->set_aic_num(0);
-                  },
+                  [](pb::TilingRequest* r) { r->mutable_platform_overrides()->set_aic_num(0); },
                   grpc::StatusCode::INVALID_ARGUMENT, "platform_overrides.aic_num"},
         ErrorCase{"OverrideAboveRange",
                   [](pb::TilingRequest* r) {
@@ -325,9 +323,9 @@ TEST(DecisionCacheTest, EquivalentSpellingsShareAnEntry) {
   pb::TilingRequest spelled = plain;
   spelled.set_id("other id");
   spelled.set_platform("ascend950pr");
-  spelled.mutable_problem()->set_format_a(pb::FORMAT_ND);                   // == UNSPECIFIED
-  spelled.mutable_problem()->set_dtype_bias(pb::DATA_TYPE_FLOAT32);         // no bias: ignored
-  spelled.mutable_platform_overrides()->set_aic_num(32);                    // == profile
+  spelled.mutable_problem()->set_format_a(pb::FORMAT_ND);            // == UNSPECIFIED
+  spelled.mutable_problem()->set_dtype_bias(pb::DATA_TYPE_FLOAT32);  // no bias: ignored
+  spelled.mutable_platform_overrides()->set_aic_num(32);             // == profile
   pb::TilingResponse second;
   ASSERT_TRUE(Call(server, spelled, &second).ok());
   EXPECT_TRUE(second.from_cache());
