@@ -107,6 +107,8 @@ namespace pb = ::npu::tiling::v1;
 constexpr int kExitOk = 0;
 constexpr int kExitFailed = 1;
 constexpr int kExitUsage = 2;
+// Sent as TilingRequest.client_id; the server logs it at debug level.
+constexpr char kClientId[] = "tilingctl";
 
 int Usage(absl::string_view message) {
   std::cerr << "tilingctl: " << message << "\n"
@@ -173,6 +175,7 @@ void ApplyDecisionFlags(pb::TilingRequest* request) {
   request->set_forced_strategy(absl::GetFlag(FLAGS_strategy));
   request->set_include_trace(absl::GetFlag(FLAGS_trace));
   request->set_id(absl::GetFlag(FLAGS_id));
+  request->set_client_id(kClientId);
 }
 
 // The request the `tile` flags describe.
@@ -361,7 +364,11 @@ int Run(const std::vector<char*>& positional) {
                 << ")\n";
     }
     ConformanceSummary summary = RunConformance(
-        *cases, [&](const pb::TilingRequest& request) { return client->GetTiling(request); },
+        *cases,
+        [&](pb::TilingRequest request) {
+          request.set_client_id(kClientId);
+          return client->GetTiling(request);
+        },
         std::cout);
     return summary.failed == 0 ? kExitOk : kExitFailed;
   }

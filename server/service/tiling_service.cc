@@ -34,12 +34,15 @@ absl::Status Prefixed(absl::string_view prefix, const absl::Status& status) {
   return absl::Status(status.code(), absl::StrCat(prefix, ": ", status.message()));
 }
 
-void LogOutcome(absl::string_view method, const std::string& id, const absl::Status& status) {
+void LogOutcome(absl::string_view method, const pb::TilingRequest& request,
+                const absl::Status& status) {
   if (status.code() == absl::StatusCode::kInternal) {
     // An engine or service bug: always worth a line.
-    Log(LogLevel::kError, absl::StrCat(method, " id=\"", id, "\" ", status.ToString()));
+    Log(LogLevel::kError, absl::StrCat(method, " client=\"", request.client_id(), "\" id=\"",
+                                       request.id(), "\" ", status.ToString()));
   } else if (LogEnabled(LogLevel::kDebug)) {
-    Log(LogLevel::kDebug, absl::StrCat(method, " id=\"", id, "\" ", status.ToString()));
+    Log(LogLevel::kDebug, absl::StrCat(method, " client=\"", request.client_id(), "\" id=\"",
+                                       request.id(), "\" ", status.ToString()));
   }
 }
 
@@ -133,7 +136,7 @@ grpc::ServerUnaryReactor* TilingService::GetTiling(grpc::CallbackServerContext* 
   } else {
     metrics_.RequestFailed(status.code());
   }
-  LogOutcome("GetTiling", request->id(), status);
+  LogOutcome("GetTiling", *request, status);
   metrics_.RpcHandled(RpcMethod::kGetTiling, status.code(), SecondsSince(start));
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   reactor->Finish(ToGrpcStatus(status));
@@ -210,7 +213,7 @@ class TilingService::BatchReactor final
     if (!status.ok()) {
       // One bad item must not end the stream: its error travels in the item.
       service_->metrics_.RequestFailed(status.code());
-      LogOutcome("GetTilingBatch", request_.id(), status);
+      LogOutcome("GetTilingBatch", request_, status);
       response.Clear();
       response.set_id(request_.id());
       pb::ItemStatus* item = response.mutable_status();

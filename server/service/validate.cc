@@ -108,6 +108,7 @@ absl::Status ValidateRequest(const pb::TilingRequest& request) {
   status.Update(CheckLength("id", request.id(), kMaxIdBytes));
   status.Update(CheckLength("platform", request.platform(), kMaxNameBytes));
   status.Update(CheckLength("forced_strategy", request.forced_strategy(), kMaxNameBytes));
+  status.Update(CheckLength("client_id", request.client_id(), kMaxClientIdBytes));
   if (!request.has_problem()) {
     status.Update(FieldError("problem", "required"));
   } else {

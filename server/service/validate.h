@@ -22,6 +22,7 @@ namespace npu::server {
 // not what the engine can compute.
 inline constexpr size_t kMaxIdBytes = 256;
 inline constexpr size_t kMaxNameBytes = 64;  // platform and strategy names
+inline constexpr size_t kMaxClientIdBytes = 128;
 // A FRACTAL_NZ storage shape is [..., d0, d1, d2, d3]; 8 leaves room for four
 // batch dimensions, more than any CANN matmul accepts.
 inline constexpr int kMaxStorageShapeRank = 8;

@@ -197,7 +197,9 @@ def service_part(args, workdir):
     with open(args.cases) as f:
         case_count = len(json.load(f)["cases"])
 
-    server, port, metrics_port, log_path = start_server(args.server, workdir)
+    # A short drain: the health Watch at the end stays open until cancelled.
+    server, port, metrics_port, log_path = start_server(args.server, workdir,
+                                                        extra=["--drain_seconds=1"])
     target = "127.0.0.1:%d" % port
     print("tiling_server on %s, metrics on %d" % (target, metrics_port))
 
@@ -219,6 +221,10 @@ def service_part(args, workdir):
           "tilingctl conform over the network: %r" % lines[-1])
     check(len(lines) == case_count + 1 and all(l.startswith("PASS ") for l in lines[:-1]),
           "one PASS line per case")
+
+    out = run([args.ctl, "conform", args.cases, "--local"])
+    check(out.strip().splitlines()[-1] == "%d passed, 0 failed" % case_count,
+          "tilingctl conform --local (in-process service)")
 
     tile = json.loads(run([args.ctl, "tile", "--server", target, "--m", "4096", "--n", "1280",
                            "--k", "8192", "--dtype", "float16", "--trans-b",
@@ -285,6 +291,23 @@ def service_part(args, workdir):
     check(handled and float(handled.group(1)) >= case_count + 2,
           "/metrics counts the GetTiling calls (%s)" % (handled.group(1) if handled else None))
 
+    # SIGTERM: a health Watch that is open (itself an in-flight call) sees NOT_SERVING before the
+    # server drains and exits 0.
+    import grpc
+    with grpc.insecure_channel(target) as channel:
+        watch = channel.unary_stream("/grpc.health.v1.Health/Watch",
+                                     request_serializer=lambda b: b,
+                                     response_deserializer=lambda b: b)
+        encoded = SERVICE.encode()
+        updates = watch(b"\x0a" + bytes([len(encoded)]) + encoded, timeout=HANG_GUARD_S)
+        check(next(updates) == b"\x08\x01", "health Watch starts SERVING")
+        os.killpg(server.pid, signal.SIGTERM)
+        check(next(updates) == b"\x08\x02", "health Watch turns NOT_SERVING on SIGTERM")
+        try:
+            for _ in updates:
+                pass
+        except grpc.RpcError:
+            pass  # the drain deadline cancels the watch
     code = stop(server)
     check(code == 0, "SIGTERM: tiling_server exits 0 (got %s)" % code)
     check("stopped" in read(log_path), "the server logged a clean stop")
