@@ -23,6 +23,7 @@ import glob
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -391,6 +392,10 @@ def check_binaries(server_bin, ctl_bin, k8s, docker, compose, service_name):
     code = lib.stop(proc)
     check(code == 0, "tiling_server exited with %s on SIGTERM (want 0)\n%s" %
           (code, lib.read_log(log_path)))
+    if problems:
+        print("server log kept in " + log_path)
+    else:
+        shutil.rmtree(workdir, ignore_errors=True)
 
 
 def main():
