@@ -11,6 +11,7 @@
 #include <signal.h>
 
 #include <cstdio>
+#include <cstring>
 #include <exception>
 #include <memory>
 #include <string>

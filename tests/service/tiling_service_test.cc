@@ -336,6 +336,39 @@ TEST(DecisionCacheTest, EquivalentSpellingsShareAnEntry) {
   EXPECT_EQ(server.server().service().cache().size(), 1u);
 }
 
+TEST(DecisionCacheTest, ConcurrentCallersGetTheSameAnswers) {
+  ServerOptions small_cache = LoopbackOptions();
+  small_cache.service.cache_capacity = 8;  // smaller than the working set: constant eviction
+  TestServer server(small_cache);
+  const std::vector<pb::TilingRequest> requests = VariedRequests();
+  std::vector<pb::TilingResponse> reference(requests.size());
+  std::vector<grpc::StatusCode> reference_code(requests.size());
+  for (size_t i = 0; i < requests.size(); ++i) {
+    reference_code[i] = Call(server, requests[i], &reference[i]).error_code();
+    reference[i].set_from_cache(false);
+  }
+  std::atomic<int> mismatches{0};
+  std::vector<std::thread> callers;
+  for (int t = 0; t < 4; ++t) {
+    callers.emplace_back([&, t] {
+      for (int round = 0; round < 50; ++round) {
+        const size_t i = (round * 5 + t) % requests.size();
+        pb::TilingResponse response;
+        grpc::Status status = Call(server, requests[i], &response);
+        response.set_from_cache(false);
+        if (status.error_code() != reference_code[i] ||
+            (status.ok() &&
+             !google::protobuf::util::MessageDifferencer::Equals(response, reference[i]))) {
+          ++mismatches;
+        }
+      }
+    });
+  }
+  for (std::thread& caller : callers) caller.join();
+  EXPECT_EQ(mismatches.load(), 0);
+  EXPECT_LE(server.server().service().cache().size(), 8u);
+}
+
 TEST(GetTilingBatchTest, TenThousandRequestsInOrderWithoutLoss) {
   TestServer server;
   constexpr int kRequests = 10000;
