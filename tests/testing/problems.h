@@ -3,6 +3,7 @@
 #ifndef NPU_TESTS_TESTING_PROBLEMS_H_
 #define NPU_TESTS_TESTING_PROBLEMS_H_
 
+#include "server/tiling/builtin_strategies.h"
 #include "server/tiling/types.h"
 
 namespace npu::testing {
@@ -22,6 +23,12 @@ inline tiling::ChipSpec Chip950(uint32_t aic = 32, uint32_t aiv = 0) {
   chip.aic_num = aic;
   chip.aiv_num = aiv == 0 ? 2 * aic : aiv;
   return chip;
+}
+
+// The built-in registry's decision for `problem` on `chip`.
+inline absl::StatusOr<tiling::TilingDecision> DecideBuiltin(
+    const tiling::MatmulProblem& problem, const tiling::ChipSpec& chip = Chip950()) {
+  return tiling::MakeBuiltinRegistry().Decide(problem, chip);
 }
 
 }  // namespace npu::testing

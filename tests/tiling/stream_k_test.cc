@@ -15,13 +15,11 @@ using ::npu::testing::IsOk;
 using ::npu::testing::Problem;
 using ::testing::HasSubstr;
 
-absl::StatusOr<TilingDecision> Decide(const MatmulProblem& p, const ChipSpec& chip = Chip950()) {
-  return MakeBuiltinRegistry().Decide(p, chip);
-}
+using ::npu::testing::DecideBuiltin;
 
 TEST(StreamKStrategyTest, SplitKOfFewBlocks) {
   // 4x4 blocks of 256 = 16 = aic/2: each block gets 2 K slices.
-  absl::StatusOr<TilingDecision> d = Decide(Problem(1024, 1024, 8192, DataType::kBFloat16));
+  absl::StatusOr<TilingDecision> d = DecideBuiltin(Problem(1024, 1024, 8192, DataType::kBFloat16));
   ASSERT_THAT(d, IsOk());
   EXPECT_EQ(d->plan.strategy, "BASIC_STREAM_K");
   EXPECT_EQ(d->plan.key.model, KernelModel::kStreamK);
@@ -33,7 +31,7 @@ TEST(StreamKStrategyTest, SplitKOfFewBlocks) {
 }
 
 TEST(StreamKStrategyTest, Fp32LongSlicesSplitInsideTheCore) {
-  absl::StatusOr<TilingDecision> d = Decide(Problem(64, 64, 131072, DataType::kFloat32));
+  absl::StatusOr<TilingDecision> d = DecideBuiltin(Problem(64, 64, 131072, DataType::kFloat32));
   ASSERT_THAT(d, IsOk());
   EXPECT_EQ(d->plan.key.model, KernelModel::kStreamKSplitK);
   EXPECT_EQ(d->plan.data.Get("skSingleCoreK"), 4096u);
@@ -43,7 +41,7 @@ TEST(StreamKStrategyTest, Fp32LongSlicesSplitInsideTheCore) {
 TEST(StreamKStrategyTest, Hf32KeepsPlainStreamK) {
   MatmulProblem p = Problem(64, 64, 131072, DataType::kFloat32);
   p.hf32 = true;
-  absl::StatusOr<TilingDecision> d = Decide(p);
+  absl::StatusOr<TilingDecision> d = DecideBuiltin(p);
   ASSERT_THAT(d, IsOk());
   EXPECT_EQ(d->plan.key.model, KernelModel::kStreamK);
   EXPECT_EQ(d->plan.data.Get("mmadParam"), 1u);
@@ -52,7 +50,7 @@ TEST(StreamKStrategyTest, Hf32KeepsPlainStreamK) {
 TEST(StreamKStrategyTest, AvoidTensorApiGivesBasicLevel) {
   MatmulProblem p = Problem(1024, 1024, 8192);
   p.avoid_tensor_api = true;
-  absl::StatusOr<TilingDecision> d = Decide(p);
+  absl::StatusOr<TilingDecision> d = DecideBuiltin(p);
   ASSERT_THAT(d, IsOk());
   EXPECT_EQ(d->plan.key.api_level, ApiLevel::kBasic);
   EXPECT_EQ(d->plan.key.Encode(), 0x1001u);
@@ -63,7 +61,7 @@ TEST(StreamKStrategyTest, DataParallelPlusSplitKTail) {
   // each split in 2 K slices.
   MatmulProblem p = Problem(4096, 768, 8192);
   p.trans_b = true;
-  absl::StatusOr<TilingDecision> d = Decide(p);
+  absl::StatusOr<TilingDecision> d = DecideBuiltin(p);
   ASSERT_THAT(d, IsOk());
   EXPECT_EQ(d->plan.key.model, KernelModel::kStreamK);
   EXPECT_THAT(d->plan.detail, HasSubstr("DP+SK"));
@@ -74,12 +72,12 @@ TEST(StreamKStrategyTest, DataParallelPlusSplitKTail) {
 TEST(StreamKStrategyTest, RefusedByDeterminismAndVectorRatio) {
   MatmulProblem p = Problem(1024, 1024, 8192);
   p.deterministic_level = 2;
-  absl::StatusOr<TilingDecision> d = Decide(p);
+  absl::StatusOr<TilingDecision> d = DecideBuiltin(p);
   ASSERT_THAT(d, IsOk());
   EXPECT_EQ(d->plan.strategy, "BASIC_ASWT");
   EXPECT_THAT(d->trace[3].reason, HasSubstr("deterministic_level=2"));
 
-  d = Decide(Problem(1024, 1024, 8192), Chip950(32, 56));
+  d = DecideBuiltin(Problem(1024, 1024, 8192), Chip950(32, 56));
   ASSERT_THAT(d, IsOk());
   EXPECT_EQ(d->plan.strategy, "BASIC_ASWT");
   EXPECT_THAT(d->trace[3].reason, HasSubstr("aiv=56 != 2*aic=64"));
@@ -100,13 +98,13 @@ TEST(StreamKStrategyTest, NzBRoundsTheSliceToFractals) {
   MatmulProblem p = Problem(1024, 1024, 10000);
   p.trans_b = true;
   p.format_b = Format::kFractalNz;
-  absl::StatusOr<TilingDecision> d = Decide(p);
+  absl::StatusOr<TilingDecision> d = DecideBuiltin(p);
   ASSERT_THAT(d, IsOk());
   EXPECT_EQ(d->plan.data.Get("skSingleCoreK"), 5008u);
 }
 
 TEST(StreamKStrategyTest, UnalignedNUsesFixpipeOutput) {
-  absl::StatusOr<TilingDecision> d = Decide(Problem(523, 246, 10866));
+  absl::StatusOr<TilingDecision> d = DecideBuiltin(Problem(523, 246, 10866));
   ASSERT_THAT(d, IsOk());
   EXPECT_EQ(d->plan.key.l0c2out, L0cToOut::kNdFixpipe1To2);
 }

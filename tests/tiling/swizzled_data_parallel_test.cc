@@ -15,12 +15,10 @@ using ::npu::testing::IsOk;
 using ::npu::testing::Problem;
 using ::testing::HasSubstr;
 
-absl::StatusOr<TilingDecision> Decide(const MatmulProblem& p, const ChipSpec& chip = Chip950()) {
-  return MakeBuiltinRegistry().Decide(p, chip);
-}
+using ::npu::testing::DecideBuiltin;
 
 TEST(SwizzledDataParallelTest, BResidentWhenMHasManyBlocks) {
-  absl::StatusOr<TilingDecision> d = Decide(Problem(65536, 64, 256));
+  absl::StatusOr<TilingDecision> d = DecideBuiltin(Problem(65536, 64, 256));
   ASSERT_THAT(d, IsOk());
   EXPECT_EQ(d->plan.key.full_load, FullLoad::kB);
   EXPECT_EQ(d->plan.key.Encode(), 0x20002u);
@@ -36,14 +34,14 @@ TEST(SwizzledDataParallelTest, BResidentWhenMHasManyBlocks) {
 TEST(SwizzledDataParallelTest, AResidentForManyColumnBlocks) {
   MatmulProblem p = Problem(4, 32000, 8192);
   p.trans_b = true;
-  absl::StatusOr<TilingDecision> d = Decide(p);
+  absl::StatusOr<TilingDecision> d = DecideBuiltin(p);
   ASSERT_THAT(d, IsOk());
   EXPECT_EQ(d->plan.key.full_load, FullLoad::kA);
   EXPECT_EQ(d->plan.block.single_core_m, 4u);
 }
 
 TEST(SwizzledDataParallelTest, Fp32LongKSplitsInsideTheCore) {
-  absl::StatusOr<TilingDecision> d = Decide(Problem(256, 256, 65536, DataType::kFloat32));
+  absl::StatusOr<TilingDecision> d = DecideBuiltin(Problem(256, 256, 65536, DataType::kFloat32));
   ASSERT_THAT(d, IsOk());
   EXPECT_EQ(d->plan.key.model, KernelModel::kBasicSplitK);
   EXPECT_THAT(d->plan.detail, HasSubstr("split K"));
@@ -53,7 +51,7 @@ TEST(SwizzledDataParallelTest, Hf32DisablesFp32SplitKAndSetsMmadParam) {
   // 8x8 blocks fill two whole rounds: neither SK nor DP+SK applies.
   MatmulProblem p = Problem(2048, 2048, 4096, DataType::kFloat32);
   p.hf32 = true;
-  absl::StatusOr<TilingDecision> d = Decide(p);
+  absl::StatusOr<TilingDecision> d = DecideBuiltin(p);
   ASSERT_THAT(d, IsOk());
   EXPECT_EQ(d->plan.key.model, KernelModel::kBasic);
   EXPECT_EQ(d->plan.data.Get("mmadParam"), 1u);
@@ -62,7 +60,7 @@ TEST(SwizzledDataParallelTest, Hf32DisablesFp32SplitKAndSetsMmadParam) {
 TEST(SwizzledDataParallelTest, Bf16FixpipeOutputOneToOne) {
   MatmulProblem p = Problem(4096, 4090, 128, DataType::kBFloat16);
   p.trans_b = true;
-  absl::StatusOr<TilingDecision> d = Decide(p);
+  absl::StatusOr<TilingDecision> d = DecideBuiltin(p);
   ASSERT_THAT(d, IsOk());
   EXPECT_EQ(d->plan.key.l0c2out, L0cToOut::kNdFixpipe1To1);
   EXPECT_EQ(d->plan.kernel_type, KernelType::kMixed1To2);
@@ -71,7 +69,7 @@ TEST(SwizzledDataParallelTest, Bf16FixpipeOutputOneToOne) {
 TEST(SwizzledDataParallelTest, FixpipeNeedsTwoVectorCoresPerCube) {
   MatmulProblem p = Problem(4096, 4090, 128, DataType::kBFloat16);
   p.trans_b = true;
-  absl::StatusOr<TilingDecision> d = Decide(p, Chip950(32, 40));
+  absl::StatusOr<TilingDecision> d = DecideBuiltin(p, Chip950(32, 40));
   ASSERT_THAT(d, IsOk());
   EXPECT_EQ(d->plan.key.l0c2out, L0cToOut::kOnTheFly);
 }
@@ -79,7 +77,7 @@ TEST(SwizzledDataParallelTest, FixpipeNeedsTwoVectorCoresPerCube) {
 TEST(SwizzledDataParallelTest, AvoidTensorApiGivesBasicLevel) {
   MatmulProblem p = Problem(2048, 2048, 1024);
   p.avoid_tensor_api = true;
-  absl::StatusOr<TilingDecision> d = Decide(p);
+  absl::StatusOr<TilingDecision> d = DecideBuiltin(p);
   ASSERT_THAT(d, IsOk());
   EXPECT_EQ(d->plan.key.api_level, ApiLevel::kBasic);
   EXPECT_EQ(d->plan.key.Encode(), 0x1u);
@@ -92,7 +90,7 @@ TEST(SwizzledDataParallelTest, Rank3SliceUsesSliceModelAndStrides) {
   p.a_slice.batch = 2;
   p.a_slice.row_stride = 600;
   p.a_slice.batch_stride = 512 * 600 + 64;
-  absl::StatusOr<TilingDecision> d = Decide(p);
+  absl::StatusOr<TilingDecision> d = DecideBuiltin(p);
   ASSERT_THAT(d, IsOk());
   EXPECT_EQ(d->plan.key.model, KernelModel::kSlice);
   EXPECT_EQ(d->plan.key.Encode(), 0x5002u);
@@ -106,7 +104,7 @@ TEST(SwizzledDataParallelTest, Rank2SliceKeepsBasicModelWithRowStride) {
   p.a_slice.enabled = true;
   p.a_slice.rank = 2;
   p.a_slice.row_stride = 576;
-  absl::StatusOr<TilingDecision> d = Decide(p);
+  absl::StatusOr<TilingDecision> d = DecideBuiltin(p);
   ASSERT_THAT(d, IsOk());
   EXPECT_EQ(d->plan.key.model, KernelModel::kBasic);
   EXPECT_EQ(d->plan.data.Get("sliceM"), 1u);
@@ -114,7 +112,7 @@ TEST(SwizzledDataParallelTest, Rank2SliceKeepsBasicModelWithRowStride) {
 }
 
 TEST(SwizzledDataParallelTest, ContiguousRowStrideIsK) {
-  absl::StatusOr<TilingDecision> d = Decide(Problem(1024, 512, 300));
+  absl::StatusOr<TilingDecision> d = DecideBuiltin(Problem(1024, 512, 300));
   ASSERT_THAT(d, IsOk());
   EXPECT_EQ(d->plan.data.Get("rowStride"), 300u);
   EXPECT_EQ(d->plan.data.Get("srcNdStride"), 1u);
@@ -124,7 +122,7 @@ TEST(SwizzledDataParallelTest, TailRoundIsResplit) {
   // 5 x 7 = 35 blocks of 256 on 32 cores leaves a tail of 3, re-split 3x3.
   MatmulProblem p = Problem(1280, 1792, 2048);
   p.trans_b = true;
-  absl::StatusOr<TilingDecision> d = Decide(p);
+  absl::StatusOr<TilingDecision> d = DecideBuiltin(p);
   ASSERT_THAT(d, IsOk());
   EXPECT_EQ(d->plan.data.Get("mTailCnt"), 3u);
   EXPECT_EQ(d->plan.data.Get("nTailCnt"), 3u);
