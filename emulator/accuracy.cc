@@ -1,0 +1,216 @@
+#include "emulator/accuracy.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "emulator/thread_pool.h"
+
+namespace npu::emu {
+namespace {
+
+using tiling::DataType;
+using tiling::MatmulProblem;
+
+struct DtypeLimits {
+  double smallest_subnormal;
+  double smallest_normal;
+  double largest_finite;
+};
+
+DtypeLimits Limits(DataType dtype) {
+  switch (dtype) {
+    case DataType::kFloat16:
+      return {std::ldexp(1.0, -24), std::ldexp(1.0, -14), 65504.0};
+    case DataType::kBFloat16:
+      // bfloat16 keeps binary32's exponent range with 7 mantissa bits.
+      return {std::ldexp(1.0, -133), std::ldexp(1.0, -126),
+              std::ldexp(1.0, 127) * (2.0 - std::ldexp(1.0, -7))};
+    case DataType::kFloat32:
+      return {std::ldexp(1.0, -149), std::ldexp(1.0, -126),
+              static_cast<double>(std::numeric_limits<float>::max())};
+  }
+  return {0, 0, 0};
+}
+
+std::string ShapeString(const std::vector<int64_t>& shape) {
+  std::string out;
+  for (int64_t dim : shape) absl::StrAppend(&out, out.empty() ? "" : ",", dim);
+  return absl::StrCat("[", out, "]");
+}
+
+absl::Status CheckShape(const char* name, const HostTensor& tensor, DataType dtype,
+                        const std::vector<int64_t>& shape) {
+  if (tensor.dtype != dtype || tensor.shape != shape ||
+      tensor.bytes.size() != tensor.elements() * tiling::DataTypeBytes(dtype)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        name, " is ", std::string(tiling::DataTypeName(tensor.dtype)), " ",
+        ShapeString(tensor.shape), " with ", tensor.bytes.size(), " bytes; the problem needs ",
+        std::string(tiling::DataTypeName(dtype)), " ", ShapeString(shape)));
+  }
+  return absl::OkStatus();
+}
+
+// What one row of C contributes to the report; rows are merged in order so
+// that the report does not depend on which thread ran which row.
+struct RowSummary {
+  double max_abs_error = 0;
+  double max_rel_error = 0;
+  double worst_ratio = -1;
+  double bound_at_worst = 0;
+  uint64_t worst_col = 0;
+  uint64_t over_bound = 0;
+};
+
+}  // namespace
+
+double UnitRoundoff(DataType dtype) {
+  switch (dtype) {
+    case DataType::kFloat16:
+      return std::ldexp(1.0, -11);
+    case DataType::kBFloat16:
+      return std::ldexp(1.0, -8);
+    case DataType::kFloat32:
+      return std::ldexp(1.0, -24);
+  }
+  return 1;
+}
+
+absl::StatusOr<AccuracyReport> CompareWithReference(const MatmulProblem& problem,
+                                                    const Tensors& inputs, const HostTensor& c,
+                                                    int threads,
+                                                    const std::atomic<bool>* cancelled) {
+  if (problem.m <= 0 || problem.n <= 0 || problem.k < 0) {
+    return absl::InvalidArgumentError("problem sizes must be m, n > 0 and k >= 0");
+  }
+  const uint64_t m = problem.m, n = problem.n, k = problem.k;
+  auto shape2 = [](uint64_t rows, uint64_t cols) {
+    return std::vector<int64_t>{static_cast<int64_t>(rows), static_cast<int64_t>(cols)};
+  };
+  absl::Status status = CheckShape("C", c, problem.dtype_c, shape2(m, n));
+  if (status.ok()) {
+    status =
+        CheckShape("A", inputs.a, problem.dtype_a, problem.trans_a ? shape2(k, m) : shape2(m, k));
+  }
+  if (status.ok()) {
+    status =
+        CheckShape("B", inputs.b, problem.dtype_b, problem.trans_b ? shape2(n, k) : shape2(k, n));
+  }
+  if (status.ok() && problem.has_bias) {
+    if (!inputs.bias.has_value()) return absl::InvalidArgumentError("the problem has a bias");
+    status = CheckShape("bias", *inputs.bias, problem.dtype_bias, {static_cast<int64_t>(n)});
+  }
+  if (!status.ok()) return status;
+
+  // Operands as fp32 values in [m, k] and [k, n] order, hf32-rounded as the
+  // cube sees them; fp32 holds every input dtype exactly.
+  auto operand = [&](const HostTensor& t, uint64_t rows, uint64_t cols, bool trans) {
+    std::vector<float> out(rows * cols);
+    for (uint64_t r = 0; r < rows; ++r) {
+      for (uint64_t col = 0; col < cols; ++col) {
+        float v = trans ? t.Get(col * rows + r) : t.Get(r * cols + col);
+        if (problem.hf32 && t.dtype == DataType::kFloat32) v = RoundToHf32(v);
+        out[r * cols + col] = v;
+      }
+    }
+    return out;
+  };
+  const std::vector<float> a = operand(inputs.a, m, k, problem.trans_a);
+  const std::vector<float> b = operand(inputs.b, k, n, problem.trans_b);
+  std::vector<float> bias;
+  if (problem.has_bias) bias = inputs.bias->ToFloats();
+
+  const double u_out = UnitRoundoff(problem.dtype_c);
+  const double accumulation_term = 2.0 * static_cast<double>(k + 2) * kAccumulationUnitRoundoff;
+  const DtypeLimits limits = Limits(problem.dtype_c);
+
+  std::vector<RowSummary> rows(m);
+  std::atomic<bool> stopped{false};
+  ThreadPool pool(std::max(1, threads));
+  pool.ParallelFor(m, [&](size_t i) {
+    if (stopped.load(std::memory_order_relaxed)) return;
+    if (cancelled != nullptr && cancelled->load(std::memory_order_relaxed)) {
+      stopped.store(true, std::memory_order_relaxed);
+      return;
+    }
+    // The reference and sum_p |a_p * b_p| in one sweep over B, summed in
+    // increasing p like ReferenceMatmul().
+    std::vector<double> ref(n, 0.0), mag(n, 0.0);
+    const float* a_row = a.data() + i * k;
+    for (uint64_t p = 0; p < k; ++p) {
+      const double av = a_row[p];
+      const double av_abs = std::fabs(av);
+      const float* b_row = b.data() + p * n;
+      for (uint64_t j = 0; j < n; ++j) {
+        const double bv = b_row[j];
+        ref[j] += av * bv;
+        mag[j] += av_abs * std::fabs(bv);
+      }
+    }
+    if (!bias.empty()) {
+      for (uint64_t j = 0; j < n; ++j) {
+        ref[j] += bias[j];
+        mag[j] += std::fabs(static_cast<double>(bias[j]));
+      }
+    }
+    RowSummary& row = rows[i];
+    for (uint64_t j = 0; j < n; ++j) {
+      const double r = ref[j];
+      const double got = c.Get(i * n + j);
+      const double bound =
+          u_out * std::fabs(r) + accumulation_term * mag[j] + limits.smallest_subnormal;
+      double err;
+      if (std::isnan(got) || std::isnan(r)) {
+        err = std::isnan(got) && std::isnan(r) ? 0.0 : std::numeric_limits<double>::infinity();
+      } else if (std::isinf(got)) {
+        // Round-to-nearest overflows to infinity: a same-sign reference that
+        // reaches the largest finite value within its bound may give it.
+        const bool same_sign = (got > 0) == (r > 0);
+        err = same_sign && std::fabs(r) + bound >= limits.largest_finite
+                  ? 0.0
+                  : std::numeric_limits<double>::infinity();
+      } else {
+        err = std::fabs(got - r);
+      }
+      row.max_abs_error = std::max(row.max_abs_error, err);
+      if (std::fabs(r) >= limits.smallest_normal && std::isfinite(r)) {
+        row.max_rel_error = std::max(row.max_rel_error, err / std::fabs(r));
+      }
+      // With NaN or infinite operands the bound itself may be NaN or
+      // infinite: only an exact match passes then.
+      const bool within = err == 0.0 || (std::isfinite(err) && err <= bound);
+      double ratio = err == 0.0 ? 0.0 : err / bound;
+      if (std::isnan(ratio)) ratio = std::numeric_limits<double>::infinity();
+      if (!within) ++row.over_bound;
+      if (ratio > row.worst_ratio) {
+        row.worst_ratio = ratio;
+        row.bound_at_worst = bound;
+        row.worst_col = j;
+      }
+    }
+  });
+  if (stopped.load()) return absl::CancelledError("reference check cancelled");
+
+  AccuracyReport report;
+  report.output_unit_roundoff = u_out;
+  report.worst_bound_ratio = -1;
+  for (uint64_t i = 0; i < m; ++i) {
+    const RowSummary& row = rows[i];
+    report.max_abs_error = std::max(report.max_abs_error, row.max_abs_error);
+    report.max_rel_error = std::max(report.max_rel_error, row.max_rel_error);
+    report.elements_over_bound += row.over_bound;
+    if (row.worst_ratio > report.worst_bound_ratio) {
+      report.worst_bound_ratio = row.worst_ratio;
+      report.error_bound = row.bound_at_worst;
+      report.worst_index = i * n + row.worst_col;
+    }
+  }
+  report.worst_bound_ratio = std::max(0.0, report.worst_bound_ratio);
+  report.passed = report.elements_over_bound == 0;
+  return report;
+}
+
+}  // namespace npu::emu
