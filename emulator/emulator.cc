@@ -107,6 +107,7 @@ absl::StatusOr<EmulationResult> Emulate(const tiling::TilingPlan& input_plan,
   timing.useful_macs = uint64_t(problem.m) * uint64_t(problem.n) * uint64_t(problem.k);
   timing.dtype = problem.dtype_a;
   timing.hf32 = problem.hf32;
+  timing.gm_split = options.gm_split;
   ASSIGN_OR_RETURN(result.stats, RunTiming(programs, chip, timing));
 
   if (!options.timing_only) {

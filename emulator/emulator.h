@@ -26,6 +26,7 @@
 #include "emulator/numerics.h"
 #include "emulator/program.h"
 #include "emulator/stats.h"
+#include "emulator/timing_model.h"
 #include "server/tiling/schedule.h"
 #include "server/tiling/types.h"
 
@@ -49,6 +50,9 @@ struct EmulatorOptions {
   // Work limits (kResourceExhausted past them); 0 disables a limit.
   uint64_t max_simulated_ops = 100'000'000;
   uint64_t max_numeric_macs = uint64_t{1} << 40;
+  // Separate DDR read / write bandwidth in the timing (timing_model.h); off
+  // keeps the default model.
+  GmReadWriteSplit gm_split;
 };
 
 struct EmulationResult {

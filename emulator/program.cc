@@ -91,6 +91,12 @@ absl::Status Builder::BuildAic(uint32_t core, const std::vector<const WorkUnit*>
   const uint64_t c_bytes = tiling::DataTypeBytes(problem_.dtype_c);
   const bool a_full = schedule_.full_load == FullLoad::kA || schedule_.full_load == FullLoad::kAB;
   const bool b_full = schedule_.full_load == FullLoad::kB || schedule_.full_load == FullLoad::kAB;
+  // Partial residency (advisor plans): a band of A rows or B columns, the
+  // whole K deep, stays in L1 while consecutive units of this core use it.
+  const bool a_band = schedule_.l1_residency == tiling::L1Residency::kABand;
+  const bool b_band = schedule_.l1_residency == tiling::L1Residency::kBBand;
+  const bool a_resident = a_full || a_band;
+  const bool b_resident = b_full || b_band;
   const uint64_t l0c_db = std::max<uint64_t>(1, plan_.block.l0c_db);
 
   // L1 stages: A ping / pong, B ping / pong (the Stream-K kernel's layout,
@@ -143,12 +149,54 @@ absl::Status Builder::BuildAic(uint32_t core, const std::vector<const WorkUnit*>
     full_pending = true;
   }
 
+  // The resident band: MTE2 refills it when a unit needs another band, once
+  // MTE1 has released the previous one (a single L1 slot: two bands never
+  // fit at once).
+  uint32_t band_free = 0, band_ready = 0;
+  if (a_band || b_band) {
+    band_free = NewFlag(absl::StrCat(prefix, "MTE1_MTE2 resident band"), 1);
+    band_ready = NewFlag(absl::StrCat(prefix, "MTE2_MTE1 resident band"));
+  }
+  auto band_of = [&](const WorkUnit& unit) { return a_band ? unit.m : unit.n; };
+
   uint64_t l1_count = 0, l0_count = 0, l0c_count = 0;
   const uint64_t base_m = schedule_.base_m, base_n = schedule_.base_n, base_k = schedule_.base_k;
   const uint64_t k_l1 = std::max(schedule_.k_l1, base_k);
   for (size_t u = 0; u < units.size(); ++u) {
     const WorkUnit& unit = *units[u];
     const bool last_unit_signal = unit.signals_aiv;
+    // Band residency: load the band when it differs from the previous
+    // unit's, and release it after the unit's last MTE1 when the next unit
+    // needs another one.
+    bool band_pending = false;
+    bool band_release = false;
+    if (a_band || b_band) {
+      const Range band = band_of(unit);
+      if (u == 0 || !(band_of(*units[u - 1]) == band)) {
+        Op load;
+        load.kind = OpKind::kGmRead;
+        load.port_bytes_per_cycle = kMte2PortBytesPerCycle;
+        load.bytes = band.size() * problem_.k * (a_band ? a_bytes : b_bytes);
+        load.l2_key = L2Key(a_band ? Region::kAFull : Region::kBFull, band.begin, band.end);
+        Wait(load, band_free);
+        Set(load, band_ready);
+        Push(program, Pipe::kMte2, load);
+        band_pending = true;
+      }
+      band_release = u + 1 < units.size() && !(band_of(*units[u + 1]) == band);
+    }
+    uint64_t unit_mte1_left = 0;  // MTE1 ops of this unit still to emit
+    if (band_release) {
+      const std::vector<Range> unit_chunks = tiling::SplitKChunks(unit.k, schedule_.split_k_chunk);
+      const uint64_t blocks = CeilDiv(unit.m.size(), base_m) * CeilDiv(unit.n.size(), base_n);
+      uint64_t steps = 0;
+      for (const Range& chunk : unit_chunks) {
+        for (uint64_t ks = chunk.begin; ks < chunk.end; ks += k_l1) {
+          steps += CeilDiv(std::min(k_l1, chunk.end - ks), base_k);
+        }
+      }
+      unit_mte1_left = blocks * steps;
+    }
     const std::vector<Range> chunks = tiling::SplitKChunks(unit.k, schedule_.split_k_chunk);
     for (uint64_t mo = unit.m.begin; mo < unit.m.end; mo += base_m) {
       for (uint64_t no = unit.n.begin; no < unit.n.end; no += base_n) {
@@ -182,7 +230,7 @@ absl::Status Builder::BuildAic(uint32_t core, const std::vector<const WorkUnit*>
           for (uint64_t ks = chunk.begin; ks < chunk.end; ks += k_l1) {
             const uint64_t stage_k = std::min(k_l1, chunk.end - ks);
             const uint64_t buf = l1_count++ & 1;
-            if (!a_full) {
+            if (!a_resident) {
               Op load;
               load.kind = OpKind::kGmRead;
               load.port_bytes_per_cycle = kMte2PortBytesPerCycle;
@@ -192,7 +240,7 @@ absl::Status Builder::BuildAic(uint32_t core, const std::vector<const WorkUnit*>
               Set(load, l1_ready[buf]);
               Push(program, Pipe::kMte2, load);
             }
-            if (!b_full) {
+            if (!b_resident) {
               Op load;
               load.kind = OpKind::kGmRead;
               load.port_bytes_per_cycle = kMte2PortBytesPerCycle;
@@ -214,18 +262,23 @@ absl::Status Builder::BuildAic(uint32_t core, const std::vector<const WorkUnit*>
               mte1.cycles = CeilDiv(mte1.bytes, kMte1BytesPerCycle);
               Wait(mte1, l0_free[half]);
               if (stage_first) {
-                if (!a_full) Wait(mte1, l1_ready[buf]);
-                if (!b_full) Wait(mte1, l1_ready[buf + 2]);
+                if (!a_resident) Wait(mte1, l1_ready[buf]);
+                if (!b_resident) Wait(mte1, l1_ready[buf + 2]);
                 if (full_pending) {
                   Wait(mte1, full_flag);
                   full_pending = false;
                 }
+                if (band_pending) {
+                  Wait(mte1, band_ready);
+                  band_pending = false;
+                }
               }
               Set(mte1, l0_ready[half]);
               if (stage_last) {
-                if (!a_full) Set(mte1, l1_free[buf]);
-                if (!b_full) Set(mte1, l1_free[buf + 2]);
+                if (!a_resident) Set(mte1, l1_free[buf]);
+                if (!b_resident) Set(mte1, l1_free[buf + 2]);
               }
+              if (band_release && --unit_mte1_left == 0) Set(mte1, band_free);
               Push(program, Pipe::kMte1, mte1);
 
               Op mmad;
@@ -320,6 +373,12 @@ absl::Status Builder::BuildAiv(uint32_t core, const std::vector<const WorkUnit*>
         loads = {load_a, load_b};
         // Mul and ReduceSum: two vector passes over every product.
         vec_cycles = CeilDiv(2 * rows * cols * unit->k.size(), kVecFp32ElementsPerCycle);
+        // 16-bit operands (the advisor's AIV path; CANN's TO_MUL is fp32
+        // only) are first cast to fp32 in UB: one more pass over every
+        // loaded element, at the fp32 element rate.
+        if (a_bytes == 2 || b_bytes == 2) {
+          vec_cycles += CeilDiv((rows + cols) * unit->k.size(), kVecFp32ElementsPerCycle);
+        }
         break;
       }
       case UnitOp::kClear:
@@ -423,12 +482,27 @@ absl::Status CheckBuffers(const Schedule& schedule, const tiling::TilingPlan& pl
     const uint64_t b_stage = 2 * k_l1 * bn * b_bytes;
     const bool a_full = schedule.full_load == FullLoad::kA || schedule.full_load == FullLoad::kAB;
     const bool b_full = schedule.full_load == FullLoad::kB || schedule.full_load == FullLoad::kAB;
-    const uint64_t a_l1 = a_full ? problem.m * problem.k * a_bytes : a_stage;
-    const uint64_t b_l1 = b_full ? problem.k * problem.n * b_bytes : b_stage;
+    // A resident band holds the largest unit's rows (columns) of the whole K.
+    uint64_t band_rows = 0, band_cols = 0;
+    for (const WorkUnit& unit : schedule.units) {
+      if (unit.core_kind != CoreKind::kAic) continue;
+      band_rows = std::max(band_rows, unit.m.size());
+      band_cols = std::max(band_cols, unit.n.size());
+    }
+    const bool a_band = schedule.l1_residency == tiling::L1Residency::kABand;
+    const bool b_band = schedule.l1_residency == tiling::L1Residency::kBBand;
+    const uint64_t a_l1 = a_full   ? problem.m * problem.k * a_bytes
+                          : a_band ? band_rows * problem.k * a_bytes
+                                   : a_stage;
+    const uint64_t b_l1 = b_full   ? problem.k * problem.n * b_bytes
+                          : b_band ? problem.k * band_cols * b_bytes
+                                   : b_stage;
     if (a_l1 + b_l1 + bias > spec.l1_bytes) {
-      return TooBig(a_full ? "mL1" : (b_full ? "nL1" : "kL1"), a_full ? plan.block.m_l1
-                                                          : (b_full ? plan.block.n_l1 : k_l1),
-                    "L1 (A and B stages or the full-loaded matrix, plus bias)",
+      const bool a_whole = a_full || a_band;
+      const bool b_whole = b_full || b_band;
+      return TooBig(a_whole ? "mL1" : (b_whole ? "nL1" : "kL1"),
+                    a_whole ? plan.block.m_l1 : (b_whole ? plan.block.n_l1 : k_l1),
+                    "L1 (A and B stages, the full-loaded matrix or the resident band, plus bias)",
                     a_l1 + b_l1 + bias, spec.l1_bytes);
     }
   }

@@ -28,6 +28,7 @@ struct TrafficStats {
   uint64_t ddr_read_bytes = 0;    // GM reads that missed L2
   uint64_t l2_read_bytes = 0;     // GM reads served by L2
   uint64_t gm_write_bytes = 0;    // C, partial sums (absorbed by L2)
+  uint64_t ddr_write_bytes = 0;   // written back to DDR (GmReadWriteSplit only)
   uint64_t l1_to_l0_bytes = 0;    // MTE1
   uint64_t l0c_out_bytes = 0;     // FIXPIPE
   uint64_t ub_in_bytes = 0;       // AIV MTE2
@@ -45,6 +46,7 @@ struct EmulatorStats {
   std::array<uint64_t, kPipeCount> pipe_busy_cycles{};
   uint64_t ddr_channel_busy_cycles = 0;
   uint64_t l2_channel_busy_cycles = 0;
+  uint64_t ddr_write_channel_busy_cycles = 0;  // GmReadWriteSplit only
   TrafficStats traffic;
   // The resource closest to saturation: "CUBE", "MTE1", "MTE2", "FIXPIPE",
   // "VEC", "MTE3", "DDR" or "L2".

@@ -100,6 +100,13 @@ absl::StatusOr<EmulatorStats> RunTiming(const ProgramSet& programs, const ChipMo
   }
   Channel ddr{static_cast<double>(chip.ddr_bytes_per_cycle)};
   Channel l2{static_cast<double>(chip.l2_bytes_per_cycle)};
+  const GmReadWriteSplit& split = options.gm_split;
+  auto port_rate = [&](uint32_t per_core) {
+    return static_cast<double>(per_core == 0 ? chip.spec.ddr_bytes_per_cycle : per_core) *
+           chip.spec.aic_num;
+  };
+  Channel ddr_read{port_rate(split.read_bytes_per_cycle)};
+  Channel ddr_write{port_rate(split.write_bytes_per_cycle)};
   L2Model l2_model(chip.spec.l2_bytes);
   EmulatorStats stats;
 
@@ -190,7 +197,8 @@ absl::StatusOr<EmulatorStats> RunTiming(const ProgramSet& programs, const ChipMo
         const bool hit = l2_model.Touch(op.l2_key, op.bytes);
         Channel& channel = hit ? l2 : ddr;
         (hit ? stats.traffic.l2_read_bytes : stats.traffic.ddr_read_bytes) += op.bytes;
-        const double done = channel.Reserve(start, op.bytes);
+        double done = channel.Reserve(start, op.bytes);
+        if (split.enabled && !hit) done = std::max(done, ddr_read.Reserve(start, op.bytes));
         end = std::max(start + port, static_cast<uint64_t>(std::ceil(done)));
         if (aiv) stats.traffic.ub_in_bytes += op.bytes;
         if (op.workspace) stats.traffic.workspace_bytes += op.bytes;
@@ -202,7 +210,13 @@ absl::StatusOr<EmulatorStats> RunTiming(const ProgramSet& programs, const ChipMo
         const uint64_t port = CeilDiv(op.bytes, op.port_bytes_per_cycle);
         pipe.port_cycles += port;
         l2_model.Touch(op.l2_key, op.bytes);
-        const double done = l2.Reserve(start, op.bytes);
+        double done = l2.Reserve(start, op.bytes);
+        if (split.enabled) {
+          // Write-back to DDR through the write port and the shared total.
+          done = std::max(done, std::max(ddr_write.Reserve(start, op.bytes),
+                                         ddr.Reserve(start, op.bytes)));
+          stats.traffic.ddr_write_bytes += op.bytes;
+        }
         end = std::max(start + port, static_cast<uint64_t>(std::ceil(done)));
         stats.traffic.gm_write_bytes += op.bytes;
         if (op.traffic == Traffic::kL0cOut) stats.traffic.l0c_out_bytes += op.bytes;
@@ -276,6 +290,7 @@ absl::StatusOr<EmulatorStats> RunTiming(const ProgramSet& programs, const ChipMo
   }
   stats.ddr_channel_busy_cycles = static_cast<uint64_t>(std::ceil(ddr.busy));
   stats.l2_channel_busy_cycles = static_cast<uint64_t>(std::ceil(l2.busy));
+  stats.ddr_write_channel_busy_cycles = static_cast<uint64_t>(std::ceil(ddr_write.busy));
   stats.microseconds = static_cast<double>(stats.total_cycles) / chip.cycles_per_us;
   const double peak = chip.PeakMacsPerCycle(options.dtype, options.hf32) * chip.spec.aic_num *
                       static_cast<double>(std::max<uint64_t>(1, stats.total_cycles));

@@ -21,6 +21,21 @@
 
 namespace npu::emu {
 
+// Separate DDR read and write bandwidth (seeds/001 section 6, item 5: CANN's
+// roofline and the default model charge one shared DDR rate to reads only,
+// and let L2 absorb every write). When enabled, DDR has a read port and a
+// write port, both drawing on the shared DDR total: a read miss finishes
+// when its port and the total have carried it, and every GM write is also
+// written back to DDR through the write port and the total, finishing when
+// the write-back does. Rates are bytes per cycle per cube core, like
+// ChipSpec::ddr_bytes_per_cycle (CANN's platform files list ddr_read_rate and
+// ddr_write_rate beside ddr_rate); 0 takes ddr_bytes_per_cycle.
+struct GmReadWriteSplit {
+  bool enabled = false;
+  uint32_t read_bytes_per_cycle = 0;
+  uint32_t write_bytes_per_cycle = 0;
+};
+
 struct TimingOptions {
   const std::atomic<bool>* cancelled = nullptr;  // checked every few thousand events
   uint64_t max_events = 0;                        // 0: unlimited
@@ -28,6 +43,7 @@ struct TimingOptions {
   uint64_t useful_macs = 0;
   tiling::DataType dtype = tiling::DataType::kFloat16;
   bool hf32 = false;
+  GmReadWriteSplit gm_split;
 };
 
 // Runs `programs` to completion. kInternal on deadlock, kCancelled when

@@ -17,12 +17,17 @@ uint64_t Ceil(uint64_t value, uint64_t divisor) { return (value + divisor - 1) /
 // epilogue: tiles are taken in windows of up to kWindowLen rows of base
 // blocks; inside a window the row index moves fastest, then the column; every
 // other window walks the columns backwards (serpentine), so consecutive
-// rounds stay close in GM and the re-reads hit L2. kWindowLen is WINDOW_LEN of
-// CANN's block_scheduler_aswt.h / block_scheduler_streamk.h (seeds/001 4.1).
-constexpr uint64_t kWindowLen = 4;
+// rounds stay close in GM and the re-reads hit L2. CANN's window is
+// WINDOW_LEN = 4 of block_scheduler_aswt.h / block_scheduler_streamk.h
+// (seeds/001 4.1, kCannSwatWindowRows); plans from the advisor may carry
+// another length in `swat_window_rows`.
+uint64_t WindowRows(const TilingPlan& plan) {
+  return plan.swat_window_rows == 0 ? kCannSwatWindowRows : plan.swat_window_rows;
+}
 
-std::pair<uint64_t, uint64_t> SerpentineTile(uint64_t idx, uint64_t m_tiles, uint64_t n_tiles) {
-  const uint64_t main_window = std::min(kWindowLen, m_tiles);
+std::pair<uint64_t, uint64_t> SerpentineTile(uint64_t idx, uint64_t m_tiles, uint64_t n_tiles,
+                                             uint64_t window_rows) {
+  const uint64_t main_window = std::min(window_rows, m_tiles);
   const uint64_t main_rows = m_tiles / main_window - 1;
   const uint64_t tail_window = m_tiles - main_rows * main_window;
   uint64_t row = idx / n_tiles / main_window;
@@ -155,7 +160,8 @@ absl::StatusOr<Schedule> ExpandAswt(const TilingPlan& plan, const MatmulProblem&
       const uint64_t round = tile / block_num;
       const bool tail_round = round == per_core_rounds - 1 && tail_cnt > 1;
       const uint64_t base_tile = tail_round ? round * block_num + core / tail_cnt : tile;
-      auto [m_idx, n_idx] = SerpentineTile(base_tile % mn_tiles, m_axis->tiles, n_axis->tiles);
+      auto [m_idx, n_idx] =
+          SerpentineTile(base_tile % mn_tiles, m_axis->tiles, n_axis->tiles, WindowRows(plan));
       uint64_t blk_m = m_axis->BlockSize(m_idx), blk_n = n_axis->BlockSize(n_idx);
       uint64_t m_off = m_axis->BlockOffset(m_idx), n_off = n_axis->BlockOffset(n_idx);
       if (tail_round) {
@@ -259,7 +265,7 @@ absl::StatusOr<Schedule> ExpandStreamK(const TilingPlan& plan, const MatmulProbl
       } else {
         mn_idx = mnk_idx / cur_k_tiles;
       }
-      auto [m_idx, n_idx] = SerpentineTile(mn_idx, m_tiles, n_tiles);
+      auto [m_idx, n_idx] = SerpentineTile(mn_idx, m_tiles, n_tiles, WindowRows(plan));
       WorkUnit unit;
       unit.core = static_cast<uint32_t>(core);
       unit.round = static_cast<uint32_t>((tile - core) / used);
@@ -311,7 +317,7 @@ absl::StatusOr<Schedule> ExpandStreamK(const TilingPlan& plan, const MatmulProbl
     const uint64_t group_pos = aiv / (ratio * k_tiles);
     const uint64_t band = aiv % (ratio * k_tiles);
     const uint64_t mn_idx = (group_pos + dp_tiles) % mn_tiles;
-    auto [m_idx, n_idx] = SerpentineTile(mn_idx, m_tiles, n_tiles);
+    auto [m_idx, n_idx] = SerpentineTile(mn_idx, m_tiles, n_tiles, WindowRows(plan));
     auto it = group_of_tile.find(group_pos);
     if (it == group_of_tile.end()) continue;  // no AIC produced this tile (faulty plan)
     const ReductionGroup& group = schedule.reductions[it->second];
@@ -468,6 +474,19 @@ absl::StatusOr<Schedule> ExpandSchedule(const TilingPlan& plan, const MatmulProb
                                                    " is outside [1, ", core_limit, "] of ",
                                                    chip.name));
   }
+  if (plan.l1_residency != L1Residency::kStreamed) {
+    // A resident band only exists in the data-parallel (ASWT) tile loop, and
+    // never together with whole-matrix residency.
+    const bool aswt = plan.key.model == KernelModel::kBasic ||
+                      plan.key.model == KernelModel::kBasicSplitK;
+    if (!aswt || plan.key.full_load != FullLoad::kNone) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "plan field l1_residency=", std::string(L1ResidencyName(plan.l1_residency)),
+          " needs the BASIC or BASIC_SPLIT_K model without full load, not ",
+          std::string(KernelModelName(plan.key.model)), " / ",
+          std::string(FullLoadName(plan.key.full_load))));
+    }
+  }
   absl::StatusOr<Schedule> schedule;
   switch (plan.key.model) {
     case KernelModel::kBasic:
@@ -488,6 +507,8 @@ absl::StatusOr<Schedule> ExpandSchedule(const TilingPlan& plan, const MatmulProb
   if (!schedule.ok()) return schedule.status();
   schedule->model = plan.key.model;
   schedule->full_load = plan.key.full_load;
+  schedule->swat_window_rows = static_cast<uint32_t>(WindowRows(plan));
+  schedule->l1_residency = plan.l1_residency;
   if (!vector_only) {
     schedule->base_m = plan.block.base_m;
     schedule->base_n = plan.block.base_n;

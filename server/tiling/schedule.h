@@ -5,8 +5,8 @@
 // which core computes which part of C in which round, exactly as the device
 // schedulers of CANN's arch35 mat_mul_v3 kernels index their tiles:
 //   * ASWT (BASIC, SLICE, BASIC_SPLIT_K, A / B full load): the SWAT window of
-//     four base rows walked serpentine, and the last round re-split into
-//     mTailCnt x nTailCnt pieces;
+//     four base rows (or the plan's `swat_window_rows`) walked serpentine, and
+//     the last round re-split into mTailCnt x nTailCnt pieces;
 //   * Stream-K (STREAM_K, SK_SPLIT_K): data-parallel rounds plus a round whose
 //     tiles are split along K into fp32 partial sums, the DP+SK preload swap,
 //     and the AIV reduction that sums the partials and casts them into C;
@@ -103,6 +103,9 @@ struct Schedule {
   // unit's L1 block); zero for vector units.
   uint64_t base_m = 0, base_n = 0, base_k = 0;
   uint64_t k_l1 = 0;
+  // Advisor extensions copied from the plan (defaults: CANN's behaviour).
+  uint32_t swat_window_rows = kCannSwatWindowRows;
+  L1Residency l1_residency = L1Residency::kStreamed;
 };
 
 // One workspace slot: a 256x256 fp32 partial tile (CANN's BLOCK_BASE_M x

@@ -199,6 +199,18 @@ std::string_view KernelTypeName(KernelType type) {
   return "?";
 }
 
+std::string_view L1ResidencyName(L1Residency residency) {
+  switch (residency) {
+    case L1Residency::kStreamed:
+      return "STREAMED";
+    case L1Residency::kABand:
+      return "A_BAND";
+    case L1Residency::kBBand:
+      return "B_BAND";
+  }
+  return "?";
+}
+
 uint64_t TilingKey::Encode() const {
   return static_cast<uint64_t>(api_level) | (static_cast<uint64_t>(trans_a) << 4) |
          (static_cast<uint64_t>(trans_b) << 6) | (static_cast<uint64_t>(batch_model) << 8) |

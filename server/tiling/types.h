@@ -179,6 +179,22 @@ struct BlockTiling {
   uint64_t l1_buffer_num = 2, l0c_db = 1, ub_db = 1;
 };
 
+// Advisor extensions of a plan (not CANN modes). CANN's strategies never set
+// them, so their defaults keep every engine answer exactly CANN's.
+//
+// CANN's SWAT window: rows of base blocks walked together before the next
+// window (WINDOW_LEN of block_scheduler_aswt.h, seeds/001 section 4.1).
+inline constexpr uint32_t kCannSwatWindowRows = 4;
+
+// Partial L1 residency: a band of one operand stays in L1 across consecutive
+// work units of a core while the other operand streams. kABand keeps mL1
+// rows of A (the whole K) resident, kBBand keeps nL1 columns of B. CANN only
+// knows whole-matrix residency (FullLoad), which it drops once the matrix
+// exceeds 3/4 of L1 (seeds/001 section 6, item 3).
+enum class L1Residency : uint8_t { kStreamed = 0, kABand = 1, kBBand = 2 };
+// "STREAMED", "A_BAND", "B_BAND".
+std::string_view L1ResidencyName(L1Residency residency);
+
 // One line of the decision trace.
 struct TraceEntry {
   std::string strategy;  // CANN strategy name, e.g. "BASIC_STREAM_K"
@@ -197,6 +213,10 @@ struct TilingPlan {
   BlockTiling block;  // zero for the vector-only strategies
   TilingData data;
   std::string detail;  // which sub-branch decided the plan, in words
+  // Advisor extensions (see above); the defaults are CANN's behaviour.
+  // Rows of base blocks per SWAT window; 0 also means CANN's value.
+  uint32_t swat_window_rows = kCannSwatWindowRows;
+  L1Residency l1_residency = L1Residency::kStreamed;
 };
 
 struct TilingDecision {
