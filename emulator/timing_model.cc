@@ -213,8 +213,8 @@ absl::StatusOr<EmulatorStats> RunTiming(const ProgramSet& programs, const ChipMo
         double done = l2.Reserve(start, op.bytes);
         if (split.enabled) {
           // Write-back to DDR through the write port and the shared total.
-          done = std::max(done, std::max(ddr_write.Reserve(start, op.bytes),
-                                         ddr.Reserve(start, op.bytes)));
+          done = std::max(
+              done, std::max(ddr_write.Reserve(start, op.bytes), ddr.Reserve(start, op.bytes)));
           stats.traffic.ddr_write_bytes += op.bytes;
         }
         end = std::max(start + port, static_cast<uint64_t>(std::ceil(done)));

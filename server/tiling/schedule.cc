@@ -477,14 +477,14 @@ absl::StatusOr<Schedule> ExpandSchedule(const TilingPlan& plan, const MatmulProb
   if (plan.l1_residency != L1Residency::kStreamed) {
     // A resident band only exists in the data-parallel (ASWT) tile loop, and
     // never together with whole-matrix residency.
-    const bool aswt = plan.key.model == KernelModel::kBasic ||
-                      plan.key.model == KernelModel::kBasicSplitK;
+    const bool aswt =
+        plan.key.model == KernelModel::kBasic || plan.key.model == KernelModel::kBasicSplitK;
     if (!aswt || plan.key.full_load != FullLoad::kNone) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "plan field l1_residency=", std::string(L1ResidencyName(plan.l1_residency)),
-          " needs the BASIC or BASIC_SPLIT_K model without full load, not ",
-          std::string(KernelModelName(plan.key.model)), " / ",
-          std::string(FullLoadName(plan.key.full_load))));
+      return absl::InvalidArgumentError(
+          absl::StrCat("plan field l1_residency=", std::string(L1ResidencyName(plan.l1_residency)),
+                       " needs the BASIC or BASIC_SPLIT_K model without full load, not ",
+                       std::string(KernelModelName(plan.key.model)), " / ",
+                       std::string(FullLoadName(plan.key.full_load))));
     }
   }
   absl::StatusOr<Schedule> schedule;
