@@ -1,6 +1,6 @@
 # Fails when the pure layers include anything from the RPC or metrics stack.
 set(violations "")
-foreach(dir server/tiling emulator)
+foreach(dir server/tiling emulator server/advisor)
   file(GLOB_RECURSE sources "${ROOT}/${dir}/*.h" "${ROOT}/${dir}/*.cc")
   foreach(source ${sources})
     file(STRINGS "${source}" hits REGEX "#include.*(grpcpp|google/protobuf|prometheus|\\.pb\\.h|server/service|server/metrics)")

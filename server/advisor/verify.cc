@@ -1,0 +1,313 @@
+#include "server/advisor/verify.h"
+
+#include <algorithm>
+#include <numeric>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "emulator/accuracy.h"
+#include "emulator/emulator.h"
+#include "emulator/numerics.h"
+#include "server/tiling/block_heuristics.h"
+#include "server/tiling/status_macros.h"
+
+namespace npu::advisor {
+namespace {
+
+using tiling::CeilDiv;
+using tiling::KernelModel;
+using tiling::MatmulProblem;
+using tiling::TilingPlan;
+
+// Cores of a shrunken data-parallel plan: enough for several rounds and a
+// re-split tail round on a handful of tiles.
+constexpr uint32_t kShrunkAswtCores = 4;
+// Cores of a shrunken Stream-K plan: one data-parallel round of two tiles
+// (DP+SK) or none (SK), then one tile split in two K slices.
+constexpr uint32_t kShrunkStreamKCores = 2;
+// Vector plans: cores and the K kept (a vector unit takes the whole K, so
+// K only lengthens each dot product).
+constexpr uint32_t kShrunkVectorCores = 4;
+constexpr uint64_t kShrunkVectorK = 4096;
+// fp32 split-K chunk of the kernels (schedule.cc): the shrunken K keeps two.
+constexpr uint64_t kSplitKChunk = 1024;
+// Rows / columns kept by the K = 0 clear.
+constexpr int64_t kShrunkClearEdge = 300;
+
+uint64_t Macs(const MatmulProblem& p) {
+  return static_cast<uint64_t>(p.m) * static_cast<uint64_t>(p.n) * static_cast<uint64_t>(p.k);
+}
+
+void SetField(TilingPlan& plan, std::string_view name, uint64_t value) {
+  for (tiling::TilingField& field : plan.data.fields) {
+    if (field.name == name) field.value = value;
+  }
+}
+
+uint64_t FieldOr(const TilingPlan& plan, std::string_view name, uint64_t fallback) {
+  std::optional<uint64_t> value = plan.data.Get(name);
+  return value.has_value() ? *value : fallback;
+}
+
+MatmulProblem NdCopy(const MatmulProblem& problem) {
+  MatmulProblem nd = problem;
+  nd.format_a = nd.format_b = nd.format_c = tiling::Format::kNd;
+  nd.storage_shape_b.clear();
+  nd.a_slice = tiling::SliceView{};
+  return nd;
+}
+
+// `size` cut to `keep` full L1 blocks plus the tail blocks of CANN's tail
+// merge (the last `tail_split` blocks), so the remainder is unchanged.
+uint64_t ShrinkAxis(uint64_t size, uint64_t l1, uint64_t tail_split, uint64_t keep) {
+  const uint64_t tiles = CeilDiv(size, l1);
+  const uint64_t norm = tiles > tail_split ? tiles - tail_split : 0;
+  return size - (norm - std::min(norm, keep)) * l1;
+}
+
+// K cut to `keep` whole units plus the remainder.
+uint64_t ShrinkK(uint64_t k, uint64_t unit, uint64_t keep) {
+  const uint64_t rest = k % unit;
+  return k <= rest + keep * unit ? k : rest + keep * unit;
+}
+
+absl::StatusOr<ShrunkCase> ShrinkAswt(const TilingPlan& plan, const MatmulProblem& problem,
+                                      uint64_t max_macs) {
+  ShrunkCase out;
+  out.plan = plan;
+  out.problem = NdCopy(problem);
+  const tiling::BlockTiling& b = plan.block;
+  if (b.m_l1 == 0 || b.n_l1 == 0 || b.base_k == 0) {
+    return absl::InvalidArgumentError("plan has an empty L1 block");
+  }
+  const uint64_t m = problem.m, n = problem.n, k = problem.k;
+  const uint64_t m_split = FieldOr(plan, "mBaseTailSplitCnt", 1);
+  const uint64_t n_split = FieldOr(plan, "nBaseTailSplitCnt", 1);
+  // K keeps its remainder modulo the L1 stage and, for the fp32 in-core
+  // split, two whole 1024-element chunks.
+  const uint64_t k_l1 = std::max(b.k_l1, b.base_k);
+  const bool split_k = plan.key.model == KernelModel::kBasicSplitK;
+  const uint64_t k_unit = split_k ? std::lcm(k_l1, kSplitKChunk) : k_l1;
+  const uint64_t k2 = ShrinkK(k, k_unit, split_k ? 2 : 1);
+  uint64_t keep_m = 2, keep_n = 2;
+  uint64_t m2 = 0, n2 = 0;
+  while (true) {
+    m2 = ShrinkAxis(m, b.m_l1, m_split, keep_m);
+    n2 = ShrinkAxis(n, b.n_l1, n_split, keep_n);
+    if (m2 * n2 * k2 <= max_macs) break;
+    if (keep_m > 0 && (m2 >= n2 || keep_n == 0)) {
+      --keep_m;
+    } else if (keep_n > 0) {
+      --keep_n;
+    } else {
+      break;  // the structure's floor: tail blocks and one K unit
+    }
+  }
+  const uint32_t cores = std::min(plan.block_dim, kShrunkAswtCores);
+  // The tail re-split must fit the fewer cores: a round holds at most
+  // `cores` pieces, and only a partial last round is re-split.
+  const uint64_t tiles = CeilDiv(m2, b.m_l1) * CeilDiv(n2, b.n_l1);
+  const uint64_t tail = tiles % cores;
+  uint64_t mt = b.m_tail_cnt, nt = b.n_tail_cnt;
+  if (tail == 0) mt = nt = 1;
+  while (mt * nt * tail > cores) (mt >= nt ? mt : nt) -= 1;
+  out.problem.m = static_cast<int64_t>(m2);
+  out.problem.n = static_cast<int64_t>(n2);
+  out.problem.k = static_cast<int64_t>(k2);
+  out.plan.block_dim = cores;
+  out.plan.block.m_tail_cnt = mt;
+  out.plan.block.n_tail_cnt = nt;
+  SetField(out.plan, "usedCoreNum", cores);
+  SetField(out.plan, "m", m2);
+  SetField(out.plan, "n", n2);
+  SetField(out.plan, "k", k2);
+  SetField(out.plan, "mTailCnt", mt);
+  SetField(out.plan, "nTailCnt", nt);
+  out.note = absl::StrCat("same blocks on ", cores, " cores, ", CeilDiv(m2, b.m_l1), "x",
+                          CeilDiv(n2, b.n_l1), " L1 tiles (tails kept), K ", k, "->", k2);
+  return out;
+}
+
+absl::StatusOr<ShrunkCase> ShrinkStreamK(const TilingPlan& plan, const MatmulProblem& problem) {
+  ShrunkCase out;
+  out.plan = plan;
+  out.problem = NdCopy(problem);
+  const tiling::BlockTiling& b = plan.block;
+  const uint64_t used = FieldOr(plan, "usedCoreNum", plan.block_dim);
+  if (b.base_m == 0 || b.base_n == 0 || b.single_core_k == 0 || used == 0) {
+    return absl::InvalidArgumentError("Stream-K plan has an empty block or K slice");
+  }
+  const uint64_t m = problem.m, n = problem.n, k = problem.k;
+  const uint64_t mt = CeilDiv(m, b.base_m), nt = CeilDiv(n, b.base_n);
+  // The last tile of an axis keeps the remainder.
+  auto keep_tiles = [](uint64_t size, uint64_t base, uint64_t tiles, uint64_t keep) {
+    return size - (tiles - keep) * base;
+  };
+  uint64_t m2 = keep_tiles(m, b.base_m, mt, 1), n2 = keep_tiles(n, b.base_n, nt, 1);
+  const bool data_parallel_rounds = mt * nt >= used;
+  if (data_parallel_rounds) {
+    // One data-parallel round of kShrunkStreamKCores tiles plus a one-tile
+    // tail round split along K.
+    const uint64_t want = kShrunkStreamKCores + 1;
+    if (mt >= want) {
+      m2 = keep_tiles(m, b.base_m, mt, want);
+    } else if (nt >= want) {
+      n2 = keep_tiles(n, b.base_n, nt, want);
+    } else {
+      return absl::UnimplementedError("Stream-K tile grid too small to shrink");
+    }
+  }
+  // Two K slices; SK_SPLIT_K slices stay above one 1024-element chunk so the
+  // in-core split still runs.
+  const uint64_t k_l1 = std::max(b.k_l1, b.base_k);
+  const uint64_t sk = b.single_core_k;
+  const uint64_t sk2 = plan.key.model == KernelModel::kStreamKSplitK && sk > kSplitKChunk
+                           ? kSplitKChunk + k_l1
+                           : std::min(sk, k_l1);
+  const uint64_t k_tiles = std::max<uint64_t>(1, CeilDiv(k, sk));
+  const uint64_t last = k - (k_tiles - 1) * sk;
+  const uint64_t k2 = sk2 + std::min(last, sk2);
+  out.problem.m = static_cast<int64_t>(m2);
+  out.problem.n = static_cast<int64_t>(n2);
+  out.problem.k = static_cast<int64_t>(k2);
+  out.plan.block_dim = kShrunkStreamKCores;
+  out.plan.block.single_core_k = sk2;
+  SetField(out.plan, "usedCoreNum", kShrunkStreamKCores);
+  SetField(out.plan, "skSingleCoreK", sk2);
+  SetField(out.plan, "m", m2);
+  SetField(out.plan, "n", n2);
+  SetField(out.plan, "k", k2);
+  out.note = absl::StrCat("same blocks on ", kShrunkStreamKCores, " cores, ",
+                          CeilDiv(m2, b.base_m) * CeilDiv(n2, b.base_n), " tiles (",
+                          data_parallel_rounds ? "one data-parallel round + " : "",
+                          "a tail tile in 2 K slices of ", sk2, "), K ", k, "->", k2);
+  return out;
+}
+
+absl::StatusOr<ShrunkCase> ShrinkVector(const TilingPlan& plan, const MatmulProblem& problem) {
+  ShrunkCase out;
+  out.plan = plan;
+  out.problem = NdCopy(problem);
+  const uint64_t m = problem.m, n = problem.n, k = problem.k;
+  const uint64_t k2 = std::min(k, kShrunkVectorK);
+  const uint64_t used = FieldOr(plan, "usedCoreNum", plan.block_dim);
+  const uint32_t cores = static_cast<uint32_t>(std::min<uint64_t>(used, kShrunkVectorCores));
+  uint64_t m2 = m, n2 = n;
+  switch (plan.key.model) {
+    case KernelModel::kToMul: {
+      const uint64_t base_mn = FieldOr(plan, "baseMN", 0);
+      if (base_mn == 0 || (m != 1 && n != 1)) {
+        return absl::UnimplementedError("TO_MUL shrink needs baseMN and M == 1 or N == 1");
+      }
+      // Two rounds for the first core, and the remainder tile.
+      const uint64_t outputs = m * n;
+      const uint64_t outputs2 = std::min(outputs, (cores + 1) * base_mn + outputs % base_mn);
+      (m == 1 ? n2 : m2) = outputs2;
+      const uint64_t base_k = std::max<uint64_t>(1, FieldOr(plan, "baseK", k2));
+      SetField(out.plan, "tileNum", CeilDiv(outputs2, base_mn));
+      SetField(out.plan, "tailMN", outputs2 % base_mn);
+      SetField(out.plan, "loopK", CeilDiv(k2, base_k));
+      SetField(out.plan, "tailK", k2 % base_k);
+      break;
+    }
+    case KernelModel::kToMultiMul: {
+      const uint64_t base_m = FieldOr(plan, "baseM", 0), base_n = FieldOr(plan, "baseN", 0);
+      if (base_m == 0 || base_n == 0)
+        return absl::UnimplementedError("TO_MULTI_MUL without blocks");
+      m2 = ShrinkAxis(m, base_m, 1, 2);
+      n2 = ShrinkAxis(n, base_n, 1, 2);
+      break;
+    }
+    case KernelModel::kKEqualZero:
+      m2 = std::min<uint64_t>(m, kShrunkClearEdge);
+      n2 = std::min<uint64_t>(n, kShrunkClearEdge);
+      break;
+    default:
+      return absl::UnimplementedError("not a vector model");
+  }
+  out.problem.m = static_cast<int64_t>(m2);
+  out.problem.n = static_cast<int64_t>(n2);
+  out.problem.k = static_cast<int64_t>(plan.key.model == KernelModel::kKEqualZero ? 0 : k2);
+  if (plan.key.model != KernelModel::kKEqualZero) {
+    out.plan.block_dim = cores;
+    SetField(out.plan, "usedCoreNum", cores);
+  }
+  SetField(out.plan, "m", m2);
+  SetField(out.plan, "n", n2);
+  SetField(out.plan, "k", out.problem.k);
+  out.note = absl::StrCat("same vector tiles on ", out.plan.block_dim, " cores, M ", m, "->", m2,
+                          ", N ", n, "->", n2, ", K ", k, "->", out.problem.k);
+  return out;
+}
+
+}  // namespace
+
+absl::StatusOr<ShrunkCase> ShrinkForVerification(const TilingPlan& plan,
+                                                 const MatmulProblem& problem,
+                                                 const tiling::ChipSpec& chip, uint64_t max_macs) {
+  absl::StatusOr<ShrunkCase> out;
+  switch (plan.key.model) {
+    case KernelModel::kBasic:
+    case KernelModel::kSlice:
+    case KernelModel::kBasicSplitK:
+      out = ShrinkAswt(plan, problem, max_macs);
+      break;
+    case KernelModel::kStreamK:
+    case KernelModel::kStreamKSplitK:
+      out = ShrinkStreamK(plan, problem);
+      break;
+    case KernelModel::kKEqualZero:
+    case KernelModel::kToMul:
+    case KernelModel::kToMultiMul:
+      out = ShrinkVector(plan, problem);
+      break;
+  }
+  if (out.ok()) out->chip = chip;
+  return out;
+}
+
+absl::Status VerifyNumerics(const TilingPlan& plan, const MatmulProblem& problem,
+                            const tiling::ChipSpec& chip, uint64_t seed, NumericsReport* report,
+                            int threads) {
+  ShrunkCase run{plan, NdCopy(problem), chip, "the problem as given"};
+  const bool nd = problem.format_a == tiling::Format::kNd &&
+                  problem.format_b == tiling::Format::kNd &&
+                  problem.format_c == tiling::Format::kNd && !problem.a_slice.enabled;
+  const uint64_t elements = static_cast<uint64_t>(problem.m) * problem.n +
+                            static_cast<uint64_t>(problem.m) * problem.k +
+                            static_cast<uint64_t>(problem.k) * problem.n;
+  bool shrunk = false;
+  if (Macs(problem) > kDirectVerifyMacs || elements > kDirectVerifyElements) {
+    ASSIGN_OR_RETURN(run, ShrinkForVerification(plan, problem, chip, kDirectVerifyMacs));
+    shrunk = true;
+  }
+  if (!nd) absl::StrAppend(&run.note, "; operands as ND (the emulator's layout)");
+  emu::EmulatorOptions options;
+  options.threads = std::max(1, threads);
+  const emu::Tensors inputs = emu::RandomInputs(run.problem, seed);
+  ASSIGN_OR_RETURN(emu::EmulationResult result,
+                   emu::Emulate(run.plan, run.problem, run.chip, inputs, options));
+  ASSIGN_OR_RETURN(emu::AccuracyReport accuracy,
+                   emu::CompareWithReference(run.problem, inputs, result.c, options.threads,
+                                             /*cancelled=*/nullptr));
+  if (report != nullptr) {
+    report->shrunk = shrunk;
+    report->m = run.problem.m;
+    report->n = run.problem.n;
+    report->k = run.problem.k;
+    report->cores = run.plan.block_dim;
+    report->worst_error_ratio = accuracy.worst_bound_ratio;
+    report->note = run.note;
+  }
+  if (!accuracy.passed) {
+    const uint64_t n = static_cast<uint64_t>(run.problem.n);
+    return absl::InternalError(absl::StrCat(
+        accuracy.elements_over_bound, " elements of C exceed the error bound; the worst, C[",
+        accuracy.worst_index / n, ", ", accuracy.worst_index % n, "], is ",
+        accuracy.worst_bound_ratio, " times its bound ", accuracy.error_bound, " (verified ",
+        run.problem.m, "x", run.problem.n, "x", run.problem.k, ": ", run.note, ")"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace npu::advisor
