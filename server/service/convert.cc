@@ -247,7 +247,7 @@ pb::ChipSpec ChipToProto(const tl::ChipSpec& chip) {
 }
 
 void DecisionToProto(const tl::TilingDecision& decision, const tl::ChipSpec& chip,
-                     pb::TilingResponse* response) {
+                     pb::TilingResponse* response, bool include_trace) {
   const tl::TilingPlan& plan = decision.plan;
   response->set_tiling_key(plan.key.Encode());
 
@@ -305,6 +305,7 @@ void DecisionToProto(const tl::TilingDecision& decision, const tl::ChipSpec& chi
   block->set_ub_db(b.ub_db);
 
   for (const tl::TraceEntry& entry : decision.trace) {
+    if (!include_trace) break;
     pb::TraceEntry* out = response->add_trace();
     out->set_strategy(entry.strategy);
     out->set_capable(entry.capable);

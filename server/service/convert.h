@@ -31,9 +31,11 @@ absl::StatusOr<npu::tiling::ChipSpec> ResolveChip(const npu::tiling::v1::TilingR
 npu::tiling::v1::ChipSpec ChipToProto(const npu::tiling::ChipSpec& chip);
 
 // Fills the decision fields of `response` (everything but `id`, `from_cache`
-// and `status`) from the engine's answer, trace included.
+// and `status`) from the engine's answer, the trace only when
+// `include_trace`, so that a caller that drops the trace does not pay for
+// copying its strings.
 void DecisionToProto(const npu::tiling::TilingDecision& decision, const npu::tiling::ChipSpec& chip,
-                     npu::tiling::v1::TilingResponse* response);
+                     npu::tiling::v1::TilingResponse* response, bool include_trace = true);
 
 // Enum conversions. The wire enums number CANN's values + 1 (0 is
 // UNSPECIFIED).

@@ -10,8 +10,19 @@
 // streams) run at once; the next one is refused with RESOURCE_EXHAUSTED
 // rather than queued, so an overloaded replica sheds load quickly and the
 // client can try another one.
+//
+// GetTiling and GetTilingBatch are registered as raw (grpc::ByteBuffer)
+// methods and parse their requests here. With generated message handlers,
+// gRPC C++ 1.51 answers bytes that do not parse with UNIMPLEMENTED and an
+// empty message, and on a stream it reports them as the end of the client's
+// requests, so the batch would end OK with the rest silently unanswered.
+// Parsing here turns both into INVALID_ARGUMENT (for a batch, in that item's
+// status, and the stream goes on), and lets each call build its request and
+// response on one stack-backed protobuf arena.
 #ifndef NPU_SERVER_SERVICE_TILING_SERVICE_H_
 #define NPU_SERVER_SERVICE_TILING_SERVICE_H_
+
+#include <grpcpp/support/byte_buffer.h>
 
 #include <atomic>
 #include <cstddef>
@@ -35,7 +46,14 @@ struct ServiceOptions {
   int64_t max_batch = 1000000;
 };
 
-class TilingService final : public npu::tiling::v1::TilingService::CallbackService {
+// GetTiling and GetTilingBatch take serialized messages (see above); the
+// other methods use the generated message types.
+using TilingServiceBase = npu::tiling::v1::TilingService::WithRawCallbackMethod_GetTiling<
+    npu::tiling::v1::TilingService::WithRawCallbackMethod_GetTilingBatch<
+        npu::tiling::v1::TilingService::WithCallbackMethod_ListPlatforms<
+            npu::tiling::v1::TilingService::Service>>>;
+
+class TilingService final : public TilingServiceBase {
  public:
   // Serves decisions of `registry`, reporting to `metrics`; both must outlive
   // the service. The registry is only read, so calls may run concurrently.
@@ -49,11 +67,16 @@ class TilingService final : public npu::tiling::v1::TilingService::CallbackServi
   absl::Status Answer(const npu::tiling::v1::TilingRequest& request,
                       npu::tiling::v1::TilingResponse* response);
 
+  // Parses a serialized TilingRequest into `request`; kInvalidArgument when
+  // the bytes are not one.
+  static absl::Status ParseRequest(const grpc::ByteBuffer& bytes,
+                                   npu::tiling::v1::TilingRequest* request);
+
   grpc::ServerUnaryReactor* GetTiling(grpc::CallbackServerContext* context,
-                                      const npu::tiling::v1::TilingRequest* request,
-                                      npu::tiling::v1::TilingResponse* response) override;
-  grpc::ServerBidiReactor<npu::tiling::v1::TilingRequest, npu::tiling::v1::TilingResponse>*
-  GetTilingBatch(grpc::CallbackServerContext* context) override;
+                                      const grpc::ByteBuffer* request,
+                                      grpc::ByteBuffer* response) override;
+  grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* GetTilingBatch(
+      grpc::CallbackServerContext* context) override;
   grpc::ServerUnaryReactor* ListPlatforms(
       grpc::CallbackServerContext* context, const npu::tiling::v1::ListPlatformsRequest* request,
       npu::tiling::v1::ListPlatformsResponse* response) override;
