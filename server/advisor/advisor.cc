@@ -460,10 +460,14 @@ absl::StatusOr<Advice> Advise(const tiling::StrategyRegistry& registry,
   }
 
   // Variant 5: the same candidates under separate GM read / write bandwidth.
-  // A single candidate has no ranking to change: it is not re-timed.
-  if (options.time_split_rw && list.size() > 1) {
+  // Variant 5: the best candidates again under separate GM read / write
+  // bandwidth. A single candidate has no ranking to change: it is not
+  // re-timed.
+  const size_t retimed = std::min<size_t>(list.size(), options.split_rw_candidates);
+  if (options.time_split_rw && retimed > 1) {
     bool all = true;
-    for (Candidate& candidate : list) {
+    for (size_t i = 0; i < retimed; ++i) {
+      Candidate& candidate = list[i];
       if (session.OutOfBudget(absl::StrCat(candidate.name, " (split GM read/write)"))) {
         all = false;
         break;
@@ -473,7 +477,7 @@ absl::StatusOr<Advice> Advise(const tiling::StrategyRegistry& registry,
       candidate.split_rw_us = timing.us;
     }
     if (all) {
-      std::vector<size_t> order(list.size());
+      std::vector<size_t> order(retimed);
       for (size_t i = 0; i < order.size(); ++i) order[i] = i;
       std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
         return std::tie(list[a].split_rw_cycles, list[a].name) <
@@ -487,7 +491,10 @@ absl::StatusOr<Advice> Advise(const tiling::StrategyRegistry& registry,
       advice.split_rw_best = list[order.front()].name;
       advice.split_rw_changes_best = order.front() != 0;
     } else {
-      for (Candidate& candidate : list) candidate.split_rw_cycles = 0, candidate.split_rw_us = 0;
+      for (Candidate& candidate : list) {
+        candidate.split_rw_cycles = 0;
+        candidate.split_rw_us = 0;
+      }
     }
   }
 

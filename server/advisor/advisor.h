@@ -62,8 +62,8 @@ struct Candidate {
   double speedup_vs_cann = 1;  // CANN's predicted cycles / this candidate's
   std::string explanation;
   bool is_cann_choice = false;
-  // Under separate GM read / write bandwidth (AdviseOptions::split_rw);
-  // zero when not timed.
+  // Under separate GM read / write bandwidth (AdviseOptions::split_rw); zero
+  // when not timed (only the best split_rw_candidates are).
   uint64_t split_rw_cycles = 0;
   double split_rw_us = 0;
   uint32_t split_rw_rank = 0;  // 1-based position in that model's ranking
@@ -91,10 +91,13 @@ struct AdviseOptions {
   // Blocks of the search grid the emulator times (the most promising by
   // EstimateBlockCycles), and window lengths timed.
   uint32_t block_search_emulations = 6;
-  uint32_t window_emulations = 3;
-  // Variant 5: re-time the returned candidates with separate GM read and
-  // write bandwidth (the default rates are the chip's DDR rate for both).
+  uint32_t window_emulations = 2;
+  // Variant 5: re-time the best `split_rw_candidates` candidates with
+  // separate GM read and write bandwidth (the default rates are the chip's
+  // DDR rate for both) and rank them again. Four keep the cost of a large
+  // problem within a few full-size emulations.
   bool time_split_rw = true;
+  uint32_t split_rw_candidates = 4;
   emu::GmReadWriteSplit split_rw{true, 0, 0};
   // Check the recommendation's numerics; a candidate that fails is dropped
   // from the ranking (reported in not_offered) and the next one is checked.
@@ -120,9 +123,9 @@ struct Advice {
   // Variant 5 summary; split_rw_timed is false when the budget ran out first
   // or there is a single candidate (no ranking to change).
   bool split_rw_timed = false;
-  std::string split_rw_best;           // best candidate under the split model
+  std::string split_rw_best;           // best re-timed candidate under the split model
   bool split_rw_changes_best = false;  // it differs from candidates[0]
-  uint32_t split_rw_rank_changes = 0;  // candidates whose position differs
+  uint32_t split_rw_rank_changes = 0;  // re-timed candidates whose position differs
   // The numerics check of candidates[0] (when verify_recommendation).
   NumericsReport recommendation_check;
 };

@@ -95,12 +95,13 @@ absl::StatusOr<ShrunkCase> ShrinkAswt(const TilingPlan& plan, const MatmulProble
     m2 = ShrinkAxis(m, b.m_l1, m_split, keep_m);
     n2 = ShrinkAxis(n, b.n_l1, n_split, keep_n);
     if (m2 * n2 * k2 <= max_macs) break;
-    if (keep_m > 0 && (m2 >= n2 || keep_n == 0)) {
+    // At least one full block per axis stays, next to the tail blocks.
+    if (keep_m > 1 && (m2 >= n2 || keep_n == 1)) {
       --keep_m;
-    } else if (keep_n > 0) {
+    } else if (keep_n > 1) {
       --keep_n;
     } else {
-      break;  // the structure's floor: tail blocks and one K unit
+      break;  // the structure's floor: one full block, the tails, one K unit
     }
   }
   const uint32_t cores = std::min(plan.block_dim, kShrunkAswtCores);

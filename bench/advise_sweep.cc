@@ -1,0 +1,508 @@
+// ADVISE over a sweep of problems: how often the advisor's best tiling
+// differs from CANN's, what it is predicted to gain, which variant wins, how
+// separate GM read / write bandwidth changes the ranking, and whether every
+// recommended tiling passed the emulator's numerics check.
+//
+// Problems: the golden shapes (tests/data/cann950/cases.json, on their own
+// platforms), the examples of the seeds documents, and a grid over M, N and
+// K from 1 to 16383 with odd sizes in float16, bfloat16 and float32. Each is
+// advised with timing-only emulation and a per-problem budget; problems run
+// in parallel on host threads, and the report lists them in a fixed order,
+// so it is the same for any thread count unless a budget runs out (the
+// report counts those).
+//
+//   advise_sweep [--out FILE.md] [--csv FILE.csv] [--threads N] [--budget_ms MS]
+//                [--cases cases.json] [--grid 1,17,255,...]
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "server/advisor/advisor.h"
+#include "tests/testing/golden_cases.h"
+
+namespace {
+
+using npu::advisor::Advice;
+using npu::advisor::AdviseOptions;
+using npu::advisor::Candidate;
+using npu::advisor::NumericsCheck;
+using npu::advisor::VariantKind;
+using npu::tiling::ChipSpec;
+using npu::tiling::DataType;
+using npu::tiling::MatmulProblem;
+
+struct SweepProblem {
+  std::string name;
+  std::string source;  // "golden", "seeds" or "grid"
+  MatmulProblem problem;
+  ChipSpec chip;
+};
+
+struct Outcome {
+  bool ok = false;
+  std::string error;
+  std::string cann_name;
+  std::string best_name;
+  VariantKind best_kind = VariantKind::kCannStrategy;
+  bool best_is_cann = true;
+  double gain = 1;  // CANN's predicted cycles / the best's
+  double cann_us = 0, best_us = 0;
+  std::string best_bound, cann_bound;
+  uint32_t candidates = 0;
+  std::map<VariantKind, bool> offered;  // variant kinds among the candidates
+  bool split_timed = false;
+  bool split_changes_best = false;
+  uint32_t split_rank_changes = 0;
+  double split_cann_slowdown = 0;  // CANN's cycles under the split / default model; 0: not re-timed
+  NumericsCheck numerics = NumericsCheck::kNotChecked;
+  bool shrunk = false;
+  std::string verified;
+  bool budget_exhausted = false;
+  uint32_t emulations = 0;
+  double ms = 0;
+};
+
+MatmulProblem Problem(int64_t m, int64_t n, int64_t k, DataType dtype) {
+  MatmulProblem p;
+  p.m = m;
+  p.n = n;
+  p.k = k;
+  p.dtype_a = p.dtype_b = p.dtype_c = p.dtype_bias = dtype;
+  return p;
+}
+
+ChipSpec Chip(uint32_t aic) {
+  ChipSpec chip = npu::tiling::BuiltinPlatforms().front();
+  if (aic != chip.aic_num) {
+    chip.name = absl::StrCat(chip.name, "-", aic, "c");
+    chip.aic_num = aic;
+    chip.aiv_num = 2 * aic;
+  }
+  return chip;
+}
+
+std::string Shape(const MatmulProblem& p) {
+  return absl::StrCat(p.m, "x", p.n, "x", p.k, " ",
+                      std::string(npu::tiling::DataTypeName(p.dtype_a)), p.trans_a ? " tA" : "",
+                      p.trans_b ? " tB" : "", p.has_bias ? " bias" : "",
+                      p.format_b == npu::tiling::Format::kFractalNz ? " nzB" : "");
+}
+
+// The examples the seeds documents reason about, each with the weakness it
+// illustrates.
+std::vector<SweepProblem> SeedProblems() {
+  std::vector<SweepProblem> out;
+  auto add = [&](std::string name, MatmulProblem p, uint32_t aic) {
+    out.push_back({std::move(name), "seeds", std::move(p), Chip(aic)});
+  };
+  // seeds/000 section 1: 4 tiles keep 4 of 24 cores busy without Stream-K.
+  add("seeds/000 s1 Stream-K headline", Problem(512, 512, 16384, DataType::kFloat16), 24);
+  add("seeds/000 s1 Stream-K headline bf16", Problem(512, 512, 16384, DataType::kBFloat16), 24);
+  // seeds/001 2.4.0: [256, 8192] x [8192, 256], one tile on 32 cores.
+  add("seeds/001 2.4.0 one tile, long K", Problem(256, 256, 8192, DataType::kFloat16), 32);
+  // seeds/001 2.2 / 6 item 6: fp16 / bf16 M == 1 or N == 1 stays on the cube.
+  add("seeds/001 6.6 fp16 GEMV", Problem(1, 4096, 4096, DataType::kFloat16), 32);
+  add("seeds/001 6.6 bf16 GEMV", Problem(1, 4096, 4096, DataType::kBFloat16), 32);
+  add("seeds/001 6.6 fp16 column", Problem(4096, 1, 4096, DataType::kFloat16), 32);
+  add("seeds/001 6.6 bf16 short GEMV", Problem(1, 1000, 64, DataType::kBFloat16), 32);
+  // seeds/001 6 item 3: A a little larger than 3/4 of L1.
+  add("seeds/001 6.3 A just over 3/4 L1", Problem(128, 9000, 2048, DataType::kFloat16), 32);
+  add("seeds/001 6.3 B just over 3/4 L1", Problem(9000, 200, 1200, DataType::kFloat16), 32);
+  // seeds/001 6 item 2: operands beyond L2, fixed window of 4.
+  add("seeds/001 6.2 operands beyond L2", Problem(16384, 8192, 1024, DataType::kFloat16), 32);
+  add("seeds/001 6.2 operands beyond L2 (2)", Problem(16384, 16384, 2048, DataType::kFloat16), 32);
+  // seeds/001 6 item 5: output-heavy, writes compete with reads.
+  add("seeds/001 6.5 write-heavy", Problem(4096, 4096, 32, DataType::kFloat16), 32);
+  // seeds/001 3.2 / 6 item 1: the block heuristic on a multi-round shape.
+  add("seeds/001 6.1 block heuristic", Problem(4097, 777, 1999, DataType::kFloat16), 32);
+  // issue 4: a large square fp16 problem is cube bound near peak.
+  add("issue 4 large square", Problem(8192, 8192, 8192, DataType::kFloat16), 32);
+  return out;
+}
+
+std::vector<SweepProblem> GridProblems(const std::vector<int64_t>& sizes) {
+  std::vector<SweepProblem> out;
+  for (DataType dtype : {DataType::kFloat16, DataType::kBFloat16, DataType::kFloat32}) {
+    for (int64_t m : sizes) {
+      for (int64_t n : sizes) {
+        for (int64_t k : sizes) {
+          MatmulProblem p = Problem(m, n, k, dtype);
+          out.push_back({Shape(p), "grid", p, Chip(32)});
+        }
+      }
+    }
+  }
+  return out;
+}
+
+Outcome Run(const SweepProblem& sweep, const AdviseOptions& options) {
+  Outcome out;
+  const auto start = std::chrono::steady_clock::now();
+  absl::StatusOr<Advice> advice = npu::advisor::Advise(sweep.problem, sweep.chip, options);
+  out.ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  if (!advice.ok()) {
+    out.error = std::string(advice.status().ToString());
+    return out;
+  }
+  out.ok = true;
+  const Candidate& best = advice->candidates.front();
+  const Candidate* cann = nullptr;
+  for (const Candidate& c : advice->candidates) {
+    if (c.is_cann_choice) cann = &c;
+    out.offered[c.kind] = true;
+  }
+  out.cann_name = cann->name;
+  out.cann_bound = cann->bound;
+  out.best_name = best.name;
+  out.best_kind = best.kind;
+  out.best_is_cann = best.is_cann_choice;
+  out.best_bound = best.bound;
+  out.gain = best.speedup_vs_cann;
+  out.cann_us = cann->predicted_us;
+  out.best_us = best.predicted_us;
+  out.candidates = static_cast<uint32_t>(advice->candidates.size());
+  out.split_timed = advice->split_rw_timed;
+  out.split_changes_best = advice->split_rw_changes_best;
+  out.split_rank_changes = advice->split_rw_rank_changes;
+  // CANN's choice is only re-timed when it is among the best candidates.
+  if (advice->split_rw_timed && cann->split_rw_cycles > 0 && cann->predicted_cycles > 0) {
+    out.split_cann_slowdown =
+        static_cast<double>(cann->split_rw_cycles) / static_cast<double>(cann->predicted_cycles);
+  }
+  out.numerics = best.numerics;
+  out.shrunk = advice->recommendation_check.shrunk;
+  out.verified = absl::StrCat(advice->recommendation_check.m, "x", advice->recommendation_check.n,
+                              "x", advice->recommendation_check.k);
+  if (best.numerics != NumericsCheck::kPassed) out.verified = best.numerics_detail;
+  out.budget_exhausted = advice->budget_exhausted;
+  out.emulations = advice->emulations;
+  return out;
+}
+
+double GeoMean(const std::vector<double>& values) {
+  if (values.empty()) return 1;
+  double sum = 0;
+  for (double v : values) sum += std::log(v);
+  return std::exp(sum / static_cast<double>(values.size()));
+}
+
+std::string Pct(size_t part, size_t whole) {
+  return whole == 0 ? "-" : absl::StrFormat("%.1f%%", 100.0 * part / whole);
+}
+
+std::string X(double v) { return absl::StrFormat("%.3fx", v); }
+
+// Problems whose CANN plan is predicted to take at least this long: kernel
+// launch and scalar set-up (microseconds on the device, outside the timing
+// model) cannot hide their gains.
+constexpr double kLongUs = 10;
+constexpr const char* kLongKey = "CANN's choice >= 10 us";
+
+const char* kKindNames[] = {"another CANN strategy", "(1) block search", "(2) SWAT window",
+                            "(3) L1 partial residency", "(4) AIV dot product"};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string out_path = "bench/ADVISE_SWEEP.md";
+  std::string csv_path;
+  std::string cases_path = NPU_CONFORMANCE_CASES;
+  int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  // Generous: the slowest problem takes a few seconds on one core, and a
+  // budget that runs out would make the report depend on the host.
+  double budget_ms = 60000;
+  std::vector<int64_t> sizes = {1, 17, 255, 1001, 4097, 16383};
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string flag = argv[i], value = argv[i + 1];
+    if (flag == "--out") {
+      out_path = value;
+    } else if (flag == "--csv") {
+      csv_path = value;
+    } else if (flag == "--threads") {
+      threads = std::max(1, std::atoi(value.c_str()));
+    } else if (flag == "--budget_ms") {
+      budget_ms = std::atof(value.c_str());
+    } else if (flag == "--cases") {
+      cases_path = value;
+    } else if (flag == "--grid") {
+      sizes.clear();
+      for (absl::string_view part : absl::StrSplit(value, ',')) {
+        sizes.push_back(std::atoll(std::string(part).c_str()));
+      }
+    } else {
+      std::fprintf(stderr, "unknown flag %s\n", flag.c_str());
+      return 2;
+    }
+  }
+
+  std::vector<SweepProblem> problems;
+  for (const npu::testing::GoldenCase& golden : npu::testing::LoadGoldenCases(cases_path)) {
+    problems.push_back({golden.name, "golden", golden.problem, golden.chip});
+  }
+  for (SweepProblem& p : SeedProblems()) problems.push_back(std::move(p));
+  for (SweepProblem& p : GridProblems(sizes)) problems.push_back(std::move(p));
+
+  AdviseOptions options;
+  options.max_advisory_ms = budget_ms;
+  options.emulator_threads = 1;  // the sweep is parallel over problems
+  std::vector<Outcome> outcomes(problems.size());
+  std::atomic<size_t> next{0};
+  std::atomic<size_t> done{0};
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<std::thread> workers;
+  for (int t = 0; t < threads; ++t) {
+    workers.emplace_back([&] {
+      for (size_t i = next++; i < problems.size(); i = next++) {
+        outcomes[i] = Run(problems[i], options);
+        const size_t finished = ++done;
+        if (finished % 50 == 0) {
+          std::fprintf(stderr, "%zu / %zu problems\n", finished, problems.size());
+        }
+      }
+    });
+  }
+  for (std::thread& worker : workers) worker.join();
+  const double total_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+
+  // Aggregates, overall and per source / dtype.
+  struct Group {
+    size_t problems = 0, differs = 0, passed = 0, shrunk = 0;
+    std::vector<double> gains;
+  };
+  std::map<std::string, Group> groups;
+  size_t errors = 0, budget_hits = 0, numerics_failed = 0, split_timed = 0, split_changes = 0,
+         split_rank_changed = 0;
+  uint64_t emulations = 0;
+  double slowest_ms = 0;
+  std::string slowest;
+  std::vector<double> split_slowdowns;
+  std::map<VariantKind, size_t> wins, offered;
+  std::map<VariantKind, std::vector<double>> win_gains;
+  std::vector<size_t> order;
+  for (size_t i = 0; i < problems.size(); ++i) {
+    const Outcome& o = outcomes[i];
+    if (!o.ok) {
+      ++errors;
+      continue;
+    }
+    order.push_back(i);
+    const std::string dtype(npu::tiling::DataTypeName(problems[i].problem.dtype_a));
+    std::vector<std::string> group_keys = {"all", absl::StrCat("source: ", problems[i].source),
+                                           absl::StrCat("dtype: ", dtype)};
+    if (o.cann_us >= kLongUs) group_keys.push_back(kLongKey);
+    for (const std::string& key : group_keys) {
+      Group& g = groups[key];
+      ++g.problems;
+      g.differs += o.best_is_cann ? 0 : 1;
+      g.passed += o.numerics == NumericsCheck::kPassed ? 1 : 0;
+      g.shrunk += o.shrunk ? 1 : 0;
+      g.gains.push_back(o.gain);
+    }
+    budget_hits += o.budget_exhausted ? 1 : 0;
+    numerics_failed += o.numerics == NumericsCheck::kPassed ? 0 : 1;
+    emulations += o.emulations;
+    if (o.ms > slowest_ms) {
+      slowest_ms = o.ms;
+      slowest = problems[i].name;
+    }
+    if (o.split_timed) {
+      ++split_timed;
+      split_changes += o.split_changes_best ? 1 : 0;
+      split_rank_changed += o.split_rank_changes > 0 ? 1 : 0;
+      if (o.split_cann_slowdown > 0) split_slowdowns.push_back(o.split_cann_slowdown);
+    }
+    for (const auto& [kind, present] : o.offered) {
+      if (present && kind != VariantKind::kCannStrategy) ++offered[kind];
+    }
+    if (!o.best_is_cann) {
+      ++wins[o.best_kind];
+      win_gains[o.best_kind].push_back(o.gain);
+    }
+  }
+  // "Another CANN strategy" is offered wherever a second strategy is capable.
+  size_t other_strategy_offered = 0;
+  for (size_t i : order) {
+    other_strategy_offered += outcomes[i].candidates > 1 ? 1 : 0;
+  }
+
+  std::ostringstream md;
+  md << "# ADVISE sweep\n\n"
+     << "Generated by `bench/advise_sweep.sh` (`build/bin/advise_sweep`); do not edit by hand.\n"
+     << "Each problem is advised by `npu::advisor::Advise()` with timing-only emulation, a "
+     << budget_ms << " ms budget per problem and the default options; gains are the emulator's\n"
+     << "predicted cycles of CANN's choice over those of the advisor's best candidate (CANN's "
+     << "choice is always a candidate, so no gain is below 1).\n\n";
+  md << absl::StrFormat(
+      "%zu problems (%zu golden, %zu seeds, %zu grid: M, N, K in {%s}, float16 / bfloat16 / "
+      "float32) in %.0f s on %d host threads, %llu emulations; slowest problem %.0f ms (%s). "
+      "Errors: %zu. Budget exhausted: %zu.\n\n",
+      problems.size(), groups["source: golden"].problems, groups["source: seeds"].problems,
+      groups["source: grid"].problems,
+      [&] {
+        std::string s;
+        for (int64_t v : sizes) absl::StrAppend(&s, s.empty() ? "" : ", ", v);
+        return s;
+      }(),
+      total_s, threads, static_cast<unsigned long long>(emulations), slowest_ms, slowest, errors,
+      budget_hits);
+
+  md << "## Summary\n\n"
+     << "| Problems | Best differs from CANN | ... by 2% or more | Geo-mean gain | Geo-mean gain "
+        "where it differs | Worst-case gain (smallest where it differs) | Best gain | "
+        "Recommendation passed numerics |\n"
+     << "| --- | --- | --- | --- | --- | --- | --- | --- |\n";
+  std::vector<std::string> keys = {"all",
+                                   "source: golden",
+                                   "source: seeds",
+                                   "source: grid",
+                                   "dtype: float16",
+                                   "dtype: bfloat16",
+                                   "dtype: float32",
+                                   kLongKey};
+  for (const std::string& key : keys) {
+    const Group& g = groups[key];
+    if (g.problems == 0) continue;
+    std::vector<double> differing;
+    size_t clear = 0;  // predicted 2% or more faster: beyond the model's tail-round noise
+    for (double v : g.gains) {
+      if (v > 1) differing.push_back(v);
+      clear += v >= 1.02 ? 1 : 0;
+    }
+    md << "| " << key << " (" << g.problems << ") | " << g.differs << " ("
+       << Pct(g.differs, g.problems) << ") | " << clear << " (" << Pct(clear, g.problems) << ") | "
+       << X(GeoMean(g.gains)) << " | " << X(GeoMean(differing)) << " | "
+       << X(*std::min_element(g.gains.begin(), g.gains.end())) << " ("
+       << (differing.empty() ? "-" : X(*std::min_element(differing.begin(), differing.end())))
+       << ") | " << X(*std::max_element(g.gains.begin(), g.gains.end())) << " | " << g.passed
+       << " / " << g.problems << " (" << g.shrunk << " on a shrunken copy) |\n";
+  }
+  md << "\n";
+
+  md << "## Per variant\n\n"
+     << "Offered: the variant was among the candidates (it is only offered where it is valid, "
+        "and the cube variants only when CANN's choice is more than 3% above the roofline "
+        "bound). Wins: it was the best candidate.\n\n"
+     << "| Variant | Offered | Wins | Wins / offered | Geo-mean gain when it wins | Best gain |\n"
+     << "| --- | --- | --- | --- | --- | --- |\n";
+  const size_t total = order.size();
+  for (int k = 0; k < 5; ++k) {
+    const VariantKind kind = static_cast<VariantKind>(k);
+    const size_t off = kind == VariantKind::kCannStrategy ? other_strategy_offered : offered[kind];
+    const std::vector<double>& g = win_gains[kind];
+    md << "| " << kKindNames[k] << " | " << off << " (" << Pct(off, total) << ") | " << wins[kind]
+       << " (" << Pct(wins[kind], total) << ") | " << Pct(wins[kind], off) << " | "
+       << (g.empty() ? "-" : X(GeoMean(g))) << " | "
+       << (g.empty() ? "-" : X(*std::max_element(g.begin(), g.end()))) << " |\n";
+  }
+  md << "\n(5) Separate GM read / write bandwidth (every GM write also written back to DDR "
+        "through its own port and the shared DDR total; rates = the chip's DDR rate):\n\n"
+     << "| Problems re-ranked | Best candidate changes | Some candidate moves | Geo-mean slowdown "
+        "of CANN's choice (where re-timed) | Worst slowdown of CANN's choice |\n"
+     << "| --- | --- | --- | --- | --- |\n"
+     << "| " << split_timed << " (those with 2+ candidates; the best 4 re-timed) | "
+     << split_changes << " (" << Pct(split_changes, split_timed) << ") | " << split_rank_changed
+     << " (" << Pct(split_rank_changed, split_timed) << ") | " << X(GeoMean(split_slowdowns))
+     << " | "
+     << X(split_slowdowns.empty()
+              ? 1.0
+              : *std::max_element(split_slowdowns.begin(), split_slowdowns.end()))
+     << " |\n\n";
+
+  md << "## Numerics\n\n"
+     << (numerics_failed == 0 ? "Every" : "NOT every")
+     << " recommended tiling passed the emulator's numerics check (C against the fp64 reference "
+        "within the bound the dtypes imply, emulator/accuracy.h): "
+     << groups["all"].passed << " of " << groups["all"].problems << ". " << groups["all"].shrunk
+     << " were large enough to be checked on a shrunken copy with the same plan structure (same "
+        "blocks, K stages, split-K chunks, window, residency and model; fewer tiles with the "
+        "tails kept, 2-4 cores, shorter K; see server/advisor/verify.h); the full-size plan's "
+        "schedule is checked by the timing emulation itself (exact coverage, buffers, no "
+        "deadlock).\n\n";
+
+  // The largest gains.
+  std::vector<size_t> by_gain = order;
+  std::stable_sort(by_gain.begin(), by_gain.end(),
+                   [&](size_t a, size_t b) { return outcomes[a].gain > outcomes[b].gain; });
+  auto gains_table = [&](const std::string& title, double min_cann_us) {
+    md << "## " << title << "\n\n"
+       << "| Problem | Source | CANN's choice (bound) | ADVISE's best (bound) | Predicted us "
+          "(CANN -> best) | Gain | Verified on |\n"
+       << "| --- | --- | --- | --- | --- | --- | --- |\n";
+    size_t rows = 0;
+    for (size_t i : by_gain) {
+      const Outcome& o = outcomes[i];
+      if (rows == 15 || o.gain <= 1) break;
+      if (o.cann_us < min_cann_us) continue;
+      ++rows;
+      md << "| " << Shape(problems[i].problem)
+         << (problems[i].chip.aic_num != 32 ? absl::StrCat(" (", problems[i].chip.aic_num, " AIC)")
+                                            : "")
+         << " | " << problems[i].source << " | " << o.cann_name << " (" << o.cann_bound << ") | "
+         << o.best_name << " (" << o.best_bound << ") | "
+         << absl::StrFormat("%.2f -> %.2f", o.cann_us, o.best_us) << " | " << X(o.gain) << " | "
+         << o.verified << " |\n";
+    }
+    md << "\n";
+  };
+  gains_table("Largest predicted gains", 0);
+  gains_table(
+      absl::StrCat("Largest predicted gains where CANN's choice takes ", kLongUs, " us or more"),
+      kLongUs);
+  md << "## Seeds examples\n\n"
+     << "| Example | Problem | CANN's choice | ADVISE's best | Gain | Split model changes best |\n"
+     << "| --- | --- | --- | --- | --- | --- |\n";
+  for (size_t i : order) {
+    if (problems[i].source != "seeds") continue;
+    const Outcome& o = outcomes[i];
+    md << "| " << problems[i].name << " | " << Shape(problems[i].problem)
+       << (problems[i].chip.aic_num != 32 ? absl::StrCat(" (", problems[i].chip.aic_num, " AIC)")
+                                          : "")
+       << " | " << o.cann_name << " | " << o.best_name << " | " << X(o.gain) << " | "
+       << (o.split_timed ? (o.split_changes_best ? "yes" : "no") : "-") << " |\n";
+  }
+  if (errors > 0) {
+    md << "\n## Errors\n\n";
+    for (size_t i = 0; i < problems.size(); ++i) {
+      if (!outcomes[i].ok) md << "- " << problems[i].name << ": " << outcomes[i].error << "\n";
+    }
+  }
+
+  std::ofstream out(out_path);
+  out << md.str();
+  if (!out) {
+    std::fprintf(stderr, "cannot write %s\n", out_path.c_str());
+    return 1;
+  }
+  if (!csv_path.empty()) {
+    std::ofstream csv(csv_path);
+    csv << "name,source,m,n,k,dtype,aic,cann,best,best_kind,gain,split_changes_best,numerics,"
+           "verified,shrunk,emulations,budget_exhausted,ms,error\n";
+    for (size_t i = 0; i < problems.size(); ++i) {
+      const Outcome& o = outcomes[i];
+      const MatmulProblem& p = problems[i].problem;
+      csv << '"' << problems[i].name << "\"," << problems[i].source << ',' << p.m << ',' << p.n
+          << ',' << p.k << ',' << npu::tiling::DataTypeName(p.dtype_a) << ','
+          << problems[i].chip.aic_num << ',' << o.cann_name << ',' << o.best_name << ','
+          << npu::advisor::VariantKindName(o.best_kind) << ',' << o.gain << ','
+          << o.split_changes_best << ',' << npu::advisor::NumericsCheckName(o.numerics) << ','
+          << o.verified << ',' << o.shrunk << ',' << o.emulations << ',' << o.budget_exhausted
+          << ',' << o.ms << ",\"" << o.error << "\"\n";
+    }
+  }
+  std::printf("%s", md.str().c_str());
+  return errors == 0 && numerics_failed == 0 ? 0 : 1;
+}
