@@ -45,6 +45,16 @@ ABSL_FLAG(int, max_inflight, 1024,
           "RESOURCE_EXHAUSTED.");
 ABSL_FLAG(int64_t, max_batch, 1000000, "Requests accepted on one GetTilingBatch stream.");
 ABSL_FLAG(std::string, log_level, "info", "error, warning, info or debug (one line per request).");
+ABSL_FLAG(int, execute_threads, 2,
+          "Execute: emulation worker threads (emulations never run on the gRPC threads).");
+ABSL_FLAG(int, max_execute_queue, 16,
+          "Execute: emulations that may wait for a worker; one more is refused with "
+          "RESOURCE_EXHAUSTED at once.");
+ABSL_FLAG(uint64_t, max_execute_work, uint64_t{1} << 33,
+          "Execute: largest m*n*k (MACs) of a run with numerics; larger ones are "
+          "RESOURCE_EXHAUSTED (timing-only runs are not limited by it).");
+ABSL_FLAG(uint64_t, max_execute_simulated_ops, 5000000,
+          "Execute: largest number of simulated pipe operations of one run (~72 bytes each).");
 ABSL_FLAG(double, drain_seconds, 5.0,
           "On SIGTERM/SIGINT, how long in-flight calls may run before they are cancelled.");
 
@@ -133,6 +143,28 @@ int Run() {
   options.service.cache_capacity = static_cast<size_t>(cache_size);
   options.service.max_inflight = absl::GetFlag(FLAGS_max_inflight);
   options.service.max_batch = absl::GetFlag(FLAGS_max_batch);
+  options.service.execute.workers = absl::GetFlag(FLAGS_execute_threads);
+  options.service.execute.max_queued = absl::GetFlag(FLAGS_max_execute_queue);
+  options.service.execute.max_numeric_macs = absl::GetFlag(FLAGS_max_execute_work);
+  options.service.execute.max_simulated_ops = absl::GetFlag(FLAGS_max_execute_simulated_ops);
+  if (options.service.execute.workers < 1 || options.service.execute.workers > 1024) {
+    return Fail(absl::StrCat("--execute_threads must be in [1, 1024], got ",
+                             options.service.execute.workers));
+  }
+  if (options.service.execute.max_queued < 0) {
+    return Fail(absl::StrCat("--max_execute_queue must be >= 0, got ",
+                             options.service.execute.max_queued));
+  }
+  // Both limits bound memory as well as time; 0 ("unlimited") would let one
+  // request exhaust the host. 2^32 operations is ~300 GB, past any host.
+  if (options.service.execute.max_numeric_macs == 0) {
+    return Fail("--max_execute_work must be positive");
+  }
+  if (options.service.execute.max_simulated_ops == 0 ||
+      options.service.execute.max_simulated_ops > (uint64_t{1} << 32)) {
+    return Fail(absl::StrCat("--max_execute_simulated_ops must be in [1, 4294967296], got ",
+                             options.service.execute.max_simulated_ops));
+  }
   absl::StatusOr<std::unique_ptr<TilingServer>> server =
       TilingServer::Start(options, registry, metrics);
   if (!server.ok()) return Fail(server.status().ToString());
@@ -140,7 +172,9 @@ int Run() {
   std::fflush(stdout);
   Log(LogLevel::kInfo,
       absl::StrCat("serving npu.tiling.v1.TilingService on ", (*server)->address(), "; cache ",
-                   cache_size, " decisions; max in-flight ", options.service.max_inflight));
+                   cache_size, " decisions; max in-flight ", options.service.max_inflight,
+                   "; ", options.service.execute.workers, " emulation workers, queue ",
+                   options.service.execute.max_queued));
 
   int signal_number = 0;
   sigwait(&shutdown_signals, &signal_number);

@@ -17,6 +17,7 @@ constexpr MethodInfo kMethods[] = {
     {RpcMethod::kGetTiling, "GetTiling", "unary"},
     {RpcMethod::kGetTilingBatch, "GetTilingBatch", "bidi_stream"},
     {RpcMethod::kListPlatforms, "ListPlatforms", "unary"},
+    {RpcMethod::kExecute, "Execute", "unary"},
 };
 
 // RPC latency: from ~50 us (a cached unary answer on loopback) to 10 s (a
@@ -31,6 +32,17 @@ prometheus::Histogram::BucketBoundaries HandlingBuckets() {
 prometheus::Histogram::BucketBoundaries DecisionBuckets() {
   return {0.0000005, 0.000001, 0.000002, 0.000005, 0.00001, 0.000025,
           0.00005,   0.0001,   0.00025,  0.0005,   0.001,   0.01};
+}
+
+// Host time of one emulation: from a millisecond (timing-only on a small
+// problem) to the minutes a large numerics run may take.
+prometheus::Histogram::BucketBoundaries ExecuteBuckets() {
+  return {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300};
+}
+
+// Cube utilization is a fraction; tenths are as fine as a dashboard reads it.
+prometheus::Histogram::BucketBoundaries UtilizationBuckets() {
+  return {0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0};
 }
 
 // The name go-grpc-prometheus gives `code` in the grpc_code label, e.g.
@@ -104,7 +116,28 @@ ServiceMetrics::ServiceMetrics(prometheus::Registry& registry)
                     .Name("npu_inflight_requests")
                     .Help("RPCs in progress: unary calls and open batch streams.")
                     .Register(registry)
-                    .Add({})) {
+                    .Add({})),
+      execute_queue_depth_(prometheus::BuildGauge()
+                               .Name("npu_execute_queue_depth")
+                               .Help("Execute emulations waiting for a worker.")
+                               .Register(registry)
+                               .Add({})),
+      execute_running_(prometheus::BuildGauge()
+                           .Name("npu_execute_running")
+                           .Help("Execute emulations running on a worker.")
+                           .Register(registry)
+                           .Add({})),
+      execute_seconds_(prometheus::BuildHistogram()
+                           .Name("npu_execute_seconds")
+                           .Help("Host time of one Execute emulation run (queueing excluded).")
+                           .Register(registry)
+                           .Add({}, ExecuteBuckets())),
+      execute_utilization_(prometheus::BuildHistogram()
+                               .Name("npu_execute_predicted_cube_utilization")
+                               .Help("Predicted cube utilization of each successful Execute "
+                                     "run, 0..1.")
+                               .Register(registry)
+                               .Add({}, UtilizationBuckets())) {
   auto& started = prometheus::BuildCounter()
                       .Name("grpc_server_started_total")
                       .Help("Total number of RPCs started on the server.")
@@ -153,6 +186,15 @@ ServiceMetrics::ServiceMetrics(prometheus::Registry& registry)
     request_errors_[code] = &errors.Add(
         {{"grpc_code", std::string(PrometheusCodeName(static_cast<absl::StatusCode>(code)))}});
   }
+  auto& execute = prometheus::BuildCounter()
+                      .Name("npu_execute_total")
+                      .Help("Execute calls by outcome (the gRPC code name; OK includes runs "
+                            "whose C failed the reference check).")
+                      .Register(registry);
+  for (int code = 0; code < kNumCodes; ++code) {
+    execute_results_[code] = &execute.Add(
+        {{"result", std::string(PrometheusCodeName(static_cast<absl::StatusCode>(code)))}});
+  }
 }
 
 int ServiceMetrics::CodeIndex(absl::StatusCode code) {
@@ -198,6 +240,21 @@ void ServiceMetrics::RequestFailed(absl::StatusCode code) {
   const int index = CodeIndex(code);
   if (index == 0) return;
   request_errors_[index]->Increment();
+}
+
+void ServiceMetrics::ExecuteQueueChanged(int queued, int running) {
+  execute_queue_depth_.Set(queued);
+  execute_running_.Set(running);
+}
+
+void ServiceMetrics::ExecuteFinished(absl::StatusCode code) {
+  execute_results_[CodeIndex(code)]->Increment();
+}
+
+void ServiceMetrics::ExecuteRan(double seconds) { execute_seconds_.Observe(seconds); }
+
+void ServiceMetrics::ExecutePredicted(double cube_utilization) {
+  execute_utilization_.Observe(cube_utilization);
 }
 
 void ServiceMetrics::CacheHit() { cache_hits_.Increment(); }

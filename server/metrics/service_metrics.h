@@ -18,6 +18,15 @@
 //   npu_tiling_decision_seconds            engine time of a cache miss (histogram)
 //   npu_inflight_requests                  RPCs (unary calls and open streams) in progress
 //
+// and the emulator's (Execute):
+//
+//   npu_execute_total{result}              Execute calls by outcome: the gRPC code name
+//   npu_execute_queue_depth                emulations waiting for a worker
+//   npu_execute_running                    emulations running on a worker
+//   npu_execute_seconds                    host time of one emulation run (histogram)
+//   npu_execute_predicted_cube_utilization predicted cube utilization of each
+//                                          successful run (histogram, 0.1 .. 1.0)
+//
 // Labels stay low-cardinality: method, code and strategy names only, never a
 // shape or a client id.
 #ifndef NPU_SERVER_METRICS_SERVICE_METRICS_H_
@@ -38,7 +47,7 @@
 namespace npu::server {
 
 // The RPCs of npu.tiling.v1.TilingService.
-enum class RpcMethod { kGetTiling, kGetTilingBatch, kListPlatforms };
+enum class RpcMethod { kGetTiling, kGetTilingBatch, kListPlatforms, kExecute };
 
 class ServiceMetrics {
  public:
@@ -72,10 +81,19 @@ class ServiceMetrics {
   void CacheHit();
   void CacheMiss();
 
+  // Sets the emulation queue gauges.
+  void ExecuteQueueChanged(int queued, int running);
+  // Counts one Execute call that ended with `code`.
+  void ExecuteFinished(absl::StatusCode code);
+  // Records one emulation run that reached a worker: its host time, and the
+  // predicted cube utilization when it succeeded.
+  void ExecuteRan(double seconds);
+  void ExecutePredicted(double cube_utilization);
+
  private:
   // google.rpc.Code has 17 values, 0..16.
   static constexpr int kNumCodes = 17;
-  static constexpr int kNumMethods = 3;
+  static constexpr int kNumMethods = 4;
 
   struct MethodSeries {
     prometheus::Counter* started = nullptr;
@@ -94,6 +112,11 @@ class ServiceMetrics {
   prometheus::Counter& cache_misses_;
   prometheus::Histogram& decision_seconds_;
   prometheus::Gauge& inflight_;
+  std::array<prometheus::Counter*, kNumCodes> execute_results_{};
+  prometheus::Gauge& execute_queue_depth_;
+  prometheus::Gauge& execute_running_;
+  prometheus::Histogram& execute_seconds_;
+  prometheus::Histogram& execute_utilization_;
 };
 
 }  // namespace npu::server

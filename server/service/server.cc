@@ -75,6 +75,10 @@ std::shared_ptr<grpc::Channel> TilingServer::InProcessChannel() {
   return server_->InProcessChannel(grpc::ChannelArguments());
 }
 
+std::shared_ptr<grpc::Channel> TilingServer::InProcessChannel(const grpc::ChannelArguments& args) {
+  return server_->InProcessChannel(args);
+}
+
 void TilingServer::SetServing(bool serving) {
   grpc::HealthCheckServiceInterface* health = server_->GetHealthCheckService();
   if (health == nullptr) return;

@@ -69,6 +69,9 @@ class TilingServer {
 
   // A channel to this server that bypasses the network.
   std::shared_ptr<grpc::Channel> InProcessChannel();
+  // The same with channel arguments, e.g. a larger receive limit for Execute
+  // responses that carry C.
+  std::shared_ptr<grpc::Channel> InProcessChannel(const grpc::ChannelArguments& args);
 
   // Sets the health status of "" and the tiling service.
   void SetServing(bool serving);

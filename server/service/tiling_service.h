@@ -19,6 +19,12 @@
 // Parsing here turns both into INVALID_ARGUMENT (for a batch, in that item's
 // status, and the stream goes on), and lets each call build its request and
 // response on one stack-backed protobuf arena.
+//
+// Execute runs the emulator, which can take seconds of CPU, so its handler
+// only validates and prepares the run (execute.h) and hands it to a bounded
+// queue of emulation workers (execute_queue.h); the RPC finishes from the
+// worker. A full queue is RESOURCE_EXHAUSTED at once, and the call's deadline
+// or cancellation stops a running emulation through its cancellation flag.
 #ifndef NPU_SERVER_SERVICE_TILING_SERVICE_H_
 #define NPU_SERVER_SERVICE_TILING_SERVICE_H_
 
@@ -27,12 +33,15 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 
 #include "absl/status/status.h"
 #include "npu/tiling/v1/tiling_service.grpc.pb.h"
 #include "npu/tiling/v1/tiling_service.pb.h"
 #include "server/metrics/service_metrics.h"
 #include "server/service/decision_cache.h"
+#include "server/service/execute.h"
+#include "server/service/execute_queue.h"
 #include "server/tiling/registry.h"
 
 namespace npu::server {
@@ -44,6 +53,8 @@ struct ServiceOptions {
   int max_inflight = 1024;
   // Requests accepted on one GetTilingBatch stream.
   int64_t max_batch = 1000000;
+  // Execute: the emulation workers, their queue and the work limits.
+  ExecuteOptions execute;
 };
 
 // GetTiling and GetTilingBatch take serialized messages (see above); the
@@ -51,7 +62,8 @@ struct ServiceOptions {
 using TilingServiceBase = npu::tiling::v1::TilingService::WithRawCallbackMethod_GetTiling<
     npu::tiling::v1::TilingService::WithRawCallbackMethod_GetTilingBatch<
         npu::tiling::v1::TilingService::WithCallbackMethod_ListPlatforms<
-            npu::tiling::v1::TilingService::Service>>>;
+            npu::tiling::v1::TilingService::WithCallbackMethod_Execute<
+                npu::tiling::v1::TilingService::Service>>>>;
 
 class TilingService final : public TilingServiceBase {
  public:
@@ -80,14 +92,27 @@ class TilingService final : public TilingServiceBase {
   grpc::ServerUnaryReactor* ListPlatforms(
       grpc::CallbackServerContext* context, const npu::tiling::v1::ListPlatformsRequest* request,
       npu::tiling::v1::ListPlatformsResponse* response) override;
+  grpc::ServerUnaryReactor* Execute(grpc::CallbackServerContext* context,
+                                    const npu::tiling::v1::ExecuteRequest* request,
+                                    npu::tiling::v1::ExecuteResponse* response) override;
 
   // RPCs currently admitted.
   int inflight() const { return inflight_.load(); }
   const DecisionCache& cache() const { return cache_; }
   const ServiceOptions& options() const { return options_; }
+  const ExecuteQueue& execute_queue() const { return *execute_queue_; }
+  // Emulations that were running when their call was cancelled or its
+  // deadline passed, and that stopped on the cancellation flag.
+  uint64_t execute_runs_interrupted() const { return execute_runs_interrupted_.load(); }
 
  private:
   class BatchReactor;
+  class ExecuteReactor;
+
+  // The emulation queue of `options`, reporting its depth to `metrics`
+  // (defined with the Execute handler, execute_reactor.cc).
+  static std::unique_ptr<ExecuteQueue> NewExecuteQueue(const ExecuteOptions& options,
+                                                       ServiceMetrics& metrics);
 
   // Admits one more RPC, or returns false when `max_inflight` are running.
   bool TryAdmit();
@@ -99,6 +124,9 @@ class TilingService final : public TilingServiceBase {
   const ServiceOptions options_;
   DecisionCache cache_;
   std::atomic<int> inflight_{0};
+  // Declared last: destroyed first, after gRPC has finished every call.
+  std::atomic<uint64_t> execute_runs_interrupted_{0};
+  std::unique_ptr<ExecuteQueue> execute_queue_ = NewExecuteQueue(options_.execute, metrics_);
 };
 
 }  // namespace npu::server

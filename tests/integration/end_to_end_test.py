@@ -263,10 +263,12 @@ def service_part(args, workdir):
     check({SERVICE, "grpc.health.v1.Health", "grpc.reflection.v1alpha.ServerReflection"}
           <= set(services), "reflection lists %s" % services)
     methods = run(reflect + ["describe", SERVICE]).strip().splitlines()
-    check(len(methods) == 3 and
+    check(len(methods) == 4 and
           any(m.startswith("rpc GetTiling(npu.tiling.v1.TilingRequest)") for m in methods) and
           any("GetTilingBatch" in m for m in methods) and
-          any("ListPlatforms" in m for m in methods), "reflection describes the 3 RPCs")
+          any("ListPlatforms" in m for m in methods) and
+          any(m.startswith("rpc Execute(npu.tiling.v1.ExecuteRequest)") for m in methods),
+          "reflection describes the 4 RPCs")
     call = json.loads(run(reflect + [
         "call", "/%s/GetTiling" % SERVICE,
         json.dumps({"id": "reflect", "problem": {"m": 4096, "n": 1280, "k": 8192,

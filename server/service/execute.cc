@@ -1,0 +1,456 @@
+#include "server/service/execute.h"
+
+#include <algorithm>
+#include <chrono>
+#include <limits>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "emulator/accuracy.h"
+#include "emulator/chip.h"
+#include "server/service/convert.h"
+#include "server/service/explicit_tiling.h"
+#include "server/service/validate.h"
+#include "server/tiling/status_macros.h"
+#include "server/tiling/validate.h"
+
+namespace npu::server {
+namespace {
+
+namespace pb = ::npu::tiling::v1;
+namespace tl = ::npu::tiling;
+
+absl::Status FieldError(absl::string_view field, absl::string_view what) {
+  return absl::InvalidArgumentError(absl::StrCat(field, ": ", what));
+}
+
+absl::Status Prefixed(absl::string_view prefix, const absl::Status& status) {
+  if (status.ok()) return status;
+  return absl::Status(status.code(), absl::StrCat(prefix, ": ", status.message()));
+}
+
+constexpr uint64_t kSaturated = std::numeric_limits<uint64_t>::max();
+
+// Products and quotients that saturate instead of wrapping: the estimates
+// below only compare against a limit.
+uint64_t SatMul(uint64_t a, uint64_t b) {
+  if (a != 0 && b > kSaturated / a) return kSaturated;
+  return a * b;
+}
+uint64_t SatAdd(uint64_t a, uint64_t b) { return a > kSaturated - b ? kSaturated : a + b; }
+uint64_t CeilDiv(uint64_t value, uint64_t divisor) {
+  divisor = std::max<uint64_t>(1, divisor);
+  return value / divisor + (value % divisor != 0 ? 1 : 0);
+}
+
+std::string ShapeString(const std::vector<int64_t>& shape) {
+  return absl::StrCat("[", absl::StrJoin(shape, ","), "]");
+}
+
+tl::DataType DataTypeOf(pb::DataType dtype) {
+  switch (dtype) {
+    case pb::DATA_TYPE_BFLOAT16:
+      return tl::DataType::kBFloat16;
+    case pb::DATA_TYPE_FLOAT32:
+      return tl::DataType::kFloat32;
+    default:
+      return tl::DataType::kFloat16;
+  }
+}
+
+// One inline operand against the problem: dtype, stored shape, byte count.
+absl::Status CheckTensor(absl::string_view field, const pb::Tensor& tensor, tl::DataType dtype,
+                         const std::vector<int64_t>& shape, absl::string_view layout) {
+  const pb::DataType want = DataTypeToProto(dtype);
+  if (tensor.dtype() != want) {
+    return FieldError(absl::StrCat(field, ".dtype"),
+                      absl::StrCat(pb::DataType_Name(tensor.dtype()), ", but the problem says ",
+                                   pb::DataType_Name(want)));
+  }
+  const std::vector<int64_t> have(tensor.shape().begin(), tensor.shape().end());
+  if (have != shape) {
+    return FieldError(absl::StrCat(field, ".shape"),
+                      absl::StrCat(ShapeString(have), ", but the problem stores it as ",
+                                   ShapeString(shape), " (", layout, ")"));
+  }
+  uint64_t elements = 1;
+  for (int64_t dim : shape) elements *= static_cast<uint64_t>(dim);
+  const uint64_t bytes = elements * tl::DataTypeBytes(dtype);
+  if (tensor.data().size() != bytes) {
+    return FieldError(absl::StrCat(field, ".data"),
+                      absl::StrCat(tensor.data().size(), " bytes, but ", ShapeString(shape), " ",
+                                   std::string(tl::DataTypeName(dtype)), " is ", bytes,
+                                   " bytes (little-endian, row-major)"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckInputs(const pb::ExecuteInputs& inputs, const tl::MatmulProblem& p) {
+  const int64_t m = p.m, n = p.n, k = p.k;
+  if (!inputs.has_a()) return FieldError("inputs.a", "required with inputs");
+  if (!inputs.has_b()) return FieldError("inputs.b", "required with inputs");
+  RETURN_IF_ERROR(CheckTensor("inputs.a", inputs.a(), p.dtype_a,
+                              p.trans_a ? std::vector<int64_t>{k, m} : std::vector<int64_t>{m, k},
+                              p.trans_a ? "[k, m]: trans_a" : "[m, k]"));
+  RETURN_IF_ERROR(CheckTensor("inputs.b", inputs.b(), p.dtype_b,
+                              p.trans_b ? std::vector<int64_t>{n, k} : std::vector<int64_t>{k, n},
+                              p.trans_b ? "[n, k]: trans_b" : "[k, n]"));
+  if (p.has_bias != inputs.has_bias()) {
+    return FieldError("inputs.bias", p.has_bias ? "required: problem.has_bias is set"
+                                                : "given, but problem.has_bias is not set");
+  }
+  if (p.has_bias) {
+    RETURN_IF_ERROR(CheckTensor("inputs.bias", inputs.bias(), p.dtype_bias, {n}, "[n]"));
+  }
+  return absl::OkStatus();
+}
+
+// The chip an Execute runs on. An explicit tiling records the chip it was
+// made for; a request that names no platform runs on that one, any other
+// must name the same chip (a tiling is only meaningful for its chip).
+absl::StatusOr<tl::ChipSpec> ResolveExecuteChip(const pb::ExecuteRequest& request,
+                                                const pb::TilingRequest& tiling_request) {
+  const bool request_names_chip =
+      !request.platform().empty() || request.platform_overrides().ByteSizeLong() != 0;
+  const bool tiling_names_chip = request.has_tiling() && request.tiling().has_platform();
+  if (tiling_names_chip && !request_names_chip) return ChipFromProto(request.tiling().platform());
+  ASSIGN_OR_RETURN(tl::ChipSpec chip, ResolveChip(tiling_request));
+  if (tiling_names_chip) {
+    const pb::ChipSpec& have = request.tiling().platform();
+    const struct {
+      const char* name;
+      uint64_t have;
+      uint64_t want;
+    } fields[] = {
+        {"aic_num", have.aic_num(), chip.aic_num},
+        {"aiv_num", have.aiv_num(), chip.aiv_num},
+        {"l1_bytes", have.l1_bytes(), chip.l1_bytes},
+        {"l0a_bytes", have.l0a_bytes(), chip.l0a_bytes},
+        {"l0b_bytes", have.l0b_bytes(), chip.l0b_bytes},
+        {"l0c_bytes", have.l0c_bytes(), chip.l0c_bytes},
+        {"ub_bytes", have.ub_bytes(), chip.ub_bytes},
+        {"l2_bytes", have.l2_bytes(), chip.l2_bytes},
+        {"bt_bytes", have.bt_bytes(), chip.bt_bytes},
+        {"cube_freq_mhz", have.cube_freq_mhz(), chip.cube_freq_mhz},
+        {"ddr_bytes_per_cycle", have.ddr_bytes_per_cycle(), chip.ddr_bytes_per_cycle},
+        {"l2_bytes_per_cycle", have.l2_bytes_per_cycle(), chip.l2_bytes_per_cycle},
+    };
+    // The name is a label; the hardware facts must agree.
+    for (const auto& field : fields) {
+      if (field.have != field.want) {
+        return FieldError(absl::StrCat("tiling.platform.", field.name),
+                          absl::StrCat(field.have, ", but the request's platform has ", field.want,
+                                       "; leave platform and platform_overrides empty to run "
+                                       "on the tiling's platform"));
+      }
+    }
+  }
+  return chip;
+}
+
+int ThreadsFor(uint32_t requested, const ExecuteOptions& options) {
+  int limit = options.max_threads_per_run;
+  if (limit <= 0) limit = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  return std::clamp(static_cast<int>(std::max<uint32_t>(1, requested)), 1, limit);
+}
+
+void PipesToProto(const std::array<uint64_t, emu::kPipeCount>& busy, pb::PipeCycles* out) {
+  out->set_mte2(busy[static_cast<int>(emu::Pipe::kMte2)]);
+  out->set_mte1(busy[static_cast<int>(emu::Pipe::kMte1)]);
+  out->set_cube(busy[static_cast<int>(emu::Pipe::kCube)]);
+  out->set_fixpipe(busy[static_cast<int>(emu::Pipe::kFixpipe)]);
+  out->set_vec(busy[static_cast<int>(emu::Pipe::kVec)]);
+  out->set_mte3(busy[static_cast<int>(emu::Pipe::kMte3)]);
+}
+
+void TimingToProto(const emu::EmulationResult& result, pb::TimingReport* out) {
+  const emu::EmulatorStats& stats = result.stats;
+  out->set_predicted_cycles(stats.total_cycles);
+  out->set_predicted_time_us(stats.microseconds);
+  out->set_cube_utilization(stats.cube_utilization);
+  out->set_bound_resource(stats.bound);
+  PipesToProto(stats.pipe_busy_cycles, out->mutable_busy_cycles());
+  out->set_ddr_busy_cycles(stats.ddr_channel_busy_cycles);
+  out->set_l2_busy_cycles(stats.l2_channel_busy_cycles);
+  pb::TrafficBytes* traffic = out->mutable_traffic();
+  traffic->set_ddr_read_bytes(stats.traffic.ddr_read_bytes);
+  traffic->set_l2_read_bytes(stats.traffic.l2_read_bytes);
+  traffic->set_gm_write_bytes(stats.traffic.gm_write_bytes);
+  traffic->set_l1_to_l0_bytes(stats.traffic.l1_to_l0_bytes);
+  traffic->set_l0c_out_bytes(stats.traffic.l0c_out_bytes);
+  traffic->set_ub_in_bytes(stats.traffic.ub_in_bytes);
+  traffic->set_ub_out_bytes(stats.traffic.ub_out_bytes);
+  traffic->set_workspace_bytes(stats.traffic.workspace_bytes);
+  for (const emu::CoreStats& core : stats.cores) {
+    pb::CoreTiming* row = out->add_cores();
+    row->set_kind(core.kind == tl::CoreKind::kAic ? pb::CORE_KIND_AIC : pb::CORE_KIND_AIV);
+    row->set_core(core.core);
+    row->set_units(core.units);
+    row->set_finish_cycle(core.finish_cycle);
+    PipesToProto(core.pipe_busy_cycles, row->mutable_busy_cycles());
+  }
+  out->set_aic_cores(result.schedule.aic_cores);
+  out->set_aiv_cores(result.schedule.aiv_cores);
+  out->set_rounds(result.schedule.rounds);
+  out->set_simulated_ops(stats.events);
+}
+
+// What an emulator error means for the caller. For an explicit tiling every
+// fault is the tiling's (its buffers, its schedule, its kernel); for the
+// engine's own plan it is our bug.
+absl::Status EmulatorError(const absl::Status& status, const PreparedExecute& prepared) {
+  switch (status.code()) {
+    case absl::StatusCode::kCancelled:
+    case absl::StatusCode::kResourceExhausted:
+    case absl::StatusCode::kUnimplemented:
+      return status;
+    default:
+      break;
+  }
+  if (prepared.explicit_tiling) {
+    return absl::InvalidArgumentError(absl::StrCat("tiling: ", status.message()));
+  }
+  return absl::InternalError(
+      absl::StrCat("the engine's ", prepared.plan.strategy, " plan failed in the emulator (",
+                   absl::StatusCodeToString(status.code()), "): ", status.message()));
+}
+
+}  // namespace
+
+absl::Status CheckEmulationWork(const tl::TilingPlan& plan, const tl::MatmulProblem& problem,
+                                uint64_t max_simulated_ops) {
+  if (max_simulated_ops == 0) return absl::OkStatus();
+  const uint64_t m = problem.m, n = problem.n, k = problem.k;
+  auto field = [&](std::string_view name, uint64_t fallback) {
+    return plan.data.Get(name).value_or(fallback);
+  };
+  uint64_t ops = 0;
+  std::string why;
+  if (plan.kernel_type == tl::KernelType::kAivOnly) {
+    // Every vector unit stores its part of C: at least one operation each.
+    switch (plan.key.model) {
+      case tl::KernelModel::kToMul:
+        ops = CeilDiv(SatMul(m, n), field("baseMN", 0));
+        break;
+      case tl::KernelModel::kToMultiMul:
+        ops = SatMul(CeilDiv(m, field("baseM", 0)), CeilDiv(n, field("baseN", 0)));
+        break;
+      default:
+        ops = field("aivNum", plan.block_dim);
+        break;
+    }
+    why = absl::StrCat(ops, " vector work units");
+  } else {
+    // Every base block takes one MMAD per baseK step of its K range, and
+    // every work unit (an L1 tile, or a K slice of a Stream-K tile) at least
+    // one operation.
+    const tl::BlockTiling& b = plan.block;
+    const uint64_t blocks = SatMul(CeilDiv(m, b.base_m), CeilDiv(n, b.base_n));
+    const uint64_t k_steps = std::max<uint64_t>(1, CeilDiv(k, b.base_k));
+    ops = SatMul(blocks, k_steps);
+    why = absl::StrCat(blocks, " base blocks x ", k_steps, " K steps");
+    uint64_t units = 0;
+    if (plan.key.model == tl::KernelModel::kStreamK ||
+        plan.key.model == tl::KernelModel::kStreamKSplitK) {
+      const uint64_t used = std::max<uint64_t>(1, field("usedCoreNum", plan.block_dim));
+      const uint64_t tail = blocks % used;
+      units = SatAdd(blocks - tail, SatMul(tail, CeilDiv(k, b.single_core_k)));
+    } else {
+      units = SatMul(CeilDiv(m, b.m_l1), CeilDiv(n, b.n_l1));
+    }
+    if (units > ops) {
+      ops = units;
+      why = absl::StrCat(units, " work units");
+    }
+  }
+  if (ops > max_simulated_ops) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "the emulation needs at least ", ops == kSaturated ? "2^64" : absl::StrCat(ops),
+        " simulated pipe operations (", why, "), above the server's limit of ", max_simulated_ops,
+        " (--max_execute_simulated_ops)"));
+  }
+  return absl::OkStatus();
+}
+
+emu::Tensors TensorsFromProto(const pb::ExecuteInputs& inputs) {
+  auto convert = [](const pb::Tensor& in) {
+    emu::HostTensor out;
+    out.dtype = DataTypeOf(in.dtype());
+    out.shape.assign(in.shape().begin(), in.shape().end());
+    out.bytes.assign(in.data().begin(), in.data().end());
+    return out;
+  };
+  emu::Tensors tensors;
+  tensors.a = convert(inputs.a());
+  tensors.b = convert(inputs.b());
+  if (inputs.has_bias()) tensors.bias = convert(inputs.bias());
+  return tensors;
+}
+
+absl::StatusOr<PreparedExecute> PrepareExecute(const pb::ExecuteRequest& request,
+                                               const tl::StrategyRegistry& registry,
+                                               const ExecuteOptions& options) {
+  // The fields shared with GetTiling get GetTiling's checks and messages.
+  pb::TilingRequest tiling_request;
+  tiling_request.set_id(request.id());
+  if (request.has_problem()) *tiling_request.mutable_problem() = request.problem();
+  tiling_request.set_platform(request.platform());
+  *tiling_request.mutable_platform_overrides() = request.platform_overrides();
+  tiling_request.set_forced_strategy(request.forced_strategy());
+  tiling_request.set_client_id(request.client_id());
+  RETURN_IF_ERROR(ValidateRequest(tiling_request));
+  if (request.has_tiling() && !request.forced_strategy().empty()) {
+    return FieldError("forced_strategy", "not with an explicit tiling");
+  }
+  if (request.threads() > kMaxExecuteThreads) {
+    return FieldError("threads",
+                      absl::StrCat("at most ", kMaxExecuteThreads, ", got ", request.threads()));
+  }
+  if (request.timing_only() && request.return_c()) {
+    return FieldError("return_c", "there is no C with timing_only");
+  }
+
+  PreparedExecute prepared;
+  prepared.id = request.id();
+  prepared.problem = ProblemFromProto(request.problem());
+  const tl::MatmulProblem& problem = prepared.problem;
+  RETURN_IF_ERROR(Prefixed("problem", tl::ValidateProblem(problem)));
+  if (problem.format_b != tl::Format::kNd) {
+    return absl::UnimplementedError(
+        "problem.format_b: the emulator models ND operands only (no FRACTAL_NZ)");
+  }
+  if (problem.a_slice.enabled) {
+    return absl::UnimplementedError("problem.a_slice: the emulator does not model slice views");
+  }
+  ASSIGN_OR_RETURN(prepared.chip, ResolveExecuteChip(request, tiling_request));
+
+  prepared.timing_only = request.timing_only();
+  prepared.return_c = request.return_c();
+  prepared.threads = ThreadsFor(request.threads(), options);
+  if (prepared.timing_only) {
+    prepared.input_source = pb::INPUT_SOURCE_NONE;
+  } else {
+    const uint64_t m = problem.m, n = problem.n, k = problem.k;
+    const uint64_t macs = SatMul(SatMul(m, n), k);
+    if (options.max_numeric_macs != 0 && macs > options.max_numeric_macs) {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "problem: the numerics need m * n * k = ", macs, " MACs, above the server's limit of ",
+          options.max_numeric_macs, " (--max_execute_work); use timing_only"));
+    }
+    const struct {
+      const char* name;
+      uint64_t elements;
+    } operands[] = {{"A", m * k}, {"B", k * n}, {"C", m * n}};
+    for (const auto& operand : operands) {
+      if (operand.elements > options.max_operand_elements) {
+        return absl::ResourceExhaustedError(absl::StrCat(
+            "problem: ", operand.name, " has ", operand.elements, " elements, above the limit of ",
+            options.max_operand_elements, " per operand for a run with numerics; use timing_only"));
+      }
+    }
+    if (prepared.return_c) {
+      const uint64_t c_bytes = m * n * tl::DataTypeBytes(problem.dtype_c);
+      if (c_bytes > options.max_returned_c_bytes) {
+        return absl::ResourceExhaustedError(
+            absl::StrCat("return_c: C is ", c_bytes, " bytes, above the limit of ",
+                         options.max_returned_c_bytes, " bytes per response"));
+      }
+    }
+    if (request.has_inputs()) {
+      RETURN_IF_ERROR(CheckInputs(request.inputs(), problem));
+      prepared.inputs = &request.inputs();
+      prepared.input_source = pb::INPUT_SOURCE_INLINE;
+    } else {
+      prepared.input_source = pb::INPUT_SOURCE_SEED;
+      prepared.seed = request.seed();
+    }
+  }
+
+  tl::TilingDecision decision;
+  if (request.has_tiling()) {
+    ASSIGN_OR_RETURN(decision.plan,
+                     PlanFromExplicitTiling(request.tiling(), problem, prepared.chip));
+    prepared.explicit_tiling = true;
+  } else {
+    tl::DecideOptions decide;
+    decide.forced_strategy = request.forced_strategy();
+    absl::StatusOr<tl::TilingDecision> decided = registry.Decide(problem, prepared.chip, decide);
+    if (!decided.ok()) {
+      if (decided.status().code() == absl::StatusCode::kNotFound ||
+          decided.status().code() == absl::StatusCode::kFailedPrecondition) {
+        return Prefixed("forced_strategy", decided.status());
+      }
+      return decided.status();
+    }
+    decision.plan = std::move(decided->plan);
+  }
+  RETURN_IF_ERROR(CheckEmulationWork(decision.plan, problem, options.max_simulated_ops));
+  DecisionToProto(decision, prepared.chip, &prepared.tiling);
+  prepared.tiling.set_id(request.id());
+  prepared.plan = std::move(decision.plan);
+  return prepared;
+}
+
+absl::Status RunExecute(const PreparedExecute& prepared, const ExecuteOptions& options,
+                        const std::atomic<bool>* cancelled, pb::ExecuteResponse* response) {
+  const auto start = std::chrono::steady_clock::now();
+  emu::Tensors inputs;
+  if (prepared.input_source == pb::INPUT_SOURCE_INLINE) {
+    inputs = TensorsFromProto(*prepared.inputs);
+  } else if (prepared.input_source == pb::INPUT_SOURCE_SEED) {
+    inputs = emu::RandomInputs(prepared.problem, prepared.seed);
+  }
+
+  emu::EmulatorOptions emulator;
+  emulator.threads = prepared.threads;
+  emulator.timing_only = prepared.timing_only;
+  emulator.cancelled = cancelled;
+  emulator.max_simulated_ops = options.max_simulated_ops;
+  emulator.max_numeric_macs = options.max_numeric_macs;
+  absl::StatusOr<emu::EmulationResult> result =
+      emu::Emulate(prepared.plan, prepared.problem, prepared.chip, inputs, emulator);
+  if (!result.ok()) return EmulatorError(result.status(), prepared);
+
+  response->Clear();
+  if (!prepared.timing_only) {
+    absl::StatusOr<emu::AccuracyReport> accuracy =
+        emu::CompareWithReference(prepared.problem, inputs, result->c, prepared.threads, cancelled);
+    if (!accuracy.ok()) {
+      if (accuracy.status().code() == absl::StatusCode::kCancelled) return accuracy.status();
+      return absl::InternalError(absl::StrCat("reference check: ", accuracy.status().message()));
+    }
+    pb::AccuracyReport* out = response->mutable_accuracy();
+    out->set_max_abs_error(accuracy->max_abs_error);
+    out->set_max_rel_error(accuracy->max_rel_error);
+    out->set_error_bound(accuracy->error_bound);
+    out->set_worst_bound_ratio(accuracy->worst_bound_ratio);
+    out->set_passed(accuracy->passed);
+    out->set_elements_over_bound(accuracy->elements_over_bound);
+    out->set_worst_row(static_cast<int64_t>(accuracy->worst_index / prepared.problem.n));
+    out->set_worst_col(static_cast<int64_t>(accuracy->worst_index % prepared.problem.n));
+    out->set_output_unit_roundoff(accuracy->output_unit_roundoff);
+    out->set_accumulation_unit_roundoff(accuracy->accumulation_unit_roundoff);
+    if (prepared.return_c) {
+      pb::Tensor* c = response->mutable_c();
+      c->set_dtype(DataTypeToProto(result->c.dtype));
+      for (int64_t dim : result->c.shape) c->add_shape(dim);
+      c->set_data(result->c.bytes.data(), result->c.bytes.size());
+    }
+  }
+  response->set_id(prepared.id);
+  *response->mutable_tiling() = prepared.tiling;
+  response->set_explicit_tiling(prepared.explicit_tiling);
+  response->set_input_source(prepared.input_source);
+  response->set_seed(prepared.seed);
+  TimingToProto(*result, response->mutable_timing());
+  response->set_threads_used(static_cast<uint32_t>(prepared.threads));
+  response->set_host_seconds(
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  return absl::OkStatus();
+}
+
+}  // namespace npu::server

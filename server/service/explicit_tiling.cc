@@ -1,0 +1,513 @@
+#include "server/service/explicit_tiling.h"
+
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "server/service/convert.h"
+#include "server/service/validate.h"
+
+namespace npu::server {
+namespace {
+
+namespace pb = ::npu::tiling::v1;
+namespace tl = ::npu::tiling;
+
+constexpr std::string_view kBasicStruct = "MatMulV3BasicTilingData";
+constexpr std::string_view kKEqZeroStruct = "MatMulV3KEqZeroBasicTilingData";
+constexpr std::string_view kToMulStruct = "MatMulToMulBasicTilingData";
+constexpr std::string_view kToVectorStruct = "MatMulToVectorBasicTilingData";
+
+absl::Status FieldError(absl::string_view field, absl::string_view what) {
+  return absl::InvalidArgumentError(absl::StrCat(field, ": ", what));
+}
+
+std::string FieldPath(std::string_view name) {
+  return absl::StrCat("tiling.fields[", std::string(name), "]");
+}
+
+uint64_t CeilDiv(uint64_t value, uint64_t divisor) { return (value + divisor - 1) / divisor; }
+
+bool IsVectorModel(tl::KernelModel model) {
+  return model == tl::KernelModel::kKEqualZero || model == tl::KernelModel::kToMul ||
+         model == tl::KernelModel::kToMultiMul;
+}
+
+bool IsStreamKModel(tl::KernelModel model) {
+  return model == tl::KernelModel::kStreamK || model == tl::KernelModel::kStreamKSplitK;
+}
+
+// The kernel type the launch of `key` implies (what the strategies set): the
+// vector models run on AIV only, Stream-K and the fixpipe outputs through AIV
+// need both, the rest runs on AIC alone.
+tl::KernelType KernelTypeOf(const tl::TilingKey& key) {
+  if (IsVectorModel(key.model)) return tl::KernelType::kAivOnly;
+  if (IsStreamKModel(key.model) || key.l0c2out != tl::L0cToOut::kOnTheFly) {
+    return tl::KernelType::kMixed1To2;
+  }
+  return tl::KernelType::kAicOnly;
+}
+
+// A wire enum that must name a value: value - 1 is the engine's (CANN's)
+// number. `name_field` / `name` is the matching CANN string, checked when
+// given so that hand edits of only the name are caught.
+template <typename Engine>
+absl::StatusOr<Engine> EnumFromProto(absl::string_view field, int value, bool valid, int max_value,
+                                     absl::string_view name_field, const std::string& name,
+                                     std::string_view (*name_of)(Engine)) {
+  if (value == 0) return FieldError(field, "required (UNSPECIFIED is not a value)");
+  if (!valid || value > max_value) {
+    return FieldError(field, absl::StrCat("unknown value ", value));
+  }
+  const Engine engine = static_cast<Engine>(value - 1);
+  if (!name.empty() && name != name_of(engine)) {
+    return FieldError(name_field, absl::StrCat("\"", name, "\" does not name the value of ", field,
+                                               " (\"", std::string(name_of(engine)), "\")"));
+  }
+  return engine;
+}
+
+absl::StatusOr<tl::TilingKey> KeyFromProto(const pb::TilingResponse& tiling) {
+  if (!tiling.has_key()) {
+    absl::StatusOr<tl::TilingKey> key = tl::TilingKey::Decode(tiling.tiling_key());
+    if (!key.ok()) return FieldError("tiling.tiling_key", key.status().message());
+    return key;
+  }
+  const pb::DecodedTilingKey& in = tiling.key();
+  tl::TilingKey key;
+  absl::StatusOr<tl::ApiLevel> level = EnumFromProto<tl::ApiLevel>(
+      "tiling.key.api_level", in.api_level(), pb::ApiLevel_IsValid(in.api_level()), 3,
+      "tiling.key.api_level_name", in.api_level_name(), &tl::ApiLevelName);
+  if (!level.ok()) return level.status();
+  absl::StatusOr<tl::KernelModel> model = EnumFromProto<tl::KernelModel>(
+      "tiling.key.model", in.model(), pb::KernelModel_IsValid(in.model()), 8,
+      "tiling.key.model_name", in.model_name(), &tl::KernelModelName);
+  if (!model.ok()) return model.status();
+  absl::StatusOr<tl::FullLoad> full_load = EnumFromProto<tl::FullLoad>(
+      "tiling.key.full_load", in.full_load(), pb::FullLoad_IsValid(in.full_load()), 4,
+      "tiling.key.full_load_name", in.full_load_name(), &tl::FullLoadName);
+  if (!full_load.ok()) return full_load.status();
+  absl::StatusOr<tl::L0cToOut> l0c2out = EnumFromProto<tl::L0cToOut>(
+      "tiling.key.l0c2out", in.l0c2out(), pb::L0cToOut_IsValid(in.l0c2out()), 3,
+      "tiling.key.l0c2out_name", in.l0c2out_name(), &tl::L0cToOutName);
+  if (!l0c2out.ok()) return l0c2out.status();
+  if (in.batch_model() > 15) {
+    return FieldError("tiling.key.batch_model", absl::StrCat(in.batch_model(), " is not 4 bits"));
+  }
+  key.api_level = *level;
+  key.trans_a = in.trans_a();
+  key.trans_b = in.trans_b();
+  key.batch_model = static_cast<uint8_t>(in.batch_model());
+  key.model = *model;
+  key.full_load = *full_load;
+  key.l0c2out = *l0c2out;
+  if (tiling.tiling_key() != 0 && tiling.tiling_key() != key.Encode()) {
+    return FieldError(
+        "tiling.tiling_key",
+        absl::StrCat(tiling.tiling_key(), " disagrees with tiling.key, which encodes ",
+                     key.Encode(), "; edit both or set tiling_key to 0"));
+  }
+  return key;
+}
+
+// Checks of the key against the problem and itself.
+absl::Status CheckKey(const pb::TilingResponse& tiling, const tl::TilingKey& key,
+                      const tl::MatmulProblem& problem) {
+  const std::string prefix = tiling.has_key() ? "tiling.key." : "tiling.tiling_key ";
+  if (key.batch_model != 0) {
+    return FieldError(absl::StrCat(prefix, "batch_model"),
+                      absl::StrCat(key.batch_model, ", but MatMulV3 kernels use 0"));
+  }
+  // CANN leaves the transpose bits 0 in the K_EQUAL_ZERO key.
+  if (key.model != tl::KernelModel::kKEqualZero) {
+    if (key.trans_a != problem.trans_a) {
+      return FieldError(absl::StrCat(prefix, "trans_a"),
+                        absl::StrCat(key.trans_a, ", but problem.trans_a is ", problem.trans_a));
+    }
+    if (key.trans_b != problem.trans_b) {
+      return FieldError(absl::StrCat(prefix, "trans_b"),
+                        absl::StrCat(key.trans_b, ", but problem.trans_b is ", problem.trans_b));
+    }
+  }
+  const bool k_zero_model = key.model == tl::KernelModel::kKEqualZero;
+  if (k_zero_model != (problem.k == 0)) {
+    return FieldError(absl::StrCat(prefix, "model"),
+                      absl::StrCat(std::string(tl::KernelModelName(key.model)),
+                                   k_zero_model ? " needs problem.k = 0" : " needs problem.k >= 1",
+                                   "; k = ", problem.k));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<tl::KernelType> KernelTypeFromProto(const pb::TilingResponse& tiling,
+                                                   const tl::TilingKey& key) {
+  const tl::KernelType implied = KernelTypeOf(key);
+  const std::string implied_name(tl::KernelTypeName(implied));
+  if (!pb::KernelType_IsValid(tiling.kernel_type())) {
+    return FieldError("tiling.kernel_type",
+                      absl::StrCat("unknown value ", static_cast<int>(tiling.kernel_type())));
+  }
+  if (tiling.kernel_type() != pb::KERNEL_TYPE_UNSPECIFIED &&
+      tiling.kernel_type() != KernelTypeToProto(implied)) {
+    return FieldError(
+        "tiling.kernel_type",
+        absl::StrCat(pb::KernelType_Name(tiling.kernel_type()), ", but model ",
+                     std::string(tl::KernelModelName(key.model)), " with l0c2out ",
+                     std::string(tl::L0cToOutName(key.l0c2out)), " runs as ", implied_name));
+  }
+  if (!tiling.kernel_type_name().empty() && tiling.kernel_type_name() != implied_name) {
+    return FieldError(
+        "tiling.kernel_type_name",
+        absl::StrCat("\"", tiling.kernel_type_name(), "\", but the kernel runs as ", implied_name));
+  }
+  return implied;
+}
+
+// The named fields in struct order, each present once, of the right width
+// and fitting it.
+absl::StatusOr<tl::TilingData> DataFromProto(const pb::TilingResponse& tiling,
+                                             std::string_view struct_name) {
+  const std::vector<TilingFieldLayout>& layout = TilingStructLayout(struct_name);
+  std::map<std::string, const pb::TilingField*> given;
+  for (const pb::TilingField& field : tiling.fields()) {
+    const std::string path = FieldPath(field.name());
+    auto known = std::find_if(layout.begin(), layout.end(),
+                              [&](const TilingFieldLayout& f) { return f.name == field.name(); });
+    if (known == layout.end()) {
+      return FieldError(path, absl::StrCat("not a field of ", std::string(struct_name)));
+    }
+    if (!given.emplace(field.name(), &field).second) return FieldError(path, "given twice");
+    if (field.bits() != 0 && field.bits() != static_cast<uint32_t>(known->bits)) {
+      return FieldError(
+          absl::StrCat(path, ".bits"),
+          absl::StrCat(field.bits(), ", but the field is ", known->bits, " bits wide"));
+    }
+    if (known->bits < 64 && field.value() >> known->bits != 0) {
+      return FieldError(path,
+                        absl::StrCat(field.value(), " does not fit in ", known->bits, " bits"));
+    }
+  }
+  tl::TilingData data;
+  data.struct_name = std::string(struct_name);
+  for (const TilingFieldLayout& f : layout) {
+    auto it = given.find(std::string(f.name));
+    if (it == given.end()) return FieldError(FieldPath(f.name), "missing");
+    data.fields.push_back({std::string(f.name), it->second->value(), f.bits});
+  }
+  return data;
+}
+
+// Value checks of one struct; `get` returns a field known to be present.
+class FieldChecker {
+ public:
+  FieldChecker(const tl::TilingData& data, const tl::MatmulProblem& problem, uint32_t block_dim)
+      : data_(data), problem_(problem), block_dim_(block_dim) {}
+
+  uint64_t Get(std::string_view name) const { return data_.Get(name).value_or(0); }
+
+  absl::Status Equals(std::string_view name, uint64_t expected, absl::string_view why) const {
+    if (Get(name) != expected) {
+      return FieldError(FieldPath(name), absl::StrCat(Get(name), ", but ", why, " is ", expected));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status InRange(std::string_view name, uint64_t min, uint64_t max,
+                       absl::string_view what = "") const {
+    const uint64_t value = Get(name);
+    if (value < min || value > max) {
+      return FieldError(FieldPath(name),
+                        absl::StrCat(value, " must be in [", min, ", ", max, "]",
+                                     what.empty() ? "" : absl::StrCat(" (", what, ")")));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status OneOf(std::string_view name, std::initializer_list<uint64_t> allowed) const {
+    const uint64_t value = Get(name);
+    std::string list;
+    for (uint64_t a : allowed) {
+      if (a == value) return absl::OkStatus();
+      absl::StrAppend(&list, list.empty() ? "" : " or ", a);
+    }
+    return FieldError(FieldPath(name), absl::StrCat(value, " must be ", list));
+  }
+
+  // A positive multiple of `step` (the cube's fractal granularity).
+  absl::Status Multiple(std::string_view name, uint64_t step, absl::string_view why) const {
+    const uint64_t value = Get(name);
+    if (value == 0 || value % step != 0) {
+      return FieldError(FieldPath(name), absl::StrCat(value, " must be a positive multiple of ",
+                                                      step, " (", why, ")"));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status ProblemDims() const {
+    absl::Status status;
+    status.Update(Equals("m", static_cast<uint64_t>(problem_.m), "problem.m"));
+    status.Update(Equals("n", static_cast<uint64_t>(problem_.n), "problem.n"));
+    status.Update(Equals("k", static_cast<uint64_t>(problem_.k), "problem.k"));
+    return status;
+  }
+
+  absl::Status UsedCores(std::string_view name) const {
+    return InRange(name, 1, block_dim_, "at most block_dim");
+  }
+
+ private:
+  const tl::TilingData& data_;
+  const tl::MatmulProblem& problem_;
+  const uint32_t block_dim_;
+};
+
+absl::Status CheckCubeFields(const FieldChecker& f, const tl::TilingKey& key,
+                             const tl::MatmulProblem& problem, uint32_t block_dim) {
+  absl::Status status = f.ProblemDims();
+  status.Update(f.UsedCores("usedCoreNum"));
+  // The cube computes 16 x 16 output fractals and reads 32-byte K fractals
+  // (BLOCK_CUBE and C0 of the kernels), so L0 and L1 blocks come in those
+  // units.
+  const uint64_t c0 = 32 / tl::DataTypeBytes(problem.dtype_a);
+  status.Update(f.Multiple("baseM", 16, "16-row cube fractals"));
+  status.Update(f.Multiple("baseN", 16, "16-column cube fractals"));
+  status.Update(f.Multiple("baseK", c0, "32-byte K fractals of A's dtype"));
+  status.Update(f.Multiple("mL1", 16, "16-row cube fractals"));
+  status.Update(f.Multiple("nL1", 16, "16-column cube fractals"));
+  if (status.ok()) {
+    status.Update(f.Multiple("kL1", f.Get("baseK"), "whole baseK slices per L1 stage"));
+  }
+  const uint64_t tail_m = std::max<uint64_t>(1, f.Get("mTailCnt"));
+  const uint64_t tail_n = std::max<uint64_t>(1, f.Get("nTailCnt"));
+  if (status.ok() && tail_m * tail_n > block_dim) {
+    status = FieldError(
+        FieldPath("mTailCnt"),
+        absl::StrCat("mTailCnt * nTailCnt = ", tail_m * tail_n,
+                     ": a tail tile is split among at most block_dim = ", block_dim, " cores"));
+  }
+  status.Update(f.InRange("mBaseTailSplitCnt", 1, std::numeric_limits<uint32_t>::max()));
+  status.Update(f.InRange("nBaseTailSplitCnt", 1, std::numeric_limits<uint32_t>::max()));
+  status.Update(f.OneOf("l1BufferNum", {2, 4}));
+  status.Update(f.OneOf("l0cDB", {1, 2}));
+  status.Update(f.OneOf("ubDB", {1, 2}));
+  status.Update(f.InRange("l2CacheDisable", 0, 3));
+  status.Update(f.Equals("mmadParam", problem.hf32 ? 1 : 0, "problem.hf32"));
+  if (IsStreamKModel(key.model)) {
+    status.Update(f.InRange("skSingleCoreK", 1, std::numeric_limits<uint32_t>::max(),
+                            "the K of one Stream-K slice"));
+  }
+  return status;
+}
+
+absl::Status CheckVectorFields(const FieldChecker& f, const tl::TilingKey& key,
+                               const tl::MatmulProblem& problem) {
+  const uint64_t m = problem.m, n = problem.n, k = problem.k;
+  absl::Status status;
+  switch (key.model) {
+    case tl::KernelModel::kKEqualZero:
+      status.Update(f.Equals("totalDataAmount", m * n, "m * n"));
+      status.Update(f.UsedCores("aivNum"));
+      break;
+    case tl::KernelModel::kToMul: {
+      status.Update(f.ProblemDims());
+      status.Update(f.UsedCores("usedCoreNum"));
+      status.Update(f.InRange("baseMN", 1, std::numeric_limits<uint32_t>::max()));
+      status.Update(f.InRange("baseK", 1, std::numeric_limits<uint32_t>::max()));
+      status.Update(f.OneOf("dataCopyMode", {0, 1}));
+      if (!status.ok()) break;
+      // The kernel reads the derived counts as given; they must agree with
+      // the block sizes so that the struct describes one tiling.
+      const uint64_t base_mn = f.Get("baseMN"), base_k = f.Get("baseK");
+      status.Update(f.Equals("tileNum", CeilDiv(m * n, base_mn), "ceil(m * n / baseMN)"));
+      status.Update(f.Equals("tailMN", m * n % base_mn, "m * n % baseMN"));
+      status.Update(f.Equals("tailK", k % base_k, "k % baseK"));
+      status.Update(f.Equals("loopK", CeilDiv(k, base_k), "ceil(k / baseK)"));
+      break;
+    }
+    case tl::KernelModel::kToMultiMul:
+      status.Update(f.ProblemDims());
+      status.Update(f.UsedCores("usedCoreNum"));
+      status.Update(f.InRange("baseM", 1, std::numeric_limits<uint32_t>::max()));
+      status.Update(f.InRange("baseN", 1, std::numeric_limits<uint32_t>::max()));
+      status.Update(f.InRange("baseK", 1, std::numeric_limits<uint32_t>::max()));
+      break;
+    default:
+      break;
+  }
+  return status;
+}
+
+}  // namespace
+
+const std::vector<TilingFieldLayout>& TilingStructLayout(std::string_view struct_name) {
+  static const auto* const kBasic = new std::vector<TilingFieldLayout>{
+      {"usedCoreNum", 32},
+      {"m", 32},
+      {"n", 32},
+      {"k", 32},
+      {"mL1", 32},
+      {"nL1", 32},
+      {"kL1", 32},
+      {"baseM", 32},
+      {"baseN", 32},
+      {"baseK", 32},
+      {"skSingleCoreK", 32},
+      {"mTailCnt", 32},
+      {"nTailCnt", 32},
+      {"mBaseTailSplitCnt", 32},
+      {"nBaseTailSplitCnt", 32},
+      {"mTailMain", 32},
+      {"nTailMain", 32},
+      {"mmadParam", 8},
+      {"l1BufferNum", 8},
+      {"l0cDB", 8},
+      {"ubDB", 8},
+      {"l2CacheDisable", 32},
+      {"sliceM", 32},
+      {"srcNdStride", 32},
+      {"rowStride", 32},
+      {"innerBatch", 32},
+  };
+  static const auto* const kKEqZero =
+      new std::vector<TilingFieldLayout>{{"totalDataAmount", 32}, {"aivNum", 32}};
+  static const auto* const kToMul = new std::vector<TilingFieldLayout>{
+      {"usedCoreNum", 32},  {"tileNum", 32}, {"m", 32},     {"n", 32},     {"k", 32},
+      {"baseMN", 32},       {"tailMN", 32},  {"baseK", 32}, {"tailK", 32}, {"loopK", 32},
+      {"dataCopyMode", 32},
+  };
+  static const auto* const kToVector = new std::vector<TilingFieldLayout>{
+      {"usedCoreNum", 32}, {"m", 32},     {"n", 32},     {"k", 32},
+      {"baseM", 32},       {"baseN", 32}, {"baseK", 32},
+  };
+  static const auto* const kNone = new std::vector<TilingFieldLayout>();
+  if (struct_name == kBasicStruct) return *kBasic;
+  if (struct_name == kKEqZeroStruct) return *kKEqZero;
+  if (struct_name == kToMulStruct) return *kToMul;
+  if (struct_name == kToVectorStruct) return *kToVector;
+  return *kNone;
+}
+
+std::string_view TilingStructOf(tl::KernelModel model) {
+  switch (model) {
+    case tl::KernelModel::kKEqualZero:
+      return kKEqZeroStruct;
+    case tl::KernelModel::kToMul:
+      return kToMulStruct;
+    case tl::KernelModel::kToMultiMul:
+      return kToVectorStruct;
+    case tl::KernelModel::kBasic:
+    case tl::KernelModel::kStreamK:
+    case tl::KernelModel::kSlice:
+    case tl::KernelModel::kBasicSplitK:
+    case tl::KernelModel::kStreamKSplitK:
+      return kBasicStruct;
+  }
+  return kBasicStruct;
+}
+
+absl::StatusOr<tl::ChipSpec> ChipFromProto(const pb::ChipSpec& in) {
+  tl::ChipSpec chip;
+  chip.name = in.name();
+  chip.aic_num = in.aic_num();
+  chip.aiv_num = in.aiv_num();
+  chip.l1_bytes = in.l1_bytes();
+  chip.l0a_bytes = in.l0a_bytes();
+  chip.l0b_bytes = in.l0b_bytes();
+  chip.l0c_bytes = in.l0c_bytes();
+  chip.ub_bytes = in.ub_bytes();
+  chip.l2_bytes = in.l2_bytes();
+  chip.bt_bytes = in.bt_bytes();
+  chip.cube_freq_mhz = in.cube_freq_mhz();
+  chip.ddr_bytes_per_cycle = in.ddr_bytes_per_cycle();
+  chip.l2_bytes_per_cycle = in.l2_bytes_per_cycle();
+  if (chip.name.size() > kMaxNameBytes) {
+    return FieldError("tiling.platform.name",
+                      absl::StrCat("at most ", kMaxNameBytes, " bytes, got ", chip.name.size()));
+  }
+  absl::Status valid = tl::ValidateChip(chip);
+  if (!valid.ok()) return FieldError("tiling.platform", valid.message());
+  return chip;
+}
+
+absl::StatusOr<tl::TilingPlan> PlanFromExplicitTiling(const pb::TilingResponse& tiling,
+                                                      const tl::MatmulProblem& problem,
+                                                      const tl::ChipSpec& chip) {
+  if (tiling.strategy().size() > kMaxNameBytes) {
+    return FieldError("tiling.strategy", absl::StrCat("at most ", kMaxNameBytes, " bytes, got ",
+                                                      tiling.strategy().size()));
+  }
+  absl::StatusOr<tl::TilingKey> key = KeyFromProto(tiling);
+  if (!key.ok()) return key.status();
+  absl::Status status = CheckKey(tiling, *key, problem);
+  if (!status.ok()) return status;
+  absl::StatusOr<tl::KernelType> kernel_type = KernelTypeFromProto(tiling, *key);
+  if (!kernel_type.ok()) return kernel_type.status();
+
+  const bool vector_only = *kernel_type == tl::KernelType::kAivOnly;
+  const uint32_t core_limit = vector_only ? chip.aiv_num : chip.aic_num;
+  if (tiling.block_dim() < 1 || tiling.block_dim() > core_limit) {
+    return FieldError("tiling.block_dim",
+                      absl::StrCat(tiling.block_dim(), " must be in [1, ", core_limit, "], the ",
+                                   vector_only ? "vector" : "cube", " cores of ", chip.name));
+  }
+
+  const std::string_view struct_name = TilingStructOf(key->model);
+  if (tiling.tiling_struct() != struct_name) {
+    return FieldError("tiling.tiling_struct",
+                      absl::StrCat("\"", tiling.tiling_struct(), "\", but model ",
+                                   std::string(tl::KernelModelName(key->model)), " reads ",
+                                   std::string(struct_name)));
+  }
+  absl::StatusOr<tl::TilingData> data = DataFromProto(tiling, struct_name);
+  if (!data.ok()) return data.status();
+  const FieldChecker fields(*data, problem, tiling.block_dim());
+  status = vector_only ? CheckVectorFields(fields, *key, problem)
+                       : CheckCubeFields(fields, *key, problem, tiling.block_dim());
+  if (!status.ok()) return status;
+
+  tl::TilingPlan plan;
+  plan.strategy = tiling.strategy().empty() ? "EXPLICIT" : tiling.strategy();
+  plan.key = *key;
+  plan.block_dim = tiling.block_dim();
+  plan.kernel_type = *kernel_type;
+  plan.workspace_bytes = tiling.workspace_bytes();
+  plan.detail = "explicit tiling from the request";
+  if (!vector_only) {
+    // The kernel's view of the blocks is the struct; the rest of BlockTiling
+    // is the engine's bookkeeping, echoed as given.
+    const pb::BlockTiling& in = tiling.block();
+    tl::BlockTiling& b = plan.block;
+    b.base_m = fields.Get("baseM");
+    b.base_n = fields.Get("baseN");
+    b.base_k = fields.Get("baseK");
+    b.m_l1 = fields.Get("mL1");
+    b.n_l1 = fields.Get("nL1");
+    b.k_l1 = fields.Get("kL1");
+    b.single_core_k = fields.Get("skSingleCoreK");
+    b.m_tail_cnt = fields.Get("mTailCnt");
+    b.n_tail_cnt = fields.Get("nTailCnt");
+    b.l1_buffer_num = fields.Get("l1BufferNum");
+    b.l0c_db = fields.Get("l0cDB");
+    b.ub_db = fields.Get("ubDB");
+    if (tiling.has_block()) {
+      b.step_m = in.step_m();
+      b.step_n = in.step_n();
+      b.step_ka = in.step_ka();
+      b.step_kb = in.step_kb();
+      b.depth_a1 = in.depth_a1();
+      b.depth_b1 = in.depth_b1();
+      b.single_core_m = in.single_core_m();
+      b.single_core_n = in.single_core_n();
+      b.k_cnt = in.k_cnt();
+    }
+  }
+  plan.data = *std::move(data);
+  return plan;
+}
+
+}  // namespace npu::server
