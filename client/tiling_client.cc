@@ -126,8 +126,9 @@ absl::StatusOr<std::unique_ptr<TilingClient>> TilingClient::Connect(const Client
     return absl::InvalidArgumentError(
         absl::StrCat("max_attempts: must be in [1, 5], got ", options.max_attempts));
   }
-  if (options.timeout <= absl::ZeroDuration() || options.batch_timeout <= absl::ZeroDuration()) {
-    return absl::InvalidArgumentError("timeout and batch_timeout must be positive");
+  if (options.timeout <= absl::ZeroDuration() || options.batch_timeout <= absl::ZeroDuration() ||
+      options.execute_timeout <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("timeout, batch_timeout and execute_timeout must be positive");
   }
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(options.max_receive_message_bytes);
@@ -214,6 +215,15 @@ absl::StatusOr<pb::ListPlatformsResponse> TilingClient::ListPlatforms() {
   pb::ListPlatformsResponse response;
   absl::Status status =
       FromGrpcStatus(stub_->ListPlatforms(&context, pb::ListPlatformsRequest(), &response));
+  if (!status.ok()) return status;
+  return response;
+}
+
+absl::StatusOr<pb::ExecuteResponse> TilingClient::Execute(const pb::ExecuteRequest& request) {
+  grpc::ClientContext context;
+  context.set_deadline(DeadlineAfter(options_.execute_timeout));
+  pb::ExecuteResponse response;
+  absl::Status status = FromGrpcStatus(stub_->Execute(&context, request, &response));
   if (!status.ok()) return status;
   return response;
 }

@@ -36,6 +36,9 @@ struct ClientOptions {
   absl::Duration timeout = absl::Seconds(10);
   // Deadline of a whole GetTilingBatch stream.
   absl::Duration batch_timeout = absl::Minutes(5);
+  // Deadline of an Execute call (queueing on the server included). The
+  // server stops the emulation when it passes.
+  absl::Duration execute_timeout = absl::Minutes(5);
   // Attempts per call, the first included, while the server answers
   // UNAVAILABLE; 1 disables retries. gRPC caps this at 5.
   int max_attempts = 4;
@@ -80,6 +83,10 @@ class TilingClient {
       absl::Span<const npu::tiling::v1::TilingRequest> requests);
 
   absl::StatusOr<npu::tiling::v1::ListPlatformsResponse> ListPlatforms();
+
+  // Emulates one tiling on the server (deadline: `execute_timeout`).
+  absl::StatusOr<npu::tiling::v1::ExecuteResponse> Execute(
+      const npu::tiling::v1::ExecuteRequest& request);
 
   // Asks grpc.health.v1.Health/Check about `service` ("" is the server as a
   // whole). An unknown service name is kNotFound.

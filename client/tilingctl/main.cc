@@ -5,6 +5,8 @@
 //   tilingctl conform cases.json         runs a cann950-tiling-cases/1 file
 //   tilingctl platforms                  lists the platform profiles
 //   tilingctl health                     asks grpc.health.v1.Health
+//   tilingctl execute --m 512 --n 512 --k 512 [--a A.npy --b B.npy --out C.npy]
+//                                        emulates the tiling (or --tiling FILE)
 //
 // It talks to --server (default localhost:50051) through npu::client::
 // TilingClient, or, with --local, to the same service started inside this
@@ -12,8 +14,11 @@
 // and the proto's JSON mapping with --json. Flag names accept '-' or '_'
 // (--trans-b == --trans_b). Exit status: 0 success, 1 the request or a case
 // failed, 2 bad usage.
+#include <grpcpp/support/channel_arguments.h>
+
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <set>
@@ -30,8 +35,10 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "client/npy.h"
 #include "client/tiling_client.h"
 #include "client/tilingctl/conform.h"
+#include "client/tilingctl/execute.h"
 #include "client/tilingctl/format.h"
 #include "google/protobuf/util/json_util.h"
 #include "nlohmann/json.hpp"
@@ -95,6 +102,21 @@ ABSL_FLAG(std::string, strategy, "", "Force this strategy, e.g. BASIC_STREAM_K."
 ABSL_FLAG(bool, trace, true, "Ask for the decision trace (--notrace to omit it).");
 ABSL_FLAG(std::string, id, "", "Request id, echoed by the server.");
 
+// execute
+ABSL_FLAG(std::string, a, "", "Execute: A as a .npy file ([m, k], or [k, m] with --trans-a).");
+ABSL_FLAG(std::string, b, "", "Execute: B as a .npy file ([k, n], or [n, k] with --trans-b).");
+ABSL_FLAG(std::string, bias_npy, "",
+          "Execute: the bias as a .npy file of n elements; `--bias X.npy` is the same.");
+ABSL_FLAG(std::string, out, "", "Execute: write the emulated C to this .npy file.");
+ABSL_FLAG(uint64_t, seed, 0, "Execute: seed of the generated operands (without --a / --b).");
+ABSL_FLAG(bool, timing_only, false, "Execute: only predict the timing (no numerics).");
+ABSL_FLAG(uint32_t, threads, 0, "Execute: host threads for the numerics on the server.");
+ABSL_FLAG(std::string, tiling, "",
+          "Execute: emulate this tiling (JSON of `tile --json`, possibly edited) instead of "
+          "the engine's.");
+ABSL_FLAG(absl::Duration, execute_timeout, absl::Minutes(5),
+          "Execute: deadline of the call; the server stops the emulation when it passes.");
+
 // health
 ABSL_FLAG(std::optional<std::string>, service, std::nullopt,
           "Health: service name to check (default: the server and npu.tiling.v1.TilingService).");
@@ -112,7 +134,7 @@ constexpr char kClientId[] = "tilingctl";
 
 int Usage(absl::string_view message) {
   std::cerr << "tilingctl: " << message << "\n"
-            << "usage: tilingctl tile|batch FILE|conform FILE|platforms|health [flags]; "
+            << "usage: tilingctl tile|batch FILE|conform FILE|platforms|health|execute [flags]; "
                "see --help\n";
   return kExitUsage;
 }
@@ -286,6 +308,108 @@ absl::StatusOr<std::vector<pb::TilingRequest>> ParseBatchFile(const std::string&
   return requests;
 }
 
+// The Execute request of the `execute` flags: the `tile` flags plus the
+// operand files, seed, options and an explicit tiling. Without --m / --n /
+// --k the sizes come from the shapes of --a and --b.
+absl::StatusOr<pb::ExecuteRequest> ExecuteRequestFromFlags() {
+  const std::string a_path = absl::GetFlag(FLAGS_a);
+  const std::string b_path = absl::GetFlag(FLAGS_b);
+  const std::string bias_path = absl::GetFlag(FLAGS_bias_npy);
+  const bool timing_only = absl::GetFlag(FLAGS_timing_only);
+  const std::string out_path = absl::GetFlag(FLAGS_out);
+  if (a_path.empty() != b_path.empty()) {
+    return absl::InvalidArgumentError("--a and --b go together");
+  }
+  if (!bias_path.empty() && a_path.empty()) {
+    return absl::InvalidArgumentError("--bias FILE needs --a and --b");
+  }
+  if (timing_only && !out_path.empty()) {
+    return absl::InvalidArgumentError("--out needs the numerics; drop --timing-only");
+  }
+  std::optional<NpyArray> a, b, bias;
+  if (!a_path.empty()) {
+    absl::StatusOr<NpyArray> read_a = ReadNpyFile(a_path);
+    if (!read_a.ok()) return read_a.status();
+    absl::StatusOr<NpyArray> read_b = ReadNpyFile(b_path);
+    if (!read_b.ok()) return read_b.status();
+    a = *std::move(read_a);
+    b = *std::move(read_b);
+    if (a->shape.size() != 2 || b->shape.size() != 2) {
+      return absl::InvalidArgumentError("--a and --b must be 2-D arrays");
+    }
+    // A is [m, k] ([k, m] transposed), B is [k, n] ([n, k] transposed).
+    const bool trans_a = absl::GetFlag(FLAGS_trans_a), trans_b = absl::GetFlag(FLAGS_trans_b);
+    if (!absl::GetFlag(FLAGS_m)) absl::SetFlag(&FLAGS_m, a->shape[trans_a ? 1 : 0]);
+    if (!absl::GetFlag(FLAGS_k)) absl::SetFlag(&FLAGS_k, a->shape[trans_a ? 0 : 1]);
+    if (!absl::GetFlag(FLAGS_n)) absl::SetFlag(&FLAGS_n, b->shape[trans_b ? 0 : 1]);
+  }
+  if (!bias_path.empty()) {
+    absl::StatusOr<NpyArray> read = ReadNpyFile(bias_path);
+    if (!read.ok()) return read.status();
+    bias = *std::move(read);
+    absl::SetFlag(&FLAGS_bias, true);
+  }
+  absl::StatusOr<pb::TilingRequest> tiling_request = RequestFromFlags();
+  if (!tiling_request.ok()) return tiling_request.status();
+
+  pb::ExecuteRequest request;
+  request.set_id(tiling_request->id());
+  *request.mutable_problem() = tiling_request->problem();
+  request.set_platform(tiling_request->platform());
+  *request.mutable_platform_overrides() = tiling_request->platform_overrides();
+  request.set_forced_strategy(tiling_request->forced_strategy());
+  request.set_client_id(tiling_request->client_id());
+  if (const std::string path = absl::GetFlag(FLAGS_tiling); !path.empty()) {
+    if (!request.forced_strategy().empty()) {
+      return absl::InvalidArgumentError("--tiling and --strategy exclude each other");
+    }
+    absl::StatusOr<std::string> text = ReadFile(path);
+    if (!text.ok()) return text.status();
+    absl::StatusOr<pb::TilingResponse> tiling = ParseTilingFile(*text);
+    if (!tiling.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(path, ": ", tiling.status().message()));
+    }
+    *request.mutable_tiling() = *std::move(tiling);
+  }
+  if (a.has_value() && !timing_only) {
+    const pb::MatmulProblem& p = request.problem();
+    pb::ExecuteInputs* inputs = request.mutable_inputs();
+    absl::StatusOr<pb::Tensor> tensor =
+        TensorFromNpy(*a, p.dtype_a(), 2, absl::StrCat("--a ", a_path));
+    if (!tensor.ok()) return tensor.status();
+    *inputs->mutable_a() = *std::move(tensor);
+    tensor = TensorFromNpy(*b, p.dtype_b(), 2, absl::StrCat("--b ", b_path));
+    if (!tensor.ok()) return tensor.status();
+    *inputs->mutable_b() = *std::move(tensor);
+    if (bias.has_value()) {
+      tensor = TensorFromNpy(*bias, p.dtype_bias(), 1, absl::StrCat("--bias ", bias_path));
+      if (!tensor.ok()) return tensor.status();
+      *inputs->mutable_bias() = *std::move(tensor);
+    }
+  }
+  request.set_seed(absl::GetFlag(FLAGS_seed));
+  request.set_timing_only(timing_only);
+  request.set_return_c(!out_path.empty());
+  request.set_threads(absl::GetFlag(FLAGS_threads));
+  return request;
+}
+
+// `--bias X.npy` names the bias operand of `execute`, while a bare `--bias`
+// (a bool flag of `tile`) only asks for a bias: the file form becomes
+// `--bias --bias_npy=X.npy` before the flags are parsed.
+void RewriteBiasFile(std::vector<std::string>& args) {
+  for (size_t i = 1; i < args.size(); ++i) {
+    if (args[i] == "--") break;
+    if (args[i] == "--bias" && i + 1 < args.size() && absl::EndsWith(args[i + 1], ".npy")) {
+      args[i + 1] = absl::StrCat("--bias_npy=", args[i + 1]);
+    } else if (absl::StartsWith(args[i], "--bias=") && absl::EndsWith(args[i], ".npy")) {
+      args[i] = absl::StrCat("--bias_npy=", args[i].substr(7));
+      args.insert(args.begin() + i, "--bias");
+      ++i;
+    }
+  }
+}
+
 // Keeps an in-process server alive for --local.
 struct LocalService {
   npu::tiling::StrategyRegistry registry = npu::tiling::MakeBuiltinRegistry();
@@ -308,16 +432,22 @@ int Run(const std::vector<char*>& positional) {
   ClientOptions options;
   options.target = absl::GetFlag(FLAGS_server);
   options.timeout = absl::GetFlag(FLAGS_timeout);
+  options.execute_timeout = absl::GetFlag(FLAGS_execute_timeout);
   LocalService local;
   std::unique_ptr<TilingClient> client;
   if (absl::GetFlag(FLAGS_local)) {
     npu::server::ServerOptions server_options;
     server_options.listen = false;
+    // In-process calls have no network to protect: let Execute carry whole
+    // .npy operands and C.
+    server_options.max_message_bytes = std::numeric_limits<int>::max();
     absl::StatusOr<std::unique_ptr<npu::server::TilingServer>> server =
         npu::server::TilingServer::Start(server_options, local.registry, local.metrics);
     if (!server.ok()) return Failed(server.status());
     local.server = *std::move(server);
-    client = std::make_unique<TilingClient>(local.server->InProcessChannel(), options);
+    grpc::ChannelArguments channel_args;
+    channel_args.SetMaxReceiveMessageSize(-1);
+    client = std::make_unique<TilingClient>(local.server->InProcessChannel(channel_args), options);
   } else {
     absl::StatusOr<std::unique_ptr<TilingClient>> connected = TilingClient::Connect(options);
     if (!connected.ok()) return Failed(connected.status());
@@ -373,6 +503,28 @@ int Run(const std::vector<char*>& positional) {
     return summary.failed == 0 ? kExitOk : kExitFailed;
   }
 
+  if (command == "execute") {
+    absl::StatusOr<pb::ExecuteRequest> request = ExecuteRequestFromFlags();
+    if (!request.ok()) return Usage(request.status().message());
+    absl::StatusOr<pb::ExecuteResponse> response = client->Execute(*request);
+    if (!response.ok()) return Failed(response.status());
+    const std::string out_path = absl::GetFlag(FLAGS_out);
+    if (!out_path.empty()) {
+      absl::StatusOr<NpyArray> c = NpyFromTensor(response->c());
+      if (!c.ok()) return Failed(c.status());
+      absl::Status written = WriteNpyFile(out_path, *c);
+      if (!written.ok()) return Failed(written);
+      response->clear_c();  // in the file, not on the terminal
+    }
+    std::cout << (json ? ToJson(*response) + "\n" : FormatExecute(*response));
+    if (!out_path.empty() && !json) std::cout << "C written to " << out_path << "\n";
+    if (response->has_accuracy() && !response->accuracy().passed()) {
+      std::cerr << "tilingctl: C differs from the fp64 reference beyond the bound\n";
+      return kExitFailed;
+    }
+    return kExitOk;
+  }
+
   if (command == "platforms") {
     absl::StatusOr<pb::ListPlatformsResponse> response = client->ListPlatforms();
     if (!response.ok()) return Failed(response.status());
@@ -421,8 +573,11 @@ int main(int argc, char** argv) {
       "  tilingctl batch FILE      JSON list of TilingRequests or MatmulProblems, one stream\n"
       "  tilingctl conform FILE    cann950-tiling-cases/1 file; ends with \"N passed, M failed\"\n"
       "  tilingctl platforms | health\n"
+      "  tilingctl execute [tile flags] [--a A.npy --b B.npy [--bias X.npy] --out C.npy | --seed N]\n"
+      "                    [--timing-only] [--threads N] [--tiling FILE]   emulate on the server\n"
       "Common: --server host:port (default localhost:50051) | --local, --json, --timeout 10s");
   std::vector<std::string> args = npu::client::NormalizeFlagNames(argc, argv);
+  npu::client::RewriteBiasFile(args);
   std::vector<char*> arg_pointers;
   for (std::string& arg : args) arg_pointers.push_back(arg.data());
   std::vector<char*> positional =
