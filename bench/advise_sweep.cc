@@ -70,6 +70,7 @@ struct Outcome {
   bool shrunk = false;
   std::string verified;
   bool budget_exhausted = false;
+  uint32_t rejected_variants = 0;
   uint32_t emulations = 0;
   double ms = 0;
 };
@@ -188,6 +189,7 @@ Outcome Run(const SweepProblem& sweep, const AdviseOptions& options) {
                               "x", advice->recommendation_check.k);
   if (best.numerics != NumericsCheck::kPassed) out.verified = best.numerics_detail;
   out.budget_exhausted = advice->budget_exhausted;
+  out.rejected_variants = advice->rejected_variants;
   out.emulations = advice->emulations;
   return out;
 }
@@ -284,8 +286,8 @@ int main(int argc, char** argv) {
     std::vector<double> gains;
   };
   std::map<std::string, Group> groups;
-  size_t errors = 0, budget_hits = 0, numerics_failed = 0, split_timed = 0, split_changes = 0,
-         split_rank_changed = 0;
+  size_t errors = 0, budget_hits = 0, rejected_variants = 0, numerics_failed = 0, split_timed = 0,
+         split_changes = 0, split_rank_changed = 0;
   uint64_t emulations = 0;
   double slowest_ms = 0;
   std::string slowest;
@@ -313,6 +315,7 @@ int main(int argc, char** argv) {
       g.gains.push_back(o.gain);
     }
     budget_hits += o.budget_exhausted ? 1 : 0;
+    rejected_variants += o.rejected_variants;
     numerics_failed += o.numerics == NumericsCheck::kPassed ? 0 : 1;
     emulations += o.emulations;
     if (o.ms > slowest_ms) {
@@ -349,7 +352,7 @@ int main(int argc, char** argv) {
   md << absl::StrFormat(
       "%zu problems (%zu golden, %zu seeds, %zu grid: M, N, K in {%s}, float16 / bfloat16 / "
       "float32) in %.0f s on %d host threads, %llu emulations; slowest problem %.0f ms (%s). "
-      "Errors: %zu. Budget exhausted: %zu.\n\n",
+      "Errors: %zu. Budget exhausted: %zu. Variant plans the emulator rejected: %zu.\n\n",
       problems.size(), groups["source: golden"].problems, groups["source: seeds"].problems,
       groups["source: grid"].problems,
       [&] {
@@ -358,7 +361,7 @@ int main(int argc, char** argv) {
         return s;
       }(),
       total_s, threads, static_cast<unsigned long long>(emulations), slowest_ms, slowest, errors,
-      budget_hits);
+      budget_hits, rejected_variants);
 
   md << "## Summary\n\n"
      << "| Problems | Best differs from CANN | ... by 2% or more | Geo-mean gain | Geo-mean gain "
@@ -504,5 +507,5 @@ int main(int argc, char** argv) {
     }
   }
   std::printf("%s", md.str().c_str());
-  return errors == 0 && numerics_failed == 0 ? 0 : 1;
+  return errors == 0 && numerics_failed == 0 && rejected_variants == 0 ? 0 : 1;
 }

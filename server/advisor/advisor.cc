@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <map>
 #include <optional>
 #include <tuple>
 #include <utility>
@@ -46,6 +45,9 @@ double CubeRooflineCycles(const MatmulProblem& problem, const tiling::ChipSpec& 
   return std::max(cube, bytes / static_cast<double>(model.ddr_bytes_per_cycle));
 }
 
+// Prefix of the not-offered reason of a variant the emulator cannot run.
+constexpr char kEmulatorRejects[] = "the emulator rejects the plan: ";
+
 struct Timing {
   uint64_t cycles = 0;
   double us = 0;
@@ -60,7 +62,10 @@ class Session {
           Advice& advice)
       : problem_(problem), chip_(chip), options_(options), advice_(advice) {
     timing_problem_ = problem;
-    if (!VariantObstacle(problem).empty() && problem.k != 0) {
+    const bool nd = problem.format_a == tiling::Format::kNd &&
+                    problem.format_b == tiling::Format::kNd &&
+                    problem.format_c == tiling::Format::kNd && !problem.a_slice.enabled;
+    if (!nd) {
       timing_problem_.format_a = timing_problem_.format_b = timing_problem_.format_c =
           tiling::Format::kNd;
       timing_problem_.storage_shape_b.clear();
@@ -106,6 +111,18 @@ class Session {
                   result.stats.events};
   }
 
+  // Times a variant's plan; a plan the emulator rejects (a bug in its
+  // generator) is reported as not offered, with the emulator's reason,
+  // instead of failing the whole advice.
+  std::optional<Timing> TimeVariant(const TilingPlan& plan, VariantKind kind,
+                                    const std::string& name) {
+    absl::StatusOr<Timing> timing = Time(plan, false);
+    if (timing.ok()) return *timing;
+    ++advice_.rejected_variants;
+    NotOffer(kind, name, absl::StrCat(kEmulatorRejects, timing.status().ToString()));
+    return std::nullopt;
+  }
+
   void Add(Candidate candidate, const Timing& timing) {
     candidate.predicted_cycles = timing.cycles;
     candidate.predicted_us = timing.us;
@@ -143,8 +160,7 @@ bool IsStreamedAswt(const TilingPlan& plan) {
 
 // (1) Base blocks by predicted time: order the grid by the first-order
 // estimate, time the most promising blocks, offer the fastest.
-absl::Status SearchBlocks(Session& session, const std::optional<TilingPlan>& aswt,
-                          uint64_t ops_cap) {
+void SearchBlocks(Session& session, const std::optional<TilingPlan>& aswt, uint64_t ops_cap) {
   const MatmulProblem& problem = session.problem();
   const tiling::ChipSpec& chip = session.chip();
   const std::vector<std::pair<uint64_t, uint64_t>> grid = BlockSearchGrid(problem, chip);
@@ -170,10 +186,13 @@ absl::Status SearchBlocks(Session& session, const std::optional<TilingPlan>& asw
       continue;
     }
     if (session.OutOfBudget(absl::StrCat("block ", bm, "x", bn))) break;
-    ASSIGN_OR_RETURN(Timing timing, session.Time(offer.plan, false));
-    ++timed;
     Candidate candidate;
     candidate.name = absl::StrCat("BASIC_ASWT/base_", bm, "x", bn);
+    std::optional<Timing> timed_plan =
+        session.TimeVariant(offer.plan, VariantKind::kBlockSearch, candidate.name);
+    if (!timed_plan.has_value()) continue;
+    const Timing& timing = *timed_plan;
+    ++timed;
     if (best.has_value() &&
         std::tie(timing.cycles, candidate.name) >= std::tie(best_timing.cycles, best->name)) {
       continue;
@@ -190,20 +209,19 @@ absl::Status SearchBlocks(Session& session, const std::optional<TilingPlan>& asw
     session.NotOffer(VariantKind::kBlockSearch, "BASIC_ASWT/base_*",
                      ranked.empty() ? "no block of the search grid other than CANN's fits"
                                     : absl::StrCat("no grid block was timed (", rejected, ")"));
-    return absl::OkStatus();
+    return;
   }
   absl::StrAppend(&best->explanation, "; fastest of ", timed, " blocks timed out of ", grid.size(),
                   " in the grid");
   session.Add(*std::move(best), best_timing);
-  return absl::OkStatus();
 }
 
 // (2) The SWAT window length: time the windows WindowCandidates proposes.
-absl::Status SearchWindows(Session& session, const TilingPlan& aswt) {
+void SearchWindows(Session& session, const TilingPlan& aswt) {
   const std::string obstacle = WindowObstacle(aswt, session.problem(), session.chip());
   if (!obstacle.empty()) {
     session.NotOffer(VariantKind::kSwatWindow, "BASIC_ASWT/swat_window_*", obstacle);
-    return absl::OkStatus();
+    return;
   }
   const std::vector<uint32_t> windows = WindowCandidates(aswt, session.problem(), session.chip());
   std::optional<Candidate> best;
@@ -214,10 +232,13 @@ absl::Status SearchWindows(Session& session, const TilingPlan& aswt) {
     Offer offer = WindowPlan(aswt, session.problem(), session.chip(), window);
     if (!offer.ok) continue;
     if (session.OutOfBudget(absl::StrCat("window ", window))) break;
-    ASSIGN_OR_RETURN(Timing timing, session.Time(offer.plan, false));
-    ++timed;
     Candidate candidate;
     candidate.name = absl::StrCat("BASIC_ASWT/swat_window_", window);
+    std::optional<Timing> timed_plan =
+        session.TimeVariant(offer.plan, VariantKind::kSwatWindow, candidate.name);
+    if (!timed_plan.has_value()) continue;
+    const Timing& timing = *timed_plan;
+    ++timed;
     if (best.has_value() &&
         std::tie(timing.cycles, candidate.name) >= std::tie(best_timing.cycles, best->name)) {
       continue;
@@ -234,49 +255,50 @@ absl::Status SearchWindows(Session& session, const TilingPlan& aswt) {
   if (!best.has_value()) {
     session.NotOffer(VariantKind::kSwatWindow, "BASIC_ASWT/swat_window_*",
                      "no window other than CANN's applies");
-    return absl::OkStatus();
+    return;
   }
   absl::StrAppend(&best->explanation, "; fastest of ", timed, " windows timed");
   session.Add(*std::move(best), best_timing);
-  return absl::OkStatus();
 }
 
-absl::Status OfferResidency(Session& session, const TilingPlan& aswt, L1Residency side) {
+void OfferResidency(Session& session, const TilingPlan& aswt, L1Residency side) {
   const bool a_side = side == L1Residency::kABand;
   Offer offer = ResidencyPlan(aswt, session.problem(), session.chip(), side);
   const std::string prefix = a_side ? "BASIC_ASWT/l1_band_a" : "BASIC_ASWT/l1_band_b";
   if (!offer.ok) {
     session.NotOffer(VariantKind::kL1PartialResidency, absl::StrCat(prefix, "_*"), offer.reason);
-    return absl::OkStatus();
+    return;
   }
-  if (session.OutOfBudget(prefix)) return absl::OkStatus();
-  ASSIGN_OR_RETURN(Timing timing, session.Time(offer.plan, false));
+  if (session.OutOfBudget(prefix)) return;
   Candidate candidate;
   candidate.name =
       absl::StrCat(prefix, "_", a_side ? offer.plan.block.m_l1 : offer.plan.block.n_l1);
+  std::optional<Timing> timing =
+      session.TimeVariant(offer.plan, VariantKind::kL1PartialResidency, candidate.name);
+  if (!timing.has_value()) return;
   candidate.kind = VariantKind::kL1PartialResidency;
   candidate.explanation = offer.reason;
   candidate.plan = std::move(offer.plan);
-  session.Add(std::move(candidate), timing);
-  return absl::OkStatus();
+  session.Add(std::move(candidate), *timing);
 }
 
-absl::Status OfferAivDot(Session& session) {
+void OfferAivDot(Session& session) {
   Offer offer = AivDotPlan(session.problem(), session.chip());
   if (!offer.ok) {
     session.NotOffer(VariantKind::kAivDot, "TO_MUL/aiv_*", offer.reason);
-    return absl::OkStatus();
+    return;
   }
-  if (session.OutOfBudget("TO_MUL/aiv")) return absl::OkStatus();
-  ASSIGN_OR_RETURN(Timing timing, session.Time(offer.plan, false));
+  if (session.OutOfBudget("TO_MUL/aiv")) return;
   Candidate candidate;
   candidate.name =
       absl::StrCat("TO_MUL/aiv_", std::string(tiling::DataTypeName(session.problem().dtype_a)));
+  std::optional<Timing> timing =
+      session.TimeVariant(offer.plan, VariantKind::kAivDot, candidate.name);
+  if (!timing.has_value()) return;
   candidate.kind = VariantKind::kAivDot;
   candidate.explanation = offer.reason;
   candidate.plan = std::move(offer.plan);
-  session.Add(std::move(candidate), timing);
-  return absl::OkStatus();
+  session.Add(std::move(candidate), *timing);
 }
 
 bool Before(const Candidate& a, const Candidate& b) {
@@ -373,7 +395,7 @@ absl::StatusOr<Advice> Advise(const tiling::StrategyRegistry& registry,
       session.NotOffer(kind, std::string(VariantKindName(kind)), obstacle);
     }
   } else {
-    RETURN_IF_ERROR(OfferAivDot(session));
+    OfferAivDot(session);
     const double roofline = CubeRooflineCycles(problem, chip);
     const bool at_roofline =
         static_cast<double>(cann_timing->cycles) <= (1 + kRooflineSlack) * roofline;
@@ -389,11 +411,11 @@ absl::StatusOr<Advice> Advise(const tiling::StrategyRegistry& registry,
         session.NotOffer(kind, std::string(VariantKindName(kind)), why);
       }
     } else {
-      RETURN_IF_ERROR(SearchBlocks(session, aswt, ops_cap));
+      SearchBlocks(session, aswt, ops_cap);
       if (aswt.has_value()) {
-        RETURN_IF_ERROR(OfferResidency(session, *aswt, L1Residency::kABand));
-        RETURN_IF_ERROR(OfferResidency(session, *aswt, L1Residency::kBBand));
-        RETURN_IF_ERROR(SearchWindows(session, *aswt));
+        OfferResidency(session, *aswt, L1Residency::kABand);
+        OfferResidency(session, *aswt, L1Residency::kBBand);
+        SearchWindows(session, *aswt);
       } else {
         for (VariantKind kind : {VariantKind::kL1PartialResidency, VariantKind::kSwatWindow}) {
           session.NotOffer(kind, std::string(VariantKindName(kind)),

@@ -117,6 +117,9 @@ struct Advice {
   std::string budget_note;
   uint32_t emulations = 0;
   double elapsed_ms = 0;
+  // Variant plans the emulator could not run (a bug in their generator;
+  // each is in not_offered with the emulator's error). Zero in a sound build.
+  uint32_t rejected_variants = 0;
   // Set when the problem was timed as another layout (FRACTAL_NZ or a slice
   // view timed as ND: the emulator models ND operands only).
   std::string timing_note;
@@ -131,7 +134,8 @@ struct Advice {
 };
 
 // Ranks every applicable tiling of `problem` on `chip` using `registry` (the
-// built-in strategies for the overload without one). Errors: the registry's
+// built-in strategies for the overload without one). Thread-safe: calls
+// share no mutable state, so a server may advise on several threads. Errors: the registry's
 // own (kInvalidArgument for a malformed problem, ...), or the emulator's for
 // CANN's choice (e.g. kResourceExhausted past its work limit).
 absl::StatusOr<Advice> Advise(const tiling::StrategyRegistry& registry,

@@ -72,6 +72,7 @@ const NotOffered* FindNotOffered(const Advice& advice, VariantKind kind) {
 
 void ExpectRankingInvariants(const Advice& advice) {
   ASSERT_FALSE(advice.candidates.empty());
+  EXPECT_EQ(advice.rejected_variants, 0u);
   int cann = 0;
   std::set<std::string> names;
   uint64_t cann_cycles = 0;
