@@ -106,12 +106,6 @@ absl::StatusOr<tl::TilingKey> KeyFromProto(const pb::TilingResponse& tiling) {
   key.model = *model;
   key.full_load = *full_load;
   key.l0c2out = *l0c2out;
-  if (tiling.tiling_key() != 0 && tiling.tiling_key() != key.Encode()) {
-    return FieldError(
-        "tiling.tiling_key",
-        absl::StrCat(tiling.tiling_key(), " disagrees with tiling.key, which encodes ",
-                     key.Encode(), "; edit both or set tiling_key to 0"));
-  }
   return key;
 }
 
@@ -445,6 +439,13 @@ absl::StatusOr<tl::TilingPlan> PlanFromExplicitTiling(const pb::TilingResponse& 
   if (!key.ok()) return key.status();
   absl::Status status = CheckKey(tiling, *key, problem);
   if (!status.ok()) return status;
+  // Checked after the parts, whose messages say more than a mismatch does.
+  if (tiling.has_key() && tiling.tiling_key() != 0 && tiling.tiling_key() != key->Encode()) {
+    return FieldError(
+        "tiling.tiling_key",
+        absl::StrCat(tiling.tiling_key(), " disagrees with tiling.key, which encodes ",
+                     key->Encode(), "; edit both or set tiling_key to 0"));
+  }
   absl::StatusOr<tl::KernelType> kernel_type = KernelTypeFromProto(tiling, *key);
   if (!kernel_type.ok()) return kernel_type.status();
 
