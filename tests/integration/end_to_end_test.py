@@ -4,7 +4,8 @@
   service     starts build/bin/tiling_server on free ports (--port 0, --metrics_port 0) and checks:
               a second server on the same port fails to start (no SO_REUSEPORT split);
               `tilingctl conform` passes every case of the golden file over the network;
-              tilingctl tile / batch / platforms / health; the external reflection client
+              tilingctl tile / batch / platforms / health; tilingctl execute with .npy operands
+              written here and --tiling from an edited `tile --json`; the external reflection client
               scripts/grpc_reflect.py (list, describe, call GetTiling); the standard health
               service from Python grpcio; /metrics; SIGTERM exits 0.
   prometheus  starts the server and a real Prometheus (Debian package) scraping it every second,
@@ -134,6 +135,127 @@ def run(argv, expect_rc=0):
     return out
 
 
+# ---- .npy files by hand (no numpy here) --------------------------------------------------------
+
+def write_npy(path, descr, shape, values, pack):
+    """Writes a C-order .npy file (version 1.0) the way numpy.save does."""
+    import struct
+    dims = ", ".join(str(d) for d in shape) + ("," if len(shape) == 1 else "")
+    header = "{'descr': '%s', 'fortran_order': False, 'shape': (%s), }" % (descr, dims)
+    header += " " * ((64 - (10 + len(header) + 1) % 64) % 64) + "\n"
+    with open(path, "wb") as f:
+        f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode("ascii"))
+        f.write(b"".join(struct.pack(pack, v) for v in values))
+
+
+def read_npy(path):
+    """Returns (descr, shape, raw data) of a version 1.0 .npy file."""
+    import ast
+    import struct
+    with open(path, "rb") as f:
+        data = f.read()
+    if data[:8] != b"\x93NUMPY\x01\x00":
+        fail("%s: not a version 1.0 .npy file" % path)
+    (length,) = struct.unpack("<H", data[8:10])
+    header = ast.literal_eval(data[10:10 + length].decode("ascii"))
+    return header["descr"], header["shape"], data[10 + length:]
+
+
+def bf16_bits(value):
+    """The bfloat16 bits of `value` (exact for the small dyadic values used here)."""
+    import struct
+    return struct.unpack("<I", struct.pack("<f", value))[0] >> 16
+
+
+def execute_checks(args, target, workdir):
+    """tilingctl execute against the real server: .npy operands, C back, --tiling edits."""
+    import struct
+    m, n, k = 48, 40, 72
+    # Small dyadic values: every product and sum is exact in fp32, so C equals the reference.
+    a = [((i * 7) % 13 - 6) / 8.0 for i in range(m * k)]
+    b = [((i * 5) % 11 - 5) / 16.0 for i in range(k * n)]
+    bias = [(j % 5 - 2) / 4.0 for j in range(n)]
+    a_path, b_path = os.path.join(workdir, "A.npy"), os.path.join(workdir, "B.npy")
+    bias_path, c_path = os.path.join(workdir, "bias.npy"), os.path.join(workdir, "C.npy")
+    write_npy(a_path, "<f2", (m, k), a, "<e")
+    write_npy(b_path, "<f2", (k, n), b, "<e")
+    write_npy(bias_path, "<f2", (n,), bias, "<e")
+
+    out = json.loads(run([args.ctl, "execute", "--server", target, "--a", a_path, "--b", b_path,
+                          "--bias", bias_path, "--out", c_path, "--json"]))
+    timing = out["timing"]
+    check(out["inputSource"] == "INPUT_SOURCE_INLINE" and out["accuracy"]["passed"] and
+          int(timing["predictedCycles"]) > 0 and timing["predictedTimeUs"] > 0 and
+          0 < timing["cubeUtilization"] <= 1 and timing["boundResource"] and
+          len(timing["cores"]) == timing["aicCores"] + timing["aivCores"],
+          "tilingctl execute --json: inline .npy operands, timing report with "
+          "predictedCycles / predictedTimeUs / cubeUtilization at its top level")
+    check("c" not in out or not out["c"].get("data"), "C goes to --out, not to the terminal")
+    descr, shape, data = read_npy(c_path)
+    c = struct.unpack("<%de" % (m * n), data)
+    ref = [sum(a[i * k + p] * b[p * n + j] for p in range(k)) + bias[j]
+           for i in range(m) for j in range(n)]
+    check(descr == "<f2" and tuple(shape) == (m, n) and list(c) == ref,
+          "--out C.npy: float16 (%d, %d), equal to the exact reference" % (m, n))
+
+    text = run([args.ctl, "execute", "--server", target, "--a", a_path, "--b", b_path])
+    check("accuracy vs fp64 reference: PASS" in text and "AIC 0" in text and "MTE2" in text,
+          "tilingctl execute prints the error report and the per-core table")
+
+    # bfloat16 operands travel as uint16 arrays.
+    write_npy(a_path, "<u2", (m, k), [bf16_bits(v) for v in a], "<H")
+    write_npy(b_path, "<u2", (k, n), [bf16_bits(v) for v in b], "<H")
+    out = json.loads(run([args.ctl, "execute", "--server", target, "--dtype", "bfloat16",
+                          "--a", a_path, "--b", b_path, "--out", c_path, "--json"]))
+    descr, shape, data = read_npy(c_path)
+    check(out["accuracy"]["passed"] and descr == "<u2" and
+          out["tiling"]["platform"]["name"] == "ascend950pr",
+          "bfloat16 as uint16 .npy in and out (--dtype bfloat16)")
+    err = subprocess.run([args.ctl, "execute", "--server", target, "--a", a_path, "--b", b_path],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=HANG_GUARD_S)
+    check(err.returncode == 2 and b"needs float16 ('<f2')" in err.stderr,
+          "a uint16 .npy for a float16 operand is refused with a clear message")
+    with open(a_path, "wb") as f:
+        f.write(b"\x93NUMPY\x01\x00\xff\x00{'descr'")
+    err = subprocess.run([args.ctl, "execute", "--server", target, "--a", a_path, "--b", b_path],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=HANG_GUARD_S)
+    check(err.returncode == 2 and b"not a valid .npy file" in err.stderr,
+          "a malformed .npy file is a usage error naming the problem")
+
+    # --tiling: `tile --json` edited by hand ("what if baseM were 128?").
+    shape_flags = ["--m", "256", "--n", "7168", "--k", "2048"]
+    tile = json.loads(run([args.ctl, "tile", "--server", target, "--json", "--notrace"] +
+                          shape_flags))
+    base_m = [f for f in tile["fields"] if f["name"] == "baseM"][0]
+    check(base_m["value"] == "256", "the engine's baseM for 256x7168x2048 is 256")
+    engine = json.loads(run([args.ctl, "execute", "--server", target, "--timing-only", "--json"] +
+                            shape_flags))
+    base_m["value"] = "128"
+    tiling_path = os.path.join(workdir, "tiling.json")
+    with open(tiling_path, "w") as f:
+        json.dump(tile, f, indent=1)
+    edited = json.loads(run([args.ctl, "execute", "--server", target, "--timing-only", "--json",
+                             "--tiling", tiling_path] + shape_flags))
+    check(edited["explicitTiling"] and
+          [f["value"] for f in edited["tiling"]["fields"] if f["name"] == "baseM"] == ["128"] and
+          edited["timing"]["predictedCycles"] != engine["timing"]["predictedCycles"],
+          "--tiling with baseM edited to 128 runs as given: %s cycles vs the engine's %s" %
+          (edited["timing"]["predictedCycles"], engine["timing"]["predictedCycles"]))
+    base_m["value"] = "100"
+    with open(tiling_path, "w") as f:
+        json.dump(tile, f)
+    err = subprocess.run([args.ctl, "execute", "--server", target, "--timing-only",
+                          "--tiling", tiling_path] + shape_flags,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=HANG_GUARD_S)
+    check(err.returncode == 1 and b"INVALID_ARGUMENT" in err.stderr and
+          b"tiling.fields[baseM]: 100 must be a positive multiple of 16" in err.stderr,
+          "an invalid edit is INVALID_ARGUMENT naming tiling.fields[baseM]")
+
+    out = json.loads(run([args.ctl, "execute", "--local", "--m", "64", "--n", "64", "--k", "64",
+                          "--seed", "5", "--json"]))
+    check(out["accuracy"]["passed"] and out["seed"] == "5", "tilingctl execute --local --seed")
+
+
 # ---- health over Python grpcio ---------------------------------------------------------------
 
 def health_checker(workdir):
@@ -257,6 +379,7 @@ def service_part(args, workdir):
     platforms = json.loads(run([args.ctl, "platforms", "--server", target, "--json"]))
     check(platforms["defaultPlatform"] == "ascend950pr", "tilingctl platforms")
     check("SERVING" in run([args.ctl, "health", "--server", target]), "tilingctl health")
+    execute_checks(args, target, workdir)
 
     reflect = [sys.executable, args.reflect, target]
     services = run(reflect + ["list"]).split()
@@ -292,6 +415,9 @@ def service_part(args, workdir):
                         metrics, re.M)
     check(handled and float(handled.group(1)) >= case_count + 2,
           "/metrics counts the GetTiling calls (%s)" % (handled.group(1) if handled else None))
+    executed = re.search(r'^npu_execute_total\{result="OK"\} (\S+)$', metrics, re.M)
+    check(executed and float(executed.group(1)) >= 5,
+          "/metrics counts the Execute calls (%s)" % (executed.group(1) if executed else None))
 
     # SIGTERM: a health Watch that is open (itself an in-flight call) sees NOT_SERVING before the
     # server drains and exits 0.
