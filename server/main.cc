@@ -53,7 +53,7 @@ ABSL_FLAG(int, max_execute_queue, 16,
 ABSL_FLAG(uint64_t, max_execute_work, uint64_t{1} << 33,
           "Execute: largest m*n*k (MACs) of a run with numerics; larger ones are "
           "RESOURCE_EXHAUSTED (timing-only runs are not limited by it).");
-ABSL_FLAG(uint64_t, max_execute_simulated_ops, 5000000,
+ABSL_FLAG(uint64_t, max_execute_simulated_ops, 3000000,
           "Execute: largest number of simulated pipe operations of one run (~72 bytes each).");
 ABSL_FLAG(double, drain_seconds, 5.0,
           "On SIGTERM/SIGINT, how long in-flight calls may run before they are cancelled.");

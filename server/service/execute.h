@@ -45,12 +45,13 @@ struct ExecuteOptions {
   // 2048^3 problem) takes a few seconds on two cores.
   uint64_t max_numeric_macs = uint64_t{1} << 33;
   // Simulated pipe operations (--max_execute_simulated_ops). Each costs
-  // about 72 bytes while the timing model runs; 5M is a 16384^3 float16
-  // problem on the engine's tiling (2.6M) with room to spare, ~360 MB.
-  uint64_t max_simulated_ops = 5'000'000;
-  // Elements of each of A, B and C when the numerics run: the host tensors
-  // and the reference's fp32 copies must fit in memory. 2^26 is 8192^2.
-  uint64_t max_operand_elements = uint64_t{1} << 26;
+  // about 72 bytes while the timing model runs: 3M is ~220 MB, and holds a
+  // 16384^3 float16 problem on the engine's tiling (2.6M operations).
+  uint64_t max_simulated_ops = 3'000'000;
+  // Elements of each of A, B and C when the numerics run. The operands, C
+  // and the reference's fp32 copies of A and B are all in memory at once:
+  // 2^24 (4096^2) keeps that under ~350 MB for float32.
+  uint64_t max_operand_elements = uint64_t{1} << 24;
   // Bytes of C returned in a response: the client's default receive limit
   // (64 MiB) less room for the rest of the response (the per-core table).
   uint64_t max_returned_c_bytes = uint64_t{60} << 20;

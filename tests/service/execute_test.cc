@@ -257,9 +257,10 @@ TEST_F(ExecutePipelineTest, WorkLimitsAreResourceExhaustedBeforeAnythingRuns) {
   EXPECT_THAT(Run(request), StatusIs(absl::StatusCode::kResourceExhausted,
                                      HasSubstr("(--max_execute_work); use timing_only")));
   options_.max_numeric_macs = uint64_t{1} << 40;
-  EXPECT_THAT(Run(RequestFor(Problem(1, 1, 1 << 27))),
+  EXPECT_THAT(Run(RequestFor(Problem(1, 1, 1 << 25))),
               StatusIs(absl::StatusCode::kResourceExhausted,
-                       HasSubstr("A has 134217728 elements, above the limit")));
+                       HasSubstr("A has 33554432 elements, above the limit of 16777216")));
+  options_.max_operand_elements = uint64_t{1} << 26;
   pb::ExecuteRequest big_c = RequestFor(Problem(8192, 4096, 1));
   big_c.set_return_c(true);
   EXPECT_THAT(Run(big_c), StatusIs(absl::StatusCode::kResourceExhausted,
