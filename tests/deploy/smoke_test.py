@@ -7,8 +7,9 @@
 
 Traffic comes from tilingctl: GetTiling with fresh shapes every round (cache misses, decisions),
 the CANN conformance cases every round (cache hits from round 2 on), an invalid request (a non-OK
-code for the error panels) and ListPlatforms, spread over several scrapes so that every counter has
-at least two samples that differ. A query that returns nothing, or only NaN, fails the test:
+code for the error panels), ListPlatforms and two Execute calls (numerics and timing-only, for the
+emulator panels), spread over several scrapes so that every counter has at least two samples that
+differ. A query that returns nothing, or only NaN, fails the test:
 Grafana would show "No data" for it. So does a rate() query whose values are all zero: every
 counter got traffic, so zero means the query does not see it (the server pre-creates its series
 at zero, so an empty-vs-zero check alone would pass without any traffic).
@@ -153,6 +154,11 @@ def drive_traffic(ctl, cases, round_index):
     ctl.run(["platforms"])
     # A malformed request: INVALID_ARGUMENT feeds the error panels.
     ctl.run(["tile", "--m", "0", "--n", "128", "--k", "128"], expect_ok=False)
+    # Execute every round: numerics on a small fresh shape and a timing-only prediction of a large
+    # one, so the emulator's panels (queue depth, predicted cube utilization) have data and move.
+    ctl.run(["execute", "--m", str(256 + 16 * round_index), "--n", "256", "--k", "512",
+             "--seed", str(round_index)])
+    ctl.run(["execute", "--m", "4096", "--n", "4096", "--k", "4096", "--timing-only"])
 
 
 def evaluate(promtool_bin, prom_url, queries, eval_time):
