@@ -5,10 +5,12 @@
 #include <grpcpp/security/server_credentials.h>
 #include <grpcpp/server_builder.h>
 
+#include <algorithm>
 #include <chrono>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 
 namespace npu::server {
 namespace {
@@ -20,6 +22,11 @@ std::string HostPort(const std::string& host, int port) {
   }
   return absl::StrCat(host, ":", port);
 }
+
+// How long Shutdown() keeps connections open after the last admitted call
+// ended (see there): far longer than a client needs to read a few answers,
+// short next to the ~2 s the metrics endpoint takes to stop.
+constexpr absl::Duration kCloseGrace = absl::Milliseconds(500);
 
 }  // namespace
 
@@ -98,7 +105,29 @@ void TilingServer::Shutdown(absl::Duration drain) {
   if (grpc::HealthCheckServiceInterface* health = server_->GetHealthCheckService()) {
     health->Shutdown();
   }
-  server_->Shutdown(std::chrono::system_clock::now() + absl::ToChronoNanoseconds(drain));
+  // Drain in two steps. gRPC C++ 1.51's own Shutdown() sends GOAWAY at once,
+  // and a connection that has had its GOAWAY is closed as soon as its last
+  // call ends. Its last bytes may still be on the way then (gRPC completes a
+  // call once they are handed to the socket), and closing a socket with
+  // unread input (the client's window updates) sends a TCP reset, on which
+  // the client's kernel drops what the client has not read yet: the tail of
+  // a batch stream and its status became "Connection reset by peer"
+  // (shutdown_test.cc). So first the service itself refuses new calls with
+  // UNAVAILABLE while the admitted ones finish on open connections; then,
+  // after a short grace for clients to read their last answers, gRPC shuts
+  // down connections that have nothing in flight. Both steps share the drain
+  // budget; what still runs at its end is cancelled.
+  const absl::Time deadline = absl::Now() + drain;
+  service_->BeginDrain();
+  bool drained_calls = false;
+  while (service_->inflight() > 0 && absl::Now() < deadline) {
+    drained_calls = true;
+    absl::SleepFor(absl::Milliseconds(5));
+  }
+  if (drained_calls && port_ != 0) {
+    absl::SleepFor(std::max(absl::ZeroDuration(), std::min(kCloseGrace, deadline - absl::Now())));
+  }
+  server_->Shutdown(absl::ToChronoTime(deadline));
   server_->Wait();
 }
 

@@ -76,9 +76,10 @@ class TilingServer {
   // Sets the health status of "" and the tiling service.
   void SetServing(bool serving);
 
-  // Marks every health status NOT_SERVING, stops accepting calls, waits for
-  // in-flight calls to finish for up to `drain`, then cancels the rest and
-  // returns once all handlers are done. Idempotent.
+  // Marks every health status NOT_SERVING, refuses new calls with
+  // UNAVAILABLE while in-flight calls finish, then stops gRPC (closing the
+  // listener and the connections); calls still running when `drain` has
+  // passed are cancelled. Returns once all handlers are done. Idempotent.
   void Shutdown(absl::Duration drain);
 
   TilingService& service() { return *service_; }

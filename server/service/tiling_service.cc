@@ -115,6 +115,7 @@ TilingService::TilingService(const tl::StrategyRegistry& registry, ServiceMetric
 }
 
 bool TilingService::TryAdmit() {
+  if (draining_.load(std::memory_order_relaxed)) return false;
   if (inflight_.fetch_add(1) + 1 > options_.max_inflight) {
     inflight_.fetch_sub(1);
     return false;
@@ -125,6 +126,9 @@ bool TilingService::TryAdmit() {
 void TilingService::Release() { inflight_.fetch_sub(1); }
 
 absl::Status TilingService::OverloadError() const {
+  if (draining_.load(std::memory_order_relaxed)) {
+    return absl::UnavailableError("server shutting down; retry on another replica");
+  }
   return absl::ResourceExhaustedError(absl::StrCat("server overloaded: ", options_.max_inflight,
                                                    " RPCs in flight (--max_inflight); retry "
                                                    "later or on another replica"));

@@ -98,6 +98,10 @@ class TilingService final : public TilingServiceBase {
 
   // RPCs currently admitted.
   int inflight() const { return inflight_.load(); }
+  // From now on refuses every new call with UNAVAILABLE ("shutting down",
+  // which clients retry elsewhere); calls already admitted run on.
+  // TilingServer::Shutdown() drains this way before gRPC's own shutdown.
+  void BeginDrain() { draining_.store(true); }
   const DecisionCache& cache() const { return cache_; }
   const ServiceOptions& options() const { return options_; }
   const ExecuteQueue& execute_queue() const { return *execute_queue_; }
@@ -114,9 +118,12 @@ class TilingService final : public TilingServiceBase {
   static std::unique_ptr<ExecuteQueue> NewExecuteQueue(const ExecuteOptions& options,
                                                        ServiceMetrics& metrics);
 
-  // Admits one more RPC, or returns false when `max_inflight` are running.
+  // Admits one more RPC, or returns false when `max_inflight` are running or
+  // the service is draining.
   bool TryAdmit();
   void Release();
+  // Why TryAdmit() refused: UNAVAILABLE while draining, RESOURCE_EXHAUSTED
+  // otherwise.
   absl::Status OverloadError() const;
 
   const npu::tiling::StrategyRegistry& registry_;
@@ -124,6 +131,7 @@ class TilingService final : public TilingServiceBase {
   const ServiceOptions options_;
   DecisionCache cache_;
   std::atomic<int> inflight_{0};
+  std::atomic<bool> draining_{false};
   // Declared last: destroyed first, after gRPC has finished every call.
   std::atomic<uint64_t> execute_runs_interrupted_{0};
   std::unique_ptr<ExecuteQueue> execute_queue_ = NewExecuteQueue(options_.execute, metrics_);

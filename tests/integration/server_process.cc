@@ -1,9 +1,12 @@
 #include "tests/integration/server_process.h"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdlib.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -163,6 +166,46 @@ std::string MakeTempDir(const std::string& prefix) {
                                   "XXXXXX");
   if (mkdtemp(path.data()) == nullptr) return "";
   return path;
+}
+
+absl::StatusOr<std::string> HttpGet(int port, const std::string& path) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return absl::InternalError("socket() failed");
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(static_cast<uint16_t>(port));
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof(address)) != 0) {
+    close(fd);
+    return absl::UnavailableError(absl::StrCat("cannot connect to 127.0.0.1:", port));
+  }
+  const std::string request = absl::StrCat("GET ", path, " HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n");
+  if (write(fd, request.data(), request.size()) != static_cast<ssize_t>(request.size())) {
+    close(fd);
+    return absl::InternalError("short write");
+  }
+  std::string reply;
+  char buffer[65536];
+  ssize_t got = 0;
+  while ((got = read(fd, buffer, sizeof(buffer))) > 0) reply.append(buffer, got);
+  close(fd);
+  const size_t body = reply.find("\r\n\r\n");
+  if (!absl::StartsWith(reply, "HTTP/1.") || body == std::string::npos) {
+    return absl::InternalError(absl::StrCat("not an HTTP reply: ", reply.substr(0, 200)));
+  }
+  return reply.substr(body + 4);
+}
+
+double MetricValue(const std::string& metrics, const std::string& series) {
+  for (absl::string_view line : absl::StrSplit(metrics, '\n')) {
+    if (!absl::StartsWith(line, series) || line.size() <= series.size() ||
+        line[series.size()] != ' ') {
+      continue;
+    }
+    double value = 0;
+    if (absl::SimpleAtod(line.substr(series.size() + 1), &value)) return value;
+  }
+  return -1;
 }
 
 }  // namespace npu::server::testing

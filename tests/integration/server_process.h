@@ -70,6 +70,14 @@ class ServerProcess {
 // A fresh empty directory under $TMPDIR (or /tmp); the caller removes it.
 std::string MakeTempDir(const std::string& prefix);
 
+// The body of `GET path` from 127.0.0.1:`port` (HTTP/1.0, for /metrics).
+absl::StatusOr<std::string> HttpGet(int port, const std::string& path);
+
+// The value of the Prometheus sample whose name and labels are exactly
+// `series`, e.g. `grpc_server_handled_total{grpc_code="OK",...}`, in the text
+// exposition `metrics`; -1 when absent.
+double MetricValue(const std::string& metrics, const std::string& series);
+
 }  // namespace npu::server::testing
 
 #endif  // NPU_TESTS_INTEGRATION_SERVER_PROCESS_H_
