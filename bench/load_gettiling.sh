@@ -173,6 +173,6 @@ echo "Server: \`$SERVER --cache_size=$CACHE_SIZE\` (${BUILD_TYPE:-RelWithDebInfo
 echo
 report_rc=0
 $HELPERS report --workdir "$WORK" --rounds "$ROUNDS" --before "$WORK/before.json" \
-  --after "$WORK/after.json" --rss "$WORK/rss.txt" || report_rc=$?
+  --after "$WORK/after.json" --rss "$WORK/rss.txt" --cache_size "$CACHE_SIZE" || report_rc=$?
 [ "$rc" = 0 ] || { echo "- FAIL server exit code $rc" ; report_rc=1; }
 exit "$report_rc"

@@ -136,7 +136,8 @@ def report(args):
     out.append("| RPC | calls | wall s | req/s | server CPU per call | mean latency per round |")
     out.append("| --- | ---: | ---: | ---: | ---: | --- |")
     names = {"health": "grpc.health.v1.Health/Check (baseline)",
-             "tiling": "npu.tiling.v1.TilingService/GetTiling, cache off"}
+             "tiling": "npu.tiling.v1.TilingService/GetTiling, " +
+                       ("cache off" if args.cache_size == 0 else "cache %d" % args.cache_size)}
     for kind in ("health", "tiling"):
         out.append("| %s | %d | %.1f | %.0f | %.1f µs | %s |" % (
             names[kind], total(kind, "calls"), total(kind, "seconds"), rates[kind], cpu_us[kind],
@@ -188,6 +189,7 @@ def main():
     p.add_argument("--after", required=True)
     p.add_argument("--rss", required=True)
     p.add_argument("--goal", type=float, default=0.9)
+    p.add_argument("--cache_size", type=int, default=0)
     p.add_argument("--rss_allowance_mib", type=float, default=8.0)
     p.set_defaults(func=report)
     args = parser.parse_args()
