@@ -10,6 +10,7 @@
 #include <grpc/support/log.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -31,6 +32,7 @@
 #include "server/metrics/service_metrics.h"
 #include "server/service/logging.h"
 #include "server/service/server.h"
+#include "server/service/validate.h"
 #include "server/tiling/builtin_strategies.h"
 
 ABSL_FLAG(std::string, address, "0.0.0.0", "Interface to bind for gRPC and /metrics.");
@@ -55,6 +57,12 @@ ABSL_FLAG(uint64_t, max_execute_work, uint64_t{1} << 33,
           "RESOURCE_EXHAUSTED (timing-only runs are not limited by it).");
 ABSL_FLAG(uint64_t, max_execute_simulated_ops, 3000000,
           "Execute: largest number of simulated pipe operations of one run (~72 bytes each).");
+ABSL_FLAG(int, max_advisory_ms, 2000,
+          "ADVISE: most wall-clock milliseconds one advice may spend on emulations (the budget "
+          "of a request that sets none; larger requests are lowered to it); 1..600000.");
+ABSL_FLAG(int, max_advise_candidates, 16,
+          "ADVISE: most candidates one answer may list (larger requests are lowered to it); "
+          "1..64.");
 ABSL_FLAG(double, drain_seconds, 5.0,
           "On SIGTERM/SIGINT, how long in-flight calls may run before they are cancelled.");
 
@@ -165,6 +173,20 @@ int Run() {
     return Fail(absl::StrCat("--max_execute_simulated_ops must be in [1, 4294967296], got ",
                              options.service.execute.max_simulated_ops));
   }
+  const int max_advisory_ms = absl::GetFlag(FLAGS_max_advisory_ms);
+  if (max_advisory_ms < 1 || max_advisory_ms > static_cast<int>(kMaxAdvisoryMs)) {
+    return Fail(absl::StrCat("--max_advisory_ms must be in [1, ", kMaxAdvisoryMs, "], got ",
+                             max_advisory_ms));
+  }
+  const int max_advise_candidates = absl::GetFlag(FLAGS_max_advise_candidates);
+  if (max_advise_candidates < 1 || max_advise_candidates > static_cast<int>(kMaxAdviseCandidates)) {
+    return Fail(absl::StrCat("--max_advise_candidates must be in [1, ", kMaxAdviseCandidates,
+                             "], got ", max_advise_candidates));
+  }
+  options.service.advise.max_advisory_ms = static_cast<uint32_t>(max_advisory_ms);
+  options.service.advise.max_candidates = static_cast<uint32_t>(max_advise_candidates);
+  options.service.advise.default_candidates =
+      std::min(options.service.advise.default_candidates, options.service.advise.max_candidates);
   absl::StatusOr<std::unique_ptr<TilingServer>> server =
       TilingServer::Start(options, registry, metrics);
   if (!server.ok()) return Fail(server.status().ToString());

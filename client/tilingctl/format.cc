@@ -1,5 +1,6 @@
 #include "client/tilingctl/format.h"
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -95,6 +96,74 @@ std::string FormatTiling(const pb::TilingResponse& r) {
       absl::StrAppendFormat(&out, "  %-16s %-8s %-7s %s\n", entry.strategy(),
                             entry.capable() ? "yes" : "no", entry.chosen() ? "yes" : "",
                             entry.reason());
+    }
+  }
+  return out;
+}
+
+std::string VariantKindLabel(pb::VariantKind kind) {
+  const std::string& name = pb::VariantKind_Name(kind);
+  constexpr absl::string_view kPrefix = "VARIANT_KIND_";
+  return absl::StartsWith(name, kPrefix) ? name.substr(kPrefix.size()) : name;
+}
+
+std::string NumericsLabel(pb::NumericsStatus status) {
+  if (status == pb::NUMERICS_STATUS_UNSPECIFIED) return "-";
+  const std::string& name = pb::NumericsStatus_Name(status);
+  constexpr absl::string_view kPrefix = "NUMERICS_STATUS_";
+  return absl::StartsWith(name, kPrefix) ? name.substr(kPrefix.size()) : name;
+}
+
+std::string FormatAdvice(const pb::TilingResponse& r) {
+  std::string out;
+  absl::StrAppendFormat(&out, "CANN's choice: %s, key %u, block_dim %u, %s%s\n", r.strategy(),
+                        r.tiling_key(), r.block_dim(), r.tiling_struct(),
+                        r.from_cache() ? " (from cache)" : "");
+  if (!r.has_advice()) {
+    out += "no advice in the response (not an ADVISE answer)\n";
+    return out;
+  }
+  const pb::Advice& advice = r.advice();
+  absl::StrAppendFormat(&out, "%d candidates, best first (max %u, budget %u ms, %u emulations%s)\n",
+                        advice.candidates_size(), advice.max_candidates(), advice.max_advisory_ms(),
+                        advice.emulations(), advice.budget_exhausted() ? ", BUDGET EXHAUSTED" : "");
+  if (!advice.timing_note().empty()) absl::StrAppend(&out, "note: ", advice.timing_note(), "\n");
+  if (advice.budget_exhausted()) absl::StrAppend(&out, "budget: ", advice.budget_note(), "\n");
+
+  // Column widths fit the longest names the advisor emits
+  // ("BASIC_ASWT/l1_band_a_256" and "NOT_CHECKED").
+  constexpr char kRow[] = "%-5s %-28s %12s %9s %-8s %-11s %s\n";
+  absl::StrAppendFormat(&out, kRow, "rank", "candidate", "predicted_us", "vs_cann", "bound",
+                        "numerics", "explanation");
+  for (int i = 0; i < advice.candidates_size(); ++i) {
+    const pb::AdviceCandidate& c = advice.candidates(i);
+    absl::StrAppendFormat(&out, kRow, absl::StrCat(i + 1, c.is_cann_choice() ? "*" : ""), c.name(),
+                          absl::StrFormat("%.3f", c.predicted_time_us()),
+                          absl::StrFormat("%.3fx", c.speedup_vs_cann()), c.bound_resource(),
+                          NumericsLabel(c.numerics()), c.explanation());
+  }
+  out += "* CANN's choice; vs_cann above 1 is a predicted speed-up over it\n";
+
+  const pb::SplitReadWriteSummary& split = advice.split_rw();
+  if (split.timed()) {
+    absl::StrAppendFormat(
+        &out, "split GM read/write model: best %s (%s), %u re-timed candidates move\n",
+        split.best(), split.changes_best() ? "differs from rank 1" : "same", split.rank_changes());
+  }
+  if (advice.has_verification()) {
+    const pb::VerificationReport& v = advice.verification();
+    absl::StrAppendFormat(&out, "numerics: rank 1 verified %s %dx%dx%d, worst error %.3g of bound",
+                          v.shrunk() ? "on" : "at", v.m(), v.n(), v.k(), v.worst_error_ratio());
+    if (!v.note().empty()) absl::StrAppend(&out, " (", v.note(), ")");
+    out += "\n";
+  } else if (!advice.verify_recommendation()) {
+    out += "numerics: not checked (verification off)\n";
+  }
+  if (advice.not_offered_size() > 0) {
+    absl::StrAppendFormat(&out, "\nnot offered\n  %-20s %-28s %s\n", "kind", "name", "reason");
+    for (const pb::NotOffered& n : advice.not_offered()) {
+      absl::StrAppendFormat(&out, "  %-20s %-28s %s\n", VariantKindLabel(n.kind()), n.name(),
+                            n.reason());
     }
   }
   return out;

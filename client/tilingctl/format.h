@@ -29,6 +29,18 @@ std::string ToJson(const google::protobuf::Message& message);
 // their word positions, the raw words, the platform and the trace.
 std::string FormatTiling(const npu::tiling::v1::TilingResponse& response);
 
+// An ADVISE answer: CANN's choice in one line, the ranked candidates (rank,
+// candidate, predicted us, speed-up vs CANN, bound, numerics, explanation;
+// CANN's choice marked with '*'), the split read / write model, the numerics
+// check of the recommendation, and what was not offered and why. A response
+// without `advice` prints only the CANN line and says so.
+std::string FormatAdvice(const npu::tiling::v1::TilingResponse& response);
+
+// "CANN_STRATEGY", "BLOCK_SEARCH", ... (the enum name without its prefix).
+std::string VariantKindLabel(npu::tiling::v1::VariantKind kind);
+// "PASSED", "FAILED", "NOT_CHECKED" ("-" when unspecified).
+std::string NumericsLabel(npu::tiling::v1::NumericsStatus status);
+
 // One row per batch item: index, id, status, strategy, key, block dim.
 std::string FormatBatch(const std::vector<npu::tiling::v1::TilingResponse>& responses);
 

@@ -7,6 +7,9 @@
 //   tilingctl health                     asks grpc.health.v1.Health
 //   tilingctl execute --m 512 --n 512 --k 512 [--a A.npy --b B.npy --out C.npy]
 //                                        emulates the tiling (or --tiling FILE)
+//   tilingctl advise --m 4097 --n 777 --k 1999 [--max-candidates 8] [--budget-ms 2000]
+//                    [--no-verify]       ranks every applicable tiling (ADVISE mode);
+//                                        `tile --mode advise` is the same
 //
 // It talks to --server (default localhost:50051) through npu::client::
 // TilingClient, or, with --local, to the same service started inside this
@@ -101,6 +104,15 @@ ABSL_FLAG(std::optional<uint32_t>, l2_bytes_per_cycle, std::nullopt,
 ABSL_FLAG(std::string, strategy, "", "Force this strategy, e.g. BASIC_STREAM_K.");
 ABSL_FLAG(bool, trace, true, "Ask for the decision trace (--notrace to omit it).");
 ABSL_FLAG(std::string, id, "", "Request id, echoed by the server.");
+ABSL_FLAG(std::string, mode, "cann",
+          "Tile: cann (CANN's decision, the default) or advise (the same as `tilingctl advise`).");
+
+// advise
+ABSL_FLAG(uint32_t, max_candidates, 0,
+          "Advise: candidates to list, best first (0: the server's default; capped by it).");
+ABSL_FLAG(uint32_t, budget_ms, 0,
+          "Advise: wall-clock budget of the advice, ms (0: the server's cap; capped by it).");
+ABSL_FLAG(bool, no_verify, false, "Advise: skip the numerics check of the recommended tiling.");
 
 // execute
 ABSL_FLAG(std::string, a, "", "Execute: A as a .npy file ([m, k], or [k, m] with --trans-a).");
@@ -134,7 +146,8 @@ constexpr char kClientId[] = "tilingctl";
 
 int Usage(absl::string_view message) {
   std::cerr << "tilingctl: " << message << "\n"
-            << "usage: tilingctl tile|batch FILE|conform FILE|platforms|health|execute [flags]; "
+            << "usage: tilingctl tile|advise|batch FILE|conform FILE|platforms|health|execute "
+               "[flags]; "
                "see --help\n";
   return kExitUsage;
 }
@@ -274,6 +287,22 @@ absl::StatusOr<pb::TilingRequest> RequestFromFlags() {
   }
   ApplyDecisionFlags(&request);
   return request;
+}
+
+// `request` in ADVISE mode with the advise flags. --strategy is refused here
+// (the server would refuse it too): the advice ranks every strategy.
+absl::Status ApplyAdviseFlags(pb::TilingRequest* request) {
+  if (!request->forced_strategy().empty()) {
+    return absl::InvalidArgumentError("--strategy cannot be used with advise");
+  }
+  request->set_mode(pb::TILING_MODE_ADVISE);
+  pb::AdviseOptions* advise = request->mutable_advise();
+  advise->set_max_candidates(absl::GetFlag(FLAGS_max_candidates));
+  advise->set_max_advisory_ms(absl::GetFlag(FLAGS_budget_ms));
+  if (absl::GetFlag(FLAGS_no_verify)) advise->set_verify_recommendation(false);
+  // The table shows no trace; --json still carries it unless --notrace.
+  if (!absl::GetFlag(FLAGS_json)) request->set_include_trace(false);
+  return absl::OkStatus();
 }
 
 // The requests of a batch file: a JSON list whose items are TilingRequests
@@ -432,6 +461,11 @@ int Run(const std::vector<char*>& positional) {
   ClientOptions options;
   options.target = absl::GetFlag(FLAGS_server);
   options.timeout = absl::GetFlag(FLAGS_timeout);
+  if (command == "advise" || absl::GetFlag(FLAGS_mode) == "advise") {
+    // An advice may wait for an emulation worker and then spend its whole
+    // budget plus a numerics check: the budget comes on top of --timeout.
+    options.timeout += absl::Milliseconds(absl::GetFlag(FLAGS_budget_ms));
+  }
   options.execute_timeout = absl::GetFlag(FLAGS_execute_timeout);
   LocalService local;
   std::unique_ptr<TilingClient> client;
@@ -452,6 +486,21 @@ int Run(const std::vector<char*>& positional) {
     absl::StatusOr<std::unique_ptr<TilingClient>> connected = TilingClient::Connect(options);
     if (!connected.ok()) return Failed(connected.status());
     client = *std::move(connected);
+  }
+
+  const std::string mode = absl::GetFlag(FLAGS_mode);
+  if (mode != "cann" && mode != "advise") {
+    return Usage(absl::StrCat("--mode must be cann or advise, got \"", mode, "\""));
+  }
+  if (command == "advise" || (command == "tile" && mode == "advise")) {
+    absl::StatusOr<pb::TilingRequest> request = RequestFromFlags();
+    if (!request.ok()) return Usage(request.status().message());
+    absl::Status advise = ApplyAdviseFlags(&*request);
+    if (!advise.ok()) return Usage(advise.message());
+    absl::StatusOr<pb::TilingResponse> response = client->GetTiling(*request);
+    if (!response.ok()) return Failed(response.status());
+    std::cout << (json ? ToJson(*response) + "\n" : FormatAdvice(*response));
+    return kExitOk;
   }
 
   if (command == "tile") {
@@ -572,6 +621,9 @@ int main(int argc, char** argv) {
       "[--bias] ...\n"
       "  tilingctl batch FILE      JSON list of TilingRequests or MatmulProblems, one stream\n"
       "  tilingctl conform FILE    cann950-tiling-cases/1 file; ends with \"N passed, M failed\"\n"
+      "  tilingctl advise [tile flags] [--max-candidates N] [--budget-ms MS] [--no-verify]\n"
+      "                    ranks every applicable tiling by predicted time (ADVISE mode;\n"
+      "                    `tile --mode advise` is the same)\n"
       "  tilingctl platforms | health\n"
       "  tilingctl execute [tile flags] [--a A.npy --b B.npy [--bias X.npy] --out C.npy | --seed N]\n"
       "                    [--timing-only] [--threads N] [--tiling FILE]   emulate on the server\n"

@@ -40,6 +40,13 @@ prometheus::Histogram::BucketBoundaries ExecuteBuckets() {
   return {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300};
 }
 
+// Host time of one advice: from a millisecond (a tiny problem) to the
+// budget cap of a large one (--max_advisory_ms, at most 10 minutes) plus the
+// numerics check that follows it.
+prometheus::Histogram::BucketBoundaries AdviseBuckets() {
+  return {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 600};
+}
+
 // Cube utilization is a fraction; tenths are as fine as a dashboard reads it.
 prometheus::Histogram::BucketBoundaries UtilizationBuckets() {
   return {0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0};
@@ -137,7 +144,13 @@ ServiceMetrics::ServiceMetrics(prometheus::Registry& registry)
                                .Help("Predicted cube utilization of each successful Execute "
                                      "run, 0..1.")
                                .Register(registry)
-                               .Add({}, UtilizationBuckets())) {
+                               .Add({}, UtilizationBuckets())),
+      advise_seconds_(prometheus::BuildHistogram()
+                          .Name("npu_advise_seconds")
+                          .Help("Host time of one ADVISE advisor run on a worker (cache hits "
+                                "and queueing excluded).")
+                          .Register(registry)
+                          .Add({}, AdviseBuckets())) {
   auto& started = prometheus::BuildCounter()
                       .Name("grpc_server_started_total")
                       .Help("Total number of RPCs started on the server.")
@@ -195,6 +208,17 @@ ServiceMetrics::ServiceMetrics(prometheus::Registry& registry)
     execute_results_[code] = &execute.Add(
         {{"result", std::string(PrometheusCodeName(static_cast<absl::StatusCode>(code)))}});
   }
+  auto& advise = prometheus::BuildCounter()
+                     .Name("npu_advise_total")
+                     .Help(
+                         "GetTiling requests in ADVISE mode by outcome (the gRPC code name; "
+                         "BudgetExhausted: OK, but the advisory budget ran out).")
+                     .Register(registry);
+  for (int code = 0; code < kNumCodes; ++code) {
+    advise_results_[code] = &advise.Add(
+        {{"result", std::string(PrometheusCodeName(static_cast<absl::StatusCode>(code)))}});
+  }
+  advise_budget_exhausted_ = &advise.Add({{"result", "BudgetExhausted"}});
 }
 
 int ServiceMetrics::CodeIndex(absl::StatusCode code) {
@@ -256,6 +280,16 @@ void ServiceMetrics::ExecuteRan(double seconds) { execute_seconds_.Observe(secon
 void ServiceMetrics::ExecutePredicted(double cube_utilization) {
   execute_utilization_.Observe(cube_utilization);
 }
+
+void ServiceMetrics::AdviseFinished(absl::StatusCode code, bool budget_exhausted) {
+  if (code == absl::StatusCode::kOk && budget_exhausted) {
+    advise_budget_exhausted_->Increment();
+    return;
+  }
+  advise_results_[CodeIndex(code)]->Increment();
+}
+
+void ServiceMetrics::AdviseRan(double seconds) { advise_seconds_.Observe(seconds); }
 
 void ServiceMetrics::CacheHit() { cache_hits_.Increment(); }
 void ServiceMetrics::CacheMiss() { cache_misses_.Increment(); }

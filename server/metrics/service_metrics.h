@@ -27,6 +27,15 @@
 //   npu_execute_predicted_cube_utilization predicted cube utilization of each
 //                                          successful run (histogram, 0.1 .. 1.0)
 //
+// and ADVISE mode's (GetTiling with mode TILING_MODE_ADVISE):
+//
+//   npu_advise_total{result}               ADVISE requests by outcome: the gRPC
+//                                          code name, or "BudgetExhausted" for
+//                                          an OK answer whose budget ran out
+//   npu_advise_seconds                     host time of one advisor run on a
+//                                          worker (histogram; cache hits and
+//                                          queueing excluded)
+//
 // Labels stay low-cardinality: method, code and strategy names only, never a
 // shape or a client id.
 #ifndef NPU_SERVER_METRICS_SERVICE_METRICS_H_
@@ -90,6 +99,12 @@ class ServiceMetrics {
   void ExecuteRan(double seconds);
   void ExecutePredicted(double cube_utilization);
 
+  // Counts one ADVISE request that ended with `code`; an OK one whose
+  // advisory budget ran out is counted as "BudgetExhausted" instead.
+  void AdviseFinished(absl::StatusCode code, bool budget_exhausted);
+  // Records the host time of one advisor run.
+  void AdviseRan(double seconds);
+
  private:
   // google.rpc.Code has 17 values, 0..16.
   static constexpr int kNumCodes = 17;
@@ -117,6 +132,9 @@ class ServiceMetrics {
   prometheus::Gauge& execute_running_;
   prometheus::Histogram& execute_seconds_;
   prometheus::Histogram& execute_utilization_;
+  std::array<prometheus::Counter*, kNumCodes> advise_results_{};
+  prometheus::Counter* advise_budget_exhausted_ = nullptr;
+  prometheus::Histogram& advise_seconds_;
 };
 
 }  // namespace npu::server

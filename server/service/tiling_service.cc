@@ -135,6 +135,13 @@ absl::Status TilingService::OverloadError() const {
 }
 
 absl::Status TilingService::Answer(const pb::TilingRequest& request, pb::TilingResponse* response) {
+  if (request.mode() == pb::TILING_MODE_ADVISE) {
+    AdviseWork work;
+    bool answered = false;
+    RETURN_IF_ERROR(PrepareAdvise(request, &work, response, &answered));
+    if (answered) return absl::OkStatus();
+    return RunAdvise(request, work, /*cancelled=*/nullptr, response);
+  }
   response->Clear();
   RETURN_IF_ERROR(ValidateRequest(request));
   const tl::MatmulProblem problem = ProblemFromProto(request.problem());
@@ -195,6 +202,10 @@ grpc::ServerUnaryReactor* TilingService::GetTiling(grpc::CallbackServerContext* 
   absl::Status status;
   if (TryAdmit()) {
     status = ParseRequest(*request_bytes, request);
+    if (status.ok() && request->mode() == pb::TILING_MODE_ADVISE) {
+      // Seconds of emulation: handed to a worker, which finishes the call.
+      return StartAdvise(context, *request, response_bytes, start);
+    }
     if (status.ok()) status = Answer(*request, response);
     if (status.ok()) status = SerializeResponse(*response, response_bytes);
     Release();
@@ -374,6 +385,13 @@ class TilingService::BatchReactor final
     pb::TilingRequest* request = arena.Create<pb::TilingRequest>();
     pb::TilingResponse* response = arena.Create<pb::TilingResponse>();
     absl::Status status = ParseRequest(request_bytes_, request);
+    if (status.ok() && request->mode() == pb::TILING_MODE_ADVISE) {
+      // Batch items are answered on the RPC thread, in order; one advice
+      // would hold the stream (and a callback thread) for seconds.
+      status = absl::InvalidArgumentError(
+          "mode: TILING_MODE_ADVISE is not served on GetTilingBatch (each advice runs tens of "
+          "emulations); call GetTiling for it");
+    }
     if (status.ok()) status = service_->Answer(*request, response);
     if (!status.ok()) {
       service_->metrics_.RequestFailed(status.code());

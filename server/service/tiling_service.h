@@ -25,12 +25,21 @@
 // queue of emulation workers (execute_queue.h); the RPC finishes from the
 // worker. A full queue is RESOURCE_EXHAUSTED at once, and the call's deadline
 // or cancellation stops a running emulation through its cancellation flag.
+//
+// A GetTiling in ADVISE mode (advise.h) runs tens of emulations too, so it
+// takes the same path: the handler validates it and answers it from the
+// cache when it can; otherwise it queues the advisor on the same workers and
+// finishes the RPC from there (advise_reactor.cc). Deadline and cancellation
+// end the advisor's budget, so it stops before its next emulation. Sharing
+// the pool keeps one bound on the server's emulation CPU and memory.
+// GetTilingBatch refuses ADVISE items (INVALID_ARGUMENT, see the proto).
 #ifndef NPU_SERVER_SERVICE_TILING_SERVICE_H_
 #define NPU_SERVER_SERVICE_TILING_SERVICE_H_
 
 #include <grpcpp/support/byte_buffer.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -39,6 +48,7 @@
 #include "npu/tiling/v1/tiling_service.grpc.pb.h"
 #include "npu/tiling/v1/tiling_service.pb.h"
 #include "server/metrics/service_metrics.h"
+#include "server/service/advise.h"
 #include "server/service/decision_cache.h"
 #include "server/service/execute.h"
 #include "server/service/execute_queue.h"
@@ -53,8 +63,11 @@ struct ServiceOptions {
   int max_inflight = 1024;
   // Requests accepted on one GetTilingBatch stream.
   int64_t max_batch = 1000000;
-  // Execute: the emulation workers, their queue and the work limits.
+  // Execute: the emulation workers, their queue and the work limits. ADVISE
+  // requests share the workers, the queue and max_simulated_ops.
   ExecuteOptions execute;
+  // ADVISE: defaults and caps of the per-request options.
+  AdviseLimits advise;
 };
 
 // GetTiling and GetTilingBatch take serialized messages (see above); the
@@ -75,7 +88,9 @@ class TilingService final : public TilingServiceBase {
   // Computes the answer to one request into `response`, or returns why not:
   // kInvalidArgument naming the field, kNotFound for an unknown platform or
   // strategy, kFailedPrecondition for a forced strategy that cannot apply,
-  // kInternal for an engine bug. Sets every field but `status`.
+  // kInternal for an engine bug. Sets every field but `status`. An ADVISE
+  // request runs the advisor on the calling thread (PrepareAdvise() then
+  // RunAdvise()); GetTiling instead runs it on an emulation worker.
   absl::Status Answer(const npu::tiling::v1::TilingRequest& request,
                       npu::tiling::v1::TilingResponse* response);
 
@@ -109,9 +124,32 @@ class TilingService final : public TilingServiceBase {
   // deadline passed, and that stopped on the cancellation flag.
   uint64_t execute_runs_interrupted() const { return execute_runs_interrupted_.load(); }
 
+  // The first half of an ADVISE request, cheap enough for an RPC thread:
+  // validates and resolves it into `work`, checks the emulation work limit
+  // on CANN's plan (kResourceExhausted), and looks the advice up in the
+  // cache. On a hit it fills `response` (id included) and sets `*answered`.
+  absl::Status PrepareAdvise(const npu::tiling::v1::TilingRequest& request, AdviseWork* work,
+                             npu::tiling::v1::TilingResponse* response, bool* answered);
+  // The second half, for a worker: runs the advisor, fills `response` (id
+  // included) and caches a complete advice. When `cancelled` turns true the
+  // advisor's budget ends, so it stops before its next emulation; the caller
+  // then discards the answer.
+  absl::Status RunAdvise(const npu::tiling::v1::TilingRequest& request, const AdviseWork& work,
+                         const std::atomic<bool>* cancelled,
+                         npu::tiling::v1::TilingResponse* response);
+
  private:
   class BatchReactor;
   class ExecuteReactor;
+  class AdviseReactor;
+
+  // Takes over an admitted GetTiling call in ADVISE mode (advise_reactor.cc):
+  // the returned reactor finishes it, releases the admission and reports
+  // the call's metrics.
+  grpc::ServerUnaryReactor* StartAdvise(grpc::CallbackServerContext* context,
+                                        const npu::tiling::v1::TilingRequest& request,
+                                        grpc::ByteBuffer* response_bytes,
+                                        std::chrono::steady_clock::time_point start);
 
   // The emulation queue of `options`, reporting its depth to `metrics`
   // (defined with the Execute handler, execute_reactor.cc).

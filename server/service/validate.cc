@@ -74,6 +74,34 @@ absl::Status ValidateProblemFields(const pb::MatmulProblem& problem) {
   return status;
 }
 
+// The mode and, in ADVISE mode, its options and the fields it excludes.
+absl::Status ValidateMode(const pb::TilingRequest& request) {
+  if (!pb::TilingMode_IsValid(request.mode())) {
+    return FieldError("mode", absl::StrCat("unknown mode ", static_cast<int>(request.mode())));
+  }
+  const bool advise = request.mode() == pb::TILING_MODE_ADVISE;
+  if (request.has_advise() && !advise) {
+    return FieldError("advise", "only allowed with mode TILING_MODE_ADVISE");
+  }
+  if (!advise) return absl::OkStatus();
+  if (!request.forced_strategy().empty()) {
+    return FieldError("forced_strategy",
+                      "must be empty with mode TILING_MODE_ADVISE (the advice ranks every "
+                      "strategy)");
+  }
+  if (request.advise().max_candidates() > kMaxAdviseCandidates) {
+    return FieldError("advise.max_candidates",
+                      absl::StrCat("must be in [0, ", kMaxAdviseCandidates, "], got ",
+                                   request.advise().max_candidates()));
+  }
+  if (request.advise().max_advisory_ms() > kMaxAdvisoryMs) {
+    return FieldError("advise.max_advisory_ms",
+                      absl::StrCat("must be in [0, ", kMaxAdvisoryMs, "], got ",
+                                   request.advise().max_advisory_ms()));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status ValidatePlatformOverrides(const pb::PlatformOverrides& overrides) {
@@ -115,6 +143,7 @@ absl::Status ValidateRequest(const pb::TilingRequest& request) {
     status.Update(ValidateProblemFields(request.problem()));
   }
   status.Update(ValidatePlatformOverrides(request.platform_overrides()));
+  status.Update(ValidateMode(request));
   return status;
 }
 

@@ -52,6 +52,12 @@ inline constexpr OverrideRange kOverrideRanges[] = {
     {"l2_bytes_per_cycle", 1, 1 * kKiB* kKiB},
 };
 
+// Wire limits of AdviseOptions (ADVISE mode). Servers cap both lower
+// (--max_advise_candidates, --max_advisory_ms); these only reject values no
+// server would honour, so that a typo is an error rather than a silent cap.
+inline constexpr uint32_t kMaxAdviseCandidates = 64;
+inline constexpr uint32_t kMaxAdvisoryMs = 600000;  // 10 minutes
+
 // OK, or kInvalidArgument naming the first offending field of `request`.
 absl::Status ValidateRequest(const npu::tiling::v1::TilingRequest& request);
 

@@ -57,6 +57,107 @@ TEST(FormatBatchTest, ShowsItemErrors) {
   EXPECT_THAT(text, HasSubstr("problem: m"));
 }
 
+// An ADVISE answer with a variant ahead of CANN's choice.
+pb::TilingResponse AdviceResponse() {
+  pb::TilingResponse response;
+  response.set_strategy("BASIC_STREAM_K");
+  response.set_tiling_key(4098);
+  response.set_block_dim(32);
+  response.set_tiling_struct("MatMulV3BasicTilingData");
+  pb::Advice* advice = response.mutable_advice();
+  advice->set_max_candidates(8);
+  advice->set_max_advisory_ms(2000);
+  advice->set_verify_recommendation(true);
+  advice->set_emulations(11);
+  pb::AdviceCandidate* best = advice->add_candidates();
+  best->set_name("BASIC_ASWT/base_64x64");
+  best->set_kind(pb::VARIANT_KIND_BLOCK_SEARCH);
+  best->set_predicted_time_us(5.92);
+  best->set_speedup_vs_cann(1.711);
+  best->set_bound_resource("DDR");
+  best->set_numerics(pb::NUMERICS_STATUS_PASSED);
+  best->set_explanation("base 64x64 by predicted time");
+  pb::AdviceCandidate* cann = advice->add_candidates();
+  cann->set_name("BASIC_STREAM_K");
+  cann->set_kind(pb::VARIANT_KIND_CANN_STRATEGY);
+  cann->set_is_cann_choice(true);
+  cann->set_predicted_time_us(10.13);
+  cann->set_speedup_vs_cann(1);
+  cann->set_bound_resource("DDR");
+  cann->set_numerics(pb::NUMERICS_STATUS_NOT_CHECKED);
+  cann->set_explanation("CANN's choice: SK");
+  pb::NotOffered* no = advice->add_not_offered();
+  no->set_kind(pb::VARIANT_KIND_AIV_DOT);
+  no->set_name("TO_MUL/aiv_*");
+  no->set_reason("M=256 and N=256 are both above 1");
+  pb::VerificationReport* v = advice->mutable_verification();
+  v->set_shrunk(true);
+  v->set_m(128);
+  v->set_n(128);
+  v->set_k(1024);
+  v->set_worst_error_ratio(0.25);
+  return response;
+}
+
+TEST(FormatAdviceTest, RanksCandidatesAndMarksCannsChoice) {
+  const std::string text = FormatAdvice(AdviceResponse());
+  EXPECT_THAT(text, HasSubstr("CANN's choice: BASIC_STREAM_K, key 4098, block_dim 32"));
+  EXPECT_THAT(text, HasSubstr("2 candidates, best first (max 8, budget 2000 ms, 11 emulations)"));
+  // Header, then one row per candidate in rank order, CANN's with a '*'.
+  EXPECT_THAT(text, HasSubstr("rank  candidate"));
+  EXPECT_THAT(text, HasSubstr("predicted_us"));
+  EXPECT_THAT(text, HasSubstr("vs_cann"));
+  const size_t first = text.find("1     BASIC_ASWT/base_64x64");
+  const size_t second = text.find("2*    BASIC_STREAM_K");
+  ASSERT_NE(first, std::string::npos) << text;
+  ASSERT_NE(second, std::string::npos) << text;
+  EXPECT_LT(first, second);
+  EXPECT_THAT(text, HasSubstr("5.920    1.711x DDR      PASSED      base 64x64 by predicted time"));
+  EXPECT_THAT(text, HasSubstr("10.130    1.000x DDR      NOT_CHECKED CANN's choice: SK"));
+  EXPECT_THAT(text, HasSubstr("verified on 128x128x1024, worst error 0.25 of bound"));
+  // Then the reasons for what was not offered.
+  const size_t not_offered = text.find("not offered");
+  ASSERT_NE(not_offered, std::string::npos);
+  EXPECT_GT(not_offered, second);
+  EXPECT_THAT(text, HasSubstr("AIV_DOT"));
+  EXPECT_THAT(text, HasSubstr("M=256 and N=256 are both above 1"));
+  EXPECT_THAT(text, ::testing::Not(HasSubstr("BUDGET EXHAUSTED")));
+}
+
+TEST(FormatAdviceTest, SaysWhenTheBudgetRanOutOrVerificationIsOff) {
+  pb::TilingResponse response = AdviceResponse();
+  pb::Advice* advice = response.mutable_advice();
+  advice->set_budget_exhausted(true);
+  advice->set_budget_note("advisory budget of 5 ms spent after 3 emulations; skipped: TO_MUL");
+  advice->set_timing_note("timed with ND operands");
+  advice->clear_verification();
+  advice->set_verify_recommendation(false);
+  const std::string text = FormatAdvice(response);
+  EXPECT_THAT(text, HasSubstr("BUDGET EXHAUSTED"));
+  EXPECT_THAT(text, HasSubstr("skipped: TO_MUL"));
+  EXPECT_THAT(text, HasSubstr("note: timed with ND operands"));
+  EXPECT_THAT(text, HasSubstr("numerics: not checked"));
+}
+
+TEST(FormatAdviceTest, ResponseWithoutAdvice) {
+  pb::TilingResponse response;
+  response.set_strategy("BASIC_ASWT");
+  EXPECT_THAT(FormatAdvice(response), HasSubstr("no advice"));
+}
+
+TEST(FormatAdviceTest, Labels) {
+  EXPECT_EQ(VariantKindLabel(pb::VARIANT_KIND_L1_PARTIAL_RESIDENCY), "L1_PARTIAL_RESIDENCY");
+  EXPECT_EQ(NumericsLabel(pb::NUMERICS_STATUS_FAILED), "FAILED");
+  EXPECT_EQ(NumericsLabel(pb::NUMERICS_STATUS_UNSPECIFIED), "-");
+}
+
+TEST(ToJsonTest, AdviceUsesEnumNames) {
+  const std::string json = ToJson(AdviceResponse());
+  EXPECT_THAT(json, HasSubstr("\"kind\":\"VARIANT_KIND_BLOCK_SEARCH\""));
+  EXPECT_THAT(json, HasSubstr("\"isCannChoice\":true"));
+  EXPECT_THAT(json, HasSubstr("\"speedupVsCann\":1.711"));
+}
+
 TEST(ToJsonTest, PrintsDefaultsToo) {
   pb::TilingResponse response;
   response.set_id("x");
