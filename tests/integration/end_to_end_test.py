@@ -8,6 +8,11 @@
               written here and --tiling from an edited `tile --json`; the external reflection client
               scripts/grpc_reflect.py (list, describe, call GetTiling); the standard health
               service from Python grpcio; /metrics; SIGTERM exits 0.
+  advise      starts the server with ADVISE caps (--max_advisory_ms, --max_advise_candidates) and
+              checks `tilingctl advise`: the ranked table (CANN's choice marked, not-offered reasons),
+              --json (sorted candidates, caps echoed, recommendation verified), `tile --mode advise`
+              as an alias, the same answer again from the cache, CANN answers without advice,
+              invalid options as INVALID_ARGUMENT naming the field, and npu_advise_total on /metrics.
   prometheus  starts the server and a real Prometheus (Debian package) scraping it every second,
               drives GetTiling calls, and waits until grpc_server_handled_total has moved, read
               through the Prometheus HTTP API and `promtool query instant`.
@@ -441,6 +446,76 @@ def service_part(args, workdir):
     check("stopped" in read(log_path), "the server logged a clean stop")
 
 
+def advise_part(args, workdir):
+    server, port, metrics_port, _ = start_server(
+        args.server, workdir, extra=["--max_advisory_ms=60000", "--max_advise_candidates=3"])
+    target = "127.0.0.1:%d" % port
+    # bench/ADVISE_SWEEP.md: the block search beats CANN's BASIC_ASWT 1.5x here, and BASIC_ASWT
+    # has three more variants, so the cap of 3 candidates ranks some out.
+    shape = ["--m", "4097", "--n", "777", "--k", "1999", "--dtype", "float16"]
+
+    table = run([args.ctl, "advise", "--server", target] + shape)
+    row = re.compile(r"^\d+\*?\s+\S+\s+[\d.]+\s+[\d.]+x ")
+    rows = [line for line in table.splitlines() if row.match(line)]
+    check(table.startswith("CANN's choice: BASIC_ASWT") and "rank  candidate" in table and
+          len(rows) == 3 and sum(1 for r in rows if re.match(r"^\d+\*", r)) == 1,
+          "advise: ranked table of 3 candidates, CANN's choice marked once")
+    check(rows[0].startswith("1 ") and "BASIC_ASWT/base_" in rows[0] and "PASSED" in rows[0],
+          "advise: the block-search variant ranks first and passed its numerics check")
+    check("\nnot offered\n" in table and "beyond max_candidates=3" in table and
+          "BASIC_STREAM_K" in table, "advise: not-offered reasons (capped, strategies that cannot "
+          "apply)")
+
+    advice_json = json.loads(run([args.ctl, "advise", "--server", target, "--json"] + shape))
+    advice = advice_json["advice"]
+    cycles = [int(c["predictedCycles"]) for c in advice["candidates"]]
+    cann = [c for c in advice["candidates"] if c["isCannChoice"]]
+    check(cycles == sorted(cycles) and len(cann) == 1 and
+          cann[0]["tiling"]["tilingKey"] == advice_json["tilingKey"] and
+          cann[0]["speedupVsCann"] == 1 and advice["candidates"][0]["speedupVsCann"] > 1,
+          "advise --json: sorted by predicted cycles, CANN's choice present with speed-up 1")
+    check(advice["maxCandidates"] == 3 and advice["maxAdvisoryMs"] == 60000 and
+          advice["verification"]["worstErrorRatio"] <= 1 and not advice["budgetExhausted"],
+          "advise --json: the server's caps are echoed; the recommendation verified")
+    check(advice_json["fromCache"], "advise --json: the same advice again comes from the cache")
+
+    alias = json.loads(run([args.ctl, "tile", "--mode", "advise", "--server", target, "--json"] +
+                           shape))
+    alias["advice"].pop("fromCache", None)
+    check(alias["advice"] == advice, "tile --mode advise: the same advice as advise")
+
+    unverified = json.loads(run([args.ctl, "advise", "--server", target, "--json", "--no-verify",
+                                 "--max-candidates", "2", "--budget-ms", "100000"] + shape))
+    check(not unverified["advice"]["verifyRecommendation"] and
+          "verification" not in unverified["advice"] and
+          len(unverified["advice"]["candidates"]) == 2 and
+          unverified["advice"]["maxAdvisoryMs"] == 60000,
+          "advise --no-verify --max-candidates 2: nothing verified, two candidates, budget capped")
+
+    plain = json.loads(run([args.ctl, "tile", "--server", target, "--json"] + shape))
+    check("advice" not in plain and plain["strategy"] == advice_json["strategy"] and
+          plain["rawWords"] == advice_json["rawWords"],
+          "tile: CANN's answer without advice, the same decision as ADVISE's")
+
+    run([args.ctl, "advise", "--server", target, "--max-candidates", "65"] + shape, expect_rc=1)
+    err = subprocess.run([args.ctl, "advise", "--server", target, "--max-candidates", "65"] + shape,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         timeout=HANG_GUARD_S).stderr.decode()
+    check("INVALID_ARGUMENT" in err and "advise.max_candidates" in err,
+          "advise --max-candidates 65: INVALID_ARGUMENT naming advise.max_candidates")
+    run([args.ctl, "advise", "--server", target, "--strategy", "BASIC_ASWT"] + shape, expect_rc=2)
+
+    with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % metrics_port, timeout=10) as r:
+        metrics = r.read().decode()
+    advised = re.search(r'^npu_advise_total\{result="OK"\} (\S+)$', metrics, re.M)
+    invalid = re.search(r'^npu_advise_total\{result="InvalidArgument"\} (\S+)$', metrics, re.M)
+    runs = re.search(r'^npu_advise_seconds_count (\S+)$', metrics, re.M)
+    check(advised and float(advised.group(1)) == 4 and invalid and
+          float(invalid.group(1)) == 2 and runs and float(runs.group(1)) == 2,
+          "/metrics: 4 advice answers (2 advisor runs, 2 from the cache), 2 invalid")
+    check(stop(server) == 0, "SIGTERM: tiling_server exits 0")
+
+
 def prometheus_part(args, workdir):
     for tool in ("prometheus", "promtool"):
         if not getattr(args, tool) or not os.access(getattr(args, tool), os.X_OK):
@@ -510,7 +585,7 @@ def prometheus_part(args, workdir):
 def main():
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("part", choices=["service", "prometheus"])
+    parser.add_argument("part", choices=["service", "advise", "prometheus"])
     parser.add_argument("--server", required=True, help="tiling_server binary")
     parser.add_argument("--ctl", required=True, help="tilingctl binary")
     parser.add_argument("--reflect", required=True, help="scripts/grpc_reflect.py")
@@ -523,7 +598,8 @@ def main():
     workdir = tempfile.mkdtemp(prefix="npu_e2e_%s_" % args.part)
     ok = False
     try:
-        (service_part if args.part == "service" else prometheus_part)(args, workdir)
+        {"service": service_part, "advise": advise_part,
+         "prometheus": prometheus_part}[args.part](args, workdir)
         ok = True
         print("PASS")
     finally:
