@@ -128,10 +128,32 @@ absl::StatusOr<std::unique_ptr<TilingClient>> TilingClient::Connect(const Client
   }
   if (options.timeout <= absl::ZeroDuration() || options.batch_timeout <= absl::ZeroDuration() ||
       options.execute_timeout <= absl::ZeroDuration()) {
-    return absl::InvalidArgumentError("timeout, batch_timeout and execute_timeout must be positive");
+    return absl::InvalidArgumentError(
+        "timeout, batch_timeout and execute_timeout must be positive");
+  }
+  const bool has_tls_material =
+      !options.tls_root_ca_pem.empty() || !options.tls_cert_chain_pem.empty() ||
+      !options.tls_private_key_pem.empty() || !options.tls_server_name.empty();
+  if (has_tls_material && !options.use_tls) {
+    return absl::InvalidArgumentError("tls_*: TLS settings given but use_tls is false");
+  }
+  if (options.tls_cert_chain_pem.empty() != options.tls_private_key_pem.empty()) {
+    return absl::InvalidArgumentError(
+        "tls_cert_chain_pem, tls_private_key_pem: a client certificate needs its key");
   }
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(options.max_receive_message_bytes);
+  std::shared_ptr<grpc::ChannelCredentials> credentials = grpc::InsecureChannelCredentials();
+  if (options.use_tls) {
+    grpc::SslCredentialsOptions ssl;
+    ssl.pem_root_certs = options.tls_root_ca_pem;
+    ssl.pem_private_key = options.tls_private_key_pem;
+    ssl.pem_cert_chain = options.tls_cert_chain_pem;
+    credentials = grpc::SslCredentials(ssl);
+    if (!options.tls_server_name.empty()) {
+      args.SetSslTargetNameOverride(options.tls_server_name);
+    }
+  }
   if (options.max_attempts > 1) {
     args.SetInt(GRPC_ARG_ENABLE_RETRIES, 1);
     args.SetServiceConfigJSON(ServiceConfigJson(options));
@@ -139,8 +161,7 @@ absl::StatusOr<std::unique_ptr<TilingClient>> TilingClient::Connect(const Client
     // Without a retry policy the config only picks the balancer.
     args.SetLoadBalancingPolicyName("round_robin");
   }
-  auto channel =
-      grpc::CreateCustomChannel(options.target, grpc::InsecureChannelCredentials(), args);
+  auto channel = grpc::CreateCustomChannel(options.target, credentials, args);
   if (channel == nullptr) {
     return absl::InvalidArgumentError(absl::StrCat("target: cannot use \"", options.target, "\""));
   }

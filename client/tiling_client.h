@@ -44,6 +44,16 @@ struct ClientOptions {
   int max_attempts = 4;
   // Largest response accepted, bytes.
   int max_receive_message_bytes = 64 * 1024 * 1024;
+  // TLS (off: plaintext). The server's certificate is checked against
+  // `tls_root_ca_pem` (PEM; empty: the system's trusted roots) and against
+  // the target's host name, or `tls_server_name` when set (for a server
+  // reached by IP or through a proxy). A client certificate chain and its
+  // key (PEM) are presented when the server asks for them (mutual TLS).
+  bool use_tls = false;
+  std::string tls_root_ca_pem;
+  std::string tls_cert_chain_pem;
+  std::string tls_private_key_pem;
+  std::string tls_server_name;
 };
 
 // The serving status of the standard health service (grpc.health.v1).
@@ -63,8 +73,9 @@ std::string ServiceConfigJson(const ClientOptions& options);
 class TilingClient {
  public:
   // Creates a client with its own channel to `options.target`. The channel
-  // connects lazily, so an unreachable server shows up as UNAVAILABLE on the
-  // first call, after the retries. kInvalidArgument for bad options.
+  // connects lazily, so an unreachable server, or a failed TLS handshake,
+  // shows up as UNAVAILABLE on the first call, after the retries.
+  // kInvalidArgument for bad options.
   static absl::StatusOr<std::unique_ptr<TilingClient>> Connect(const ClientOptions& options);
 
   // Uses an existing channel, e.g. a server's in-process channel. Its service

@@ -14,7 +14,9 @@
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <fstream>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -65,6 +67,13 @@ ABSL_FLAG(int, max_advise_candidates, 16,
           "1..64.");
 ABSL_FLAG(double, drain_seconds, 5.0,
           "On SIGTERM/SIGINT, how long in-flight calls may run before they are cancelled.");
+ABSL_FLAG(std::string, tls_cert, "",
+          "PEM certificate chain of the gRPC port; with --tls_key the port speaks TLS only "
+          "(plaintext clients are refused).");
+ABSL_FLAG(std::string, tls_key, "", "PEM private key of --tls_cert.");
+ABSL_FLAG(std::string, tls_client_ca, "",
+          "PEM CA bundle for mutual TLS: clients must present a certificate one of these CAs "
+          "signed. Needs --tls_cert and --tls_key.");
 
 namespace npu::server {
 namespace {
@@ -84,6 +93,15 @@ void ProtobufLogHandler(google::protobuf::LogLevel level, const char* filename, 
                         const std::string& message) {
   Log(level == google::protobuf::LOGLEVEL_FATAL ? LogLevel::kError : LogLevel::kDebug,
       absl::StrCat("protobuf ", filename, ":", line, ": ", message));
+}
+
+// The contents of the file at `path`.
+absl::StatusOr<std::string> ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::NotFoundError(absl::StrCat("cannot read ", path));
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
 }
 
 int Fail(absl::string_view message) {
@@ -148,6 +166,22 @@ int Run() {
   options.address = address;
   options.port = absl::GetFlag(FLAGS_port);
   options.max_message_bytes = absl::GetFlag(FLAGS_max_message_bytes);
+  struct TlsFile {
+    const char* flag;
+    std::string path;
+    std::string* pem;
+  };
+  for (const TlsFile& file :
+       {TlsFile{"--tls_cert", absl::GetFlag(FLAGS_tls_cert), &options.tls_cert_chain_pem},
+        TlsFile{"--tls_key", absl::GetFlag(FLAGS_tls_key), &options.tls_private_key_pem},
+        TlsFile{"--tls_client_ca", absl::GetFlag(FLAGS_tls_client_ca),
+                &options.tls_client_ca_pem}}) {
+    if (file.path.empty()) continue;
+    absl::StatusOr<std::string> pem = ReadFile(file.path);
+    if (!pem.ok()) return Fail(absl::StrCat(file.flag, ": ", pem.status().message()));
+    if (pem->empty()) return Fail(absl::StrCat(file.flag, ": ", file.path, " is empty"));
+    *file.pem = *std::move(pem);
+  }
   options.service.cache_capacity = static_cast<size_t>(cache_size);
   options.service.max_inflight = absl::GetFlag(FLAGS_max_inflight);
   options.service.max_batch = absl::GetFlag(FLAGS_max_batch);
@@ -192,6 +226,12 @@ int Run() {
   if (!server.ok()) return Fail(server.status().ToString());
   std::printf("listening on %s\n", (*server)->address().c_str());
   std::fflush(stdout);
+  if (!options.tls_cert_chain_pem.empty()) {
+    Log(LogLevel::kInfo,
+        options.tls_client_ca_pem.empty()
+            ? "TLS on; plaintext clients are refused"
+            : "mutual TLS on; clients must present a certificate of --tls_client_ca");
+  }
   Log(LogLevel::kInfo,
       absl::StrCat("serving npu.tiling.v1.TilingService on ", (*server)->address(), "; cache ",
                    cache_size, " decisions; max in-flight ", options.service.max_inflight,

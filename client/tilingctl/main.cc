@@ -27,6 +27,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "absl/flags/flag.h"
@@ -56,6 +57,14 @@ ABSL_FLAG(std::string, server, "localhost:50051",
 ABSL_FLAG(bool, local, false, "Run the service inside this process instead of calling --server.");
 ABSL_FLAG(absl::Duration, timeout, absl::Seconds(10), "Deadline of each call, e.g. 10s, 500ms.");
 ABSL_FLAG(bool, json, false, "Print the proto JSON mapping instead of tables.");
+ABSL_FLAG(bool, tls, false,
+          "Talk TLS to --server, trusting the system's roots (implied by the --tls_* flags).");
+ABSL_FLAG(std::string, tls_ca, "", "TLS: PEM CA bundle that signed the server's certificate.");
+ABSL_FLAG(std::string, tls_cert, "",
+          "TLS: PEM client certificate chain, for servers that require one (mutual TLS).");
+ABSL_FLAG(std::string, tls_key, "", "TLS: PEM private key of --tls_cert.");
+ABSL_FLAG(std::string, tls_server_name, "",
+          "TLS: name to check the server's certificate against instead of --server's host.");
 
 // The problem (tile; the defaults of problems in a batch file).
 ABSL_FLAG(std::optional<int64_t>, m, std::nullopt, "Rows of A and C.");
@@ -483,6 +492,20 @@ int Run(const std::vector<char*>& positional) {
     channel_args.SetMaxReceiveMessageSize(-1);
     client = std::make_unique<TilingClient>(local.server->InProcessChannel(channel_args), options);
   } else {
+    options.tls_server_name = absl::GetFlag(FLAGS_tls_server_name);
+    options.use_tls = absl::GetFlag(FLAGS_tls) || !options.tls_server_name.empty();
+    for (const auto& [flag, path, pem] :
+         {std::make_tuple("--tls_ca", absl::GetFlag(FLAGS_tls_ca), &options.tls_root_ca_pem),
+          std::make_tuple("--tls_cert", absl::GetFlag(FLAGS_tls_cert),
+                          &options.tls_cert_chain_pem),
+          std::make_tuple("--tls_key", absl::GetFlag(FLAGS_tls_key),
+                          &options.tls_private_key_pem)}) {
+      if (path.empty()) continue;
+      absl::StatusOr<std::string> text = ReadFile(path);
+      if (!text.ok()) return Usage(absl::StrCat(flag, ": ", text.status().message()));
+      *pem = *std::move(text);
+      options.use_tls = true;
+    }
     absl::StatusOr<std::unique_ptr<TilingClient>> connected = TilingClient::Connect(options);
     if (!connected.ok()) return Failed(connected.status());
     client = *std::move(connected);
@@ -627,7 +650,8 @@ int main(int argc, char** argv) {
       "  tilingctl platforms | health\n"
       "  tilingctl execute [tile flags] [--a A.npy --b B.npy [--bias X.npy] --out C.npy | --seed N]\n"
       "                    [--timing-only] [--threads N] [--tiling FILE]   emulate on the server\n"
-      "Common: --server host:port (default localhost:50051) | --local, --json, --timeout 10s");
+      "Common: --server host:port (default localhost:50051) | --local, --json, --timeout 10s\n"
+      "TLS:    --tls_ca CA.pem [--tls_cert CLIENT.pem --tls_key CLIENT.key] [--tls_server_name N]");
   std::vector<std::string> args = npu::client::NormalizeFlagNames(argc, argv);
   npu::client::RewriteBiasFile(args);
   std::vector<char*> arg_pointers;

@@ -28,6 +28,31 @@ std::string HostPort(const std::string& host, int port) {
 // short next to the ~2 s the metrics endpoint takes to stop.
 constexpr absl::Duration kCloseGrace = absl::Milliseconds(500);
 
+// The port's credentials: plaintext, TLS, or mutual TLS (see ServerOptions).
+absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> PortCredentials(
+    const ServerOptions& options) {
+  const bool has_cert = !options.tls_cert_chain_pem.empty();
+  const bool has_key = !options.tls_private_key_pem.empty();
+  if (has_cert != has_key) {
+    return absl::InvalidArgumentError(
+        "TLS needs both a certificate chain and its private key (--tls_cert, --tls_key)");
+  }
+  if (!has_cert) {
+    if (!options.tls_client_ca_pem.empty()) {
+      return absl::InvalidArgumentError(
+          "a client CA (--tls_client_ca, mutual TLS) needs a server certificate and key");
+    }
+    return grpc::InsecureServerCredentials();
+  }
+  grpc::SslServerCredentialsOptions ssl(
+      options.tls_client_ca_pem.empty()
+          ? GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE
+          : GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY);
+  ssl.pem_root_certs = options.tls_client_ca_pem;
+  ssl.pem_key_cert_pairs.push_back({options.tls_private_key_pem, options.tls_cert_chain_pem});
+  return grpc::SslServerCredentials(ssl);
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<TilingServer>> TilingServer::Start(
@@ -59,15 +84,19 @@ absl::StatusOr<std::unique_ptr<TilingServer>> TilingServer::Start(
   builder.SetMaxReceiveMessageSize(options.max_message_bytes);
   int selected_port = 0;
   if (options.listen) {
-    builder.AddListeningPort(HostPort(options.address, options.port),
-                             grpc::InsecureServerCredentials(), &selected_port);
+    absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> credentials = PortCredentials(options);
+    if (!credentials.ok()) return credentials.status();
+    builder.AddListeningPort(HostPort(options.address, options.port), *credentials, &selected_port);
   }
   builder.RegisterService(server->service_.get());
   server->server_ = builder.BuildAndStart();
   if (server->server_ == nullptr || (options.listen && selected_port == 0)) {
-    return absl::UnavailableError(absl::StrCat("cannot serve on ",
-                                               HostPort(options.address, options.port),
-                                               " (address in use or not local?)"));
+    return absl::UnavailableError(absl::StrCat(
+        "cannot serve on ", HostPort(options.address, options.port),
+        options.tls_cert_chain_pem.empty()
+            ? " (address in use or not local?)"
+            : " (address in use or not local, or TLS certificate and key not valid PEM or not a "
+              "pair?)"));
   }
   server->port_ = options.listen ? selected_port : 0;
   server->SetServing(true);

@@ -8,7 +8,8 @@
 //   * server reflection (v1alpha in gRPC 1.51), so grpcurl can list and call;
 //   * GRPC_ARG_ALLOW_REUSEPORT = 0, so a busy port fails the start instead of
 //     silently sharing connections with another process;
-//   * the receive-size limit.
+//   * the receive-size limit;
+//   * TLS or mutual TLS on the port when certificates are given.
 // Shutdown() is the graceful path: NOT_SERVING first, then stop accepting,
 // then let in-flight calls finish until the drain deadline.
 #ifndef NPU_SERVER_SERVICE_SERVER_H_
@@ -43,14 +44,22 @@ struct ServerOptions {
   // Largest request message accepted, bytes; larger ones fail with
   // RESOURCE_EXHAUSTED before reaching the service.
   int max_message_bytes = 4 * 1024 * 1024;
+  // TLS, as PEM text. With a certificate chain and its private key the port
+  // speaks TLS only, so a plaintext client fails its handshake; both empty
+  // means plaintext. A client CA bundle on top turns on mutual TLS: every
+  // client must present a certificate that one of those CAs signed.
+  std::string tls_cert_chain_pem;
+  std::string tls_private_key_pem;
+  std::string tls_client_ca_pem;
   ServiceOptions service;
 };
 
 class TilingServer {
  public:
   // Builds and starts a server. `registry` and `metrics` must outlive it.
-  // kUnavailable when the address cannot be bound (e.g. the port is busy),
-  // kInvalidArgument for bad options.
+  // kUnavailable when the address cannot be bound (e.g. the port is busy, or
+  // the TLS certificate or key is not valid PEM), kInvalidArgument for bad
+  // options.
   static absl::StatusOr<std::unique_ptr<TilingServer>> Start(
       const ServerOptions& options, const npu::tiling::StrategyRegistry& registry,
       ServiceMetrics& metrics);

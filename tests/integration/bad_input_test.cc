@@ -13,8 +13,8 @@
 // boundaries. Message-size, batch-length and unparseable-bytes cases follow as
 // separate tests. The server runs with small --max_batch and
 // --max_message_bytes so that "past the limit" is cheap to reach.
-#include <grpcpp/create_channel.h>
 #include <grpcpp/completion_queue.h>
+#include <grpcpp/create_channel.h>
 #include <grpcpp/generic/generic_stub.h>
 #include <grpcpp/security/credentials.h>
 #include <grpcpp/support/byte_buffer.h>
@@ -42,8 +42,8 @@ using ::testing::HasSubstr;
 
 constexpr int kMaxBatch = 64;
 constexpr int kMaxMessageBytes = 64 * 1024;
-constexpr int64_t kMaxDim = 2147483647;        // CANN's INT32_MAX dimension limit
-constexpr int64_t kMaxStride = 4294967295;     // 32-bit tiling-data stride fields
+constexpr int64_t kMaxDim = 2147483647;     // CANN's INT32_MAX dimension limit
+constexpr int64_t kMaxStride = 4294967295;  // 32-bit tiling-data stride fields
 constexpr int64_t kInt64Max = std::numeric_limits<int64_t>::max();
 
 // A valid fp16 1024 x 1024 x 1024 problem on the default platform.
@@ -89,8 +89,16 @@ struct Case {
   const char* field;
 };
 
-#define P(body) [](pb::TilingRequest* r) { pb::MatmulProblem* p = r->mutable_problem(); body; }
-#define O(body) [](pb::TilingRequest* r) { pb::PlatformOverrides* o = r->mutable_platform_overrides(); body; }
+#define P(body)                                  \
+  [](pb::TilingRequest* r) {                     \
+    pb::MatmulProblem* p = r->mutable_problem(); \
+    body;                                        \
+  }
+#define O(body)                                                 \
+  [](pb::TilingRequest* r) {                                    \
+    pb::PlatformOverrides* o = r->mutable_platform_overrides(); \
+    body;                                                       \
+  }
 constexpr grpc::StatusCode kOk = grpc::StatusCode::OK;
 constexpr grpc::StatusCode kInvalid = grpc::StatusCode::INVALID_ARGUMENT;
 constexpr grpc::StatusCode kNotFound = grpc::StatusCode::NOT_FOUND;
@@ -503,8 +511,8 @@ grpc::Status RawCall(const std::shared_ptr<grpc::Channel>& channel, const std::s
   grpc::ByteBuffer response;
   grpc::Status result;
   absl::Notification done;
-  stub.UnaryCall(&context, "/npu.tiling.v1.TilingService/GetTiling", grpc::StubOptions(),
-                 &request, &response, [&](grpc::Status status) {
+  stub.UnaryCall(&context, "/npu.tiling.v1.TilingService/GetTiling", grpc::StubOptions(), &request,
+                 &response, [&](grpc::Status status) {
                    result = std::move(status);
                    done.Notify();
                  });

@@ -162,8 +162,8 @@ std::string ServerProcess::Log() const {
 
 std::string MakeTempDir(const std::string& prefix) {
   const char* tmp = getenv("TMPDIR");
-  std::string path = absl::StrCat(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp", "/", prefix,
-                                  "XXXXXX");
+  std::string path =
+      absl::StrCat(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp", "/", prefix, "XXXXXX");
   if (mkdtemp(path.data()) == nullptr) return "";
   return path;
 }

@@ -111,7 +111,7 @@ TEST(ShutdownUnderLoadTest, InFlightCallsCompleteNewOnesAreRefusedNothingIsLost)
 
   std::atomic<bool> sigterm_sent{false};
   absl::BlockingCounter warm(kUnaryCallers + kStreams);
-  absl::Notification shutting_down;  // a fresh call was refused after SIGTERM
+  absl::Notification shutting_down;     // a fresh call was refused after SIGTERM
   absl::Notification streams_continue;  // the unary phase is over and counted
 
   // --- unary callers ---------------------------------------------------------------------
@@ -175,7 +175,8 @@ TEST(ShutdownUnderLoadTest, InFlightCallsCompleteNewOnesAreRefusedNothingIsLost)
       auto receive = [&](int count) {
         pb::TilingResponse response;
         for (int i = 0; i < count && stream->Read(&response); ++i) {
-          if (response.id() == absl::StrCat("s", s, "-", tally.answered) && !response.has_status()) {
+          if (response.id() == absl::StrCat("s", s, "-", tally.answered) &&
+              !response.has_status()) {
             ++tally.answered_in_order_ok;
           }
           ++tally.answered;
@@ -272,9 +273,9 @@ TEST(ShutdownUnderLoadTest, InFlightCallsCompleteNewOnesAreRefusedNothingIsLost)
   for (int s = 0; s < kStreams; ++s) {
     SCOPED_TRACE(absl::StrCat("stream ", s));
     const StreamTally& tally = streams[s];
-    EXPECT_TRUE(tally.status.ok()) << tally.status.error_code() << ": "
-                                   << tally.status.error_message() << "\nserver log:\n"
-                                   << server.Log();
+    EXPECT_TRUE(tally.status.ok())
+        << tally.status.error_code() << ": " << tally.status.error_message() << "\nserver log:\n"
+        << server.Log();
     EXPECT_EQ(tally.sent, kItemsBefore + kItemsAfter);
     EXPECT_EQ(tally.answered, tally.sent);
     EXPECT_EQ(tally.answered_in_order_ok, tally.sent);
@@ -282,9 +283,9 @@ TEST(ShutdownUnderLoadTest, InFlightCallsCompleteNewOnesAreRefusedNothingIsLost)
   std::cout << "unary: sent " << total_sent << ", answered " << total_ok << ", refused "
             << total_refused << " (UNAVAILABLE) + " << total_cancelled
             << " (CANCELLED, never ran); server counted " << server_ok << " OK and "
-            << server_refused << " refused by the service while draining; streams: " << kStreams << " x " << kItemsBefore + kItemsAfter
-            << " items, " << kItemsAfter << " of them after shutdown began; probes " << probes
-            << "\n";
+            << server_refused << " refused by the service while draining; streams: " << kStreams
+            << " x " << kItemsBefore + kItemsAfter << " items, " << kItemsAfter
+            << " of them after shutdown began; probes " << probes << "\n";
 }
 
 }  // namespace
