@@ -225,6 +225,19 @@ absl::StatusOr<tl::ChipSpec> ResolveChip(const pb::TilingRequest& request) {
   if (!valid.ok()) {
     return absl::Status(valid.code(), absl::StrCat("platform: ", valid.message()));
   }
+  // L0A and L0B are filled from L1, so no core has them larger than L1. The
+  // engine's per-field ranges allow it, and BASIC_ASWT's resident-operand
+  // sizing then clamps base_m or base_n to 0 and divides by it: one GetTiling
+  // call with such overrides killed the server with SIGFPE (found by the
+  // tiling_request fuzzer; tests/fuzz/corpus/tiling_request/regression-*).
+  // The same division is still reachable with a tiny L0C
+  // (tests/fuzz/known_crashes/tiling_request.txt): the strategy needs its own
+  // guard.
+  if (chip.l0a_bytes > chip.l1_bytes || chip.l0b_bytes > chip.l1_bytes) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "platform: l0a_bytes=", chip.l0a_bytes, " and l0b_bytes=", chip.l0b_bytes,
+        " must not exceed l1_bytes=", chip.l1_bytes, " (L0A and L0B are filled from L1)"));
+  }
   return chip;
 }
 

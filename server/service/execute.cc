@@ -14,6 +14,7 @@
 #include "emulator/chip.h"
 #include "server/service/convert.h"
 #include "server/service/explicit_tiling.h"
+#include "server/service/status_mapping.h"
 #include "server/service/validate.h"
 #include "server/tiling/status_macros.h"
 #include "server/tiling/validate.h"
@@ -380,11 +381,7 @@ absl::StatusOr<PreparedExecute> PrepareExecute(const pb::ExecuteRequest& request
     decide.forced_strategy = request.forced_strategy();
     absl::StatusOr<tl::TilingDecision> decided = registry.Decide(problem, prepared.chip, decide);
     if (!decided.ok()) {
-      if (decided.status().code() == absl::StatusCode::kNotFound ||
-          decided.status().code() == absl::StatusCode::kFailedPrecondition) {
-        return Prefixed("forced_strategy", decided.status());
-      }
-      return decided.status();
+      return DecisionError(decided.status(), !request.forced_strategy().empty());
     }
     decision.plan = std::move(decided->plan);
   }

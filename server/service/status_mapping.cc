@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "absl/strings/str_cat.h"
+
 namespace npu::server {
 
 grpc::Status ToGrpcStatus(const absl::Status& status) {
@@ -50,6 +52,24 @@ absl::string_view CodeName(absl::StatusCode code) {
       break;  // absl::StatusCode has a reserved sentinel enumerator
   }
   return "UNKNOWN";
+}
+
+absl::Status DecisionError(const absl::Status& status, bool strategy_forced) {
+  absl::string_view field;
+  switch (status.code()) {
+    case absl::StatusCode::kNotFound:
+      field = "forced_strategy";
+      break;
+    case absl::StatusCode::kFailedPrecondition:
+      field = strategy_forced ? "forced_strategy" : "problem";
+      break;
+    case absl::StatusCode::kInvalidArgument:
+      field = "problem";
+      break;
+    default:
+      return status;
+  }
+  return absl::Status(status.code(), absl::StrCat(field, ": ", status.message()));
 }
 
 }  // namespace npu::server

@@ -22,6 +22,16 @@ grpc::Status ToGrpcStatus(const absl::Status& status);
 // the proto's ItemStatus.code_name.
 absl::string_view CodeName(absl::StatusCode code);
 
+// The error of a failed StrategyRegistry::Decide() for the wire, its message
+// prefixed with the request field it is about, as every input error is:
+// "forced_strategy: " when the forced strategy is unknown (kNotFound) or
+// cannot apply (kFailedPrecondition); "problem: " when the engine cannot tile
+// this problem on this chip although it passed validation (kInvalidArgument
+// from a strategy, e.g. K_EQUAL_ZERO's 32-bit totalDataAmount, or
+// kFailedPrecondition with no strategy forced). Other codes (kInternal: an
+// engine bug) are returned unchanged.
+absl::Status DecisionError(const absl::Status& status, bool strategy_forced);
+
 }  // namespace npu::server
 
 #endif  // NPU_SERVER_SERVICE_STATUS_MAPPING_H_

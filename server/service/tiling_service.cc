@@ -172,13 +172,7 @@ absl::Status TilingService::Answer(const pb::TilingRequest& request, pb::TilingR
     absl::StatusOr<tl::TilingDecision> decision = registry_.Decide(problem, chip, options);
     metrics_.DecisionTimed(SecondsSince(start));
     if (!decision.ok()) {
-      // kNotFound / kFailedPrecondition name the forced strategy; anything
-      // else the engine returns after our validation is its own bug.
-      if (decision.status().code() == absl::StatusCode::kNotFound ||
-          decision.status().code() == absl::StatusCode::kFailedPrecondition) {
-        return Prefixed("forced_strategy", decision.status());
-      }
-      return decision.status();
+      return DecisionError(decision.status(), !request.forced_strategy().empty());
     }
     // The cache keeps full answers (a later request may want the trace).
     DecisionToProto(*decision, chip, response, cache_.enabled() || request.include_trace());

@@ -120,6 +120,10 @@ const std::vector<Case>& Cases() {
        P(p->set_k(0); p->set_has_bias(true); p->set_dtype_bias(pb::DATA_TYPE_FLOAT16)), kInvalid,
        "k=0"},
       {"KNegative", P(p->set_k(-1)), kInvalid, "k=-1"},
+      // K = 0 fills C with a vector kernel whose 32-bit totalDataAmount
+      // bounds m * n (found by the tiling_request fuzzer).
+      {"KZeroWithMTimesNPast32Bits", P(p->set_k(0); p->set_m(131072); p->set_n(65536)), kInvalid,
+       "problem: K_EQUAL_ZERO"},
       {"KAtLimit", P(p->set_k(kMaxDim); p->set_m(16); p->set_n(16)), kOk, ""},
       {"KPastLimit", P(p->set_k(kMaxDim + 1)), kInvalid, "k=2147483648"},
       {"AllDimsAtLimitExceedTensorBytes",
@@ -246,6 +250,11 @@ const std::vector<Case>& Cases() {
       {"L1BytesPastLimit", O(o->set_l1_bytes(uint64_t{64} << 20 | 1)), kInvalid,
        "platform_overrides.l1_bytes"},
       {"L0aBytesZero", O(o->set_l0a_bytes(0)), kInvalid, "platform_overrides.l0a_bytes"},
+      // In range, but above L1 (found by the tiling_request fuzzer: it made
+      // BASIC_ASWT divide by zero).
+      {"L0aBytesAboveL1", O(o->set_l0a_bytes(uint64_t{8} << 20)), kInvalid,
+       "platform: l0a_bytes=8388608"},
+      {"L1BytesBelowL0b", O(o->set_l1_bytes(32 * 1024)), kInvalid, "must not exceed l1_bytes"},
       {"L0bBytesPastLimit", O(o->set_l0b_bytes(uint64_t{16} << 20 | 1)), kInvalid,
        "platform_overrides.l0b_bytes"},
       {"L0cBytesMax64", O(o->set_l0c_bytes(std::numeric_limits<uint64_t>::max())), kInvalid,

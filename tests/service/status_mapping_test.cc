@@ -22,5 +22,19 @@ TEST(CodeNameTest, UsesCanonicalNames) {
   EXPECT_EQ(CodeName(absl::StatusCode::kUnauthenticated), "UNAUTHENTICATED");
 }
 
+TEST(DecisionErrorTest, NamesTheRequestField) {
+  EXPECT_EQ(DecisionError(absl::NotFoundError("unknown strategy \"X\""), true),
+            absl::NotFoundError("forced_strategy: unknown strategy \"X\""));
+  EXPECT_EQ(DecisionError(absl::FailedPreconditionError("BASIC_STREAM_K cannot apply"), true),
+            absl::FailedPreconditionError("forced_strategy: BASIC_STREAM_K cannot apply"));
+  EXPECT_EQ(DecisionError(absl::FailedPreconditionError("L1 too small"), false),
+            absl::FailedPreconditionError("problem: L1 too small"));
+  EXPECT_EQ(DecisionError(absl::InvalidArgumentError("K_EQUAL_ZERO: m*n too large"), false),
+            absl::InvalidArgumentError("problem: K_EQUAL_ZERO: m*n too large"));
+  // An engine bug stays what it is.
+  EXPECT_EQ(DecisionError(absl::InternalError("BASIC: overflow"), false),
+            absl::InternalError("BASIC: overflow"));
+}
+
 }  // namespace
 }  // namespace npu::server

@@ -100,6 +100,15 @@ TEST(ValidatePlatformOverridesTest, RangesAgreeWithTheEngine) {
     SCOPED_TRACE(range.field);
     for (uint64_t inside : {range.min, range.max}) {
       pb::TilingRequest request = WithOverride(range.field, inside);
+      // ResolveChip() also keeps L0A and L0B within L1 (convert.cc): give
+      // the other side of that pair room.
+      const std::string field = range.field;
+      if (field == "l0a_bytes" || field == "l0b_bytes") {
+        request.mutable_platform_overrides()->set_l1_bytes(uint64_t{64} << 20);
+      } else if (field == "l1_bytes") {
+        request.mutable_platform_overrides()->set_l0a_bytes(4 * kKiB);
+        request.mutable_platform_overrides()->set_l0b_bytes(4 * kKiB);
+      }
       EXPECT_THAT(ValidateRequest(request), IsOk());
       EXPECT_THAT(ResolveChip(request), IsOk());
     }
@@ -112,6 +121,18 @@ TEST(ValidatePlatformOverridesTest, RangesAgreeWithTheEngine) {
                 StatusIs(absl::StatusCode::kInvalidArgument,
                          HasSubstr(std::string("platform_overrides.") + range.field)));
   }
+}
+
+// An L0A or L0B above L1 is no Ascend core, and made BASIC_ASWT divide by
+// zero (tests/fuzz/corpus/tiling_request/regression-aswt-*).
+TEST(ResolveChipTest, RefusesL0BuffersAboveL1) {
+  EXPECT_THAT(ResolveChip(WithOverride("l0a_bytes", uint64_t{8} << 20)),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("platform: l0a_bytes=8388608 and l0b_bytes=65536 must not "
+                                 "exceed l1_bytes=524288")));
+  EXPECT_THAT(ResolveChip(WithOverride("l0b_bytes", 600 * kKiB)),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("l1_bytes=524288")));
+  EXPECT_THAT(ResolveChip(WithOverride("l0a_bytes", 512 * kKiB)), IsOk());  // equal is fine
 }
 
 }  // namespace
