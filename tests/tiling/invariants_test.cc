@@ -138,3 +138,63 @@ TEST(DeterminismTest, SameProblemSameAnswer) {
 
 }  // namespace
 }  // namespace npu::tiling
+
+namespace npu::tiling {
+namespace {
+
+// Platforms anywhere inside ValidateChip's ranges must never crash the engine
+// or make it report a bug: every answer is a plan or a clear refusal.
+TEST(RandomPlatformTest, EveryAnswerIsAPlanOrARefusal) {
+  uint64_t state = 0x9E3779B97F4A7C15ull;
+  auto next = [&state]() {
+    state ^= state << 13;
+    state ^= state >> 7;
+    state ^= state << 17;
+    return state;
+  };
+  // Log-uniform in [lo, hi].
+  auto pick = [&next](uint64_t lo, uint64_t hi) {
+    const int bits_lo = 63 - __builtin_clzll(lo), bits_hi = 63 - __builtin_clzll(hi);
+    const int bits = bits_lo + static_cast<int>(next() % (bits_hi - bits_lo + 1));
+    const uint64_t value = (uint64_t{1} << bits) + next() % (uint64_t{1} << bits);
+    return std::min(std::max(value, lo), hi);
+  };
+  const StrategyRegistry registry = MakeBuiltinRegistry();
+  constexpr uint64_t kKiB = 1024;
+  const DataType dtypes[] = {DataType::kFloat16, DataType::kBFloat16, DataType::kFloat32};
+  for (int i = 0; i < 20000; ++i) {
+    ChipSpec chip = Chip950();
+    chip.aic_num = static_cast<uint32_t>(pick(1, 128));
+    chip.aiv_num = next() % 2 ? 2 * chip.aic_num : static_cast<uint32_t>(pick(1, 256));
+    chip.l1_bytes = pick(16 * kKiB, 64 * kKiB * kKiB);
+    chip.l0a_bytes = pick(4 * kKiB, 512 * kKiB);
+    chip.l0b_bytes = pick(4 * kKiB, 512 * kKiB);
+    chip.l0c_bytes = pick(4 * kKiB, 16 * kKiB * kKiB);
+    chip.ub_bytes = pick(4 * kKiB, 2 * kKiB * kKiB);
+    chip.l2_bytes = pick(1, 1024 * kKiB * kKiB);
+    chip.bt_bytes = pick(kKiB, 64 * kKiB);
+    MatmulProblem p = Problem(static_cast<int64_t>(pick(1, 1 << 20)),
+                              static_cast<int64_t>(pick(1, 1 << 20)),
+                              static_cast<int64_t>(pick(1, 1 << 20)), dtypes[next() % 3]);
+    p.trans_a = next() % 2;
+    p.trans_b = next() % 2;
+    p.has_bias = next() % 4 == 0;
+    p.dtype_bias = DataType::kFloat32;
+    p.force_grp_acc_fp32 = p.dtype_a == DataType::kFloat32 && next() % 4 == 0;
+    absl::StatusOr<TilingDecision> d = registry.Decide(p, chip);
+    if (d.ok()) {
+      const uint32_t cores =
+          d->plan.kernel_type == KernelType::kAivOnly ? chip.aiv_num : chip.aic_num;
+      EXPECT_LE(d->plan.block_dim, cores);
+      continue;
+    }
+    const absl::StatusCode code = d.status().code();
+    EXPECT_TRUE(code == absl::StatusCode::kFailedPrecondition ||
+                code == absl::StatusCode::kInvalidArgument)
+        << d.status() << " on case " << i;
+    if (HasFailure()) return;
+  }
+}
+
+}  // namespace
+}  // namespace npu::tiling

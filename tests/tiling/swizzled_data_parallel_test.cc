@@ -136,3 +136,21 @@ TEST(SwizzledDataParallelTest, AlwaysCapable) {
 
 }  // namespace
 }  // namespace npu::tiling
+
+namespace npu::tiling {
+namespace {
+
+// A platform whose L0C cannot hold a double-buffered 16-wide block next to a
+// huge L1 used to divide by zero in the A-resident branch.
+TEST(SwizzledDataParallelTest, TinyL0cNextToHugeL1IsRefused) {
+  ChipSpec chip = ::npu::testing::Chip950();
+  chip.l0c_bytes = 4096;
+  chip.l1_bytes = 32 * 1024 * 1024;
+  absl::StatusOr<TilingDecision> d = ::npu::testing::DecideBuiltin(
+      ::npu::testing::Problem(1024, 1024, 1024), chip);
+  EXPECT_THAT(d, ::npu::testing::StatusIs(absl::StatusCode::kFailedPrecondition,
+                                          ::testing::HasSubstr("l0c_bytes=4096")));
+}
+
+}  // namespace
+}  // namespace npu::tiling

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <string>
+#include <string_view>
 
 #include "absl/strings/str_cat.h"
 #include "server/tiling/block_heuristics.h"
@@ -88,6 +89,16 @@ uint64_t StreamedKSteps(uint64_t base_k, uint64_t other_edge, uint64_t elem_byte
   return steps;
 }
 
+// The error for a platform whose L1 or L0C leaves no room for a 16-wide
+// block of the streamed operand next to the resident one.
+absl::Status NoBlockFits(std::string_view resident, std::string_view field, const ChipSpec& chip,
+                         uint64_t max_by_l1, uint64_t max_by_l0c) {
+  return absl::FailedPreconditionError(absl::StrCat(
+      "with ", std::string(resident), " resident in L1, ", std::string(field),
+      " has no 16-aligned width left: l1_bytes=", chip.l1_bytes, " allows ", max_by_l1,
+      ", l0c_bytes=", chip.l0c_bytes, " allows ", max_by_l0c));
+}
+
 void ResetTailBalance(CubeRunState& s) {
   s.m_base_tail_split_cnt = 1;
   s.n_base_tail_split_cnt = 1;
@@ -96,8 +107,8 @@ void ResetTailBalance(CubeRunState& s) {
 }
 
 // A stays in L1 for the whole kernel; each core streams its own columns of B.
-void PlanAFullLoad(const MatmulProblem& problem, const ProblemFacts& facts, const ChipSpec& chip,
-                   CubeRunState& s) {
+absl::Status PlanAFullLoad(const MatmulProblem& problem, const ProblemFacts& facts,
+                           const ChipSpec& chip, CubeRunState& s) {
   ResetTailBalance(s);
   const uint64_t m_aligned = CeilAlign(facts.m, kBlock16);
   const uint64_t k_aligned = CeilAlign(facts.k, kBlock16);
@@ -111,6 +122,10 @@ void PlanAFullLoad(const MatmulProblem& problem, const ProblemFacts& facts, cons
   const uint64_t max_n = FloorAlign(std::min(max_n_by_l1, max_n_by_l0c), kBlock16);
   const uint64_t balanced_n = CeilAlign(CeilDiv(facts.n, chip.aic_num), kBlock16);
   s.base_n = std::min(s.base_n, std::min(max_n, balanced_n));
+  if (s.base_n == 0) {
+    // CANN divides by this width next; on real chips it is never empty.
+    return NoBlockFits("A", "base_n", chip, max_n_by_l1, max_n_by_l0c);
+  }
   // With N as B's inner axis, keep base_n 128-byte aligned.
   const uint64_t align = 128 / facts.b_bytes;
   if (!problem.trans_b && s.base_n > align) s.base_n = FloorAlign(s.base_n, align);
@@ -148,11 +163,12 @@ void PlanAFullLoad(const MatmulProblem& problem, const ProblemFacts& facts, cons
       ++s.tail_n_cnt;
     }
   }
+  return absl::OkStatus();
 }
 
 // B stays in L1 for the whole kernel; each core streams its own rows of A.
-void PlanBFullLoad(const MatmulProblem& problem, const ProblemFacts& facts, const ChipSpec& chip,
-                   CubeRunState& s) {
+absl::Status PlanBFullLoad(const MatmulProblem& problem, const ProblemFacts& facts,
+                           const ChipSpec& chip, CubeRunState& s) {
   ResetTailBalance(s);
   const uint64_t n_aligned = CeilAlign(facts.n, kBlock16);
   const uint64_t k_aligned = CeilAlign(facts.k, kBlock16);
@@ -166,6 +182,7 @@ void PlanBFullLoad(const MatmulProblem& problem, const ProblemFacts& facts, cons
   const uint64_t max_m = FloorAlign(std::min(max_m_by_l1, max_m_by_l0c), kBlock16);
   const uint64_t balanced_m = CeilAlign(CeilDiv(facts.m, chip.aic_num), kBlock16);
   s.base_m = std::min(s.base_m, std::min(max_m, balanced_m));
+  if (s.base_m == 0) return NoBlockFits("B", "base_m", chip, max_m_by_l1, max_m_by_l0c);
   // With M as A's inner axis, keep base_m 128-byte aligned (CANN measures
   // the alignment in B's element size here).
   const uint64_t align = 128 / facts.b_bytes;
@@ -203,6 +220,7 @@ void PlanBFullLoad(const MatmulProblem& problem, const ProblemFacts& facts, cons
       ++s.tail_m_cnt;
     }
   }
+  return absl::OkStatus();
 }
 
 void ChooseFp32SplitK(const MatmulProblem& problem, const ProblemFacts& facts,
@@ -245,7 +263,9 @@ absl::StatusOr<TilingPlan> SwizzledDataParallelStrategy::DoTiling(const MatmulPr
       facts.a_slice_3d ? "slice view" : AFullLoadObstacle(problem, facts, chip, choice);
   std::string b_obstacle;
   if (a_obstacle.empty()) {
-    PlanAFullLoad(problem, facts, chip, s);
+    if (absl::Status status = PlanAFullLoad(problem, facts, chip, s); !status.ok()) {
+      return status;
+    }
     choice.full_load = FullLoad::kA;
     choice.detail = "A resident in L1";
     ChooseFp32SplitK(problem, facts, choice);
@@ -253,7 +273,9 @@ absl::StatusOr<TilingPlan> SwizzledDataParallelStrategy::DoTiling(const MatmulPr
   } else if (b_obstacle = facts.a_slice_3d ? "slice view"
                                            : BFullLoadObstacle(problem, facts, chip, choice);
              b_obstacle.empty()) {
-    PlanBFullLoad(problem, facts, chip, s);
+    if (absl::Status status = PlanBFullLoad(problem, facts, chip, s); !status.ok()) {
+      return status;
+    }
     choice.full_load = FullLoad::kB;
     choice.detail = absl::StrCat("B resident in L1 (A full load: ", a_obstacle, ")");
     ChooseApiLevelAndModel(problem, facts, choice);
@@ -262,6 +284,11 @@ absl::StatusOr<TilingPlan> SwizzledDataParallelStrategy::DoTiling(const MatmulPr
     const uint64_t l1_for_ab =
         problem.has_bias ? chip.l1_bytes - kBiasTableL1Bytes : chip.l1_bytes;
     s.step_ka = l1_for_ab / 2 / ((s.base_m + s.base_n) * s.base_k) / facts.a_bytes;
+    if (s.step_ka == 0) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "l1_bytes=", chip.l1_bytes, " cannot hold two stages of ", s.base_m, "x", s.base_k,
+          " A and ", s.base_n, "x", s.base_k, " B blocks"));
+    }
     s.step_kb = s.step_ka;
     s.depth_a1 = s.step_ka * kDoubleBuffer;
     s.depth_b1 = s.step_kb * kDoubleBuffer;
