@@ -59,6 +59,12 @@ ABSL_FLAG(uint64_t, max_execute_work, uint64_t{1} << 33,
           "RESOURCE_EXHAUSTED (timing-only runs are not limited by it).");
 ABSL_FLAG(uint64_t, max_execute_simulated_ops, 3000000,
           "Execute: largest number of simulated pipe operations of one run (~72 bytes each).");
+ABSL_FLAG(uint64_t, max_execute_operand_elements, uint64_t{1} << 24,
+          "Execute: largest element count of A, B or C in a run with numerics (2^24 = 4096^2 "
+          "keeps a run's tensors under ~350 MB); larger is RESOURCE_EXHAUSTED.");
+ABSL_FLAG(uint64_t, max_execute_returned_c_bytes, uint64_t{60} << 20,
+          "Execute: largest C returned in a response (return_c), bytes; larger is "
+          "RESOURCE_EXHAUSTED.");
 ABSL_FLAG(int, max_advisory_ms, 2000,
           "ADVISE: most wall-clock milliseconds one advice may spend on emulations (the budget "
           "of a request that sets none; larger requests are lowered to it); 1..600000.");
@@ -189,6 +195,15 @@ int Run() {
   options.service.execute.max_queued = absl::GetFlag(FLAGS_max_execute_queue);
   options.service.execute.max_numeric_macs = absl::GetFlag(FLAGS_max_execute_work);
   options.service.execute.max_simulated_ops = absl::GetFlag(FLAGS_max_execute_simulated_ops);
+  options.service.execute.max_operand_elements =
+      absl::GetFlag(FLAGS_max_execute_operand_elements);
+  options.service.execute.max_returned_c_bytes =
+      absl::GetFlag(FLAGS_max_execute_returned_c_bytes);
+  if (options.service.execute.max_operand_elements == 0 ||
+      options.service.execute.max_returned_c_bytes == 0) {
+    return Fail("--max_execute_operand_elements and --max_execute_returned_c_bytes must be "
+                "positive");
+  }
   if (options.service.execute.workers < 1 || options.service.execute.workers > 1024) {
     return Fail(absl::StrCat("--execute_threads must be in [1, 1024], got ",
                              options.service.execute.workers));
