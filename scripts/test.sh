@@ -16,7 +16,7 @@ cd ..
 # ASan + UBSan (gcc): the whole tree, every test. Debian's gRPC is not
 # instrumented but works under ASan (no leak reports). The benchmarks are
 # not tests, so they are not built here.
-ASAN_EXCLUDE="${NPU_ASAN_EXCLUDE_TESTS}"
+ASAN_EXCLUDE="${NPU_ASAN_EXCLUDE_TESTS:-}"
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNPU_SANITIZE=ON \
   -DNPU_BUILD_BENCH=OFF
 cmake --build build-asan
