@@ -230,9 +230,9 @@ absl::StatusOr<tl::ChipSpec> ResolveChip(const pb::TilingRequest& request) {
   // sizing then clamps base_m or base_n to 0 and divides by it: one GetTiling
   // call with such overrides killed the server with SIGFPE (found by the
   // tiling_request fuzzer; tests/fuzz/corpus/tiling_request/regression-*).
-  // The same division is still reachable with a tiny L0C
-  // (tests/fuzz/known_crashes/tiling_request.txt): the strategy needs its own
-  // guard.
+  // The strategy now refuses platforms that leave it no block width; this
+  // check stays because such a chip is not one the engine should be asked
+  // about at all.
   if (chip.l0a_bytes > chip.l1_bytes || chip.l0b_bytes > chip.l1_bytes) {
     return absl::InvalidArgumentError(absl::StrCat(
         "platform: l0a_bytes=", chip.l0a_bytes, " and l0b_bytes=", chip.l0b_bytes,

@@ -137,7 +137,11 @@ std::string* TlsTest::dir_ = nullptr;
 TEST_F(TlsTest, TlsClientTrustingTheCaWorks) {
   std::unique_ptr<ServerProcess> server = StartServer();
   ASSERT_NE(server, nullptr);
-  npu::client::ClientOptions options = Options(absl::StrCat("localhost:", server->port()));
+  // By IP address, checked against the certificate's IP entry. (Not
+  // "localhost:PORT": resolving a name goes through c-ares, whose resolver
+  // leaks 20 bytes now and then under LeakSanitizer; the DNS entries are
+  // checked through tls_server_name below.)
+  npu::client::ClientOptions options = Options(server->target());
   options.use_tls = true;
   options.tls_root_ca_pem = Pem("ca.pem");
   EXPECT_TRUE(Call(options).ok()) << Call(options);
@@ -163,8 +167,8 @@ TEST_F(TlsTest, TlsClientTrustingTheCaWorks) {
   ASSERT_TRUE(health.ok()) << health.status();
   EXPECT_EQ(*health, npu::client::ServingStatus::kServing);
 
-  // By IP address: the certificate lists 127.0.0.1 too.
-  options.target = server->target();
+  // The certificate's DNS name.
+  options.tls_server_name = "localhost";
   EXPECT_TRUE(Call(options).ok());
 }
 
