@@ -56,7 +56,39 @@ std::string ToJson(const google::protobuf::Message& message) {
   return json;
 }
 
+namespace {
+
+void AppendTrace(const pb::TilingResponse& r, std::string* out) {
+  if (r.trace_size() == 0) return;
+  absl::StrAppendFormat(out, "\ntrace\n  %-16s %-8s %-7s %s\n", "strategy", "capable", "chosen",
+                        "reason");
+  for (const pb::TraceEntry& entry : r.trace()) {
+    absl::StrAppendFormat(out, "  %-16s %-8s %-7s %s\n", entry.strategy(),
+                          entry.capable() ? "yes" : "no", entry.chosen() ? "yes" : "",
+                          entry.reason());
+  }
+}
+
+// A compact answer (RESPONSE_VIEW_COMPACT) has no decoded key, no named
+// fields and no platform: the launcher's numbers only.
+std::string FormatCompactTiling(const pb::TilingResponse& r) {
+  std::string out;
+  absl::StrAppendFormat(&out, "%-16s %s\n", "strategy", r.strategy());
+  absl::StrAppendFormat(&out, "%-16s %u (0x%x)\n", "tiling_key", r.tiling_key(), r.tiling_key());
+  absl::StrAppendFormat(&out, "%-16s %s\n", "kernel_type",
+                        pb::KernelType_Name(r.kernel_type()));
+  absl::StrAppendFormat(&out, "%-16s %u\n", "block_dim", r.block_dim());
+  absl::StrAppendFormat(&out, "%-16s %u bytes\n", "workspace", r.workspace_bytes());
+  absl::StrAppendFormat(&out, "%-16s %s\n", "from_cache", r.from_cache() ? "yes" : "no");
+  absl::StrAppendFormat(&out, "%-16s %s\n", "raw_words", absl::StrJoin(r.raw_words(), " "));
+  AppendTrace(r, &out);
+  return out;
+}
+
+}  // namespace
+
 std::string FormatTiling(const pb::TilingResponse& r) {
+  if (!r.has_key() && r.fields_size() == 0) return FormatCompactTiling(r);
   std::string out;
   const pb::DecodedTilingKey& key = r.key();
   absl::StrAppendFormat(&out, "%-16s %s\n", "strategy", r.strategy());
@@ -89,15 +121,7 @@ std::string FormatTiling(const pb::TilingResponse& r) {
   }
   absl::StrAppendFormat(&out, "  raw words: %s\n", absl::StrJoin(r.raw_words(), " "));
 
-  if (r.trace_size() > 0) {
-    absl::StrAppendFormat(&out, "\ntrace\n  %-16s %-8s %-7s %s\n", "strategy", "capable", "chosen",
-                          "reason");
-    for (const pb::TraceEntry& entry : r.trace()) {
-      absl::StrAppendFormat(&out, "  %-16s %-8s %-7s %s\n", entry.strategy(),
-                            entry.capable() ? "yes" : "no", entry.chosen() ? "yes" : "",
-                            entry.reason());
-    }
-  }
+  AppendTrace(r, &out);
   return out;
 }
 

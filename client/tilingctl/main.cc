@@ -113,6 +113,9 @@ ABSL_FLAG(std::optional<uint32_t>, l2_bytes_per_cycle, std::nullopt,
 ABSL_FLAG(std::string, strategy, "", "Force this strategy, e.g. BASIC_STREAM_K.");
 ABSL_FLAG(bool, trace, true, "Ask for the decision trace (--notrace to omit it).");
 ABSL_FLAG(std::string, id, "", "Request id, echoed by the server.");
+ABSL_FLAG(std::string, view, "full",
+          "Tile, batch: full (every field by name, the default) or compact (key, raw words, "
+          "block dim, workspace: what a launcher needs).");
 ABSL_FLAG(std::string, mode, "cann",
           "Tile: cann (CANN's decision, the default) or advise (the same as `tilingctl advise`).");
 
@@ -200,8 +203,9 @@ absl::StatusOr<pb::DataType> DtypeFlag(const std::optional<std::string>& specifi
   return dtype;
 }
 
-// Applies --platform, the override flags, --strategy, --trace and --id.
-void ApplyDecisionFlags(pb::TilingRequest* request) {
+// Applies --platform, the override flags, --strategy, --trace, --view and
+// --id.
+absl::Status ApplyDecisionFlags(pb::TilingRequest* request) {
   request->set_platform(absl::GetFlag(FLAGS_platform));
   pb::PlatformOverrides* o = request->mutable_platform_overrides();
   if (auto v = absl::GetFlag(FLAGS_aic_num)) o->set_aic_num(*v);
@@ -220,6 +224,16 @@ void ApplyDecisionFlags(pb::TilingRequest* request) {
   request->set_include_trace(absl::GetFlag(FLAGS_trace));
   request->set_id(absl::GetFlag(FLAGS_id));
   request->set_client_id(kClientId);
+  const std::string view = absl::GetFlag(FLAGS_view);
+  if (view == "full") {
+    request->set_view(pb::RESPONSE_VIEW_FULL);
+  } else if (view == "compact") {
+    request->set_view(pb::RESPONSE_VIEW_COMPACT);
+  } else {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--view: unknown view \"", view, "\"; expected full or compact"));
+  }
+  return absl::OkStatus();
 }
 
 // The request the `tile` flags describe.
@@ -294,7 +308,7 @@ absl::StatusOr<pb::TilingRequest> RequestFromFlags() {
     slice->set_batch_stride(absl::GetFlag(FLAGS_slice_batch_stride));
     slice->set_row_stride(absl::GetFlag(FLAGS_slice_row_stride));
   }
-  ApplyDecisionFlags(&request);
+  if (absl::Status status = ApplyDecisionFlags(&request); !status.ok()) return status;
   return request;
 }
 
@@ -333,7 +347,7 @@ absl::StatusOr<std::vector<pb::TilingRequest>> ParseBatchFile(const std::string&
     if (item.contains("problem")) {
       parsed = google::protobuf::util::JsonStringToMessage(item.dump(), &request);
     } else {
-      ApplyDecisionFlags(&request);
+      if (absl::Status status = ApplyDecisionFlags(&request); !status.ok()) return status;
       parsed = google::protobuf::util::JsonStringToMessage(item.dump(), request.mutable_problem());
     }
     if (!parsed.ok()) {

@@ -249,12 +249,24 @@ void ServiceMetrics::MessageSent(RpcMethod method) {
 }
 
 void ServiceMetrics::AddStrategies(const std::vector<std::string>& strategies) {
-  for (const std::string& strategy : strategies) decisions_.Add({{"strategy", strategy}});
+  for (const std::string& strategy : strategies) {
+    prometheus::Counter* series = &decisions_.Add({{"strategy", strategy}});
+    bool known = false;
+    for (const auto& entry : strategy_series_) known |= entry.second == series;
+    if (!known) strategy_series_.emplace_back(strategy, series);
+  }
 }
 
 void ServiceMetrics::DecisionServed(absl::string_view strategy) {
-  // Family::Add returns the existing series for known labels; strategy names
-  // come from the registry, so the label set is small and fixed.
+  for (const auto& [name, series] : strategy_series_) {
+    if (name == strategy) {
+      series->Increment();
+      return;
+    }
+  }
+  // Not registered up front: Family::Add finds or creates the series under
+  // the family's lock. Strategy names come from the registry, so the label
+  // set stays small.
   decisions_.Add({{"strategy", std::string(strategy)}}).Increment();
 }
 

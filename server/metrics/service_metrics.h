@@ -43,6 +43,7 @@
 
 #include <array>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -79,7 +80,8 @@ class ServiceMetrics {
   void MessageSent(RpcMethod method);
 
   // Creates the npu_tiling_decisions_total series of `strategies` at zero, so
-  // that rates exist before the first answer.
+  // that rates exist before the first answer, and keeps them for
+  // DecisionServed() to find without a lock. Call before serving.
   void AddStrategies(const std::vector<std::string>& strategies);
   // Counts an answer produced by `strategy` (fresh or cached).
   void DecisionServed(absl::string_view strategy);
@@ -122,6 +124,8 @@ class ServiceMetrics {
 
   std::array<MethodSeries, kNumMethods> methods_;
   prometheus::Family<prometheus::Counter>& decisions_;
+  // The series AddStrategies() created, searched in order (a dozen names).
+  std::vector<std::pair<std::string, prometheus::Counter*>> strategy_series_;
   std::array<prometheus::Counter*, kNumCodes> request_errors_{};
   prometheus::Counter& cache_hits_;
   prometheus::Counter& cache_misses_;

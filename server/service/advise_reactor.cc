@@ -71,6 +71,7 @@ absl::Status TilingService::PrepareAdvise(const pb::TilingRequest& request, Advi
       response->set_from_cache(true);
       response->set_id(request.id());
       if (!request.include_trace()) response->clear_trace();
+  ApplyView(request.view(), response);
       metrics_.DecisionServed(response->strategy());
       *answered = true;
       return absl::OkStatus();
@@ -115,6 +116,7 @@ absl::Status TilingService::RunAdvise(const pb::TilingRequest& request, const Ad
   metrics_.DecisionServed(response->strategy());
   response->set_id(request.id());
   if (!request.include_trace()) response->clear_trace();
+  ApplyView(request.view(), response);
   return absl::OkStatus();
 }
 

@@ -259,10 +259,34 @@ pb::ChipSpec ChipToProto(const tl::ChipSpec& chip) {
   return out;
 }
 
+namespace {
+
+void AddTrace(const std::vector<tl::TraceEntry>& trace, pb::TilingResponse* response) {
+  for (const tl::TraceEntry& entry : trace) {
+    pb::TraceEntry* out = response->add_trace();
+    out->set_strategy(entry.strategy);
+    out->set_capable(entry.capable);
+    out->set_chosen(entry.chosen);
+    out->set_reason(entry.reason);
+  }
+}
+
+}  // namespace
+
 void DecisionToProto(const tl::TilingDecision& decision, const tl::ChipSpec& chip,
-                     pb::TilingResponse* response, bool include_trace) {
+                     pb::TilingResponse* response, bool include_trace, pb::ResponseView view) {
   const tl::TilingPlan& plan = decision.plan;
   response->set_tiling_key(plan.key.Encode());
+  if (view == pb::RESPONSE_VIEW_COMPACT) {
+    const std::vector<uint32_t> words = plan.data.RawWords();
+    response->mutable_raw_words()->Add(words.begin(), words.end());
+    response->set_block_dim(plan.block_dim);
+    response->set_kernel_type(KernelTypeToProto(plan.kernel_type));
+    response->set_workspace_bytes(plan.workspace_bytes);
+    response->set_strategy(plan.strategy);
+    if (include_trace) AddTrace(decision.trace, response);
+    return;
+  }
 
   pb::DecodedTilingKey* key = response->mutable_key();
   key->set_api_level(ApiLevelToProto(plan.key.api_level));
@@ -284,7 +308,8 @@ void DecisionToProto(const tl::TilingDecision& decision, const tl::ChipSpec& chi
     out->set_value(field.value);
     out->set_bits(static_cast<uint32_t>(field.bits));
   }
-  for (uint32_t word : plan.data.RawWords()) response->add_raw_words(word);
+  const std::vector<uint32_t> words = plan.data.RawWords();
+  response->mutable_raw_words()->Add(words.begin(), words.end());
 
   response->set_block_dim(plan.block_dim);
   response->set_kernel_type(KernelTypeToProto(plan.kernel_type));
@@ -317,15 +342,19 @@ void DecisionToProto(const tl::TilingDecision& decision, const tl::ChipSpec& chi
   block->set_l0c_db(b.l0c_db);
   block->set_ub_db(b.ub_db);
 
-  for (const tl::TraceEntry& entry : decision.trace) {
-    if (!include_trace) break;
-    pb::TraceEntry* out = response->add_trace();
-    out->set_strategy(entry.strategy);
-    out->set_capable(entry.capable);
-    out->set_chosen(entry.chosen);
-    out->set_reason(entry.reason);
-  }
+  if (include_trace) AddTrace(decision.trace, response);
   *response->mutable_platform() = ChipToProto(chip);
+}
+
+void ApplyView(pb::ResponseView view, pb::TilingResponse* response) {
+  if (view != pb::RESPONSE_VIEW_COMPACT) return;
+  response->clear_key();
+  response->clear_tiling_struct();
+  response->clear_fields();
+  response->clear_kernel_type_name();
+  response->clear_detail();
+  response->clear_block();
+  response->clear_platform();
 }
 
 }  // namespace npu::server

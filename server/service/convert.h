@@ -33,9 +33,15 @@ npu::tiling::v1::ChipSpec ChipToProto(const npu::tiling::ChipSpec& chip);
 // Fills the decision fields of `response` (everything but `id`, `from_cache`
 // and `status`) from the engine's answer, the trace only when
 // `include_trace`, so that a caller that drops the trace does not pay for
-// copying its strings.
+// copying its strings. RESPONSE_VIEW_COMPACT fills only the compact fields
+// (see the ResponseView comment in the .proto); any other view fills all.
 void DecisionToProto(const npu::tiling::TilingDecision& decision, const npu::tiling::ChipSpec& chip,
-                     npu::tiling::v1::TilingResponse* response, bool include_trace = true);
+                     npu::tiling::v1::TilingResponse* response, bool include_trace = true,
+                     npu::tiling::v1::ResponseView view = npu::tiling::v1::RESPONSE_VIEW_FULL);
+
+// Drops from a full answer the decision fields `view` leaves out, so that a
+// cached or advised answer in the compact view equals a fresh one.
+void ApplyView(npu::tiling::v1::ResponseView view, npu::tiling::v1::TilingResponse* response);
 
 // Enum conversions. The wire enums number CANN's values + 1 (0 is
 // UNSPECIFIED).

@@ -94,9 +94,18 @@ absl::Status SerializeResponse(const pb::TilingResponse& response, grpc::ByteBuf
 
 absl::Status TilingService::ParseRequest(const grpc::ByteBuffer& bytes,
                                          pb::TilingRequest* request) {
-  // Deserialize() consumes its buffer; the copy shares the slices.
-  grpc::ByteBuffer copy(bytes);
-  if (!grpc::SerializationTraits<pb::TilingRequest>::Deserialize(&copy, request).ok()) {
+  // A request is a few dozen bytes, nearly always in one slice: parse it in
+  // place. Otherwise Deserialize() reads the slices through a stream (it
+  // consumes its buffer; the copy shares the slices).
+  bool parsed = false;
+  grpc::Slice slice;
+  if (bytes.TrySingleSlice(&slice).ok()) {
+    parsed = request->ParseFromArray(slice.begin(), static_cast<int>(slice.size()));
+  } else {
+    grpc::ByteBuffer copy(bytes);
+    parsed = grpc::SerializationTraits<pb::TilingRequest>::Deserialize(&copy, request).ok();
+  }
+  if (!parsed) {
     // A failed parse leaves whatever it read so far, e.g. an id that is not
     // UTF-8, which must not be echoed into a response the client then cannot
     // parse.
@@ -164,6 +173,7 @@ absl::Status TilingService::Answer(const pb::TilingRequest& request, pb::TilingR
 
   if (cached != nullptr) {
     *response = *cached;
+    ApplyView(request.view(), response);
     response->set_from_cache(true);
   } else {
     const Clock::time_point start = Clock::now();
@@ -174,9 +184,15 @@ absl::Status TilingService::Answer(const pb::TilingRequest& request, pb::TilingR
     if (!decision.ok()) {
       return DecisionError(decision.status(), !request.forced_strategy().empty());
     }
-    // The cache keeps full answers (a later request may want the trace).
-    DecisionToProto(*decision, chip, response, cache_.enabled() || request.include_trace());
-    if (cache_.enabled()) cache_.Insert(key, *response);
+    if (cache_.enabled()) {
+      // The cache keeps full answers (a later request may want the trace or
+      // the full view).
+      DecisionToProto(*decision, chip, response, /*include_trace=*/true);
+      cache_.Insert(key, *response);
+      ApplyView(request.view(), response);
+    } else {
+      DecisionToProto(*decision, chip, response, request.include_trace(), request.view());
+    }
   }
   metrics_.DecisionServed(response->strategy());
   response->set_id(request.id());

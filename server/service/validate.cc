@@ -74,10 +74,14 @@ absl::Status ValidateProblemFields(const pb::MatmulProblem& problem) {
   return status;
 }
 
-// The mode and, in ADVISE mode, its options and the fields it excludes.
+// The mode and view and, in ADVISE mode, its options and the fields it
+// excludes.
 absl::Status ValidateMode(const pb::TilingRequest& request) {
   if (!pb::TilingMode_IsValid(request.mode())) {
     return FieldError("mode", absl::StrCat("unknown mode ", static_cast<int>(request.mode())));
+  }
+  if (!pb::ResponseView_IsValid(request.view())) {
+    return FieldError("view", absl::StrCat("unknown view ", static_cast<int>(request.view())));
   }
   const bool advise = request.mode() == pb::TILING_MODE_ADVISE;
   if (request.has_advise() && !advise) {

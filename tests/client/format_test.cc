@@ -43,6 +43,22 @@ TEST(FormatTilingTest, ShowsWordPositionsOfPackedBytes) {
   EXPECT_THAT(text, HasSubstr("K_EQUAL_ZERO"));
 }
 
+TEST(FormatTilingTest, CompactAnswerShowsTheLauncherNumbers) {
+  pb::TilingResponse response;
+  response.set_tiling_key(4162);
+  response.set_strategy("BASIC_STREAM_K");
+  response.set_kernel_type(pb::KERNEL_TYPE_MIX_AIC_1_AIV_2);
+  response.set_block_dim(32);
+  response.set_workspace_bytes(1024);
+  for (uint32_t word : {32u, 4096u, 1280u}) response.add_raw_words(word);
+  const std::string text = FormatTiling(response);
+  EXPECT_THAT(text, HasSubstr("4162 (0x1042)"));
+  EXPECT_THAT(text, HasSubstr("KERNEL_TYPE_MIX_AIC_1_AIV_2"));
+  EXPECT_THAT(text, HasSubstr("raw_words        32 4096 1280"));
+  EXPECT_THAT(text, HasSubstr("1024 bytes"));
+  EXPECT_THAT(text, ::testing::Not(HasSubstr("api_level")));
+}
+
 TEST(FormatBatchTest, ShowsItemErrors) {
   std::vector<pb::TilingResponse> responses(2);
   responses[0].set_id("ok");

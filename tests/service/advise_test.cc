@@ -155,6 +155,24 @@ TEST(AdviseTest, DecisionFieldsAreCannCompatibleAnswer) {
   EXPECT_EQ(advised.SerializeAsString(), decided.SerializeAsString());
 }
 
+TEST(AdviseTest, CompactViewTrimsTheDecisionAndKeepsTheAdvice) {
+  TestServer server(GenerousOptions());
+  pb::TilingRequest request = AdviseRequest();
+  pb::TilingResponse full, compact;
+  ASSERT_TRUE(Call(server, request, &full).ok());
+  request.set_view(pb::RESPONSE_VIEW_COMPACT);
+  ASSERT_TRUE(Call(server, request, &compact).ok());
+  EXPECT_TRUE(full.has_key());
+  EXPECT_FALSE(compact.has_key() || compact.has_platform() || compact.has_block());
+  EXPECT_EQ(compact.fields_size(), 0);
+  EXPECT_EQ(compact.tiling_key(), full.tiling_key());
+  EXPECT_EQ(compact.block_dim(), full.block_dim());
+  ASSERT_TRUE(compact.has_advice());
+  ASSERT_EQ(compact.advice().candidates_size(), full.advice().candidates_size());
+  // The candidates are tilings to hand to Execute: they stay full.
+  EXPECT_GT(compact.advice().candidates(0).tiling().fields_size(), 0);
+}
+
 TEST(AdviseTest, CannCompatibleIsByteForByteTheAnswerWithoutMode) {
   TestServer server;
   for (pb::TilingRequest request :

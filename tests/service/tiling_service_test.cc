@@ -117,6 +117,69 @@ TEST(GetTilingTest, ForcedStrategyIsUsed) {
   EXPECT_EQ(response.strategy(), "BASIC_ASWT");
 }
 
+// The fields a compact answer carries, copied out of a full one.
+pb::TilingResponse CompactPart(const pb::TilingResponse& full) {
+  pb::TilingResponse compact;
+  compact.set_id(full.id());
+  compact.set_tiling_key(full.tiling_key());
+  *compact.mutable_raw_words() = full.raw_words();
+  compact.set_block_dim(full.block_dim());
+  compact.set_kernel_type(full.kernel_type());
+  compact.set_workspace_bytes(full.workspace_bytes());
+  compact.set_strategy(full.strategy());
+  compact.set_from_cache(full.from_cache());
+  *compact.mutable_trace() = full.trace();
+  return compact;
+}
+
+TEST(GetTilingTest, CompactViewIsTheLauncherPartOfTheFullAnswer) {
+  for (const bool cache : {false, true}) {
+    SCOPED_TRACE(cache ? "cache on" : "cache off");
+    ServerOptions options = LoopbackOptions();
+    if (!cache) options.service.cache_capacity = 0;
+    TestServer server(options);
+    for (pb::TilingRequest request : {StreamKRequest(), ShapeRequest(1, 1000, 64),
+                                      ShapeRequest(4096, 4096, 4096), ShapeRequest(333, 77, 0)}) {
+      for (const bool trace : {false, true}) {
+        request.set_include_trace(trace);
+        pb::TilingResponse full, compact, compact_again;
+        request.set_view(pb::RESPONSE_VIEW_FULL);
+        ASSERT_TRUE(Call(server, request, &full).ok());
+        request.set_view(pb::RESPONSE_VIEW_COMPACT);
+        ASSERT_TRUE(Call(server, request, &compact).ok());
+        ASSERT_TRUE(Call(server, request, &compact_again).ok());
+        EXPECT_TRUE(full.has_key() && full.has_platform() && full.fields_size() > 0);
+        EXPECT_FALSE(compact.has_key() || compact.has_platform() || compact.has_block());
+        EXPECT_EQ(compact.fields_size(), 0);
+        EXPECT_GT(compact.raw_words_size(), 0);
+        EXPECT_EQ(compact.trace_size() > 0, trace);
+        if (!trace) {
+          EXPECT_LT(compact.ByteSizeLong() * 4, full.ByteSizeLong());
+        }
+        // Fresh or from the cache, a compact answer is the same message.
+        compact.set_from_cache(full.from_cache());
+        EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(CompactPart(full), compact))
+            << "full:    " << full.ShortDebugString()
+            << "\ncompact: " << compact.ShortDebugString();
+        EXPECT_EQ(compact_again.from_cache(), cache);
+        compact_again.set_from_cache(compact.from_cache());
+        EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(compact, compact_again));
+      }
+    }
+  }
+}
+
+TEST(GetTilingTest, UnspecifiedViewIsFull) {
+  TestServer server;
+  pb::TilingRequest request = StreamKRequest();
+  pb::TilingResponse unspecified, full;
+  ASSERT_TRUE(Call(server, request, &unspecified).ok());
+  request.set_view(pb::RESPONSE_VIEW_FULL);
+  ASSERT_TRUE(Call(server, request, &full).ok());
+  full.set_from_cache(unspecified.from_cache());
+  EXPECT_EQ(unspecified.SerializeAsString(), full.SerializeAsString());
+}
+
 struct ErrorCase {
   std::string name;
   std::function<void(pb::TilingRequest*)> mutate;
@@ -191,6 +254,9 @@ INSTANTIATE_TEST_SUITE_P(
         ErrorCase{"UnknownStrategy",
                   [](pb::TilingRequest* r) { r->set_forced_strategy("FASTEST"); },
                   grpc::StatusCode::NOT_FOUND, "forced_strategy: "},
+        ErrorCase{"UnknownView",
+                  [](pb::TilingRequest* r) { r->set_view(static_cast<pb::ResponseView>(9)); },
+                  grpc::StatusCode::INVALID_ARGUMENT, "view: unknown view 9"},
         ErrorCase{"IncapableForcedStrategy",
                   [](pb::TilingRequest* r) { r->set_forced_strategy("K_EQUAL_ZERO"); },
                   grpc::StatusCode::FAILED_PRECONDITION, "forced_strategy: "}),
@@ -429,6 +495,24 @@ TEST(GetTilingBatchTest, AnswersMatchUnaryAnswers) {
     batched.set_from_cache(false);
     EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(unary, batched))
         << requests[i].id();
+  }
+}
+
+TEST(GetTilingBatchTest, ItemsAnswerInTheirOwnView) {
+  TestServer server;
+  std::vector<pb::TilingRequest> requests = VariedRequests();
+  for (size_t i = 0; i < requests.size(); i += 2) {
+    requests[i].set_view(pb::RESPONSE_VIEW_COMPACT);
+  }
+  BatchResult result = RunBatch(server.stub(), requests);
+  ASSERT_TRUE(result.status.ok());
+  ASSERT_EQ(result.responses.size(), requests.size());
+  for (size_t i = 0; i < requests.size(); ++i) {
+    const pb::TilingResponse& batched = result.responses[i];
+    if (batched.has_status()) continue;
+    EXPECT_EQ(batched.has_key(), i % 2 == 1) << requests[i].id();
+    EXPECT_EQ(batched.has_platform(), i % 2 == 1) << requests[i].id();
+    EXPECT_GT(batched.raw_words_size(), 0) << requests[i].id();
   }
 }
 
