@@ -5,15 +5,16 @@
 #   bench/load_gettiling.sh [--build-dir build] [--calls 1000000] [--rounds 4]
 #                           [--clients 16] [--streams 8] [--cache-size 0] [--keep]
 #
-# Both request bodies are built from the .proto files with `protoc --encode` and wrapped in the
-# 5-byte gRPC frame. The two RPCs alternate in --rounds rounds of --calls/--rounds calls each, on
-# the same server, so drift of the shared machine hits both alike. Correctness comes from the
-# server's own counters (grpc_server_handled_total from /metrics), because h2load counts a gRPC
-# error (HTTP 200 with a non-zero grpc-status trailer) as a success. The server's RSS is sampled
-# twice a second across the measured rounds. Prints a Markdown report (the bench/RESULTS.md
-# format); exits non-zero when a call was lost or failed, or RSS grew. The throughput ratio is
-# reported against its 0.9 goal but does not fail the run: on the shared 2-core build host it is
-# noisy (see bench/RESULTS.md).
+# Request bodies are built from the .proto files with `protoc --encode` and wrapped in the 5-byte
+# gRPC frame: Health/Check, and one GetTiling request in both response views (FULL, the default,
+# and COMPACT, what a launcher needs). The three alternate in --rounds rounds of --calls/--rounds
+# calls each, on the same server, so drift of the shared machine hits all alike. Correctness comes
+# from the server's own counters (grpc_server_handled_total from /metrics), because h2load counts
+# a gRPC error (HTTP 200 with a non-zero grpc-status trailer) as a success. The server's RSS is
+# sampled twice a second across the measured rounds. Prints a Markdown report (the
+# bench/RESULTS.md format); exits non-zero when a call was lost or failed, or RSS grew. The
+# throughput ratios are reported against the 0.9 goal but do not fail the run: on the shared
+# 2-core build host they are noisy (see bench/RESULTS.md).
 #
 # Needs: h2load and nghttp (nghttp2-client), protoc, curl, python3; the grpc-proto package for
 # the health request (an empty HealthCheckRequest is used without it). Builds
@@ -76,9 +77,15 @@ problem {
 }
 client_id: "h2load"
 EOF
+# The same request in both views: FULL (the default: every field by name) and COMPACT (what a
+# launcher needs).
 protoc --encode=npu.tiling.v1.TilingRequest -I proto npu/tiling/v1/tiling_service.proto \
-  < "$WORK/tiling.txtpb" > "$WORK/tiling.pb"
-$HELPERS frame "$WORK/tiling.pb" "$WORK/tiling.bin"
+  < "$WORK/tiling.txtpb" > "$WORK/full.pb"
+$HELPERS frame "$WORK/full.pb" "$WORK/full.bin"
+(cat "$WORK/tiling.txtpb"; echo 'view: RESPONSE_VIEW_COMPACT') |
+  protoc --encode=npu.tiling.v1.TilingRequest -I proto npu/tiling/v1/tiling_service.proto \
+  > "$WORK/compact.pb"
+$HELPERS frame "$WORK/compact.pb" "$WORK/compact.bin"
 HEALTH_PROTO_DIR=/usr/share/grpc-proto
 if [ -f "$HEALTH_PROTO_DIR/grpc/health/v1/health.proto" ]; then
   # service "" asks about the server as a whole; proto3 encodes it as zero bytes.
@@ -106,7 +113,7 @@ METRICS_URL=http://127.0.0.1:$METRICS_PORT/metrics
 HEADERS=(-H 'content-type: application/grpc' -H 'te: trailers')
 
 # --- sanity: one call of each, trailers visible ---------------------------------------------
-for rpc in tiling health; do
+for rpc in full compact health; do
   path=/npu.tiling.v1.TilingService/GetTiling
   [ "$rpc" = health ] && path=/grpc.health.v1.Health/Check
   nghttp -v -d "$WORK/$rpc.bin" "${HEADERS[@]}" "$URL$path" > "$WORK/$rpc.nghttp" 2>&1 || true
@@ -129,7 +136,8 @@ run_h2load() {  # kind calls log; also writes LOG.cpu: the server's CPU ticks du
 
 # Warm-up: connections, thread pools and allocator caches reach their steady state.
 run_h2load health 20000 "$WORK/warmup-health.h2load"
-run_h2load tiling 20000 "$WORK/warmup-tiling.h2load"
+run_h2load compact 20000 "$WORK/warmup-compact.h2load"
+run_h2load full 20000 "$WORK/warmup-full.h2load"
 
 # --- measured rounds ------------------------------------------------------------------------
 $HELPERS metrics "$METRICS_URL" "$WORK/before.json"
@@ -146,12 +154,13 @@ SAMPLER_PID=$!
 echo "server pid $SERVER_PID on $URL; $ROUNDS rounds x $PER_ROUND calls per RPC," \
   "h2load -c $CLIENTS -m $STREAMS -t 1" >&2
 for r in $(seq 1 "$ROUNDS"); do
-  run_h2load health "$PER_ROUND" "$WORK/health-$r.h2load"
-  run_h2load tiling "$PER_ROUND" "$WORK/tiling-$r.h2load"
-  echo "round $r: health $($HELPERS h2load "$WORK/health-$r.h2load" | python3 -c \
-    'import json,sys; print("%.0f req/s" % json.load(sys.stdin)["req_per_s"])')," \
-    "GetTiling $($HELPERS h2load "$WORK/tiling-$r.h2load" | python3 -c \
-    'import json,sys; print("%.0f req/s" % json.load(sys.stdin)["req_per_s"])')" >&2
+  line="round $r:"
+  for kind in health compact full; do
+    run_h2load "$kind" "$PER_ROUND" "$WORK/$kind-$r.h2load"
+    line="$line $kind $($HELPERS h2load "$WORK/$kind-$r.h2load" | python3 -c \
+      'import json,sys; print("%.0f req/s" % json.load(sys.stdin)["req_per_s"])')"
+  done
+  echo "$line" >&2
 done
 sleep 1  # one more RSS sample after the last call
 kill "$SAMPLER_PID" 2>/dev/null || true

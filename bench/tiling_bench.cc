@@ -1,6 +1,8 @@
 // Cold decision time of the tiling engine: one full Decide() (validation,
 // every strategy's capability check, the chosen strategy's tiling and the
-// fit check) per iteration, with no cache in front of it.
+// fit check) per iteration, with no cache in front of it. The benchmarks
+// take an argument: 1 formats the trace and the plan's detail (a FULL
+// answer, or one with the trace), 0 does not (what a COMPACT answer needs).
 //
 //   build/bin/tiling_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
 #include <benchmark/benchmark.h>
@@ -51,12 +53,19 @@ std::vector<Workload> SweepWorkloads() {
   return out;
 }
 
+DecideOptions OptionsOf(const benchmark::State& state) {
+  DecideOptions options;
+  options.explain = state.range(0) != 0;
+  return options;
+}
+
 void RunDecisions(benchmark::State& state, const std::vector<Workload>& workloads) {
   const StrategyRegistry registry = MakeBuiltinRegistry();
+  const DecideOptions options = OptionsOf(state);
   size_t i = 0;
   for (auto _ : state) {
     const Workload& w = workloads[i];
-    absl::StatusOr<TilingDecision> decision = registry.Decide(w.problem, w.chip);
+    absl::StatusOr<TilingDecision> decision = registry.Decide(w.problem, w.chip, options);
     benchmark::DoNotOptimize(decision);
     if (!decision.ok()) state.SkipWithError(std::string(decision.status().message()).c_str());
     i = (i + 1) % workloads.size();
@@ -69,13 +78,13 @@ void BM_DecideGoldenShapes(benchmark::State& state) {
   static const std::vector<Workload> workloads = GoldenWorkloads();
   RunDecisions(state, workloads);
 }
-BENCHMARK(BM_DecideGoldenShapes);
+BENCHMARK(BM_DecideGoldenShapes)->ArgName("explain")->Arg(1)->Arg(0);
 
 void BM_DecideSweep(benchmark::State& state) {
   static const std::vector<Workload> workloads = SweepWorkloads();
   RunDecisions(state, workloads);
 }
-BENCHMARK(BM_DecideSweep);
+BENCHMARK(BM_DecideSweep)->ArgName("explain")->Arg(1)->Arg(0);
 
 // Median over shapes of the per-shape decision time: every iteration times
 // each shape of the set separately (kRepeats decisions, averaged) and reports
@@ -83,13 +92,14 @@ BENCHMARK(BM_DecideSweep);
 void MedianOverShapes(benchmark::State& state, const std::vector<Workload>& workloads) {
   constexpr int kRepeats = 20;
   const StrategyRegistry registry = MakeBuiltinRegistry();
+  const DecideOptions options = OptionsOf(state);
   std::vector<double> per_shape_ns(workloads.size());
   for (auto _ : state) {
     for (size_t i = 0; i < workloads.size(); ++i) {
       const auto start = std::chrono::steady_clock::now();
       for (int r = 0; r < kRepeats; ++r) {
         absl::StatusOr<TilingDecision> decision =
-            registry.Decide(workloads[i].problem, workloads[i].chip);
+            registry.Decide(workloads[i].problem, workloads[i].chip, options);
         benchmark::DoNotOptimize(decision);
       }
       const auto stop = std::chrono::steady_clock::now();
@@ -106,13 +116,13 @@ void BM_MedianOverGoldenShapes(benchmark::State& state) {
   static const std::vector<Workload> workloads = GoldenWorkloads();
   MedianOverShapes(state, workloads);
 }
-BENCHMARK(BM_MedianOverGoldenShapes)->Iterations(20);
+BENCHMARK(BM_MedianOverGoldenShapes)->ArgName("explain")->Arg(1)->Arg(0)->Iterations(20);
 
 void BM_MedianOverSweepShapes(benchmark::State& state) {
   static const std::vector<Workload> workloads = SweepWorkloads();
   MedianOverShapes(state, workloads);
 }
-BENCHMARK(BM_MedianOverSweepShapes)->Iterations(3);
+BENCHMARK(BM_MedianOverSweepShapes)->ArgName("explain")->Arg(1)->Arg(0)->Iterations(3);
 
 }  // namespace
 }  // namespace npu::tiling

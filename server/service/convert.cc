@@ -208,6 +208,9 @@ absl::StatusOr<tl::ChipSpec> ResolveChip(const pb::TilingRequest& request) {
                         absl::StrCat("platform: ", found.status().message()));
   }
   tl::ChipSpec chip = *std::move(found);
+  // The built-in profiles are valid as shipped (convert_test checks each
+  // one): only overrides need the checks below.
+  if (!request.has_platform_overrides()) return chip;
   const pb::PlatformOverrides& o = request.platform_overrides();
   if (o.has_aic_num()) chip.aic_num = o.aic_num();
   if (o.has_aiv_num()) chip.aiv_num = o.aiv_num();
@@ -301,10 +304,10 @@ void DecisionToProto(const tl::TilingDecision& decision, const tl::ChipSpec& chi
   key->set_l0c2out(L0cToOutToProto(plan.key.l0c2out));
   key->set_l0c2out_name(std::string(tl::L0cToOutName(plan.key.l0c2out)));
 
-  response->set_tiling_struct(plan.data.struct_name);
+  response->set_tiling_struct(plan.data.struct_name.data(), plan.data.struct_name.size());
   for (const tl::TilingField& field : plan.data.fields) {
     pb::TilingField* out = response->add_fields();
-    out->set_name(field.name);
+    out->set_name(field.name.data(), field.name.size());
     out->set_value(field.value);
     out->set_bits(static_cast<uint32_t>(field.bits));
   }

@@ -187,11 +187,11 @@ absl::StatusOr<tl::TilingData> DataFromProto(const pb::TilingResponse& tiling,
     }
   }
   tl::TilingData data;
-  data.struct_name = std::string(struct_name);
+  data.struct_name = struct_name;  // TilingStructOf()'s static name
   for (const TilingFieldLayout& f : layout) {
     auto it = given.find(std::string(f.name));
     if (it == given.end()) return FieldError(FieldPath(f.name), "missing");
-    data.fields.push_back({std::string(f.name), it->second->value(), f.bits});
+    data.fields.push_back({f.name, it->second->value(), f.bits});
   }
   return data;
 }

@@ -179,6 +179,10 @@ absl::Status TilingService::Answer(const pb::TilingRequest& request, pb::TilingR
     const Clock::time_point start = Clock::now();
     tl::DecideOptions options;
     options.forced_strategy = request.forced_strategy();
+    // A compact answer without trace shows no text; a cached one may be
+    // asked for in full later.
+    options.explain = request.include_trace() || request.view() != pb::RESPONSE_VIEW_COMPACT ||
+                      cache_.enabled();
     absl::StatusOr<tl::TilingDecision> decision = registry_.Decide(problem, chip, options);
     metrics_.DecisionTimed(SecondsSince(start));
     if (!decision.ok()) {

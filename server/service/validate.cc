@@ -146,7 +146,9 @@ absl::Status ValidateRequest(const pb::TilingRequest& request) {
   } else {
     status.Update(ValidateProblemFields(request.problem()));
   }
-  status.Update(ValidatePlatformOverrides(request.platform_overrides()));
+  if (request.has_platform_overrides()) {
+    status.Update(ValidatePlatformOverrides(request.platform_overrides()));
+  }
   status.Update(ValidateMode(request));
   return status;
 }

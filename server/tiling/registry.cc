@@ -58,9 +58,10 @@ absl::StatusOr<TilingDecision> StrategyRegistry::Decide(const MatmulProblem& pro
                                                         const DecideOptions& options) const {
   RETURN_IF_ERROR(ValidateChip(chip));
   RETURN_IF_ERROR(ValidateProblem(problem));
-  const ProblemFacts facts = DeriveFacts(problem);
-
   const bool forced = !options.forced_strategy.empty();
+  ProblemFacts facts = DeriveFacts(problem);
+  facts.explain = options.explain || forced;
+
   if (forced) {
     bool known = false;
     for (const auto& strategy : strategies_) known |= strategy->name() == options.forced_strategy;
@@ -75,15 +76,19 @@ absl::StatusOr<TilingDecision> StrategyRegistry::Decide(const MatmulProblem& pro
   }
 
   TilingDecision decision;
+  if (facts.explain) decision.trace.reserve(strategies_.size());
   for (const auto& strategy : strategies_) {
     if (forced && strategy->name() != options.forced_strategy) continue;
     Capability capability = strategy->IsCapable(problem, facts, chip);
-    TraceEntry entry{std::string(strategy->name()), capability.ok, false, capability.reason};
     if (!capability.ok) {
-      decision.trace.push_back(std::move(entry));
+      if (facts.explain) {
+        decision.trace.push_back(
+            {std::string(strategy->name()), false, false, std::move(capability.reason)});
+      }
       if (forced) {
-        return absl::FailedPreconditionError(absl::StrCat(
-            "strategy ", std::string(strategy->name()), " cannot apply: ", capability.reason));
+        return absl::FailedPreconditionError(
+            absl::StrCat("strategy ", std::string(strategy->name()), " cannot apply: ",
+                         decision.trace.back().reason));
       }
       continue;
     }
@@ -99,8 +104,10 @@ absl::StatusOr<TilingDecision> StrategyRegistry::Decide(const MatmulProblem& pro
     }
     plan->strategy = std::string(strategy->name());
     RETURN_IF_ERROR(CheckPlanFits(*plan, problem, chip));
-    entry.chosen = true;
-    decision.trace.push_back(std::move(entry));
+    if (facts.explain) {
+      decision.trace.push_back(
+          {std::string(strategy->name()), true, true, std::move(capability.reason)});
+    }
     decision.plan = *std::move(plan);
     return decision;
   }

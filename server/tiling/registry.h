@@ -25,6 +25,11 @@ struct DecideOptions {
   // names give kNotFound; a strategy that cannot apply gives
   // kFailedPrecondition with its reason.
   std::string forced_strategy;
+  // Whether the decision carries its texts: the trace and the plan's
+  // `detail`. Off, Decide() skips formatting them (a launcher reads only the
+  // numbers) and returns an empty trace and detail; every number of the plan
+  // is the same. A forced strategy always explains why it cannot apply.
+  bool explain = true;
 };
 
 class StrategyRegistry {

@@ -13,6 +13,7 @@
 #include <string_view>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 #include "server/tiling/types.h"
 
 namespace npu::tiling {
@@ -38,7 +39,18 @@ struct ProblemFacts {
   uint64_t slice_m_override = 0;  // 0: use base_m
   uint64_t src_nd_stride = 1;
   uint64_t row_stride = 1;
+  // Whether strategies write their texts: Capability reasons and the plan's
+  // `detail`. The registry turns it off when no one reads them; the plan is
+  // otherwise the same.
+  bool explain = true;
 };
+
+// absl::StrCat(pieces...) when `facts` ask for texts, else an empty string
+// (and no formatting work).
+template <typename... Pieces>
+std::string Explain(const ProblemFacts& facts, const Pieces&... pieces) {
+  return facts.explain ? absl::StrCat(pieces...) : std::string();
+}
 
 ProblemFacts DeriveFacts(const MatmulProblem& problem);
 

@@ -246,6 +246,7 @@ std::optional<uint64_t> TilingData::Get(std::string_view name) const {
 
 std::vector<uint32_t> TilingData::RawWords() const {
   std::vector<uint32_t> words;
+  words.reserve(fields.size());
   int byte_in_word = 0;  // position of the next 8-bit field in the current word
   for (const TilingField& field : fields) {
     if (field.bits == 8) {

@@ -151,14 +151,18 @@ struct TilingKey {
 
 // ---------------------------------------------------------------------------
 // Tiling data: the struct CANN serializes for the kernel, by field name.
+//
+// Struct and field names are fixed by CANN's kernels: they always point at
+// static strings (literals or the layout tables), so a plan copies and frees
+// no name strings.
 struct TilingField {
-  std::string name;
+  std::string_view name;
   uint64_t value = 0;
   int bits = 32;  // 32 or 8 (the four packed bytes of word 17)
 };
 
 struct TilingData {
-  std::string struct_name;  // e.g. "MatMulV3BasicTilingData"
+  std::string_view struct_name;  // e.g. "MatMulV3BasicTilingData"
   std::vector<TilingField> fields;
 
   // The value of field `name`, if the struct has one.

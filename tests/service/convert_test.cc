@@ -80,6 +80,23 @@ TEST(ResolveChipTest, DefaultProfileWithOverrides) {
   EXPECT_EQ(chip->l1_bytes, 512u * 1024);
 }
 
+// ResolveChip() answers a built-in profile without overrides unchecked:
+// every profile must pass the checks an overridden one goes through.
+TEST(ResolveChipTest, EveryBuiltinProfilePassesTheOverrideChecks) {
+  for (const tl::ChipSpec& builtin : tl::BuiltinPlatforms()) {
+    SCOPED_TRACE(builtin.name);
+    pb::TilingRequest request = StreamKRequest();
+    request.set_platform(builtin.name);
+    request.mutable_platform_overrides();  // present and empty: the checked path
+    absl::StatusOr<tl::ChipSpec> checked = ResolveChip(request);
+    ASSERT_TRUE(checked.ok()) << checked.status();
+    request.clear_platform_overrides();
+    absl::StatusOr<tl::ChipSpec> shipped = ResolveChip(request);
+    ASSERT_TRUE(shipped.ok()) << shipped.status();
+    EXPECT_EQ(ChipToProto(*checked).SerializeAsString(), ChipToProto(*shipped).SerializeAsString());
+  }
+}
+
 TEST(ResolveChipTest, UnknownPlatformIsNotFound) {
   pb::TilingRequest request = StreamKRequest();
   request.set_platform("ascend910");

@@ -102,7 +102,7 @@ TEST(TilingStructLayoutTest, MatchesWhatTheStrategiesFill) {
   std::set<std::string> seen;
   for (const tl::MatmulProblem& problem : problems) {
     const Decided decided = Decide(problem);
-    const std::string& name = decided.plan.data.struct_name;
+    const std::string name(decided.plan.data.struct_name);
     seen.insert(name);
     EXPECT_EQ(TilingStructOf(decided.plan.key.model), name);
     const std::vector<TilingFieldLayout>& layout = TilingStructLayout(name);

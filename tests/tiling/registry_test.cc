@@ -3,6 +3,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <set>
+#include <string>
+
 #include "server/tiling/builtin_strategies.h"
 #include "server/tiling/strategies/swizzled_data_parallel.h"
 #include "tests/testing/problems.h"
@@ -68,6 +71,52 @@ TEST(StrategyRegistryTest, ForcedStrategyRunsAlone) {
 TEST(StrategyRegistryTest, ForcedStrategyThatCannotApplyExplainsWhy) {
   DecideOptions options;
   options.forced_strategy = "BASIC_STREAM_K";
+  EXPECT_THAT(MakeBuiltinRegistry().Decide(Problem(512, 512, 1024), Chip950(), options),
+              StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("align256(K)=1024")));
+}
+
+TEST(StrategyRegistryTest, WithoutTextsThePlanIsTheSame) {
+  const StrategyRegistry registry = MakeBuiltinRegistry();
+  DecideOptions quiet;
+  quiet.explain = false;
+  std::set<std::string> strategies;
+  for (DataType dtype : {DataType::kFloat16, DataType::kBFloat16, DataType::kFloat32}) {
+    for (int64_t m : {1, 17, 512, 4096}) {
+      for (int64_t n : {1, 255, 1280, 8192}) {
+        for (int64_t k : {0, 64, 4097, 16384}) {
+          for (bool force_fp32 : {false, true}) {
+            MatmulProblem p = Problem(m, n, k, dtype);
+            p.trans_b = force_fp32;
+            p.force_grp_acc_fp32 = force_fp32 && dtype == DataType::kFloat32;
+            SCOPED_TRACE(::testing::Message() << m << "x" << n << "x" << k << " "
+                                              << DataTypeName(dtype) << " " << force_fp32);
+            absl::StatusOr<TilingDecision> full = registry.Decide(p, Chip950());
+            absl::StatusOr<TilingDecision> bare = registry.Decide(p, Chip950(), quiet);
+            ASSERT_EQ(full.status(), bare.status());
+            if (!full.ok()) continue;
+            strategies.insert(full->plan.strategy);
+            EXPECT_FALSE(full->trace.empty());
+            EXPECT_TRUE(bare->trace.empty());
+            EXPECT_TRUE(bare->plan.detail.empty());
+            EXPECT_EQ(full->plan.strategy, bare->plan.strategy);
+            EXPECT_EQ(full->plan.key.Encode(), bare->plan.key.Encode());
+            EXPECT_EQ(full->plan.data.struct_name, bare->plan.data.struct_name);
+            EXPECT_EQ(full->plan.data.RawWords(), bare->plan.data.RawWords());
+            EXPECT_EQ(full->plan.block_dim, bare->plan.block_dim);
+            EXPECT_EQ(full->plan.workspace_bytes, bare->plan.workspace_bytes);
+          }
+        }
+      }
+    }
+  }
+  // The sweep reaches every built-in strategy.
+  EXPECT_EQ(strategies.size(), registry.Names().size());
+}
+
+TEST(StrategyRegistryTest, ForcedStrategyExplainsEvenWithoutTexts) {
+  DecideOptions options;
+  options.forced_strategy = "BASIC_STREAM_K";
+  options.explain = false;
   EXPECT_THAT(MakeBuiltinRegistry().Decide(Problem(512, 512, 1024), Chip950(), options),
               StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("align256(K)=1024")));
 }

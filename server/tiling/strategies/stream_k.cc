@@ -24,17 +24,17 @@ Capability CheckSplitK(const MatmulProblem& problem, const ProblemFacts& facts,
   const uint64_t k_aligned = CeilAlign(facts.k, kBlock256);
   const uint64_t k_needed = std::max<uint64_t>(kMinK, chip.aic_num * 256) / facts.a_bytes;
   if (k_aligned < k_needed) {
-    return Capability::No(absl::StrCat("SK: align256(K)=", k_aligned, " < max(8192, ",
+    return Capability::No(Explain(facts, "SK: align256(K)=", k_aligned, " < max(8192, ",
                                        chip.aic_num, "*256)/", facts.a_bytes, "=", k_needed));
   }
   // fp32 without hf32 counts blocks of 32 (one 32-byte line) instead of 256.
   const uint64_t block = (facts.a_bytes == 4 && !problem.hf32) ? 32 : kBlock256;
   const uint64_t blocks = CeilDiv(facts.m, block) * CeilDiv(facts.n, block);
   if (blocks > chip.aic_num / 2) {
-    return Capability::No(absl::StrCat("SK: ceil(M/", block, ")*ceil(N/", block, ")=", blocks,
+    return Capability::No(Explain(facts, "SK: ceil(M/", block, ")*ceil(N/", block, ")=", blocks,
                                        " > aic/2=", chip.aic_num / 2));
   }
-  return Capability::Yes(absl::StrCat("SK: K=", facts.k, " >= ", k_needed, " and ", blocks,
+  return Capability::Yes(Explain(facts, "SK: K=", facts.k, " >= ", k_needed, " and ", blocks,
                                       " blocks <= aic/2=", chip.aic_num / 2));
 }
 
@@ -42,28 +42,28 @@ Capability CheckSplitK(const MatmulProblem& problem, const ProblemFacts& facts,
 Capability CheckDataParallelSplitK(const ProblemFacts& facts, const ChipSpec& chip) {
   const uint64_t k_needed = std::max<uint64_t>(kMinK, chip.aic_num * 128) / facts.a_bytes;
   if (facts.m % kBlock256 != 0 || facts.n % kBlock256 != 0) {
-    return Capability::No(absl::StrCat("DP+SK: M=", facts.m, " or N=", facts.n,
+    return Capability::No(Explain(facts, "DP+SK: M=", facts.m, " or N=", facts.n,
                                        " is not a multiple of 256"));
   }
   if (facts.k < k_needed) {
-    return Capability::No(absl::StrCat("DP+SK: K=", facts.k, " < max(8192, ", chip.aic_num,
+    return Capability::No(Explain(facts, "DP+SK: K=", facts.k, " < max(8192, ", chip.aic_num,
                                        "*128)/", facts.a_bytes, "=", k_needed));
   }
   const uint64_t blocks = (facts.m / kBlock256) * (facts.n / kBlock256);
   const uint64_t tail = blocks % chip.aic_num;
   if (blocks < chip.aic_num) {
     return Capability::No(
-        absl::StrCat("DP+SK: ", blocks, " blocks < aic=", chip.aic_num, " (no full round)"));
+        Explain(facts, "DP+SK: ", blocks, " blocks < aic=", chip.aic_num, " (no full round)"));
   }
   if (tail == 0) {
-    return Capability::No(absl::StrCat("DP+SK: ", blocks, " blocks fill whole rounds of ",
+    return Capability::No(Explain(facts, "DP+SK: ", blocks, " blocks fill whole rounds of ",
                                        chip.aic_num, " (no tail)"));
   }
   if (tail > chip.aic_num / 2) {
-    return Capability::No(absl::StrCat("DP+SK: tail of ", tail, " blocks > aic/2=",
+    return Capability::No(Explain(facts, "DP+SK: tail of ", tail, " blocks > aic/2=",
                                        chip.aic_num / 2));
   }
-  return Capability::Yes(absl::StrCat("DP+SK: ", blocks, " blocks, tail round of ", tail,
+  return Capability::Yes(Explain(facts, "DP+SK: ", blocks, " blocks, tail round of ", tail,
                                       " <= aic/2=", chip.aic_num / 2));
 }
 
@@ -81,19 +81,19 @@ L0cToOut SplitKOutput(const ProblemFacts& facts) {
 Capability StreamKStrategy::IsCapable(const MatmulProblem& problem, const ProblemFacts& facts,
                                       const ChipSpec& chip) const {
   if (problem.deterministic_level > 1) {
-    return Capability::No(absl::StrCat("deterministic_level=", problem.deterministic_level,
+    return Capability::No(Explain(facts, "deterministic_level=", problem.deterministic_level,
                                        " > 1 forbids a cross-core K reduction"));
   }
   if (problem.format_a != Format::kNd) return Capability::No("A is not ND");
   if (facts.a_slice_3d) return Capability::No("A is a non-contiguous 3-D slice view");
   if (chip.aiv_num != 2 * chip.aic_num) {
-    return Capability::No(absl::StrCat("aiv=", chip.aiv_num, " != 2*aic=", 2 * chip.aic_num));
+    return Capability::No(Explain(facts, "aiv=", chip.aiv_num, " != 2*aic=", 2 * chip.aic_num));
   }
   Capability split_k = CheckSplitK(problem, facts, chip);
   if (split_k.ok) return split_k;
   Capability dp_split_k = CheckDataParallelSplitK(facts, chip);
   if (dp_split_k.ok) return dp_split_k;
-  return Capability::No(absl::StrCat(split_k.reason, "; ", dp_split_k.reason));
+  return Capability::No(Explain(facts, split_k.reason, "; ", dp_split_k.reason));
 }
 
 absl::StatusOr<TilingPlan> StreamKStrategy::DoTiling(const MatmulProblem& problem,
@@ -119,7 +119,7 @@ absl::StatusOr<TilingPlan> StreamKStrategy::DoTiling(const MatmulProblem& proble
     state.tail_k_cnt = FloorDiv(chip.aic_num, blocks);
     state.single_core_k = CeilDiv(facts.k, state.tail_k_cnt);
     out = SplitKOutput(facts);
-    detail = absl::StrCat("SK: ", blocks, " blocks x ", state.tail_k_cnt, " K slices");
+    detail = Explain(facts, "SK: ", blocks, " blocks x ", state.tail_k_cnt, " K slices");
   } else {
     // DP+SK: the tail round's blocks share the idle cores.
     const uint64_t tail = blocks % chip.aic_num;
@@ -127,7 +127,7 @@ absl::StatusOr<TilingPlan> StreamKStrategy::DoTiling(const MatmulProblem& proble
     const uint64_t slice = CeilDiv(facts.k, state.tail_k_cnt);
     state.tail_k_cnt = CeilDiv(facts.k, slice);
     state.single_core_k = slice;
-    detail = absl::StrCat("DP+SK: ", blocks / chip.aic_num, " data-parallel rounds, tail of ", tail,
+    detail = Explain(facts, "DP+SK: ", blocks / chip.aic_num, " data-parallel rounds, tail of ", tail,
                           " blocks x ", state.tail_k_cnt, " K slices");
   }
   if (problem.format_b != Format::kNd) {

@@ -230,7 +230,7 @@ void ChooseFp32SplitK(const MatmulProblem& problem, const ProblemFacts& facts,
   if (!facts.a_slice_3d && fp32 && !problem.hf32 && nd && facts.k >= kFp32SplitKThreshold &&
       choice.full_load == FullLoad::kNone) {
     choice.model = KernelModel::kBasicSplitK;
-    absl::StrAppend(&choice.detail, "; fp32 K=", facts.k, " >= 2048: split K in the core");
+    if (facts.explain) absl::StrAppend(&choice.detail, "; fp32 K=", facts.k, " >= 2048: split K in the core");
   }
 }
 
@@ -277,7 +277,7 @@ absl::StatusOr<TilingPlan> SwizzledDataParallelStrategy::DoTiling(const MatmulPr
       return status;
     }
     choice.full_load = FullLoad::kB;
-    choice.detail = absl::StrCat("B resident in L1 (A full load: ", a_obstacle, ")");
+    choice.detail = Explain(facts, "B resident in L1 (A full load: ", a_obstacle, ")");
     ChooseApiLevelAndModel(problem, facts, choice);
   } else if (choice.out == L0cToOut::kOnTheFly) {
     // Split L1 evenly between double-buffered A and B stages.
@@ -292,12 +292,12 @@ absl::StatusOr<TilingPlan> SwizzledDataParallelStrategy::DoTiling(const MatmulPr
     s.step_kb = s.step_ka;
     s.depth_a1 = s.step_ka * kDoubleBuffer;
     s.depth_b1 = s.step_kb * kDoubleBuffer;
-    choice.detail = absl::StrCat("A/B streamed (A full load: ", a_obstacle,
+    choice.detail = Explain(facts, "A/B streamed (A full load: ", a_obstacle,
                                  "; B full load: ", b_obstacle, ")");
     ChooseFp32SplitK(problem, facts, choice);
     ChooseApiLevelAndModel(problem, facts, choice);
   } else {
-    choice.detail = absl::StrCat("fixpipe-bound output through AIV (K=", facts.k,
+    choice.detail = Explain(facts, "fixpipe-bound output through AIV (K=", facts.k,
                                  " <= 256, M=", facts.m, " >= 256, N row unaligned)");
     // CANN leaves the API level at BASIC for slice views here.
     if (!facts.a_slice_3d) ChooseApiLevelAndModel(problem, facts, choice);

@@ -26,12 +26,12 @@ Capability VectorMulStrategy::IsCapable(const MatmulProblem& problem, const Prob
   }
   if (facts.a_slice_3d) return Capability::No("A is a non-contiguous 3-D slice view");
   if (facts.m != 1 && facts.n != 1) {
-    return Capability::No(absl::StrCat("M=", facts.m, " and N=", facts.n, " are both != 1"));
+    return Capability::No(Explain(facts, "M=", facts.m, " and N=", facts.n, " are both != 1"));
   }
   if (facts.a_bytes != 4 || facts.b_bytes != 4) {
     return Capability::No("A and B must both be float32");
   }
-  return Capability::Yes(absl::StrCat(facts.m == 1 ? "M" : "N",
+  return Capability::Yes(Explain(facts, facts.m == 1 ? "M" : "N",
                                       "=1 in forced fp32 accumulation: vector dot products"));
 }
 
@@ -74,7 +74,7 @@ absl::StatusOr<TilingPlan> VectorMulStrategy::DoTiling(const MatmulProblem& prob
   plan.block_dim = static_cast<uint32_t>(used_cores);
   plan.kernel_type = KernelType::kAivOnly;
   plan.workspace_bytes = kRuntimeWorkspaceBytes;
-  plan.detail = absl::StrCat(tiles, " tiles of ", base_mn, " outputs, K in ", CeilDiv(facts.k, base_k),
+  plan.detail = Explain(facts, tiles, " tiles of ", base_mn, " outputs, K in ", CeilDiv(facts.k, base_k),
                              " steps of ", base_k, k_outer ? " (K-outer copy mode)" : "");
   plan.data.struct_name = "MatMulToMulBasicTilingData";
   plan.data.fields = {

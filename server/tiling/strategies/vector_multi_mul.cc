@@ -60,7 +60,7 @@ Capability VectorMultiMulStrategy::IsCapable(const MatmulProblem& problem,
   }
   if (facts.a_slice_3d) return Capability::No("A is a non-contiguous 3-D slice view");
   if (problem.trans_a || !problem.trans_b) {
-    return Capability::No(absl::StrCat("needs trans_a=false and trans_b=true, got trans_a=",
+    return Capability::No(Explain(facts, "needs trans_a=false and trans_b=true, got trans_a=",
                                        problem.trans_a, " trans_b=", problem.trans_b));
   }
   if (problem.has_bias) return Capability::No("bias is not supported");
@@ -90,7 +90,7 @@ absl::StatusOr<TilingPlan> VectorMultiMulStrategy::DoTiling(const MatmulProblem&
   plan.block_dim = static_cast<uint32_t>(used_cores);
   plan.kernel_type = KernelType::kAivOnly;
   plan.workspace_bytes = kRuntimeWorkspaceBytes;
-  plan.detail = absl::StrCat(block_count, " blocks of ", blocks.base_m, "x", blocks.base_n,
+  plan.detail = Explain(facts, block_count, " blocks of ", blocks.base_m, "x", blocks.base_n,
                              " on ", used_cores, " vector cores");
   plan.data.struct_name = "MatMulToVectorBasicTilingData";
   plan.data.fields = {

@@ -10,7 +10,7 @@ namespace npu::tiling {
 Capability ZeroKStrategy::IsCapable(const MatmulProblem& problem, const ProblemFacts& facts,
                                     const ChipSpec& /*chip*/) const {
   if (problem.has_bias) return Capability::No("bias present: C = bias is not a pure clear");
-  if (facts.k != 0) return Capability::No(absl::StrCat("K=", facts.k, " != 0"));
+  if (facts.k != 0) return Capability::No(Explain(facts, "K=", facts.k, " != 0"));
   return Capability::Yes("K=0 and no bias: the vector cores clear C");
 }
 
@@ -29,7 +29,7 @@ absl::StatusOr<TilingPlan> ZeroKStrategy::DoTiling(const MatmulProblem& /*proble
   plan.block_dim = chip.aiv_num;
   plan.kernel_type = KernelType::kAivOnly;
   plan.workspace_bytes = kRuntimeWorkspaceBytes;
-  plan.detail = absl::StrCat(chip.aiv_num, " vector cores clear ", elements, " elements");
+  plan.detail = Explain(facts, chip.aiv_num, " vector cores clear ", elements, " elements");
   plan.data.struct_name = "MatMulV3KEqZeroBasicTilingData";
   plan.data.fields = {{"totalDataAmount", elements, 32}, {"aivNum", chip.aiv_num, 32}};
   return plan;
