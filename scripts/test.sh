@@ -1,8 +1,9 @@
 #!/bin/sh
 # Installs everything the tests need, builds the whole tree and runs every
 # test through ctest; then the same suite built with AddressSanitizer and
-# UndefinedBehaviorSanitizer (build-asan); with NPU_FUZZ_SECONDS=N, every
-# libFuzzer target for N seconds too. Exits non-zero on any failure.
+# UndefinedBehaviorSanitizer (build-asan); then every libFuzzer target for a
+# bounded time (NPU_FUZZ_SECONDS, default 60 each). Exits non-zero on any
+# failure.
 set -eu
 cd "$(dirname "$0")/.."
 scripts/install_deps.sh --test
@@ -28,9 +29,11 @@ cmake --build build-asan
   ctest --output-on-failure --timeout 1800 -j2 ${ASAN_EXCLUDE:+-E "$ASAN_EXCLUDE"})
 
 # libFuzzer (clang, ASan + UBSan): every committed corpus input is already
-# replayed above by the fuzz_*_corpus tests in both builds. Exploration runs
-# are opt-in (NPU_FUZZ_SECONDS=60 scripts/test.sh, or scripts/fuzz.sh), because
-# a fresh finding would fail an unrelated change's check.
-if [ "${NPU_FUZZ_SECONDS:-0}" != 0 ]; then
-  scripts/fuzz.sh "${NPU_FUZZ_SECONDS}"
+# replayed above by the fuzz_*_corpus tests in both builds; then each target
+# explores from its corpus for NPU_FUZZ_SECONDS (default 60; 0 skips it). A
+# new crash, timeout or leak fails the run (fuzz.sh lists the inputs); its
+# input becomes a regression test in tests/fuzz/corpus/ once fixed.
+FUZZ_SECONDS="${NPU_FUZZ_SECONDS:-60}"
+if [ "$FUZZ_SECONDS" != 0 ]; then
+  NPU_BUILD_JOBS="${NPU_BUILD_JOBS:-2}" scripts/fuzz.sh "$FUZZ_SECONDS"
 fi

@@ -42,6 +42,7 @@
 #define NPU_SERVER_METRICS_SERVICE_METRICS_H_
 
 #include <array>
+#include <chrono>
 #include <string>
 #include <utility>
 #include <vector>
@@ -55,6 +56,12 @@
 #include "prometheus/registry.h"
 
 namespace npu::server {
+
+// Seconds from `start` to now on the steady clock: the unit of the duration
+// histograms.
+inline double SecondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
 
 // The RPCs of npu.tiling.v1.TilingService.
 enum class RpcMethod { kGetTiling, kGetTilingBatch, kListPlatforms, kExecute };

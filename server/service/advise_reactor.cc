@@ -1,16 +1,9 @@
 // GetTiling in ADVISE mode: the advisor on a worker of the service's
-// emulation queue (the one Execute uses), one reactor per call.
-//
-// Life of a call: the GetTiling handler admits and parses the call and hands
-// it here. Start() (still on the gRPC thread) validates the request, answers
-// a cache hit at once, and otherwise submits the advisor to the queue; a
-// worker runs it and finishes the RPC. OnCancel (client cancellation, the
-// deadline, server shutdown) sets the run's cancellation flag, which ends the
-// advisor's budget (it has no other way to stop, and stops before its next
-// emulation), and takes a job that has not started out of the queue and
-// finishes it itself. As in execute_reactor.cc, exactly one of the handler,
-// the worker and OnCancel calls Finish(), and nothing touches the reactor
-// after that.
+// emulation queue (the one Execute uses), one reactor per call
+// (queued_reactor.h describes the life of such a call). Start() (still on
+// the gRPC thread) validates the request, answers a cache hit at once, and
+// otherwise submits the advisor. Cancellation ends the advisor's budget,
+// which stops it before its next emulation.
 #include <atomic>
 #include <chrono>
 #include <limits>
@@ -20,12 +13,12 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "absl/synchronization/mutex.h"
 #include "server/advisor/advisor.h"
 #include "server/service/advise.h"
 #include "server/service/convert.h"
 #include "server/service/execute.h"
 #include "server/service/logging.h"
+#include "server/service/queued_reactor.h"
 #include "server/service/status_mapping.h"
 #include "server/service/tiling_service.h"
 #include "server/service/validate.h"
@@ -38,16 +31,6 @@ namespace {
 namespace pb = ::npu::tiling::v1;
 namespace tl = ::npu::tiling;
 using Clock = std::chrono::steady_clock;
-
-double SecondsSince(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-// As in tiling_service.cc: engine messages name the wire field.
-absl::Status Prefixed(absl::string_view prefix, const absl::Status& status) {
-  if (status.ok()) return status;
-  return absl::Status(status.code(), absl::StrCat(prefix, ": ", status.message()));
-}
 
 }  // namespace
 
@@ -120,13 +103,13 @@ absl::Status TilingService::RunAdvise(const pb::TilingRequest& request, const Ad
   return absl::OkStatus();
 }
 
-class TilingService::AdviseReactor final : public grpc::ServerUnaryReactor {
+class TilingService::AdviseReactor final : public QueuedUnaryReactor {
  public:
   AdviseReactor(TilingService* service, grpc::CallbackServerContext* context,
                 const pb::TilingRequest& request, grpc::ByteBuffer* response_bytes,
                 Clock::time_point start)
-      : service_(service),
-        context_(context),
+      : QueuedUnaryReactor(*service->execute_queue_, context, "advice"),
+        service_(service),
         request_(request),
         response_bytes_(response_bytes),
         start_(start) {}
@@ -140,32 +123,8 @@ class TilingService::AdviseReactor final : public grpc::ServerUnaryReactor {
       Complete(status);
       return;
     }
-    ExecuteQueue::Job job;
-    job.run = [this] { Run(); };
-    job.drop = [this] { Complete(absl::UnavailableError("the server is shutting down")); };
-    ExecuteQueue& queue = *service_->execute_queue_;
-    std::optional<uint64_t> ticket = queue.TrySubmit(std::move(job));
-    if (!ticket.has_value()) {
-      Complete(absl::ResourceExhaustedError(absl::StrCat(
-          "emulation queue full: ", queue.workers(), " running and ", queue.max_queued(),
-          " waiting (--execute_threads, --max_execute_queue; ADVISE shares them with "
-          "Execute); retry later or on another replica")));
-      return;
-    }
-    absl::MutexLock lock(&mutex_);
-    ticket_ = *ticket;
-  }
-
-  void OnCancel() override {
-    cancelled_.store(true);
-    uint64_t ticket = 0;
-    {
-      absl::MutexLock lock(&mutex_);
-      ticket = ticket_;
-    }
-    // A job still waiting never reaches a worker; finish it here. A running
-    // one sees the flag through its budget and finishes itself.
-    if (ticket != 0 && service_->execute_queue_->Remove(ticket)) Complete(CancelStatus());
+    status = Submit("; ADVISE shares them with Execute");
+    if (!status.ok()) Complete(status);
   }
 
   void OnDone() override {
@@ -175,26 +134,16 @@ class TilingService::AdviseReactor final : public grpc::ServerUnaryReactor {
   }
 
  private:
-  // On a worker.
-  void Run() {
-    if (cancelled_.load() || context_->IsCancelled()) {
-      Complete(CancelStatus());
-      return;
-    }
-    absl::Status status = service_->RunAdvise(request_, work_, &cancelled_, &response_);
-    if (cancelled_.load()) status = CancelStatus();
+  // On a worker. The advisor has no other way to stop than its budget, which
+  // the flag ends (before its next emulation).
+  void Work() override {
+    absl::Status status = service_->RunAdvise(request_, work_, cancel_flag(), &response_);
+    if (cancelled()) status = CancelStatus();
     Complete(status);
   }
 
-  absl::Status CancelStatus() const {
-    if (context_->deadline() <= std::chrono::system_clock::now()) {
-      return absl::DeadlineExceededError("deadline exceeded; the advice was stopped");
-    }
-    return absl::CancelledError("the call was cancelled; the advice was stopped");
-  }
-
   // The one place that finishes the call.
-  void Complete(absl::Status status) {
+  void Complete(absl::Status status) override {
     if (status.ok()) {
       bool own_buffer = false;
       const grpc::Status serialized = grpc::SerializationTraits<pb::TilingResponse>::Serialize(
@@ -222,18 +171,14 @@ class TilingService::AdviseReactor final : public grpc::ServerUnaryReactor {
   }
 
   TilingService* const service_;
-  grpc::CallbackServerContext* const context_;
   // Copied off the handler's arena, which dies when the handler returns.
   const pb::TilingRequest request_;
   grpc::ByteBuffer* const response_bytes_;
   const Clock::time_point start_;
   AdviseWork work_;
   pb::TilingResponse response_;
-  std::atomic<bool> cancelled_{false};
   // Written by Complete() before Finish(), read by OnDone() after it.
   absl::StatusCode final_code_ = absl::StatusCode::kOk;
-  absl::Mutex mutex_;
-  uint64_t ticket_ ABSL_GUARDED_BY(mutex_) = 0;
 };
 
 grpc::ServerUnaryReactor* TilingService::StartAdvise(grpc::CallbackServerContext* context,

@@ -29,11 +29,6 @@ absl::Status FieldError(absl::string_view field, absl::string_view what) {
   return absl::InvalidArgumentError(absl::StrCat(field, ": ", what));
 }
 
-absl::Status Prefixed(absl::string_view prefix, const absl::Status& status) {
-  if (status.ok()) return status;
-  return absl::Status(status.code(), absl::StrCat(prefix, ": ", status.message()));
-}
-
 constexpr uint64_t kSaturated = std::numeric_limits<uint64_t>::max();
 
 // Products and quotients that saturate instead of wrapping: the estimates

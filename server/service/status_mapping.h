@@ -22,6 +22,11 @@ grpc::Status ToGrpcStatus(const absl::Status& status);
 // the proto's ItemStatus.code_name.
 absl::string_view CodeName(absl::StatusCode code);
 
+// `status` with its message prefixed by the request field path `prefix`
+// ("problem: m=0 is outside ..."), code kept; OK stays OK. Engine messages
+// name engine fields; this names the wire field they came from.
+absl::Status Prefixed(absl::string_view prefix, const absl::Status& status);
+
 // The error of a failed StrategyRegistry::Decide() for the wire, its message
 // prefixed with the request field it is about, as every input error is:
 // "forced_strategy: " when the forced strategy is unknown (kNotFound) or

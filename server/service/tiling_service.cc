@@ -24,18 +24,6 @@ namespace pb = ::npu::tiling::v1;
 namespace tl = ::npu::tiling;
 using Clock = std::chrono::steady_clock;
 
-double SecondsSince(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-// Prefixes the message of a non-OK `status` with the field path `prefix`,
-// keeping the code, so that engine messages ("m=0 is outside ...") name the
-// wire field they came from.
-absl::Status Prefixed(absl::string_view prefix, const absl::Status& status) {
-  if (status.ok()) return status;
-  return absl::Status(status.code(), absl::StrCat(prefix, ": ", status.message()));
-}
-
 void LogOutcome(absl::string_view method, const pb::TilingRequest& request,
                 const absl::Status& status) {
   if (status.code() == absl::StatusCode::kInternal) {
