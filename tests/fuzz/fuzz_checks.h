@@ -18,8 +18,8 @@ inline bool NamesAField(absl::string_view message) {
   const absl::string_view root = path.substr(0, path.find_first_of(".["));
   for (absl::string_view field :
        {"request", "id", "problem", "platform", "platform_overrides", "forced_strategy",
-        "include_trace", "client_id", "mode", "advise", "tiling", "inputs", "seed", "timing_only",
-        "return_c", "threads"}) {
+        "include_trace", "client_id", "mode", "advise", "view", "tiling", "inputs", "seed",
+        "timing_only", "return_c", "threads"}) {
     if (root == field) return true;
   }
   return false;

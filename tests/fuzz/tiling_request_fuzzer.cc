@@ -15,6 +15,7 @@
 //     ("problem: ...", "platform_overrides.aic_num: ...");
 //   * an answer that is not deterministic (two runs differ) or lacks the
 //     basics (a strategy name, a block dim, the tiling-data fields).
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -92,14 +93,28 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (!npu::fuzz::NamesAField(status.message())) Fail("error names no field", request, status);
     return 0;
   }
-  if (first.strategy().empty() || first.block_dim() == 0 || first.fields_size() == 0 ||
-      first.id() != request.id()) {
-    Fail("answer lacks strategy, block dim, fields or id", request, status);
+  const bool compact = request.view() == pb::RESPONSE_VIEW_COMPACT;
+  if (first.strategy().empty() || first.block_dim() == 0 || first.raw_words_size() == 0 ||
+      (first.fields_size() == 0) != compact || first.id() != request.id()) {
+    Fail("answer lacks strategy, block dim, words, fields (full view) or id", request, status);
   }
   pb::TilingResponse second;
   status = s.service.Answer(request, &second);
   if (!status.ok() || !google::protobuf::util::MessageDifferencer::Equals(first, second)) {
     Fail("a second run gave a different answer", request, status);
+  }
+  // The other view carries the same decision.
+  pb::TilingRequest other_view = request;
+  other_view.set_view(compact ? pb::RESPONSE_VIEW_FULL : pb::RESPONSE_VIEW_COMPACT);
+  pb::TilingResponse other;
+  status = s.service.Answer(other_view, &other);
+  if (!status.ok() || other.tiling_key() != first.tiling_key() ||
+      other.block_dim() != first.block_dim() ||
+      other.workspace_bytes() != first.workspace_bytes() ||
+      other.strategy() != first.strategy() ||
+      !std::equal(other.raw_words().begin(), other.raw_words().end(), first.raw_words().begin(),
+                  first.raw_words().end())) {
+    Fail("the two views gave different decisions", request, status);
   }
   return 0;
 }
