@@ -274,6 +274,12 @@ void AddTrace(const std::vector<tl::TraceEntry>& trace, pb::TilingResponse* resp
   }
 }
 
+void AddRawWords(const tl::TilingData& data, pb::TilingResponse* response) {
+  google::protobuf::RepeatedField<uint32_t>* words = response->mutable_raw_words();
+  words->Reserve(static_cast<int>(data.fields.size()));
+  data.ForEachWord([words](uint32_t word) { words->AddAlreadyReserved(word); });
+}
+
 }  // namespace
 
 void DecisionToProto(const tl::TilingDecision& decision, const tl::ChipSpec& chip,
@@ -281,8 +287,7 @@ void DecisionToProto(const tl::TilingDecision& decision, const tl::ChipSpec& chi
   const tl::TilingPlan& plan = decision.plan;
   response->set_tiling_key(plan.key.Encode());
   if (view == pb::RESPONSE_VIEW_COMPACT) {
-    const std::vector<uint32_t> words = plan.data.RawWords();
-    response->mutable_raw_words()->Add(words.begin(), words.end());
+    AddRawWords(plan.data, response);
     response->set_block_dim(plan.block_dim);
     response->set_kernel_type(KernelTypeToProto(plan.kernel_type));
     response->set_workspace_bytes(plan.workspace_bytes);
@@ -311,8 +316,7 @@ void DecisionToProto(const tl::TilingDecision& decision, const tl::ChipSpec& chi
     out->set_value(field.value);
     out->set_bits(static_cast<uint32_t>(field.bits));
   }
-  const std::vector<uint32_t> words = plan.data.RawWords();
-  response->mutable_raw_words()->Add(words.begin(), words.end());
+  AddRawWords(plan.data, response);
 
   response->set_block_dim(plan.block_dim);
   response->set_kernel_type(KernelTypeToProto(plan.kernel_type));

@@ -247,17 +247,7 @@ std::optional<uint64_t> TilingData::Get(std::string_view name) const {
 std::vector<uint32_t> TilingData::RawWords() const {
   std::vector<uint32_t> words;
   words.reserve(fields.size());
-  int byte_in_word = 0;  // position of the next 8-bit field in the current word
-  for (const TilingField& field : fields) {
-    if (field.bits == 8) {
-      if (byte_in_word == 0) words.push_back(0);
-      words.back() |= static_cast<uint32_t>(field.value & 0xFF) << (8 * byte_in_word);
-      byte_in_word = (byte_in_word + 1) % 4;
-    } else {
-      byte_in_word = 0;
-      words.push_back(static_cast<uint32_t>(field.value));
-    }
-  }
+  ForEachWord([&words](uint32_t word) { words.push_back(word); });
   return words;
 }
 

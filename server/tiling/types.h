@@ -170,7 +170,34 @@ struct TilingData {
   // The struct as little-endian 32-bit words (8-bit fields packed, first
   // field in the lowest byte), as the kernel reads it.
   std::vector<uint32_t> RawWords() const;
+  // The same words, each passed to `sink(uint32_t)` in order (no vector).
+  template <typename Sink>
+  void ForEachWord(Sink&& sink) const;
 };
+
+template <typename Sink>
+void TilingData::ForEachWord(Sink&& sink) const {
+  uint32_t word = 0;
+  int bytes_in_word = 0;  // 8-bit fields packed into `word` so far
+  for (const TilingField& field : fields) {
+    if (field.bits == 8) {
+      word |= static_cast<uint32_t>(field.value & 0xFF) << (8 * bytes_in_word);
+      if (++bytes_in_word == 4) {
+        sink(word);
+        word = 0;
+        bytes_in_word = 0;
+      }
+      continue;
+    }
+    if (bytes_in_word != 0) {  // a partly filled word of bytes ends here
+      sink(word);
+      word = 0;
+      bytes_in_word = 0;
+    }
+    sink(static_cast<uint32_t>(field.value));
+  }
+  if (bytes_in_word != 0) sink(word);
+}
 
 // Block sizes and buffer choices of a cube plan, in elements unless named.
 struct BlockTiling {
