@@ -353,6 +353,34 @@ void DecisionToProto(const tl::TilingDecision& decision, const tl::ChipSpec& chi
   *response->mutable_platform() = ChipToProto(chip);
 }
 
+void CopyDecision(const pb::TilingResponse& from, pb::ResponseView view, bool include_trace,
+                  pb::TilingResponse* to) {
+  to->Clear();
+  if (view == pb::RESPONSE_VIEW_COMPACT) {
+    to->set_tiling_key(from.tiling_key());
+    *to->mutable_raw_words() = from.raw_words();
+    to->set_block_dim(from.block_dim());
+    to->set_kernel_type(from.kernel_type());
+    to->set_workspace_bytes(from.workspace_bytes());
+    to->set_strategy(from.strategy());
+  } else {
+    to->set_tiling_key(from.tiling_key());
+    *to->mutable_key() = from.key();
+    to->set_tiling_struct(from.tiling_struct());
+    *to->mutable_fields() = from.fields();
+    *to->mutable_raw_words() = from.raw_words();
+    to->set_block_dim(from.block_dim());
+    to->set_kernel_type(from.kernel_type());
+    to->set_kernel_type_name(from.kernel_type_name());
+    to->set_workspace_bytes(from.workspace_bytes());
+    to->set_strategy(from.strategy());
+    to->set_detail(from.detail());
+    *to->mutable_block() = from.block();
+    *to->mutable_platform() = from.platform();
+  }
+  if (include_trace) *to->mutable_trace() = from.trace();
+}
+
 void ApplyView(pb::ResponseView view, pb::TilingResponse* response) {
   if (view != pb::RESPONSE_VIEW_COMPACT) return;
   response->clear_key();

@@ -1,7 +1,7 @@
 #include "server/service/decision_cache.h"
 
-#include "google/protobuf/io/coded_stream.h"
-#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
+#include <cstdint>
+
 #include "server/service/convert.h"
 
 namespace npu::server {
@@ -13,8 +13,10 @@ std::string DecisionCache::Key(const npu::tiling::MatmulProblem& problem,
                                absl::string_view forced_strategy) {
   // The canonical request: the problem and the chip as the engine sees them
   // (every field explicit), plus the forced strategy. `id` and
-  // `include_trace` do not change the decision and are left out.
-  pb::TilingRequest canonical;
+  // `include_trace` do not change the decision and are left out. One message
+  // per thread, cleared and refilled: its sub-messages stay allocated.
+  thread_local pb::TilingRequest canonical;
+  canonical.Clear();
   *canonical.mutable_problem() = ProblemToProto(problem);
   canonical.set_platform(chip.name);
   pb::PlatformOverrides* o = canonical.mutable_platform_overrides();
@@ -30,17 +32,12 @@ std::string DecisionCache::Key(const npu::tiling::MatmulProblem& problem,
   o->set_cube_freq_mhz(chip.cube_freq_mhz);
   o->set_ddr_bytes_per_cycle(chip.ddr_bytes_per_cycle);
   o->set_l2_bytes_per_cycle(chip.l2_bytes_per_cycle);
-  canonical.set_forced_strategy(std::string(forced_strategy));
+  canonical.set_forced_strategy(forced_strategy.data(), forced_strategy.size());
 
-  // Deterministic serialization fixes the byte order of map fields and
-  // unknown fields; for this message it is also stable across runs.
-  std::string key;
-  {
-    google::protobuf::io::StringOutputStream stream(&key);
-    google::protobuf::io::CodedOutputStream coded(&stream);
-    coded.SetSerializationDeterministic(true);
-    canonical.SerializeToCodedStream(&coded);
-  }
+  // The message has no map and no unknown fields, so its serialization is a
+  // function of its values: fields in number order, defaults omitted.
+  std::string key(canonical.ByteSizeLong(), '\0');
+  canonical.SerializeWithCachedSizesToArray(reinterpret_cast<uint8_t*>(key.data()));
   return key;
 }
 

@@ -170,8 +170,7 @@ absl::Status TilingService::Answer(const pb::TilingRequest& request, pb::TilingR
   }
 
   if (cached != nullptr) {
-    *response = *cached;
-    ApplyView(request.view(), response);
+    CopyDecision(*cached, request.view(), request.include_trace(), response);
     response->set_from_cache(true);
   } else {
     const Clock::time_point start = Clock::now();

@@ -3,6 +3,7 @@
 #include "gmock/gmock.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "gtest/gtest.h"
+#include "server/tiling/builtin_strategies.h"
 #include "tests/service/test_server.h"
 #include "tests/testing/status_matchers.h"
 
@@ -171,6 +172,31 @@ TEST(DecisionConversionTest, CopiesEveryPart) {
   EXPECT_EQ(response.platform().name(), "ascend950pr");
   EXPECT_EQ(response.platform().cube_freq_mhz(), chip.cube_freq_mhz);
   EXPECT_EQ(response.detail(), "because");
+}
+
+// Every decision field DecisionToProto() fills, in both views: a copy of a
+// cached full answer must equal the fresh one field for field.
+TEST(DecisionConversionTest, CopyDecisionEqualsAFreshAnswerInEachView) {
+  const tl::StrategyRegistry registry = tl::MakeBuiltinRegistry();
+  const tl::ChipSpec chip = *tl::FindPlatform(tl::kDefaultPlatform);
+  for (const pb::TilingRequest& request :
+       {StreamKRequest(), npu::server::testing::ShapeRequest(17, 255, 1)}) {
+    const tl::MatmulProblem problem = ProblemFromProto(request.problem());
+    absl::StatusOr<tl::TilingDecision> decision = registry.Decide(problem, chip);
+    ASSERT_TRUE(decision.ok()) << decision.status();
+    pb::TilingResponse full;
+    DecisionToProto(*decision, chip, &full, /*include_trace=*/true);
+    for (pb::ResponseView view : {pb::RESPONSE_VIEW_FULL, pb::RESPONSE_VIEW_COMPACT}) {
+      for (bool trace : {false, true}) {
+        pb::TilingResponse fresh, copied;
+        DecisionToProto(*decision, chip, &fresh, trace, view);
+        CopyDecision(full, view, trace, &copied);
+        EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(fresh, copied))
+            << "view " << view << " trace " << trace << "\nfresh:  " << fresh.ShortDebugString()
+            << "\ncopied: " << copied.ShortDebugString();
+      }
+    }
+  }
 }
 
 }  // namespace
