@@ -84,8 +84,8 @@ Capability StreamKStrategy::IsCapable(const MatmulProblem& problem, const Proble
     return Capability::No(Explain(facts, "deterministic_level=", problem.deterministic_level,
                                        " > 1 forbids a cross-core K reduction"));
   }
-  if (problem.format_a != Format::kNd) return Capability::No("A is not ND");
-  if (facts.a_slice_3d) return Capability::No("A is a non-contiguous 3-D slice view");
+  if (problem.format_a != Format::kNd) return Capability::No(Explain(facts, "A is not ND"));
+  if (facts.a_slice_3d) return Capability::No(Explain(facts, "A is a non-contiguous 3-D slice view"));
   if (chip.aiv_num != 2 * chip.aic_num) {
     return Capability::No(Explain(facts, "aiv=", chip.aiv_num, " != 2*aic=", 2 * chip.aic_num));
   }

@@ -243,9 +243,9 @@ void ChooseApiLevelAndModel(const MatmulProblem& problem, const ProblemFacts& fa
 }  // namespace
 
 Capability SwizzledDataParallelStrategy::IsCapable(const MatmulProblem& /*problem*/,
-                                                   const ProblemFacts& /*facts*/,
+                                                   const ProblemFacts& facts,
                                                    const ChipSpec& /*chip*/) const {
-  return Capability::Yes("always capable (fallback)");
+  return Capability::Yes(Explain(facts, "always capable (fallback)"));
 }
 
 absl::StatusOr<TilingPlan> SwizzledDataParallelStrategy::DoTiling(const MatmulProblem& problem,

@@ -22,14 +22,14 @@ constexpr uint64_t kUbRowsPerOutput = 5;
 Capability VectorMulStrategy::IsCapable(const MatmulProblem& problem, const ProblemFacts& facts,
                                         const ChipSpec& /*chip*/) const {
   if (!problem.force_grp_acc_fp32) {
-    return Capability::No("force_grp_acc_fp32 (opImplMode 0x4) is off");
+    return Capability::No(Explain(facts, "force_grp_acc_fp32 (opImplMode 0x4) is off"));
   }
-  if (facts.a_slice_3d) return Capability::No("A is a non-contiguous 3-D slice view");
+  if (facts.a_slice_3d) return Capability::No(Explain(facts, "A is a non-contiguous 3-D slice view"));
   if (facts.m != 1 && facts.n != 1) {
     return Capability::No(Explain(facts, "M=", facts.m, " and N=", facts.n, " are both != 1"));
   }
   if (facts.a_bytes != 4 || facts.b_bytes != 4) {
-    return Capability::No("A and B must both be float32");
+    return Capability::No(Explain(facts, "A and B must both be float32"));
   }
   return Capability::Yes(Explain(facts, facts.m == 1 ? "M" : "N",
                                       "=1 in forced fp32 accumulation: vector dot products"));

@@ -56,18 +56,18 @@ Capability VectorMultiMulStrategy::IsCapable(const MatmulProblem& problem,
                                              const ProblemFacts& facts,
                                              const ChipSpec& /*chip*/) const {
   if (!problem.force_grp_acc_fp32) {
-    return Capability::No("force_grp_acc_fp32 (opImplMode 0x4) is off");
+    return Capability::No(Explain(facts, "force_grp_acc_fp32 (opImplMode 0x4) is off"));
   }
-  if (facts.a_slice_3d) return Capability::No("A is a non-contiguous 3-D slice view");
+  if (facts.a_slice_3d) return Capability::No(Explain(facts, "A is a non-contiguous 3-D slice view"));
   if (problem.trans_a || !problem.trans_b) {
     return Capability::No(Explain(facts, "needs trans_a=false and trans_b=true, got trans_a=",
                                        problem.trans_a, " trans_b=", problem.trans_b));
   }
-  if (problem.has_bias) return Capability::No("bias is not supported");
+  if (problem.has_bias) return Capability::No(Explain(facts, "bias is not supported"));
   if (facts.a_bytes != 4 || facts.b_bytes != 4) {
-    return Capability::No("A and B must both be float32");
+    return Capability::No(Explain(facts, "A and B must both be float32"));
   }
-  return Capability::Yes("fp32, K contiguous on both sides, forced fp32 accumulation");
+  return Capability::Yes(Explain(facts, "fp32, K contiguous on both sides, forced fp32 accumulation"));
 }
 
 absl::StatusOr<TilingPlan> VectorMultiMulStrategy::DoTiling(const MatmulProblem& problem,
