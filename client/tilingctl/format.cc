@@ -75,8 +75,7 @@ std::string FormatCompactTiling(const pb::TilingResponse& r) {
   std::string out;
   absl::StrAppendFormat(&out, "%-16s %s\n", "strategy", r.strategy());
   absl::StrAppendFormat(&out, "%-16s %u (0x%x)\n", "tiling_key", r.tiling_key(), r.tiling_key());
-  absl::StrAppendFormat(&out, "%-16s %s\n", "kernel_type",
-                        pb::KernelType_Name(r.kernel_type()));
+  absl::StrAppendFormat(&out, "%-16s %s\n", "kernel_type", pb::KernelType_Name(r.kernel_type()));
   absl::StrAppendFormat(&out, "%-16s %u\n", "block_dim", r.block_dim());
   absl::StrAppendFormat(&out, "%-16s %u bytes\n", "workspace", r.workspace_bytes());
   absl::StrAppendFormat(&out, "%-16s %s\n", "from_cache", r.from_cache() ? "yes" : "no");

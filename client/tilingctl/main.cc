@@ -510,8 +510,7 @@ int Run(const std::vector<char*>& positional) {
     options.use_tls = absl::GetFlag(FLAGS_tls) || !options.tls_server_name.empty();
     for (const auto& [flag, path, pem] :
          {std::make_tuple("--tls_ca", absl::GetFlag(FLAGS_tls_ca), &options.tls_root_ca_pem),
-          std::make_tuple("--tls_cert", absl::GetFlag(FLAGS_tls_cert),
-                          &options.tls_cert_chain_pem),
+          std::make_tuple("--tls_cert", absl::GetFlag(FLAGS_tls_cert), &options.tls_cert_chain_pem),
           std::make_tuple("--tls_key", absl::GetFlag(FLAGS_tls_key),
                           &options.tls_private_key_pem)}) {
       if (path.empty()) continue;
@@ -662,7 +661,8 @@ int main(int argc, char** argv) {
       "                    ranks every applicable tiling by predicted time (ADVISE mode;\n"
       "                    `tile --mode advise` is the same)\n"
       "  tilingctl platforms | health\n"
-      "  tilingctl execute [tile flags] [--a A.npy --b B.npy [--bias X.npy] --out C.npy | --seed N]\n"
+      "  tilingctl execute [tile flags] [--a A.npy --b B.npy [--bias X.npy] --out C.npy | --seed "
+      "N]\n"
       "                    [--timing-only] [--threads N] [--tiling FILE]   emulate on the server\n"
       "Common: --server host:port (default localhost:50051) | --local, --json, --timeout 10s\n"
       "TLS:    --tls_ca CA.pem [--tls_cert CLIENT.pem --tls_key CLIENT.key] [--tls_server_name N]");

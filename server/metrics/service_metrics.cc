@@ -201,8 +201,9 @@ ServiceMetrics::ServiceMetrics(prometheus::Registry& registry)
   }
   auto& execute = prometheus::BuildCounter()
                       .Name("npu_execute_total")
-                      .Help("Execute calls by outcome (the gRPC code name; OK includes runs "
-                            "whose C failed the reference check).")
+                      .Help(
+                          "Execute calls by outcome (the gRPC code name; OK includes runs "
+                          "whose C failed the reference check).")
                       .Register(registry);
   for (int code = 0; code < kNumCodes; ++code) {
     execute_results_[code] = &execute.Add(

@@ -54,7 +54,7 @@ absl::Status TilingService::PrepareAdvise(const pb::TilingRequest& request, Advi
       response->set_from_cache(true);
       response->set_id(request.id());
       if (!request.include_trace()) response->clear_trace();
-  ApplyView(request.view(), response);
+      ApplyView(request.view(), response);
       metrics_.DecisionServed(response->strategy());
       *answered = true;
       return absl::OkStatus();

@@ -24,10 +24,10 @@ absl::Status QueuedUnaryReactor::Submit(absl::string_view note) {
   job.drop = [this] { Complete(absl::UnavailableError("the server is shutting down")); };
   std::optional<uint64_t> ticket = queue_.TrySubmit(std::move(job));
   if (!ticket.has_value()) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "emulation queue full: ", queue_.workers(), " running and ", queue_.max_queued(),
-        " waiting (--execute_threads, --max_execute_queue", note,
-        "); retry later or on another replica"));
+    return absl::ResourceExhaustedError(
+        absl::StrCat("emulation queue full: ", queue_.workers(), " running and ",
+                     queue_.max_queued(), " waiting (--execute_threads, --max_execute_queue", note,
+                     "); retry later or on another replica"));
   }
   absl::MutexLock lock(&mutex_);
   ticket_ = *ticket;

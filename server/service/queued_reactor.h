@@ -34,8 +34,7 @@ class QueuedUnaryReactor : public grpc::ServerUnaryReactor {
 
  protected:
   // `work` names the job in messages, e.g. "emulation".
-  QueuedUnaryReactor(ExecuteQueue& queue, grpc::CallbackServerContext* context,
-                     std::string work);
+  QueuedUnaryReactor(ExecuteQueue& queue, grpc::CallbackServerContext* context, std::string work);
 
   // Hands Work() to a worker. When every worker is busy and the queue is
   // full, submits nothing and returns RESOURCE_EXHAUSTED naming the flags

@@ -178,8 +178,8 @@ absl::Status TilingService::Answer(const pb::TilingRequest& request, pb::TilingR
     options.forced_strategy = request.forced_strategy();
     // A compact answer without trace shows no text; a cached one may be
     // asked for in full later.
-    options.explain = request.include_trace() || request.view() != pb::RESPONSE_VIEW_COMPACT ||
-                      cache_.enabled();
+    options.explain =
+        request.include_trace() || request.view() != pb::RESPONSE_VIEW_COMPACT || cache_.enabled();
     absl::StatusOr<tl::TilingDecision> decision = registry_.Decide(problem, chip, options);
     metrics_.DecisionTimed(SecondsSince(start));
     if (!decision.ok()) {

@@ -70,8 +70,8 @@ absl::StatusOr<TilingDecision> StrategyRegistry::Decide(const MatmulProblem& pro
       for (const auto& strategy : strategies_) {
         absl::StrAppend(&names, names.empty() ? "" : ", ", std::string(strategy->name()));
       }
-      return absl::NotFoundError(absl::StrCat("unknown strategy \"", options.forced_strategy,
-                                              "\"; registered: ", names));
+      return absl::NotFoundError(
+          absl::StrCat("unknown strategy \"", options.forced_strategy, "\"; registered: ", names));
     }
   }
 
@@ -87,8 +87,8 @@ absl::StatusOr<TilingDecision> StrategyRegistry::Decide(const MatmulProblem& pro
       }
       if (forced) {
         return absl::FailedPreconditionError(
-            absl::StrCat("strategy ", std::string(strategy->name()), " cannot apply: ",
-                         decision.trace.back().reason));
+            absl::StrCat("strategy ", std::string(strategy->name()),
+                         " cannot apply: ", decision.trace.back().reason));
       }
       continue;
     }
@@ -98,9 +98,11 @@ absl::StatusOr<TilingDecision> StrategyRegistry::Decide(const MatmulProblem& pro
       const absl::StatusCode code = plan.status().code();
       if (code == absl::StatusCode::kInvalidArgument ||
           code == absl::StatusCode::kFailedPrecondition) {
-        return absl::Status(code, absl::StrCat(std::string(strategy->name()), ": ", plan.status().message()));
+        return absl::Status(
+            code, absl::StrCat(std::string(strategy->name()), ": ", plan.status().message()));
       }
-      return absl::InternalError(absl::StrCat(std::string(strategy->name()), ": ", plan.status().message()));
+      return absl::InternalError(
+          absl::StrCat(std::string(strategy->name()), ": ", plan.status().message()));
     }
     plan->strategy = std::string(strategy->name());
     RETURN_IF_ERROR(CheckPlanFits(*plan, problem, chip));
@@ -120,11 +122,9 @@ absl::Status CheckPlanFits(const TilingPlan& plan, const MatmulProblem& problem,
     // CANN's heuristics are tuned for real Ascend buffers; a plan that does
     // not fit means the configured platform cannot run this problem.
     return absl::FailedPreconditionError(
-        absl::StrCat("plan of ", plan.strategy, " does not fit the platform: ",
-                     std::string(what)));
+        absl::StrCat("plan of ", plan.strategy, " does not fit the platform: ", std::string(what)));
   };
-  const uint32_t cores =
-      plan.kernel_type == KernelType::kAivOnly ? chip.aiv_num : chip.aic_num;
+  const uint32_t cores = plan.kernel_type == KernelType::kAivOnly ? chip.aiv_num : chip.aic_num;
   if (plan.block_dim == 0 || plan.block_dim > cores) {
     return fail(absl::StrCat("block_dim=", plan.block_dim, " outside [1, ", cores, "]"));
   }

@@ -33,8 +33,8 @@ absl::StatusOr<DataType> ParseDataType(std::string_view name) {
   for (DataType dtype : {DataType::kFloat16, DataType::kBFloat16, DataType::kFloat32}) {
     if (name == DataTypeName(dtype)) return dtype;
   }
-  return absl::InvalidArgumentError(
-      absl::StrCat("unknown dtype \"", std::string(name), "\"; expected float16, bfloat16 or float32"));
+  return absl::InvalidArgumentError(absl::StrCat("unknown dtype \"", std::string(name),
+                                                 "\"; expected float16, bfloat16 or float32"));
 }
 
 std::string_view FormatName(Format format) {
@@ -89,8 +89,8 @@ namespace {
 
 absl::Status CheckRange(std::string_view field, uint64_t value, uint64_t min, uint64_t max) {
   if (value < min || value > max) {
-    return absl::InvalidArgumentError(absl::StrCat("platform field ", std::string(field), "=", value,
-                                                   " is outside [", min, ", ", max, "]"));
+    return absl::InvalidArgumentError(absl::StrCat("platform field ", std::string(field), "=",
+                                                   value, " is outside [", min, ", ", max, "]"));
   }
   return absl::OkStatus();
 }

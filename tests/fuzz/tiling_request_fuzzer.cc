@@ -110,8 +110,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   status = s.service.Answer(other_view, &other);
   if (!status.ok() || other.tiling_key() != first.tiling_key() ||
       other.block_dim() != first.block_dim() ||
-      other.workspace_bytes() != first.workspace_bytes() ||
-      other.strategy() != first.strategy() ||
+      other.workspace_bytes() != first.workspace_bytes() || other.strategy() != first.strategy() ||
       !std::equal(other.raw_words().begin(), other.raw_words().end(), first.raw_words().begin(),
                   first.raw_words().end())) {
     Fail("the two views gave different decisions", request, status);

@@ -22,9 +22,8 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
 TEST(StrategyRegistryTest, BuiltinOrderIsCannPriority) {
-  EXPECT_THAT(MakeBuiltinRegistry().Names(),
-              ElementsAre("K_EQUAL_ZERO", "TO_MUL", "TO_MULTI_MUL", "BASIC_STREAM_K",
-                          "BASIC_ASWT"));
+  EXPECT_THAT(MakeBuiltinRegistry().Names(), ElementsAre("K_EQUAL_ZERO", "TO_MUL", "TO_MULTI_MUL",
+                                                         "BASIC_STREAM_K", "BASIC_ASWT"));
 }
 
 TEST(StrategyRegistryTest, DuplicateNameIsRejected) {

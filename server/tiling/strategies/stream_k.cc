@@ -25,29 +25,29 @@ Capability CheckSplitK(const MatmulProblem& problem, const ProblemFacts& facts,
   const uint64_t k_needed = std::max<uint64_t>(kMinK, chip.aic_num * 256) / facts.a_bytes;
   if (k_aligned < k_needed) {
     return Capability::No(Explain(facts, "SK: align256(K)=", k_aligned, " < max(8192, ",
-                                       chip.aic_num, "*256)/", facts.a_bytes, "=", k_needed));
+                                  chip.aic_num, "*256)/", facts.a_bytes, "=", k_needed));
   }
   // fp32 without hf32 counts blocks of 32 (one 32-byte line) instead of 256.
   const uint64_t block = (facts.a_bytes == 4 && !problem.hf32) ? 32 : kBlock256;
   const uint64_t blocks = CeilDiv(facts.m, block) * CeilDiv(facts.n, block);
   if (blocks > chip.aic_num / 2) {
     return Capability::No(Explain(facts, "SK: ceil(M/", block, ")*ceil(N/", block, ")=", blocks,
-                                       " > aic/2=", chip.aic_num / 2));
+                                  " > aic/2=", chip.aic_num / 2));
   }
   return Capability::Yes(Explain(facts, "SK: K=", facts.k, " >= ", k_needed, " and ", blocks,
-                                      " blocks <= aic/2=", chip.aic_num / 2));
+                                 " blocks <= aic/2=", chip.aic_num / 2));
 }
 
 // DP+SK: whole rounds of 256x256 blocks plus a short tail round.
 Capability CheckDataParallelSplitK(const ProblemFacts& facts, const ChipSpec& chip) {
   const uint64_t k_needed = std::max<uint64_t>(kMinK, chip.aic_num * 128) / facts.a_bytes;
   if (facts.m % kBlock256 != 0 || facts.n % kBlock256 != 0) {
-    return Capability::No(Explain(facts, "DP+SK: M=", facts.m, " or N=", facts.n,
-                                       " is not a multiple of 256"));
+    return Capability::No(
+        Explain(facts, "DP+SK: M=", facts.m, " or N=", facts.n, " is not a multiple of 256"));
   }
   if (facts.k < k_needed) {
     return Capability::No(Explain(facts, "DP+SK: K=", facts.k, " < max(8192, ", chip.aic_num,
-                                       "*128)/", facts.a_bytes, "=", k_needed));
+                                  "*128)/", facts.a_bytes, "=", k_needed));
   }
   const uint64_t blocks = (facts.m / kBlock256) * (facts.n / kBlock256);
   const uint64_t tail = blocks % chip.aic_num;
@@ -57,14 +57,14 @@ Capability CheckDataParallelSplitK(const ProblemFacts& facts, const ChipSpec& ch
   }
   if (tail == 0) {
     return Capability::No(Explain(facts, "DP+SK: ", blocks, " blocks fill whole rounds of ",
-                                       chip.aic_num, " (no tail)"));
+                                  chip.aic_num, " (no tail)"));
   }
   if (tail > chip.aic_num / 2) {
-    return Capability::No(Explain(facts, "DP+SK: tail of ", tail, " blocks > aic/2=",
-                                       chip.aic_num / 2));
+    return Capability::No(
+        Explain(facts, "DP+SK: tail of ", tail, " blocks > aic/2=", chip.aic_num / 2));
   }
   return Capability::Yes(Explain(facts, "DP+SK: ", blocks, " blocks, tail round of ", tail,
-                                      " <= aic/2=", chip.aic_num / 2));
+                                 " <= aic/2=", chip.aic_num / 2));
 }
 
 // Output mode of the SK schedule: an N that is not 16-aligned goes out
@@ -82,10 +82,11 @@ Capability StreamKStrategy::IsCapable(const MatmulProblem& problem, const Proble
                                       const ChipSpec& chip) const {
   if (problem.deterministic_level > 1) {
     return Capability::No(Explain(facts, "deterministic_level=", problem.deterministic_level,
-                                       " > 1 forbids a cross-core K reduction"));
+                                  " > 1 forbids a cross-core K reduction"));
   }
   if (problem.format_a != Format::kNd) return Capability::No(Explain(facts, "A is not ND"));
-  if (facts.a_slice_3d) return Capability::No(Explain(facts, "A is a non-contiguous 3-D slice view"));
+  if (facts.a_slice_3d)
+    return Capability::No(Explain(facts, "A is a non-contiguous 3-D slice view"));
   if (chip.aiv_num != 2 * chip.aic_num) {
     return Capability::No(Explain(facts, "aiv=", chip.aiv_num, " != 2*aic=", 2 * chip.aic_num));
   }
@@ -127,8 +128,8 @@ absl::StatusOr<TilingPlan> StreamKStrategy::DoTiling(const MatmulProblem& proble
     const uint64_t slice = CeilDiv(facts.k, state.tail_k_cnt);
     state.tail_k_cnt = CeilDiv(facts.k, slice);
     state.single_core_k = slice;
-    detail = Explain(facts, "DP+SK: ", blocks / chip.aic_num, " data-parallel rounds, tail of ", tail,
-                          " blocks x ", state.tail_k_cnt, " K slices");
+    detail = Explain(facts, "DP+SK: ", blocks / chip.aic_num, " data-parallel rounds, tail of ",
+                     tail, " blocks x ", state.tail_k_cnt, " K slices");
   }
   if (problem.format_b != Format::kNd) {
     // NZ fractals are 16 deep in K, 8 for transposed fp32.
@@ -139,9 +140,9 @@ absl::StatusOr<TilingPlan> StreamKStrategy::DoTiling(const MatmulProblem& proble
   // Stream-K sizes base_k against a 64 KiB L0A regardless of the platform,
   // as CANN does.
   constexpr uint64_t kStreamKL0aBytes = 64 * 1024;
-  const uint64_t max_base_k = FloorAlign(kStreamKL0aBytes / kDoubleBuffer / facts.a_bytes /
-                                             std::max(state.base_m, state.base_n),
-                                         base_k_align);
+  const uint64_t max_base_k = FloorAlign(
+      kStreamKL0aBytes / kDoubleBuffer / facts.a_bytes / std::max(state.base_m, state.base_n),
+      base_k_align);
   state.base_k = std::min(state.single_core_k, max_base_k);
   StageL1(problem, facts, chip, state);
   // Square blocks: give A the deeper L1 pipeline.
@@ -159,8 +160,8 @@ absl::StatusOr<TilingPlan> StreamKStrategy::DoTiling(const MatmulProblem& proble
   LimitBaseNForBias(problem, chip, state);
 
   TilingPlan plan;
-  const bool fp32_split = state.single_core_k >= kFp32SplitKThreshold && facts.a_bytes == 4 &&
-                          !problem.hf32;
+  const bool fp32_split =
+      state.single_core_k >= kFp32SplitKThreshold && facts.a_bytes == 4 && !problem.hf32;
   plan.key.api_level = problem.avoid_tensor_api ? ApiLevel::kBasic : ApiLevel::kTensor;
   plan.key.trans_a = problem.trans_a;
   plan.key.trans_b = problem.trans_b;

@@ -77,8 +77,8 @@ std::string BFullLoadObstacle(const MatmulProblem& problem, const ProblemFacts& 
 // Chooses how many base_k slices of the streamed operand one L1 stage holds:
 // the first count whose copy reaches 48 KiB and, when K is the streamed
 // operand's inner axis, is 256-byte aligned.
-uint64_t StreamedKSteps(uint64_t base_k, uint64_t other_edge, uint64_t elem_bytes,
-                        bool k_inner, uint64_t max_steps) {
+uint64_t StreamedKSteps(uint64_t base_k, uint64_t other_edge, uint64_t elem_bytes, bool k_inner,
+                        uint64_t max_steps) {
   uint64_t steps = 1;
   for (; steps < max_steps; ++steps) {
     const uint64_t k_l1 = base_k * steps;
@@ -93,10 +93,10 @@ uint64_t StreamedKSteps(uint64_t base_k, uint64_t other_edge, uint64_t elem_byte
 // block of the streamed operand next to the resident one.
 absl::Status NoBlockFits(std::string_view resident, std::string_view field, const ChipSpec& chip,
                          uint64_t max_by_l1, uint64_t max_by_l0c) {
-  return absl::FailedPreconditionError(absl::StrCat(
-      "with ", std::string(resident), " resident in L1, ", std::string(field),
-      " has no 16-aligned width left: l1_bytes=", chip.l1_bytes, " allows ", max_by_l1,
-      ", l0c_bytes=", chip.l0c_bytes, " allows ", max_by_l0c));
+  return absl::FailedPreconditionError(
+      absl::StrCat("with ", std::string(resident), " resident in L1, ", std::string(field),
+                   " has no 16-aligned width left: l1_bytes=", chip.l1_bytes, " allows ", max_by_l1,
+                   ", l0c_bytes=", chip.l0c_bytes, " allows ", max_by_l0c));
 }
 
 void ResetTailBalance(CubeRunState& s) {
@@ -129,8 +129,7 @@ absl::Status PlanAFullLoad(const MatmulProblem& problem, const ProblemFacts& fac
   // With N as B's inner axis, keep base_n 128-byte aligned.
   const uint64_t align = 128 / facts.b_bytes;
   if (!problem.trans_b && s.base_n > align) s.base_n = FloorAlign(s.base_n, align);
-  const uint64_t max_steps_by_l1 =
-      free_l1 / (s.base_k * s.base_n * kDoubleBuffer * facts.b_bytes);
+  const uint64_t max_steps_by_l1 = free_l1 / (s.base_k * s.base_n * kDoubleBuffer * facts.b_bytes);
   const uint64_t max_steps =
       std::min(std::min(CeilDiv(facts.k, s.base_k), max_steps_by_l1), kMaxStreamedKSteps);
   // K-inner B whose L1 stage cannot reach 256 bytes: try a doubled base_k.
@@ -149,8 +148,7 @@ absl::Status PlanAFullLoad(const MatmulProblem& problem, const ProblemFacts& fac
   const uint64_t b_quad = s.base_k * s.step_kb * s.base_n * facts.b_bytes * kQuadBuffer;
   const uint64_t bias_quad = bias_bytes / kDoubleBuffer * kQuadBuffer;
   s.l1_buffer_num = b_quad + a_bytes + bias_quad > chip.l1_bytes ? kDoubleBuffer : kQuadBuffer;
-  s.l0c_db =
-      s.base_m * s.base_n * kFp32Bytes * kDoubleBuffer <= chip.l0c_bytes ? kDoubleBuffer : 1;
+  s.l0c_db = s.base_m * s.base_n * kFp32Bytes * kDoubleBuffer <= chip.l0c_bytes ? kDoubleBuffer : 1;
   s.used_core_num = std::min<uint64_t>(CeilDiv(facts.n, s.base_n), chip.aic_num);
   // Tail round: split the last columns' blocks along N only.
   const uint64_t n_cnt = CeilDiv(facts.n, s.base_n);
@@ -187,8 +185,7 @@ absl::Status PlanBFullLoad(const MatmulProblem& problem, const ProblemFacts& fac
   // the alignment in B's element size here).
   const uint64_t align = 128 / facts.b_bytes;
   if (problem.trans_a && s.base_m > align) s.base_m = FloorAlign(s.base_m, align);
-  const uint64_t max_steps_by_l1 =
-      free_l1 / (s.base_k * s.base_m * kDoubleBuffer * facts.a_bytes);
+  const uint64_t max_steps_by_l1 = free_l1 / (s.base_k * s.base_m * kDoubleBuffer * facts.a_bytes);
   const uint64_t max_steps =
       std::min(std::min(CeilDiv(facts.k, s.base_k), max_steps_by_l1), kMaxStreamedKSteps);
   if (!problem.trans_a && max_steps == max_steps_by_l1 && max_steps * s.base_k % 256 != 0 &&
@@ -223,14 +220,14 @@ absl::Status PlanBFullLoad(const MatmulProblem& problem, const ProblemFacts& fac
   return absl::OkStatus();
 }
 
-void ChooseFp32SplitK(const MatmulProblem& problem, const ProblemFacts& facts,
-                      AswtChoice& choice) {
+void ChooseFp32SplitK(const MatmulProblem& problem, const ProblemFacts& facts, AswtChoice& choice) {
   const bool fp32 = problem.dtype_a == DataType::kFloat32 && problem.dtype_b == DataType::kFloat32;
   const bool nd = problem.format_a == Format::kNd && problem.format_b == Format::kNd;
   if (!facts.a_slice_3d && fp32 && !problem.hf32 && nd && facts.k >= kFp32SplitKThreshold &&
       choice.full_load == FullLoad::kNone) {
     choice.model = KernelModel::kBasicSplitK;
-    if (facts.explain) absl::StrAppend(&choice.detail, "; fp32 K=", facts.k, " >= 2048: split K in the core");
+    if (facts.explain)
+      absl::StrAppend(&choice.detail, "; fp32 K=", facts.k, " >= 2048: split K in the core");
   }
 }
 
@@ -270,8 +267,8 @@ absl::StatusOr<TilingPlan> SwizzledDataParallelStrategy::DoTiling(const MatmulPr
     choice.detail = "A resident in L1";
     ChooseFp32SplitK(problem, facts, choice);
     ChooseApiLevelAndModel(problem, facts, choice);
-  } else if (b_obstacle = facts.a_slice_3d ? "slice view"
-                                           : BFullLoadObstacle(problem, facts, chip, choice);
+  } else if (b_obstacle =
+                 facts.a_slice_3d ? "slice view" : BFullLoadObstacle(problem, facts, chip, choice);
              b_obstacle.empty()) {
     if (absl::Status status = PlanBFullLoad(problem, facts, chip, s); !status.ok()) {
       return status;
@@ -281,24 +278,23 @@ absl::StatusOr<TilingPlan> SwizzledDataParallelStrategy::DoTiling(const MatmulPr
     ChooseApiLevelAndModel(problem, facts, choice);
   } else if (choice.out == L0cToOut::kOnTheFly) {
     // Split L1 evenly between double-buffered A and B stages.
-    const uint64_t l1_for_ab =
-        problem.has_bias ? chip.l1_bytes - kBiasTableL1Bytes : chip.l1_bytes;
+    const uint64_t l1_for_ab = problem.has_bias ? chip.l1_bytes - kBiasTableL1Bytes : chip.l1_bytes;
     s.step_ka = l1_for_ab / 2 / ((s.base_m + s.base_n) * s.base_k) / facts.a_bytes;
     if (s.step_ka == 0) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "l1_bytes=", chip.l1_bytes, " cannot hold two stages of ", s.base_m, "x", s.base_k,
-          " A and ", s.base_n, "x", s.base_k, " B blocks"));
+      return absl::FailedPreconditionError(
+          absl::StrCat("l1_bytes=", chip.l1_bytes, " cannot hold two stages of ", s.base_m, "x",
+                       s.base_k, " A and ", s.base_n, "x", s.base_k, " B blocks"));
     }
     s.step_kb = s.step_ka;
     s.depth_a1 = s.step_ka * kDoubleBuffer;
     s.depth_b1 = s.step_kb * kDoubleBuffer;
     choice.detail = Explain(facts, "A/B streamed (A full load: ", a_obstacle,
-                                 "; B full load: ", b_obstacle, ")");
+                            "; B full load: ", b_obstacle, ")");
     ChooseFp32SplitK(problem, facts, choice);
     ChooseApiLevelAndModel(problem, facts, choice);
   } else {
     choice.detail = Explain(facts, "fixpipe-bound output through AIV (K=", facts.k,
-                                 " <= 256, M=", facts.m, " >= 256, N row unaligned)");
+                            " <= 256, M=", facts.m, " >= 256, N row unaligned)");
     // CANN leaves the API level at BASIC for slice views here.
     if (!facts.a_slice_3d) ChooseApiLevelAndModel(problem, facts, choice);
   }

@@ -24,7 +24,8 @@ Capability VectorMulStrategy::IsCapable(const MatmulProblem& problem, const Prob
   if (!problem.force_grp_acc_fp32) {
     return Capability::No(Explain(facts, "force_grp_acc_fp32 (opImplMode 0x4) is off"));
   }
-  if (facts.a_slice_3d) return Capability::No(Explain(facts, "A is a non-contiguous 3-D slice view"));
+  if (facts.a_slice_3d)
+    return Capability::No(Explain(facts, "A is a non-contiguous 3-D slice view"));
   if (facts.m != 1 && facts.n != 1) {
     return Capability::No(Explain(facts, "M=", facts.m, " and N=", facts.n, " are both != 1"));
   }
@@ -32,7 +33,7 @@ Capability VectorMulStrategy::IsCapable(const MatmulProblem& problem, const Prob
     return Capability::No(Explain(facts, "A and B must both be float32"));
   }
   return Capability::Yes(Explain(facts, facts.m == 1 ? "M" : "N",
-                                      "=1 in forced fp32 accumulation: vector dot products"));
+                                 "=1 in forced fp32 accumulation: vector dot products"));
 }
 
 absl::StatusOr<TilingPlan> VectorMulStrategy::DoTiling(const MatmulProblem& problem,
@@ -56,12 +57,12 @@ absl::StatusOr<TilingPlan> VectorMulStrategy::DoTiling(const MatmulProblem& prob
                                ? 0
                                : (ub_floats - per_core - bias_floats) / kUbRowsPerOutput / per_core;
     base_k = std::max(FloorAlign(fit_k, kUbAlignFloats), kBaseK);
-    base_mn = std::min(per_core, ub_floats / (kUbRowsPerOutput * base_k +
-                                              (problem.has_bias ? 1 : 0) + 1));
+    base_mn = std::min(per_core,
+                       ub_floats / (kUbRowsPerOutput * base_k + (problem.has_bias ? 1 : 0) + 1));
   }
   if (base_mn == 0 || base_k == 0) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "platform ub_bytes=", chip.ub_bytes, " cannot hold one TO_MUL tile"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("platform ub_bytes=", chip.ub_bytes, " cannot hold one TO_MUL tile"));
   }
   const uint64_t tiles = CeilDiv(outputs, base_mn);
   const uint64_t used_cores = std::min<uint64_t>(tiles, chip.aiv_num);
@@ -74,15 +75,21 @@ absl::StatusOr<TilingPlan> VectorMulStrategy::DoTiling(const MatmulProblem& prob
   plan.block_dim = static_cast<uint32_t>(used_cores);
   plan.kernel_type = KernelType::kAivOnly;
   plan.workspace_bytes = kRuntimeWorkspaceBytes;
-  plan.detail = Explain(facts, tiles, " tiles of ", base_mn, " outputs, K in ", CeilDiv(facts.k, base_k),
-                             " steps of ", base_k, k_outer ? " (K-outer copy mode)" : "");
+  plan.detail =
+      Explain(facts, tiles, " tiles of ", base_mn, " outputs, K in ", CeilDiv(facts.k, base_k),
+              " steps of ", base_k, k_outer ? " (K-outer copy mode)" : "");
   plan.data.struct_name = "MatMulToMulBasicTilingData";
   plan.data.fields = {
-      {"usedCoreNum", used_cores, 32}, {"tileNum", tiles, 32},
-      {"m", facts.m, 32},              {"n", facts.n, 32},
-      {"k", facts.k, 32},              {"baseMN", base_mn, 32},
-      {"tailMN", outputs % base_mn, 32}, {"baseK", base_k, 32},
-      {"tailK", facts.k % base_k, 32}, {"loopK", CeilDiv(facts.k, base_k), 32},
+      {"usedCoreNum", used_cores, 32},
+      {"tileNum", tiles, 32},
+      {"m", facts.m, 32},
+      {"n", facts.n, 32},
+      {"k", facts.k, 32},
+      {"baseMN", base_mn, 32},
+      {"tailMN", outputs % base_mn, 32},
+      {"baseK", base_k, 32},
+      {"tailK", facts.k % base_k, 32},
+      {"loopK", CeilDiv(facts.k, base_k), 32},
       {"dataCopyMode", k_outer ? 1u : 0u, 32},
   };
   return plan;

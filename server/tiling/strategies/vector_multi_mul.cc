@@ -58,16 +58,18 @@ Capability VectorMultiMulStrategy::IsCapable(const MatmulProblem& problem,
   if (!problem.force_grp_acc_fp32) {
     return Capability::No(Explain(facts, "force_grp_acc_fp32 (opImplMode 0x4) is off"));
   }
-  if (facts.a_slice_3d) return Capability::No(Explain(facts, "A is a non-contiguous 3-D slice view"));
+  if (facts.a_slice_3d)
+    return Capability::No(Explain(facts, "A is a non-contiguous 3-D slice view"));
   if (problem.trans_a || !problem.trans_b) {
     return Capability::No(Explain(facts, "needs trans_a=false and trans_b=true, got trans_a=",
-                                       problem.trans_a, " trans_b=", problem.trans_b));
+                                  problem.trans_a, " trans_b=", problem.trans_b));
   }
   if (problem.has_bias) return Capability::No(Explain(facts, "bias is not supported"));
   if (facts.a_bytes != 4 || facts.b_bytes != 4) {
     return Capability::No(Explain(facts, "A and B must both be float32"));
   }
-  return Capability::Yes(Explain(facts, "fp32, K contiguous on both sides, forced fp32 accumulation"));
+  return Capability::Yes(
+      Explain(facts, "fp32, K contiguous on both sides, forced fp32 accumulation"));
 }
 
 absl::StatusOr<TilingPlan> VectorMultiMulStrategy::DoTiling(const MatmulProblem& problem,
@@ -78,8 +80,7 @@ absl::StatusOr<TilingPlan> VectorMultiMulStrategy::DoTiling(const MatmulProblem&
   if (CeilDiv(facts.m, blocks.base_m) * CeilDiv(facts.n, blocks.base_n) < chip.aiv_num) {
     RebalanceVectorBlocks(facts, blocks);
   }
-  const uint64_t block_count =
-      CeilDiv(facts.m, blocks.base_m) * CeilDiv(facts.n, blocks.base_n);
+  const uint64_t block_count = CeilDiv(facts.m, blocks.base_m) * CeilDiv(facts.n, blocks.base_n);
   const uint64_t used_cores = std::min<uint64_t>(block_count, chip.aiv_num);
 
   TilingPlan plan;
@@ -91,12 +92,15 @@ absl::StatusOr<TilingPlan> VectorMultiMulStrategy::DoTiling(const MatmulProblem&
   plan.kernel_type = KernelType::kAivOnly;
   plan.workspace_bytes = kRuntimeWorkspaceBytes;
   plan.detail = Explain(facts, block_count, " blocks of ", blocks.base_m, "x", blocks.base_n,
-                             " on ", used_cores, " vector cores");
+                        " on ", used_cores, " vector cores");
   plan.data.struct_name = "MatMulToVectorBasicTilingData";
   plan.data.fields = {
-      {"usedCoreNum", used_cores, 32}, {"m", facts.m, 32},
-      {"n", facts.n, 32},              {"k", facts.k, 32},
-      {"baseM", blocks.base_m, 32},    {"baseN", blocks.base_n, 32},
+      {"usedCoreNum", used_cores, 32},
+      {"m", facts.m, 32},
+      {"n", facts.n, 32},
+      {"k", facts.k, 32},
+      {"baseM", blocks.base_m, 32},
+      {"baseN", blocks.base_n, 32},
       {"baseK", kBaseBlock, 32},
   };
   return plan;

@@ -9,7 +9,8 @@ namespace npu::tiling {
 
 Capability ZeroKStrategy::IsCapable(const MatmulProblem& problem, const ProblemFacts& facts,
                                     const ChipSpec& /*chip*/) const {
-  if (problem.has_bias) return Capability::No(Explain(facts, "bias present: C = bias is not a pure clear"));
+  if (problem.has_bias)
+    return Capability::No(Explain(facts, "bias present: C = bias is not a pure clear"));
   if (facts.k != 0) return Capability::No(Explain(facts, "K=", facts.k, " != 0"));
   return Capability::Yes(Explain(facts, "K=0 and no bias: the vector cores clear C"));
 }
