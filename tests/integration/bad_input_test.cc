@@ -289,6 +289,14 @@ const std::vector<Case>& Cases() {
       {"ForcedStrategyPastLimit",
        [](pb::TilingRequest* r) { r->set_forced_strategy(std::string(65, 's')); }, kInvalid,
        "forced_strategy: at most 64 bytes"},
+      {"ViewUnknown",
+       [](pb::TilingRequest* r) { r->set_view(static_cast<pb::ResponseView>(3)); }, kInvalid,
+       "view: unknown view 3"},
+      {"ViewNegative",
+       [](pb::TilingRequest* r) { r->set_view(static_cast<pb::ResponseView>(-1)); }, kInvalid,
+       "view: unknown view -1"},
+      {"ViewCompactIsValid", [](pb::TilingRequest* r) { r->set_view(pb::RESPONSE_VIEW_COMPACT); },
+       kOk, ""},
   };
   return *cases;
 }
