@@ -6,7 +6,6 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
-#include "emulator/gemm_kernel.h"
 #include "server/tiling/builtin_strategies.h"
 #include "tests/testing/status_matchers.h"
 
@@ -71,12 +70,14 @@ void ExpectMatchesReference(const MatmulProblem& problem, const Tensors& inputs,
   std::vector<double> a_abs(m * k), b_abs(k * n), mag(m * n, 0.0);
   for (uint64_t i = 0; i < m; ++i) {
     for (uint64_t p = 0; p < k; ++p) {
-      a_abs[i * k + p] = std::fabs(problem.trans_a ? inputs.a.Get(p * m + i) : inputs.a.Get(i * k + p));
+      a_abs[i * k + p] =
+          std::fabs(problem.trans_a ? inputs.a.Get(p * m + i) : inputs.a.Get(i * k + p));
     }
   }
   for (uint64_t p = 0; p < k; ++p) {
     for (uint64_t j = 0; j < n; ++j) {
-      b_abs[p * n + j] = std::fabs(problem.trans_b ? inputs.b.Get(j * k + p) : inputs.b.Get(p * n + j));
+      b_abs[p * n + j] =
+          std::fabs(problem.trans_b ? inputs.b.Get(j * k + p) : inputs.b.Get(p * n + j));
     }
   }
   for (uint64_t i = 0; i < m; ++i) {
@@ -94,8 +95,8 @@ void ExpectMatchesReference(const MatmulProblem& problem, const Tensors& inputs,
   int failures = 0;
   double worst = 0;
   for (uint64_t i = 0; i < ref.size(); ++i) {
-    const double bound = u_out * std::fabs(ref[i]) +
-                         2.0 * static_cast<double>(problem.k + 2) * u32 * mag[i] + 6e-8;
+    const double bound =
+        u_out * std::fabs(ref[i]) + 2.0 * static_cast<double>(problem.k + 2) * u32 * mag[i] + 6e-8;
     const double err = std::fabs(c.Get(i) - ref[i]);
     worst = std::max(worst, err / bound);
     if (!(err <= bound) && failures++ < 5) {
@@ -108,8 +109,8 @@ void ExpectMatchesReference(const MatmulProblem& problem, const Tensors& inputs,
 }
 
 absl::StatusOr<EmulationResult> RunPlan(const TilingPlan& plan, const MatmulProblem& problem,
-                                    const tiling::ChipSpec& chip, const Tensors& inputs,
-                                    int threads = 2, FaultInjection faults = {}) {
+                                        const tiling::ChipSpec& chip, const Tensors& inputs,
+                                        int threads = 2, FaultInjection faults = {}) {
   EmulatorOptions options;
   options.threads = threads;
   options.faults = faults;
@@ -350,98 +351,6 @@ TEST(EmulatorTest, WorkLimitIsEnforced) {
   options.max_numeric_macs = 1000;
   EXPECT_THAT(Emulate(plan, problem, Chip950(), RandomInputs(Problem(8, 8, 8), 1), options),
               StatusIs(absl::StatusCode::kInvalidArgument));  // inputs checked first
-}
-
-// ---------------------------------------------------------------------------
-// Timing headlines.
-
-// The data-parallel plan of the seeds' comparison: 256x256 tiles, the whole
-// K on one core, so only mCnt * nCnt cores work.
-TilingPlan DataParallelFrom(const TilingPlan& stream_k, uint64_t k) {
-  TilingPlan plan = stream_k;
-  plan.strategy = "BASIC_ASWT";
-  plan.key.model = KernelModel::kBasic;
-  plan.kernel_type = tiling::KernelType::kAicOnly;
-  plan.block.m_l1 = plan.block.base_m;
-  plan.block.n_l1 = plan.block.base_n;
-  plan.block.single_core_k = k;
-  plan.block.k_cnt = 1;
-  plan.block.m_tail_cnt = plan.block.n_tail_cnt = 1;
-  return plan;
-}
-
-TEST(EmulatorTimingTest, StreamKBeatsDataParallelOnTheSeedsShape) {
-  // seeds/000 section 1: M=N=512, K=16384 fp16 with 256x256 blocks gives
-  // mCnt*nCnt=4 tiles, so data-parallel keeps 4 of 24 cores busy; Stream-K
-  // splits each tile's K over kCnt=24/4=6 cores ("4 x kCnt" pieces, close to
-  // all cores), an ideal 6x. The workspace round trip and the AIV reduction
-  // keep the model's figure below that.
-  const tiling::ChipSpec chip = ChipWithCores(24);
-  const MatmulProblem problem = Problem(512, 512, 16384);
-  const TilingPlan stream_k = Decide(problem, chip);
-  ASSERT_EQ(stream_k.key.model, KernelModel::kStreamK);
-  ASSERT_EQ(stream_k.block.base_m, 256u);
-  ASSERT_EQ(stream_k.block.k_cnt, 6u);
-  const TilingPlan data_parallel = DataParallelFrom(stream_k, problem.k);
-  EmulatorOptions options;
-  options.timing_only = true;
-  absl::StatusOr<EmulationResult> sk = Emulate(stream_k, problem, chip, {}, options);
-  absl::StatusOr<EmulationResult> dp = Emulate(data_parallel, problem, chip, {}, options);
-  ASSERT_THAT(sk, IsOk());
-  ASSERT_THAT(dp, IsOk());
-  int busy_dp_cores = 0;
-  for (const CoreStats& core : dp->stats.cores) busy_dp_cores += core.units > 0 ? 1 : 0;
-  EXPECT_EQ(busy_dp_cores, 4);
-  EXPECT_EQ(dp->stats.bound, "CUBE");
-  const double speedup = static_cast<double>(dp->stats.total_cycles) /
-                         static_cast<double>(sk->stats.total_cycles);
-  RecordProperty("stream_k_speedup", absl::StrCat(speedup));
-  EXPECT_GT(speedup, 4.0);  // the model gives 4.8x
-  EXPECT_LT(speedup, 6.0);
-}
-
-TEST(EmulatorTimingTest, LargeSquareFp16IsCubeBoundNearPeak) {
-  const MatmulProblem problem = Problem(8192, 8192, 8192);
-  const TilingPlan plan = Decide(problem, Chip950());
-  EmulatorOptions options;
-  options.timing_only = true;
-  absl::StatusOr<EmulationResult> result = Emulate(plan, problem, Chip950(), {}, options);
-  ASSERT_THAT(result, IsOk());
-  EXPECT_EQ(result->stats.bound, "CUBE");
-  EXPECT_GT(result->stats.cube_utilization, 0.85);
-  EXPECT_LE(result->stats.cube_utilization, 1.0);
-  // 8192^3 MACs at 4096 per cycle on 32 cores is 4.19M cycles at best.
-  EXPECT_GE(result->stats.total_cycles, 8192ull * 8192 * 8192 / (4096 * 32));
-}
-
-TEST(EmulatorTest, GemmKernelIsExactFmaOrder) {
-  // Every element is a chain of fused multiply-adds in k order.
-  const uint64_t m = 13, n = 37, k = 70;
-  std::vector<float> a(m * k), b(k * n), c(m * n, 0.5f), expected(m * n, 0.5f);
-  for (uint64_t i = 0; i < a.size(); ++i) a[i] = std::sin(static_cast<float>(i));
-  for (uint64_t i = 0; i < b.size(); ++i) b[i] = std::cos(static_cast<float>(i) * 0.7f);
-  for (uint64_t i = 0; i < m; ++i) {
-    for (uint64_t j = 0; j < n; ++j) {
-      for (uint64_t p = 0; p < k; ++p) {
-        expected[i * n + j] = std::fma(a[i * k + p], b[p * n + j], expected[i * n + j]);
-      }
-    }
-  }
-  GemmAccumulate(m, n, k, a.data(), k, b.data(), n, c.data(), n);
-  EXPECT_EQ(c, expected);
-}
-
-TEST(EmulatorTest, ConversionsRoundToNearestEven) {
-  EXPECT_EQ(FloatToHalfBits(1.0f), 0x3c00);
-  EXPECT_EQ(FloatToHalfBits(65504.0f), 0x7bff);
-  EXPECT_EQ(FloatToHalfBits(65520.0f), 0x7c00);
-  EXPECT_EQ(FloatToHalfBits(1.0f + std::ldexp(1.0f, -11)), 0x3c00);  // tie to even
-  EXPECT_EQ(FloatToHalfBits(1.0f + 3 * std::ldexp(1.0f, -11)), 0x3c02);
-  EXPECT_EQ(FloatToHalfBits(std::ldexp(1.0f, -24)), 0x0001);
-  EXPECT_EQ(HalfBitsToFloat(0x0001), std::ldexp(1.0f, -24));
-  EXPECT_EQ(FloatToBFloat16Bits(1.0f + std::ldexp(1.0f, -8)), 0x3f80);  // tie to even
-  EXPECT_EQ(FloatToBFloat16Bits(1.0f + 3 * std::ldexp(1.0f, -8)), 0x3f82);
-  EXPECT_EQ(RoundToHf32(1.0f + std::ldexp(1.0f, -20)), 1.0f);
 }
 
 }  // namespace
