@@ -1,0 +1,79 @@
+// GetTiling's work on the server outside gRPC, per call: parse the request
+// bytes, answer (validation, chip, decision, the answer message, metrics) and
+// serialize the answer, in each response view, with the cache off and on.
+// The h2load comparison (bench/load_gettiling.sh) is too noisy on a shared
+// VM to see changes of a few hundred nanoseconds; this is not.
+//
+//   taskset -c 1 build/bin/handler_bench
+#include <benchmark/benchmark.h>
+#include <grpcpp/support/byte_buffer.h>
+#include <grpcpp/support/slice.h>
+
+#include <string>
+
+#include "npu/tiling/v1/tiling_service.pb.h"
+#include "prometheus/registry.h"
+#include "server/metrics/service_metrics.h"
+#include "server/service/tiling_service.h"
+#include "server/tiling/builtin_strategies.h"
+
+namespace npu::server {
+namespace {
+
+namespace pb = ::npu::tiling::v1;
+
+// The request of bench/load_gettiling.sh: CANN's golden case
+// MatMulV3_950_basic_testNZ_streamk.
+std::string RequestBytes(pb::ResponseView view) {
+  pb::TilingRequest request;
+  request.set_id("load");
+  request.set_client_id("h2load");
+  request.set_view(view);
+  pb::MatmulProblem* p = request.mutable_problem();
+  p->set_m(4096);
+  p->set_n(1280);
+  p->set_k(8192);
+  p->set_dtype_a(pb::DATA_TYPE_FLOAT16);
+  p->set_dtype_b(pb::DATA_TYPE_FLOAT16);
+  p->set_dtype_c(pb::DATA_TYPE_FLOAT16);
+  p->set_trans_b(true);
+  p->set_format_b(pb::FORMAT_FRACTAL_NZ);
+  return request.SerializeAsString();
+}
+
+void BM_GetTilingHandler(benchmark::State& state) {
+  const auto view = static_cast<pb::ResponseView>(state.range(0));
+  const bool cache = state.range(1) != 0;
+  const tiling::StrategyRegistry registry = tiling::MakeBuiltinRegistry();
+  prometheus::Registry prometheus;
+  ServiceMetrics metrics(prometheus);
+  ServiceOptions options;
+  options.cache_capacity = cache ? 1024 : 0;
+  TilingService service(registry, metrics, options);
+  const std::string bytes = RequestBytes(view);
+  grpc::Slice slice(bytes.data(), bytes.size());
+  const grpc::ByteBuffer request_bytes(&slice, 1);
+  size_t answer_bytes = 0;
+  for (auto _ : state) {
+    google::protobuf::Arena arena;
+    auto* request = google::protobuf::Arena::CreateMessage<pb::TilingRequest>(&arena);
+    auto* response = google::protobuf::Arena::CreateMessage<pb::TilingResponse>(&arena);
+    if (!TilingService::ParseRequest(request_bytes, request).ok()) state.SkipWithError("parse");
+    if (!service.Answer(*request, response).ok()) state.SkipWithError("answer");
+    std::string out = response->SerializeAsString();
+    answer_bytes = out.size();
+    benchmark::DoNotOptimize(out);
+  }
+  state.counters["answer_bytes"] = static_cast<double>(answer_bytes);
+}
+BENCHMARK(BM_GetTilingHandler)
+    ->ArgNames({"view", "cache"})
+    ->Args({pb::RESPONSE_VIEW_COMPACT, 0})
+    ->Args({pb::RESPONSE_VIEW_FULL, 0})
+    ->Args({pb::RESPONSE_VIEW_COMPACT, 1})
+    ->Args({pb::RESPONSE_VIEW_FULL, 1});
+
+}  // namespace
+}  // namespace npu::server
+
+BENCHMARK_MAIN();
