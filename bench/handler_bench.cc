@@ -16,6 +16,7 @@
 #include "server/metrics/service_metrics.h"
 #include "server/service/tiling_service.h"
 #include "server/tiling/builtin_strategies.h"
+#include "tests/service/test_server.h"
 
 namespace npu::server {
 namespace {
@@ -25,19 +26,10 @@ namespace pb = ::npu::tiling::v1;
 // The request of bench/load_gettiling.sh: CANN's golden case
 // MatMulV3_950_basic_testNZ_streamk.
 std::string RequestBytes(pb::ResponseView view) {
-  pb::TilingRequest request;
+  pb::TilingRequest request = testing::StreamKRequest();
   request.set_id("load");
   request.set_client_id("h2load");
   request.set_view(view);
-  pb::MatmulProblem* p = request.mutable_problem();
-  p->set_m(4096);
-  p->set_n(1280);
-  p->set_k(8192);
-  p->set_dtype_a(pb::DATA_TYPE_FLOAT16);
-  p->set_dtype_b(pb::DATA_TYPE_FLOAT16);
-  p->set_dtype_c(pb::DATA_TYPE_FLOAT16);
-  p->set_trans_b(true);
-  p->set_format_b(pb::FORMAT_FRACTAL_NZ);
   return request.SerializeAsString();
 }
 

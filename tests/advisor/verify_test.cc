@@ -17,6 +17,7 @@
 namespace npu::advisor {
 namespace {
 
+using ::npu::testing::BuiltinPlan;
 using ::npu::testing::Chip950;
 using ::npu::testing::IsOk;
 using ::npu::testing::Problem;
@@ -25,13 +26,6 @@ using tiling::DataType;
 using tiling::KernelModel;
 using tiling::MatmulProblem;
 using tiling::TilingPlan;
-
-TilingPlan Decide(const MatmulProblem& problem, const tiling::ChipSpec& chip) {
-  absl::StatusOr<tiling::TilingDecision> decision =
-      tiling::MakeBuiltinRegistry().Decide(problem, chip);
-  EXPECT_THAT(decision, IsOk());
-  return decision.ok() ? decision->plan : TilingPlan{};
-}
 
 MatmulProblem With(MatmulProblem p, bool bias, bool trans_a, bool trans_b) {
   p.has_bias = bias;
@@ -59,7 +53,7 @@ class CannPlanTest : public ::testing::TestWithParam<Case> {};
 TEST_P(CannPlanTest, PassesDirectlyOrShrunk) {
   const Case& c = GetParam();
   const tiling::ChipSpec chip = Chip950(c.aic);
-  const TilingPlan plan = Decide(c.problem, chip);
+  const TilingPlan plan = BuiltinPlan(c.problem, chip);
   ASSERT_EQ(plan.key.model, c.model) << plan.detail;
   NumericsReport report;
   ASSERT_THAT(VerifyNumerics(plan, c.problem, chip, 3, &report, 2), IsOk());
@@ -112,15 +106,15 @@ TEST(VerifyNumericsTest, VariantsPass) {
   const tiling::ChipSpec chip = Chip950();
   std::vector<std::pair<TilingPlan, MatmulProblem>> runs;
   const MatmulProblem mid = Problem(4097, 777, 1999);
-  const TilingPlan aswt = Decide(mid, chip);
+  const TilingPlan aswt = BuiltinPlan(mid, chip);
   runs.emplace_back(BlockPlan(mid, chip, 192, 160).plan, mid);
   runs.emplace_back(ResidencyPlan(aswt, mid, chip, tiling::L1Residency::kABand).plan, mid);
   runs.emplace_back(ResidencyPlan(aswt, mid, chip, tiling::L1Residency::kBBand).plan, mid);
   const MatmulProblem fp32 = Problem(700, 900, 3000, DataType::kFloat32);
-  runs.emplace_back(ResidencyPlan(Decide(fp32, chip), fp32, chip, tiling::L1Residency::kABand).plan,
-                    fp32);
+  runs.emplace_back(
+      ResidencyPlan(BuiltinPlan(fp32, chip), fp32, chip, tiling::L1Residency::kABand).plan, fp32);
   const MatmulProblem big = Problem(16384, 8192, 1024);
-  runs.emplace_back(WindowPlan(Decide(big, chip), big, chip, 7).plan, big);
+  runs.emplace_back(WindowPlan(BuiltinPlan(big, chip), big, chip, 7).plan, big);
   for (const MatmulProblem& gemv :
        {Problem(1, 16384, 16384), Problem(1, 300, 777, DataType::kBFloat16),
         With(Problem(5000, 1, 999), true, true, false)}) {
@@ -141,13 +135,13 @@ TEST(ShrinkTest, KeepsThePlanStructure) {
   for (const MatmulProblem& problem :
        {Problem(4097, 777, 1999), Problem(16383, 16383, 16383),
         Problem(1024, 2048, 8192, DataType::kFloat32), Problem(48, 9000, 64)}) {
-    runs.emplace_back(Decide(problem, chip), problem);
+    runs.emplace_back(BuiltinPlan(problem, chip), problem);
   }
   const MatmulProblem mid = Problem(4097, 777, 1999);
-  runs.emplace_back(ResidencyPlan(Decide(mid, chip), mid, chip, tiling::L1Residency::kABand).plan,
-                    mid);
+  runs.emplace_back(
+      ResidencyPlan(BuiltinPlan(mid, chip), mid, chip, tiling::L1Residency::kABand).plan, mid);
   const MatmulProblem big = Problem(16384, 8192, 1024);
-  runs.emplace_back(WindowPlan(Decide(big, chip), big, chip, 7).plan, big);
+  runs.emplace_back(WindowPlan(BuiltinPlan(big, chip), big, chip, 7).plan, big);
   for (const auto& [plan, problem] : runs) {
     SCOPED_TRACE(absl::StrCat(problem.m, "x", problem.n, "x", problem.k, " ", plan.detail));
     absl::StatusOr<ShrunkCase> shrunk =
@@ -181,7 +175,7 @@ TEST(ShrinkTest, StreamKKeepsItsRoundsAndKSlices) {
            {Problem(2304, 4096, 16384), 32},
            {Problem(40, 60, 20000, DataType::kFloat32), 8}}) {
     const tiling::ChipSpec chip = Chip950(aic);
-    const TilingPlan plan = Decide(problem, chip);
+    const TilingPlan plan = BuiltinPlan(problem, chip);
     absl::StatusOr<tiling::Schedule> full = tiling::ExpandSchedule(plan, problem, chip);
     absl::StatusOr<ShrunkCase> shrunk = ShrinkForVerification(plan, problem, chip, 1 << 24);
     ASSERT_THAT(full, IsOk());
@@ -206,12 +200,12 @@ TEST(VerifyNumericsTest, EmulatorErrorsPassThrough) {
   // A Stream-K plan on a shape whose tiles fill whole rounds has no tail
   // round to split (seeds/000 section 7, problem 4).
   const tiling::ChipSpec chip = Chip950(8);
-  const TilingPlan plan = Decide(Problem(768, 768, 4096), chip);
+  const TilingPlan plan = BuiltinPlan(Problem(768, 768, 4096), chip);
   ASSERT_EQ(plan.key.model, KernelModel::kStreamK);
   EXPECT_THAT(VerifyNumerics(plan, Problem(512, 1024, 16), chip, 1),
               StatusIs(absl::StatusCode::kFailedPrecondition));
   // A block too large for L0C is named.
-  TilingPlan oversized = Decide(Problem(300, 300, 300), Chip950());
+  TilingPlan oversized = BuiltinPlan(Problem(300, 300, 300), Chip950());
   oversized.block.base_m = oversized.block.m_l1 = 512;
   oversized.block.base_n = oversized.block.n_l1 = 512;
   EXPECT_THAT(VerifyNumerics(oversized, Problem(300, 300, 300), Chip950(), 1),

@@ -7,11 +7,13 @@
 
 #include "absl/strings/str_cat.h"
 #include "server/tiling/builtin_strategies.h"
+#include "tests/testing/problems.h"
 #include "tests/testing/status_matchers.h"
 
 namespace npu::emu {
 namespace {
 
+using ::npu::testing::BuiltinPlan;
 using ::npu::testing::IsOk;
 using ::npu::testing::StatusIs;
 using ::testing::AllOf;
@@ -38,13 +40,6 @@ MatmulProblem Problem(int64_t m, int64_t n, int64_t k, DataType dtype = DataType
   problem.k = k;
   problem.dtype_a = problem.dtype_b = problem.dtype_c = problem.dtype_bias = dtype;
   return problem;
-}
-
-TilingPlan Decide(const MatmulProblem& problem, const tiling::ChipSpec& chip) {
-  tiling::StrategyRegistry registry = tiling::MakeBuiltinRegistry();
-  absl::StatusOr<tiling::TilingDecision> decision = registry.Decide(problem, chip);
-  EXPECT_THAT(decision, IsOk());
-  return decision.ok() ? decision->plan : TilingPlan{};
 }
 
 double UnitRoundoff(DataType dtype) {
@@ -183,7 +178,7 @@ class EmulatorModelTest : public ::testing::TestWithParam<ModelCase> {};
 TEST_P(EmulatorModelTest, MatchesFp64Reference) {
   const ModelCase& test_case = GetParam();
   const tiling::ChipSpec chip = ChipWithCores(test_case.aic);
-  const TilingPlan plan = Decide(test_case.problem, chip);
+  const TilingPlan plan = BuiltinPlan(test_case.problem, chip);
   ASSERT_EQ(plan.key.model, test_case.model) << plan.strategy << ": " << plan.detail;
   ASSERT_EQ(plan.key.full_load, test_case.full_load) << plan.detail;
   const Tensors inputs = RandomInputs(test_case.problem, 7);
@@ -204,7 +199,7 @@ TEST(EmulatorTest, OneAndManyThreadsAreBitIdentical) {
   for (const ModelCase& test_case : ModelCases()) {
     SCOPED_TRACE(test_case.name);
     const tiling::ChipSpec chip = ChipWithCores(test_case.aic);
-    const TilingPlan plan = Decide(test_case.problem, chip);
+    const TilingPlan plan = BuiltinPlan(test_case.problem, chip);
     const Tensors inputs = RandomInputs(test_case.problem, 11);
     absl::StatusOr<EmulationResult> one = RunPlan(plan, test_case.problem, chip, inputs, 1);
     absl::StatusOr<EmulationResult> many = RunPlan(plan, test_case.problem, chip, inputs, 4);
@@ -225,7 +220,7 @@ TEST(EmulatorTest, StreamKReducesInSlotOrder) {
   // the reduction order is fixed by the slot order.
   const tiling::ChipSpec chip = ChipWithCores(8);
   const MatmulProblem problem = Problem(200, 300, 5000);
-  const TilingPlan plan = Decide(problem, chip);
+  const TilingPlan plan = BuiltinPlan(problem, chip);
   const Tensors inputs = RandomInputs(problem, 3);
   absl::StatusOr<EmulationResult> first = RunPlan(plan, problem, chip, inputs, 3);
   absl::StatusOr<EmulationResult> second = RunPlan(plan, problem, chip, inputs, 2);
@@ -242,7 +237,7 @@ TEST(EmulatorTest, StreamKReducesInSlotOrder) {
 TEST(EmulatorFaultTest, WorkspaceOffsetFromTileIndexIsOutOfBounds) {
   const tiling::ChipSpec chip = ChipWithCores(8);
   const MatmulProblem problem = Problem(768, 768, 4096);  // DP+SK
-  const TilingPlan plan = Decide(problem, chip);
+  const TilingPlan plan = BuiltinPlan(problem, chip);
   FaultInjection faults;
   faults.workspace_offset_from_tile_idx = true;
   EXPECT_THAT(RunPlan(plan, problem, chip, RandomInputs(problem, 1), 2, faults),
@@ -253,7 +248,7 @@ TEST(EmulatorFaultTest, WorkspaceOffsetFromTileIndexIsOutOfBounds) {
 TEST(EmulatorFaultTest, IdleAicWithoutFlagIsADeadlock) {
   // 3 tiles x 10 K slices on 32 cores: two AIC cores are idle.
   const MatmulProblem problem = Problem(256, 768, 16384);
-  const TilingPlan plan = Decide(problem, Chip950());
+  const TilingPlan plan = BuiltinPlan(problem, Chip950());
   ASSERT_EQ(plan.key.model, KernelModel::kStreamK);
   FaultInjection faults;
   faults.idle_aic_skips_sync_flag = true;
@@ -270,7 +265,7 @@ TEST(EmulatorFaultTest, IdleAicWithoutFlagIsADeadlock) {
 
 TEST(EmulatorFaultTest, L0cNeverInitialisedIsAHazard) {
   const MatmulProblem problem = Problem(300, 300, 256);
-  const TilingPlan plan = Decide(problem, Chip950());
+  const TilingPlan plan = BuiltinPlan(problem, Chip950());
   FaultInjection faults;
   faults.l0c_never_initialized = true;
   EXPECT_THAT(RunPlan(plan, problem, Chip950(), RandomInputs(problem, 1), 2, faults),
@@ -280,7 +275,7 @@ TEST(EmulatorFaultTest, L0cNeverInitialisedIsAHazard) {
 
 TEST(EmulatorFaultTest, StreamKWithoutTailRoundMissesPartOfC) {
   const tiling::ChipSpec chip = ChipWithCores(8);
-  const TilingPlan plan = Decide(Problem(768, 768, 4096), chip);
+  const TilingPlan plan = BuiltinPlan(Problem(768, 768, 4096), chip);
   ASSERT_EQ(plan.key.model, KernelModel::kStreamK);
   const MatmulProblem divisible = Problem(512, 1024, 4096);  // 8 tiles on 8 cores
   EmulatorOptions options;
@@ -294,7 +289,7 @@ TEST(EmulatorFaultTest, StreamKWithoutTailRoundMissesPartOfC) {
 
 TEST(EmulatorFaultTest, OversizedBaseKOverflowsL0a) {
   const MatmulProblem problem = Problem(512, 512, 16384);
-  const TilingPlan plan = Decide(problem, ChipWithCores(24));
+  const TilingPlan plan = BuiltinPlan(problem, ChipWithCores(24));
   FaultInjection faults;
   faults.oversized_base_k = true;
   EmulatorOptions options;
@@ -310,7 +305,7 @@ TEST(EmulatorFaultTest, OversizedBaseKOverflowsL0a) {
 
 TEST(EmulatorTest, OversizedBlockNamesTheField) {
   const MatmulProblem problem = Problem(1024, 1024, 1024);
-  TilingPlan plan = Decide(problem, Chip950());
+  TilingPlan plan = BuiltinPlan(problem, Chip950());
   plan.block.base_m = plan.block.m_l1 = 512;
   EmulatorOptions options;
   options.timing_only = true;
@@ -320,7 +315,7 @@ TEST(EmulatorTest, OversizedBlockNamesTheField) {
 
 TEST(EmulatorTest, MismatchedInputsAreRejected) {
   const MatmulProblem problem = Problem(64, 64, 64);
-  const TilingPlan plan = Decide(problem, Chip950());
+  const TilingPlan plan = BuiltinPlan(problem, Chip950());
   Tensors inputs = RandomInputs(problem, 1);
   inputs.a.shape = {64, 63};
   EXPECT_THAT(RunPlan(plan, problem, Chip950(), inputs),
@@ -329,7 +324,7 @@ TEST(EmulatorTest, MismatchedInputsAreRejected) {
 
 TEST(EmulatorTest, CancellationStopsTheRun) {
   const MatmulProblem problem = Problem(4096, 4096, 4096);
-  const TilingPlan plan = Decide(problem, Chip950());
+  const TilingPlan plan = BuiltinPlan(problem, Chip950());
   std::atomic<bool> cancelled{true};
   EmulatorOptions options;
   options.timing_only = true;
@@ -340,7 +335,7 @@ TEST(EmulatorTest, CancellationStopsTheRun) {
 
 TEST(EmulatorTest, WorkLimitIsEnforced) {
   const MatmulProblem problem = Problem(4096, 4096, 4096);
-  const TilingPlan plan = Decide(problem, Chip950());
+  const TilingPlan plan = BuiltinPlan(problem, Chip950());
   EmulatorOptions options;
   options.timing_only = true;
   options.max_simulated_ops = 1000;

@@ -16,6 +16,7 @@
 namespace npu::emu {
 namespace {
 
+using ::npu::testing::BuiltinPlan;
 using ::npu::testing::Chip950;
 using ::npu::testing::IsOk;
 using ::npu::testing::Problem;
@@ -25,13 +26,6 @@ using tiling::DataType;
 using tiling::L1Residency;
 using tiling::MatmulProblem;
 using tiling::TilingPlan;
-
-TilingPlan Decide(const MatmulProblem& problem, const tiling::ChipSpec& chip) {
-  absl::StatusOr<tiling::TilingDecision> decision =
-      tiling::MakeBuiltinRegistry().Decide(problem, chip);
-  EXPECT_THAT(decision, IsOk());
-  return decision.ok() ? decision->plan : TilingPlan{};
-}
 
 // Max |C - ref| / (u_out |ref| + 2 (k + 2) u32 sum|a b| + 6e-8) over C.
 double WorstErrorRatio(const MatmulProblem& problem, const Tensors& inputs, const HostTensor& c) {
@@ -58,7 +52,7 @@ double WorstErrorRatio(const MatmulProblem& problem, const Tensors& inputs, cons
 // CANN's streamed plan turned into an A band of two base rows: the L1 block
 // is 2 x base_m rows, walked one row of tiles at a time.
 TilingPlan ABandPlan(const MatmulProblem& problem, const tiling::ChipSpec& chip) {
-  TilingPlan plan = Decide(problem, chip);
+  TilingPlan plan = BuiltinPlan(problem, chip);
   plan.block.m_l1 = 2 * plan.block.base_m;
   plan.l1_residency = L1Residency::kABand;
   plan.swat_window_rows = 1;
@@ -70,7 +64,7 @@ TEST(PlanExtensionsTest, ABandMatchesReferenceAndReadsALess) {
   // 11 column tiles give each of the 4 cores about 3 units per band.
   const MatmulProblem problem = Problem(300, 700, 1000);
   const tiling::ChipSpec chip = Chip950(4);
-  TilingPlan streamed = Decide(problem, chip);
+  TilingPlan streamed = BuiltinPlan(problem, chip);
   streamed.block.base_m = streamed.block.base_n = 64;
   streamed.block.m_l1 = streamed.block.n_l1 = 64;
   streamed.block.base_k = 64;
@@ -99,7 +93,7 @@ TEST(PlanExtensionsTest, ABandMatchesReferenceAndReadsALess) {
 TEST(PlanExtensionsTest, BBandMatchesReference) {
   const MatmulProblem problem = Problem(700, 300, 1000, DataType::kBFloat16);
   const tiling::ChipSpec chip = Chip950(4);
-  TilingPlan plan = Decide(problem, chip);
+  TilingPlan plan = BuiltinPlan(problem, chip);
   plan.block.base_n = 64;
   plan.block.n_l1 = 128;
   plan.block.base_k = 64;
@@ -128,7 +122,7 @@ TEST(PlanExtensionsTest, OversizedBandNamesTheField) {
 TEST(PlanExtensionsTest, GmReadWriteSplitChargesWritesToDdr) {
   // K = 32: the output dominates the traffic.
   const MatmulProblem problem = Problem(4096, 4096, 32);
-  const TilingPlan plan = Decide(problem, Chip950());
+  const TilingPlan plan = BuiltinPlan(problem, Chip950());
   EmulatorOptions options;
   options.timing_only = true;
   absl::StatusOr<EmulationResult> shared = Emulate(plan, problem, Chip950(), {}, options);
@@ -150,7 +144,7 @@ TEST(PlanExtensionsTest, GmReadWriteSplitChargesWritesToDdr) {
 
 TEST(PlanExtensionsTest, GmReadWriteSplitIsDeterministic) {
   const MatmulProblem problem = Problem(512, 512, 16384);
-  const TilingPlan plan = Decide(problem, Chip950(24));
+  const TilingPlan plan = BuiltinPlan(problem, Chip950(24));
   EmulatorOptions options;
   options.timing_only = true;
   options.gm_split.enabled = true;

@@ -13,18 +13,13 @@
 namespace npu::emu {
 namespace {
 
+using ::npu::testing::BuiltinPlan;
 using ::npu::testing::Chip950;
 using ::npu::testing::IsOk;
 using ::npu::testing::Problem;
 using tiling::KernelModel;
 using tiling::MatmulProblem;
 using tiling::TilingPlan;
-
-TilingPlan Decide(const MatmulProblem& problem, const tiling::ChipSpec& chip) {
-  absl::StatusOr<tiling::TilingDecision> decision = ::npu::testing::DecideBuiltin(problem, chip);
-  EXPECT_THAT(decision, IsOk());
-  return decision.ok() ? decision->plan : TilingPlan{};
-}
 
 // The data-parallel plan of the seeds' comparison: 256x256 tiles, the whole
 // K on one core, so only mCnt * nCnt cores work.
@@ -49,7 +44,7 @@ TEST(TimingModelTest, StreamKBeatsDataParallelOnTheSeedsShape) {
   // keep the model's figure below that.
   const tiling::ChipSpec chip = Chip950(24);
   const MatmulProblem problem = Problem(512, 512, 16384);
-  const TilingPlan stream_k = Decide(problem, chip);
+  const TilingPlan stream_k = BuiltinPlan(problem, chip);
   ASSERT_EQ(stream_k.key.model, KernelModel::kStreamK);
   ASSERT_EQ(stream_k.block.base_m, 256u);
   ASSERT_EQ(stream_k.block.k_cnt, 6u);
@@ -73,7 +68,7 @@ TEST(TimingModelTest, StreamKBeatsDataParallelOnTheSeedsShape) {
 
 TEST(TimingModelTest, LargeSquareFp16IsCubeBoundNearPeak) {
   const MatmulProblem problem = Problem(8192, 8192, 8192);
-  const TilingPlan plan = Decide(problem, Chip950());
+  const TilingPlan plan = BuiltinPlan(problem, Chip950());
   EmulatorOptions options;
   options.timing_only = true;
   absl::StatusOr<EmulationResult> result = Emulate(plan, problem, Chip950(), {}, options);

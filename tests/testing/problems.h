@@ -3,6 +3,8 @@
 #ifndef NPU_TESTS_TESTING_PROBLEMS_H_
 #define NPU_TESTS_TESTING_PROBLEMS_H_
 
+#include <gtest/gtest.h>
+
 #include "server/tiling/builtin_strategies.h"
 #include "server/tiling/types.h"
 
@@ -29,6 +31,15 @@ inline tiling::ChipSpec Chip950(uint32_t aic = 32, uint32_t aiv = 0) {
 inline absl::StatusOr<tiling::TilingDecision> DecideBuiltin(
     const tiling::MatmulProblem& problem, const tiling::ChipSpec& chip = Chip950()) {
   return tiling::MakeBuiltinRegistry().Decide(problem, chip);
+}
+
+// The built-in registry's plan for `problem` on `chip`. A failed decision
+// fails the calling test and gives an empty plan.
+inline tiling::TilingPlan BuiltinPlan(const tiling::MatmulProblem& problem,
+                                      const tiling::ChipSpec& chip = Chip950()) {
+  absl::StatusOr<tiling::TilingDecision> decision = DecideBuiltin(problem, chip);
+  EXPECT_TRUE(decision.ok()) << decision.status();
+  return decision.ok() ? decision->plan : tiling::TilingPlan{};
 }
 
 }  // namespace npu::testing

@@ -13,17 +13,12 @@
 namespace npu::tiling {
 namespace {
 
+using ::npu::testing::BuiltinPlan;
 using ::npu::testing::Chip950;
 using ::npu::testing::IsOk;
 using ::npu::testing::Problem;
 using ::npu::testing::StatusIs;
 using ::testing::HasSubstr;
-
-TilingPlan Decide(const MatmulProblem& problem, const ChipSpec& chip) {
-  absl::StatusOr<TilingDecision> decision = MakeBuiltinRegistry().Decide(problem, chip);
-  EXPECT_THAT(decision, IsOk());
-  return decision.ok() ? decision->plan : TilingPlan{};
-}
 
 bool SameUnits(const Schedule& a, const Schedule& b) {
   if (a.units.size() != b.units.size()) return false;
@@ -49,7 +44,7 @@ TEST(ScheduleExtensionsTest, WindowOfFourAndZeroMatchCannsWalk) {
   for (const MatmulProblem& problem :
        {Problem(4097, 777, 1999), Problem(3000, 5000, 64), Problem(768, 768, 4096)}) {
     const ChipSpec chip = Chip950(8);
-    TilingPlan plan = Decide(problem, chip);
+    TilingPlan plan = BuiltinPlan(problem, chip);
     absl::StatusOr<Schedule> cann = ExpandSchedule(plan, problem, chip);
     ASSERT_THAT(cann, IsOk());
     EXPECT_EQ(cann->swat_window_rows, 4u);
@@ -68,7 +63,7 @@ TEST(ScheduleExtensionsTest, EveryWindowCoversEveryTileOnce) {
     for (const MatmulProblem& problem :
          {Problem(4097, 777, 1999), Problem(2000, 3000, 300), Problem(255, 9000, 64),
           Problem(777, 2048, 16384), Problem(512, 512, 16384)}) {
-      TilingPlan plan = Decide(problem, chip);
+      TilingPlan plan = BuiltinPlan(problem, chip);
       for (uint32_t window = 1; window <= 9; ++window) {
         SCOPED_TRACE(
             absl::StrCat(plan.strategy, " aic=", aic, " m=", problem.m, " window=", window));
@@ -84,7 +79,7 @@ TEST(ScheduleExtensionsTest, EveryWindowCoversEveryTileOnce) {
 TEST(ScheduleExtensionsTest, WindowChangesTheWalkOrder) {
   const MatmulProblem problem = Problem(4096, 4096, 256);  // 16 x 16 tiles
   const ChipSpec chip = Chip950();
-  TilingPlan plan = Decide(problem, chip);
+  TilingPlan plan = BuiltinPlan(problem, chip);
   ASSERT_EQ(plan.block.base_m, 256u);
   plan.swat_window_rows = 1;
   absl::StatusOr<Schedule> rows = ExpandSchedule(plan, problem, chip);
@@ -100,17 +95,17 @@ TEST(ScheduleExtensionsTest, WindowChangesTheWalkOrder) {
 
 TEST(ScheduleExtensionsTest, ResidencyNeedsTheStreamedDataParallelModel) {
   const ChipSpec chip = Chip950();
-  TilingPlan full_load = Decide(Problem(48, 9000, 64), chip);
+  TilingPlan full_load = BuiltinPlan(Problem(48, 9000, 64), chip);
   ASSERT_EQ(full_load.key.full_load, FullLoad::kA);
   full_load.l1_residency = L1Residency::kABand;
   EXPECT_THAT(ExpandSchedule(full_load, Problem(48, 9000, 64), chip),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("l1_residency")));
-  TilingPlan stream_k = Decide(Problem(512, 512, 16384), chip);
+  TilingPlan stream_k = BuiltinPlan(Problem(512, 512, 16384), chip);
   ASSERT_EQ(stream_k.key.model, KernelModel::kStreamK);
   stream_k.l1_residency = L1Residency::kBBand;
   EXPECT_THAT(ExpandSchedule(stream_k, Problem(512, 512, 16384), chip),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("STREAM_K")));
-  TilingPlan streamed = Decide(Problem(4097, 777, 1999), chip);
+  TilingPlan streamed = BuiltinPlan(Problem(4097, 777, 1999), chip);
   streamed.l1_residency = L1Residency::kABand;
   absl::StatusOr<Schedule> schedule = ExpandSchedule(streamed, Problem(4097, 777, 1999), chip);
   ASSERT_THAT(schedule, IsOk());
