@@ -69,10 +69,10 @@ class CallArena {
   google::protobuf::Arena arena_;  // after block_: destroyed before it
 };
 
-// Serializes `response` into `bytes`. Fails only for a message above 2 GiB,
-// which a tiling response cannot reach: kInternal.
-// An answer is at most a few KiB: serialized straight into one slice, which
-// costs less than gRPC's generic path through a zero-copy output stream.
+// Serializes `response` into `bytes`, straight into one slice: an answer is
+// at most a few KiB, and this costs less than gRPC's generic path through a
+// zero-copy output stream. Fails (kInternal) only for a message above 2 GiB,
+// which a tiling response cannot reach.
 absl::Status SerializeResponse(const pb::TilingResponse& response, grpc::ByteBuffer* bytes) {
   const size_t size = response.ByteSizeLong();
   if (size > static_cast<size_t>(std::numeric_limits<int>::max())) {
