@@ -34,11 +34,11 @@ using ::npu::server::testing::TestServer;
 using ::testing::HasSubstr;
 namespace pb = ::npu::tiling::v1;
 
+// Advice takes seconds on a loaded machine: a generous deadline.
 grpc::Status Call(TestServer& server, const pb::TilingRequest& request,
                   pb::TilingResponse* response) {
-  grpc::ClientContext context;
-  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(120));
-  return server.stub().GetTiling(&context, request, response);
+  return ::npu::server::testing::CallGetTiling(server, request, response,
+                                               std::chrono::seconds(120));
 }
 
 // A problem where the advice differs from CANN (bench/ADVISE_SWEEP.md: the
@@ -381,26 +381,45 @@ TEST(AdviseTest, BatchItemsInAdviseModeAreInvalidAndTheStreamGoesOn) {
   EXPECT_FALSE(result.responses[2].has_status());
 }
 
+// Holds the server's only emulation worker with an Execute run far longer
+// than a test (4096^3 with numerics on one thread), until Stop().
+class BusyWorker {
+ public:
+  explicit BusyWorker(TestServer& server) : server_(server) {
+    *run_.mutable_problem() = ShapeRequest(4096, 4096, 4096).problem();
+    run_.set_threads(1);
+    server_.stub().async()->Execute(&context_, &run_, &response_,
+                                    [this](grpc::Status) { done_.Notify(); });
+  }
+  ~BusyWorker() { Stop(); }
+
+  // Whether the run reached the worker.
+  bool Started() {
+    const TilingService& service = server_.server().service();
+    return WaitFor([&] { return service.execute_queue().running() == 1; });
+  }
+
+  void Stop() {
+    context_.TryCancel();
+    done_.WaitForNotification();
+  }
+
+ private:
+  TestServer& server_;
+  pb::ExecuteRequest run_;
+  grpc::ClientContext context_;
+  pb::ExecuteResponse response_;
+  absl::Notification done_;
+};
+
 TEST(AdviseTest, FullEmulationQueueIsResourceExhausted) {
   ServerOptions options = GenerousOptions();
   options.service.execute.workers = 1;
   options.service.execute.max_queued = 0;
   options.service.execute.max_numeric_macs = uint64_t{1} << 37;
   TestServer server(options);
-  // Hold the only worker with an Execute run far longer than the test.
-  pb::ExecuteRequest long_run;
-  *long_run.mutable_problem() = ShapeRequest(4096, 4096, 4096).problem();
-  long_run.set_threads(1);
-  grpc::ClientContext long_context;
-  pb::ExecuteResponse long_response;
-  absl::Notification long_done;
-  grpc::Status long_status;
-  server.stub().async()->Execute(&long_context, &long_run, &long_response, [&](grpc::Status s) {
-    long_status = std::move(s);
-    long_done.Notify();
-  });
-  const TilingService& service = server.server().service();
-  ASSERT_TRUE(WaitFor([&] { return service.execute_queue().running() == 1; }));
+  BusyWorker busy(server);
+  ASSERT_TRUE(busy.Started());
 
   pb::TilingResponse response;
   const grpc::Status refused = Call(server, AdviseRequest(), &response);
@@ -409,8 +428,7 @@ TEST(AdviseTest, FullEmulationQueueIsResourceExhausted) {
   // CANN_COMPATIBLE answers never wait for the workers.
   ASSERT_TRUE(Call(server, ShapeRequest(64, 64, 64), &response).ok());
 
-  long_context.TryCancel();
-  long_done.WaitForNotification();
+  busy.Stop();
   WaitForIdle(server);
   EXPECT_EQ(server.Metric("npu_advise_total", {{"result", "ResourceExhausted"}}), 1);
 }
@@ -421,16 +439,9 @@ TEST(AdviseTest, DeadlineStopsTheAdviceWhileItWaits) {
   options.service.execute.max_queued = 4;
   options.service.execute.max_numeric_macs = uint64_t{1} << 37;
   TestServer server(options);
-  pb::ExecuteRequest long_run;
-  *long_run.mutable_problem() = ShapeRequest(4096, 4096, 4096).problem();
-  long_run.set_threads(1);
-  grpc::ClientContext long_context;
-  pb::ExecuteResponse long_response;
-  absl::Notification long_done;
-  server.stub().async()->Execute(&long_context, &long_run, &long_response,
-                                 [&](grpc::Status) { long_done.Notify(); });
+  BusyWorker busy(server);
+  ASSERT_TRUE(busy.Started());
   const TilingService& service = server.server().service();
-  ASSERT_TRUE(WaitFor([&] { return service.execute_queue().running() == 1; }));
 
   // The advice waits behind the run until its deadline passes.
   grpc::ClientContext context;
@@ -440,8 +451,7 @@ TEST(AdviseTest, DeadlineStopsTheAdviceWhileItWaits) {
   EXPECT_EQ(status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
   ASSERT_TRUE(WaitFor([&] { return service.execute_queue().queued() == 0; }));
 
-  long_context.TryCancel();
-  long_done.WaitForNotification();
+  busy.Stop();
   WaitForIdle(server);
 }
 

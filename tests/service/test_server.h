@@ -6,6 +6,7 @@
 #include <grpcpp/create_channel.h>
 #include <grpcpp/security/credentials.h>
 
+#include <chrono>
 #include <map>
 #include <memory>
 #include <string>
@@ -116,6 +117,15 @@ inline pb::TilingRequest ShapeRequest(int64_t m, int64_t n, int64_t k) {
   p->set_dtype_b(pb::DATA_TYPE_FLOAT16);
   p->set_dtype_c(pb::DATA_TYPE_FLOAT16);
   return request;
+}
+
+// One GetTiling call on `server` with a deadline of `deadline` from now.
+inline grpc::Status CallGetTiling(TestServer& server, const pb::TilingRequest& request,
+                                  pb::TilingResponse* response,
+                                  std::chrono::seconds deadline = std::chrono::seconds(30)) {
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + deadline);
+  return server.stub().GetTiling(&context, request, response);
 }
 
 struct BatchResult {

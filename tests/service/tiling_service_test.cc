@@ -32,9 +32,7 @@ namespace pb = ::npu::tiling::v1;
 
 grpc::Status Call(TestServer& server, const pb::TilingRequest& request,
                   pb::TilingResponse* response) {
-  grpc::ClientContext context;
-  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
-  return server.stub().GetTiling(&context, request, response);
+  return ::npu::server::testing::CallGetTiling(server, request, response);
 }
 
 uint64_t FieldValue(const pb::TilingResponse& response, const std::string& name) {
