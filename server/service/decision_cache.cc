@@ -52,7 +52,12 @@ std::shared_ptr<const pb::TilingResponse> DecisionCache::Lookup(const std::strin
 
 void DecisionCache::Insert(const std::string& key, pb::TilingResponse response) {
   if (capacity_ == 0) return;
-  auto shared = std::make_shared<const pb::TilingResponse>(std::move(response));
+  Insert(key, std::make_shared<const pb::TilingResponse>(std::move(response)));
+}
+
+void DecisionCache::Insert(const std::string& key,
+                           std::shared_ptr<const pb::TilingResponse> shared) {
+  if (capacity_ == 0) return;
   absl::MutexLock lock(&mutex_);
   auto it = index_.find(key);
   if (it != index_.end()) {

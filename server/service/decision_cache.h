@@ -48,6 +48,9 @@ class DecisionCache {
   // Stores `response` under `key`, evicting the least recently used entry
   // when full. An existing entry is replaced (both are the same decision).
   void Insert(const std::string& key, npu::tiling::v1::TilingResponse response);
+  // The same for an answer the caller also keeps (it must not change it).
+  void Insert(const std::string& key,
+              std::shared_ptr<const npu::tiling::v1::TilingResponse> response);
 
   bool enabled() const { return capacity_ > 0; }
   size_t capacity() const { return capacity_; }

@@ -8,9 +8,11 @@
 #include <utility>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "google/protobuf/arena.h"
+#include "server/service/compact_answer.h"
 #include "server/service/convert.h"
 #include "server/service/logging.h"
 #include "server/service/status_mapping.h"
@@ -141,6 +143,51 @@ absl::Status TilingService::OverloadError() const {
                                                    "later or on another replica"));
 }
 
+absl::Status TilingService::Decide(const pb::TilingRequest& request, Decided* decided) {
+  RETURN_IF_ERROR(ValidateRequest(request));
+  const tl::MatmulProblem problem = ProblemFromProto(request.problem());
+  // The engine validates again inside Decide(); checking here first lets the
+  // message say which part of the request was wrong.
+  RETURN_IF_ERROR(Prefixed("problem", tl::ValidateProblem(problem)));
+  ASSIGN_OR_RETURN(decided->chip, ResolveChip(request));
+
+  std::string key;
+  if (cache_.enabled()) {
+    key = DecisionCache::Key(problem, decided->chip, request.forced_strategy());
+    decided->full = cache_.Lookup(key);
+    if (decided->full != nullptr) {
+      metrics_.CacheHit();
+      decided->from_cache = true;
+      return absl::OkStatus();
+    }
+    metrics_.CacheMiss();
+  }
+
+  const Clock::time_point start = Clock::now();
+  tl::DecideOptions options;
+  options.forced_strategy = request.forced_strategy();
+  // A compact answer without trace shows no text; a cached one may be asked
+  // for in full later.
+  options.explain =
+      request.include_trace() || request.view() != pb::RESPONSE_VIEW_COMPACT || cache_.enabled();
+  absl::StatusOr<tl::TilingDecision> decision = registry_.Decide(problem, decided->chip, options);
+  metrics_.DecisionTimed(SecondsSince(start));
+  if (!decision.ok()) {
+    return DecisionError(decision.status(), !request.forced_strategy().empty());
+  }
+  if (cache_.enabled()) {
+    // The cache keeps full answers (a later request may want the trace or the
+    // full view); this one is answered from the same message.
+    auto full = std::make_shared<pb::TilingResponse>();
+    DecisionToProto(*decision, decided->chip, full.get(), /*include_trace=*/true);
+    decided->full = std::move(full);
+    cache_.Insert(key, decided->full);
+  } else {
+    decided->decision = *std::move(decision);
+  }
+  return absl::OkStatus();
+}
+
 absl::Status TilingService::Answer(const pb::TilingRequest& request, pb::TilingResponse* response) {
   if (request.mode() == pb::TILING_MODE_ADVISE) {
     AdviseWork work;
@@ -150,54 +197,61 @@ absl::Status TilingService::Answer(const pb::TilingRequest& request, pb::TilingR
     return RunAdvise(request, work, /*cancelled=*/nullptr, response);
   }
   response->Clear();
-  RETURN_IF_ERROR(ValidateRequest(request));
-  const tl::MatmulProblem problem = ProblemFromProto(request.problem());
-  // The engine validates again inside Decide(); checking here first lets the
-  // message say which part of the request was wrong.
-  RETURN_IF_ERROR(Prefixed("problem", tl::ValidateProblem(problem)));
-  ASSIGN_OR_RETURN(const tl::ChipSpec chip, ResolveChip(request));
-
-  std::string key;
-  std::shared_ptr<const pb::TilingResponse> cached;
-  if (cache_.enabled()) {
-    key = DecisionCache::Key(problem, chip, request.forced_strategy());
-    cached = cache_.Lookup(key);
-    if (cached != nullptr) {
-      metrics_.CacheHit();
-    } else {
-      metrics_.CacheMiss();
-    }
-  }
-
-  if (cached != nullptr) {
-    CopyDecision(*cached, request.view(), request.include_trace(), response);
-    response->set_from_cache(true);
+  Decided decided;
+  RETURN_IF_ERROR(Decide(request, &decided));
+  if (decided.full != nullptr) {
+    CopyDecision(*decided.full, request.view(), request.include_trace(), response);
+    response->set_from_cache(decided.from_cache);
   } else {
-    const Clock::time_point start = Clock::now();
-    tl::DecideOptions options;
-    options.forced_strategy = request.forced_strategy();
-    // A compact answer without trace shows no text; a cached one may be
-    // asked for in full later.
-    options.explain =
-        request.include_trace() || request.view() != pb::RESPONSE_VIEW_COMPACT || cache_.enabled();
-    absl::StatusOr<tl::TilingDecision> decision = registry_.Decide(problem, chip, options);
-    metrics_.DecisionTimed(SecondsSince(start));
-    if (!decision.ok()) {
-      return DecisionError(decision.status(), !request.forced_strategy().empty());
-    }
-    if (cache_.enabled()) {
-      // The cache keeps full answers (a later request may want the trace or
-      // the full view).
-      DecisionToProto(*decision, chip, response, /*include_trace=*/true);
-      cache_.Insert(key, *response);
-      ApplyView(request.view(), response);
-    } else {
-      DecisionToProto(*decision, chip, response, request.include_trace(), request.view());
-    }
+    DecisionToProto(*decided.decision, decided.chip, response, request.include_trace(),
+                    request.view());
   }
   metrics_.DecisionServed(response->strategy());
   response->set_id(request.id());
-  if (!request.include_trace()) response->clear_trace();
+  return absl::OkStatus();
+}
+
+absl::Status TilingService::AnswerSerialized(const pb::TilingRequest& request,
+                                             pb::TilingResponse* scratch, grpc::ByteBuffer* bytes) {
+  if (request.mode() == pb::TILING_MODE_ADVISE || request.view() != pb::RESPONSE_VIEW_COMPACT ||
+      request.include_trace()) {
+    RETURN_IF_ERROR(Answer(request, scratch));
+    return SerializeResponse(*scratch, bytes);
+  }
+  Decided decided;
+  RETURN_IF_ERROR(Decide(request, &decided));
+  CompactAnswer answer;
+  answer.id = request.id();
+  // Room for the words of every tiling struct the engine has (the largest
+  // is a few dozen words) without touching the heap.
+  absl::InlinedVector<uint32_t, 96> words;
+  if (decided.full != nullptr) {
+    const pb::TilingResponse& full = *decided.full;
+    answer.tiling_key = full.tiling_key();
+    answer.raw_words = full.raw_words();
+    answer.block_dim = full.block_dim();
+    answer.kernel_type = full.kernel_type();
+    answer.workspace_bytes = full.workspace_bytes();
+    answer.strategy = full.strategy();
+    answer.from_cache = decided.from_cache;
+  } else {
+    const tl::TilingPlan& plan = decided.decision->plan;
+    answer.tiling_key = plan.key.Encode();
+    plan.data.ForEachWord([&words](uint32_t word) { words.push_back(word); });
+    answer.raw_words = words;
+    answer.block_dim = plan.block_dim;
+    answer.kernel_type = KernelTypeToProto(plan.kernel_type);
+    answer.workspace_bytes = plan.workspace_bytes;
+    answer.strategy = plan.strategy;
+  }
+  metrics_.DecisionServed(absl::string_view(answer.strategy.data(), answer.strategy.size()));
+  grpc::Slice slice(CompactAnswerSize(answer));
+  uint8_t* end = EncodeCompactAnswer(answer, const_cast<uint8_t*>(slice.begin()));
+  if (end != slice.end()) {
+    return absl::InternalError("response: the compact answer's size changed while encoding it");
+  }
+  grpc::ByteBuffer buffer(&slice, 1);
+  bytes->Swap(&buffer);
   return absl::OkStatus();
 }
 
@@ -217,8 +271,7 @@ grpc::ServerUnaryReactor* TilingService::GetTiling(grpc::CallbackServerContext* 
       // Seconds of emulation: handed to a worker, which finishes the call.
       return StartAdvise(context, *request, response_bytes, start);
     }
-    if (status.ok()) status = Answer(*request, response);
-    if (status.ok()) status = SerializeResponse(*response, response_bytes);
+    if (status.ok()) status = AnswerSerialized(*request, response, response_bytes);
     Release();
   } else {
     status = OverloadError();
@@ -403,18 +456,17 @@ class TilingService::BatchReactor final
           "mode: TILING_MODE_ADVISE is not served on GetTilingBatch (each advice runs tens of "
           "emulations); call GetTiling for it");
     }
-    if (status.ok()) status = service_->Answer(*request, response);
-    if (!status.ok()) {
-      service_->metrics_.RequestFailed(status.code());
-      LogOutcome("GetTilingBatch", *request, status);
-      response->Clear();
-      response->set_id(request->id());
-      pb::ItemStatus* item = response->mutable_status();
-      item->set_code(static_cast<int32_t>(status.code()));
-      item->set_code_name(std::string(CodeName(status.code())));
-      item->set_message(std::string(status.message()));
-    }
     grpc::ByteBuffer bytes;
+    if (status.ok()) status = service_->AnswerSerialized(*request, response, &bytes);
+    if (status.ok()) return bytes;
+    service_->metrics_.RequestFailed(status.code());
+    LogOutcome("GetTilingBatch", *request, status);
+    response->Clear();
+    response->set_id(request->id());
+    pb::ItemStatus* item = response->mutable_status();
+    item->set_code(static_cast<int32_t>(status.code()));
+    item->set_code_name(std::string(CodeName(status.code())));
+    item->set_message(std::string(status.message()));
     const absl::Status serialized = SerializeResponse(*response, &bytes);
     assert(serialized.ok() && "a tiling response is far below protobuf's 2 GiB limit");
     static_cast<void>(serialized);

@@ -43,6 +43,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 
 #include "absl/status/status.h"
 #include "npu/tiling/v1/tiling_service.grpc.pb.h"
@@ -94,6 +95,13 @@ class TilingService final : public TilingServiceBase {
   absl::Status Answer(const npu::tiling::v1::TilingRequest& request,
                       npu::tiling::v1::TilingResponse* response);
 
+  // Answer() in wire form, as GetTiling and each batch item send it: the
+  // serialized TilingResponse in `bytes`, built in `scratch`. A COMPACT
+  // answer without trace is encoded straight from the decision
+  // (compact_answer.h), without a message; the bytes are the same.
+  absl::Status AnswerSerialized(const npu::tiling::v1::TilingRequest& request,
+                                npu::tiling::v1::TilingResponse* scratch, grpc::ByteBuffer* bytes);
+
   // Parses a serialized TilingRequest into `request`; kInvalidArgument when
   // the bytes are not one.
   static absl::Status ParseRequest(const grpc::ByteBuffer& bytes,
@@ -142,6 +150,19 @@ class TilingService final : public TilingServiceBase {
   class BatchReactor;
   class ExecuteReactor;
   class AdviseReactor;
+
+  // What the cache or the engine decided for a request, before it becomes an
+  // answer: the full answer message when the cache is on (`from_cache` when
+  // it was found there), else the engine's decision.
+  struct Decided {
+    std::shared_ptr<const npu::tiling::v1::TilingResponse> full;
+    bool from_cache = false;
+    std::optional<npu::tiling::TilingDecision> decision;
+    npu::tiling::ChipSpec chip;
+  };
+  // Validates a (non-ADVISE) request and decides it, from the cache when it
+  // can; the errors are Answer()'s.
+  absl::Status Decide(const npu::tiling::v1::TilingRequest& request, Decided* decided);
 
   // Takes over an admitted GetTiling call in ADVISE mode (advise_reactor.cc):
   // the returned reactor finishes it, releases the admission and reports

@@ -14,13 +14,17 @@
 //   * an error whose message does not start with the field it is about
 //     ("problem: ...", "platform_overrides.aic_num: ...");
 //   * an answer that is not deterministic (two runs differ) or lacks the
-//     basics (a strategy name, a block dim, the tiling-data fields).
+//     basics (a strategy name, a block dim, the tiling-data fields);
+//   * TilingService::AnswerSerialized (what the handler sends; COMPACT
+//     answers are encoded without a message) disagreeing with Answer():
+//     another status, or bytes that are not the serialized answer.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
@@ -71,6 +75,16 @@ Service& TheService() {
   std::abort();
 }
 
+std::string WireBytes(const grpc::ByteBuffer& buffer) {
+  std::vector<grpc::Slice> slices;
+  std::string bytes;
+  if (!buffer.Dump(&slices).ok()) return bytes;
+  for (const grpc::Slice& slice : slices) {
+    bytes.append(reinterpret_cast<const char*>(slice.begin()), slice.size());
+  }
+  return bytes;
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -88,10 +102,20 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 
   pb::TilingResponse first;
   status = s.service.Answer(request, &first);
+  // The handler's own path: the answer in wire form.
+  pb::TilingResponse scratch;
+  grpc::ByteBuffer wire;
+  const absl::Status wire_status = s.service.AnswerSerialized(request, &scratch, &wire);
+  if (wire_status.code() != status.code()) {
+    Fail("Answer and AnswerSerialized disagree on the status", request, wire_status);
+  }
   if (status.code() == absl::StatusCode::kInternal) Fail("INTERNAL status", request, status);
   if (!status.ok()) {
     if (!npu::fuzz::NamesAField(status.message())) Fail("error names no field", request, status);
     return 0;
+  }
+  if (WireBytes(wire) != first.SerializeAsString()) {
+    Fail("AnswerSerialized's bytes are not the serialized answer", request, status);
   }
   const bool compact = request.view() == pb::RESPONSE_VIEW_COMPACT;
   if (first.strategy().empty() || first.block_dim() == 0 || first.raw_words_size() == 0 ||
