@@ -101,9 +101,15 @@ absl::Status FromGrpcStatus(const grpc::Status& status) {
 std::string ServiceConfigJson(const ClientOptions& options) {
   // Backoff: 0.1 s, 0.2 s, 0.4 s ... capped at 1 s (with gRPC's jitter), so
   // the default 4 attempts ride out a replica restart of about a second
-  // without holding a compiler up for long. Only UNAVAILABLE is retried: it
-  // means the call never reached a healthy server, and tiling calls are
-  // idempotent anyway.
+  // without holding a compiler up for long. Retried: UNAVAILABLE (no healthy
+  // server took the call; a draining one refuses with it) and CANCELLED.
+  // This client never cancels a call itself (its deadline ends a call with
+  // DEADLINE_EXCEEDED, which is not retried), so CANCELLED comes from a
+  // server that shut down under the call: gRPC drops a call that arrives in
+  // that instant, and the drain deadline cancels what still runs. gRPC
+  // retries only calls the server has not answered at all, and every
+  // method is idempotent (a decision or a seeded emulation), so a retry on
+  // another replica is safe.
   return absl::StrFormat(R"json({
   "loadBalancingConfig": [{"round_robin": {}}],
   "methodConfig": [{
@@ -113,7 +119,7 @@ std::string ServiceConfigJson(const ClientOptions& options) {
       "initialBackoff": "0.1s",
       "maxBackoff": "1s",
       "backoffMultiplier": 2,
-      "retryableStatusCodes": ["UNAVAILABLE"]
+      "retryableStatusCodes": ["UNAVAILABLE", "CANCELLED"]
     }
   }]
 })json",

@@ -3,11 +3,10 @@
 //
 // A thin, synchronous wrapper over the generated stub that adds what every
 // caller would otherwise repeat: a deadline on every call, retries of
-// UNAVAILABLE through the channel's service config (so a restarting replica
-// costs a retry, not an error), round-robin load balancing over every address
-// a `dns:///host:port` target resolves to, and results as absl::StatusOr.
-// It depends only on the generated proto, gRPC and Abseil; it never sees the
-// tiling engine's types.
+// UNAVAILABLE and CANCELLED through the channel's service config (so a
+// restarting or draining replica costs a retry, not an error), round-robin load balancing over
+// every address a `dns:///host:port` target resolves to, and results as absl::StatusOr. It depends
+// only on the generated proto, gRPC and Abseil; it never sees the tiling engine's types.
 #ifndef NPU_CLIENT_TILING_CLIENT_H_
 #define NPU_CLIENT_TILING_CLIENT_H_
 
@@ -67,7 +66,8 @@ absl::string_view ServingStatusName(ServingStatus status);
 absl::Status FromGrpcStatus(const grpc::Status& status);
 
 // The JSON service config the client installs on its channel: round_robin
-// load balancing and a retry policy for UNAVAILABLE with exponential backoff.
+// load balancing and a retry policy for UNAVAILABLE and CANCELLED (a server
+// that shut down under the call) with exponential backoff.
 std::string ServiceConfigJson(const ClientOptions& options);
 
 class TilingClient {

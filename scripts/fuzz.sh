@@ -19,6 +19,12 @@ set -eu
 cd "$(dirname "$0")/.."
 SECONDS_PER_TARGET=${1:-60}
 [ $# -gt 0 ] && shift
+case "$SECONDS_PER_TARGET" in
+  '' | *[!0-9]*)
+    # libFuzzer reads anything else as 0, i.e. no time limit.
+    echo "fuzz.sh: SECONDS_PER_TARGET must be a whole number of seconds, got '$SECONDS_PER_TARGET'" >&2
+    exit 2 ;;
+esac
 TARGETS=${*:-tiling_request explicit_tiling npy}
 BUILD=${NPU_FUZZ_BUILD_DIR:-build-fuzz}
 JOBS=${NPU_BUILD_JOBS:-1}

@@ -27,12 +27,14 @@ namespace pb = ::npu::tiling::v1;
 
 enum class BatchMode { kEcho, kWrongId, kShort };
 
-// Answers by script: UNAVAILABLE for the first `fail_first` GetTiling calls,
-// optionally hangs until cancelled, and echoes ids on batch streams.
+// Answers by script: `fail_code` (UNAVAILABLE unless set) for the first
+// `fail_first` GetTiling calls, optionally hangs until cancelled, and echoes
+// ids on batch streams.
 class FakeService final : public pb::TilingService::Service {
  public:
   std::atomic<int> calls{0};
   std::atomic<int> fail_first{0};
+  std::atomic<grpc::StatusCode> fail_code{grpc::StatusCode::UNAVAILABLE};
   std::atomic<bool> hang{false};
   BatchMode batch_mode = BatchMode::kEcho;
 
@@ -43,7 +45,7 @@ class FakeService final : public pb::TilingService::Service {
       while (!context->IsCancelled()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
       return grpc::Status(grpc::StatusCode::CANCELLED, "cancelled");
     }
-    if (call <= fail_first) return grpc::Status(grpc::StatusCode::UNAVAILABLE, "warming up");
+    if (call <= fail_first) return grpc::Status(fail_code.load(), "warming up");
     if (request->problem().m() == 0) {
       return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "problem: m is 0");
     }
@@ -130,6 +132,24 @@ TEST_F(TilingClientTest, RetriesUnavailable) {
   auto client = Connect();
   EXPECT_THAT(client->GetTiling(Request("r")), IsOk());
   EXPECT_EQ(service_.calls.load(), 3);
+}
+
+// What a call sees when its server shuts down under it (README, Shutdown).
+TEST_F(TilingClientTest, RetriesCancelledByTheServer) {
+  service_.fail_first = 2;
+  service_.fail_code = grpc::StatusCode::CANCELLED;
+  auto client = Connect();
+  EXPECT_THAT(client->GetTiling(Request("r")), IsOk());
+  EXPECT_EQ(service_.calls.load(), 3);
+}
+
+TEST_F(TilingClientTest, DoesNotRetryOtherErrors) {
+  service_.fail_first = 2;
+  service_.fail_code = grpc::StatusCode::RESOURCE_EXHAUSTED;
+  auto client = Connect();
+  EXPECT_THAT(client->GetTiling(Request("r")),
+              StatusIs(absl::StatusCode::kResourceExhausted, HasSubstr("warming up")));
+  EXPECT_EQ(service_.calls.load(), 1);
 }
 
 TEST_F(TilingClientTest, GivesUpAfterMaxAttempts) {
@@ -225,7 +245,7 @@ TEST(ServiceConfigTest, RetriesUnavailableWithRoundRobin) {
   EXPECT_EQ(config["loadBalancingConfig"][0].count("round_robin"), 1u);
   const nlohmann::json& retry = config["methodConfig"][0]["retryPolicy"];
   EXPECT_EQ(retry["maxAttempts"], 3);
-  EXPECT_EQ(retry["retryableStatusCodes"], nlohmann::json::array({"UNAVAILABLE"}));
+  EXPECT_EQ(retry["retryableStatusCodes"], nlohmann::json::array({"UNAVAILABLE", "CANCELLED"}));
 }
 
 TEST(FromGrpcStatusTest, KeepsCodeAndMessage) {
