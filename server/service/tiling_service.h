@@ -96,11 +96,12 @@ class TilingService final : public TilingServiceBase {
                       npu::tiling::v1::TilingResponse* response);
 
   // Answer() in wire form, as GetTiling and each batch item send it: the
-  // serialized TilingResponse in `bytes`, built in `scratch`. A COMPACT
-  // answer without trace is encoded straight from the decision
-  // (compact_answer.h), without a message; the bytes are the same.
+  // serialized TilingResponse in `bytes`. A COMPACT answer without trace is
+  // encoded straight from the decision (compact_answer.h), without a
+  // message; the bytes are the same. Other answers are built on `arena`
+  // (the heap when null).
   absl::Status AnswerSerialized(const npu::tiling::v1::TilingRequest& request,
-                                npu::tiling::v1::TilingResponse* scratch, grpc::ByteBuffer* bytes);
+                                google::protobuf::Arena* arena, grpc::ByteBuffer* bytes);
 
   // Parses a serialized TilingRequest into `request`; kInvalidArgument when
   // the bytes are not one.

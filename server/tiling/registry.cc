@@ -56,8 +56,10 @@ std::vector<std::string> StrategyRegistry::Names() const {
 absl::StatusOr<TilingDecision> StrategyRegistry::Decide(const MatmulProblem& problem,
                                                         const ChipSpec& chip,
                                                         const DecideOptions& options) const {
-  RETURN_IF_ERROR(ValidateChip(chip));
-  RETURN_IF_ERROR(ValidateProblem(problem));
+  if (!options.inputs_validated) {
+    RETURN_IF_ERROR(ValidateChip(chip));
+    RETURN_IF_ERROR(ValidateProblem(problem));
+  }
   const bool forced = !options.forced_strategy.empty();
   ProblemFacts facts = DeriveFacts(problem);
   facts.explain = options.explain || forced;

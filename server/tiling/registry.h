@@ -30,6 +30,11 @@ struct DecideOptions {
   // numbers) and returns an empty trace and detail; every number of the plan
   // is the same. A forced strategy always explains why it cannot apply.
   bool explain = true;
+  // Set only when the caller has already checked the inputs: ValidateChip()
+  // and ValidateProblem() passed for this chip and problem. Decide() then
+  // does not check them again. (The service checks them first, to name the
+  // request field at fault.)
+  bool inputs_validated = false;
 };
 
 class StrategyRegistry {

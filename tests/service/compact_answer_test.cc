@@ -185,10 +185,11 @@ TEST(CompactAnswerTest, ServiceSendsTheBytesOfItsAnswerMessage) {
           SCOPED_TRACE(request.ShortDebugString());
           // Twice: with the cache on, the second is a hit.
           for (int round = 0; round < 2; ++round) {
-            pb::TilingResponse expected, scratch;
+            pb::TilingResponse expected;
             const absl::Status answered = by_message.Answer(request, &expected);
             grpc::ByteBuffer bytes;
-            const absl::Status serialized = by_bytes.AnswerSerialized(request, &scratch, &bytes);
+            const absl::Status serialized =
+                by_bytes.AnswerSerialized(request, /*arena=*/nullptr, &bytes);
             ASSERT_EQ(answered.code(), serialized.code()) << answered << " / " << serialized;
             if (!answered.ok()) continue;
             strategies.insert(expected.strategy());

@@ -8,6 +8,7 @@
 
 #include "server/tiling/builtin_strategies.h"
 #include "server/tiling/strategies/swizzled_data_parallel.h"
+#include "server/tiling/validate.h"
 #include "tests/testing/problems.h"
 #include "tests/testing/status_matchers.h"
 
@@ -74,10 +75,14 @@ TEST(StrategyRegistryTest, ForcedStrategyThatCannotApplyExplainsWhy) {
               StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("align256(K)=1024")));
 }
 
-TEST(StrategyRegistryTest, WithoutTextsThePlanIsTheSame) {
+// Neither skipping the texts nor (for inputs that pass the checks) the
+// input checks changes a number of the plan.
+TEST(StrategyRegistryTest, WithoutTextsOrChecksThePlanIsTheSame) {
   const StrategyRegistry registry = MakeBuiltinRegistry();
   DecideOptions quiet;
   quiet.explain = false;
+  DecideOptions prechecked = quiet;
+  prechecked.inputs_validated = true;
   std::set<std::string> strategies;
   for (DataType dtype : {DataType::kFloat16, DataType::kBFloat16, DataType::kFloat32}) {
     for (int64_t m : {1, 17, 512, 4096}) {
@@ -103,6 +108,14 @@ TEST(StrategyRegistryTest, WithoutTextsThePlanIsTheSame) {
             EXPECT_EQ(full->plan.data.RawWords(), bare->plan.data.RawWords());
             EXPECT_EQ(full->plan.block_dim, bare->plan.block_dim);
             EXPECT_EQ(full->plan.workspace_bytes, bare->plan.workspace_bytes);
+            ASSERT_TRUE(ValidateProblem(p).ok());
+            absl::StatusOr<TilingDecision> unchecked = registry.Decide(p, Chip950(), prechecked);
+            ASSERT_TRUE(unchecked.ok()) << unchecked.status();
+            EXPECT_EQ(unchecked->plan.strategy, bare->plan.strategy);
+            EXPECT_EQ(unchecked->plan.key.Encode(), bare->plan.key.Encode());
+            EXPECT_EQ(unchecked->plan.data.RawWords(), bare->plan.data.RawWords());
+            EXPECT_EQ(unchecked->plan.block_dim, bare->plan.block_dim);
+            EXPECT_EQ(unchecked->plan.workspace_bytes, bare->plan.workspace_bytes);
           }
         }
       }
