@@ -46,12 +46,14 @@ void BM_GetTilingHandler(benchmark::State& state) {
   grpc::Slice slice(bytes.data(), bytes.size());
   const grpc::ByteBuffer request_bytes(&slice, 1);
   size_t answer_bytes = 0;
+  // Like the handler: the request is parsed into a message reused from the
+  // previous call, the answer built on a per-call arena.
+  pb::TilingRequest request;
   for (auto _ : state) {
     google::protobuf::Arena arena;
-    auto* request = google::protobuf::Arena::CreateMessage<pb::TilingRequest>(&arena);
-    if (!TilingService::ParseRequest(request_bytes, request).ok()) state.SkipWithError("parse");
+    if (!TilingService::ParseRequest(request_bytes, &request).ok()) state.SkipWithError("parse");
     grpc::ByteBuffer out;
-    if (!service.AnswerSerialized(*request, &arena, &out).ok()) state.SkipWithError("answer");
+    if (!service.AnswerSerialized(request, &arena, &out).ok()) state.SkipWithError("answer");
     answer_bytes = out.Length();
     benchmark::DoNotOptimize(out);
   }
