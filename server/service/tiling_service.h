@@ -17,8 +17,10 @@
 // empty message, and on a stream it reports them as the end of the client's
 // requests, so the batch would end OK with the rest silently unanswered.
 // Parsing here turns both into INVALID_ARGUMENT (for a batch, in that item's
-// status, and the stream goes on), and lets each call build its request and
-// response on one stack-backed protobuf arena.
+// status, and the stream goes on), and lets the handlers choose where
+// messages live: requests and full answers in messages kept per RPC thread
+// and reused call after call, anything large on a stack-backed protobuf
+// arena, and COMPACT answers in no message at all (compact_answer.h).
 //
 // Execute runs the emulator, which can take seconds of CPU, so its handler
 // only validates and prepares the run (execute.h) and hands it to a bounded
