@@ -24,7 +24,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
-#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
@@ -38,6 +37,7 @@
 #include "server/tiling/builtin_strategies.h"
 #include "server/tiling/registry.h"
 #include "tests/fuzz/fuzz_checks.h"
+#include "tests/testing/byte_buffers.h"
 
 namespace {
 
@@ -75,16 +75,6 @@ Service& TheService() {
   std::abort();
 }
 
-std::string WireBytes(const grpc::ByteBuffer& buffer) {
-  std::vector<grpc::Slice> slices;
-  std::string bytes;
-  if (!buffer.Dump(&slices).ok()) return bytes;
-  for (const grpc::Slice& slice : slices) {
-    bytes.append(reinterpret_cast<const char*>(slice.begin()), slice.size());
-  }
-  return bytes;
-}
-
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -113,7 +103,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (!npu::fuzz::NamesAField(status.message())) Fail("error names no field", request, status);
     return 0;
   }
-  if (WireBytes(wire) != first.SerializeAsString()) {
+  if (::npu::testing::FlattenByteBuffer(wire) != first.SerializeAsString()) {
     Fail("AnswerSerialized's bytes are not the serialized answer", request, status);
   }
   const bool compact = request.view() == pb::RESPONSE_VIEW_COMPACT;

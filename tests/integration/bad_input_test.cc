@@ -33,6 +33,7 @@
 #include "gtest/gtest.h"
 #include "npu/tiling/v1/tiling_service.grpc.pb.h"
 #include "tests/integration/server_process.h"
+#include "tests/testing/byte_buffers.h"
 
 namespace npu::server::testing {
 namespace {
@@ -588,14 +589,8 @@ TEST_F(BadInputLimitsTest, UnparseableBatchItemsAreAnsweredAndTheStreamGoesOn) {
     grpc::ByteBuffer bytes;
     stream->Read(&bytes, &tag);
     if (!next(&tag)) break;
-    std::vector<grpc::Slice> slices;
-    ASSERT_TRUE(bytes.Dump(&slices).ok());
-    std::string flat;
-    for (const grpc::Slice& slice : slices) {
-      flat.append(reinterpret_cast<const char*>(slice.begin()), slice.size());
-    }
     pb::TilingResponse answer;
-    ASSERT_TRUE(answer.ParseFromString(flat));
+    ASSERT_TRUE(answer.ParseFromString(::npu::testing::FlattenByteBuffer(bytes)));
     answers.push_back(answer);
   }
   grpc::Status status;

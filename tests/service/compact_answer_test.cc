@@ -20,6 +20,7 @@
 #include "server/service/tiling_service.h"
 #include "server/tiling/builtin_strategies.h"
 #include "tests/service/test_server.h"
+#include "tests/testing/byte_buffers.h"
 
 namespace npu::server {
 namespace {
@@ -115,16 +116,6 @@ TEST(CompactAnswerTest, SameBytesAsProtobufForEdgeValues) {
   }
 }
 
-std::string Flatten(const grpc::ByteBuffer& buffer) {
-  std::vector<grpc::Slice> slices;
-  EXPECT_TRUE(buffer.Dump(&slices).ok());
-  std::string bytes;
-  for (const grpc::Slice& slice : slices) {
-    bytes.append(reinterpret_cast<const char*>(slice.begin()), slice.size());
-  }
-  return bytes;
-}
-
 // The requests of the service test below: shapes that reach every built-in
 // strategy (zero K, the vector multiplies, Stream-K, ASWT), with and without
 // bias, transposed operands and forced fp32 accumulation.
@@ -193,7 +184,7 @@ TEST(CompactAnswerTest, ServiceSendsTheBytesOfItsAnswerMessage) {
             ASSERT_EQ(answered.code(), serialized.code()) << answered << " / " << serialized;
             if (!answered.ok()) continue;
             strategies.insert(expected.strategy());
-            EXPECT_EQ(Flatten(bytes), expected.SerializeAsString());
+            EXPECT_EQ(::npu::testing::FlattenByteBuffer(bytes), expected.SerializeAsString());
           }
         }
       }
