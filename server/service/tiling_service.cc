@@ -110,15 +110,9 @@ pb::TilingRequest* RequestFor(const grpc::ByteBuffer& bytes, CallArena& arena) {
 // kept per thread, which keeps its tiling-data field messages and string
 // buffers from the previous answer (Clear() keeps the elements of repeated
 // fields), it costs a sixth less than on a new arena (bench/RESULTS.md).
-// An advice, far larger and rare, is built on `arena` (the heap when null).
 pb::TilingResponse* ReusedResponse() {
   thread_local pb::TilingResponse reused;
   return &reused;
-}
-
-pb::TilingResponse* ResponseFor(const pb::TilingRequest& request, google::protobuf::Arena* arena) {
-  if (request.mode() != pb::TILING_MODE_ADVISE) return ReusedResponse();
-  return google::protobuf::Arena::CreateMessage<pb::TilingResponse>(arena);
 }
 
 }  // namespace
@@ -251,10 +245,14 @@ absl::Status TilingService::AnswerSerialized(const pb::TilingRequest& request,
                                              grpc::ByteBuffer* bytes) {
   if (request.mode() == pb::TILING_MODE_ADVISE || request.view() != pb::RESPONSE_VIEW_COMPACT ||
       request.include_trace()) {
-    pb::TilingResponse* response = ResponseFor(request, arena);
-    // Owns the message when it is neither reused nor on an arena.
-    std::unique_ptr<pb::TilingResponse> owned(
-        response != ReusedResponse() && arena == nullptr ? response : nullptr);
+    pb::TilingResponse* response = ReusedResponse();
+    std::unique_ptr<pb::TilingResponse> owned;
+    if (request.mode() == pb::TILING_MODE_ADVISE) {
+      // An advice, far larger and rare, goes on the arena (the heap when
+      // there is none).
+      response = google::protobuf::Arena::CreateMessage<pb::TilingResponse>(arena);
+      if (arena == nullptr) owned.reset(response);
+    }
     RETURN_IF_ERROR(Answer(request, response));
     return SerializeResponse(*response, bytes);
   }
