@@ -55,7 +55,8 @@ std::vector<Workload> SweepWorkloads() {
 
 DecideOptions OptionsOf(const benchmark::State& state) {
   DecideOptions options;
-  options.explain = state.range(0) != 0;
+  options.explain = state.range(0) != 0;  // the trace and the plan's detail
+  options.describe = options.explain;
   return options;
 }
 

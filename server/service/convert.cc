@@ -4,6 +4,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "server/service/wire_answer.h"
 
 namespace npu::server {
 namespace {
@@ -262,95 +263,15 @@ pb::ChipSpec ChipToProto(const tl::ChipSpec& chip) {
   return out;
 }
 
-namespace {
-
-void AddTrace(const std::vector<tl::TraceEntry>& trace, pb::TilingResponse* response) {
-  for (const tl::TraceEntry& entry : trace) {
-    pb::TraceEntry* out = response->add_trace();
-    out->set_strategy(entry.strategy);
-    out->set_capable(entry.capable);
-    out->set_chosen(entry.chosen);
-    out->set_reason(entry.reason);
-  }
-}
-
-void AddRawWords(const tl::TilingData& data, pb::TilingResponse* response) {
-  google::protobuf::RepeatedField<uint32_t>* words = response->mutable_raw_words();
-  words->Reserve(static_cast<int>(data.fields.size()));
-  data.ForEachWord([words](uint32_t word) { words->AddAlreadyReserved(word); });
-}
-
-}  // namespace
-
 void DecisionToProto(const tl::TilingDecision& decision, const tl::ChipSpec& chip,
                      pb::TilingResponse* response, bool include_trace, pb::ResponseView view) {
-  const tl::TilingPlan& plan = decision.plan;
-  response->set_tiling_key(plan.key.Encode());
-  if (view == pb::RESPONSE_VIEW_COMPACT) {
-    AddRawWords(plan.data, response);
-    response->set_block_dim(plan.block_dim);
-    response->set_kernel_type(KernelTypeToProto(plan.kernel_type));
-    response->set_workspace_bytes(plan.workspace_bytes);
-    response->set_strategy(plan.strategy);
-    if (include_trace) AddTrace(decision.trace, response);
-    return;
-  }
-
-  pb::DecodedTilingKey* key = response->mutable_key();
-  key->set_api_level(ApiLevelToProto(plan.key.api_level));
-  key->set_api_level_name(std::string(tl::ApiLevelName(plan.key.api_level)));
-  key->set_trans_a(plan.key.trans_a);
-  key->set_trans_b(plan.key.trans_b);
-  key->set_batch_model(plan.key.batch_model);
-  key->set_model(KernelModelToProto(plan.key.model));
-  key->set_model_name(std::string(tl::KernelModelName(plan.key.model)));
-  key->set_full_load(FullLoadToProto(plan.key.full_load));
-  key->set_full_load_name(std::string(tl::FullLoadName(plan.key.full_load)));
-  key->set_l0c2out(L0cToOutToProto(plan.key.l0c2out));
-  key->set_l0c2out_name(std::string(tl::L0cToOutName(plan.key.l0c2out)));
-
-  response->set_tiling_struct(plan.data.struct_name.data(), plan.data.struct_name.size());
-  for (const tl::TilingField& field : plan.data.fields) {
-    pb::TilingField* out = response->add_fields();
-    out->set_name(field.name.data(), field.name.size());
-    out->set_value(field.value);
-    out->set_bits(static_cast<uint32_t>(field.bits));
-  }
-  AddRawWords(plan.data, response);
-
-  response->set_block_dim(plan.block_dim);
-  response->set_kernel_type(KernelTypeToProto(plan.kernel_type));
-  response->set_kernel_type_name(std::string(tl::KernelTypeName(plan.kernel_type)));
-  response->set_workspace_bytes(plan.workspace_bytes);
-  response->set_strategy(plan.strategy);
-  response->set_detail(plan.detail);
-
-  const tl::BlockTiling& b = plan.block;
-  pb::BlockTiling* block = response->mutable_block();
-  block->set_base_m(b.base_m);
-  block->set_base_n(b.base_n);
-  block->set_base_k(b.base_k);
-  block->set_m_l1(b.m_l1);
-  block->set_n_l1(b.n_l1);
-  block->set_k_l1(b.k_l1);
-  block->set_step_m(b.step_m);
-  block->set_step_n(b.step_n);
-  block->set_step_ka(b.step_ka);
-  block->set_step_kb(b.step_kb);
-  block->set_depth_a1(b.depth_a1);
-  block->set_depth_b1(b.depth_b1);
-  block->set_single_core_m(b.single_core_m);
-  block->set_single_core_n(b.single_core_n);
-  block->set_single_core_k(b.single_core_k);
-  block->set_m_tail_cnt(b.m_tail_cnt);
-  block->set_n_tail_cnt(b.n_tail_cnt);
-  block->set_k_cnt(b.k_cnt);
-  block->set_l1_buffer_num(b.l1_buffer_num);
-  block->set_l0c_db(b.l0c_db);
-  block->set_ub_db(b.ub_db);
-
-  if (include_trace) AddTrace(decision.trace, response);
-  *response->mutable_platform() = ChipToProto(chip);
+  // One definition of the answer: the bytes GetTiling sends, parsed. Every
+  // string in them is ASCII text of the engine's, so the parse cannot fail
+  // (wire_answer_test parses every golden case and a sweep of shapes).
+  const std::string bytes = AnswerBytes(decision, chip, view, include_trace);
+  const bool parsed = response->ParseFromString(bytes);
+  assert(parsed && "a wire answer is a valid TilingResponse");
+  static_cast<void>(parsed);
 }
 
 void CopyDecision(const pb::TilingResponse& from, pb::ResponseView view, bool include_trace,

@@ -30,11 +30,11 @@ absl::StatusOr<npu::tiling::ChipSpec> ResolveChip(const npu::tiling::v1::TilingR
 
 npu::tiling::v1::ChipSpec ChipToProto(const npu::tiling::ChipSpec& chip);
 
-// Fills the decision fields of `response` (everything but `id`, `from_cache`
-// and `status`) from the engine's answer, the trace only when
-// `include_trace`, so that a caller that drops the trace does not pay for
-// copying its strings. RESPONSE_VIEW_COMPACT fills only the compact fields
+// Replaces `response` with the engine's answer: the decision fields (all but
+// `id`, `from_cache`, `status` and `advice`, left unset), the trace only
+// when `include_trace`. RESPONSE_VIEW_COMPACT fills only the compact fields
 // (see the ResponseView comment in the .proto); any other view fills all.
+// The message holds exactly the bytes of WireAnswer (wire_answer.h).
 void DecisionToProto(const npu::tiling::TilingDecision& decision, const npu::tiling::ChipSpec& chip,
                      npu::tiling::v1::TilingResponse* response, bool include_trace = true,
                      npu::tiling::v1::ResponseView view = npu::tiling::v1::RESPONSE_VIEW_FULL);

@@ -8,15 +8,14 @@
 #include <utility>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "google/protobuf/arena.h"
-#include "server/service/compact_answer.h"
 #include "server/service/convert.h"
 #include "server/service/logging.h"
 #include "server/service/status_mapping.h"
 #include "server/service/validate.h"
+#include "server/service/wire_answer.h"
 #include "server/tiling/status_macros.h"
 #include "server/tiling/validate.h"
 
@@ -72,10 +71,10 @@ class CallArena {
   google::protobuf::Arena arena_;  // after block_: destroyed before it
 };
 
-// Serializes `response` into `bytes`, straight into one slice: an answer is
-// at most a few KiB, and this costs less than gRPC's generic path through a
-// zero-copy output stream. Fails (kInternal) only for a message above 2 GiB,
-// which a tiling response cannot reach.
+// Serializes `response` into `bytes`, straight into one slice: this costs
+// less than gRPC's generic path through a zero-copy output stream. Fails
+// (kInternal) only for a message above 2 GiB, which a tiling response
+// cannot reach.
 absl::Status SerializeResponse(const pb::TilingResponse& response, grpc::ByteBuffer* bytes) {
   const size_t size = response.ByteSizeLong();
   if (size > static_cast<size_t>(std::numeric_limits<int>::max())) {
@@ -106,10 +105,10 @@ pb::TilingRequest* RequestFor(const grpc::ByteBuffer& bytes, CallArena& arena) {
   return &reused;
 }
 
-// A full answer is ~40 sub-messages and as many strings. Built in a message
-// kept per thread, which keeps its tiling-data field messages and string
-// buffers from the previous answer (Clear() keeps the elements of repeated
-// fields), it costs a sixth less than on a new arena (bench/RESULTS.md).
+// An answer from the cache's message is built in a message kept per
+// thread, which keeps its tiling-data field messages and string buffers from
+// the previous answer (Clear() keeps the elements of repeated fields): a
+// sixth cheaper than on a new arena (bench/RESULTS.md).
 pb::TilingResponse* ReusedResponse() {
   thread_local pb::TilingResponse reused;
   return &reused;
@@ -195,10 +194,11 @@ absl::Status TilingService::Decide(const pb::TilingRequest& request, Decided* de
   // Checked above: the problem here, the chip by ResolveChip() (a built-in
   // profile is valid as shipped, convert_test checks each).
   options.inputs_validated = true;
-  // A compact answer without trace shows no text; a cached one may be asked
-  // for in full later.
-  options.explain =
-      request.include_trace() || request.view() != pb::RESPONSE_VIEW_COMPACT || cache_.enabled();
+  // Texts only for the answer's readers: the trace when asked for, the
+  // plan's detail in the full view. A cached answer may be asked for in
+  // full later.
+  options.explain = request.include_trace() || cache_.enabled();
+  options.describe = request.view() != pb::RESPONSE_VIEW_COMPACT || cache_.enabled();
   absl::StatusOr<tl::TilingDecision> decision = registry_.Decide(problem, decided->chip, options);
   metrics_.DecisionTimed(SecondsSince(start));
   if (!decision.ok()) {
@@ -217,6 +217,19 @@ absl::Status TilingService::Decide(const pb::TilingRequest& request, Decided* de
   return absl::OkStatus();
 }
 
+void TilingService::DecisionMessage(const pb::TilingRequest& request, const Decided& decided,
+                                    pb::TilingResponse* response) {
+  if (decided.full != nullptr) {
+    CopyDecision(*decided.full, request.view(), request.include_trace(), response);
+    response->set_from_cache(decided.from_cache);
+  } else {
+    DecisionToProto(*decided.decision, decided.chip, response, request.include_trace(),
+                    request.view());
+  }
+  metrics_.DecisionServed(response->strategy());
+  response->set_id(request.id());
+}
+
 absl::Status TilingService::Answer(const pb::TilingRequest& request, pb::TilingResponse* response) {
   if (request.mode() == pb::TILING_MODE_ADVISE) {
     AdviseWork work;
@@ -228,68 +241,39 @@ absl::Status TilingService::Answer(const pb::TilingRequest& request, pb::TilingR
   response->Clear();
   Decided decided;
   RETURN_IF_ERROR(Decide(request, &decided));
-  if (decided.full != nullptr) {
-    CopyDecision(*decided.full, request.view(), request.include_trace(), response);
-    response->set_from_cache(decided.from_cache);
-  } else {
-    DecisionToProto(*decided.decision, decided.chip, response, request.include_trace(),
-                    request.view());
-  }
-  metrics_.DecisionServed(response->strategy());
-  response->set_id(request.id());
+  DecisionMessage(request, decided, response);
   return absl::OkStatus();
 }
 
 absl::Status TilingService::AnswerSerialized(const pb::TilingRequest& request,
                                              google::protobuf::Arena* arena,
                                              grpc::ByteBuffer* bytes) {
-  if (request.mode() == pb::TILING_MODE_ADVISE || request.view() != pb::RESPONSE_VIEW_COMPACT ||
-      request.include_trace()) {
-    pb::TilingResponse* response = ReusedResponse();
-    std::unique_ptr<pb::TilingResponse> owned;
-    if (request.mode() == pb::TILING_MODE_ADVISE) {
-      // An advice, far larger and rare, goes on the arena (the heap when
-      // there is none).
-      response = google::protobuf::Arena::CreateMessage<pb::TilingResponse>(arena);
-      if (arena == nullptr) owned.reset(response);
-    }
+  if (request.mode() == pb::TILING_MODE_ADVISE) {
+    // An advice, far larger and rare, goes on the arena (the heap when there
+    // is none).
+    pb::TilingResponse* response =
+        google::protobuf::Arena::CreateMessage<pb::TilingResponse>(arena);
+    std::unique_ptr<pb::TilingResponse> owned(arena == nullptr ? response : nullptr);
     RETURN_IF_ERROR(Answer(request, response));
     return SerializeResponse(*response, bytes);
   }
   Decided decided;
   RETURN_IF_ERROR(Decide(request, &decided));
-  CompactAnswer answer;
-  answer.id = request.id();
-  // Room for the words of every tiling struct the engine has (the largest
-  // is a few dozen words) without touching the heap.
-  absl::InlinedVector<uint32_t, 96> words;
   if (decided.full != nullptr) {
-    const pb::TilingResponse& full = *decided.full;
-    answer.tiling_key = full.tiling_key();
-    answer.raw_words = full.raw_words();
-    answer.block_dim = full.block_dim();
-    answer.kernel_type = full.kernel_type();
-    answer.workspace_bytes = full.workspace_bytes();
-    answer.strategy = full.strategy();
-    answer.from_cache = decided.from_cache;
-  } else {
-    const tl::TilingPlan& plan = decided.decision->plan;
-    answer.tiling_key = plan.key.Encode();
-    plan.data.ForEachWord([&words](uint32_t word) { words.push_back(word); });
-    answer.raw_words = words;
-    answer.block_dim = plan.block_dim;
-    answer.kernel_type = KernelTypeToProto(plan.kernel_type);
-    answer.workspace_bytes = plan.workspace_bytes;
-    answer.strategy = plan.strategy;
+    pb::TilingResponse* response = ReusedResponse();
+    response->Clear();
+    DecisionMessage(request, decided, response);
+    return SerializeResponse(*response, bytes);
   }
-  metrics_.DecisionServed(absl::string_view(answer.strategy.data(), answer.strategy.size()));
-  grpc::Slice slice(CompactAnswerSize(answer));
-  uint8_t* end = EncodeCompactAnswer(answer, const_cast<uint8_t*>(slice.begin()));
-  if (end != slice.end()) {
-    return absl::InternalError("response: the compact answer's size changed while encoding it");
-  }
-  grpc::ByteBuffer buffer(&slice, 1);
-  bytes->Swap(&buffer);
+  // Encoded in a buffer kept per thread (it grows to the largest answer the
+  // thread wrote), then copied into the call's slice.
+  thread_local std::string buffer;
+  const size_t size = EncodeAnswer(*decided.decision, decided.chip, request.view(),
+                                   request.include_trace(), request.id(), &buffer);
+  metrics_.DecisionServed(decided.decision->plan.strategy);
+  grpc::Slice slice(buffer.data(), size);
+  grpc::ByteBuffer answer(&slice, 1);
+  bytes->Swap(&answer);
   return absl::OkStatus();
 }
 

@@ -18,9 +18,9 @@
 // requests, so the batch would end OK with the rest silently unanswered.
 // Parsing here turns both into INVALID_ARGUMENT (for a batch, in that item's
 // status, and the stream goes on), and lets the handlers choose where
-// messages live: requests and full answers in messages kept per RPC thread
-// and reused call after call, anything large on a stack-backed protobuf
-// arena, and COMPACT answers in no message at all (compact_answer.h).
+// messages live: requests in a message kept per RPC thread and reused call
+// after call, anything large on a stack-backed protobuf arena, and a fresh
+// decision's answer in no message at all (wire_answer.h).
 //
 // Execute runs the emulator, which can take seconds of CPU, so its handler
 // only validates and prepares the run (execute.h) and hands it to a bounded
@@ -98,10 +98,10 @@ class TilingService final : public TilingServiceBase {
                       npu::tiling::v1::TilingResponse* response);
 
   // Answer() in wire form, as GetTiling and each batch item send it: the
-  // serialized TilingResponse in `bytes`. A COMPACT answer without trace is
-  // encoded straight from the decision (compact_answer.h), without a
-  // message; the bytes are the same. Other answers are built on `arena`
-  // (the heap when null).
+  // serialized TilingResponse in `bytes`. The engine's decision is encoded
+  // straight into them (wire_answer.h), without a message; the bytes are
+  // the same. An answer from the cache is copied from its message, and an
+  // advice is built on `arena` (the heap when null).
   absl::Status AnswerSerialized(const npu::tiling::v1::TilingRequest& request,
                                 google::protobuf::Arena* arena, grpc::ByteBuffer* bytes);
 
@@ -166,6 +166,9 @@ class TilingService final : public TilingServiceBase {
   // Validates a (non-ADVISE) request and decides it, from the cache when it
   // can; the errors are Answer()'s.
   absl::Status Decide(const npu::tiling::v1::TilingRequest& request, Decided* decided);
+  // Sets `response` (cleared) to the answer `decided` gives `request`.
+  void DecisionMessage(const npu::tiling::v1::TilingRequest& request, const Decided& decided,
+                       npu::tiling::v1::TilingResponse* response);
 
   // Takes over an admitted GetTiling call in ADVISE mode (advise_reactor.cc):
   // the returned reactor finishes it, releases the admission and reports

@@ -63,6 +63,7 @@ absl::StatusOr<TilingDecision> StrategyRegistry::Decide(const MatmulProblem& pro
   const bool forced = !options.forced_strategy.empty();
   ProblemFacts facts = DeriveFacts(problem);
   facts.explain = options.explain || forced;
+  facts.describe = options.describe;
 
   if (forced) {
     bool known = false;

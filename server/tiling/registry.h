@@ -25,11 +25,13 @@ struct DecideOptions {
   // names give kNotFound; a strategy that cannot apply gives
   // kFailedPrecondition with its reason.
   std::string forced_strategy;
-  // Whether the decision carries its texts: the trace and the plan's
-  // `detail`. Off, Decide() skips formatting them (a launcher reads only the
-  // numbers) and returns an empty trace and detail; every number of the plan
-  // is the same. A forced strategy always explains why it cannot apply.
+  // Whether the decision carries its texts: the trace (explain) and the
+  // plan's `detail` (describe). Off, Decide() skips formatting them (a
+  // launcher reads only the numbers) and leaves them empty; every number of
+  // the plan is the same. A forced strategy always explains why it cannot
+  // apply.
   bool explain = true;
+  bool describe = true;
   // Set only when the caller has already checked the inputs: ValidateChip()
   // and ValidateProblem() passed for this chip and problem. Decide() then
   // does not check them again. (The service checks them first, to name the

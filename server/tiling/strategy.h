@@ -39,17 +39,24 @@ struct ProblemFacts {
   uint64_t slice_m_override = 0;  // 0: use base_m
   uint64_t src_nd_stride = 1;
   uint64_t row_stride = 1;
-  // Whether strategies write their texts: Capability reasons and the plan's
-  // `detail`. The registry turns it off when no one reads them; the plan is
-  // otherwise the same.
+  // Whether strategies write their texts: the Capability reasons (explain)
+  // and the plan's `detail` (describe). The registry turns them off when no
+  // one reads them; the plan is otherwise the same.
   bool explain = true;
+  bool describe = true;
 };
 
-// absl::StrCat(pieces...) when `facts` ask for texts, else an empty string
+// absl::StrCat(pieces...) when `facts` ask for reasons, else an empty string
 // (and no formatting work).
 template <typename... Pieces>
 std::string Explain(const ProblemFacts& facts, const Pieces&... pieces) {
   return facts.explain ? absl::StrCat(pieces...) : std::string();
+}
+
+// The same for the plan's `detail`, when `facts` ask for it.
+template <typename... Pieces>
+std::string Describe(const ProblemFacts& facts, const Pieces&... pieces) {
+  return facts.describe ? absl::StrCat(pieces...) : std::string();
 }
 
 ProblemFacts DeriveFacts(const MatmulProblem& problem);

@@ -81,6 +81,9 @@ TEST(StrategyRegistryTest, WithoutTextsOrChecksThePlanIsTheSame) {
   const StrategyRegistry registry = MakeBuiltinRegistry();
   DecideOptions quiet;
   quiet.explain = false;
+  quiet.describe = false;
+  DecideOptions described = quiet;
+  described.describe = true;
   DecideOptions prechecked = quiet;
   prechecked.inputs_validated = true;
   std::set<std::string> strategies;
@@ -102,6 +105,13 @@ TEST(StrategyRegistryTest, WithoutTextsOrChecksThePlanIsTheSame) {
             EXPECT_FALSE(full->trace.empty());
             EXPECT_TRUE(bare->trace.empty());
             EXPECT_TRUE(bare->plan.detail.empty());
+            // The detail alone: the same words, no trace.
+            absl::StatusOr<TilingDecision> detail_only = registry.Decide(p, Chip950(), described);
+            ASSERT_TRUE(detail_only.ok()) << detail_only.status();
+            EXPECT_FALSE(full->plan.detail.empty());
+            EXPECT_EQ(detail_only->plan.detail, full->plan.detail);
+            EXPECT_TRUE(detail_only->trace.empty());
+            EXPECT_EQ(detail_only->plan.data.RawWords(), full->plan.data.RawWords());
             EXPECT_EQ(full->plan.strategy, bare->plan.strategy);
             EXPECT_EQ(full->plan.key.Encode(), bare->plan.key.Encode());
             EXPECT_EQ(full->plan.data.struct_name, bare->plan.data.struct_name);

@@ -120,7 +120,7 @@ absl::StatusOr<TilingPlan> StreamKStrategy::DoTiling(const MatmulProblem& proble
     state.tail_k_cnt = FloorDiv(chip.aic_num, blocks);
     state.single_core_k = CeilDiv(facts.k, state.tail_k_cnt);
     out = SplitKOutput(facts);
-    detail = Explain(facts, "SK: ", blocks, " blocks x ", state.tail_k_cnt, " K slices");
+    detail = Describe(facts, "SK: ", blocks, " blocks x ", state.tail_k_cnt, " K slices");
   } else {
     // DP+SK: the tail round's blocks share the idle cores.
     const uint64_t tail = blocks % chip.aic_num;
@@ -128,7 +128,7 @@ absl::StatusOr<TilingPlan> StreamKStrategy::DoTiling(const MatmulProblem& proble
     const uint64_t slice = CeilDiv(facts.k, state.tail_k_cnt);
     state.tail_k_cnt = CeilDiv(facts.k, slice);
     state.single_core_k = slice;
-    detail = Explain(facts, "DP+SK: ", blocks / chip.aic_num, " data-parallel rounds, tail of ",
+    detail = Describe(facts, "DP+SK: ", blocks / chip.aic_num, " data-parallel rounds, tail of ",
                      tail, " blocks x ", state.tail_k_cnt, " K slices");
   }
   if (problem.format_b != Format::kNd) {

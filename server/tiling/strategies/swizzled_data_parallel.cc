@@ -226,7 +226,7 @@ void ChooseFp32SplitK(const MatmulProblem& problem, const ProblemFacts& facts, A
   if (!facts.a_slice_3d && fp32 && !problem.hf32 && nd && facts.k >= kFp32SplitKThreshold &&
       choice.full_load == FullLoad::kNone) {
     choice.model = KernelModel::kBasicSplitK;
-    if (facts.explain)
+    if (facts.describe)
       absl::StrAppend(&choice.detail, "; fp32 K=", facts.k, " >= 2048: split K in the core");
   }
 }
@@ -274,7 +274,7 @@ absl::StatusOr<TilingPlan> SwizzledDataParallelStrategy::DoTiling(const MatmulPr
       return status;
     }
     choice.full_load = FullLoad::kB;
-    choice.detail = Explain(facts, "B resident in L1 (A full load: ", a_obstacle, ")");
+    choice.detail = Describe(facts, "B resident in L1 (A full load: ", a_obstacle, ")");
     ChooseApiLevelAndModel(problem, facts, choice);
   } else if (choice.out == L0cToOut::kOnTheFly) {
     // Split L1 evenly between double-buffered A and B stages.
@@ -288,12 +288,12 @@ absl::StatusOr<TilingPlan> SwizzledDataParallelStrategy::DoTiling(const MatmulPr
     s.step_kb = s.step_ka;
     s.depth_a1 = s.step_ka * kDoubleBuffer;
     s.depth_b1 = s.step_kb * kDoubleBuffer;
-    choice.detail = Explain(facts, "A/B streamed (A full load: ", a_obstacle,
+    choice.detail = Describe(facts, "A/B streamed (A full load: ", a_obstacle,
                             "; B full load: ", b_obstacle, ")");
     ChooseFp32SplitK(problem, facts, choice);
     ChooseApiLevelAndModel(problem, facts, choice);
   } else {
-    choice.detail = Explain(facts, "fixpipe-bound output through AIV (K=", facts.k,
+    choice.detail = Describe(facts, "fixpipe-bound output through AIV (K=", facts.k,
                             " <= 256, M=", facts.m, " >= 256, N row unaligned)");
     // CANN leaves the API level at BASIC for slice views here.
     if (!facts.a_slice_3d) ChooseApiLevelAndModel(problem, facts, choice);

@@ -76,7 +76,7 @@ absl::StatusOr<TilingPlan> VectorMulStrategy::DoTiling(const MatmulProblem& prob
   plan.kernel_type = KernelType::kAivOnly;
   plan.workspace_bytes = kRuntimeWorkspaceBytes;
   plan.detail =
-      Explain(facts, tiles, " tiles of ", base_mn, " outputs, K in ", CeilDiv(facts.k, base_k),
+      Describe(facts, tiles, " tiles of ", base_mn, " outputs, K in ", CeilDiv(facts.k, base_k),
               " steps of ", base_k, k_outer ? " (K-outer copy mode)" : "");
   plan.data.struct_name = "MatMulToMulBasicTilingData";
   plan.data.fields = {

@@ -91,7 +91,7 @@ absl::StatusOr<TilingPlan> VectorMultiMulStrategy::DoTiling(const MatmulProblem&
   plan.block_dim = static_cast<uint32_t>(used_cores);
   plan.kernel_type = KernelType::kAivOnly;
   plan.workspace_bytes = kRuntimeWorkspaceBytes;
-  plan.detail = Explain(facts, block_count, " blocks of ", blocks.base_m, "x", blocks.base_n,
+  plan.detail = Describe(facts, block_count, " blocks of ", blocks.base_m, "x", blocks.base_n,
                         " on ", used_cores, " vector cores");
   plan.data.struct_name = "MatMulToVectorBasicTilingData";
   plan.data.fields = {

@@ -30,7 +30,7 @@ absl::StatusOr<TilingPlan> ZeroKStrategy::DoTiling(const MatmulProblem& /*proble
   plan.block_dim = chip.aiv_num;
   plan.kernel_type = KernelType::kAivOnly;
   plan.workspace_bytes = kRuntimeWorkspaceBytes;
-  plan.detail = Explain(facts, chip.aiv_num, " vector cores clear ", elements, " elements");
+  plan.detail = Describe(facts, chip.aiv_num, " vector cores clear ", elements, " elements");
   plan.data.struct_name = "MatMulV3KEqZeroBasicTilingData";
   plan.data.fields = {{"totalDataAmount", elements, 32}, {"aivNum", chip.aiv_num, 32}};
   return plan;

@@ -1,0 +1,234 @@
+#include "server/service/wire_answer.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "absl/base/attributes.h"
+#include "google/protobuf/io/coded_stream.h"
+#include "server/service/convert.h"
+
+namespace npu::server {
+namespace {
+
+namespace pb = ::npu::tiling::v1;
+namespace tl = ::npu::tiling;
+using google::protobuf::io::CodedOutputStream;
+
+// Wire types of the protobuf encoding.
+constexpr uint32_t kVarint = 0;
+constexpr uint32_t kLengthDelimited = 2;
+
+// Writes protobuf's encoding to the front of a reusable buffer in one pass.
+// A message field's length is written before its body, so one byte is kept
+// for it and, for a body of 128 bytes or more, the body is moved up to make
+// room for the longer varint (only trace entries get that long).
+class Writer {
+ public:
+  explicit Writer(std::string* buffer) : buffer_(buffer) { Reset(0); }
+
+  size_t size() const { return static_cast<size_t>(pos_ - begin_); }
+
+  void Varint(uint64_t value) {
+    Room(kMaxVarintBytes);
+    pos_ = CodedOutputStream::WriteVarint64ToArray(value, pos_);
+  }
+  void Bytes(std::string_view bytes) {
+    Room(bytes.size());
+    std::memcpy(pos_, bytes.data(), bytes.size());
+    pos_ += bytes.size();
+  }
+  void Tag(int field, uint32_t wire_type) {
+    Varint((static_cast<uint32_t>(field) << 3) | wire_type);
+  }
+
+  // Starts a length-delimited field (a message, or a packed repeated
+  // field): its tag and room for a one-byte length. Returns where the body
+  // starts, for EndDelimited().
+  size_t BeginDelimited(int field) {
+    Tag(field, kLengthDelimited);
+    Room(1);
+    ++pos_;
+    return size();
+  }
+  void EndDelimited(size_t body) {
+    const size_t length = size() - body;
+    const size_t extra = CodedOutputStream::VarintSize64(length) - 1;
+    if (extra > 0) {
+      Room(extra);
+      std::memmove(begin_ + body + extra, begin_ + body, length);
+      pos_ += extra;
+    }
+    CodedOutputStream::WriteVarint64ToArray(length, begin_ + body - 1);
+  }
+
+ private:
+  static constexpr size_t kMaxVarintBytes = 10;
+
+  void Room(size_t bytes) {
+    if (static_cast<size_t>(end_ - pos_) < bytes) Grow(bytes);
+  }
+  void Grow(size_t bytes) {
+    const size_t used = size();
+    buffer_->resize(std::max(2 * buffer_->size(), used + bytes));
+    Reset(used);
+  }
+  void Reset(size_t used) {
+    begin_ = reinterpret_cast<uint8_t*>(buffer_->data());
+    pos_ = begin_ + used;
+    end_ = begin_ + buffer_->size();
+  }
+
+  std::string* const buffer_;
+  uint8_t* begin_;
+  uint8_t* pos_;
+  uint8_t* end_;
+};
+
+// Scalars and strings are left out at their proto3 default, as protobuf
+// does.
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline void PutUint(Writer& out, int field, uint64_t value) {
+  if (value == 0) return;
+  out.Tag(field, kVarint);
+  out.Varint(value);
+}
+
+// An enum is an int32 on the wire: a negative value would be sign-extended.
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline void PutEnum(Writer& out, int field, int value) {
+  PutUint(out, field, static_cast<uint64_t>(static_cast<int64_t>(value)));
+}
+
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline void PutString(Writer& out, int field, std::string_view value) {
+  if (value.empty()) return;
+  out.Tag(field, kLengthDelimited);
+  out.Varint(value.size());
+  out.Bytes(value);
+}
+
+// A message field, written even when all its fields are defaults (the
+// message is set); `body()` writes its fields.
+template <typename Body>
+void PutMessage(Writer& out, int field, const Body& body) {
+  const size_t start = out.BeginDelimited(field);
+  body();
+  out.EndDelimited(start);
+}
+
+}  // namespace
+
+size_t EncodeAnswer(const tl::TilingDecision& decision, const tl::ChipSpec& chip,
+                    pb::ResponseView view, bool include_trace, std::string_view id,
+                    std::string* buffer) {
+  const bool full = view != pb::RESPONSE_VIEW_COMPACT;
+  Writer out(buffer);
+  // Field by field in ascending number, as protobuf serializes them.
+  using Response = pb::TilingResponse;
+  const tl::TilingPlan& plan = decision.plan;
+  PutString(out, Response::kIdFieldNumber, id);
+  PutUint(out, Response::kTilingKeyFieldNumber, plan.key.Encode());
+  if (full) {
+    PutMessage(out, Response::kKeyFieldNumber, [&] {
+      using Key = pb::DecodedTilingKey;
+      const tl::TilingKey& key = plan.key;
+      PutEnum(out, Key::kApiLevelFieldNumber, ApiLevelToProto(key.api_level));
+      PutString(out, Key::kApiLevelNameFieldNumber, tl::ApiLevelName(key.api_level));
+      PutUint(out, Key::kTransAFieldNumber, key.trans_a);
+      PutUint(out, Key::kTransBFieldNumber, key.trans_b);
+      PutUint(out, Key::kBatchModelFieldNumber, key.batch_model);
+      PutEnum(out, Key::kModelFieldNumber, KernelModelToProto(key.model));
+      PutString(out, Key::kModelNameFieldNumber, tl::KernelModelName(key.model));
+      PutEnum(out, Key::kFullLoadFieldNumber, FullLoadToProto(key.full_load));
+      PutString(out, Key::kFullLoadNameFieldNumber, tl::FullLoadName(key.full_load));
+      PutEnum(out, Key::kL0C2OutFieldNumber, L0cToOutToProto(key.l0c2out));
+      PutString(out, Key::kL0C2OutNameFieldNumber, tl::L0cToOutName(key.l0c2out));
+    });
+    PutString(out, Response::kTilingStructFieldNumber, plan.data.struct_name);
+    for (const tl::TilingField& field : plan.data.fields) {
+      PutMessage(out, Response::kFieldsFieldNumber, [&] {
+        using Field = pb::TilingField;
+        PutString(out, Field::kNameFieldNumber, field.name);
+        PutUint(out, Field::kValueFieldNumber, field.value);
+        PutUint(out, Field::kBitsFieldNumber, static_cast<uint32_t>(field.bits));
+      });
+    }
+  }
+  // Packed: the varints behind one length.
+  if (!plan.data.fields.empty()) {
+    const size_t words = out.BeginDelimited(Response::kRawWordsFieldNumber);
+    plan.data.ForEachWord([&out](uint32_t word) { out.Varint(word); });
+    out.EndDelimited(words);
+  }
+  PutUint(out, Response::kBlockDimFieldNumber, plan.block_dim);
+  PutEnum(out, Response::kKernelTypeFieldNumber, KernelTypeToProto(plan.kernel_type));
+  if (full) {
+    PutString(out, Response::kKernelTypeNameFieldNumber, tl::KernelTypeName(plan.kernel_type));
+  }
+  PutUint(out, Response::kWorkspaceBytesFieldNumber, plan.workspace_bytes);
+  PutString(out, Response::kStrategyFieldNumber, plan.strategy);
+  if (full) {
+    PutString(out, Response::kDetailFieldNumber, plan.detail);
+    PutMessage(out, Response::kBlockFieldNumber, [&] {
+      using Block = pb::BlockTiling;
+      const tl::BlockTiling& b = plan.block;
+      PutUint(out, Block::kBaseMFieldNumber, b.base_m);
+      PutUint(out, Block::kBaseNFieldNumber, b.base_n);
+      PutUint(out, Block::kBaseKFieldNumber, b.base_k);
+      PutUint(out, Block::kML1FieldNumber, b.m_l1);
+      PutUint(out, Block::kNL1FieldNumber, b.n_l1);
+      PutUint(out, Block::kKL1FieldNumber, b.k_l1);
+      PutUint(out, Block::kStepMFieldNumber, b.step_m);
+      PutUint(out, Block::kStepNFieldNumber, b.step_n);
+      PutUint(out, Block::kStepKaFieldNumber, b.step_ka);
+      PutUint(out, Block::kStepKbFieldNumber, b.step_kb);
+      PutUint(out, Block::kDepthA1FieldNumber, b.depth_a1);
+      PutUint(out, Block::kDepthB1FieldNumber, b.depth_b1);
+      PutUint(out, Block::kSingleCoreMFieldNumber, b.single_core_m);
+      PutUint(out, Block::kSingleCoreNFieldNumber, b.single_core_n);
+      PutUint(out, Block::kSingleCoreKFieldNumber, b.single_core_k);
+      PutUint(out, Block::kMTailCntFieldNumber, b.m_tail_cnt);
+      PutUint(out, Block::kNTailCntFieldNumber, b.n_tail_cnt);
+      PutUint(out, Block::kKCntFieldNumber, b.k_cnt);
+      PutUint(out, Block::kL1BufferNumFieldNumber, b.l1_buffer_num);
+      PutUint(out, Block::kL0CDbFieldNumber, b.l0c_db);
+      PutUint(out, Block::kUbDbFieldNumber, b.ub_db);
+    });
+  }
+  if (include_trace) {
+    for (const tl::TraceEntry& entry : decision.trace) {
+      PutMessage(out, Response::kTraceFieldNumber, [&] {
+        using Entry = pb::TraceEntry;
+        PutString(out, Entry::kStrategyFieldNumber, entry.strategy);
+        PutUint(out, Entry::kCapableFieldNumber, entry.capable);
+        PutUint(out, Entry::kChosenFieldNumber, entry.chosen);
+        PutString(out, Entry::kReasonFieldNumber, entry.reason);
+      });
+    }
+  }
+  if (full) {
+    PutMessage(out, Response::kPlatformFieldNumber, [&] {
+      using Chip = pb::ChipSpec;
+      PutString(out, Chip::kNameFieldNumber, chip.name);
+      PutUint(out, Chip::kAicNumFieldNumber, chip.aic_num);
+      PutUint(out, Chip::kAivNumFieldNumber, chip.aiv_num);
+      PutUint(out, Chip::kL1BytesFieldNumber, chip.l1_bytes);
+      PutUint(out, Chip::kL0ABytesFieldNumber, chip.l0a_bytes);
+      PutUint(out, Chip::kL0BBytesFieldNumber, chip.l0b_bytes);
+      PutUint(out, Chip::kL0CBytesFieldNumber, chip.l0c_bytes);
+      PutUint(out, Chip::kUbBytesFieldNumber, chip.ub_bytes);
+      PutUint(out, Chip::kL2BytesFieldNumber, chip.l2_bytes);
+      PutUint(out, Chip::kBtBytesFieldNumber, chip.bt_bytes);
+      PutUint(out, Chip::kCubeFreqMhzFieldNumber, chip.cube_freq_mhz);
+      PutUint(out, Chip::kDdrBytesPerCycleFieldNumber, chip.ddr_bytes_per_cycle);
+      PutUint(out, Chip::kL2BytesPerCycleFieldNumber, chip.l2_bytes_per_cycle);
+    });
+  }
+  return out.size();
+}
+
+std::string AnswerBytes(const tl::TilingDecision& decision, const tl::ChipSpec& chip,
+                        pb::ResponseView view, bool include_trace, std::string_view id) {
+  std::string bytes;
+  bytes.resize(EncodeAnswer(decision, chip, view, include_trace, id, &bytes));
+  return bytes;
+}
+
+}  // namespace npu::server
