@@ -13,6 +13,7 @@
 #include "google/protobuf/arena.h"
 #include "server/service/convert.h"
 #include "server/service/logging.h"
+#include "server/service/request_wire.h"
 #include "server/service/status_mapping.h"
 #include "server/service/validate.h"
 #include "server/service/wire_answer.h"
@@ -118,13 +119,16 @@ pb::TilingResponse* ReusedResponse() {
 
 absl::Status TilingService::ParseRequest(const grpc::ByteBuffer& bytes,
                                          pb::TilingRequest* request) {
-  // A request is a few dozen bytes, nearly always in one slice: parse it in
-  // place. Otherwise Deserialize() reads the slices through a stream (it
-  // consumes its buffer; the copy shares the slices).
+  // A request is a few dozen bytes, nearly always in one slice: decode it in
+  // place, with the decoder of the common shape when it can (request_wire.h).
+  // Otherwise Deserialize() reads the slices through a stream (it consumes
+  // its buffer; the copy shares the slices).
   bool parsed = false;
   grpc::Slice slice;
   if (bytes.TrySingleSlice(&slice).ok()) {
-    parsed = request->ParseFromArray(slice.begin(), static_cast<int>(slice.size()));
+    const std::string_view view(reinterpret_cast<const char*>(slice.begin()), slice.size());
+    parsed = DecodeCommonRequest(view, request) ||
+             request->ParseFromArray(slice.begin(), static_cast<int>(slice.size()));
   } else {
     grpc::ByteBuffer copy(bytes);
     parsed = grpc::SerializationTraits<pb::TilingRequest>::Deserialize(&copy, request).ok();

