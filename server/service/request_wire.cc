@@ -1,6 +1,7 @@
 #include "server/service/request_wire.h"
 
 #include <cstdint>
+#include <memory>
 
 namespace npu::server {
 namespace {
@@ -151,6 +152,9 @@ bool DecodeProblem(std::string_view bytes, pb::MatmulProblem* problem) {
 
 bool DecodeCommonRequest(std::string_view bytes, pb::TilingRequest* request) {
   using Request = pb::TilingRequest;
+  // Clear() would free the problem message that the next line reuses (a
+  // request nearly always has one).
+  std::unique_ptr<pb::MatmulProblem> spare(request->release_problem());
   request->Clear();
   bool has_problem = false;
   Reader in(bytes);
@@ -167,10 +171,12 @@ bool DecodeCommonRequest(std::string_view bytes, pb::TilingRequest* request) {
         break;
       case Request::kProblemFieldNumber:
         // A second copy would be merged into the first: protobuf's job.
-        if (has_problem || !in.DelimitedField(wire_type, &text) ||
-            !DecodeProblem(text, request->mutable_problem())) {
-          return false;
+        if (has_problem || !in.DelimitedField(wire_type, &text)) return false;
+        if (spare != nullptr) {
+          spare->Clear();
+          request->set_allocated_problem(spare.release());
         }
+        if (!DecodeProblem(text, request->mutable_problem())) return false;
         has_problem = true;
         break;
       case Request::kPlatformFieldNumber:

@@ -10,7 +10,6 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
-#include "google/protobuf/arena.h"
 #include "server/service/convert.h"
 #include "server/service/logging.h"
 #include "server/service/request_wire.h"
@@ -39,39 +38,6 @@ void LogOutcome(absl::string_view method, const pb::TilingRequest& request,
   }
 }
 
-// A protobuf arena whose first block is part of this object, which lives on
-// the handler's stack. A response is ~40 sub-messages and as many strings
-// (field names, CANN identifiers); on the heap, allocating and freeing them
-// one by one was the largest cost of the handler after gRPC itself. On the
-// arena they cost a pointer bump each and are dropped together.
-class CallArena {
- public:
-  CallArena() : arena_(Options(block_)) {}
-  CallArena(const CallArena&) = delete;
-  CallArena& operator=(const CallArena&) = delete;
-
-  template <typename Message>
-  Message* Create() {
-    return google::protobuf::Arena::CreateMessage<Message>(&arena_);
-  }
-  google::protobuf::Arena* get() { return &arena_; }
-
- private:
-  static google::protobuf::ArenaOptions Options(char* block) {
-    google::protobuf::ArenaOptions options;
-    options.initial_block = block;
-    options.initial_block_size = kBlockBytes;
-    return options;
-  }
-
-  // Over a sweep of 240 shapes (ND and NZ B) a request and its answer took
-  // at most 4.1 KiB of arena with the trace and 3.5 KiB without; 8 KiB
-  // leaves headroom, and anything larger grows the arena from the heap.
-  static constexpr size_t kBlockBytes = 8192;
-  alignas(16) char block_[kBlockBytes];
-  google::protobuf::Arena arena_;  // after block_: destroyed before it
-};
-
 // Serializes `response` into `bytes`, straight into one slice: this costs
 // less than gRPC's generic path through a zero-copy output stream. Fails
 // (kInternal) only for a message above 2 GiB, which a tiling response
@@ -95,13 +61,18 @@ absl::Status SerializeResponse(const pb::TilingResponse& response, grpc::ByteBuf
 constexpr size_t kReusedRequestBytes = 4096;
 
 // The message to parse `bytes` into. A request is a few dozen bytes; parsing
-// it into a message that keeps its sub-messages and string buffers from the
-// thread's previous call costs about half as much as building a new one on
-// the arena, under load (bench/RESULTS.md). The message lives until the next
-// call on the same thread, i.e. past the handler, and a thread keeps at most
-// kReusedRequestBytes of strings; larger requests go on the call's arena.
-pb::TilingRequest* RequestFor(const grpc::ByteBuffer& bytes, CallArena& arena) {
-  if (bytes.Length() > kReusedRequestBytes) return arena.Create<pb::TilingRequest>();
+// it into a message that keeps its string buffers from the thread's previous
+// call costs about half as much as building a new one, under load
+// (bench/RESULTS.md). The message lives until the next call on the same
+// thread, i.e. past the handler, and a thread keeps at most
+// kReusedRequestBytes of strings; a larger request gets a message of its own
+// in `owned`.
+pb::TilingRequest* RequestFor(const grpc::ByteBuffer& bytes,
+                              std::unique_ptr<pb::TilingRequest>& owned) {
+  if (bytes.Length() > kReusedRequestBytes) {
+    owned = std::make_unique<pb::TilingRequest>();
+    return owned.get();
+  }
   thread_local pb::TilingRequest reused;
   return &reused;
 }
@@ -109,7 +80,7 @@ pb::TilingRequest* RequestFor(const grpc::ByteBuffer& bytes, CallArena& arena) {
 // An answer from the cache's message is built in a message kept per
 // thread, which keeps its tiling-data field messages and string buffers from
 // the previous answer (Clear() keeps the elements of repeated fields): a
-// sixth cheaper than on a new arena (bench/RESULTS.md).
+// sixth cheaper than on a new protobuf arena (bench/RESULTS.md).
 pb::TilingResponse* ReusedResponse() {
   thread_local pb::TilingResponse reused;
   return &reused;
@@ -250,16 +221,12 @@ absl::Status TilingService::Answer(const pb::TilingRequest& request, pb::TilingR
 }
 
 absl::Status TilingService::AnswerSerialized(const pb::TilingRequest& request,
-                                             google::protobuf::Arena* arena,
                                              grpc::ByteBuffer* bytes) {
   if (request.mode() == pb::TILING_MODE_ADVISE) {
-    // An advice, far larger and rare, goes on the arena (the heap when there
-    // is none).
-    pb::TilingResponse* response =
-        google::protobuf::Arena::CreateMessage<pb::TilingResponse>(arena);
-    std::unique_ptr<pb::TilingResponse> owned(arena == nullptr ? response : nullptr);
-    RETURN_IF_ERROR(Answer(request, response));
-    return SerializeResponse(*response, bytes);
+    // An advice is far larger and rare: a message of its own.
+    pb::TilingResponse response;
+    RETURN_IF_ERROR(Answer(request, &response));
+    return SerializeResponse(response, bytes);
   }
   Decided decided;
   RETURN_IF_ERROR(Decide(request, &decided));
@@ -287,8 +254,8 @@ grpc::ServerUnaryReactor* TilingService::GetTiling(grpc::CallbackServerContext* 
   const Clock::time_point start = Clock::now();
   metrics_.RpcStarted(RpcMethod::kGetTiling);
   metrics_.MessageReceived(RpcMethod::kGetTiling);
-  CallArena arena;
-  pb::TilingRequest* request = RequestFor(*request_bytes, arena);
+  std::unique_ptr<pb::TilingRequest> owned;
+  pb::TilingRequest* request = RequestFor(*request_bytes, owned);
   absl::Status status;
   if (TryAdmit()) {
     status = ParseRequest(*request_bytes, request);
@@ -296,7 +263,7 @@ grpc::ServerUnaryReactor* TilingService::GetTiling(grpc::CallbackServerContext* 
       // Seconds of emulation: handed to a worker, which finishes the call.
       return StartAdvise(context, *request, response_bytes, start);
     }
-    if (status.ok()) status = AnswerSerialized(*request, arena.get(), response_bytes);
+    if (status.ok()) status = AnswerSerialized(*request, response_bytes);
     Release();
   } else {
     request->Clear();  // not parsed: log no earlier call's id
@@ -471,8 +438,8 @@ class TilingService::BatchReactor final
   // or, for a request that does not parse or fails, only its id (empty when
   // unparseable) and its status. One bad item must not end the stream.
   grpc::ByteBuffer AnswerItem() {
-    CallArena arena;
-    pb::TilingRequest* request = RequestFor(request_bytes_, arena);
+    std::unique_ptr<pb::TilingRequest> owned;
+    pb::TilingRequest* request = RequestFor(request_bytes_, owned);
     absl::Status status = ParseRequest(request_bytes_, request);
     if (status.ok() && request->mode() == pb::TILING_MODE_ADVISE) {
       // Batch items are answered on the RPC thread, in order; one advice
@@ -482,17 +449,17 @@ class TilingService::BatchReactor final
           "emulations); call GetTiling for it");
     }
     grpc::ByteBuffer bytes;
-    if (status.ok()) status = service_->AnswerSerialized(*request, arena.get(), &bytes);
+    if (status.ok()) status = service_->AnswerSerialized(*request, &bytes);
     if (status.ok()) return bytes;
     service_->metrics_.RequestFailed(status.code());
     LogOutcome("GetTilingBatch", *request, status);
-    pb::TilingResponse* response = arena.Create<pb::TilingResponse>();
-    response->set_id(request->id());
-    pb::ItemStatus* item = response->mutable_status();
+    pb::TilingResponse response;
+    response.set_id(request->id());
+    pb::ItemStatus* item = response.mutable_status();
     item->set_code(static_cast<int32_t>(status.code()));
     item->set_code_name(std::string(CodeName(status.code())));
     item->set_message(std::string(status.message()));
-    const absl::Status serialized = SerializeResponse(*response, &bytes);
+    const absl::Status serialized = SerializeResponse(response, &bytes);
     assert(serialized.ok() && "a tiling response is far below protobuf's 2 GiB limit");
     static_cast<void>(serialized);
     return bytes;

@@ -19,8 +19,8 @@
 // Parsing here turns both into INVALID_ARGUMENT (for a batch, in that item's
 // status, and the stream goes on), and lets the handlers choose where
 // messages live: requests in a message kept per RPC thread and reused call
-// after call, anything large on a stack-backed protobuf arena, and a fresh
-// decision's answer in no message at all (wire_answer.h).
+// after call (a large one in a message of its own), and a fresh decision's
+// answer in no message at all (wire_answer.h).
 //
 // Execute runs the emulator, which can take seconds of CPU, so its handler
 // only validates and prepares the run (execute.h) and hands it to a bounded
@@ -101,9 +101,9 @@ class TilingService final : public TilingServiceBase {
   // serialized TilingResponse in `bytes`. The engine's decision is encoded
   // straight into them (wire_answer.h), without a message; the bytes are
   // the same. An answer from the cache is copied from its message, and an
-  // advice is built on `arena` (the heap when null).
+  // advice is built as a message of its own.
   absl::Status AnswerSerialized(const npu::tiling::v1::TilingRequest& request,
-                                google::protobuf::Arena* arena, grpc::ByteBuffer* bytes);
+                                grpc::ByteBuffer* bytes);
 
   // Parses a serialized TilingRequest into `request`; kInvalidArgument when
   // the bytes are not one.

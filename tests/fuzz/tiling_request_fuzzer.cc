@@ -108,7 +108,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   status = s.service.Answer(request, &first);
   // The handler's own path: the answer in wire form.
   grpc::ByteBuffer wire;
-  const absl::Status wire_status = s.service.AnswerSerialized(request, /*arena=*/nullptr, &wire);
+  const absl::Status wire_status = s.service.AnswerSerialized(request, &wire);
   if (wire_status.code() != status.code()) {
     Fail("Answer and AnswerSerialized disagree on the status", request, wire_status);
   }

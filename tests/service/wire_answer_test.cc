@@ -266,7 +266,7 @@ TEST(WireAnswerTest, ServiceSendsTheBytesOfItsAnswerMessage) {
             const absl::Status answered = by_message.Answer(request, &expected);
             grpc::ByteBuffer bytes;
             const absl::Status serialized =
-                by_bytes.AnswerSerialized(request, /*arena=*/nullptr, &bytes);
+                by_bytes.AnswerSerialized(request, &bytes);
             ASSERT_EQ(answered.code(), serialized.code()) << answered << " / " << serialized;
             if (!answered.ok()) continue;
             // The cache's key leaves out the view and the trace: only the
