@@ -45,7 +45,7 @@ std::string AdviseCacheKey(const tl::MatmulProblem& problem, const tl::ChipSpec&
   wire->set_max_candidates(options.max_candidates);
   wire->set_max_advisory_ms(static_cast<uint32_t>(options.max_advisory_ms));
   wire->set_verify_recommendation(options.verify_recommendation);
-  std::string key = DecisionCache::Key(problem, chip, "");
+  std::string key = DecisionCacheKey(problem, chip, "");
   key += suffix.SerializeAsString();
   return key;
 }

@@ -51,7 +51,7 @@ struct AdviseWork {
 npu::advisor::AdviseOptions AdviseOptionsFor(const npu::tiling::v1::AdviseOptions& wire,
                                              const AdviseLimits& limits);
 
-// The cache key of an advice: DecisionCache::Key() of the canonical request
+// The cache key of an advice: DecisionCacheKey() of the canonical request
 // with the mode and the options used (after defaults and caps) set, so
 // advice never shares an entry with a CANN_COMPATIBLE decision, and two
 // requests share one exactly when the advisor would run identically.

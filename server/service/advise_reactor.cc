@@ -45,9 +45,9 @@ absl::Status TilingService::PrepareAdvise(const pb::TilingRequest& request, Advi
   work->options = AdviseOptionsFor(request.advise(), options_.advise);
   work->cache_key.clear();
 
-  if (cache_.enabled()) {
+  if (advice_.enabled()) {
     work->cache_key = AdviseCacheKey(work->problem, work->chip, work->options);
-    std::shared_ptr<const pb::TilingResponse> cached = cache_.Lookup(work->cache_key);
+    std::shared_ptr<const pb::TilingResponse> cached = advice_.Lookup(work->cache_key);
     if (cached != nullptr) {
       metrics_.CacheHit();
       *response = *cached;
@@ -93,8 +93,8 @@ absl::Status TilingService::RunAdvise(const pb::TilingRequest& request, const Ad
   // An advice cut short by the budget depends on the server's speed at the
   // time; only complete ones are a function of the request and are kept.
   const bool interrupted = cancelled != nullptr && cancelled->load();
-  if (cache_.enabled() && !advice->budget_exhausted && !interrupted) {
-    cache_.Insert(work.cache_key, *response);
+  if (advice_.enabled() && !advice->budget_exhausted && !interrupted) {
+    advice_.Insert(work.cache_key, *response);
   }
   metrics_.DecisionServed(response->strategy());
   response->set_id(request.id());

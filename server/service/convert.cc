@@ -268,38 +268,13 @@ void DecisionToProto(const tl::TilingDecision& decision, const tl::ChipSpec& chi
   // One definition of the answer: the bytes GetTiling sends, parsed. Every
   // string in them is ASCII text of the engine's, so the parse cannot fail
   // (wire_answer_test parses every golden case and a sweep of shapes).
-  const std::string bytes = AnswerBytes(decision, chip, view, include_trace);
+  AnswerForm form;
+  form.view = view;
+  form.include_trace = include_trace;
+  const std::string bytes = AnswerBytes(decision, chip, form);
   const bool parsed = response->ParseFromString(bytes);
   assert(parsed && "a wire answer is a valid TilingResponse");
   static_cast<void>(parsed);
-}
-
-void CopyDecision(const pb::TilingResponse& from, pb::ResponseView view, bool include_trace,
-                  pb::TilingResponse* to) {
-  to->Clear();
-  if (view == pb::RESPONSE_VIEW_COMPACT) {
-    to->set_tiling_key(from.tiling_key());
-    *to->mutable_raw_words() = from.raw_words();
-    to->set_block_dim(from.block_dim());
-    to->set_kernel_type(from.kernel_type());
-    to->set_workspace_bytes(from.workspace_bytes());
-    to->set_strategy(from.strategy());
-  } else {
-    to->set_tiling_key(from.tiling_key());
-    *to->mutable_key() = from.key();
-    to->set_tiling_struct(from.tiling_struct());
-    *to->mutable_fields() = from.fields();
-    *to->mutable_raw_words() = from.raw_words();
-    to->set_block_dim(from.block_dim());
-    to->set_kernel_type(from.kernel_type());
-    to->set_kernel_type_name(from.kernel_type_name());
-    to->set_workspace_bytes(from.workspace_bytes());
-    to->set_strategy(from.strategy());
-    to->set_detail(from.detail());
-    *to->mutable_block() = from.block();
-    *to->mutable_platform() = from.platform();
-  }
-  if (include_trace) *to->mutable_trace() = from.trace();
 }
 
 void ApplyView(pb::ResponseView view, pb::TilingResponse* response) {

@@ -39,15 +39,9 @@ void DecisionToProto(const npu::tiling::TilingDecision& decision, const npu::til
                      npu::tiling::v1::TilingResponse* response, bool include_trace = true,
                      npu::tiling::v1::ResponseView view = npu::tiling::v1::RESPONSE_VIEW_FULL);
 
-// Drops from a full answer the decision fields `view` leaves out, so that a
-// cached or advised answer in the compact view equals a fresh one.
+// Drops from a full answer the decision fields `view` leaves out, so that an
+// advice from the cache in the compact view equals a fresh one.
 void ApplyView(npu::tiling::v1::ResponseView view, npu::tiling::v1::TilingResponse* response);
-
-// Copies the decision of the full answer `from` into `to` as a fresh answer
-// in `view` would carry it (the trace only when `include_trace`), without
-// copying what that view leaves out.
-void CopyDecision(const npu::tiling::v1::TilingResponse& from, npu::tiling::v1::ResponseView view,
-                  bool include_trace, npu::tiling::v1::TilingResponse* to);
 
 // Enum conversions. The wire enums number CANN's values + 1 (0 is
 // UNSPECIFIED).

@@ -2,15 +2,15 @@
 
 #include <cstdint>
 
+#include "npu/tiling/v1/tiling_service.pb.h"
 #include "server/service/convert.h"
 
 namespace npu::server {
 
 namespace pb = ::npu::tiling::v1;
 
-std::string DecisionCache::Key(const npu::tiling::MatmulProblem& problem,
-                               const npu::tiling::ChipSpec& chip,
-                               absl::string_view forced_strategy) {
+std::string DecisionCacheKey(const npu::tiling::MatmulProblem& problem,
+                             const npu::tiling::ChipSpec& chip, absl::string_view forced_strategy) {
   // The canonical request: the problem and the chip as the engine sees them
   // (every field explicit), plus the forced strategy. `id` and
   // `include_trace` do not change the decision and are left out. One message
@@ -39,43 +39,6 @@ std::string DecisionCache::Key(const npu::tiling::MatmulProblem& problem,
   std::string key(canonical.ByteSizeLong(), '\0');
   canonical.SerializeWithCachedSizesToArray(reinterpret_cast<uint8_t*>(key.data()));
   return key;
-}
-
-std::shared_ptr<const pb::TilingResponse> DecisionCache::Lookup(const std::string& key) {
-  if (capacity_ == 0) return nullptr;
-  absl::MutexLock lock(&mutex_);
-  auto it = index_.find(key);
-  if (it == index_.end()) return nullptr;
-  lru_.splice(lru_.begin(), lru_, it->second);
-  return it->second->second;
-}
-
-void DecisionCache::Insert(const std::string& key, pb::TilingResponse response) {
-  if (capacity_ == 0) return;
-  Insert(key, std::make_shared<const pb::TilingResponse>(std::move(response)));
-}
-
-void DecisionCache::Insert(const std::string& key,
-                           std::shared_ptr<const pb::TilingResponse> shared) {
-  if (capacity_ == 0) return;
-  absl::MutexLock lock(&mutex_);
-  auto it = index_.find(key);
-  if (it != index_.end()) {
-    it->second->second = std::move(shared);
-    lru_.splice(lru_.begin(), lru_, it->second);
-    return;
-  }
-  if (lru_.size() >= capacity_) {
-    index_.erase(lru_.back().first);
-    lru_.pop_back();
-  }
-  lru_.emplace_front(key, std::move(shared));
-  index_.emplace(key, lru_.begin());
-}
-
-size_t DecisionCache::size() const {
-  absl::MutexLock lock(&mutex_);
-  return lru_.size();
 }
 
 }  // namespace npu::server

@@ -77,13 +77,14 @@ pb::TilingRequest* RequestFor(const grpc::ByteBuffer& bytes,
   return &reused;
 }
 
-// An answer from the cache's message is built in a message kept per
-// thread, which keeps its tiling-data field messages and string buffers from
-// the previous answer (Clear() keeps the elements of repeated fields): a
-// sixth cheaper than on a new protobuf arena (bench/RESULTS.md).
-pb::TilingResponse* ReusedResponse() {
-  thread_local pb::TilingResponse reused;
-  return &reused;
+// What the answer to `request` shows of its decision.
+AnswerForm FormOf(const pb::TilingRequest& request, bool from_cache) {
+  AnswerForm form;
+  form.view = request.view();
+  form.include_trace = request.include_trace();
+  form.id = request.id();
+  form.from_cache = from_cache;
+  return form;
 }
 
 }  // namespace
@@ -118,7 +119,11 @@ absl::Status TilingService::ParseRequest(const grpc::ByteBuffer& bytes,
 
 TilingService::TilingService(const tl::StrategyRegistry& registry, ServiceMetrics& metrics,
                              ServiceOptions options)
-    : registry_(registry), metrics_(metrics), options_(options), cache_(options.cache_capacity) {
+    : registry_(registry),
+      metrics_(metrics),
+      options_(options),
+      decisions_(options.cache_capacity),
+      advice_(options.cache_capacity) {
   metrics_.AddStrategies(registry_.Names());
 }
 
@@ -152,10 +157,10 @@ absl::Status TilingService::Decide(const pb::TilingRequest& request, Decided* de
   ASSIGN_OR_RETURN(decided->chip, ResolveChip(request));
 
   std::string key;
-  if (cache_.enabled()) {
-    key = DecisionCache::Key(problem, decided->chip, request.forced_strategy());
-    decided->full = cache_.Lookup(key);
-    if (decided->full != nullptr) {
+  if (decisions_.enabled()) {
+    key = DecisionCacheKey(problem, decided->chip, request.forced_strategy());
+    decided->cached = decisions_.Lookup(key);
+    if (decided->cached != nullptr) {
       metrics_.CacheHit();
       decided->from_cache = true;
       return absl::OkStatus();
@@ -170,39 +175,22 @@ absl::Status TilingService::Decide(const pb::TilingRequest& request, Decided* de
   // profile is valid as shipped, convert_test checks each).
   options.inputs_validated = true;
   // Texts only for the answer's readers: the trace when asked for, the
-  // plan's detail in the full view. A cached answer may be asked for in
+  // plan's detail in the full view. A cached decision may be asked for in
   // full later.
-  options.explain = request.include_trace() || cache_.enabled();
-  options.describe = request.view() != pb::RESPONSE_VIEW_COMPACT || cache_.enabled();
+  options.explain = request.include_trace() || decisions_.enabled();
+  options.describe = request.view() != pb::RESPONSE_VIEW_COMPACT || decisions_.enabled();
   absl::StatusOr<tl::TilingDecision> decision = registry_.Decide(problem, decided->chip, options);
   metrics_.DecisionTimed(SecondsSince(start));
   if (!decision.ok()) {
     return DecisionError(decision.status(), !request.forced_strategy().empty());
   }
-  if (cache_.enabled()) {
-    // The cache keeps full answers (a later request may want the trace or the
-    // full view); this one is answered from the same message.
-    auto full = std::make_shared<pb::TilingResponse>();
-    DecisionToProto(*decision, decided->chip, full.get(), /*include_trace=*/true);
-    decided->full = std::move(full);
-    cache_.Insert(key, decided->full);
+  if (decisions_.enabled()) {
+    decided->cached = std::make_shared<const tl::TilingDecision>(*std::move(decision));
+    decisions_.Insert(key, decided->cached);
   } else {
-    decided->decision = *std::move(decision);
+    decided->fresh = *std::move(decision);
   }
   return absl::OkStatus();
-}
-
-void TilingService::DecisionMessage(const pb::TilingRequest& request, const Decided& decided,
-                                    pb::TilingResponse* response) {
-  if (decided.full != nullptr) {
-    CopyDecision(*decided.full, request.view(), request.include_trace(), response);
-    response->set_from_cache(decided.from_cache);
-  } else {
-    DecisionToProto(*decided.decision, decided.chip, response, request.include_trace(),
-                    request.view());
-  }
-  metrics_.DecisionServed(response->strategy());
-  response->set_id(request.id());
 }
 
 absl::Status TilingService::Answer(const pb::TilingRequest& request, pb::TilingResponse* response) {
@@ -216,7 +204,12 @@ absl::Status TilingService::Answer(const pb::TilingRequest& request, pb::TilingR
   response->Clear();
   Decided decided;
   RETURN_IF_ERROR(Decide(request, &decided));
-  DecisionMessage(request, decided, response);
+  metrics_.DecisionServed(decided.decision().plan.strategy);
+  const std::string bytes =
+      AnswerBytes(decided.decision(), decided.chip, FormOf(request, decided.from_cache));
+  if (!response->ParseFromString(bytes)) {
+    return absl::InternalError("response: the encoded answer does not parse");
+  }
   return absl::OkStatus();
 }
 
@@ -230,18 +223,12 @@ absl::Status TilingService::AnswerSerialized(const pb::TilingRequest& request,
   }
   Decided decided;
   RETURN_IF_ERROR(Decide(request, &decided));
-  if (decided.full != nullptr) {
-    pb::TilingResponse* response = ReusedResponse();
-    response->Clear();
-    DecisionMessage(request, decided, response);
-    return SerializeResponse(*response, bytes);
-  }
+  metrics_.DecisionServed(decided.decision().plan.strategy);
   // Encoded in a buffer kept per thread (it grows to the largest answer the
   // thread wrote), then copied into the call's slice.
   thread_local std::string buffer;
-  const size_t size = EncodeAnswer(*decided.decision, decided.chip, request.view(),
-                                   request.include_trace(), request.id(), &buffer);
-  metrics_.DecisionServed(decided.decision->plan.strategy);
+  const size_t size =
+      EncodeAnswer(decided.decision(), decided.chip, FormOf(request, decided.from_cache), &buffer);
   grpc::Slice slice(buffer.data(), size);
   grpc::ByteBuffer answer(&slice, 1);
   bytes->Swap(&answer);

@@ -128,7 +128,8 @@ class TilingService final : public TilingServiceBase {
   // which clients retry elsewhere); calls already admitted run on.
   // TilingServer::Shutdown() drains this way before gRPC's own shutdown.
   void BeginDrain() { draining_.store(true); }
-  const DecisionCache& cache() const { return cache_; }
+  // GetTiling's cached decisions.
+  const DecisionCache<npu::tiling::TilingDecision>& decision_cache() const { return decisions_; }
   const ServiceOptions& options() const { return options_; }
   const ExecuteQueue& execute_queue() const { return *execute_queue_; }
   // Emulations that were running when their call was cancelled or its
@@ -155,20 +156,21 @@ class TilingService final : public TilingServiceBase {
   class AdviseReactor;
 
   // What the cache or the engine decided for a request, before it becomes an
-  // answer: the full answer message when the cache is on (`from_cache` when
-  // it was found there), else the engine's decision.
+  // answer: the decision shared with the cache when it is on (`from_cache`
+  // when it was found there), else the engine's fresh one.
   struct Decided {
-    std::shared_ptr<const npu::tiling::v1::TilingResponse> full;
+    std::shared_ptr<const npu::tiling::TilingDecision> cached;
+    std::optional<npu::tiling::TilingDecision> fresh;
     bool from_cache = false;
-    std::optional<npu::tiling::TilingDecision> decision;
     npu::tiling::ChipSpec chip;
+
+    const npu::tiling::TilingDecision& decision() const {
+      return cached != nullptr ? *cached : *fresh;
+    }
   };
   // Validates a (non-ADVISE) request and decides it, from the cache when it
   // can; the errors are Answer()'s.
   absl::Status Decide(const npu::tiling::v1::TilingRequest& request, Decided* decided);
-  // Sets `response` (cleared) to the answer `decided` gives `request`.
-  void DecisionMessage(const npu::tiling::v1::TilingRequest& request, const Decided& decided,
-                       npu::tiling::v1::TilingResponse* response);
 
   // Takes over an admitted GetTiling call in ADVISE mode (advise_reactor.cc):
   // the returned reactor finishes it, releases the admission and reports
@@ -194,7 +196,10 @@ class TilingService final : public TilingServiceBase {
   const npu::tiling::StrategyRegistry& registry_;
   ServiceMetrics& metrics_;
   const ServiceOptions options_;
-  DecisionCache cache_;
+  // GetTiling's decisions (any view is encoded from one) and ADVISE's whole
+  // answers, each at most `cache_capacity` entries.
+  DecisionCache<npu::tiling::TilingDecision> decisions_;
+  DecisionCache<npu::tiling::v1::TilingResponse> advice_;
   std::atomic<int> inflight_{0};
   std::atomic<bool> draining_{false};
   // Declared last: destroyed first, after gRPC has finished every call.

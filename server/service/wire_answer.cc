@@ -118,14 +118,13 @@ void PutMessage(Writer& out, int field, const Body& body) {
 }  // namespace
 
 size_t EncodeAnswer(const tl::TilingDecision& decision, const tl::ChipSpec& chip,
-                    pb::ResponseView view, bool include_trace, std::string_view id,
-                    std::string* buffer) {
-  const bool full = view != pb::RESPONSE_VIEW_COMPACT;
+                    const AnswerForm& form, std::string* buffer) {
+  const bool full = form.view != pb::RESPONSE_VIEW_COMPACT;
   Writer out(buffer);
   // Field by field in ascending number, as protobuf serializes them.
   using Response = pb::TilingResponse;
   const tl::TilingPlan& plan = decision.plan;
-  PutString(out, Response::kIdFieldNumber, id);
+  PutString(out, Response::kIdFieldNumber, form.id);
   PutUint(out, Response::kTilingKeyFieldNumber, plan.key.Encode());
   if (full) {
     PutMessage(out, Response::kKeyFieldNumber, [&] {
@@ -194,7 +193,7 @@ size_t EncodeAnswer(const tl::TilingDecision& decision, const tl::ChipSpec& chip
       PutUint(out, Block::kUbDbFieldNumber, b.ub_db);
     });
   }
-  if (include_trace) {
+  if (form.include_trace) {
     for (const tl::TraceEntry& entry : decision.trace) {
       PutMessage(out, Response::kTraceFieldNumber, [&] {
         using Entry = pb::TraceEntry;
@@ -223,13 +222,14 @@ size_t EncodeAnswer(const tl::TilingDecision& decision, const tl::ChipSpec& chip
       PutUint(out, Chip::kL2BytesPerCycleFieldNumber, chip.l2_bytes_per_cycle);
     });
   }
+  PutUint(out, Response::kFromCacheFieldNumber, form.from_cache);
   return out.size();
 }
 
 std::string AnswerBytes(const tl::TilingDecision& decision, const tl::ChipSpec& chip,
-                        pb::ResponseView view, bool include_trace, std::string_view id) {
+                        const AnswerForm& form) {
   std::string bytes;
-  bytes.resize(EncodeAnswer(decision, chip, view, include_trace, id, &bytes));
+  bytes.resize(EncodeAnswer(decision, chip, form, &bytes));
   return bytes;
 }
 

@@ -24,19 +24,25 @@
 
 namespace npu::server {
 
-// Writes the answer to `decision` on `chip` as `view` shows it (see
-// ResponseView in the .proto), with the trace when `include_trace` and `id`
-// echoed, to the front of `buffer`, which grows as needed and is otherwise
-// reused as is (a caller keeps one per thread). Returns the answer's size in
-// bytes; `buffer` may hold more.
+// What an answer shows of a decision, and the fields of the call it
+// carries.
+struct AnswerForm {
+  npu::tiling::v1::ResponseView view = npu::tiling::v1::RESPONSE_VIEW_FULL;
+  bool include_trace = true;
+  std::string_view id;
+  bool from_cache = false;
+};
+
+// Writes the answer to `decision` on `chip` in `form` (see ResponseView in
+// the .proto) to the front of `buffer`, which grows as needed and is
+// otherwise reused as is (a caller keeps one per thread). Returns the
+// answer's size in bytes; `buffer` may hold more.
 size_t EncodeAnswer(const npu::tiling::TilingDecision& decision, const npu::tiling::ChipSpec& chip,
-                    npu::tiling::v1::ResponseView view, bool include_trace, std::string_view id,
-                    std::string* buffer);
+                    const AnswerForm& form, std::string* buffer);
 
 // The same answer as a string of exactly its bytes.
 std::string AnswerBytes(const npu::tiling::TilingDecision& decision,
-                        const npu::tiling::ChipSpec& chip, npu::tiling::v1::ResponseView view,
-                        bool include_trace, std::string_view id = {});
+                        const npu::tiling::ChipSpec& chip, const AnswerForm& form);
 
 }  // namespace npu::server
 

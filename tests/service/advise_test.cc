@@ -351,7 +351,7 @@ TEST(AdviseOptionsTest, CacheKeySeparatesModesAndOptions) {
   d.max_advisory_ms = a.max_advisory_ms + 1;
   const std::string key = AdviseCacheKey(problem, chip, a);
   EXPECT_EQ(key, AdviseCacheKey(problem, chip, a));
-  EXPECT_NE(key, DecisionCache::Key(problem, chip, ""));
+  EXPECT_NE(key, DecisionCacheKey(problem, chip, ""));
   EXPECT_NE(key, AdviseCacheKey(problem, chip, b));
   EXPECT_NE(key, AdviseCacheKey(problem, chip, c));
   EXPECT_NE(key, AdviseCacheKey(problem, chip, d));

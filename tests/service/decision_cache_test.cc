@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "npu/tiling/v1/tiling_service.pb.h"
 #include "server/tiling/types.h"
 
 namespace npu::server {
@@ -20,7 +21,7 @@ pb::TilingResponse Answer(const std::string& strategy) {
 }
 
 TEST(DecisionCacheTest, DisabledAtCapacityZero) {
-  DecisionCache cache(0);
+  DecisionCache<pb::TilingResponse> cache(0);
   EXPECT_FALSE(cache.enabled());
   cache.Insert("k", Answer("A"));
   EXPECT_EQ(cache.Lookup("k"), nullptr);
@@ -28,7 +29,7 @@ TEST(DecisionCacheTest, DisabledAtCapacityZero) {
 }
 
 TEST(DecisionCacheTest, EvictsTheLeastRecentlyUsed) {
-  DecisionCache cache(2);
+  DecisionCache<pb::TilingResponse> cache(2);
   cache.Insert("a", Answer("A"));
   cache.Insert("b", Answer("B"));
   ASSERT_NE(cache.Lookup("a"), nullptr);  // "b" is now the oldest
@@ -41,7 +42,7 @@ TEST(DecisionCacheTest, EvictsTheLeastRecentlyUsed) {
 }
 
 TEST(DecisionCacheTest, InsertReplacesAnExistingEntry) {
-  DecisionCache cache(2);
+  DecisionCache<pb::TilingResponse> cache(2);
   cache.Insert("a", Answer("A"));
   cache.Insert("a", Answer("A2"));
   EXPECT_EQ(cache.size(), 1u);
@@ -52,20 +53,20 @@ TEST(DecisionCacheTest, KeyCoversProblemChipAndStrategy) {
   tl::MatmulProblem problem;
   problem.m = problem.n = problem.k = 64;
   const tl::ChipSpec chip = *tl::FindPlatform(tl::kDefaultPlatform);
-  const std::string base = DecisionCache::Key(problem, chip, "");
-  EXPECT_EQ(base, DecisionCache::Key(problem, chip, ""));
+  const std::string base = DecisionCacheKey(problem, chip, "");
+  EXPECT_EQ(base, DecisionCacheKey(problem, chip, ""));
 
   tl::MatmulProblem other_problem = problem;
   other_problem.trans_b = true;
-  EXPECT_NE(base, DecisionCache::Key(other_problem, chip, ""));
+  EXPECT_NE(base, DecisionCacheKey(other_problem, chip, ""));
   tl::ChipSpec other_chip = chip;
   other_chip.l0c_bytes /= 2;
-  EXPECT_NE(base, DecisionCache::Key(problem, other_chip, ""));
-  EXPECT_NE(base, DecisionCache::Key(problem, chip, "BASIC_ASWT"));
+  EXPECT_NE(base, DecisionCacheKey(problem, other_chip, ""));
+  EXPECT_NE(base, DecisionCacheKey(problem, chip, "BASIC_ASWT"));
 }
 
 TEST(DecisionCacheTest, ConcurrentUseStaysBounded) {
-  DecisionCache cache(64);
+  DecisionCache<pb::TilingResponse> cache(64);
   std::vector<std::thread> threads;
   for (int t = 0; t < 4; ++t) {
     threads.emplace_back([&cache, t] {

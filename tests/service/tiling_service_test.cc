@@ -376,9 +376,9 @@ TEST(DecisionCacheTest, AnswersAreIdenticalWithAndWithoutCache) {
           << "\ncached: " << maybe_cached.ShortDebugString();
     }
   }
-  EXPECT_EQ(uncached.server().service().cache().size(), 0u);
+  EXPECT_EQ(uncached.server().service().decision_cache().size(), 0u);
   EXPECT_GE(answered, requests.size() - 1);  // only the m = 0 request fails
-  EXPECT_EQ(cached.server().service().cache().size(), answered);
+  EXPECT_EQ(cached.server().service().decision_cache().size(), answered);
 }
 
 TEST(DecisionCacheTest, EquivalentSpellingsShareAnEntry) {
@@ -397,7 +397,7 @@ TEST(DecisionCacheTest, EquivalentSpellingsShareAnEntry) {
   ASSERT_TRUE(Call(server, spelled, &second).ok());
   EXPECT_TRUE(second.from_cache());
   EXPECT_EQ(second.id(), "other id");
-  EXPECT_EQ(server.server().service().cache().size(), 1u);
+  EXPECT_EQ(server.server().service().decision_cache().size(), 1u);
 }
 
 TEST(DecisionCacheTest, ConcurrentCallersGetTheSameAnswers) {
@@ -430,7 +430,7 @@ TEST(DecisionCacheTest, ConcurrentCallersGetTheSameAnswers) {
   }
   for (std::thread& caller : callers) caller.join();
   EXPECT_EQ(mismatches.load(), 0);
-  EXPECT_LE(server.server().service().cache().size(), 8u);
+  EXPECT_LE(server.server().service().decision_cache().size(), 8u);
 }
 
 TEST(GetTilingBatchTest, TenThousandRequestsInOrderWithoutLoss) {

@@ -117,13 +117,20 @@ void ExpectSameBytes(const tl::TilingDecision& decision, const tl::ChipSpec& chi
       for (bool trace : {false, true}) {
         SCOPED_TRACE(::testing::Message()
                      << "id of " << id.size() << " bytes, view " << view << ", trace " << trace);
-        const std::string expected = Reference(decision, chip, view, trace, id).SerializeAsString();
-        EXPECT_EQ(AnswerBytes(decision, chip, view, trace, id), expected);
+        pb::TilingResponse reference = Reference(decision, chip, view, trace, id);
+        AnswerForm form;
+        form.view = view;
+        form.include_trace = trace;
+        form.id = id;
+        form.from_cache = id.size() == 1;  // now and then
+        reference.set_from_cache(form.from_cache);
+        const std::string expected = reference.SerializeAsString();
+        EXPECT_EQ(AnswerBytes(decision, chip, form), expected);
         // Into a reused buffer, larger or smaller than the answer: the
         // front holds the answer, whatever the buffer held before.
         for (size_t reused : {size_t{0}, size_t{1}, expected.size() / 2, expected.size() + 100}) {
           std::string buffer(reused, '\xff');
-          const size_t size = EncodeAnswer(decision, chip, view, trace, id, &buffer);
+          const size_t size = EncodeAnswer(decision, chip, form, &buffer);
           ASSERT_EQ(size, expected.size());
           ASSERT_GE(buffer.size(), size);
           EXPECT_EQ(buffer.substr(0, size), expected) << "buffer of " << reused << " bytes";
@@ -265,8 +272,7 @@ TEST(WireAnswerTest, ServiceSendsTheBytesOfItsAnswerMessage) {
             pb::TilingResponse expected;
             const absl::Status answered = by_message.Answer(request, &expected);
             grpc::ByteBuffer bytes;
-            const absl::Status serialized =
-                by_bytes.AnswerSerialized(request, &bytes);
+            const absl::Status serialized = by_bytes.AnswerSerialized(request, &bytes);
             ASSERT_EQ(answered.code(), serialized.code()) << answered << " / " << serialized;
             if (!answered.ok()) continue;
             // The cache's key leaves out the view and the trace: only the
