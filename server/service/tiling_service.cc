@@ -202,14 +202,22 @@ absl::Status TilingService::Answer(const pb::TilingRequest& request, pb::TilingR
     return RunAdvise(request, work, /*cancelled=*/nullptr, response);
   }
   response->Clear();
+  std::string bytes;
+  size_t size = 0;
+  RETURN_IF_ERROR(DecideAndEncode(request, &bytes, &size));
+  if (!response->ParseFromArray(bytes.data(), static_cast<int>(size))) {
+    return absl::InternalError("response: the encoded answer does not parse");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status TilingService::DecideAndEncode(const pb::TilingRequest& request, std::string* buffer,
+                                            size_t* size) {
   Decided decided;
   RETURN_IF_ERROR(Decide(request, &decided));
   metrics_.DecisionServed(decided.decision().plan.strategy);
-  const std::string bytes =
-      AnswerBytes(decided.decision(), decided.chip, FormOf(request, decided.from_cache));
-  if (!response->ParseFromString(bytes)) {
-    return absl::InternalError("response: the encoded answer does not parse");
-  }
+  *size =
+      EncodeAnswer(decided.decision(), decided.chip, FormOf(request, decided.from_cache), buffer);
   return absl::OkStatus();
 }
 
@@ -221,14 +229,11 @@ absl::Status TilingService::AnswerSerialized(const pb::TilingRequest& request,
     RETURN_IF_ERROR(Answer(request, &response));
     return SerializeResponse(response, bytes);
   }
-  Decided decided;
-  RETURN_IF_ERROR(Decide(request, &decided));
-  metrics_.DecisionServed(decided.decision().plan.strategy);
   // Encoded in a buffer kept per thread (it grows to the largest answer the
   // thread wrote), then copied into the call's slice.
   thread_local std::string buffer;
-  const size_t size =
-      EncodeAnswer(decided.decision(), decided.chip, FormOf(request, decided.from_cache), &buffer);
+  size_t size = 0;
+  RETURN_IF_ERROR(DecideAndEncode(request, &buffer, &size));
   grpc::Slice slice(buffer.data(), size);
   grpc::ByteBuffer answer(&slice, 1);
   bytes->Swap(&answer);

@@ -46,6 +46,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <string>
 
 #include "absl/status/status.h"
 #include "npu/tiling/v1/tiling_service.grpc.pb.h"
@@ -171,6 +172,10 @@ class TilingService final : public TilingServiceBase {
   // Validates a (non-ADVISE) request and decides it, from the cache when it
   // can; the errors are Answer()'s.
   absl::Status Decide(const npu::tiling::v1::TilingRequest& request, Decided* decided);
+  // Decide(), then the answer's bytes at the front of `buffer` (EncodeAnswer()),
+  // `*size` of them.
+  absl::Status DecideAndEncode(const npu::tiling::v1::TilingRequest& request, std::string* buffer,
+                               size_t* size);
 
   // Takes over an admitted GetTiling call in ADVISE mode (advise_reactor.cc):
   // the returned reactor finishes it, releases the admission and reports
