@@ -22,10 +22,10 @@ RUN apt-get update \
 
 WORKDIR /src
 COPY . /src
-# Tests and benchmarks need GoogleTest / Google Benchmark and are not part of the image.
-RUN cmake -S /src -B /build -G Ninja -DCMAKE_BUILD_TYPE=Release \
-      -DNPU_BUILD_TESTS=OFF -DNPU_BUILD_BENCH=OFF \
- && cmake --build /build
+# The release build: GCC profile-guided, trained by serving a sweep of GetTiling calls on
+# 127.0.0.1 during the build (scripts/build_release.sh). Tests and benchmarks need GoogleTest /
+# Google Benchmark and are not part of the image.
+RUN scripts/build_release.sh /build
 
 # ---- runtime stage -----------------------------------------------------------------------------
 FROM debian:bookworm-slim AS runtime

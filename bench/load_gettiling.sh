@@ -2,7 +2,7 @@
 # Load test: GetTiling against the empty-RPC baseline grpc.health.v1.Health/Check, driven by
 # h2load (Debian nghttp2-client) on one tiling_server with the decision cache off.
 #
-#   bench/load_gettiling.sh [--build-dir build] [--calls 1000000] [--rounds 4]
+#   bench/load_gettiling.sh [--build-dir build-release] [--calls 1000000] [--rounds 4]
 #                           [--clients 16] [--streams 8] [--cache-size 0] [--keep]
 #
 # Request bodies are built from the .proto files with `protoc --encode` and wrapped in the 5-byte
@@ -18,12 +18,13 @@
 #
 # Needs: h2load and nghttp (nghttp2-client), protoc, curl, python3; the grpc-proto package for
 # the health request (an empty HealthCheckRequest is used without it). Builds
-# <build-dir>/bin/tiling_server when it is missing.
+# <build-dir>/bin/tiling_server with scripts/build_release.sh (the profile-guided release build,
+# as deployed) when it is missing; the report names the build's type and PGO setting.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
 
-BUILD_DIR=build
+BUILD_DIR=build-release
 CALLS=1000000
 ROUNDS=4
 CLIENTS=16
@@ -50,8 +51,7 @@ for tool in h2load nghttp protoc curl python3; do
 done
 SERVER=$BUILD_DIR/bin/tiling_server
 if [ ! -x "$SERVER" ]; then
-  cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release
-  cmake --build "$BUILD_DIR" --target tiling_server -j1
+  scripts/build_release.sh "$BUILD_DIR"
 fi
 HELPERS="python3 $ROOT/bench/load_helpers.py"
 
@@ -175,8 +175,9 @@ wait "$SERVER_PID" || rc=$?
 SERVER_PID=""
 
 BUILD_TYPE=$(sed -n 's/^CMAKE_BUILD_TYPE:STRING=//p' "$BUILD_DIR/CMakeCache.txt" 2>/dev/null || true)
+PGO=$(sed -n 's/^NPU_PGO:STRING=//p' "$BUILD_DIR/CMakeCache.txt" 2>/dev/null || true)
 echo "Server: \`$SERVER --cache_size=$CACHE_SIZE\` (${BUILD_TYPE:-RelWithDebInfo, the default}" \
-  "build); h2load \`-c $CLIENTS" \
+  "build, NPU_PGO=${PGO:-OFF}); h2load \`-c $CLIENTS" \
   "-m $STREAMS -t 1\`, $ROUNDS alternating rounds of $PER_ROUND calls per RPC; server exit" \
   "code after SIGTERM: $rc."
 echo

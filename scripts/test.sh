@@ -1,17 +1,28 @@
 #!/bin/sh
 # Installs everything the tests need, builds the whole tree and runs every
-# test through ctest; then the same suite built with AddressSanitizer and
+# test through ctest; then the release build and a check of its binaries;
+# then the same suite built with AddressSanitizer and
 # UndefinedBehaviorSanitizer (build-asan); then every libFuzzer target for a
 # bounded time (NPU_FUZZ_SECONDS, default 60 each). Exits non-zero on any
 # failure.
 set -eu
 cd "$(dirname "$0")/.."
 scripts/install_deps.sh --test
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
+# Every option is given: the same tree may hold a release configuration of
+# scripts/run_server.sh (tests off, profile-guided).
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNPU_BUILD_TESTS=ON \
+  -DNPU_BUILD_BENCH=ON -DNPU_PGO=OFF
 cmake --build build
 cd build
 ctest --output-on-failure --timeout 900 -j2
 cd ..
+
+# The release build (scripts/build_release.sh: GCC profile-guided, as in the
+# Docker image and scripts/run_server.sh) must train without a failed call and
+# its binaries must serve CANN's golden cases exactly, an emulation and a
+# graceful stop (scripts/check_release.sh).
+scripts/build_release.sh build-release
+scripts/check_release.sh build-release
 
 # ASan + UBSan (gcc): the whole tree, every test. Debian's gRPC is not
 # instrumented but works under ASan (no leak reports). The benchmarks are

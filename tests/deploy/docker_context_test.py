@@ -5,7 +5,8 @@ Without a Docker daemon, the closest honest check: copy the tree as `docker buil
 (.dockerignore applied, Docker's pattern rules: paths relative to the context root, `*` within one
 path segment, `**` across segments, `!` re-includes, last match wins), then run the build stage's
 CMake configure on the copy with the same options and check that the generated build produces
-the two files the runtime stage copies out of it (bin/tiling_server, bin/tilingctl).
+the two files the runtime stage copies out of it (bin/tiling_server, bin/tilingctl). When the
+build stage runs scripts/build_release.sh instead, its --configure-only mode does that configure.
 Also checks the context leaves out .git and build trees.
 """
 
@@ -98,19 +99,27 @@ def main():
 
     instructions = lib.dockerfile_instructions(os.path.join(root, "Dockerfile"))
     build_runs = " ".join(a for stage, kw, a in instructions if stage == 0 and kw == "RUN")
+    # The build stage either configures CMake itself or runs the release script, whose
+    # --configure-only mode configures the same way without building.
     configure = re.search(r"cmake\s+-S\s+(\S+)\s+-B\s+(\S+)(.*?)(?:&&|$)", build_runs)
-    if not configure:
-        lib.fail("no `cmake -S SRC -B BUILD ...` in the Dockerfile's build stage")
-    options = [o for o in configure.group(3).split() if o.startswith("-D")]
+    release = re.search(r"scripts/build_release\.sh((?:\s+--?[\w-]+)*)\s+(/\S+)", build_runs)
+    if configure:
+        build_dir = configure.group(2)
+        options = [o for o in configure.group(3).split() if o.startswith("-D")]
+    elif release:
+        build_dir = release.group(2)
+        script_options = release.group(1).split()
+    else:
+        lib.fail("the Dockerfile's build stage neither runs `cmake -S SRC -B BUILD ...` nor "
+                 "`scripts/build_release.sh BUILD`")
     copies = [a for stage, kw, a in instructions if kw == "COPY" and a.startswith("--from=")]
     wanted = []
     for copy in copies:
         for source in copy.split()[1:-1]:
-            if source.startswith(configure.group(2) + "/"):
-                wanted.append(source[len(configure.group(2)) + 1:])
+            if source.startswith(build_dir + "/"):
+                wanted.append(source[len(build_dir) + 1:])
     if not wanted:
-        problems.append("the runtime stage copies nothing out of the build tree %s" %
-                        configure.group(2))
+        problems.append("the runtime stage copies nothing out of the build tree %s" % build_dir)
 
     workdir = tempfile.mkdtemp(prefix="npu_docker_context_")
     try:
@@ -118,12 +127,16 @@ def main():
         files = copy_context(root, rules, context)
         print("build context: %d files" % len(files))
         build = os.path.join(workdir, "build")
-        argv = [args.cmake, "-S", context, "-B", build, "-G", args.generator] + options
+        if configure:
+            argv = [args.cmake, "-S", context, "-B", build, "-G", args.generator] + options
+        else:
+            argv = ["sh", os.path.join(context, "scripts", "build_release.sh")] + \
+                script_options + ["--configure-only", build]
         result = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
         output = result.stdout.decode("utf-8", "replace")
         if result.returncode != 0:
             lib.fail("configuring the build context failed (%s):\n%s" % (" ".join(argv), output))
-        print("configure OK with %s" % " ".join(options))
+        print("configure OK: %s" % " ".join(argv[1:] if configure is None else options))
         generated = ""
         for name in ("build.ninja", "Makefile"):
             if os.path.exists(os.path.join(build, name)):
