@@ -1,8 +1,9 @@
 #!/bin/sh
-# Checks the release binaries of scripts/build_release.sh through a real server, as a user would
-# run them: health; CANN's golden cases exactly (tilingctl conform); an emulation with numerics
-# against the fp64 reference and a timing-only one on a Stream-K shape; the metrics
-# endpoint; and a graceful stop (SIGTERM, exit 0).
+# Checks the release binaries of scripts/build_release.sh, which the Docker image ships: they need
+# only the runtime image's packages (tests/deploy/runtime_packages_test.py); then through a real
+# server, as a user would run them: health; CANN's golden cases exactly (tilingctl conform); an
+# emulation with numerics against the fp64 reference and a timing-only one on a Stream-K shape;
+# the metrics endpoint; and a graceful stop (SIGTERM, exit 0).
 #
 #   scripts/check_release.sh [BUILD_DIR]    (default: build)
 set -eu
@@ -13,6 +14,14 @@ CTL=$BUILD_DIR/bin/tilingctl
 for binary in "$SERVER" "$CTL"; do
   [ -x "$binary" ] || { echo "check_release.sh: no $binary (scripts/build_release.sh)" >&2; exit 2; }
 done
+
+/usr/bin/python3 tests/deploy/runtime_packages_test.py --require-binaries "$SERVER" "$CTL" |
+  tail -n 1 | grep -qx PASS || {
+  echo "check_release.sh: FAIL: the release binaries need packages the runtime image lacks:" >&2
+  /usr/bin/python3 tests/deploy/runtime_packages_test.py --require-binaries "$SERVER" "$CTL" >&2
+  exit 1
+}
+echo "release check: runtime packages PASS"
 
 WORK=$(mktemp -d /tmp/npu_release_check.XXXXXX)
 SERVER_PID=""

@@ -2,8 +2,8 @@
 // -DNPU_PGO=GENERATE (scripts/build_release.sh runs it between the two
 // builds). It starts the real server on 127.0.0.1 and sends it, over gRPC,
 // the calls a graph compiler's build sends: GetTiling over a sweep of shapes,
-// dtypes and layouts, mostly in the compact view, some in the full view and
-// with the trace; the same with the decision cache on (misses, then hits); a
+// dtypes and layouts, in the full (default) and compact views, some with the
+// trace; the same with the decision cache on (misses, then hits); a
 // long run of one repeated request; GetTilingBatch streams; ListPlatforms;
 // a few invalid requests. Execute and ADVISE are left out on purpose: their
 // code is then compiled as without a profile (-fprofile-partial-training),
@@ -78,12 +78,12 @@ std::vector<pb::TilingRequest> SweepRequests() {
             problem->set_has_bias(true);
             problem->set_dtype_bias(dtype);
           }
-          // Mostly compact answers (what a launcher needs), some full ones,
-          // a few with the strategies' trace.
-          if (serial % 4 != 0) {
+          // Half full answers (the default view), half compact ones (what a
+          // launcher needs); one in eight with the strategies' trace.
+          if (serial % 2 == 0) {
             request.set_view(pb::RESPONSE_VIEW_COMPACT);
           } else {
-            request.set_include_trace(serial % 8 == 0);
+            request.set_include_trace(serial % 8 == 1);
           }
           requests.push_back(std::move(request));
         }
@@ -120,10 +120,18 @@ std::vector<pb::TilingRequest> InvalidRequests() {
     pb::TilingRequest request = RepeatedRequest(pb::RESPONSE_VIEW_COMPACT);
     pb::MatmulProblem* problem = request.mutable_problem();
     switch (i) {
-      case 0: problem->set_m(0); break;
-      case 1: problem->set_k(-5); break;
-      case 2: problem->set_dtype_b(pb::DATA_TYPE_UNSPECIFIED); break;
-      default: request.set_platform("no-such-chip"); break;
+      case 0:
+        problem->set_m(0);
+        break;
+      case 1:
+        problem->set_k(-5);
+        break;
+      case 2:
+        problem->set_dtype_b(pb::DATA_TYPE_UNSPECIFIED);
+        break;
+      default:
+        request.set_platform("no-such-chip");
+        break;
     }
     requests.push_back(std::move(request));
   }
@@ -220,9 +228,8 @@ bool TrainOne(size_t cache_capacity, int repeat, Tally& tally) {
   const std::vector<pb::TilingRequest> sweep = SweepRequests();
   // With the cache on, the second pass is all hits.
   SendUnary(*stub, sweep, cache_capacity > 0 ? 2 : 1, tally);
-  std::vector<pb::TilingRequest> repeated;
-  for (int i = 0; i < 3; ++i) repeated.push_back(RepeatedRequest(pb::RESPONSE_VIEW_COMPACT));
-  repeated.push_back(RepeatedRequest(pb::RESPONSE_VIEW_FULL));
+  const std::vector<pb::TilingRequest> repeated = {RepeatedRequest(pb::RESPONSE_VIEW_FULL),
+                                                   RepeatedRequest(pb::RESPONSE_VIEW_COMPACT)};
   SendUnary(*stub, repeated, repeat, tally);
   SendBatches(*stub, sweep, 200, tally);
   for (int i = 0; i < 20; ++i) {
@@ -242,14 +249,13 @@ bool TrainOne(size_t cache_capacity, int repeat, Tally& tally) {
 }
 
 int Main(int argc, char** argv) {
-  int repeat = 4000;
+  int repeat = 8000;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
-    if (arg == "--repeat" && i + 1 < argc && absl::SimpleAtoi(argv[i + 1], &repeat) &&
-        repeat > 0) {
+    if (arg == "--repeat" && i + 1 < argc && absl::SimpleAtoi(argv[i + 1], &repeat) && repeat > 0) {
       ++i;
     } else {
-      std::fprintf(stderr, "usage: pgo_train [--repeat N (N > 0, default 4000)]\n");
+      std::fprintf(stderr, "usage: pgo_train [--repeat N (N > 0, default 8000)]\n");
       return 2;
     }
   }

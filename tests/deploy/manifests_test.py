@@ -204,6 +204,10 @@ def check_dockerfile(k8s):
     check(froms[-1].startswith("debian:bookworm-slim"),
           "runtime stage must be debian:bookworm-slim, is %r" % froms[-1])
     build_flags = " ".join(args for stage, kw, args in instructions if stage == 0 and kw == "RUN")
+    if "scripts/build_release.sh" in build_flags:
+        # The release script configures CMake itself.
+        with open(os.path.join(ROOT, "scripts", "build_release.sh")) as f:
+            build_flags += " " + f.read()
     for option in ("-DNPU_BUILD_TESTS=OFF", "-DNPU_BUILD_BENCH=OFF"):
         check(option in build_flags, "build stage does not configure with %s" % option)
 
