@@ -1,9 +1,10 @@
 #!/bin/sh
 # Checks the release binaries of scripts/build_release.sh, which the Docker image ships: they need
 # only the runtime image's packages (tests/deploy/runtime_packages_test.py); then through a real
-# server, as a user would run them: health; CANN's golden cases exactly (tilingctl conform); an
-# emulation with numerics against the fp64 reference and a timing-only one on a Stream-K shape;
-# the metrics endpoint; and a graceful stop (SIGTERM, exit 0).
+# server, as a user would run them: health; CANN's golden cases exactly (tilingctl conform); a
+# request with m=0 refused with INVALID_ARGUMENT naming the field; an emulation with numerics
+# against the fp64 reference and a timing-only one on a Stream-K shape; the metrics endpoint;
+# and a graceful stop (SIGTERM, exit 0).
 #
 #   scripts/check_release.sh [BUILD_DIR]    (default: build)
 set -eu
@@ -58,6 +59,14 @@ TARGET="127.0.0.1:$PORT"
 grep -Eq '^[1-9][0-9]* passed, 0 failed$' "$WORK/conform.txt" ||
   fail "conform: $(tail -n 1 "$WORK/conform.txt")"
 echo "release check: $(tail -n 1 "$WORK/conform.txt") (CANN golden cases)"
+
+# Bad input: the release build's error paths (left out of its training) still answer.
+if "$CTL" tile --m 0 --n 16 --k 16 --server "$TARGET" > "$WORK/bad.txt" 2>&1; then
+  fail "m=0 was answered: $(cat "$WORK/bad.txt")"
+fi
+grep -q 'INVALID_ARGUMENT: .*field m=0 must be in' "$WORK/bad.txt" ||
+  fail "m=0: not INVALID_ARGUMENT naming the field: $(cat "$WORK/bad.txt")"
+echo "release check: bad input refused (INVALID_ARGUMENT naming the field)"
 
 "$CTL" execute --m 256 --n 320 --k 1024 --seed 7 --server "$TARGET" > "$WORK/execute.txt" 2>&1 ||
   fail "execute: $(tail -n 5 "$WORK/execute.txt")"
