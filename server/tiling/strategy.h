@@ -67,9 +67,9 @@ void AppendDetail(std::string& out, Int value) {
 }
 
 // The plan's `detail` from its pieces, when `facts` ask for it. Every full
-// answer formats one, so it is formatted here, inline, rather than by a call
-// into Abseil's string library (under load: ~0.15 µs less server CPU per
-// full answer, bench/RESULTS.md "Profile-guided release build").
+// answer formats one, so it is formatted here, inline, rather than by a
+// call into Abseil's string library, whose code a loaded server fetches
+// again on each call (bench/RESULTS.md, "Profile-guided release build").
 template <typename... Pieces>
 std::string Describe(const ProblemFacts& facts, const Pieces&... pieces) {
   std::string text;
