@@ -4,7 +4,8 @@
 // the calls a graph compiler's build sends: GetTiling over a sweep of shapes,
 // dtypes and layouts, in the full (default) and compact views, some with the
 // trace; the same with the decision cache on (misses, then hits); a
-// long run of one repeated request; GetTilingBatch streams; ListPlatforms.
+// long run of one repeated problem in both views; GetTilingBatch streams;
+// ListPlatforms.
 // Left out on purpose:
 //   * invalid requests: GCC moves code that the training never ran out of the
 //     hot code (into .text.unlikely), and error paths belong there;
@@ -23,7 +24,6 @@
 #include <atomic>
 #include <cstdint>
 #include <cstdio>
-#include <cstdlib>
 #include <memory>
 #include <string>
 #include <thread>
@@ -156,8 +156,8 @@ void SendUnary(pb::TilingService::Stub& stub, const std::vector<pb::TilingReques
   for (std::thread& thread : threads) thread.join();
 }
 
-// One GetTilingBatch stream per `per_stream` requests; every item must
-// come back, in order.
+// One GetTilingBatch stream per `per_stream` requests; every item must get
+// an answer.
 void SendBatches(pb::TilingService::Stub& stub, const std::vector<pb::TilingRequest>& requests,
                  size_t per_stream, Tally& tally) {
   for (size_t begin = 0; begin < requests.size(); begin += per_stream) {
