@@ -14,7 +14,9 @@
 #include "npu/tiling/v1/tiling_service.pb.h"
 #include "prometheus/registry.h"
 #include "server/metrics/service_metrics.h"
+#include "server/service/convert.h"
 #include "server/service/tiling_service.h"
+#include "server/service/wire_answer.h"
 #include "server/tiling/builtin_strategies.h"
 #include "tests/service/test_server.h"
 
@@ -64,6 +66,36 @@ BENCHMARK(BM_GetTilingHandler)
     ->Args({pb::RESPONSE_VIEW_FULL, 0})
     ->Args({pb::RESPONSE_VIEW_COMPACT, 1})
     ->Args({pb::RESPONSE_VIEW_FULL, 1});
+
+// The answer's encoding alone (a part of the handler above), for the same
+// decision in each view, into a buffer reused across calls as the service's
+// per-thread one is.
+void BM_EncodeAnswer(benchmark::State& state) {
+  const tiling::StrategyRegistry registry = tiling::MakeBuiltinRegistry();
+  const tiling::ChipSpec chip = *tiling::FindPlatform(tiling::kDefaultPlatform);
+  const pb::TilingRequest request = testing::StreamKRequest();
+  absl::StatusOr<tiling::TilingDecision> decision =
+      registry.Decide(ProblemFromProto(request.problem()), chip);
+  if (!decision.ok()) {
+    state.SkipWithError("decision");
+    return;
+  }
+  AnswerForm form;
+  form.view = static_cast<pb::ResponseView>(state.range(0));
+  form.include_trace = false;
+  form.id = "load";
+  std::string buffer;
+  size_t size = 0;
+  for (auto _ : state) {
+    size = EncodeAnswer(*decision, chip, form, &buffer);
+    benchmark::DoNotOptimize(buffer.data());
+  }
+  state.counters["answer_bytes"] = static_cast<double>(size);
+}
+BENCHMARK(BM_EncodeAnswer)
+    ->ArgName("view")
+    ->Arg(pb::RESPONSE_VIEW_COMPACT)
+    ->Arg(pb::RESPONSE_VIEW_FULL);
 
 }  // namespace
 }  // namespace npu::server

@@ -194,6 +194,33 @@ TEST(WireAnswerTest, SameBytesAsProtobufForEdgeValues) {
   }
 }
 
+// Tiling-data names of every length around the encoder's short-copy sizes
+// (4, 8, 16), and names long enough for a two-byte name length and a
+// two-byte field length, each with values of one to ten bytes.
+TEST(WireAnswerTest, SameBytesAsProtobufForNamesOfEveryLength) {
+  const tl::ChipSpec chip = *tl::FindPlatform(tl::kDefaultPlatform);
+  // The names must outlive the decision: TilingField holds views.
+  std::vector<std::string> names;
+  for (size_t length = 0; length <= 20; ++length) {
+    std::string name;
+    for (size_t i = 0; i < length; ++i) name += static_cast<char>('a' + (i * 7 + length) % 26);
+    names.push_back(name);
+  }
+  names.push_back(std::string(127, 'n'));
+  names.push_back(std::string(128, 'n'));
+  names.push_back(std::string(300, 'n'));
+  tl::TilingDecision decision;
+  decision.plan.strategy = "BASIC_ASWT";
+  decision.plan.data.struct_name = "MatMulV3BasicTilingData";
+  uint64_t value = 1;
+  for (const std::string& name : names) {
+    decision.plan.data.fields.push_back({name, value, name.size() % 3 == 0 ? 8 : 32});
+    value = value * 131 + 7;  // grows to ten-byte varints
+  }
+  decision.plan.data.fields.push_back({"max", std::numeric_limits<uint64_t>::max(), 32});
+  ExpectSameBytes(decision, chip);
+}
+
 // The requests of the tests below: shapes that reach every built-in strategy
 // (zero K, the vector multiplies, Stream-K, ASWT), with and without bias,
 // transposed operands and forced fp32 accumulation.
