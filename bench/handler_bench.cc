@@ -1,6 +1,7 @@
 // GetTiling's work on the server outside gRPC, per call: parse the request
 // bytes and answer them in wire form (validation, chip, decision, metrics,
-// the serialized answer), in each response view, with the cache off and on.
+// the serialized answer), in each response view, with the cache off and on;
+// the answer's encoding alone; the call's metrics alone.
 // The h2load comparison (bench/load_gettiling.sh) is too noisy on a shared
 // VM to see changes of a few hundred nanoseconds; this is not.
 //
@@ -96,6 +97,28 @@ BENCHMARK(BM_EncodeAnswer)
     ->ArgName("view")
     ->Arg(pb::RESPONSE_VIEW_COMPACT)
     ->Arg(pb::RESPONSE_VIEW_FULL);
+
+// The metrics one GetTiling call records, from one thread and from two at
+// once (as the server's two RPC threads do under load): per-thread stripes
+// keep the second thread from slowing the first.
+void BM_CallMetrics(benchmark::State& state) {
+  static prometheus::Registry* const prometheus = new prometheus::Registry;
+  static ServiceMetrics* const metrics = [] {
+    auto* created = new ServiceMetrics(*prometheus);
+    created->AddStrategies(
+        {"K_EQUAL_ZERO", "TO_MUL", "TO_MULTI_MUL", "BASIC_STREAM_K", "BASIC_ASWT"});
+    return created;
+  }();
+  for (auto _ : state) {
+    metrics->RpcStarted(RpcMethod::kGetTiling);
+    metrics->MessageReceived(RpcMethod::kGetTiling);
+    metrics->DecisionTimed(0.0000012);
+    metrics->DecisionServed("BASIC_STREAM_K");
+    metrics->MessageSent(RpcMethod::kGetTiling);
+    metrics->RpcHandled(RpcMethod::kGetTiling, absl::StatusCode::kOk, 0.000015);
+  }
+}
+BENCHMARK(BM_CallMetrics)->Threads(1)->Threads(2);
 
 }  // namespace
 }  // namespace npu::server

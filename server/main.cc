@@ -150,6 +150,7 @@ int Run() {
   const std::string address = absl::GetFlag(FLAGS_address);
   auto prometheus_registry = std::make_shared<prometheus::Registry>();
   ServiceMetrics metrics(*prometheus_registry);
+  const std::shared_ptr<prometheus::Collectable> metrics_collectable = metrics.Collectable();
   std::unique_ptr<prometheus::Exposer> exposer;
   if (metrics_port >= 0) {
     // prometheus-cpp reports a busy port by throwing CivetException; this is
@@ -160,7 +161,7 @@ int Run() {
       return Fail(absl::StrCat("cannot serve metrics on ", HostPort(address, metrics_port), ": ",
                                e.what()));
     }
-    exposer->RegisterCollectable(prometheus_registry);
+    exposer->RegisterCollectable(metrics_collectable);
     const std::vector<int> ports = exposer->GetListeningPorts();
     std::printf("metrics on %s\n",
                 HostPort(address, ports.empty() ? metrics_port : ports.front()).c_str());
@@ -195,22 +196,21 @@ int Run() {
   options.service.execute.max_queued = absl::GetFlag(FLAGS_max_execute_queue);
   options.service.execute.max_numeric_macs = absl::GetFlag(FLAGS_max_execute_work);
   options.service.execute.max_simulated_ops = absl::GetFlag(FLAGS_max_execute_simulated_ops);
-  options.service.execute.max_operand_elements =
-      absl::GetFlag(FLAGS_max_execute_operand_elements);
-  options.service.execute.max_returned_c_bytes =
-      absl::GetFlag(FLAGS_max_execute_returned_c_bytes);
+  options.service.execute.max_operand_elements = absl::GetFlag(FLAGS_max_execute_operand_elements);
+  options.service.execute.max_returned_c_bytes = absl::GetFlag(FLAGS_max_execute_returned_c_bytes);
   if (options.service.execute.max_operand_elements == 0 ||
       options.service.execute.max_returned_c_bytes == 0) {
-    return Fail("--max_execute_operand_elements and --max_execute_returned_c_bytes must be "
-                "positive");
+    return Fail(
+        "--max_execute_operand_elements and --max_execute_returned_c_bytes must be "
+        "positive");
   }
   if (options.service.execute.workers < 1 || options.service.execute.workers > 1024) {
     return Fail(absl::StrCat("--execute_threads must be in [1, 1024], got ",
                              options.service.execute.workers));
   }
   if (options.service.execute.max_queued < 0) {
-    return Fail(absl::StrCat("--max_execute_queue must be >= 0, got ",
-                             options.service.execute.max_queued));
+    return Fail(
+        absl::StrCat("--max_execute_queue must be >= 0, got ", options.service.execute.max_queued));
   }
   // Both limits bound memory as well as time; 0 ("unlimited") would let one
   // request exhaust the host. 2^32 operations is ~300 GB, past any host.
@@ -249,8 +249,8 @@ int Run() {
   }
   Log(LogLevel::kInfo,
       absl::StrCat("serving npu.tiling.v1.TilingService on ", (*server)->address(), "; cache ",
-                   cache_size, " decisions; max in-flight ", options.service.max_inflight,
-                   "; ", options.service.execute.workers, " emulation workers, queue ",
+                   cache_size, " decisions; max in-flight ", options.service.max_inflight, "; ",
+                   options.service.execute.workers, " emulation workers, queue ",
                    options.service.execute.max_queued));
 
   int signal_number = 0;

@@ -1,5 +1,7 @@
 #include "server/metrics/service_metrics.h"
 
+#include <algorithm>
+#include <cmath>
 #include <string>
 
 namespace npu::server {
@@ -99,26 +101,12 @@ absl::string_view PrometheusCodeName(absl::StatusCode code) {
 }  // namespace
 
 ServiceMetrics::ServiceMetrics(prometheus::Registry& registry)
-    : decisions_(prometheus::BuildCounter()
+    : registry_(registry),
+      decisions_(prometheus::BuildCounter()
                      .Name("npu_tiling_decisions_total")
                      .Help("Tiling answers served, by the strategy that produced them (cache "
                            "hits included).")
                      .Register(registry)),
-      cache_hits_(prometheus::BuildCounter()
-                      .Name("npu_tiling_cache_hits_total")
-                      .Help("Decision cache lookups that found an answer.")
-                      .Register(registry)
-                      .Add({})),
-      cache_misses_(prometheus::BuildCounter()
-                        .Name("npu_tiling_cache_misses_total")
-                        .Help("Decision cache lookups that ran the engine.")
-                        .Register(registry)
-                        .Add({})),
-      decision_seconds_(prometheus::BuildHistogram()
-                            .Name("npu_tiling_decision_seconds")
-                            .Help("Time the tiling engine spent on one decision (cache misses).")
-                            .Register(registry)
-                            .Add({}, DecisionBuckets())),
       inflight_(prometheus::BuildGauge()
                     .Name("npu_inflight_requests")
                     .Help("RPCs in progress: unary calls and open batch streams.")
@@ -151,6 +139,23 @@ ServiceMetrics::ServiceMetrics(prometheus::Registry& registry)
                                 "and queueing excluded).")
                           .Register(registry)
                           .Add({}, AdviseBuckets())) {
+  cache_hits_ = NewCounter(prometheus::BuildCounter()
+                               .Name("npu_tiling_cache_hits_total")
+                               .Help("Decision cache lookups that found an answer.")
+                               .Register(registry)
+                               .Add({}));
+  cache_misses_ = NewCounter(prometheus::BuildCounter()
+                                 .Name("npu_tiling_cache_misses_total")
+                                 .Help("Decision cache lookups that ran the engine.")
+                                 .Register(registry)
+                                 .Add({}));
+  decision_seconds_ =
+      NewHistogram(prometheus::BuildHistogram()
+                       .Name("npu_tiling_decision_seconds")
+                       .Help("Time the tiling engine spent on one decision (cache misses).")
+                       .Register(registry)
+                       .Add({}, DecisionBuckets()),
+                   DecisionBuckets());
   auto& started = prometheus::BuildCounter()
                       .Name("grpc_server_started_total")
                       .Help("Total number of RPCs started on the server.")
@@ -185,16 +190,19 @@ ServiceMetrics::ServiceMetrics(prometheus::Registry& registry)
                                        {"grpc_service", std::string(kServiceName)},
                                        {"grpc_method", info.name}};
     MethodSeries& series = methods_[static_cast<int>(info.method)];
-    series.started = &started.Add(labels);
-    series.received = &received.Add(labels);
-    series.sent = &sent.Add(labels);
-    series.handling = &handling.Add(labels, HandlingBuckets());
+    series.started = NewCounter(started.Add(labels));
+    series.received = NewCounter(received.Add(labels));
+    series.sent = NewCounter(sent.Add(labels));
+    series.handling = NewHistogram(handling.Add(labels, HandlingBuckets()), HandlingBuckets());
     for (int code = 0; code < kNumCodes; ++code) {
       prometheus::Labels with_code = labels;
       with_code["grpc_code"] = std::string(PrometheusCodeName(static_cast<absl::StatusCode>(code)));
-      series.handled[code] = &handled.Add(with_code);
+      const size_t index = NewCounter(handled.Add(with_code));
+      if (code == 0) series.handled = index;
     }
   }
+  strategy_first_ = next_index_;
+  next_index_ += kMaxStripedStrategies;
   for (int code = 1; code < kNumCodes; ++code) {
     request_errors_[code] = &errors.Add(
         {{"grpc_code", std::string(PrometheusCodeName(static_cast<absl::StatusCode>(code)))}});
@@ -220,6 +228,94 @@ ServiceMetrics::ServiceMetrics(prometheus::Registry& registry)
         {{"result", std::string(PrometheusCodeName(static_cast<absl::StatusCode>(code)))}});
   }
   advise_budget_exhausted_ = &advise.Add({{"result", "BudgetExhausted"}});
+  counts_ = std::make_unique<StripedCounts>(next_index_);
+}
+
+size_t ServiceMetrics::NewCounter(prometheus::Counter& series) {
+  counters_.push_back({next_index_, &series, 0});
+  return next_index_++;
+}
+
+size_t ServiceMetrics::NewHistogram(prometheus::Histogram& series, std::vector<double> bounds) {
+  HistogramLink link;
+  link.first = next_index_;
+  link.series = &series;
+  // A bucket per bound, one past them, and the sum.
+  next_index_ += bounds.size() + 2;
+  link.synced.assign(bounds.size() + 2, 0);
+  link.bounds = std::move(bounds);
+  histograms_.push_back(std::move(link));
+  return histograms_.size() - 1;
+}
+
+void ServiceMetrics::Observe(size_t histogram, double seconds) {
+  const HistogramLink& link = histograms_[histogram];
+  // The first bucket whose bound is at least the value, as Prometheus's
+  // "le" (less or equal) buckets count.
+  const size_t bucket = static_cast<size_t>(
+      std::lower_bound(link.bounds.begin(), link.bounds.end(), seconds) - link.bounds.begin());
+  counts_->Add(link.first + bucket);
+  // The sum in whole nanoseconds: an integer adds exactly from any stripe.
+  if (seconds > 0) {
+    counts_->Add(link.first + link.bounds.size() + 1,
+                 static_cast<uint64_t>(std::llround(seconds * 1e9)));
+  }
+}
+
+void ServiceMetrics::Sync() {
+  absl::MutexLock lock(&sync_mutex_);
+  // Handled before started: a call counted as handled was started before,
+  // so the difference is never negative.
+  uint64_t handled = 0;
+  for (const MethodSeries& series : methods_) {
+    for (int code = 0; code < kNumCodes; ++code) handled += counts_->Sum(series.handled + code);
+  }
+  uint64_t started = 0;
+  for (const MethodSeries& series : methods_) started += counts_->Sum(series.started);
+  inflight_.Set(static_cast<double>(started - handled));
+
+  for (CounterLink& link : counters_) {
+    const uint64_t total = counts_->Sum(link.index);
+    if (total != link.synced) link.series->Increment(static_cast<double>(total - link.synced));
+    link.synced = total;
+  }
+  for (HistogramLink& link : histograms_) {
+    const size_t num_buckets = link.bounds.size() + 1;
+    std::vector<double> increments(num_buckets);
+    bool moved = false;
+    for (size_t i = 0; i < num_buckets; ++i) {
+      const uint64_t total = counts_->Sum(link.first + i);
+      increments[i] = static_cast<double>(total - link.synced[i]);
+      moved |= total != link.synced[i];
+      link.synced[i] = total;
+    }
+    const uint64_t nanos = counts_->Sum(link.first + num_buckets);
+    const double seconds = static_cast<double>(nanos - link.synced[num_buckets]) * 1e-9;
+    link.synced[num_buckets] = nanos;
+    if (moved) link.series->ObserveMultiple(increments, seconds);
+  }
+}
+
+std::vector<prometheus::MetricFamily> ServiceMetrics::Collect() {
+  Sync();
+  return registry_.Collect();
+}
+
+namespace {
+
+class MetricsCollectable : public prometheus::Collectable {
+ public:
+  explicit MetricsCollectable(ServiceMetrics& metrics) : metrics_(metrics) {}
+  std::vector<prometheus::MetricFamily> Collect() const override { return metrics_.Collect(); }
+
+ private:
+  ServiceMetrics& metrics_;
+};
+
+}  // namespace
+
+std::shared_ptr<prometheus::Collectable> ServiceMetrics::Collectable() {
+  return std::make_shared<MetricsCollectable>(*this);
 }
 
 int ServiceMetrics::CodeIndex(absl::StatusCode code) {
@@ -230,38 +326,40 @@ int ServiceMetrics::CodeIndex(absl::StatusCode code) {
 }
 
 void ServiceMetrics::RpcStarted(RpcMethod method) {
-  methods_[static_cast<int>(method)].started->Increment();
-  inflight_.Increment();
+  counts_->Add(methods_[static_cast<int>(method)].started);
 }
 
 void ServiceMetrics::RpcHandled(RpcMethod method, absl::StatusCode code, double seconds) {
-  MethodSeries& series = methods_[static_cast<int>(method)];
-  series.handled[CodeIndex(code)]->Increment();
-  series.handling->Observe(seconds);
-  inflight_.Decrement();
+  const MethodSeries& series = methods_[static_cast<int>(method)];
+  counts_->Add(series.handled + CodeIndex(code));
+  Observe(series.handling, seconds);
 }
 
 void ServiceMetrics::MessageReceived(RpcMethod method) {
-  methods_[static_cast<int>(method)].received->Increment();
+  counts_->Add(methods_[static_cast<int>(method)].received);
 }
 
 void ServiceMetrics::MessageSent(RpcMethod method) {
-  methods_[static_cast<int>(method)].sent->Increment();
+  counts_->Add(methods_[static_cast<int>(method)].sent);
 }
 
 void ServiceMetrics::AddStrategies(const std::vector<std::string>& strategies) {
+  absl::MutexLock lock(&sync_mutex_);
   for (const std::string& strategy : strategies) {
-    prometheus::Counter* series = &decisions_.Add({{"strategy", strategy}});
+    prometheus::Counter& series = decisions_.Add({{"strategy", strategy}});
     bool known = false;
-    for (const auto& entry : strategy_series_) known |= entry.second == series;
-    if (!known) strategy_series_.emplace_back(strategy, series);
+    for (const auto& entry : strategy_series_) known |= entry.first == strategy;
+    if (known || strategy_series_.size() == kMaxStripedStrategies) continue;
+    const size_t index = strategy_first_ + strategy_series_.size();
+    strategy_series_.emplace_back(strategy, index);
+    counters_.push_back({index, &series, 0});
   }
 }
 
 void ServiceMetrics::DecisionServed(absl::string_view strategy) {
-  for (const auto& [name, series] : strategy_series_) {
+  for (const auto& [name, index] : strategy_series_) {
     if (name == strategy) {
-      series->Increment();
+      counts_->Add(index);
       return;
     }
   }
@@ -271,7 +369,7 @@ void ServiceMetrics::DecisionServed(absl::string_view strategy) {
   decisions_.Add({{"strategy", std::string(strategy)}}).Increment();
 }
 
-void ServiceMetrics::DecisionTimed(double seconds) { decision_seconds_.Observe(seconds); }
+void ServiceMetrics::DecisionTimed(double seconds) { Observe(decision_seconds_, seconds); }
 
 void ServiceMetrics::RequestFailed(absl::StatusCode code) {
   const int index = CodeIndex(code);
@@ -304,7 +402,7 @@ void ServiceMetrics::AdviseFinished(absl::StatusCode code, bool budget_exhausted
 
 void ServiceMetrics::AdviseRan(double seconds) { advise_seconds_.Observe(seconds); }
 
-void ServiceMetrics::CacheHit() { cache_hits_.Increment(); }
-void ServiceMetrics::CacheMiss() { cache_misses_.Increment(); }
+void ServiceMetrics::CacheHit() { counts_->Add(cache_hits_); }
+void ServiceMetrics::CacheMiss() { counts_->Add(cache_misses_); }
 
 }  // namespace npu::server

@@ -1,8 +1,11 @@
 // Prometheus metrics of the tiling service.
 //
 // The service layer reports RPC and decision events here; this class owns the
-// metric families inside a caller-supplied prometheus::Registry (main() exposes
-// that registry on /metrics, tests read it back with Collect()). Names follow
+// metric families inside a caller-supplied prometheus::Registry. The series
+// that move on every call (the grpc_server_* ones, decisions, the cache and
+// the decision time) are counted in per-thread stripes (StripedCounts) and
+// brought into the registry's families when they are read: main() exposes
+// Collectable() on /metrics, tests read Collect(). Names follow
 // the go-grpc-prometheus conventions so standard gRPC dashboards work:
 //
 //   grpc_server_started_total{grpc_type,grpc_service,grpc_method}
@@ -43,17 +46,23 @@
 
 #include <array>
 #include <chrono>
+#include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
+#include "prometheus/collectable.h"
 #include "prometheus/counter.h"
 #include "prometheus/family.h"
 #include "prometheus/gauge.h"
 #include "prometheus/histogram.h"
+#include "prometheus/metric_family.h"
 #include "prometheus/registry.h"
+#include "server/metrics/striped_counts.h"
 
 namespace npu::server {
 
@@ -75,6 +84,14 @@ class ServiceMetrics {
 
   ServiceMetrics(const ServiceMetrics&) = delete;
   ServiceMetrics& operator=(const ServiceMetrics&) = delete;
+
+  // Every family of the registry, the per-call series brought up to date
+  // first.
+  std::vector<prometheus::MetricFamily> Collect();
+  // Collect() for prometheus::Exposer::RegisterCollectable(), which keeps a
+  // weak reference: hold the pointer while the exposer runs. Must not outlive
+  // this object.
+  std::shared_ptr<prometheus::Collectable> Collectable();
 
   // Counts an RPC that the server started handling and raises the in-flight
   // gauge.
@@ -119,25 +136,57 @@ class ServiceMetrics {
   static constexpr int kNumCodes = 17;
   static constexpr int kNumMethods = 4;
 
-  struct MethodSeries {
-    prometheus::Counter* started = nullptr;
-    prometheus::Counter* received = nullptr;
-    prometheus::Counter* sent = nullptr;
-    std::array<prometheus::Counter*, kNumCodes> handled{};
-    prometheus::Histogram* handling = nullptr;
+  // A series counted in `counts_` at `index`, and how much of it the
+  // registry's series has been given.
+  struct CounterLink {
+    size_t index = 0;
+    prometheus::Counter* series = nullptr;
+    uint64_t synced = 0;
   };
+  // A histogram counted in `counts_`: its buckets from `first` on (the last
+  // one past every bound), then the sum of its values in nanoseconds.
+  struct HistogramLink {
+    size_t first = 0;
+    std::vector<double> bounds;
+    prometheus::Histogram* series = nullptr;
+    std::vector<uint64_t> synced;  // buckets, then the sum
+  };
+  struct MethodSeries {
+    size_t started = 0;  // indices in counts_
+    size_t received = 0;
+    size_t sent = 0;
+    size_t handled = 0;   // the first of kNumCodes
+    size_t handling = 0;  // in histograms_
+  };
+
+  // Allocates indices in counts_ while the constructor runs.
+  size_t NewCounter(prometheus::Counter& series);
+  size_t NewHistogram(prometheus::Histogram& series, std::vector<double> bounds);
+  void Observe(size_t histogram, double seconds);
+  // Brings the registry's series up to date with counts_.
+  void Sync() ABSL_LOCKS_EXCLUDED(sync_mutex_);
 
   static int CodeIndex(absl::StatusCode code);
 
+  // Strategies AddStrategies() can give a striped count; more are counted
+  // in the registry directly.
+  static constexpr size_t kMaxStripedStrategies = 32;
+
+  prometheus::Registry& registry_;
+  std::vector<CounterLink> counters_;
+  std::vector<HistogramLink> histograms_;
+  size_t next_index_ = 0;
   std::array<MethodSeries, kNumMethods> methods_;
   prometheus::Family<prometheus::Counter>& decisions_;
-  // The series AddStrategies() created, searched in order (a dozen names).
-  std::vector<std::pair<std::string, prometheus::Counter*>> strategy_series_;
+  // The series AddStrategies() created, searched in order (a dozen names),
+  // with their index in counts_.
+  std::vector<std::pair<std::string, size_t>> strategy_series_;
+  size_t strategy_first_ = 0;  // kMaxStripedStrategies indices in counts_
   std::array<prometheus::Counter*, kNumCodes> request_errors_{};
-  prometheus::Counter& cache_hits_;
-  prometheus::Counter& cache_misses_;
-  prometheus::Histogram& decision_seconds_;
-  prometheus::Gauge& inflight_;
+  size_t cache_hits_ = 0;
+  size_t cache_misses_ = 0;
+  size_t decision_seconds_ = 0;  // in histograms_
+  prometheus::Gauge& inflight_;  // set by Sync(): started - handled
   std::array<prometheus::Counter*, kNumCodes> execute_results_{};
   prometheus::Gauge& execute_queue_depth_;
   prometheus::Gauge& execute_running_;
@@ -146,6 +195,9 @@ class ServiceMetrics {
   std::array<prometheus::Counter*, kNumCodes> advise_results_{};
   prometheus::Counter* advise_budget_exhausted_ = nullptr;
   prometheus::Histogram& advise_seconds_;
+  absl::Mutex sync_mutex_;
+  // Sized last, once every index is known.
+  std::unique_ptr<StripedCounts> counts_;
 };
 
 }  // namespace npu::server

@@ -3,6 +3,8 @@
 #include <map>
 #include <set>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "gtest/gtest.h"
 #include "prometheus/registry.h"
@@ -21,7 +23,7 @@ TEST(ServiceMetricsTest, PrecreatesEveryMethodAndCodeAtZero) {
   prometheus::Registry registry;
   ServiceMetrics metrics(registry);
   metrics.AddStrategies({"K_EQUAL_ZERO", "BASIC_ASWT"});
-  const auto families = registry.Collect();
+  const auto families = metrics.Collect();
   const auto by_name = ByName(families);
   ASSERT_TRUE(by_name.count("grpc_server_handled_total"));
   // 4 methods x 17 codes, all zero.
@@ -63,7 +65,7 @@ TEST(ServiceMetricsTest, LabelsNeverCarryShapes) {
   metrics.ExecutePredicted(0.8);
   const std::set<std::string> allowed = {"grpc_type", "grpc_service", "grpc_method", "grpc_code",
                                          "strategy",  "result",       "le"};
-  for (const auto& family : registry.Collect()) {
+  for (const auto& family : metrics.Collect()) {
     for (const auto& metric : family.metric) {
       for (const auto& label : metric.label) {
         EXPECT_TRUE(allowed.count(label.name)) << family.name << " has label " << label.name;
@@ -78,7 +80,7 @@ TEST(ServiceMetricsTest, InflightFollowsStartedAndHandled) {
   metrics.RpcStarted(RpcMethod::kGetTilingBatch);
   metrics.RpcStarted(RpcMethod::kGetTiling);
   auto inflight = [&] {
-    for (const auto& family : registry.Collect()) {
+    for (const auto& family : metrics.Collect()) {
       if (family.name == "npu_inflight_requests") return family.metric.at(0).gauge.value;
     }
     return -1.0;
@@ -96,7 +98,7 @@ TEST(ServiceMetricsTest, ExecuteSeriesFollowTheCalls) {
   metrics.ExecuteFinished(absl::StatusCode::kResourceExhausted);
   metrics.ExecuteRan(0.02);
   metrics.ExecutePredicted(0.85);
-  const auto families = registry.Collect();
+  const auto families = metrics.Collect();
   const auto by_name = ByName(families);
   EXPECT_EQ(by_name.at("npu_execute_queue_depth")->metric.at(0).gauge.value, 3);
   EXPECT_EQ(by_name.at("npu_execute_running")->metric.at(0).gauge.value, 2);
@@ -115,6 +117,76 @@ TEST(ServiceMetricsTest, ExecuteSeriesFollowTheCalls) {
   EXPECT_EQ(utilization.bucket[7].cumulative_count, 0u);
   EXPECT_EQ(utilization.bucket[8].cumulative_count, 1u);
   EXPECT_EQ(by_name.at("npu_execute_seconds")->metric.at(0).histogram.sample_count, 1u);
+}
+
+// The per-call series are counted per thread and summed on Collect(): the
+// counts from every thread arrive exactly, each value in its "le" bucket,
+// the histogram's sum within a nanosecond per value, and a second Collect()
+// adds nothing twice.
+TEST(ServiceMetricsTest, PerCallSeriesSumEveryThread) {
+  prometheus::Registry registry;
+  ServiceMetrics metrics(registry);
+  metrics.AddStrategies({"BASIC_STREAM_K", "BASIC_ASWT"});
+  constexpr int kThreads = 6;
+  constexpr int kCalls = 5000;
+  // 50 us is a bucket bound (it counts in le="5e-05"), 70 us is not.
+  const double kSeconds[] = {0.00005, 0.00007};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kCalls; ++i) {
+        metrics.RpcStarted(RpcMethod::kGetTiling);
+        metrics.MessageReceived(RpcMethod::kGetTiling);
+        metrics.DecisionServed(t % 2 == 0 ? "BASIC_STREAM_K" : "BASIC_ASWT");
+        metrics.MessageSent(RpcMethod::kGetTiling);
+        metrics.RpcHandled(RpcMethod::kGetTiling, absl::StatusCode::kOk, kSeconds[i % 2]);
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  metrics.RpcStarted(RpcMethod::kGetTilingBatch);  // still open
+
+  for (int collect = 0; collect < 2; ++collect) {
+    SCOPED_TRACE(collect);
+    const auto families = metrics.Collect();
+    const auto by_name = ByName(families);
+    auto value = [&](const std::string& name, const std::string& method) {
+      for (const auto& metric : by_name.at(name)->metric) {
+        std::map<std::string, std::string> labels;
+        for (const auto& label : metric.label) labels[label.name] = label.value;
+        if (labels["grpc_method"] == method &&
+            (!labels.count("grpc_code") || labels["grpc_code"] == "OK")) {
+          return metric;
+        }
+      }
+      return prometheus::ClientMetric{};
+    };
+    constexpr double kTotal = kThreads * kCalls;
+    EXPECT_EQ(value("grpc_server_started_total", "GetTiling").counter.value, kTotal);
+    EXPECT_EQ(value("grpc_server_msg_received_total", "GetTiling").counter.value, kTotal);
+    EXPECT_EQ(value("grpc_server_msg_sent_total", "GetTiling").counter.value, kTotal);
+    EXPECT_EQ(value("grpc_server_handled_total", "GetTiling").counter.value, kTotal);
+    EXPECT_EQ(value("grpc_server_started_total", "GetTilingBatch").counter.value, 1);
+    EXPECT_EQ(by_name.at("npu_inflight_requests")->metric.at(0).gauge.value, 1);
+
+    const prometheus::ClientMetric::Histogram& handling =
+        value("grpc_server_handling_seconds", "GetTiling").histogram;
+    EXPECT_EQ(handling.sample_count, kThreads * kCalls);
+    EXPECT_NEAR(handling.sample_sum, kTotal / 2 * (kSeconds[0] + kSeconds[1]), kTotal * 1e-9);
+    // Bounds 50e-6, 100e-6, ...: half the calls in the first bucket, all by
+    // the second (cumulative counts).
+    ASSERT_GE(handling.bucket.size(), 2u);
+    EXPECT_EQ(handling.bucket[0].upper_bound, 0.00005);
+    EXPECT_EQ(handling.bucket[0].cumulative_count, kThreads * kCalls / 2);
+    EXPECT_EQ(handling.bucket[1].cumulative_count, kThreads * kCalls);
+
+    std::map<std::string, double> decisions;
+    for (const auto& metric : by_name.at("npu_tiling_decisions_total")->metric) {
+      decisions[metric.label.at(0).value] = metric.counter.value;
+    }
+    EXPECT_EQ(decisions["BASIC_STREAM_K"], kTotal / 2);
+    EXPECT_EQ(decisions["BASIC_ASWT"], kTotal / 2);
+  }
 }
 
 }  // namespace

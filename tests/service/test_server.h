@@ -57,7 +57,7 @@ class TestServer {
   // The value of a counter or gauge series, or the sample count of a
   // histogram series; -1 when the series does not exist.
   double Metric(const std::string& name, const std::map<std::string, std::string>& labels = {}) {
-    for (const prometheus::MetricFamily& family : prometheus_->Collect()) {
+    for (const prometheus::MetricFamily& family : metrics_.Collect()) {
       if (family.name != name) continue;
       for (const prometheus::ClientMetric& metric : family.metric) {
         std::map<std::string, std::string> have;
