@@ -279,6 +279,9 @@ void ServiceMetrics::Sync() {
     if (total != link.synced) link.series->Increment(static_cast<double>(total - link.synced));
     link.synced = total;
   }
+  // A value observed while this runs may reach its bucket in this scrape
+  // and its sum in the next (or the other way round); each scrape is
+  // consistent with the calls it saw to within those few.
   for (HistogramLink& link : histograms_) {
     const size_t num_buckets = link.bounds.size() + 1;
     std::vector<double> increments(num_buckets);
