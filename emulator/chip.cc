@@ -1,5 +1,7 @@
 #include "emulator/chip.h"
 
+#include "server/tiling/int_math.h"
+
 namespace npu::emu {
 
 std::string PipeName(Pipe pipe) {
@@ -30,7 +32,7 @@ ChipModel ChipModel::FromSpec(const tiling::ChipSpec& spec) {
 }
 
 namespace {
-uint64_t CeilDiv(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+using tiling::CeilDiv;
 }  // namespace
 
 uint64_t ChipModel::MmadCycles(uint64_t m, uint64_t n, uint64_t k, tiling::DataType dtype,

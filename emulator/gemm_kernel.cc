@@ -5,6 +5,8 @@
 #include <cstring>
 #include <vector>
 
+#include "server/tiling/int_math.h"
+
 #if defined(__x86_64__)
 #include <immintrin.h>
 #endif
@@ -125,7 +127,7 @@ void GemmAccumulate(uint64_t m, uint64_t n, uint64_t k, const float* a, uint64_t
     const uint64_t kc = std::min(kKc, k - kk);
     for (uint64_t jj = 0; jj < n; jj += kNc) {
       const uint64_t nc = std::min(kNc, n - jj);
-      const uint64_t n_panels = (nc + kNr - 1) / kNr;
+      const uint64_t n_panels = tiling::CeilDiv(nc, kNr);
       float* bp = b_scratch.Get(n_panels * kNr * kc);
       for (uint64_t jp = 0; jp < n_panels; ++jp) {
         PackB(std::min(kNr, nc - jp * kNr), kc, b + kk * ldb + jj + jp * kNr, ldb,
@@ -133,7 +135,7 @@ void GemmAccumulate(uint64_t m, uint64_t n, uint64_t k, const float* a, uint64_t
       }
       for (uint64_t ii = 0; ii < m; ii += kMc) {
         const uint64_t mc = std::min(kMc, m - ii);
-        const uint64_t m_panels = (mc + kMr - 1) / kMr;
+        const uint64_t m_panels = tiling::CeilDiv(mc, kMr);
         float* ap = a_scratch.Get(m_panels * kMr * kc);
         for (uint64_t ip = 0; ip < m_panels; ++ip) {
           PackA(std::min(kMr, mc - ip * kMr), kc, a + (ii + ip * kMr) * lda + kk, lda,

@@ -5,6 +5,7 @@
 #include <map>
 
 #include "emulator/gemm_kernel.h"
+#include "server/tiling/int_math.h"
 
 namespace npu::emu {
 namespace {
@@ -174,7 +175,7 @@ std::vector<float> ToOperand(const HostTensor& tensor, uint64_t out_rows, uint64
                              bool transposed, bool hf32, ThreadPool& pool) {
   std::vector<float> out(out_rows * out_cols);
   constexpr uint64_t kRowsPerTask = 64;
-  const uint64_t tasks = (out_rows + kRowsPerTask - 1) / kRowsPerTask;
+  const uint64_t tasks = tiling::CeilDiv(out_rows, kRowsPerTask);
   pool.ParallelFor(tasks, [&](size_t task) {
     const uint64_t r0 = task * kRowsPerTask, r1 = std::min(out_rows, r0 + kRowsPerTask);
     for (uint64_t r = r0; r < r1; ++r) {

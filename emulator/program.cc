@@ -5,6 +5,8 @@
 #include <map>
 
 #include "absl/strings/str_cat.h"
+#include "server/tiling/hardware_constants.h"
+#include "server/tiling/int_math.h"
 #include "server/tiling/status_macros.h"
 
 namespace npu::emu {
@@ -17,12 +19,9 @@ using tiling::Schedule;
 using tiling::UnitOp;
 using tiling::WorkUnit;
 
-uint64_t CeilDiv(uint64_t a, uint64_t b) { return b == 0 ? a : (a + b - 1) / b; }
-
-// Every plan reserves 20 MiB of workspace for the runtime before the
-// partial sums (CANN's RPC_WORKSIZE, see block_heuristics.h).
-constexpr uint64_t kRuntimeWorkspaceBytes = 20ull * 1024 * 1024;
-constexpr uint64_t kFp32Bytes = 4;
+using tiling::CeilDiv;
+using tiling::kFp32Bytes;
+using tiling::kRuntimeWorkspaceBytes;
 
 // Identities of GM regions for the L2 model.
 enum class Region : uint64_t { kA = 1, kB = 2, kC = 3, kWorkspace = 4, kAFull = 5, kBFull = 6 };

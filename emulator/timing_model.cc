@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "server/tiling/int_math.h"
 
 namespace npu::emu {
 namespace {
@@ -86,7 +87,7 @@ struct FlagState {
   std::vector<uint32_t> waiters;  // pipe indices
 };
 
-uint64_t CeilDiv(uint64_t a, uint64_t b) { return b == 0 ? a : (a + b - 1) / b; }
+using tiling::CeilDiv;
 
 }  // namespace
 

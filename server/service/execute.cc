@@ -16,6 +16,7 @@
 #include "server/service/explicit_tiling.h"
 #include "server/service/status_mapping.h"
 #include "server/service/validate.h"
+#include "server/tiling/int_math.h"
 #include "server/tiling/status_macros.h"
 #include "server/tiling/validate.h"
 
@@ -24,6 +25,7 @@ namespace {
 
 namespace pb = ::npu::tiling::v1;
 namespace tl = ::npu::tiling;
+using tl::CeilDiv;
 
 absl::Status FieldError(absl::string_view field, absl::string_view what) {
   return absl::InvalidArgumentError(absl::StrCat(field, ": ", what));
@@ -38,10 +40,6 @@ uint64_t SatMul(uint64_t a, uint64_t b) {
   return a * b;
 }
 uint64_t SatAdd(uint64_t a, uint64_t b) { return a > kSaturated - b ? kSaturated : a + b; }
-uint64_t CeilDiv(uint64_t value, uint64_t divisor) {
-  divisor = std::max<uint64_t>(1, divisor);
-  return value / divisor + (value % divisor != 0 ? 1 : 0);
-}
 
 std::string ShapeString(const std::vector<int64_t>& shape) {
   return absl::StrCat("[", absl::StrJoin(shape, ","), "]");

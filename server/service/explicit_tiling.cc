@@ -11,12 +11,14 @@
 #include "absl/strings/string_view.h"
 #include "server/service/convert.h"
 #include "server/service/validate.h"
+#include "server/tiling/int_math.h"
 
 namespace npu::server {
 namespace {
 
 namespace pb = ::npu::tiling::v1;
 namespace tl = ::npu::tiling;
+using tl::CeilDiv;
 
 constexpr std::string_view kBasicStruct = "MatMulV3BasicTilingData";
 constexpr std::string_view kKEqZeroStruct = "MatMulV3KEqZeroBasicTilingData";
@@ -30,8 +32,6 @@ absl::Status FieldError(absl::string_view field, absl::string_view what) {
 std::string FieldPath(std::string_view name) {
   return absl::StrCat("tiling.fields[", std::string(name), "]");
 }
-
-uint64_t CeilDiv(uint64_t value, uint64_t divisor) { return (value + divisor - 1) / divisor; }
 
 bool IsVectorModel(tl::KernelModel model) {
   return model == tl::KernelModel::kKEqualZero || model == tl::KernelModel::kToMul ||

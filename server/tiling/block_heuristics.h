@@ -12,40 +12,17 @@
 
 #include <cstdint>
 
+#include "server/tiling/hardware_constants.h"
+#include "server/tiling/int_math.h"
 #include "server/tiling/strategy.h"
 #include "server/tiling/types.h"
 
 namespace npu::tiling {
 
-// Integer helpers with CANN's conventions: a zero divisor or alignment leaves
-// the value unchanged instead of trapping.
-inline uint64_t CeilDiv(uint64_t value, uint64_t divisor) {
-  return divisor == 0 ? value : (value + divisor - 1) / divisor;
-}
-inline uint64_t FloorDiv(uint64_t value, uint64_t divisor) {
-  return divisor == 0 ? value : value / divisor;
-}
-inline uint64_t CeilAlign(uint64_t value, uint64_t align) {
-  return align == 0 ? value : CeilDiv(value, align) * align;
-}
-inline uint64_t FloorAlign(uint64_t value, uint64_t align) {
-  return align == 0 ? value : value / align * align;
-}
-
 // K is the contiguous axis of A or of B in GM.
 inline bool KIsInnerAxis(const MatmulProblem& problem) {
   return !problem.trans_a || problem.trans_b;
 }
-
-// Sizes CANN's heuristics are built around.
-inline constexpr uint64_t kBlock16 = 16;    // cube fractal edge, elements
-inline constexpr uint64_t kBlock256 = 256;  // DAV_3510 default base block edge
-inline constexpr uint64_t kFp32Bytes = 4;   // L0C accumulates in fp32
-inline constexpr uint64_t kDoubleBuffer = 2;
-// GM->L1 copies below 48 KiB do not reach full MTE2 bandwidth.
-inline constexpr uint64_t kL1SingleCopyLimitBytes = 48 * 1024;
-// Every plan reserves 20 MiB of workspace for the runtime's RPC area.
-inline constexpr uint64_t kRuntimeWorkspaceBytes = 20ull * 1024 * 1024;
 
 // The mutable plan a cube strategy builds step by step.
 struct CubeRunState {

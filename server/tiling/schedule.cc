@@ -6,12 +6,11 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "server/tiling/int_math.h"
 #include "server/tiling/status_macros.h"
 
 namespace npu::tiling {
 namespace {
-
-uint64_t Ceil(uint64_t value, uint64_t divisor) { return (value + divisor - 1) / divisor; }
 
 // The SWAT walk shared by the ASWT and Stream-K schedulers and the Stream-K
 // epilogue: tiles are taken in windows of up to kWindowLen rows of base
@@ -84,7 +83,7 @@ absl::StatusOr<AxisBlocks> MakeAxis(std::string_view l1_field, uint64_t size, ui
   AxisBlocks axis;
   axis.size = size;
   axis.l1 = l1;
-  axis.tiles = Ceil(size, l1);
+  axis.tiles = CeilDiv(size, l1);
   if (tail_split == 0 || tail_split > axis.tiles) {
     return absl::InvalidArgumentError(absl::StrCat("tiling field ", std::string(l1_field),
                                                    " tail split count ", tail_split,
@@ -135,14 +134,14 @@ absl::StatusOr<Schedule> ExpandAswt(const TilingPlan& plan, const MatmulProblem&
   if (!n_axis.ok()) return n_axis.status();
 
   const uint64_t mn_tiles = m_axis->tiles * n_axis->tiles;
-  const uint64_t per_core_rounds = Ceil(mn_tiles, block_num);
+  const uint64_t per_core_rounds = CeilDiv(mn_tiles, block_num);
   const uint64_t tail_tiles = mn_tiles % block_num;
   // The tail re-split counts are re-derived from the last block's size, as
   // the device does, so a count that would leave empty pieces shrinks.
   uint64_t m_tail_cnt = std::max<uint64_t>(1, b.m_tail_cnt);
   uint64_t n_tail_cnt = std::max<uint64_t>(1, b.n_tail_cnt);
-  m_tail_cnt = Ceil(m_axis->tail_last, Ceil(m_axis->tail_last, m_tail_cnt));
-  n_tail_cnt = Ceil(n_axis->tail_last, Ceil(n_axis->tail_last, n_tail_cnt));
+  m_tail_cnt = CeilDiv(m_axis->tail_last, CeilDiv(m_axis->tail_last, m_tail_cnt));
+  n_tail_cnt = CeilDiv(n_axis->tail_last, CeilDiv(n_axis->tail_last, n_tail_cnt));
   const uint64_t tail_cnt = m_tail_cnt * n_tail_cnt;
   const uint64_t tile_num = mn_tiles + (tail_cnt - 1) * tail_tiles;
   const uint64_t cores = std::min<uint64_t>(tile_num, block_num);
@@ -165,8 +164,8 @@ absl::StatusOr<Schedule> ExpandAswt(const TilingPlan& plan, const MatmulProblem&
       uint64_t blk_m = m_axis->BlockSize(m_idx), blk_n = n_axis->BlockSize(n_idx);
       uint64_t m_off = m_axis->BlockOffset(m_idx), n_off = n_axis->BlockOffset(n_idx);
       if (tail_round) {
-        const uint64_t split_m = Ceil(blk_m, m_tail_cnt);
-        const uint64_t split_n = Ceil(blk_n, n_tail_cnt);
+        const uint64_t split_m = CeilDiv(blk_m, m_tail_cnt);
+        const uint64_t split_n = CeilDiv(blk_n, n_tail_cnt);
         const uint64_t m_split_off = ((core % tail_cnt) % m_tail_cnt) * split_m;
         const uint64_t n_split_off = ((core % tail_cnt) / m_tail_cnt) * split_n;
         // A piece past the block's end: the core returns.
@@ -209,10 +208,10 @@ absl::StatusOr<Schedule> ExpandStreamK(const TilingPlan& plan, const MatmulProbl
                      " exceeds the 256x256 Stream-K workspace slot"));
   }
   const uint64_t m = problem.m, n = problem.n, k = problem.k;
-  const uint64_t m_tiles = Ceil(m, b.base_m), n_tiles = Ceil(n, b.base_n);
+  const uint64_t m_tiles = CeilDiv(m, b.base_m), n_tiles = CeilDiv(n, b.base_n);
   const uint64_t mn_tiles = m_tiles * n_tiles;
   const uint64_t sk_k = b.single_core_k;
-  const uint64_t k_tiles = std::max<uint64_t>(1, Ceil(k, sk_k));
+  const uint64_t k_tiles = std::max<uint64_t>(1, CeilDiv(k, sk_k));
   const uint64_t tail_mn = mn_tiles % used;
   if (tail_mn == 0 && !options.skip_stream_k_tail_gate) {
     return absl::FailedPreconditionError(absl::StrCat(
@@ -221,8 +220,8 @@ absl::StatusOr<Schedule> ExpandStreamK(const TilingPlan& plan, const MatmulProbl
   }
   const uint64_t dp_tiles = mn_tiles - tail_mn;
   const uint64_t tile_num = dp_tiles + tail_mn * k_tiles;
-  const uint64_t last_round = Ceil(tile_num, used);
-  auto is_sk = [&](uint64_t tile) { return Ceil(tile + 1, used) == last_round; };
+  const uint64_t last_round = CeilDiv(tile_num, used);
+  auto is_sk = [&](uint64_t tile) { return CeilDiv(tile + 1, used) == last_round; };
   const bool dp_sk = !is_sk(0);
   const uint64_t tail_sk_tiles = tail_mn * k_tiles;
   const uint64_t block_num = plan.block_dim;
@@ -249,9 +248,9 @@ absl::StatusOr<Schedule> ExpandStreamK(const TilingPlan& plan, const MatmulProbl
         // Preload: the split tiles run one round early and the last round's
         // data-parallel tile one round late, so the AIV reduction overlaps
         // the cube's last round.
-        if (Ceil(tile + 1, used) == last_round - 1) {
+        if (CeilDiv(tile + 1, used) == last_round - 1) {
           tmp = tile + used;
-        } else if (Ceil(tile + 1, used) == last_round) {
+        } else if (CeilDiv(tile + 1, used) == last_round) {
           tmp = tile - used;
         }
       }
@@ -292,7 +291,7 @@ absl::StatusOr<Schedule> ExpandStreamK(const TilingPlan& plan, const MatmulProbl
           group.slots.assign(k_tiles, 0);
           // The AIV-assisted output mode pads partial rows to 32 elements.
           group.workspace_row_stride = plan.key.l0c2out == L0cToOut::kNdFixpipe1To2
-                                           ? Ceil(unit.n.size(), 32) * 32
+                                           ? CeilAlign(unit.n.size(), 32)
                                            : unit.n.size();
           schedule.reductions.push_back(group);
         }
@@ -325,11 +324,11 @@ absl::StatusOr<Schedule> ExpandStreamK(const TilingPlan& plan, const MatmulProbl
     const uint64_t cur_n = group.n.size();
     const uint64_t row_stride = group.workspace_row_stride;
     const uint64_t band_base = [&] {
-      const uint64_t rows = Ceil(cur_m, k_tiles * ratio);
-      const uint64_t align = Ceil(32, row_stride);
-      return Ceil(rows, align) * align;
+      const uint64_t rows = CeilDiv(cur_m, k_tiles * ratio);
+      const uint64_t align = CeilDiv(32, row_stride);
+      return CeilAlign(rows, align);
     }();
-    const uint64_t bands = Ceil(cur_m, band_base);
+    const uint64_t bands = CeilDiv(cur_m, band_base);
     if (band >= bands) continue;
     const uint64_t rows = band == bands - 1 ? cur_m - (bands - 1) * band_base : band_base;
     WorkUnit unit;
@@ -384,7 +383,7 @@ absl::StatusOr<Schedule> ExpandVector(const TilingPlan& plan, const MatmulProble
       // MatMulInputKEqZeroClearOutput: every AIV clears one contiguous run.
       const uint64_t aiv = FieldOr(plan, "aivNum", chip.aiv_num);
       RETURN_IF_ERROR(RequirePositive("aivNum", aiv));
-      const uint64_t per = std::max<uint64_t>(1, Ceil(total, aiv));
+      const uint64_t per = std::max<uint64_t>(1, CeilDiv(total, aiv));
       proto.op = UnitOp::kClear;
       uint32_t used = 0;
       for (uint64_t core = 0; core * per < total; ++core) {
@@ -403,7 +402,7 @@ absl::StatusOr<Schedule> ExpandVector(const TilingPlan& plan, const MatmulProble
       RETURN_IF_ERROR(RequirePositive("usedCoreNum", used));
       RETURN_IF_ERROR(RequirePositive("baseMN", base_mn));
       proto.op = UnitOp::kVectorMul;
-      const uint64_t tiles = Ceil(total, base_mn);
+      const uint64_t tiles = CeilDiv(total, base_mn);
       for (uint64_t tile = 0; tile < tiles; ++tile) {
         proto.core = static_cast<uint32_t>(tile % used);
         proto.round = static_cast<uint32_t>(tile / used);
@@ -423,7 +422,7 @@ absl::StatusOr<Schedule> ExpandVector(const TilingPlan& plan, const MatmulProble
       RETURN_IF_ERROR(RequirePositive("baseM", base_m));
       RETURN_IF_ERROR(RequirePositive("baseN", base_n));
       proto.op = UnitOp::kVectorMul;
-      const uint64_t m_blocks = Ceil(m, base_m), n_blocks = Ceil(n, base_n);
+      const uint64_t m_blocks = CeilDiv(m, base_m), n_blocks = CeilDiv(n, base_n);
       for (uint64_t tile = 0; tile < m_blocks * n_blocks; ++tile) {
         WorkUnit unit = proto;
         unit.core = static_cast<uint32_t>(tile % used);

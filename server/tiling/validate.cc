@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "server/tiling/int_math.h"
 
 namespace npu::tiling {
 namespace {
@@ -74,8 +75,8 @@ absl::Status CheckNzStorageOfB(const MatmulProblem& p) {
   const size_t r = s.size();
   const int64_t rows_stored = s[r - 3] * s[r - 2];
   const int64_t cols_stored = s[r - 4] * s[r - 1];
-  const int64_t rows_needed = (rows + 15) / 16 * 16;
-  const int64_t cols_needed = (cols + col_align - 1) / col_align * col_align;
+  const int64_t rows_needed = static_cast<int64_t>(CeilAlign(rows, 16));
+  const int64_t cols_needed = static_cast<int64_t>(CeilAlign(cols, col_align));
   if (rows_stored != rows_needed || cols_stored != cols_needed) {
     return Invalid(absl::StrCat(
         "field storage_shape_b=", shape, " does not hold B of ", rows, "x", cols,

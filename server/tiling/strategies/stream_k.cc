@@ -4,6 +4,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "server/tiling/block_heuristics.h"
+#include "server/tiling/hardware_constants.h"
+#include "server/tiling/int_math.h"
 
 namespace npu::tiling {
 namespace {
@@ -129,7 +131,7 @@ absl::StatusOr<TilingPlan> StreamKStrategy::DoTiling(const MatmulProblem& proble
     state.tail_k_cnt = CeilDiv(facts.k, slice);
     state.single_core_k = slice;
     detail = Describe(facts, "DP+SK: ", blocks / chip.aic_num, " data-parallel rounds, tail of ",
-                     tail, " blocks x ", state.tail_k_cnt, " K slices");
+                      tail, " blocks x ", state.tail_k_cnt, " K slices");
   }
   if (problem.format_b != Format::kNd) {
     // NZ fractals are 16 deep in K, 8 for transposed fp32.

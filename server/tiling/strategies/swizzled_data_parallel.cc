@@ -6,6 +6,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "server/tiling/block_heuristics.h"
+#include "server/tiling/hardware_constants.h"
+#include "server/tiling/int_math.h"
 
 namespace npu::tiling {
 namespace {
@@ -289,12 +291,12 @@ absl::StatusOr<TilingPlan> SwizzledDataParallelStrategy::DoTiling(const MatmulPr
     s.depth_a1 = s.step_ka * kDoubleBuffer;
     s.depth_b1 = s.step_kb * kDoubleBuffer;
     choice.detail = Describe(facts, "A/B streamed (A full load: ", a_obstacle,
-                            "; B full load: ", b_obstacle, ")");
+                             "; B full load: ", b_obstacle, ")");
     ChooseFp32SplitK(problem, facts, choice);
     ChooseApiLevelAndModel(problem, facts, choice);
   } else {
     choice.detail = Describe(facts, "fixpipe-bound output through AIV (K=", facts.k,
-                            " <= 256, M=", facts.m, " >= 256, N row unaligned)");
+                             " <= 256, M=", facts.m, " >= 256, N row unaligned)");
     // CANN leaves the API level at BASIC for slice views here.
     if (!facts.a_slice_3d) ChooseApiLevelAndModel(problem, facts, choice);
   }

@@ -4,6 +4,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "server/tiling/block_heuristics.h"
+#include "server/tiling/hardware_constants.h"
+#include "server/tiling/int_math.h"
 
 namespace npu::tiling {
 namespace {
@@ -77,7 +79,7 @@ absl::StatusOr<TilingPlan> VectorMulStrategy::DoTiling(const MatmulProblem& prob
   plan.workspace_bytes = kRuntimeWorkspaceBytes;
   plan.detail =
       Describe(facts, tiles, " tiles of ", base_mn, " outputs, K in ", CeilDiv(facts.k, base_k),
-              " steps of ", base_k, k_outer ? " (K-outer copy mode)" : "");
+               " steps of ", base_k, k_outer ? " (K-outer copy mode)" : "");
   plan.data.struct_name = "MatMulToMulBasicTilingData";
   plan.data.fields = {
       {"usedCoreNum", used_cores, 32},

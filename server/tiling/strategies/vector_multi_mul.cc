@@ -4,6 +4,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "server/tiling/block_heuristics.h"
+#include "server/tiling/hardware_constants.h"
+#include "server/tiling/int_math.h"
 
 namespace npu::tiling {
 namespace {
@@ -92,7 +94,7 @@ absl::StatusOr<TilingPlan> VectorMultiMulStrategy::DoTiling(const MatmulProblem&
   plan.kernel_type = KernelType::kAivOnly;
   plan.workspace_bytes = kRuntimeWorkspaceBytes;
   plan.detail = Describe(facts, block_count, " blocks of ", blocks.base_m, "x", blocks.base_n,
-                        " on ", used_cores, " vector cores");
+                         " on ", used_cores, " vector cores");
   plan.data.struct_name = "MatMulToVectorBasicTilingData";
   plan.data.fields = {
       {"usedCoreNum", used_cores, 32},

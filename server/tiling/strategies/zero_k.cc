@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "server/tiling/block_heuristics.h"
+#include "server/tiling/hardware_constants.h"
 
 namespace npu::tiling {
 
