@@ -9,10 +9,8 @@
 #ifndef NPU_SERVER_TILING_STRATEGY_H_
 #define NPU_SERVER_TILING_STRATEGY_H_
 
-#include <charconv>
 #include <string>
 #include <string_view>
-#include <type_traits>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
@@ -55,29 +53,11 @@ std::string Explain(const ProblemFacts& facts, const Pieces&... pieces) {
   return facts.explain ? absl::StrCat(pieces...) : std::string();
 }
 
-// One piece of a plan's `detail`: text as is, an integer in decimal (the
-// same text absl::StrCat writes).
-inline void AppendDetail(std::string& out, std::string_view text) { out.append(text); }
-template <typename Int,
-          typename = std::enable_if_t<std::is_integral_v<Int> && !std::is_same_v<Int, bool>>>
-void AppendDetail(std::string& out, Int value) {
-  char digits[24];
-  const std::to_chars_result end = std::to_chars(digits, digits + sizeof(digits), value);
-  out.append(digits, end.ptr);
-}
-
-// The plan's `detail` from its pieces, when `facts` ask for it. Every full
-// answer formats one, so it is formatted here, inline, rather than by a
-// call into Abseil's string library, whose code a loaded server fetches
-// again on each call (bench/RESULTS.md, "Profile-guided release build").
+// The plan's `detail`: absl::StrCat(pieces...) when `facts` ask for it, else
+// an empty string (and no formatting work).
 template <typename... Pieces>
 std::string Describe(const ProblemFacts& facts, const Pieces&... pieces) {
-  std::string text;
-  if (facts.describe) {
-    text.reserve(96);
-    (AppendDetail(text, pieces), ...);
-  }
-  return text;
+  return facts.describe ? absl::StrCat(pieces...) : std::string();
 }
 
 ProblemFacts DeriveFacts(const MatmulProblem& problem);
