@@ -195,6 +195,91 @@ absl::StatusOr<NpyDtype> DtypeFromDescr(const std::string& descr) {
                    "'; expected '<f2' (float16), '<f4' (float32) or '<u2' (bfloat16 bits)"));
 }
 
+// Where the header dictionary and the data of a .npy file are.
+struct NpyLayout {
+  absl::string_view header;
+  size_t data_start = 0;
+};
+
+// Checks the magic string, the version and the header length.
+absl::StatusOr<NpyLayout> ReadPreamble(absl::string_view bytes) {
+  if (bytes.size() < kMagic.size() + 2 || bytes.substr(0, kMagic.size()) != kMagic) {
+    return Malformed("it does not start with the magic string \\x93NUMPY");
+  }
+  const int major = static_cast<unsigned char>(bytes[6]);
+  const int minor = static_cast<unsigned char>(bytes[7]);
+  if ((major != 1 && major != 2 && major != 3) || minor != 0) {
+    return Malformed(
+        absl::StrCat("format version ", major, ".", minor, " is not supported (1.0, 2.0 or 3.0)"));
+  }
+  const size_t length_bytes = major == 1 ? 2 : 4;
+  const size_t header_start = 8 + length_bytes;
+  if (bytes.size() < header_start) return Malformed("truncated before the header length");
+  const uint64_t header_length = ReadLittleEndian(bytes.substr(8, length_bytes));
+  if (header_length > kMaxHeaderBytes) {
+    return Malformed(
+        absl::StrCat("header of ", header_length, " bytes (at most ", kMaxHeaderBytes, ")"));
+  }
+  if (header_length > bytes.size() - header_start) {
+    return Malformed(absl::StrCat("the header claims ", header_length, " bytes, the file has ",
+                                  bytes.size() - header_start, " after the preamble"));
+  }
+  return NpyLayout{bytes.substr(header_start, header_length), header_start + header_length};
+}
+
+// The three keys of a .npy header, pointing into its dictionary.
+struct NpyHeader {
+  const HeaderValue* descr = nullptr;
+  const HeaderValue* fortran_order = nullptr;
+  const HeaderValue* shape = nullptr;
+};
+
+// Checks that `dict` has exactly the three keys, each of its type.
+absl::StatusOr<NpyHeader> HeaderFields(const std::map<std::string, HeaderValue>& dict) {
+  for (const auto& [key, value] : dict) {
+    if (key != "descr" && key != "fortran_order" && key != "shape") {
+      return Malformed(absl::StrCat("header: unknown key '", key, "'"));
+    }
+  }
+  auto require = [&](const char* key,
+                     HeaderValue::Kind kind) -> absl::StatusOr<const HeaderValue*> {
+    auto it = dict.find(key);
+    if (it == dict.end()) return Malformed(absl::StrCat("header: no '", key, "'"));
+    if (it->second.kind != kind) {
+      return Malformed(absl::StrCat("header: '", key, "' has the wrong type"));
+    }
+    return &it->second;
+  };
+  NpyHeader header;
+  absl::StatusOr<const HeaderValue*> descr = require("descr", HeaderValue::Kind::kString);
+  if (!descr.ok()) return descr.status();
+  header.descr = *descr;
+  absl::StatusOr<const HeaderValue*> fortran = require("fortran_order", HeaderValue::Kind::kBool);
+  if (!fortran.ok()) return fortran.status();
+  header.fortran_order = *fortran;
+  absl::StatusOr<const HeaderValue*> shape = require("shape", HeaderValue::Kind::kTuple);
+  if (!shape.ok()) return shape.status();
+  header.shape = *shape;
+  return header;
+}
+
+// The bytes of data `array`'s dtype and shape need, checked against the cap
+// before anything is allocated.
+absl::StatusOr<uint64_t> DataBytes(const NpyArray& array) {
+  uint64_t data_bytes = NpyItemBytes(array.dtype);
+  bool empty = false;
+  for (int64_t dim : array.shape) {
+    if (dim == 0) empty = true;
+    if (!empty && static_cast<uint64_t>(dim) > kMaxNpyDataBytes / data_bytes) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("the .npy shape (", absl::StrJoin(array.shape, ", "), ") holds more than ",
+                       kMaxNpyDataBytes, " bytes"));
+    }
+    if (!empty) data_bytes *= static_cast<uint64_t>(dim);
+  }
+  return empty ? 0 : data_bytes;
+}
+
 }  // namespace
 
 absl::string_view NpyDescr(NpyDtype dtype) {
@@ -218,87 +303,36 @@ uint64_t NpyArray::elements() const {
 }
 
 absl::StatusOr<NpyArray> ParseNpy(absl::string_view bytes) {
-  if (bytes.size() < kMagic.size() + 2 || bytes.substr(0, kMagic.size()) != kMagic) {
-    return Malformed("it does not start with the magic string \\x93NUMPY");
-  }
-  const int major = static_cast<unsigned char>(bytes[6]);
-  const int minor = static_cast<unsigned char>(bytes[7]);
-  if ((major != 1 && major != 2 && major != 3) || minor != 0) {
-    return Malformed(
-        absl::StrCat("format version ", major, ".", minor, " is not supported (1.0, 2.0 or 3.0)"));
-  }
-  const size_t length_bytes = major == 1 ? 2 : 4;
-  const size_t header_start = 8 + length_bytes;
-  if (bytes.size() < header_start) return Malformed("truncated before the header length");
-  const uint64_t header_length = ReadLittleEndian(bytes.substr(8, length_bytes));
-  if (header_length > kMaxHeaderBytes) {
-    return Malformed(
-        absl::StrCat("header of ", header_length, " bytes (at most ", kMaxHeaderBytes, ")"));
-  }
-  if (header_length > bytes.size() - header_start) {
-    return Malformed(absl::StrCat("the header claims ", header_length, " bytes, the file has ",
-                                  bytes.size() - header_start, " after the preamble"));
-  }
-  absl::StatusOr<std::map<std::string, HeaderValue>> dict =
-      HeaderParser(bytes.substr(header_start, header_length)).Parse();
+  absl::StatusOr<NpyLayout> layout = ReadPreamble(bytes);
+  if (!layout.ok()) return layout.status();
+  absl::StatusOr<std::map<std::string, HeaderValue>> dict = HeaderParser(layout->header).Parse();
   if (!dict.ok()) return dict.status();
-
-  for (const auto& [key, value] : *dict) {
-    if (key != "descr" && key != "fortran_order" && key != "shape") {
-      return Malformed(absl::StrCat("header: unknown key '", key, "'"));
-    }
-  }
-  auto require = [&](const char* key,
-                     HeaderValue::Kind kind) -> absl::StatusOr<const HeaderValue*> {
-    auto it = dict->find(key);
-    if (it == dict->end()) return Malformed(absl::StrCat("header: no '", key, "'"));
-    if (it->second.kind != kind) {
-      return Malformed(absl::StrCat("header: '", key, "' has the wrong type"));
-    }
-    return &it->second;
-  };
-  absl::StatusOr<const HeaderValue*> descr = require("descr", HeaderValue::Kind::kString);
-  if (!descr.ok()) return descr.status();
-  absl::StatusOr<const HeaderValue*> fortran = require("fortran_order", HeaderValue::Kind::kBool);
-  if (!fortran.ok()) return fortran.status();
-  absl::StatusOr<const HeaderValue*> shape = require("shape", HeaderValue::Kind::kTuple);
-  if (!shape.ok()) return shape.status();
+  absl::StatusOr<NpyHeader> header = HeaderFields(*dict);
+  if (!header.ok()) return header.status();
 
   NpyArray array;
-  absl::StatusOr<NpyDtype> dtype = DtypeFromDescr((*descr)->text);
+  absl::StatusOr<NpyDtype> dtype = DtypeFromDescr(header->descr->text);
   if (!dtype.ok()) return dtype.status();
   array.dtype = *dtype;
-  if ((*fortran)->flag) {
+  if (header->fortran_order->flag) {
     return absl::InvalidArgumentError(
         "fortran_order arrays are not supported; save a C-order array "
         "(np.save(path, np.ascontiguousarray(arr)))");
   }
-  array.shape = (*shape)->ints;
-  // The product, checked against the cap before anything is allocated.
-  const uint64_t item = NpyItemBytes(array.dtype);
-  uint64_t data_bytes = item;
-  bool empty = false;
-  for (int64_t dim : array.shape) {
-    if (dim == 0) empty = true;
-    if (!empty && static_cast<uint64_t>(dim) > kMaxNpyDataBytes / data_bytes) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("the .npy shape (", absl::StrJoin(array.shape, ", "), ") holds more than ",
-                       kMaxNpyDataBytes, " bytes"));
-    }
-    if (!empty) data_bytes *= static_cast<uint64_t>(dim);
-  }
-  if (empty) data_bytes = 0;
-  const uint64_t have = bytes.size() - header_start - header_length;
-  if (have < data_bytes) {
+  array.shape = header->shape->ints;
+  absl::StatusOr<uint64_t> data_bytes = DataBytes(array);
+  if (!data_bytes.ok()) return data_bytes.status();
+  const uint64_t have = bytes.size() - layout->data_start;
+  if (have < *data_bytes) {
     return Malformed(absl::StrCat("truncated: ", have, " bytes of data, the shape (",
-                                  absl::StrJoin(array.shape, ", "), ") of ", (*descr)->text,
-                                  " needs ", data_bytes));
+                                  absl::StrJoin(array.shape, ", "), ") of ", header->descr->text,
+                                  " needs ", *data_bytes));
   }
-  if (have > data_bytes) {
-    return Malformed(absl::StrCat(have - data_bytes, " bytes after the data the shape (",
+  if (have > *data_bytes) {
+    return Malformed(absl::StrCat(have - *data_bytes, " bytes after the data the shape (",
                                   absl::StrJoin(array.shape, ", "), ") needs"));
   }
-  array.data = std::string(bytes.substr(header_start + header_length));
+  array.data = std::string(bytes.substr(layout->data_start));
   return array;
 }
 

@@ -129,8 +129,10 @@ absl::StatusOr<pb::TilingResponse> ParseTilingFile(absl::string_view json_text) 
   return tiling;
 }
 
-std::string FormatExecute(const pb::ExecuteResponse& r) {
-  std::string out;
+namespace {
+
+// The tiling, platform and inputs lines of an Execute report.
+void AppendRunSummary(const pb::ExecuteResponse& r, std::string& out) {
   const pb::TilingResponse& t = r.tiling();
   absl::StrAppendFormat(&out, "%-14s %s%s, key %u (%s, %s, %s), block_dim %u, %s\n", "tiling",
                         t.strategy(), r.explicit_tiling() ? " (explicit, from --tiling)" : "",
@@ -159,22 +161,24 @@ std::string FormatExecute(const pb::ExecuteResponse& r) {
       absl::StrAppendFormat(&out, "%-14s none (timing only)\n", "inputs");
       break;
   }
+}
 
-  if (r.has_accuracy()) {
-    const pb::AccuracyReport& a = r.accuracy();
-    absl::StrAppendFormat(&out, "\naccuracy vs fp64 reference: %s\n", a.passed() ? "PASS" : "FAIL");
-    absl::StrAppendFormat(&out, "  %-20s %.6g\n", "max abs error", a.max_abs_error());
-    absl::StrAppendFormat(&out, "  %-20s %.6g\n", "max rel error", a.max_rel_error());
-    absl::StrAppendFormat(&out, "  %-20s C[%d, %d]: bound %.6g, error / bound %.4g\n",
-                          "worst element", a.worst_row(), a.worst_col(), a.error_bound(),
-                          a.worst_bound_ratio());
-    absl::StrAppendFormat(&out, "  %-20s %u\n", "elements over bound", a.elements_over_bound());
-    absl::StrAppendFormat(
-        &out, "  %-20s %.3g * |ref| + 2 (k + 2) %.3g * sum|a b| + subnormal of C\n",
-        "bound per element", a.output_unit_roundoff(), a.accumulation_unit_roundoff());
-  }
+// The accuracy section: the emulated C against the fp64 reference.
+void AppendAccuracy(const pb::AccuracyReport& a, std::string& out) {
+  absl::StrAppendFormat(&out, "\naccuracy vs fp64 reference: %s\n", a.passed() ? "PASS" : "FAIL");
+  absl::StrAppendFormat(&out, "  %-20s %.6g\n", "max abs error", a.max_abs_error());
+  absl::StrAppendFormat(&out, "  %-20s %.6g\n", "max rel error", a.max_rel_error());
+  absl::StrAppendFormat(&out, "  %-20s C[%d, %d]: bound %.6g, error / bound %.4g\n",
+                        "worst element", a.worst_row(), a.worst_col(), a.error_bound(),
+                        a.worst_bound_ratio());
+  absl::StrAppendFormat(&out, "  %-20s %u\n", "elements over bound", a.elements_over_bound());
+  absl::StrAppendFormat(&out, "  %-20s %.3g * |ref| + 2 (k + 2) %.3g * sum|a b| + subnormal of C\n",
+                        "bound per element", a.output_unit_roundoff(),
+                        a.accumulation_unit_roundoff());
+}
 
-  const pb::TimingReport& tm = r.timing();
+// The timing section: totals, traffic and one row per core.
+void AppendTiming(const pb::TimingReport& tm, std::string& out) {
   absl::StrAppendFormat(&out, "\ntiming (simulated)\n");
   absl::StrAppendFormat(&out, "  %-20s %u cycles = %.3f us\n", "predicted", tm.predicted_cycles(),
                         tm.predicted_time_us());
@@ -207,6 +211,15 @@ std::string FormatExecute(const pb::ExecuteResponse& r) {
   absl::StrAppendFormat(&out, "  %-8s %6s %12s %12u %12u %12u %12u %12u %12u\n", "all", "", "",
                         total.mte2(), total.mte1(), total.cube(), total.fixpipe(), total.vec(),
                         total.mte3());
+}
+
+}  // namespace
+
+std::string FormatExecute(const pb::ExecuteResponse& r) {
+  std::string out;
+  AppendRunSummary(r, out);
+  if (r.has_accuracy()) AppendAccuracy(r.accuracy(), out);
+  AppendTiming(r.timing(), out);
   absl::StrAppendFormat(&out, "\n%-14s %.3f s on %u thread%s (server)\n", "host time",
                         r.host_seconds(), r.threads_used(), r.threads_used() == 1 ? "" : "s");
   return out;

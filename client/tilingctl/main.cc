@@ -17,15 +17,14 @@
 // and the proto's JSON mapping with --json. Flag names accept '-' or '_'
 // (--trans-b == --trans_b). Exit status: 0 success, 1 the request or a case
 // failed, 2 bad usage.
-#include <grpcpp/support/channel_arguments.h>
-
-#include <fstream>
-#include <iostream>
-#include <limits>
+//
+// This file holds the flags (so that --help lists them), the command line's
+// normalization and the choice of the service; requests.cc builds the
+// requests from the flags, commands.cc runs each subcommand and
+// local_service.cc (its own target) starts the in-process service.
+#include <algorithm>
 #include <memory>
 #include <optional>
-#include <set>
-#include <sstream>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -36,20 +35,13 @@
 #include "absl/flags/usage_config.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/match.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
-#include "client/npy.h"
 #include "client/tiling_client.h"
-#include "client/tilingctl/conform.h"
-#include "client/tilingctl/execute.h"
-#include "client/tilingctl/format.h"
-#include "google/protobuf/util/json_util.h"
-#include "nlohmann/json.hpp"
-#include "prometheus/registry.h"
-#include "server/metrics/service_metrics.h"
-#include "server/service/server.h"
-#include "server/tiling/builtin_strategies.h"
+#include "client/tilingctl/cli.h"
+#include "client/tilingctl/commands.h"
+#include "client/tilingctl/flags.h"
+#include "client/tilingctl/local_service.h"
 
 // Connection and output.
 ABSL_FLAG(std::string, server, "localhost:50051",
@@ -148,28 +140,6 @@ ABSL_FLAG(std::optional<std::string>, service, std::nullopt,
 namespace npu::client {
 namespace {
 
-namespace pb = ::npu::tiling::v1;
-
-constexpr int kExitOk = 0;
-constexpr int kExitFailed = 1;
-constexpr int kExitUsage = 2;
-// Sent as TilingRequest.client_id; the server logs it at debug level.
-constexpr char kClientId[] = "tilingctl";
-
-int Usage(absl::string_view message) {
-  std::cerr << "tilingctl: " << message << "\n"
-            << "usage: tilingctl tile|advise|batch FILE|conform FILE|platforms|health|execute "
-               "[flags]; "
-               "see --help\n";
-  return kExitUsage;
-}
-
-int Failed(const absl::Status& status) {
-  std::cerr << "tilingctl: " << absl::StatusCodeToString(status.code()) << ": " << status.message()
-            << "\n";
-  return kExitFailed;
-}
-
 // Abseil flag names cannot contain '-'; accept "--trans-b" for "--trans_b".
 std::vector<std::string> NormalizeFlagNames(int argc, char** argv) {
   std::vector<std::string> args(argv, argv + argc);
@@ -184,266 +154,6 @@ std::vector<std::string> NormalizeFlagNames(int argc, char** argv) {
     }
   }
   return args;
-}
-
-absl::StatusOr<std::string> ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot read ", path));
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-absl::StatusOr<pb::DataType> DtypeFlag(const std::optional<std::string>& specific,
-                                       const char* flag) {
-  const std::string name = specific.value_or(absl::GetFlag(FLAGS_dtype));
-  absl::StatusOr<pb::DataType> dtype = DataTypeFromName(name);
-  if (!dtype.ok())
-    return absl::InvalidArgumentError(absl::StrCat(flag, ": ", dtype.status().message()));
-  return dtype;
-}
-
-// Applies --platform, the override flags, --strategy, --trace, --view and
-// --id.
-absl::Status ApplyDecisionFlags(pb::TilingRequest* request) {
-  request->set_platform(absl::GetFlag(FLAGS_platform));
-  pb::PlatformOverrides* o = request->mutable_platform_overrides();
-  if (auto v = absl::GetFlag(FLAGS_aic_num)) o->set_aic_num(*v);
-  if (auto v = absl::GetFlag(FLAGS_aiv_num)) o->set_aiv_num(*v);
-  if (auto v = absl::GetFlag(FLAGS_l1_bytes)) o->set_l1_bytes(*v);
-  if (auto v = absl::GetFlag(FLAGS_l0a_bytes)) o->set_l0a_bytes(*v);
-  if (auto v = absl::GetFlag(FLAGS_l0b_bytes)) o->set_l0b_bytes(*v);
-  if (auto v = absl::GetFlag(FLAGS_l0c_bytes)) o->set_l0c_bytes(*v);
-  if (auto v = absl::GetFlag(FLAGS_ub_bytes)) o->set_ub_bytes(*v);
-  if (auto v = absl::GetFlag(FLAGS_l2_bytes)) o->set_l2_bytes(*v);
-  if (auto v = absl::GetFlag(FLAGS_bt_bytes)) o->set_bt_bytes(*v);
-  if (auto v = absl::GetFlag(FLAGS_cube_freq_mhz)) o->set_cube_freq_mhz(*v);
-  if (auto v = absl::GetFlag(FLAGS_ddr_bytes_per_cycle)) o->set_ddr_bytes_per_cycle(*v);
-  if (auto v = absl::GetFlag(FLAGS_l2_bytes_per_cycle)) o->set_l2_bytes_per_cycle(*v);
-  request->set_forced_strategy(absl::GetFlag(FLAGS_strategy));
-  request->set_include_trace(absl::GetFlag(FLAGS_trace));
-  request->set_id(absl::GetFlag(FLAGS_id));
-  request->set_client_id(kClientId);
-  const std::string view = absl::GetFlag(FLAGS_view);
-  if (view == "full") {
-    request->set_view(pb::RESPONSE_VIEW_FULL);
-  } else if (view == "compact") {
-    request->set_view(pb::RESPONSE_VIEW_COMPACT);
-  } else {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--view: unknown view \"", view, "\"; expected full or compact"));
-  }
-  return absl::OkStatus();
-}
-
-// The request the `tile` flags describe.
-absl::StatusOr<pb::TilingRequest> RequestFromFlags() {
-  pb::TilingRequest request;
-  pb::MatmulProblem* p = request.mutable_problem();
-  const std::optional<int64_t> m = absl::GetFlag(FLAGS_m);
-  const std::optional<int64_t> n = absl::GetFlag(FLAGS_n);
-  const std::optional<int64_t> k = absl::GetFlag(FLAGS_k);
-  if (!m || !n || !k) return absl::InvalidArgumentError("--m, --n and --k are required");
-  p->set_m(*m);
-  p->set_n(*n);
-  p->set_k(*k);
-
-  absl::StatusOr<pb::DataType> a = DtypeFlag(absl::GetFlag(FLAGS_dtype_a), "--dtype-a");
-  absl::StatusOr<pb::DataType> b = DtypeFlag(absl::GetFlag(FLAGS_dtype_b), "--dtype-b");
-  absl::StatusOr<pb::DataType> c = DtypeFlag(absl::GetFlag(FLAGS_dtype_c), "--dtype-c");
-  for (const auto* dtype : {&a, &b, &c}) {
-    if (!dtype->ok()) return dtype->status();
-  }
-  p->set_dtype_a(*a);
-  p->set_dtype_b(*b);
-  p->set_dtype_c(*c);
-  p->set_has_bias(absl::GetFlag(FLAGS_bias));
-  if (p->has_bias()) {
-    const std::optional<std::string> bias_dtype = absl::GetFlag(FLAGS_bias_dtype);
-    if (bias_dtype.has_value()) {
-      absl::StatusOr<pb::DataType> dtype = DataTypeFromName(*bias_dtype);
-      if (!dtype.ok()) {
-        return absl::InvalidArgumentError(absl::StrCat("--bias-dtype: ", dtype.status().message()));
-      }
-      p->set_dtype_bias(*dtype);
-    } else {
-      p->set_dtype_bias(p->dtype_c());
-    }
-  }
-  p->set_trans_a(absl::GetFlag(FLAGS_trans_a));
-  p->set_trans_b(absl::GetFlag(FLAGS_trans_b));
-
-  struct FormatFlag {
-    const char* name;
-    std::string value;
-    void (pb::MatmulProblem::*set)(pb::Format);
-  };
-  for (const FormatFlag& flag :
-       {FormatFlag{"--format-a", absl::GetFlag(FLAGS_format_a), &pb::MatmulProblem::set_format_a},
-        FormatFlag{"--format-b", absl::GetFlag(FLAGS_format_b), &pb::MatmulProblem::set_format_b},
-        FormatFlag{"--format-c", absl::GetFlag(FLAGS_format_c),
-                   &pb::MatmulProblem::set_format_c}}) {
-    absl::StatusOr<pb::Format> format = FormatFromName(flag.value);
-    if (!format.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat(flag.name, ": ", format.status().message()));
-    }
-    (p->*flag.set)(*format);
-  }
-  for (const std::string& dim : absl::GetFlag(FLAGS_storage_shape_b)) {
-    int64_t value = 0;
-    if (!absl::SimpleAtoi(dim, &value)) {
-      return absl::InvalidArgumentError(absl::StrCat("--storage-shape-b: not an integer: ", dim));
-    }
-    p->add_storage_shape_b(value);
-  }
-  p->set_hf32(absl::GetFlag(FLAGS_hf32));
-  p->set_force_grp_acc_fp32(absl::GetFlag(FLAGS_force_grp_acc_fp32));
-  p->set_deterministic_level(absl::GetFlag(FLAGS_deterministic_level));
-  p->set_avoid_tensor_api(absl::GetFlag(FLAGS_avoid_tensor_api));
-  if (const std::optional<int32_t> rank = absl::GetFlag(FLAGS_slice_rank)) {
-    pb::SliceView* slice = p->mutable_a_slice();
-    slice->set_enabled(true);
-    slice->set_rank(*rank);
-    slice->set_batch(absl::GetFlag(FLAGS_slice_batch));
-    slice->set_batch_stride(absl::GetFlag(FLAGS_slice_batch_stride));
-    slice->set_row_stride(absl::GetFlag(FLAGS_slice_row_stride));
-  }
-  if (absl::Status status = ApplyDecisionFlags(&request); !status.ok()) return status;
-  return request;
-}
-
-// `request` in ADVISE mode with the advise flags. --strategy is refused here
-// (the server would refuse it too): the advice ranks every strategy.
-absl::Status ApplyAdviseFlags(pb::TilingRequest* request) {
-  if (!request->forced_strategy().empty()) {
-    return absl::InvalidArgumentError("--strategy cannot be used with advise");
-  }
-  request->set_mode(pb::TILING_MODE_ADVISE);
-  pb::AdviseOptions* advise = request->mutable_advise();
-  advise->set_max_candidates(absl::GetFlag(FLAGS_max_candidates));
-  advise->set_max_advisory_ms(absl::GetFlag(FLAGS_budget_ms));
-  if (absl::GetFlag(FLAGS_no_verify)) advise->set_verify_recommendation(false);
-  // The table shows no trace; --json still carries it unless --notrace.
-  if (!absl::GetFlag(FLAGS_json)) request->set_include_trace(false);
-  return absl::OkStatus();
-}
-
-// The requests of a batch file: a JSON list whose items are TilingRequests
-// ({"problem": {...}, ...}) or bare MatmulProblems ({"m": ..., ...}), both
-// in the proto JSON mapping. Bare problems take the platform, strategy and
-// trace flags. Items without an id get their index.
-absl::StatusOr<std::vector<pb::TilingRequest>> ParseBatchFile(const std::string& text) {
-  nlohmann::json root = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (root.is_discarded()) return absl::InvalidArgumentError("not valid JSON");
-  if (!root.is_array()) return absl::InvalidArgumentError("the top level must be a list");
-  std::vector<pb::TilingRequest> requests;
-  requests.reserve(root.size());
-  for (size_t i = 0; i < root.size(); ++i) {
-    const nlohmann::json& item = root[i];
-    if (!item.is_object())
-      return absl::InvalidArgumentError(absl::StrCat("item ", i, ": not an object"));
-    pb::TilingRequest request;
-    google::protobuf::util::Status parsed;
-    if (item.contains("problem")) {
-      parsed = google::protobuf::util::JsonStringToMessage(item.dump(), &request);
-    } else {
-      if (absl::Status status = ApplyDecisionFlags(&request); !status.ok()) return status;
-      parsed = google::protobuf::util::JsonStringToMessage(item.dump(), request.mutable_problem());
-    }
-    if (!parsed.ok()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("item ", i, ": ", std::string(parsed.message())));
-    }
-    if (request.id().empty()) request.set_id(absl::StrCat(i));
-    requests.push_back(std::move(request));
-  }
-  return requests;
-}
-
-// The Execute request of the `execute` flags: the `tile` flags plus the
-// operand files, seed, options and an explicit tiling. Without --m / --n /
-// --k the sizes come from the shapes of --a and --b.
-absl::StatusOr<pb::ExecuteRequest> ExecuteRequestFromFlags() {
-  const std::string a_path = absl::GetFlag(FLAGS_a);
-  const std::string b_path = absl::GetFlag(FLAGS_b);
-  const std::string bias_path = absl::GetFlag(FLAGS_bias_npy);
-  const bool timing_only = absl::GetFlag(FLAGS_timing_only);
-  const std::string out_path = absl::GetFlag(FLAGS_out);
-  if (a_path.empty() != b_path.empty()) {
-    return absl::InvalidArgumentError("--a and --b go together");
-  }
-  if (!bias_path.empty() && a_path.empty()) {
-    return absl::InvalidArgumentError("--bias FILE needs --a and --b");
-  }
-  if (timing_only && !out_path.empty()) {
-    return absl::InvalidArgumentError("--out needs the numerics; drop --timing-only");
-  }
-  std::optional<NpyArray> a, b, bias;
-  if (!a_path.empty()) {
-    absl::StatusOr<NpyArray> read_a = ReadNpyFile(a_path);
-    if (!read_a.ok()) return read_a.status();
-    absl::StatusOr<NpyArray> read_b = ReadNpyFile(b_path);
-    if (!read_b.ok()) return read_b.status();
-    a = *std::move(read_a);
-    b = *std::move(read_b);
-    if (a->shape.size() != 2 || b->shape.size() != 2) {
-      return absl::InvalidArgumentError("--a and --b must be 2-D arrays");
-    }
-    // A is [m, k] ([k, m] transposed), B is [k, n] ([n, k] transposed).
-    const bool trans_a = absl::GetFlag(FLAGS_trans_a), trans_b = absl::GetFlag(FLAGS_trans_b);
-    if (!absl::GetFlag(FLAGS_m)) absl::SetFlag(&FLAGS_m, a->shape[trans_a ? 1 : 0]);
-    if (!absl::GetFlag(FLAGS_k)) absl::SetFlag(&FLAGS_k, a->shape[trans_a ? 0 : 1]);
-    if (!absl::GetFlag(FLAGS_n)) absl::SetFlag(&FLAGS_n, b->shape[trans_b ? 0 : 1]);
-  }
-  if (!bias_path.empty()) {
-    absl::StatusOr<NpyArray> read = ReadNpyFile(bias_path);
-    if (!read.ok()) return read.status();
-    bias = *std::move(read);
-    absl::SetFlag(&FLAGS_bias, true);
-  }
-  absl::StatusOr<pb::TilingRequest> tiling_request = RequestFromFlags();
-  if (!tiling_request.ok()) return tiling_request.status();
-
-  pb::ExecuteRequest request;
-  request.set_id(tiling_request->id());
-  *request.mutable_problem() = tiling_request->problem();
-  request.set_platform(tiling_request->platform());
-  *request.mutable_platform_overrides() = tiling_request->platform_overrides();
-  request.set_forced_strategy(tiling_request->forced_strategy());
-  request.set_client_id(tiling_request->client_id());
-  if (const std::string path = absl::GetFlag(FLAGS_tiling); !path.empty()) {
-    if (!request.forced_strategy().empty()) {
-      return absl::InvalidArgumentError("--tiling and --strategy exclude each other");
-    }
-    absl::StatusOr<std::string> text = ReadFile(path);
-    if (!text.ok()) return text.status();
-    absl::StatusOr<pb::TilingResponse> tiling = ParseTilingFile(*text);
-    if (!tiling.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat(path, ": ", tiling.status().message()));
-    }
-    *request.mutable_tiling() = *std::move(tiling);
-  }
-  if (a.has_value() && !timing_only) {
-    const pb::MatmulProblem& p = request.problem();
-    pb::ExecuteInputs* inputs = request.mutable_inputs();
-    absl::StatusOr<pb::Tensor> tensor =
-        TensorFromNpy(*a, p.dtype_a(), 2, absl::StrCat("--a ", a_path));
-    if (!tensor.ok()) return tensor.status();
-    *inputs->mutable_a() = *std::move(tensor);
-    tensor = TensorFromNpy(*b, p.dtype_b(), 2, absl::StrCat("--b ", b_path));
-    if (!tensor.ok()) return tensor.status();
-    *inputs->mutable_b() = *std::move(tensor);
-    if (bias.has_value()) {
-      tensor = TensorFromNpy(*bias, p.dtype_bias(), 1, absl::StrCat("--bias ", bias_path));
-      if (!tensor.ok()) return tensor.status();
-      *inputs->mutable_bias() = *std::move(tensor);
-    }
-  }
-  request.set_seed(absl::GetFlag(FLAGS_seed));
-  request.set_timing_only(timing_only);
-  request.set_return_c(!out_path.empty());
-  request.set_threads(absl::GetFlag(FLAGS_threads));
-  return request;
 }
 
 // `--bias X.npy` names the bias operand of `execute`, while a bare `--bias`
@@ -462,25 +172,9 @@ void RewriteBiasFile(std::vector<std::string>& args) {
   }
 }
 
-// Keeps an in-process server alive for --local.
-struct LocalService {
-  npu::tiling::StrategyRegistry registry = npu::tiling::MakeBuiltinRegistry();
-  std::shared_ptr<prometheus::Registry> prometheus = std::make_shared<prometheus::Registry>();
-  npu::server::ServiceMetrics metrics{*prometheus};
-  std::unique_ptr<npu::server::TilingServer> server;
-};
-
-int Run(const std::vector<char*>& positional) {
-  if (positional.size() < 2) return Usage("missing command");
-  const std::string command = positional[1];
-  const bool json = absl::GetFlag(FLAGS_json);
-  const std::vector<std::string> operands(positional.begin() + 2, positional.end());
-  const bool takes_file = command == "batch" || command == "conform";
-  if (takes_file && operands.size() != 1) return Usage(absl::StrCat(command, " needs one FILE"));
-  if (!takes_file && !operands.empty()) {
-    return Usage(absl::StrCat("unexpected argument \"", operands.front(), "\""));
-  }
-
+// The connection options of the flags; TLS files are read here, and a file
+// that cannot be read is a usage error.
+absl::StatusOr<ClientOptions> ClientOptionsFromFlags(const std::string& command) {
   ClientOptions options;
   options.target = absl::GetFlag(FLAGS_server);
   options.timeout = absl::GetFlag(FLAGS_timeout);
@@ -490,155 +184,68 @@ int Run(const std::vector<char*>& positional) {
     options.timeout += absl::Milliseconds(absl::GetFlag(FLAGS_budget_ms));
   }
   options.execute_timeout = absl::GetFlag(FLAGS_execute_timeout);
-  LocalService local;
-  std::unique_ptr<TilingClient> client;
-  if (absl::GetFlag(FLAGS_local)) {
-    npu::server::ServerOptions server_options;
-    server_options.listen = false;
-    // In-process calls have no network to protect: let Execute carry whole
-    // .npy operands and C.
-    server_options.max_message_bytes = std::numeric_limits<int>::max();
-    absl::StatusOr<std::unique_ptr<npu::server::TilingServer>> server =
-        npu::server::TilingServer::Start(server_options, local.registry, local.metrics);
-    if (!server.ok()) return Failed(server.status());
-    local.server = *std::move(server);
-    grpc::ChannelArguments channel_args;
-    channel_args.SetMaxReceiveMessageSize(-1);
-    client = std::make_unique<TilingClient>(local.server->InProcessChannel(channel_args), options);
-  } else {
-    options.tls_server_name = absl::GetFlag(FLAGS_tls_server_name);
-    options.use_tls = absl::GetFlag(FLAGS_tls) || !options.tls_server_name.empty();
-    for (const auto& [flag, path, pem] :
-         {std::make_tuple("--tls_ca", absl::GetFlag(FLAGS_tls_ca), &options.tls_root_ca_pem),
-          std::make_tuple("--tls_cert", absl::GetFlag(FLAGS_tls_cert), &options.tls_cert_chain_pem),
-          std::make_tuple("--tls_key", absl::GetFlag(FLAGS_tls_key),
-                          &options.tls_private_key_pem)}) {
-      if (path.empty()) continue;
-      absl::StatusOr<std::string> text = ReadFile(path);
-      if (!text.ok()) return Usage(absl::StrCat(flag, ": ", text.status().message()));
-      *pem = *std::move(text);
-      options.use_tls = true;
+  if (absl::GetFlag(FLAGS_local)) return options;
+  options.tls_server_name = absl::GetFlag(FLAGS_tls_server_name);
+  options.use_tls = absl::GetFlag(FLAGS_tls) || !options.tls_server_name.empty();
+  for (const auto& [flag, path, pem] :
+       {std::make_tuple("--tls_ca", absl::GetFlag(FLAGS_tls_ca), &options.tls_root_ca_pem),
+        std::make_tuple("--tls_cert", absl::GetFlag(FLAGS_tls_cert), &options.tls_cert_chain_pem),
+        std::make_tuple("--tls_key", absl::GetFlag(FLAGS_tls_key), &options.tls_private_key_pem)}) {
+    if (path.empty()) continue;
+    absl::StatusOr<std::string> text = ReadFile(path);
+    if (!text.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(flag, ": ", text.status().message()));
     }
-    absl::StatusOr<std::unique_ptr<TilingClient>> connected = TilingClient::Connect(options);
-    if (!connected.ok()) return Failed(connected.status());
-    client = *std::move(connected);
+    *pem = *std::move(text);
+    options.use_tls = true;
   }
+  return options;
+}
 
+// The subcommand `command` with its FILE operand, if it takes one.
+int RunCommand(const std::string& command, const std::vector<std::string>& operands,
+               TilingClient& client) {
   const std::string mode = absl::GetFlag(FLAGS_mode);
   if (mode != "cann" && mode != "advise") {
     return Usage(absl::StrCat("--mode must be cann or advise, got \"", mode, "\""));
   }
-  if (command == "advise" || (command == "tile" && mode == "advise")) {
-    absl::StatusOr<pb::TilingRequest> request = RequestFromFlags();
-    if (!request.ok()) return Usage(request.status().message());
-    absl::Status advise = ApplyAdviseFlags(&*request);
-    if (!advise.ok()) return Usage(advise.message());
-    absl::StatusOr<pb::TilingResponse> response = client->GetTiling(*request);
-    if (!response.ok()) return Failed(response.status());
-    std::cout << (json ? ToJson(*response) + "\n" : FormatAdvice(*response));
-    return kExitOk;
-  }
-
-  if (command == "tile") {
-    absl::StatusOr<pb::TilingRequest> request = RequestFromFlags();
-    if (!request.ok()) return Usage(request.status().message());
-    absl::StatusOr<pb::TilingResponse> response = client->GetTiling(*request);
-    if (!response.ok()) return Failed(response.status());
-    std::cout << (json ? ToJson(*response) + "\n" : FormatTiling(*response));
-    return kExitOk;
-  }
-
-  if (command == "batch") {
-    absl::StatusOr<std::string> text = ReadFile(operands[0]);
-    if (!text.ok()) return Failed(text.status());
-    absl::StatusOr<std::vector<pb::TilingRequest>> requests = ParseBatchFile(*text);
-    if (!requests.ok()) return Usage(absl::StrCat(operands[0], ": ", requests.status().message()));
-    absl::StatusOr<std::vector<pb::TilingResponse>> responses = client->GetTilingBatch(*requests);
-    if (!responses.ok()) return Failed(responses.status());
-    int failed = 0;
-    for (const pb::TilingResponse& response : *responses) {
-      if (response.has_status() && response.status().code() != 0) ++failed;
-    }
-    if (json) {
-      for (const pb::TilingResponse& response : *responses) std::cout << ToJson(response) << "\n";
-    } else {
-      std::cout << FormatBatch(*responses) << responses->size() - failed << " answered, " << failed
-                << " failed\n";
-    }
-    return failed == 0 ? kExitOk : kExitFailed;
-  }
-
-  if (command == "conform") {
-    absl::StatusOr<std::string> text = ReadFile(operands[0]);
-    if (!text.ok()) return Failed(text.status());
-    std::vector<std::string> ignored;
-    absl::StatusOr<std::vector<ConformanceCase>> cases = ParseConformanceFile(*text, &ignored);
-    if (!cases.ok()) return Usage(absl::StrCat(operands[0], ": ", cases.status().message()));
-    for (const std::string& key : std::set<std::string>(ignored.begin(), ignored.end())) {
-      std::cerr << "tilingctl: note: ignoring " << key << " (not in " << kConformanceSchema
-                << ")\n";
-    }
-    ConformanceSummary summary = RunConformance(
-        *cases,
-        [&](pb::TilingRequest request) {
-          request.set_client_id(kClientId);
-          return client->GetTiling(request);
-        },
-        std::cout);
-    return summary.failed == 0 ? kExitOk : kExitFailed;
-  }
-
-  if (command == "execute") {
-    absl::StatusOr<pb::ExecuteRequest> request = ExecuteRequestFromFlags();
-    if (!request.ok()) return Usage(request.status().message());
-    absl::StatusOr<pb::ExecuteResponse> response = client->Execute(*request);
-    if (!response.ok()) return Failed(response.status());
-    const std::string out_path = absl::GetFlag(FLAGS_out);
-    if (!out_path.empty()) {
-      absl::StatusOr<NpyArray> c = NpyFromTensor(response->c());
-      if (!c.ok()) return Failed(c.status());
-      absl::Status written = WriteNpyFile(out_path, *c);
-      if (!written.ok()) return Failed(written);
-      response->clear_c();  // in the file, not on the terminal
-    }
-    std::cout << (json ? ToJson(*response) + "\n" : FormatExecute(*response));
-    if (!out_path.empty() && !json) std::cout << "C written to " << out_path << "\n";
-    if (response->has_accuracy() && !response->accuracy().passed()) {
-      std::cerr << "tilingctl: C differs from the fp64 reference beyond the bound\n";
-      return kExitFailed;
-    }
-    return kExitOk;
-  }
-
-  if (command == "platforms") {
-    absl::StatusOr<pb::ListPlatformsResponse> response = client->ListPlatforms();
-    if (!response.ok()) return Failed(response.status());
-    std::cout << (json ? ToJson(*response) + "\n" : FormatPlatforms(*response));
-    return kExitOk;
-  }
-
-  if (command == "health") {
-    std::vector<std::string> services = {"", npu::server::kTilingServiceName};
-    if (const std::optional<std::string> service = absl::GetFlag(FLAGS_service)) {
-      services = {*service};
-    }
-    bool all_serving = true;
-    for (const std::string& service : services) {
-      absl::StatusOr<ServingStatus> status = client->CheckHealth(service);
-      const std::string label = service.empty() ? "(server)" : service;
-      if (!status.ok()) {
-        all_serving = false;
-        std::cout << label << " " << absl::StatusCodeToString(status.status().code()) << ": "
-                  << status.status().message() << "\n";
-        continue;
-      }
-      all_serving = all_serving && *status == ServingStatus::kServing;
-      std::cout << label << " " << ServingStatusName(*status) << "\n";
-    }
-    return all_serving ? kExitOk : kExitFailed;
-  }
-
+  if (command == "advise" || (command == "tile" && mode == "advise")) return RunAdvise(client);
+  if (command == "tile") return RunTile(client);
+  if (command == "batch") return RunBatch(client, operands[0]);
+  if (command == "conform") return RunConform(client, operands[0]);
+  if (command == "execute") return RunExecute(client);
+  if (command == "platforms") return RunPlatforms(client);
+  if (command == "health") return RunHealth(client);
   return Usage(absl::StrCat("unknown command \"", command, "\""));
+}
+
+// Checks the operands, connects to --server or starts the service in this
+// process (--local), then runs the subcommand.
+int Run(const std::vector<char*>& positional) {
+  if (positional.size() < 2) return Usage("missing command");
+  const std::string command = positional[1];
+  const std::vector<std::string> operands(positional.begin() + 2, positional.end());
+  const bool takes_file = command == "batch" || command == "conform";
+  if (takes_file && operands.size() != 1) return Usage(absl::StrCat(command, " needs one FILE"));
+  if (!takes_file && !operands.empty()) {
+    return Usage(absl::StrCat("unexpected argument \"", operands.front(), "\""));
+  }
+  absl::StatusOr<ClientOptions> options = ClientOptionsFromFlags(command);
+  if (!options.ok()) return Usage(options.status().message());
+  // Declared before the client, so the client goes first.
+  std::unique_ptr<LocalService> local;
+  std::unique_ptr<TilingClient> client;
+  if (absl::GetFlag(FLAGS_local)) {
+    absl::StatusOr<std::unique_ptr<LocalService>> started = LocalService::Start();
+    if (!started.ok()) return Failed(started.status());
+    local = *std::move(started);
+    client = std::make_unique<TilingClient>(local->Channel(), *options);
+  } else {
+    absl::StatusOr<std::unique_ptr<TilingClient>> connected = TilingClient::Connect(*options);
+    if (!connected.ok()) return Failed(connected.status());
+    client = *std::move(connected);
+  }
+  return RunCommand(command, operands, *client);
 }
 
 }  // namespace

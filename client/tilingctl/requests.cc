@@ -1,0 +1,312 @@
+#include "client/tilingctl/requests.h"
+
+#include <optional>
+#include <utility>
+
+#include "absl/flags/flag.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "client/npy.h"
+#include "client/tilingctl/cli.h"
+#include "client/tilingctl/execute.h"
+#include "client/tilingctl/flags.h"
+#include "client/tilingctl/format.h"
+#include "google/protobuf/util/json_util.h"
+#include "nlohmann/json.hpp"
+
+namespace npu::client {
+namespace {
+
+namespace pb = ::npu::tiling::v1;
+
+absl::StatusOr<pb::DataType> DtypeFlag(const std::optional<std::string>& specific,
+                                       const char* flag) {
+  const std::string name = specific.value_or(absl::GetFlag(FLAGS_dtype));
+  absl::StatusOr<pb::DataType> dtype = DataTypeFromName(name);
+  if (!dtype.ok())
+    return absl::InvalidArgumentError(absl::StrCat(flag, ": ", dtype.status().message()));
+  return dtype;
+}
+
+// Applies --platform and the override flags.
+void ApplyPlatformFlags(pb::TilingRequest* request) {
+  request->set_platform(absl::GetFlag(FLAGS_platform));
+  pb::PlatformOverrides* o = request->mutable_platform_overrides();
+  if (auto v = absl::GetFlag(FLAGS_aic_num)) o->set_aic_num(*v);
+  if (auto v = absl::GetFlag(FLAGS_aiv_num)) o->set_aiv_num(*v);
+  if (auto v = absl::GetFlag(FLAGS_l1_bytes)) o->set_l1_bytes(*v);
+  if (auto v = absl::GetFlag(FLAGS_l0a_bytes)) o->set_l0a_bytes(*v);
+  if (auto v = absl::GetFlag(FLAGS_l0b_bytes)) o->set_l0b_bytes(*v);
+  if (auto v = absl::GetFlag(FLAGS_l0c_bytes)) o->set_l0c_bytes(*v);
+  if (auto v = absl::GetFlag(FLAGS_ub_bytes)) o->set_ub_bytes(*v);
+  if (auto v = absl::GetFlag(FLAGS_l2_bytes)) o->set_l2_bytes(*v);
+  if (auto v = absl::GetFlag(FLAGS_bt_bytes)) o->set_bt_bytes(*v);
+  if (auto v = absl::GetFlag(FLAGS_cube_freq_mhz)) o->set_cube_freq_mhz(*v);
+  if (auto v = absl::GetFlag(FLAGS_ddr_bytes_per_cycle)) o->set_ddr_bytes_per_cycle(*v);
+  if (auto v = absl::GetFlag(FLAGS_l2_bytes_per_cycle)) o->set_l2_bytes_per_cycle(*v);
+}
+
+// Applies --platform, the override flags, --strategy, --trace, --view and
+// --id.
+absl::Status ApplyDecisionFlags(pb::TilingRequest* request) {
+  ApplyPlatformFlags(request);
+  request->set_forced_strategy(absl::GetFlag(FLAGS_strategy));
+  request->set_include_trace(absl::GetFlag(FLAGS_trace));
+  request->set_id(absl::GetFlag(FLAGS_id));
+  request->set_client_id(kClientId);
+  const std::string view = absl::GetFlag(FLAGS_view);
+  if (view == "full") {
+    request->set_view(pb::RESPONSE_VIEW_FULL);
+  } else if (view == "compact") {
+    request->set_view(pb::RESPONSE_VIEW_COMPACT);
+  } else {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--view: unknown view \"", view, "\"; expected full or compact"));
+  }
+  return absl::OkStatus();
+}
+
+// Sets the dtypes of A, B, C and, with --bias, of the bias.
+absl::Status ApplyDtypeFlags(pb::MatmulProblem* p) {
+  absl::StatusOr<pb::DataType> a = DtypeFlag(absl::GetFlag(FLAGS_dtype_a), "--dtype-a");
+  absl::StatusOr<pb::DataType> b = DtypeFlag(absl::GetFlag(FLAGS_dtype_b), "--dtype-b");
+  absl::StatusOr<pb::DataType> c = DtypeFlag(absl::GetFlag(FLAGS_dtype_c), "--dtype-c");
+  for (const auto* dtype : {&a, &b, &c}) {
+    if (!dtype->ok()) return dtype->status();
+  }
+  p->set_dtype_a(*a);
+  p->set_dtype_b(*b);
+  p->set_dtype_c(*c);
+  p->set_has_bias(absl::GetFlag(FLAGS_bias));
+  if (p->has_bias()) {
+    const std::optional<std::string> bias_dtype = absl::GetFlag(FLAGS_bias_dtype);
+    if (bias_dtype.has_value()) {
+      absl::StatusOr<pb::DataType> dtype = DataTypeFromName(*bias_dtype);
+      if (!dtype.ok()) {
+        return absl::InvalidArgumentError(absl::StrCat("--bias-dtype: ", dtype.status().message()));
+      }
+      p->set_dtype_bias(*dtype);
+    } else {
+      p->set_dtype_bias(p->dtype_c());
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Sets the layouts of A, B and C and the storage shape of an NZ B.
+absl::Status ApplyLayoutFlags(pb::MatmulProblem* p) {
+  struct FormatFlag {
+    const char* name;
+    std::string value;
+    void (pb::MatmulProblem::*set)(pb::Format);
+  };
+  for (const FormatFlag& flag :
+       {FormatFlag{"--format-a", absl::GetFlag(FLAGS_format_a), &pb::MatmulProblem::set_format_a},
+        FormatFlag{"--format-b", absl::GetFlag(FLAGS_format_b), &pb::MatmulProblem::set_format_b},
+        FormatFlag{"--format-c", absl::GetFlag(FLAGS_format_c),
+                   &pb::MatmulProblem::set_format_c}}) {
+    absl::StatusOr<pb::Format> format = FormatFromName(flag.value);
+    if (!format.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(flag.name, ": ", format.status().message()));
+    }
+    (p->*flag.set)(*format);
+  }
+  for (const std::string& dim : absl::GetFlag(FLAGS_storage_shape_b)) {
+    int64_t value = 0;
+    if (!absl::SimpleAtoi(dim, &value)) {
+      return absl::InvalidArgumentError(absl::StrCat("--storage-shape-b: not an integer: ", dim));
+    }
+    p->add_storage_shape_b(value);
+  }
+  return absl::OkStatus();
+}
+
+// Sets the precision and determinism options and the slice view of A.
+void ApplyOptionFlags(pb::MatmulProblem* p) {
+  p->set_hf32(absl::GetFlag(FLAGS_hf32));
+  p->set_force_grp_acc_fp32(absl::GetFlag(FLAGS_force_grp_acc_fp32));
+  p->set_deterministic_level(absl::GetFlag(FLAGS_deterministic_level));
+  p->set_avoid_tensor_api(absl::GetFlag(FLAGS_avoid_tensor_api));
+  if (const std::optional<int32_t> rank = absl::GetFlag(FLAGS_slice_rank)) {
+    pb::SliceView* slice = p->mutable_a_slice();
+    slice->set_enabled(true);
+    slice->set_rank(*rank);
+    slice->set_batch(absl::GetFlag(FLAGS_slice_batch));
+    slice->set_batch_stride(absl::GetFlag(FLAGS_slice_batch_stride));
+    slice->set_row_stride(absl::GetFlag(FLAGS_slice_row_stride));
+  }
+}
+
+// The operands `execute` read from .npy files.
+struct OperandFiles {
+  std::string a_path, b_path, bias_path;
+  std::optional<NpyArray> a, b, bias;
+};
+
+// Reads --a, --b and the bias file. Without --m / --n / --k the sizes come
+// from the shapes of A and B; a bias file implies --bias.
+absl::Status ReadOperandFiles(OperandFiles& files) {
+  if (!files.a_path.empty()) {
+    absl::StatusOr<NpyArray> read_a = ReadNpyFile(files.a_path);
+    if (!read_a.ok()) return read_a.status();
+    absl::StatusOr<NpyArray> read_b = ReadNpyFile(files.b_path);
+    if (!read_b.ok()) return read_b.status();
+    files.a = *std::move(read_a);
+    files.b = *std::move(read_b);
+    if (files.a->shape.size() != 2 || files.b->shape.size() != 2) {
+      return absl::InvalidArgumentError("--a and --b must be 2-D arrays");
+    }
+    // A is [m, k] ([k, m] transposed), B is [k, n] ([n, k] transposed).
+    const bool trans_a = absl::GetFlag(FLAGS_trans_a), trans_b = absl::GetFlag(FLAGS_trans_b);
+    if (!absl::GetFlag(FLAGS_m)) absl::SetFlag(&FLAGS_m, files.a->shape[trans_a ? 1 : 0]);
+    if (!absl::GetFlag(FLAGS_k)) absl::SetFlag(&FLAGS_k, files.a->shape[trans_a ? 0 : 1]);
+    if (!absl::GetFlag(FLAGS_n)) absl::SetFlag(&FLAGS_n, files.b->shape[trans_b ? 0 : 1]);
+  }
+  if (!files.bias_path.empty()) {
+    absl::StatusOr<NpyArray> read = ReadNpyFile(files.bias_path);
+    if (!read.ok()) return read.status();
+    files.bias = *std::move(read);
+    absl::SetFlag(&FLAGS_bias, true);
+  }
+  return absl::OkStatus();
+}
+
+// Sets request.tiling from the --tiling file, if one is given.
+absl::Status ApplyTilingFile(pb::ExecuteRequest& request) {
+  const std::string path = absl::GetFlag(FLAGS_tiling);
+  if (path.empty()) return absl::OkStatus();
+  if (!request.forced_strategy().empty()) {
+    return absl::InvalidArgumentError("--tiling and --strategy exclude each other");
+  }
+  absl::StatusOr<std::string> text = ReadFile(path);
+  if (!text.ok()) return text.status();
+  absl::StatusOr<pb::TilingResponse> tiling = ParseTilingFile(*text);
+  if (!tiling.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": ", tiling.status().message()));
+  }
+  *request.mutable_tiling() = *std::move(tiling);
+  return absl::OkStatus();
+}
+
+// Sets request.inputs from the operands read from files.
+absl::Status AttachOperands(const OperandFiles& files, pb::ExecuteRequest& request) {
+  const pb::MatmulProblem& p = request.problem();
+  pb::ExecuteInputs* inputs = request.mutable_inputs();
+  absl::StatusOr<pb::Tensor> tensor =
+      TensorFromNpy(*files.a, p.dtype_a(), 2, absl::StrCat("--a ", files.a_path));
+  if (!tensor.ok()) return tensor.status();
+  *inputs->mutable_a() = *std::move(tensor);
+  tensor = TensorFromNpy(*files.b, p.dtype_b(), 2, absl::StrCat("--b ", files.b_path));
+  if (!tensor.ok()) return tensor.status();
+  *inputs->mutable_b() = *std::move(tensor);
+  if (files.bias.has_value()) {
+    tensor =
+        TensorFromNpy(*files.bias, p.dtype_bias(), 1, absl::StrCat("--bias ", files.bias_path));
+    if (!tensor.ok()) return tensor.status();
+    *inputs->mutable_bias() = *std::move(tensor);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<pb::TilingRequest> RequestFromFlags() {
+  pb::TilingRequest request;
+  pb::MatmulProblem* p = request.mutable_problem();
+  const std::optional<int64_t> m = absl::GetFlag(FLAGS_m);
+  const std::optional<int64_t> n = absl::GetFlag(FLAGS_n);
+  const std::optional<int64_t> k = absl::GetFlag(FLAGS_k);
+  if (!m || !n || !k) return absl::InvalidArgumentError("--m, --n and --k are required");
+  p->set_m(*m);
+  p->set_n(*n);
+  p->set_k(*k);
+  if (absl::Status status = ApplyDtypeFlags(p); !status.ok()) return status;
+  p->set_trans_a(absl::GetFlag(FLAGS_trans_a));
+  p->set_trans_b(absl::GetFlag(FLAGS_trans_b));
+  if (absl::Status status = ApplyLayoutFlags(p); !status.ok()) return status;
+  ApplyOptionFlags(p);
+  if (absl::Status status = ApplyDecisionFlags(&request); !status.ok()) return status;
+  return request;
+}
+
+absl::Status ApplyAdviseFlags(pb::TilingRequest* request) {
+  if (!request->forced_strategy().empty()) {
+    return absl::InvalidArgumentError("--strategy cannot be used with advise");
+  }
+  request->set_mode(pb::TILING_MODE_ADVISE);
+  pb::AdviseOptions* advise = request->mutable_advise();
+  advise->set_max_candidates(absl::GetFlag(FLAGS_max_candidates));
+  advise->set_max_advisory_ms(absl::GetFlag(FLAGS_budget_ms));
+  if (absl::GetFlag(FLAGS_no_verify)) advise->set_verify_recommendation(false);
+  // The table shows no trace; --json still carries it unless --notrace.
+  if (!absl::GetFlag(FLAGS_json)) request->set_include_trace(false);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<pb::TilingRequest>> ParseBatchFile(const std::string& text) {
+  nlohmann::json root = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (root.is_discarded()) return absl::InvalidArgumentError("not valid JSON");
+  if (!root.is_array()) return absl::InvalidArgumentError("the top level must be a list");
+  std::vector<pb::TilingRequest> requests;
+  requests.reserve(root.size());
+  for (size_t i = 0; i < root.size(); ++i) {
+    const nlohmann::json& item = root[i];
+    if (!item.is_object())
+      return absl::InvalidArgumentError(absl::StrCat("item ", i, ": not an object"));
+    pb::TilingRequest request;
+    google::protobuf::util::Status parsed;
+    if (item.contains("problem")) {
+      parsed = google::protobuf::util::JsonStringToMessage(item.dump(), &request);
+    } else {
+      if (absl::Status status = ApplyDecisionFlags(&request); !status.ok()) return status;
+      parsed = google::protobuf::util::JsonStringToMessage(item.dump(), request.mutable_problem());
+    }
+    if (!parsed.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("item ", i, ": ", std::string(parsed.message())));
+    }
+    if (request.id().empty()) request.set_id(absl::StrCat(i));
+    requests.push_back(std::move(request));
+  }
+  return requests;
+}
+
+absl::StatusOr<pb::ExecuteRequest> ExecuteRequestFromFlags() {
+  OperandFiles files;
+  files.a_path = absl::GetFlag(FLAGS_a);
+  files.b_path = absl::GetFlag(FLAGS_b);
+  files.bias_path = absl::GetFlag(FLAGS_bias_npy);
+  const bool timing_only = absl::GetFlag(FLAGS_timing_only);
+  const std::string out_path = absl::GetFlag(FLAGS_out);
+  if (files.a_path.empty() != files.b_path.empty()) {
+    return absl::InvalidArgumentError("--a and --b go together");
+  }
+  if (!files.bias_path.empty() && files.a_path.empty()) {
+    return absl::InvalidArgumentError("--bias FILE needs --a and --b");
+  }
+  if (timing_only && !out_path.empty()) {
+    return absl::InvalidArgumentError("--out needs the numerics; drop --timing-only");
+  }
+  if (absl::Status read = ReadOperandFiles(files); !read.ok()) return read;
+  absl::StatusOr<pb::TilingRequest> tiling_request = RequestFromFlags();
+  if (!tiling_request.ok()) return tiling_request.status();
+
+  pb::ExecuteRequest request;
+  request.set_id(tiling_request->id());
+  *request.mutable_problem() = tiling_request->problem();
+  request.set_platform(tiling_request->platform());
+  *request.mutable_platform_overrides() = tiling_request->platform_overrides();
+  request.set_forced_strategy(tiling_request->forced_strategy());
+  request.set_client_id(tiling_request->client_id());
+  if (absl::Status tiling = ApplyTilingFile(request); !tiling.ok()) return tiling;
+  if (files.a.has_value() && !timing_only) {
+    if (absl::Status attached = AttachOperands(files, request); !attached.ok()) return attached;
+  }
+  request.set_seed(absl::GetFlag(FLAGS_seed));
+  request.set_timing_only(timing_only);
+  request.set_return_c(!out_path.empty());
+  request.set_threads(absl::GetFlag(FLAGS_threads));
+  return request;
+}
+
+}  // namespace npu::client

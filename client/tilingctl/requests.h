@@ -1,0 +1,38 @@
+// tilingctl's requests, built from its command-line flags (flags.h).
+//
+// `tile` and `advise` send a TilingRequest, `batch` a list of them read from
+// a file, `execute` an ExecuteRequest. Errors are usage errors: the caller
+// prints them with Usage() (cli.h).
+#ifndef NPU_CLIENT_TILINGCTL_REQUESTS_H_
+#define NPU_CLIENT_TILINGCTL_REQUESTS_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "npu/tiling/v1/tiling_service.pb.h"
+
+namespace npu::client {
+
+// Returns the request the `tile` flags describe (--m, --n and --k required).
+absl::StatusOr<npu::tiling::v1::TilingRequest> RequestFromFlags();
+
+// Puts `request` in ADVISE mode with the advise flags. --strategy is refused
+// here (the server would refuse it too): the advice ranks every strategy.
+absl::Status ApplyAdviseFlags(npu::tiling::v1::TilingRequest* request);
+
+// Returns the requests of a batch file: a JSON list whose items are
+// TilingRequests ({"problem": {...}, ...}) or bare MatmulProblems
+// ({"m": ..., ...}), both in the proto JSON mapping. Bare problems take the
+// platform, strategy and trace flags. Items without an id get their index.
+absl::StatusOr<std::vector<npu::tiling::v1::TilingRequest>> ParseBatchFile(const std::string& text);
+
+// Returns the Execute request of the `execute` flags: the `tile` flags plus
+// the operand files, seed, options and an explicit tiling. Without --m / --n
+// / --k the sizes come from the shapes of --a and --b.
+absl::StatusOr<npu::tiling::v1::ExecuteRequest> ExecuteRequestFromFlags();
+
+}  // namespace npu::client
+
+#endif  // NPU_CLIENT_TILINGCTL_REQUESTS_H_
