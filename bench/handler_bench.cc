@@ -1,7 +1,8 @@
 // GetTiling's work on the server outside gRPC, per call: parse the request
 // bytes and answer them in wire form (validation, chip, decision, metrics,
 // the serialized answer), in each response view, with the cache off and on;
-// the answer's encoding alone; the call's metrics alone.
+// the answer's encoding alone, and the same answer built as a message; the
+// call's metrics alone.
 // The h2load comparison (bench/load_gettiling.sh) is too noisy on a shared
 // VM to see changes of a few hundred nanoseconds; this is not.
 //
@@ -94,6 +95,35 @@ void BM_EncodeAnswer(benchmark::State& state) {
   state.counters["answer_bytes"] = static_cast<double>(size);
 }
 BENCHMARK(BM_EncodeAnswer)
+    ->ArgName("view")
+    ->Arg(pb::RESPONSE_VIEW_COMPACT)
+    ->Arg(pb::RESPONSE_VIEW_FULL);
+
+// The readable definition of the same answer (DecisionToProto(), then
+// protobuf's serializer), which the encoder above is tested against: what
+// the encoder saves per call.
+void BM_AnswerMessage(benchmark::State& state) {
+  const tiling::StrategyRegistry registry = tiling::MakeBuiltinRegistry();
+  const tiling::ChipSpec chip = *tiling::FindPlatform(tiling::kDefaultPlatform);
+  const pb::TilingRequest request = testing::StreamKRequest();
+  absl::StatusOr<tiling::TilingDecision> decision =
+      registry.Decide(ProblemFromProto(request.problem()), chip);
+  if (!decision.ok()) {
+    state.SkipWithError("decision");
+    return;
+  }
+  const auto view = static_cast<pb::ResponseView>(state.range(0));
+  std::string buffer;
+  for (auto _ : state) {
+    pb::TilingResponse response;
+    DecisionToProto(*decision, chip, &response, /*include_trace=*/false, view);
+    response.set_id("load");
+    response.SerializeToString(&buffer);
+    benchmark::DoNotOptimize(buffer.data());
+  }
+  state.counters["answer_bytes"] = static_cast<double>(buffer.size());
+}
+BENCHMARK(BM_AnswerMessage)
     ->ArgName("view")
     ->Arg(pb::RESPONSE_VIEW_COMPACT)
     ->Arg(pb::RESPONSE_VIEW_FULL);
