@@ -3,6 +3,7 @@
 #include <chrono>
 #include <limits>
 #include <memory>
+#include <utility>
 
 #include "server/advisor/advisor.h"
 #include "server/service/convert.h"
@@ -49,8 +50,8 @@ absl::Status AdviceService::Prepare(const pb::TilingRequest& request, AdviseWork
   *answered = false;
   response->Clear();
   ASSIGN_OR_RETURN(ResolvedRequest resolved, ResolveRequest(request));
-  work->problem = resolved.problem;
-  work->chip = resolved.chip;
+  work->problem = std::move(resolved.problem);
+  work->chip = std::move(resolved.chip);
   work->options = AdviseOptionsFor(request.advise(), limits_);
   work->cache_key.clear();
 

@@ -37,7 +37,7 @@ TilingAnswers::TilingAnswers(const tl::StrategyRegistry& registry, ServiceMetric
 
 absl::Status TilingAnswers::Decide(const pb::TilingRequest& request, Decided* decided) {
   ASSIGN_OR_RETURN(ResolvedRequest resolved, ResolveRequest(request));
-  decided->chip = resolved.chip;
+  decided->chip = std::move(resolved.chip);
 
   std::string key;
   if (decisions_.enabled()) {
