@@ -1,7 +1,8 @@
 // GetTiling's work on the server outside gRPC, per call: parse the request
 // bytes and answer them in wire form (validation, chip, decision, metrics,
 // the serialized answer), in each response view, with the cache off and on;
-// the answer's encoding alone; the call's metrics alone.
+// the request's parse alone; the answer's encoding alone, and the same answer
+// built as a message; the call's metrics alone.
 // The h2load comparison (bench/load_gettiling.sh) is too noisy on a shared
 // VM to see changes of a few hundred nanoseconds; this is not.
 //
@@ -16,6 +17,7 @@
 #include "prometheus/registry.h"
 #include "server/metrics/service_metrics.h"
 #include "server/service/convert.h"
+#include "server/service/request_pipeline.h"
 #include "server/service/tiling_service.h"
 #include "server/service/wire_answer.h"
 #include "server/tiling/builtin_strategies.h"
@@ -68,6 +70,22 @@ BENCHMARK(BM_GetTilingHandler)
     ->Args({pb::RESPONSE_VIEW_COMPACT, 1})
     ->Args({pb::RESPONSE_VIEW_FULL, 1});
 
+// The request's parse alone (a part of the handler above): protobuf's
+// parser into a message reused from the previous call, as the handler's
+// per-thread one is.
+void BM_ParseRequest(benchmark::State& state) {
+  const std::string bytes = RequestBytes(pb::RESPONSE_VIEW_COMPACT);
+  grpc::Slice slice(bytes.data(), bytes.size());
+  const grpc::ByteBuffer request_bytes(&slice, 1);
+  pb::TilingRequest request;
+  for (auto _ : state) {
+    if (!ParseRequestBytes(request_bytes, &request).ok()) state.SkipWithError("parse");
+    benchmark::DoNotOptimize(request);
+  }
+  state.counters["request_bytes"] = static_cast<double>(bytes.size());
+}
+BENCHMARK(BM_ParseRequest);
+
 // The answer's encoding alone (a part of the handler above), for the same
 // decision in each view, into a buffer reused across calls as the service's
 // per-thread one is.
@@ -94,6 +112,35 @@ void BM_EncodeAnswer(benchmark::State& state) {
   state.counters["answer_bytes"] = static_cast<double>(size);
 }
 BENCHMARK(BM_EncodeAnswer)
+    ->ArgName("view")
+    ->Arg(pb::RESPONSE_VIEW_COMPACT)
+    ->Arg(pb::RESPONSE_VIEW_FULL);
+
+// The readable definition of the same answer (DecisionToProto(), then
+// protobuf's serializer), which the encoder above is tested against: what
+// the encoder saves per call.
+void BM_AnswerMessage(benchmark::State& state) {
+  const tiling::StrategyRegistry registry = tiling::MakeBuiltinRegistry();
+  const tiling::ChipSpec chip = *tiling::FindPlatform(tiling::kDefaultPlatform);
+  const pb::TilingRequest request = testing::StreamKRequest();
+  absl::StatusOr<tiling::TilingDecision> decision =
+      registry.Decide(ProblemFromProto(request.problem()), chip);
+  if (!decision.ok()) {
+    state.SkipWithError("decision");
+    return;
+  }
+  const auto view = static_cast<pb::ResponseView>(state.range(0));
+  std::string buffer;
+  for (auto _ : state) {
+    pb::TilingResponse response;
+    DecisionToProto(*decision, chip, &response, /*include_trace=*/false, view);
+    response.set_id("load");
+    response.SerializeToString(&buffer);
+    benchmark::DoNotOptimize(buffer.data());
+  }
+  state.counters["answer_bytes"] = static_cast<double>(buffer.size());
+}
+BENCHMARK(BM_AnswerMessage)
     ->ArgName("view")
     ->Arg(pb::RESPONSE_VIEW_COMPACT)
     ->Arg(pb::RESPONSE_VIEW_FULL);

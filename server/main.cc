@@ -36,6 +36,7 @@
 #include "server/service/server.h"
 #include "server/service/validate.h"
 #include "server/tiling/builtin_strategies.h"
+#include "server/tiling/status_macros.h"
 
 ABSL_FLAG(std::string, address, "0.0.0.0", "Interface to bind for gRPC and /metrics.");
 ABSL_FLAG(int, port, 50051, "gRPC port; 0 picks a free port and prints it.");
@@ -115,7 +116,8 @@ int Fail(absl::string_view message) {
   return 1;
 }
 
-int Run() {
+// Logging of the server, gRPC and protobuf at --log_level.
+absl::Status SetUpLogging() {
   // Debian builds Abseil without NDEBUG, which leaves absl::Mutex's deadlock
   // detector on: every lock and every Mutex destruction, including gRPC's own
   // (grpc_core::Mutex is an absl::Mutex), updates a global lock graph. It
@@ -124,123 +126,173 @@ int Run() {
   absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
   google::protobuf::SetLogHandler(&ProtobufLogHandler);
   absl::StatusOr<LogLevel> level = ParseLogLevel(absl::GetFlag(FLAGS_log_level));
-  if (!level.ok()) return Fail(absl::StrCat("--log_level: ", level.status().message()));
+  if (!level.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("--log_level: ", level.status().message()));
+  }
   SetLogLevel(*level);
   gpr_set_log_verbosity(*level == LogLevel::kDebug ? GPR_LOG_SEVERITY_INFO
                                                    : GPR_LOG_SEVERITY_ERROR);
-  const int metrics_port = absl::GetFlag(FLAGS_metrics_port);
-  if (metrics_port < -1 || metrics_port > 65535) {
-    return Fail(absl::StrCat("--metrics_port must be in [-1, 65535], got ", metrics_port));
-  }
-  const int64_t cache_size = absl::GetFlag(FLAGS_cache_size);
-  if (cache_size < 0) return Fail(absl::StrCat("--cache_size must be >= 0, got ", cache_size));
-  const double drain_seconds = absl::GetFlag(FLAGS_drain_seconds);
-  if (!(drain_seconds >= 0)) {
-    return Fail(absl::StrCat("--drain_seconds must be >= 0, got ", drain_seconds));
-  }
+  return absl::OkStatus();
+}
 
-  // Block the shutdown signals before any thread exists, so that every thread
-  // inherits the mask and only the sigwait() below receives them.
+// The flags checked before anything starts.
+struct StartupFlags {
+  int metrics_port = 0;
+  int64_t cache_size = 0;
+  double drain_seconds = 0;
+};
+
+absl::StatusOr<StartupFlags> ReadStartupFlags() {
+  StartupFlags flags;
+  flags.metrics_port = absl::GetFlag(FLAGS_metrics_port);
+  if (flags.metrics_port < -1 || flags.metrics_port > 65535) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--metrics_port must be in [-1, 65535], got ", flags.metrics_port));
+  }
+  flags.cache_size = absl::GetFlag(FLAGS_cache_size);
+  if (flags.cache_size < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--cache_size must be >= 0, got ", flags.cache_size));
+  }
+  flags.drain_seconds = absl::GetFlag(FLAGS_drain_seconds);
+  if (!(flags.drain_seconds >= 0)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--drain_seconds must be >= 0, got ", flags.drain_seconds));
+  }
+  return flags;
+}
+
+// Blocks SIGTERM and SIGINT in the calling thread and returns them. Called
+// before any thread exists, so that every thread inherits the mask and only
+// WaitForShutdownSignal() receives them.
+sigset_t BlockShutdownSignals() {
   sigset_t shutdown_signals;
   sigemptyset(&shutdown_signals);
   sigaddset(&shutdown_signals, SIGTERM);
   sigaddset(&shutdown_signals, SIGINT);
   pthread_sigmask(SIG_BLOCK, &shutdown_signals, nullptr);
+  return shutdown_signals;
+}
 
-  const std::string address = absl::GetFlag(FLAGS_address);
-  auto prometheus_registry = std::make_shared<prometheus::Registry>();
-  ServiceMetrics metrics(*prometheus_registry);
-  const std::shared_ptr<prometheus::Collectable> metrics_collectable = metrics.Collectable();
+// Serves `collectable` on `address`:`metrics_port`/metrics and prints the
+// bound address; nullptr when `metrics_port` is -1.
+absl::StatusOr<std::unique_ptr<prometheus::Exposer>> StartMetrics(
+    const std::string& address, int metrics_port,
+    const std::shared_ptr<prometheus::Collectable>& collectable) {
+  if (metrics_port < 0) return nullptr;
   std::unique_ptr<prometheus::Exposer> exposer;
-  if (metrics_port >= 0) {
-    // prometheus-cpp reports a busy port by throwing CivetException; this is
-    // the one place a dependency throws, and it is a startup error.
-    try {
-      exposer = std::make_unique<prometheus::Exposer>(HostPort(address, metrics_port), 1);
-    } catch (const std::exception& e) {
-      return Fail(absl::StrCat("cannot serve metrics on ", HostPort(address, metrics_port), ": ",
-                               e.what()));
-    }
-    exposer->RegisterCollectable(metrics_collectable);
-    const std::vector<int> ports = exposer->GetListeningPorts();
-    std::printf("metrics on %s\n",
-                HostPort(address, ports.empty() ? metrics_port : ports.front()).c_str());
-    std::fflush(stdout);
+  // prometheus-cpp reports a busy port by throwing CivetException; this is
+  // the one place a dependency throws, and it is a startup error.
+  try {
+    exposer = std::make_unique<prometheus::Exposer>(HostPort(address, metrics_port), 1);
+  } catch (const std::exception& e) {
+    return absl::UnavailableError(
+        absl::StrCat("cannot serve metrics on ", HostPort(address, metrics_port), ": ", e.what()));
   }
+  exposer->RegisterCollectable(collectable);
+  const std::vector<int> ports = exposer->GetListeningPorts();
+  std::printf("metrics on %s\n",
+              HostPort(address, ports.empty() ? metrics_port : ports.front()).c_str());
+  std::fflush(stdout);
+  return exposer;
+}
 
-  const npu::tiling::StrategyRegistry registry = npu::tiling::MakeBuiltinRegistry();
-  ServerOptions options;
-  options.address = address;
-  options.port = absl::GetFlag(FLAGS_port);
-  options.max_message_bytes = absl::GetFlag(FLAGS_max_message_bytes);
+// The PEM files of --tls_cert, --tls_key and --tls_client_ca into `options`.
+absl::Status ReadTlsFiles(ServerOptions* options) {
   struct TlsFile {
     const char* flag;
     std::string path;
     std::string* pem;
   };
   for (const TlsFile& file :
-       {TlsFile{"--tls_cert", absl::GetFlag(FLAGS_tls_cert), &options.tls_cert_chain_pem},
-        TlsFile{"--tls_key", absl::GetFlag(FLAGS_tls_key), &options.tls_private_key_pem},
+       {TlsFile{"--tls_cert", absl::GetFlag(FLAGS_tls_cert), &options->tls_cert_chain_pem},
+        TlsFile{"--tls_key", absl::GetFlag(FLAGS_tls_key), &options->tls_private_key_pem},
         TlsFile{"--tls_client_ca", absl::GetFlag(FLAGS_tls_client_ca),
-                &options.tls_client_ca_pem}}) {
+                &options->tls_client_ca_pem}}) {
     if (file.path.empty()) continue;
     absl::StatusOr<std::string> pem = ReadFile(file.path);
-    if (!pem.ok()) return Fail(absl::StrCat(file.flag, ": ", pem.status().message()));
-    if (pem->empty()) return Fail(absl::StrCat(file.flag, ": ", file.path, " is empty"));
+    if (!pem.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(file.flag, ": ", pem.status().message()));
+    }
+    if (pem->empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(file.flag, ": ", file.path, " is empty"));
+    }
     *file.pem = *std::move(pem);
   }
-  options.service.cache_capacity = static_cast<size_t>(cache_size);
-  options.service.max_inflight = absl::GetFlag(FLAGS_max_inflight);
-  options.service.max_batch = absl::GetFlag(FLAGS_max_batch);
-  options.service.execute.workers = absl::GetFlag(FLAGS_execute_threads);
-  options.service.execute.max_queued = absl::GetFlag(FLAGS_max_execute_queue);
-  options.service.execute.max_numeric_macs = absl::GetFlag(FLAGS_max_execute_work);
-  options.service.execute.max_simulated_ops = absl::GetFlag(FLAGS_max_execute_simulated_ops);
-  options.service.execute.max_operand_elements = absl::GetFlag(FLAGS_max_execute_operand_elements);
-  options.service.execute.max_returned_c_bytes = absl::GetFlag(FLAGS_max_execute_returned_c_bytes);
-  if (options.service.execute.max_operand_elements == 0 ||
-      options.service.execute.max_returned_c_bytes == 0) {
-    return Fail(
+  return absl::OkStatus();
+}
+
+// The Execute flags into `execute`, checked: each limit bounds memory or
+// time, so none may be 0 ("unlimited" would let one request exhaust the
+// host).
+absl::Status ReadExecuteFlags(ExecuteOptions* execute) {
+  execute->workers = absl::GetFlag(FLAGS_execute_threads);
+  execute->max_queued = absl::GetFlag(FLAGS_max_execute_queue);
+  execute->max_numeric_macs = absl::GetFlag(FLAGS_max_execute_work);
+  execute->max_simulated_ops = absl::GetFlag(FLAGS_max_execute_simulated_ops);
+  execute->max_operand_elements = absl::GetFlag(FLAGS_max_execute_operand_elements);
+  execute->max_returned_c_bytes = absl::GetFlag(FLAGS_max_execute_returned_c_bytes);
+  if (execute->max_operand_elements == 0 || execute->max_returned_c_bytes == 0) {
+    return absl::InvalidArgumentError(
         "--max_execute_operand_elements and --max_execute_returned_c_bytes must be "
         "positive");
   }
-  if (options.service.execute.workers < 1 || options.service.execute.workers > 1024) {
-    return Fail(absl::StrCat("--execute_threads must be in [1, 1024], got ",
-                             options.service.execute.workers));
+  if (execute->workers < 1 || execute->workers > 1024) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--execute_threads must be in [1, 1024], got ", execute->workers));
   }
-  if (options.service.execute.max_queued < 0) {
-    return Fail(
-        absl::StrCat("--max_execute_queue must be >= 0, got ", options.service.execute.max_queued));
+  if (execute->max_queued < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--max_execute_queue must be >= 0, got ", execute->max_queued));
   }
-  // Both limits bound memory as well as time; 0 ("unlimited") would let one
-  // request exhaust the host. 2^32 operations is ~300 GB, past any host.
-  if (options.service.execute.max_numeric_macs == 0) {
-    return Fail("--max_execute_work must be positive");
+  // 2^32 operations is ~300 GB, past any host.
+  if (execute->max_numeric_macs == 0) {
+    return absl::InvalidArgumentError("--max_execute_work must be positive");
   }
-  if (options.service.execute.max_simulated_ops == 0 ||
-      options.service.execute.max_simulated_ops > (uint64_t{1} << 32)) {
-    return Fail(absl::StrCat("--max_execute_simulated_ops must be in [1, 4294967296], got ",
-                             options.service.execute.max_simulated_ops));
+  if (execute->max_simulated_ops == 0 || execute->max_simulated_ops > (uint64_t{1} << 32)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--max_execute_simulated_ops must be in [1, 4294967296], got ",
+                     execute->max_simulated_ops));
   }
+  return absl::OkStatus();
+}
+
+// The ADVISE flags into `advise`, checked against the wire limits.
+absl::Status ReadAdviseFlags(AdviseLimits* advise) {
   const int max_advisory_ms = absl::GetFlag(FLAGS_max_advisory_ms);
   if (max_advisory_ms < 1 || max_advisory_ms > static_cast<int>(kMaxAdvisoryMs)) {
-    return Fail(absl::StrCat("--max_advisory_ms must be in [1, ", kMaxAdvisoryMs, "], got ",
-                             max_advisory_ms));
+    return absl::InvalidArgumentError(absl::StrCat("--max_advisory_ms must be in [1, ",
+                                                   kMaxAdvisoryMs, "], got ", max_advisory_ms));
   }
   const int max_advise_candidates = absl::GetFlag(FLAGS_max_advise_candidates);
   if (max_advise_candidates < 1 || max_advise_candidates > static_cast<int>(kMaxAdviseCandidates)) {
-    return Fail(absl::StrCat("--max_advise_candidates must be in [1, ", kMaxAdviseCandidates,
-                             "], got ", max_advise_candidates));
+    return absl::InvalidArgumentError(absl::StrCat("--max_advise_candidates must be in [1, ",
+                                                   kMaxAdviseCandidates, "], got ",
+                                                   max_advise_candidates));
   }
-  options.service.advise.max_advisory_ms = static_cast<uint32_t>(max_advisory_ms);
-  options.service.advise.max_candidates = static_cast<uint32_t>(max_advise_candidates);
-  options.service.advise.default_candidates =
-      std::min(options.service.advise.default_candidates, options.service.advise.max_candidates);
-  absl::StatusOr<std::unique_ptr<TilingServer>> server =
-      TilingServer::Start(options, registry, metrics);
-  if (!server.ok()) return Fail(server.status().ToString());
-  std::printf("listening on %s\n", (*server)->address().c_str());
-  std::fflush(stdout);
+  advise->max_advisory_ms = static_cast<uint32_t>(max_advisory_ms);
+  advise->max_candidates = static_cast<uint32_t>(max_advise_candidates);
+  advise->default_candidates = std::min(advise->default_candidates, advise->max_candidates);
+  return absl::OkStatus();
+}
+
+// The server's options from the flags; errors name the flag.
+absl::StatusOr<ServerOptions> ReadServerFlags(const std::string& address, int64_t cache_size) {
+  ServerOptions options;
+  options.address = address;
+  options.port = absl::GetFlag(FLAGS_port);
+  options.max_message_bytes = absl::GetFlag(FLAGS_max_message_bytes);
+  RETURN_IF_ERROR(ReadTlsFiles(&options));
+  options.service.cache_capacity = static_cast<size_t>(cache_size);
+  options.service.max_inflight = absl::GetFlag(FLAGS_max_inflight);
+  options.service.max_batch = absl::GetFlag(FLAGS_max_batch);
+  RETURN_IF_ERROR(ReadExecuteFlags(&options.service.execute));
+  RETURN_IF_ERROR(ReadAdviseFlags(&options.service.advise));
+  return options;
+}
+
+// The startup lines of a server that is listening.
+void LogServing(const TilingServer& server, const ServerOptions& options, int64_t cache_size) {
   if (!options.tls_cert_chain_pem.empty()) {
     Log(LogLevel::kInfo,
         options.tls_client_ca_pem.empty()
@@ -248,20 +300,54 @@ int Run() {
             : "mutual TLS on; clients must present a certificate of --tls_client_ca");
   }
   Log(LogLevel::kInfo,
-      absl::StrCat("serving npu.tiling.v1.TilingService on ", (*server)->address(), "; cache ",
+      absl::StrCat("serving npu.tiling.v1.TilingService on ", server.address(), "; cache ",
                    cache_size, " decisions; max in-flight ", options.service.max_inflight, "; ",
                    options.service.execute.workers, " emulation workers, queue ",
                    options.service.execute.max_queued));
+}
 
+// Waits for SIGTERM or SIGINT, then drains `server` for up to
+// `drain_seconds` and stops it and the metrics exposer.
+void ServeUntilSignal(const sigset_t& shutdown_signals, double drain_seconds,
+                      std::unique_ptr<TilingServer>& server,
+                      std::unique_ptr<prometheus::Exposer>& exposer) {
   int signal_number = 0;
   sigwait(&shutdown_signals, &signal_number);
   Log(LogLevel::kInfo, absl::StrCat("received ", strsignal(signal_number), "; draining for up to ",
                                     drain_seconds, " s"));
-  (*server)->Shutdown(absl::Seconds(drain_seconds));
-  server->reset();
+  server->Shutdown(absl::Seconds(drain_seconds));
+  server.reset();
   Log(LogLevel::kDebug, "gRPC server stopped");
   exposer.reset();
   Log(LogLevel::kDebug, "metrics exposer stopped");
+}
+
+int Run() {
+  if (absl::Status logging = SetUpLogging(); !logging.ok()) return Fail(logging.message());
+  absl::StatusOr<StartupFlags> flags = ReadStartupFlags();
+  if (!flags.ok()) return Fail(flags.status().message());
+  const sigset_t shutdown_signals = BlockShutdownSignals();
+
+  const std::string address = absl::GetFlag(FLAGS_address);
+  auto prometheus_registry = std::make_shared<prometheus::Registry>();
+  ServiceMetrics metrics(*prometheus_registry);
+  // The exposer keeps only a weak pointer: this one keeps the collectable.
+  const std::shared_ptr<prometheus::Collectable> metrics_collectable = metrics.Collectable();
+  absl::StatusOr<std::unique_ptr<prometheus::Exposer>> exposer =
+      StartMetrics(address, flags->metrics_port, metrics_collectable);
+  if (!exposer.ok()) return Fail(exposer.status().message());
+
+  const npu::tiling::StrategyRegistry registry = npu::tiling::MakeBuiltinRegistry();
+  absl::StatusOr<ServerOptions> options = ReadServerFlags(address, flags->cache_size);
+  if (!options.ok()) return Fail(options.status().message());
+  absl::StatusOr<std::unique_ptr<TilingServer>> server =
+      TilingServer::Start(*options, registry, metrics);
+  if (!server.ok()) return Fail(server.status().ToString());
+  std::printf("listening on %s\n", (*server)->address().c_str());
+  std::fflush(stdout);
+  LogServing(**server, *options, flags->cache_size);
+
+  ServeUntilSignal(shutdown_signals, flags->drain_seconds, *server, *exposer);
   Log(LogLevel::kInfo, "stopped");
   return 0;
 }

@@ -90,38 +90,66 @@ pb::L1Residency L1ResidencyToProto(tl::L1Residency residency) {
   return pb::L1_RESIDENCY_UNSPECIFIED;
 }
 
+namespace {
+
+// One ranked candidate; its tiling without the chip, which the enclosing
+// response carries once.
+void CandidateToProto(const adv::Candidate& candidate, const tl::ChipSpec& chip,
+                      pb::AdviceCandidate* c) {
+  c->set_name(candidate.name);
+  c->set_kind(VariantKindToProto(candidate.kind));
+  tl::TilingDecision decision;
+  decision.plan = candidate.plan;
+  pb::TilingResponse* tiling = c->mutable_tiling();
+  DecisionToProto(decision, chip, tiling, /*include_trace=*/false);
+  tiling->clear_platform();
+  // 0 means CANN's window (types.h); the wire always says how many rows.
+  c->set_swat_window_rows(candidate.plan.swat_window_rows == 0 ? tl::kCannSwatWindowRows
+                                                               : candidate.plan.swat_window_rows);
+  c->set_l1_residency(L1ResidencyToProto(candidate.plan.l1_residency));
+  c->set_predicted_cycles(candidate.predicted_cycles);
+  c->set_predicted_time_us(candidate.predicted_us);
+  c->set_bound_resource(candidate.bound);
+  c->set_speedup_vs_cann(candidate.speedup_vs_cann);
+  c->set_explanation(candidate.explanation);
+  c->set_is_cann_choice(candidate.is_cann_choice);
+  if (candidate.split_rw_rank != 0) {
+    pb::SplitReadWriteTiming* split = c->mutable_split_rw();
+    split->set_predicted_cycles(candidate.split_rw_cycles);
+    split->set_predicted_time_us(candidate.split_rw_us);
+    split->set_rank(candidate.split_rw_rank);
+  }
+  c->set_numerics(NumericsToProto(candidate.numerics));
+  c->set_numerics_detail(candidate.numerics_detail);
+}
+
+// The numerics check of the recommendation, when it was asked for and a
+// candidate passed.
+void VerificationToProto(const adv::Advice& advice, const adv::AdviseOptions& options,
+                         pb::Advice* out) {
+  const bool verified = std::any_of(
+      advice.candidates.begin(), advice.candidates.end(),
+      [](const adv::Candidate& c) { return c.numerics == adv::NumericsCheck::kPassed; });
+  if (!options.verify_recommendation || !verified) return;
+  const adv::NumericsReport& report = advice.recommendation_check;
+  pb::VerificationReport* v = out->mutable_verification();
+  v->set_shrunk(report.shrunk);
+  v->set_m(report.m);
+  v->set_n(report.n);
+  v->set_k(report.k);
+  v->set_cores(report.cores);
+  v->set_worst_error_ratio(report.worst_error_ratio);
+  v->set_note(report.note);
+}
+
+}  // namespace
+
 void AdviceToProto(const adv::Advice& advice, const tl::ChipSpec& chip,
                    const adv::AdviseOptions& options, pb::TilingResponse* response) {
   DecisionToProto(advice.cann, chip, response, /*include_trace=*/true);
   pb::Advice* out = response->mutable_advice();
   for (const adv::Candidate& candidate : advice.candidates) {
-    pb::AdviceCandidate* c = out->add_candidates();
-    c->set_name(candidate.name);
-    c->set_kind(VariantKindToProto(candidate.kind));
-    tl::TilingDecision decision;
-    decision.plan = candidate.plan;
-    pb::TilingResponse* tiling = c->mutable_tiling();
-    DecisionToProto(decision, chip, tiling, /*include_trace=*/false);
-    // The enclosing response carries the chip once.
-    tiling->clear_platform();
-    // 0 means CANN's window (types.h); the wire always says how many rows.
-    c->set_swat_window_rows(candidate.plan.swat_window_rows == 0 ? tl::kCannSwatWindowRows
-                                                                 : candidate.plan.swat_window_rows);
-    c->set_l1_residency(L1ResidencyToProto(candidate.plan.l1_residency));
-    c->set_predicted_cycles(candidate.predicted_cycles);
-    c->set_predicted_time_us(candidate.predicted_us);
-    c->set_bound_resource(candidate.bound);
-    c->set_speedup_vs_cann(candidate.speedup_vs_cann);
-    c->set_explanation(candidate.explanation);
-    c->set_is_cann_choice(candidate.is_cann_choice);
-    if (candidate.split_rw_rank != 0) {
-      pb::SplitReadWriteTiming* split = c->mutable_split_rw();
-      split->set_predicted_cycles(candidate.split_rw_cycles);
-      split->set_predicted_time_us(candidate.split_rw_us);
-      split->set_rank(candidate.split_rw_rank);
-    }
-    c->set_numerics(NumericsToProto(candidate.numerics));
-    c->set_numerics_detail(candidate.numerics_detail);
+    CandidateToProto(candidate, chip, out->add_candidates());
   }
   for (const adv::NotOffered& not_offered : advice.not_offered) {
     pb::NotOffered* n = out->add_not_offered();
@@ -139,20 +167,7 @@ void AdviceToProto(const adv::Advice& advice, const tl::ChipSpec& chip,
   split->set_best(advice.split_rw_best);
   split->set_changes_best(advice.split_rw_changes_best);
   split->set_rank_changes(advice.split_rw_rank_changes);
-  const bool verified = std::any_of(
-      advice.candidates.begin(), advice.candidates.end(),
-      [](const adv::Candidate& c) { return c.numerics == adv::NumericsCheck::kPassed; });
-  if (options.verify_recommendation && verified) {
-    const adv::NumericsReport& report = advice.recommendation_check;
-    pb::VerificationReport* v = out->mutable_verification();
-    v->set_shrunk(report.shrunk);
-    v->set_m(report.m);
-    v->set_n(report.n);
-    v->set_k(report.k);
-    v->set_cores(report.cores);
-    v->set_worst_error_ratio(report.worst_error_ratio);
-    v->set_note(report.note);
-  }
+  VerificationToProto(advice, options, out);
   out->set_max_candidates(options.max_candidates);
   out->set_max_advisory_ms(static_cast<uint32_t>(options.max_advisory_ms));
   out->set_verify_recommendation(options.verify_recommendation);

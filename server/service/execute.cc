@@ -14,6 +14,7 @@
 #include "emulator/chip.h"
 #include "server/service/convert.h"
 #include "server/service/explicit_tiling.h"
+#include "server/service/request_pipeline.h"
 #include "server/service/status_mapping.h"
 #include "server/service/validate.h"
 #include "server/tiling/int_math.h"
@@ -285,10 +286,11 @@ emu::Tensors TensorsFromProto(const pb::ExecuteInputs& inputs) {
   return tensors;
 }
 
-absl::StatusOr<PreparedExecute> PrepareExecute(const pb::ExecuteRequest& request,
-                                               const tl::StrategyRegistry& registry,
-                                               const ExecuteOptions& options) {
-  // The fields shared with GetTiling get GetTiling's checks and messages.
+namespace {
+
+// The TilingRequest of the fields `request` shares with GetTiling, which get
+// GetTiling's checks and messages.
+pb::TilingRequest SharedTilingRequest(const pb::ExecuteRequest& request) {
   pb::TilingRequest tiling_request;
   tiling_request.set_id(request.id());
   if (request.has_problem()) *tiling_request.mutable_problem() = request.problem();
@@ -296,7 +298,11 @@ absl::StatusOr<PreparedExecute> PrepareExecute(const pb::ExecuteRequest& request
   *tiling_request.mutable_platform_overrides() = request.platform_overrides();
   tiling_request.set_forced_strategy(request.forced_strategy());
   tiling_request.set_client_id(request.client_id());
-  RETURN_IF_ERROR(ValidateRequest(tiling_request));
+  return tiling_request;
+}
+
+// The fields only Execute has.
+absl::Status CheckExecuteFields(const pb::ExecuteRequest& request) {
   if (request.has_tiling() && !request.forced_strategy().empty()) {
     return FieldError("forced_strategy", "not with an explicit tiling");
   }
@@ -307,12 +313,11 @@ absl::StatusOr<PreparedExecute> PrepareExecute(const pb::ExecuteRequest& request
   if (request.timing_only() && request.return_c()) {
     return FieldError("return_c", "there is no C with timing_only");
   }
+  return absl::OkStatus();
+}
 
-  PreparedExecute prepared;
-  prepared.id = request.id();
-  prepared.problem = ProblemFromProto(request.problem());
-  const tl::MatmulProblem& problem = prepared.problem;
-  RETURN_IF_ERROR(Prefixed("problem", tl::ValidateProblem(problem)));
+// What the emulator does not model of a valid problem.
+absl::Status CheckEmulated(const tl::MatmulProblem& problem) {
   if (problem.format_b != tl::Format::kNd) {
     return absl::UnimplementedError(
         "problem.format_b: the emulator models ND operands only (no FRACTAL_NZ)");
@@ -320,65 +325,108 @@ absl::StatusOr<PreparedExecute> PrepareExecute(const pb::ExecuteRequest& request
   if (problem.a_slice.enabled) {
     return absl::UnimplementedError("problem.a_slice: the emulator does not model slice views");
   }
-  ASSIGN_OR_RETURN(prepared.chip, ResolveExecuteChip(request, tiling_request));
+  return absl::OkStatus();
+}
 
-  prepared.timing_only = request.timing_only();
-  prepared.return_c = request.return_c();
-  prepared.threads = ThreadsFor(request.threads(), options);
-  if (prepared.timing_only) {
-    prepared.input_source = pb::INPUT_SOURCE_NONE;
-  } else {
-    const uint64_t m = problem.m, n = problem.n, k = problem.k;
-    const uint64_t macs = SatMul(SatMul(m, n), k);
-    if (options.max_numeric_macs != 0 && macs > options.max_numeric_macs) {
+// The limits of a run with numerics: its multiply-adds, each operand's
+// elements and the bytes of a returned C.
+absl::Status CheckNumericLimits(const tl::MatmulProblem& problem, bool return_c,
+                                const ExecuteOptions& options) {
+  const uint64_t m = problem.m, n = problem.n, k = problem.k;
+  const uint64_t macs = SatMul(SatMul(m, n), k);
+  if (options.max_numeric_macs != 0 && macs > options.max_numeric_macs) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "problem: the numerics need m * n * k = ", macs, " MACs, above the server's limit of ",
+        options.max_numeric_macs, " (--max_execute_work); use timing_only"));
+  }
+  const struct {
+    const char* name;
+    uint64_t elements;
+  } operands[] = {{"A", m * k}, {"B", k * n}, {"C", m * n}};
+  for (const auto& operand : operands) {
+    if (operand.elements > options.max_operand_elements) {
       return absl::ResourceExhaustedError(absl::StrCat(
-          "problem: the numerics need m * n * k = ", macs, " MACs, above the server's limit of ",
-          options.max_numeric_macs, " (--max_execute_work); use timing_only"));
-    }
-    const struct {
-      const char* name;
-      uint64_t elements;
-    } operands[] = {{"A", m * k}, {"B", k * n}, {"C", m * n}};
-    for (const auto& operand : operands) {
-      if (operand.elements > options.max_operand_elements) {
-        return absl::ResourceExhaustedError(absl::StrCat(
-            "problem: ", operand.name, " has ", operand.elements, " elements, above the limit of ",
-            options.max_operand_elements, " per operand for a run with numerics; use timing_only"));
-      }
-    }
-    if (prepared.return_c) {
-      const uint64_t c_bytes = m * n * tl::DataTypeBytes(problem.dtype_c);
-      if (c_bytes > options.max_returned_c_bytes) {
-        return absl::ResourceExhaustedError(
-            absl::StrCat("return_c: C is ", c_bytes, " bytes, above the limit of ",
-                         options.max_returned_c_bytes, " bytes per response"));
-      }
-    }
-    if (request.has_inputs()) {
-      RETURN_IF_ERROR(CheckInputs(request.inputs(), problem));
-      prepared.inputs = &request.inputs();
-      prepared.input_source = pb::INPUT_SOURCE_INLINE;
-    } else {
-      prepared.input_source = pb::INPUT_SOURCE_SEED;
-      prepared.seed = request.seed();
+          "problem: ", operand.name, " has ", operand.elements, " elements, above the limit of ",
+          options.max_operand_elements, " per operand for a run with numerics; use timing_only"));
     }
   }
+  if (return_c) {
+    const uint64_t c_bytes = m * n * tl::DataTypeBytes(problem.dtype_c);
+    if (c_bytes > options.max_returned_c_bytes) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat("return_c: C is ", c_bytes, " bytes, above the limit of ",
+                       options.max_returned_c_bytes, " bytes per response"));
+    }
+  }
+  return absl::OkStatus();
+}
 
+// Where the operands come from, checked against the limits: none for
+// timing_only, the request's inline tensors, or the seed.
+absl::Status PrepareInputs(const pb::ExecuteRequest& request, const ExecuteOptions& options,
+                           PreparedExecute* prepared) {
+  if (prepared->timing_only) {
+    prepared->input_source = pb::INPUT_SOURCE_NONE;
+    return absl::OkStatus();
+  }
+  RETURN_IF_ERROR(CheckNumericLimits(prepared->problem, prepared->return_c, options));
+  if (request.has_inputs()) {
+    RETURN_IF_ERROR(CheckInputs(request.inputs(), prepared->problem));
+    prepared->inputs = &request.inputs();
+    prepared->input_source = pb::INPUT_SOURCE_INLINE;
+  } else {
+    prepared->input_source = pb::INPUT_SOURCE_SEED;
+    prepared->seed = request.seed();
+  }
+  return absl::OkStatus();
+}
+
+// The tiling to run: the request's explicit one, or the engine's decision.
+absl::StatusOr<tl::TilingDecision> TilingFor(const pb::ExecuteRequest& request,
+                                             const tl::StrategyRegistry& registry,
+                                             const PreparedExecute& prepared) {
   tl::TilingDecision decision;
   if (request.has_tiling()) {
     ASSIGN_OR_RETURN(decision.plan,
-                     PlanFromExplicitTiling(request.tiling(), problem, prepared.chip));
-    prepared.explicit_tiling = true;
-  } else {
-    tl::DecideOptions decide;
-    decide.forced_strategy = request.forced_strategy();
-    absl::StatusOr<tl::TilingDecision> decided = registry.Decide(problem, prepared.chip, decide);
-    if (!decided.ok()) {
-      return DecisionError(decided.status(), !request.forced_strategy().empty());
-    }
-    decision.plan = std::move(decided->plan);
+                     PlanFromExplicitTiling(request.tiling(), prepared.problem, prepared.chip));
+    return decision;
   }
-  RETURN_IF_ERROR(CheckEmulationWork(decision.plan, problem, options.max_simulated_ops));
+  tl::DecideOptions decide;
+  decide.forced_strategy = request.forced_strategy();
+  absl::StatusOr<tl::TilingDecision> decided =
+      registry.Decide(prepared.problem, prepared.chip, decide);
+  if (!decided.ok()) return DecisionError(decided.status(), !request.forced_strategy().empty());
+  decision.plan = std::move(decided->plan);
+  return decision;
+}
+
+}  // namespace
+
+absl::StatusOr<PreparedExecute> PrepareExecute(const pb::ExecuteRequest& request,
+                                               const tl::StrategyRegistry& registry,
+                                               const ExecuteOptions& options) {
+  // GetTiling's pipeline, with Execute's own checks at its fixed points.
+  const pb::TilingRequest tiling_request = SharedTilingRequest(request);
+  RequestSteps steps;
+  steps.check_fields = [&request] { return CheckExecuteFields(request); };
+  steps.check_problem = CheckEmulated;
+  steps.resolve_chip = [&request, &tiling_request] {
+    return ResolveExecuteChip(request, tiling_request);
+  };
+  ASSIGN_OR_RETURN(ResolvedRequest resolved, ResolveRequest(tiling_request, steps));
+
+  PreparedExecute prepared;
+  prepared.id = request.id();
+  prepared.problem = std::move(resolved.problem);
+  prepared.chip = std::move(resolved.chip);
+  prepared.timing_only = request.timing_only();
+  prepared.return_c = request.return_c();
+  prepared.threads = ThreadsFor(request.threads(), options);
+  RETURN_IF_ERROR(PrepareInputs(request, options, &prepared));
+
+  ASSIGN_OR_RETURN(tl::TilingDecision decision, TilingFor(request, registry, prepared));
+  prepared.explicit_tiling = request.has_tiling();
+  RETURN_IF_ERROR(CheckEmulationWork(decision.plan, prepared.problem, options.max_simulated_ops));
   DecisionToProto(decision, prepared.chip, &prepared.tiling);
   prepared.tiling.set_id(request.id());
   prepared.plan = std::move(decision.plan);

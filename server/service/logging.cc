@@ -55,4 +55,13 @@ void Log(LogLevel level, absl::string_view message) {
   std::fflush(stderr);
 }
 
+void LogOutcome(absl::string_view method, absl::string_view client_id, absl::string_view id,
+                const absl::Status& status) {
+  const LogLevel level =
+      status.code() == absl::StatusCode::kInternal ? LogLevel::kError : LogLevel::kDebug;
+  if (!LogEnabled(level)) return;
+  Log(level,
+      absl::StrCat(method, " client=\"", client_id, "\" id=\"", id, "\" ", status.ToString()));
+}
+
 }  // namespace npu::server

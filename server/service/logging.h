@@ -7,6 +7,7 @@
 #ifndef NPU_SERVER_SERVICE_LOGGING_H_
 #define NPU_SERVER_SERVICE_LOGGING_H_
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 
@@ -23,6 +24,12 @@ bool LogEnabled(LogLevel level);
 
 // Writes "<time> <LEVEL> <message>" when `level` is enabled.
 void Log(LogLevel level, absl::string_view message);
+
+// Logs how a call of `method` from `client_id` with request `id` ended: an
+// INTERNAL status (a service or engine bug) always at error level, anything
+// else at debug level.
+void LogOutcome(absl::string_view method, absl::string_view client_id, absl::string_view id,
+                const absl::Status& status);
 
 }  // namespace npu::server
 

@@ -1,61 +1,53 @@
-// The gRPC handlers of npu.tiling.v1.TilingService (callback API).
+// The gRPC adapter of npu.tiling.v1.TilingService (callback API).
 //
-// This is the only place where requests meet the tiling engine. Each handler
-// is thin: validate the request (validate.h), convert it (convert.h), consult
-// the decision cache or run the engine's StrategyRegistry, convert the answer
-// back, and map the status (status_mapping.h). `Answer()` is that pipeline
-// without the transport, shared by the unary and the streaming RPC.
+// Each RPC family is a class of its own, without the transport:
+//   * GetTiling and GetTilingBatch: TilingAnswers (tiling_answers.h), the
+//     stream in batch_reactor.h;
+//   * GetTiling in ADVISE mode: AdviceService (advice_service.h), run on the
+//     emulation workers by advise_reactor.h;
+//   * Execute: ExecuteService (execute_service.h), which owns the emulation
+//     workers;
+//   * ListPlatforms: PlatformList() (platform_list.h).
+// Health and reflection are gRPC's own services (server.h). All of them start
+// from the same request pipeline (request_pipeline.h). This class only owns
+// admission and draining (admission.h), hands each call to its family and
+// finishes what the family answers at once.
 //
-// Admission control: at most `max_inflight` RPCs (unary calls plus open batch
-// streams) run at once; the next one is refused with RESOURCE_EXHAUSTED
-// rather than queued, so an overloaded replica sheds load quickly and the
-// client can try another one.
+// Every method is registered as a raw (grpc::ByteBuffer) method and parses
+// its request itself. With generated message handlers, gRPC C++ 1.51 answers
+// bytes that do not parse with UNIMPLEMENTED and an empty message, which a
+// client reads as "no such method", and on a stream it reports them as the
+// end of the client's requests, so the batch would end OK with the rest
+// silently unanswered. Parsing here turns all of them into INVALID_ARGUMENT
+// naming the message type (for a batch, in that item's status, and the
+// stream goes on), and lets GetTiling choose where messages live: requests
+// in a message kept per RPC thread and reused call after call, and a fresh
+// decision's answer in no message at all (wire_answer.h).
 //
-// GetTiling and GetTilingBatch are registered as raw (grpc::ByteBuffer)
-// methods and parse their requests here. With generated message handlers,
-// gRPC C++ 1.51 answers bytes that do not parse with UNIMPLEMENTED and an
-// empty message, and on a stream it reports them as the end of the client's
-// requests, so the batch would end OK with the rest silently unanswered.
-// Parsing here turns both into INVALID_ARGUMENT (for a batch, in that item's
-// status, and the stream goes on), and lets the handlers choose where
-// messages live: requests in a message kept per RPC thread and reused call
-// after call (a large one in a message of its own), and a fresh decision's
-// answer in no message at all (wire_answer.h).
-//
-// Execute runs the emulator, which can take seconds of CPU, so its handler
-// only validates and prepares the run (execute.h) and hands it to a bounded
-// queue of emulation workers (execute_queue.h); the RPC finishes from the
-// worker. A full queue is RESOURCE_EXHAUSTED at once, and the call's deadline
-// or cancellation stops a running emulation through its cancellation flag.
-//
-// A GetTiling in ADVISE mode (advise.h) runs tens of emulations too, so it
-// takes the same path: the handler validates it and answers it from the
-// cache when it can; otherwise it queues the advisor on the same workers and
-// finishes the RPC from there (advise_reactor.cc). Deadline and cancellation
-// end the advisor's budget, so it stops before its next emulation. Sharing
-// the pool keeps one bound on the server's emulation CPU and memory.
-// GetTilingBatch refuses ADVISE items (INVALID_ARGUMENT, see the proto).
+// A GetTiling in ADVISE mode runs tens of emulations, so the handler answers
+// it from the cache when it can and otherwise queues the advisor on the
+// emulation workers, which Execute uses too. GetTilingBatch refuses ADVISE
+// items (INVALID_ARGUMENT, see the proto).
 #ifndef NPU_SERVER_SERVICE_TILING_SERVICE_H_
 #define NPU_SERVER_SERVICE_TILING_SERVICE_H_
 
 #include <grpcpp/support/byte_buffer.h>
 
-#include <atomic>
-#include <chrono>
 #include <cstddef>
 #include <cstdint>
-#include <memory>
-#include <optional>
-#include <string>
 
 #include "absl/status/status.h"
 #include "npu/tiling/v1/tiling_service.grpc.pb.h"
 #include "npu/tiling/v1/tiling_service.pb.h"
 #include "server/metrics/service_metrics.h"
+#include "server/service/admission.h"
+#include "server/service/advice_service.h"
 #include "server/service/advise.h"
 #include "server/service/decision_cache.h"
 #include "server/service/execute.h"
 #include "server/service/execute_queue.h"
+#include "server/service/execute_service.h"
+#include "server/service/tiling_answers.h"
 #include "server/tiling/registry.h"
 
 namespace npu::server {
@@ -74,12 +66,11 @@ struct ServiceOptions {
   AdviseLimits advise;
 };
 
-// GetTiling and GetTilingBatch take serialized messages (see above); the
-// other methods use the generated message types.
+// Every method takes serialized messages (see above).
 using TilingServiceBase = npu::tiling::v1::TilingService::WithRawCallbackMethod_GetTiling<
     npu::tiling::v1::TilingService::WithRawCallbackMethod_GetTilingBatch<
-        npu::tiling::v1::TilingService::WithCallbackMethod_ListPlatforms<
-            npu::tiling::v1::TilingService::WithCallbackMethod_Execute<
+        npu::tiling::v1::TilingService::WithRawCallbackMethod_ListPlatforms<
+            npu::tiling::v1::TilingService::WithRawCallbackMethod_Execute<
                 npu::tiling::v1::TilingService::Service>>>>;
 
 class TilingService final : public TilingServiceBase {
@@ -93,21 +84,20 @@ class TilingService final : public TilingServiceBase {
   // kInvalidArgument naming the field, kNotFound for an unknown platform or
   // strategy, kFailedPrecondition for a forced strategy that cannot apply,
   // kInternal for an engine bug. Sets every field but `status`. An ADVISE
-  // request runs the advisor on the calling thread (PrepareAdvise() then
-  // RunAdvise()); GetTiling instead runs it on an emulation worker.
+  // request runs the advisor on the calling thread; GetTiling instead runs
+  // it on an emulation worker.
   absl::Status Answer(const npu::tiling::v1::TilingRequest& request,
                       npu::tiling::v1::TilingResponse* response);
 
   // Answer() in wire form, as GetTiling and each batch item send it: the
   // serialized TilingResponse in `bytes`. The engine's decision is encoded
   // straight into them (wire_answer.h), without a message; the bytes are
-  // the same. An answer from the cache is copied from its message, and an
-  // advice is built as a message of its own.
+  // the same. An advice is built as a message of its own.
   absl::Status AnswerSerialized(const npu::tiling::v1::TilingRequest& request,
                                 grpc::ByteBuffer* bytes);
 
   // Parses a serialized TilingRequest into `request`; kInvalidArgument when
-  // the bytes are not one.
+  // the bytes are not one (ParseRequestBytes()).
   static absl::Status ParseRequest(const grpc::ByteBuffer& bytes,
                                    npu::tiling::v1::TilingRequest* request);
 
@@ -116,100 +106,38 @@ class TilingService final : public TilingServiceBase {
                                       grpc::ByteBuffer* response) override;
   grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* GetTilingBatch(
       grpc::CallbackServerContext* context) override;
-  grpc::ServerUnaryReactor* ListPlatforms(
-      grpc::CallbackServerContext* context, const npu::tiling::v1::ListPlatformsRequest* request,
-      npu::tiling::v1::ListPlatformsResponse* response) override;
+  grpc::ServerUnaryReactor* ListPlatforms(grpc::CallbackServerContext* context,
+                                          const grpc::ByteBuffer* request,
+                                          grpc::ByteBuffer* response) override;
   grpc::ServerUnaryReactor* Execute(grpc::CallbackServerContext* context,
-                                    const npu::tiling::v1::ExecuteRequest* request,
-                                    npu::tiling::v1::ExecuteResponse* response) override;
+                                    const grpc::ByteBuffer* request,
+                                    grpc::ByteBuffer* response) override;
 
   // RPCs currently admitted.
-  int inflight() const { return inflight_.load(); }
+  int inflight() const { return admission_.inflight(); }
   // From now on refuses every new call with UNAVAILABLE ("shutting down",
   // which clients retry elsewhere); calls already admitted run on.
   // TilingServer::Shutdown() drains this way before gRPC's own shutdown.
-  void BeginDrain() { draining_.store(true); }
+  void BeginDrain() { admission_.BeginDrain(); }
   // GetTiling's cached decisions.
-  const DecisionCache<npu::tiling::TilingDecision>& decision_cache() const { return decisions_; }
+  const DecisionCache<npu::tiling::TilingDecision>& decision_cache() const {
+    return answers_.decision_cache();
+  }
   const ServiceOptions& options() const { return options_; }
-  const ExecuteQueue& execute_queue() const { return *execute_queue_; }
+  const ExecuteQueue& execute_queue() const { return execute_.queue(); }
   // Emulations that were running when their call was cancelled or its
   // deadline passed, and that stopped on the cancellation flag.
-  uint64_t execute_runs_interrupted() const { return execute_runs_interrupted_.load(); }
-
-  // The first half of an ADVISE request, cheap enough for an RPC thread:
-  // validates and resolves it into `work`, checks the emulation work limit
-  // on CANN's plan (kResourceExhausted), and looks the advice up in the
-  // cache. On a hit it fills `response` (id included) and sets `*answered`.
-  absl::Status PrepareAdvise(const npu::tiling::v1::TilingRequest& request, AdviseWork* work,
-                             npu::tiling::v1::TilingResponse* response, bool* answered);
-  // The second half, for a worker: runs the advisor, fills `response` (id
-  // included) and caches a complete advice. When `cancelled` turns true the
-  // advisor's budget ends, so it stops before its next emulation; the caller
-  // then discards the answer.
-  absl::Status RunAdvise(const npu::tiling::v1::TilingRequest& request, const AdviseWork& work,
-                         const std::atomic<bool>* cancelled,
-                         npu::tiling::v1::TilingResponse* response);
+  uint64_t execute_runs_interrupted() const { return execute_.runs_interrupted(); }
 
  private:
-  class BatchReactor;
-  class ExecuteReactor;
-  class AdviseReactor;
-
-  // What the cache or the engine decided for a request, before it becomes an
-  // answer: the decision shared with the cache when it is on (`from_cache`
-  // when it was found there), else the engine's fresh one.
-  struct Decided {
-    std::shared_ptr<const npu::tiling::TilingDecision> cached;
-    std::optional<npu::tiling::TilingDecision> fresh;
-    bool from_cache = false;
-    npu::tiling::ChipSpec chip;
-
-    const npu::tiling::TilingDecision& decision() const {
-      return cached != nullptr ? *cached : *fresh;
-    }
-  };
-  // Validates a (non-ADVISE) request and decides it, from the cache when it
-  // can; the errors are Answer()'s.
-  absl::Status Decide(const npu::tiling::v1::TilingRequest& request, Decided* decided);
-  // Decide(), then the answer's bytes at the front of `buffer` (EncodeAnswer()),
-  // `*size` of them.
-  absl::Status DecideAndEncode(const npu::tiling::v1::TilingRequest& request, std::string* buffer,
-                               size_t* size);
-
-  // Takes over an admitted GetTiling call in ADVISE mode (advise_reactor.cc):
-  // the returned reactor finishes it, releases the admission and reports
-  // the call's metrics.
-  grpc::ServerUnaryReactor* StartAdvise(grpc::CallbackServerContext* context,
-                                        const npu::tiling::v1::TilingRequest& request,
-                                        grpc::ByteBuffer* response_bytes,
-                                        std::chrono::steady_clock::time_point start);
-
-  // The emulation queue of `options`, reporting its depth to `metrics`
-  // (defined with the Execute handler, execute_reactor.cc).
-  static std::unique_ptr<ExecuteQueue> NewExecuteQueue(const ExecuteOptions& options,
-                                                       ServiceMetrics& metrics);
-
-  // Admits one more RPC, or returns false when `max_inflight` are running or
-  // the service is draining.
-  bool TryAdmit();
-  void Release();
-  // Why TryAdmit() refused: UNAVAILABLE while draining, RESOURCE_EXHAUSTED
-  // otherwise.
-  absl::Status OverloadError() const;
-
-  const npu::tiling::StrategyRegistry& registry_;
   ServiceMetrics& metrics_;
   const ServiceOptions options_;
-  // GetTiling's decisions (any view is encoded from one) and ADVISE's whole
-  // answers, each at most `cache_capacity` entries.
-  DecisionCache<npu::tiling::TilingDecision> decisions_;
-  DecisionCache<npu::tiling::v1::TilingResponse> advice_;
-  std::atomic<int> inflight_{0};
-  std::atomic<bool> draining_{false};
-  // Declared last: destroyed first, after gRPC has finished every call.
-  std::atomic<uint64_t> execute_runs_interrupted_{0};
-  std::unique_ptr<ExecuteQueue> execute_queue_ = NewExecuteQueue(options_.execute, metrics_);
+  Admission admission_;
+  TilingAnswers answers_;
+  AdviceService advice_;
+  // Declared last: destroyed first, after gRPC has finished every call; its
+  // queue completes the calls still waiting, ADVISE ones included.
+  ExecuteService execute_;
 };
 
 }  // namespace npu::server

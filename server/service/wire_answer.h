@@ -8,9 +8,9 @@
 // produces for the same message (ascending field numbers, proto3 defaults
 // left out, raw_words packed, the key, block and platform messages present
 // even when all their fields are zero), so any client parses them as a
-// TilingResponse. DecisionToProto() parses these same bytes, so the wire
-// answer and the message answer cannot drift apart; wire_answer_test
-// compares the bytes with protobuf's own serialization.
+// TilingResponse. The readable definition of the answer is DecisionToProto()
+// (convert.h), which builds the message field by field; wire_answer_test
+// holds these bytes equal to that message's serialization by protobuf.
 #ifndef NPU_SERVER_SERVICE_WIRE_ANSWER_H_
 #define NPU_SERVER_SERVICE_WIRE_ANSWER_H_
 

@@ -16,17 +16,15 @@
 //   * an answer that is not deterministic (two runs differ) or lacks the
 //     basics (a strategy name, a block dim, the tiling-data fields);
 //   * TilingService::AnswerSerialized (what the handler sends; fresh
-//     answers are encoded without a message) disagreeing with Answer():
-//     another status, or bytes that are not the serialized answer;
-//   * the decoder of the common request shape (request_wire.h) accepting
-//     bytes that protobuf rejects or reads as another message.
+//     answers are encoded without a message) disagreeing with Answer(),
+//     which builds the message field by field (DecisionToProto()): another
+//     status, or bytes that are not the serialized answer.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
-#include <string_view>
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
@@ -36,7 +34,6 @@
 #include "npu/tiling/v1/tiling_service.pb.h"
 #include "prometheus/registry.h"
 #include "server/metrics/service_metrics.h"
-#include "server/service/request_wire.h"
 #include "server/service/tiling_service.h"
 #include "server/tiling/builtin_strategies.h"
 #include "server/tiling/registry.h"
@@ -83,16 +80,6 @@ Service& TheService() {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   Service& s = TheService();
-  {
-    pb::TilingRequest decoded, parsed;
-    const std::string_view view(reinterpret_cast<const char*>(data), size);
-    if (npu::server::DecodeCommonRequest(view, &decoded) &&
-        (!parsed.ParseFromArray(data, static_cast<int>(size)) ||
-         !google::protobuf::util::MessageDifferencer::Equals(decoded, parsed))) {
-      Fail("the common-shape decoder and protobuf read different requests", decoded,
-           absl::OkStatus());
-    }
-  }
   grpc::Slice slice(data, size);
   const grpc::ByteBuffer bytes(&slice, 1);
   pb::TilingRequest request;

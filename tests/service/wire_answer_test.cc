@@ -1,8 +1,9 @@
-// The wire answer against protobuf's own serializer: a TilingResponse built
-// field by field with protobuf's setters must serialize to the encoder's
-// bytes, for edge values of every field and for the engine's decisions over
-// shapes that reach every strategy, in both views, with and without the
-// trace; and the service must send those bytes with the cache off and on.
+// The wire answer against protobuf's own serializer: the TilingResponse
+// DecisionToProto() builds field by field with protobuf's setters must
+// serialize to the encoder's bytes, for edge values of every field and for
+// the engine's decisions over shapes that reach every strategy, in both
+// views, with and without the trace; and the service must send those bytes
+// with the cache off and on.
 #include "server/service/wire_answer.h"
 
 #include <grpcpp/support/byte_buffer.h>
@@ -31,78 +32,13 @@ namespace {
 namespace pb = ::npu::tiling::v1;
 namespace tl = ::npu::tiling;
 
-// The reference: the answer the .proto describes, built with protobuf's
-// setters (a set sub-message is present even when empty).
+// The reference: the production definition of the answer, the message
+// DecisionToProto() builds field by field with protobuf's setters.
 pb::TilingResponse Reference(const tl::TilingDecision& decision, const tl::ChipSpec& chip,
                              pb::ResponseView view, bool include_trace, const std::string& id) {
-  const tl::TilingPlan& plan = decision.plan;
-  const bool full = view != pb::RESPONSE_VIEW_COMPACT;
   pb::TilingResponse r;
+  DecisionToProto(decision, chip, &r, include_trace, view);
   r.set_id(id);
-  r.set_tiling_key(plan.key.Encode());
-  if (full) {
-    pb::DecodedTilingKey* key = r.mutable_key();
-    key->set_api_level(ApiLevelToProto(plan.key.api_level));
-    key->set_api_level_name(std::string(tl::ApiLevelName(plan.key.api_level)));
-    key->set_trans_a(plan.key.trans_a);
-    key->set_trans_b(plan.key.trans_b);
-    key->set_batch_model(plan.key.batch_model);
-    key->set_model(KernelModelToProto(plan.key.model));
-    key->set_model_name(std::string(tl::KernelModelName(plan.key.model)));
-    key->set_full_load(FullLoadToProto(plan.key.full_load));
-    key->set_full_load_name(std::string(tl::FullLoadName(plan.key.full_load)));
-    key->set_l0c2out(L0cToOutToProto(plan.key.l0c2out));
-    key->set_l0c2out_name(std::string(tl::L0cToOutName(plan.key.l0c2out)));
-    r.set_tiling_struct(std::string(plan.data.struct_name));
-    for (const tl::TilingField& field : plan.data.fields) {
-      pb::TilingField* out = r.add_fields();
-      out->set_name(std::string(field.name));
-      out->set_value(field.value);
-      out->set_bits(static_cast<uint32_t>(field.bits));
-    }
-  }
-  for (uint32_t word : plan.data.RawWords()) r.add_raw_words(word);
-  r.set_block_dim(plan.block_dim);
-  r.set_kernel_type(KernelTypeToProto(plan.kernel_type));
-  if (full) r.set_kernel_type_name(std::string(tl::KernelTypeName(plan.kernel_type)));
-  r.set_workspace_bytes(plan.workspace_bytes);
-  r.set_strategy(plan.strategy);
-  if (full) {
-    r.set_detail(plan.detail);
-    const tl::BlockTiling& b = plan.block;
-    pb::BlockTiling* block = r.mutable_block();
-    block->set_base_m(b.base_m);
-    block->set_base_n(b.base_n);
-    block->set_base_k(b.base_k);
-    block->set_m_l1(b.m_l1);
-    block->set_n_l1(b.n_l1);
-    block->set_k_l1(b.k_l1);
-    block->set_step_m(b.step_m);
-    block->set_step_n(b.step_n);
-    block->set_step_ka(b.step_ka);
-    block->set_step_kb(b.step_kb);
-    block->set_depth_a1(b.depth_a1);
-    block->set_depth_b1(b.depth_b1);
-    block->set_single_core_m(b.single_core_m);
-    block->set_single_core_n(b.single_core_n);
-    block->set_single_core_k(b.single_core_k);
-    block->set_m_tail_cnt(b.m_tail_cnt);
-    block->set_n_tail_cnt(b.n_tail_cnt);
-    block->set_k_cnt(b.k_cnt);
-    block->set_l1_buffer_num(b.l1_buffer_num);
-    block->set_l0c_db(b.l0c_db);
-    block->set_ub_db(b.ub_db);
-  }
-  if (include_trace) {
-    for (const tl::TraceEntry& entry : decision.trace) {
-      pb::TraceEntry* out = r.add_trace();
-      out->set_strategy(entry.strategy);
-      out->set_capable(entry.capable);
-      out->set_chosen(entry.chosen);
-      out->set_reason(entry.reason);
-    }
-  }
-  if (full) *r.mutable_platform() = ChipToProto(chip);
   return r;
 }
 
@@ -147,6 +83,11 @@ TEST(WireAnswerTest, SameBytesAsProtobufForEdgeValues) {
   // Every field at its default: the key, block and platform messages are
   // still present (empty) in the full view.
   ExpectSameBytes(tl::TilingDecision{}, tl::ChipSpec{});
+  pb::TilingResponse empty;
+  DecisionToProto(tl::TilingDecision{}, tl::ChipSpec{}, &empty);
+  EXPECT_TRUE(empty.has_key());
+  EXPECT_TRUE(empty.has_block());
+  EXPECT_TRUE(empty.has_platform());
 
   tl::TilingDecision edge;
   tl::TilingPlan& plan = edge.plan;

@@ -1,0 +1,22 @@
+#include "server/service/platform_list.h"
+
+#include <string>
+
+#include "server/service/convert.h"
+#include "server/tiling/types.h"
+
+namespace npu::server {
+
+namespace pb = ::npu::tiling::v1;
+namespace tl = ::npu::tiling;
+
+pb::ListPlatformsResponse PlatformList() {
+  pb::ListPlatformsResponse response;
+  for (const tl::ChipSpec& chip : tl::BuiltinPlatforms()) {
+    *response.add_platforms() = ChipToProto(chip);
+  }
+  response.set_default_platform(std::string(tl::kDefaultPlatform));
+  return response;
+}
+
+}  // namespace npu::server

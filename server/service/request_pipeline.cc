@@ -1,0 +1,87 @@
+#include "server/service/request_pipeline.h"
+
+#include <grpcpp/support/proto_buffer_reader.h>
+
+#include <cstdint>
+#include <limits>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "server/service/convert.h"
+#include "server/service/status_mapping.h"
+#include "server/service/validate.h"
+#include "server/tiling/status_macros.h"
+#include "server/tiling/validate.h"
+
+namespace npu::server {
+
+namespace tl = ::npu::tiling;
+
+absl::Status ParseRequestBytes(const grpc::ByteBuffer& bytes, google::protobuf::Message* message) {
+  // A request is a few dozen bytes, nearly always in one slice: parse it in
+  // place. Otherwise read the slices through a stream (reading consumes the
+  // buffer; the copy shares the slices).
+  bool parsed = false;
+  grpc::Slice slice;
+  if (bytes.TrySingleSlice(&slice).ok()) {
+    parsed = message->ParseFromArray(slice.begin(), static_cast<int>(slice.size()));
+  } else {
+    grpc::ByteBuffer copy(bytes);
+    grpc::ProtoBufferReader reader(&copy);
+    parsed = message->ParseFromZeroCopyStream(&reader);
+  }
+  if (!parsed) {
+    message->Clear();
+    return absl::InvalidArgumentError(
+        absl::StrCat("request: not a valid ", message->GetDescriptor()->full_name(),
+                     " (malformed protobuf wire format, or a string field that is not UTF-8)"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SerializeMessage(const google::protobuf::MessageLite& message,
+                              grpc::ByteBuffer* bytes) {
+  const size_t size = message.ByteSizeLong();
+  if (size > static_cast<size_t>(std::numeric_limits<int>::max())) {
+    return absl::InternalError(absl::StrCat("response: ", size, " bytes"));
+  }
+  grpc::Slice slice(size);
+  uint8_t* end = message.SerializeWithCachedSizesToArray(const_cast<uint8_t*>(slice.begin()));
+  if (end != slice.end()) {
+    return absl::InternalError("response: the serialized size changed while serializing");
+  }
+  grpc::ByteBuffer buffer(&slice, 1);
+  bytes->Swap(&buffer);
+  return absl::OkStatus();
+}
+
+npu::tiling::v1::TilingRequest* TilingRequestFor(
+    const grpc::ByteBuffer& bytes, std::unique_ptr<npu::tiling::v1::TilingRequest>& owned) {
+  if (bytes.Length() > kReusedRequestBytes) {
+    owned = std::make_unique<npu::tiling::v1::TilingRequest>();
+    return owned.get();
+  }
+  thread_local npu::tiling::v1::TilingRequest reused;
+  return &reused;
+}
+
+absl::StatusOr<ResolvedRequest> ResolveRequest(const npu::tiling::v1::TilingRequest& request,
+                                               const RequestSteps& steps) {
+  RETURN_IF_ERROR(ValidateRequest(request));
+  if (steps.check_fields) RETURN_IF_ERROR(steps.check_fields());
+  ResolvedRequest resolved;
+  resolved.problem = ProblemFromProto(request.problem());
+  // Checked here rather than inside the engine's Decide() (the callers tell
+  // it not to check again), so that the message says which part of the
+  // request was wrong.
+  RETURN_IF_ERROR(Prefixed("problem", tl::ValidateProblem(resolved.problem)));
+  if (steps.check_problem) RETURN_IF_ERROR(steps.check_problem(resolved.problem));
+  if (steps.resolve_chip) {
+    ASSIGN_OR_RETURN(resolved.chip, steps.resolve_chip());
+  } else {
+    ASSIGN_OR_RETURN(resolved.chip, ResolveChip(request));
+  }
+  return resolved;
+}
+
+}  // namespace npu::server
