@@ -1,15 +1,18 @@
 #!/bin/sh
-# Builds the libFuzzer targets of tests/fuzz with clang (coverage + ASan + UBSan) in build-fuzz
-# and runs each for a bounded time, starting from its committed corpus.
+# Builds the libFuzzer targets of tests/fuzz with clang (coverage + ASan + UBSan) in build-san
+# and runs each for a bounded time, starting from its committed corpus. build-san is also the tree
+# in which scripts/test.sh runs the test suite under the sanitizers, so one compilation serves both.
 #
 #   scripts/fuzz.sh [SECONDS_PER_TARGET] [TARGET ...]
 #       SECONDS_PER_TARGET  default 60
 #       TARGET              tiling_request explicit_tiling npy (default: all)
-#   NPU_FUZZ_BUILD_DIR (default build-fuzz), NPU_BUILD_JOBS (default 1)
+#   NPU_FUZZ_BUILD_DIR (default build-san), NPU_BUILD_JOBS (default 1),
+#   NPU_FUZZ_JOBS: libFuzzer workers per target (default 1); 2 on two cores explores as much in
+#   half the time.
 #
-# New inputs go to build-fuzz/corpus/<target>/; tests/fuzz/corpus/ is only read. libFuzzer runs in
+# New inputs go to build-san/corpus/<target>/; tests/fuzz/corpus/ is only read. libFuzzer runs in
 # fork mode and keeps going after a failure, writing each failing input to
-# build-fuzz/artifacts/<target>/. Each one is then replayed and its report compared with
+# build-san/artifacts/<target>/. Each one is then replayed and its report compared with
 # tests/fuzz/known_crashes/<target>.txt (one "file:line" per reported, not yet fixed bug): the run
 # fails when any failure is not listed there. To keep a failure as a regression test, fix the bug
 # and copy its input into tests/fuzz/corpus/<target>/ (the ctest fuzz_<target>_corpus replays
@@ -26,8 +29,14 @@ case "$SECONDS_PER_TARGET" in
     exit 2 ;;
 esac
 TARGETS=${*:-tiling_request explicit_tiling npy}
-BUILD=${NPU_FUZZ_BUILD_DIR:-build-fuzz}
+BUILD=${NPU_FUZZ_BUILD_DIR:-build-san}
 JOBS=${NPU_BUILD_JOBS:-1}
+FORKS=${NPU_FUZZ_JOBS:-1}
+case "$FORKS" in
+  '' | *[!0-9]* | 0)
+    echo "fuzz.sh: NPU_FUZZ_JOBS must be a positive whole number, got '$FORKS'" >&2
+    exit 2 ;;
+esac
 
 command -v clang++ >/dev/null || { echo "fuzz.sh: clang++ missing (apt-get install clang)" >&2; exit 2; }
 mkdir -p "$BUILD"
@@ -46,11 +55,11 @@ for target in $TARGETS; do
   mkdir -p "$work" "$artifacts"
   dict=""
   [ -f "tests/fuzz/$target.dict" ] && dict="-dict=tests/fuzz/$target.dict"
-  echo "== $target: ${SECONDS_PER_TARGET}s"
+  echo "== $target: ${SECONDS_PER_TARGET}s, $FORKS worker(s)"
   # -timeout: an input that keeps the target busy for 30 s is a finding too (a request that
   # would hold a server thread that long). -rss_limit_mb: the same for memory.
   # shellcheck disable=SC2086
-  "$BUILD/bin/${target}_fuzzer" -fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1 \
+  "$BUILD/bin/${target}_fuzzer" -fork="$FORKS" -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1 \
     -max_total_time="$SECONDS_PER_TARGET" -timeout=30 -rss_limit_mb=2048 \
     -artifact_prefix="$artifacts" $dict "$work" "tests/fuzz/corpus/$target" \
     > "$BUILD/$target.log" 2>&1 || true

@@ -1,50 +1,68 @@
 #!/bin/sh
-# Installs everything the tests need, builds the whole tree and runs every
-# test through ctest; then the release build and a check of its binaries;
-# then the same suite built with AddressSanitizer and
-# UndefinedBehaviorSanitizer (build-asan); then every libFuzzer target for a
-# bounded time (NPU_FUZZ_SECONDS, default 60 each). Exits non-zero on any
-# failure.
+# The README's test command, which CI runs (.ci/run): installs everything the tests need, then
+# compiles three trees, each once, and runs every test in at least one of them. Exits non-zero on
+# any failure.
+#
+#   1. build/ (gcc, RelWithDebInfo, tests and benchmarks): every test (ctest), including those
+#      labelled integration (the real binaries, Python end-to-end) and deploy (Dockerfile,
+#      compose, Kubernetes, Prometheus, runtime packages): those run here only.
+#   2. build-release/ (scripts/build_release.sh: the image's GCC profile-guided build, only
+#      tiling_server, tilingctl and pgo_train) and scripts/check_release.sh on its binaries.
+#   3. build-san/ (clang, AddressSanitizer + UndefinedBehaviorSanitizer + libFuzzer coverage, no
+#      benchmarks): every test but the Python end-to-end (label e2e) and deploy ones, then every
+#      libFuzzer target of that same tree for a bounded time (scripts/fuzz.sh). One compilation
+#      serves both the sanitized suite and the fuzzers.
+#
+#   NPU_FUZZ_SECONDS   seconds per fuzz target (default 30; 0 skips fuzzing)
+#   NPU_FUZZ_JOBS      libFuzzer workers per target (default 2: one per core)
+#   NPU_SAN_EXCLUDE    ctest -LE regex of labels not run in build-san (default ^(e2e|deploy)$)
+#
+# Each tree is configured with every option given, so a tree left by other commands (e.g. a
+# release configuration of scripts/run_server.sh in build/) is brought back to this one. ccache,
+# when installed, is the compiler launcher of build/ and build-san/ (it saves a rebuild of a
+# wiped tree or of another branch; a clean clone on a fresh machine gains nothing from it).
 set -eu
 cd "$(dirname "$0")/.."
 scripts/install_deps.sh --test
-# Every option is given: the same tree may hold a release configuration of
-# scripts/run_server.sh (tests off, profile-guided).
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNPU_BUILD_TESTS=ON \
-  -DNPU_BUILD_BENCH=ON -DNPU_PGO=OFF
-cmake --build build
-cd build
-ctest --output-on-failure --timeout 900 -j2
-cd ..
+LAUNCHER=""
+command -v ccache > /dev/null 2>&1 && LAUNCHER=ccache
 
-# The release build (scripts/build_release.sh: GCC profile-guided, as in the
-# Docker image and scripts/run_server.sh) must train without a failed call and
-# its binaries must serve CANN's golden cases exactly, an emulation and a
-# graceful stop (scripts/check_release.sh).
+echo "== build/: gcc, every test"
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNPU_BUILD_TESTS=ON \
+  -DNPU_BUILD_BENCH=ON -DNPU_PGO=OFF -DNPU_SANITIZE=OFF -DNPU_BUILD_FUZZERS=OFF \
+  -DCMAKE_CXX_COMPILER_LAUNCHER="$LAUNCHER"
+cmake --build build
+(cd build && ctest --output-on-failure --timeout 900 -j2)
+
+# The release build (GCC profile-guided, as in the Docker image and scripts/run_server.sh) must
+# train without a failed call and its binaries must serve CANN's golden cases exactly, an
+# emulation and a graceful stop.
+echo "== build-release/: the release build and its check"
 scripts/build_release.sh build-release
 scripts/check_release.sh build-release
 
-# ASan + UBSan (gcc): the whole tree, every test. Debian's gRPC is not
-# instrumented but works under ASan (no leak reports). The benchmarks are
-# not tests, so they are not built here. Excluded (NPU_ASAN_EXCLUDE_TESTS
-# overrides the list): deploy_runtime_packages, which checks that the release
-# binaries need only the runtime image's packages; sanitized binaries also
-# need libasan and libubsan, by design.
-ASAN_EXCLUDE="${NPU_ASAN_EXCLUDE_TESTS-^deploy_runtime_packages\$}"
-cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNPU_SANITIZE=ON \
-  -DNPU_BUILD_BENCH=OFF
-cmake --build build-asan
-(cd build-asan &&
+# Debian's gRPC is not instrumented but works under ASan (no leak reports). Every committed fuzz
+# corpus input is replayed by the fuzz_*_corpus tests (here through the libFuzzer binaries).
+# deploy_runtime_packages cannot pass for sanitized binaries (they need libasan and libubsan),
+# and the deploy and Python end-to-end tests check tools and configuration more than our code,
+# so build/ runs them; the C++ integration tests (malformed requests, SIGTERM, TLS against the
+# real server) run here too.
+echo "== build-san/: clang ASan + UBSan + fuzzing"
+SAN_EXCLUDE="${NPU_SAN_EXCLUDE-^(e2e|deploy)\$}"
+cmake -S . -B build-san -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DNPU_BUILD_TESTS=ON -DNPU_BUILD_BENCH=OFF -DNPU_PGO=OFF -DNPU_SANITIZE=ON \
+  -DNPU_BUILD_FUZZERS=ON -DCMAKE_CXX_COMPILER_LAUNCHER="$LAUNCHER"
+cmake --build build-san
+(cd build-san &&
   ASAN_OPTIONS=detect_leaks=1:strict_string_checks=1:detect_stack_use_after_return=1 \
   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-  ctest --output-on-failure --timeout 1800 -j2 ${ASAN_EXCLUDE:+-E "$ASAN_EXCLUDE"})
+  ctest --output-on-failure --timeout 1800 -j2 ${SAN_EXCLUDE:+-LE "$SAN_EXCLUDE"})
 
-# libFuzzer (clang, ASan + UBSan): every committed corpus input is already
-# replayed above by the fuzz_*_corpus tests in both builds; then each target
-# explores from its corpus for NPU_FUZZ_SECONDS (default 60; 0 skips it). A
-# new crash, timeout or leak fails the run (fuzz.sh lists the inputs); its
-# input becomes a regression test in tests/fuzz/corpus/ once fixed.
-FUZZ_SECONDS="${NPU_FUZZ_SECONDS:-60}"
+# libFuzzer: each target explores from its corpus for NPU_FUZZ_SECONDS with NPU_FUZZ_JOBS
+# workers. A new crash, timeout or leak fails the run (fuzz.sh lists the inputs); its input
+# becomes a regression test in tests/fuzz/corpus/ once fixed.
+FUZZ_SECONDS="${NPU_FUZZ_SECONDS:-30}"
 if [ "$FUZZ_SECONDS" != 0 ]; then
-  NPU_BUILD_JOBS="${NPU_BUILD_JOBS:-2}" scripts/fuzz.sh "$FUZZ_SECONDS"
+  NPU_FUZZ_BUILD_DIR=build-san NPU_FUZZ_JOBS="${NPU_FUZZ_JOBS:-2}" scripts/fuzz.sh "$FUZZ_SECONDS"
 fi
+echo "test.sh: PASS"
