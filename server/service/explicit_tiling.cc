@@ -403,18 +403,9 @@ tl::TilingPlan PlanOf(const pb::TilingResponse& tiling, const tl::TilingKey& key
 absl::StatusOr<tl::ChipSpec> ChipFromProto(const pb::ChipSpec& in) {
   tl::ChipSpec chip;
   chip.name = in.name();
-  chip.aic_num = in.aic_num();
-  chip.aiv_num = in.aiv_num();
-  chip.l1_bytes = in.l1_bytes();
-  chip.l0a_bytes = in.l0a_bytes();
-  chip.l0b_bytes = in.l0b_bytes();
-  chip.l0c_bytes = in.l0c_bytes();
-  chip.ub_bytes = in.ub_bytes();
-  chip.l2_bytes = in.l2_bytes();
-  chip.bt_bytes = in.bt_bytes();
-  chip.cube_freq_mhz = in.cube_freq_mhz();
-  chip.ddr_bytes_per_cycle = in.ddr_bytes_per_cycle();
-  chip.l2_bytes_per_cycle = in.l2_bytes_per_cycle();
+  ForEachChipField([&](const tl::ChipField& field, const ChipFieldWire& wire) {
+    field.Set(chip, wire.spec_value(in));
+  });
   if (chip.name.size() > kMaxNameBytes) {
     return FieldError("tiling.platform.name",
                       absl::StrCat("at most ", kMaxNameBytes, " bytes, got ", chip.name.size()));
