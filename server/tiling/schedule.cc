@@ -93,10 +93,7 @@ absl::StatusOr<AswtGrid> MakeAswtGrid(const TilingPlan& plan, const MatmulProble
   const BlockTiling& b = plan.block;
   RETURN_IF_ERROR(RequirePositive("mL1", b.m_l1));
   RETURN_IF_ERROR(RequirePositive("nL1", b.n_l1));
-  RETURN_IF_ERROR(RequirePositive("baseM", b.base_m));
-  RETURN_IF_ERROR(RequirePositive("baseN", b.base_n));
-  RETURN_IF_ERROR(RequirePositive("baseK", b.base_k));
-  RETURN_IF_ERROR(RequirePositive("kL1", b.k_l1));
+  RETURN_IF_ERROR(schedule_internal::RequireBaseBlock(b));
   AswtGrid g;
   ASSIGN_OR_RETURN(
       g.m_axis, MakeAxis("mL1", problem.m, b.m_l1, FieldOr(plan, BasicField::kMBaseTailSplitCnt, 1),

@@ -13,6 +13,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "server/tiling/schedule.h"
+#include "server/tiling/status_macros.h"
 #include "server/tiling/tiling_data.h"
 #include "server/tiling/types.h"
 
@@ -65,6 +66,15 @@ inline absl::Status RequirePositive(std::string_view field, uint64_t value) {
         absl::StrCat("tiling field ", std::string(field), "=0 must be positive"));
   }
   return absl::OkStatus();
+}
+
+// The L0 block and the L1 K stage of a cube plan are set (kInvalidArgument
+// naming the first zero field otherwise).
+inline absl::Status RequireBaseBlock(const BlockTiling& b) {
+  RETURN_IF_ERROR(RequirePositive("baseM", b.base_m));
+  RETURN_IF_ERROR(RequirePositive("baseN", b.base_n));
+  RETURN_IF_ERROR(RequirePositive("baseK", b.base_k));
+  return RequirePositive("kL1", b.k_l1);
 }
 
 // BlockSchedulerStreamKBuiltIn, the Stream-K kernel's tile loop with the

@@ -31,10 +31,7 @@ struct StreamKGrid {
 
 absl::StatusOr<StreamKGrid> MakeStreamKGrid(const TilingPlan& plan, const MatmulProblem& problem) {
   const BlockTiling& b = plan.block;
-  RETURN_IF_ERROR(RequirePositive("baseM", b.base_m));
-  RETURN_IF_ERROR(RequirePositive("baseN", b.base_n));
-  RETURN_IF_ERROR(RequirePositive("baseK", b.base_k));
-  RETURN_IF_ERROR(RequirePositive("kL1", b.k_l1));
+  RETURN_IF_ERROR(RequireBaseBlock(b));
   RETURN_IF_ERROR(RequirePositive("skSingleCoreK", b.single_core_k));
   StreamKGrid g;
   g.used = FieldOr(plan, BasicField::kUsedCoreNum, plan.block_dim);
