@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <optional>
 #include <string_view>
+#include <vector>
 
 #include "absl/types/span.h"
 #include "server/tiling/types.h"
@@ -153,15 +154,27 @@ absl::Span<const TilingFieldSpec> TilingStructFields(std::string_view struct_nam
 // The tiling-data struct the kernel of `model` reads.
 std::string_view TilingStructOf(KernelModel model);
 
+// The fields of the struct `Field` indexes, all zero: built once, so that a
+// new struct is one copy (the strategies build one per decision).
+template <typename Field>
+const std::vector<TilingField>& ZeroFields() {
+  static const std::vector<TilingField>* const kZero = [] {
+    auto* fields = new std::vector<TilingField>();
+    fields->reserve(TilingStruct<Field>::kFields.size());
+    for (const TilingFieldSpec& spec : TilingStruct<Field>::kFields) {
+      fields->push_back({spec.name, 0, spec.bits});
+    }
+    return fields;
+  }();
+  return *kZero;
+}
+
 // A struct of kind `Field` with every field present and zero, ready for Set().
 template <typename Field>
 TilingData NewTilingData() {
   TilingData data;
   data.struct_name = TilingStruct<Field>::kName;
-  data.fields.reserve(TilingStruct<Field>::kFields.size());
-  for (const TilingFieldSpec& spec : TilingStruct<Field>::kFields) {
-    data.fields.push_back({spec.name, 0, spec.bits});
-  }
+  data.fields = ZeroFields<Field>();
   return data;
 }
 
