@@ -59,9 +59,36 @@ absl::StatusOr<StreamKGrid> MakeStreamKGrid(const TilingPlan& plan, const Matmul
   return g;
 }
 
-// The AIC units of core `core`: its tile loop with the DP+SK preload swap.
-// Each split tile's K slice writes a workspace slot and joins the reduction
-// group of its MN tile (created on first use, in `group_of_tile`).
+// Makes `unit` (scheduler tile `tile`, slice `k_idx`) a K slice of a split
+// tile: its K range, its workspace slot, and its place in the reduction group
+// of its MN tile (created on first use, in `group_of_tile`).
+void MakeKSlice(const TilingPlan& plan, const StreamKGrid& g, uint64_t tile, uint64_t k_idx,
+                WorkUnit& unit, std::map<uint64_t, int32_t>& group_of_tile, Schedule& schedule) {
+  const uint64_t k_off = k_idx * g.sk_k;
+  unit.k = {std::min(g.k, k_off), std::min(g.k, k_off + g.sk_k)};
+  unit.k_slice = static_cast<uint32_t>(k_idx);
+  unit.writes_partial = true;
+  const uint64_t slot = ((tile % g.used) / g.k_tiles) * g.k_tiles + k_idx;
+  unit.workspace_slot = static_cast<uint32_t>(slot);
+  const uint64_t group_key = (tile % g.used) / g.k_tiles;
+  auto [it, inserted] =
+      group_of_tile.emplace(group_key, static_cast<int32_t>(schedule.reductions.size()));
+  if (inserted) {
+    ReductionGroup group;
+    group.m = unit.m;
+    group.n = unit.n;
+    group.slots.assign(g.k_tiles, 0);
+    // The AIV-assisted output mode pads partial rows to 32 elements.
+    group.workspace_row_stride =
+        plan.key.l0c2out == L0cToOut::kNdFixpipe1To2 ? Ceil(unit.n.size(), 32) * 32 : unit.n.size();
+    schedule.reductions.push_back(group);
+  }
+  unit.reduction = it->second;
+  schedule.reductions[it->second].slots[k_idx] = unit.workspace_slot;
+}
+
+// The AIC units of core `core`: its tile loop with the DP+SK preload swap;
+// the tiles of the split round become K slices (MakeKSlice).
 void AppendStreamKCoreUnits(const TilingPlan& plan, const StreamKGrid& g, uint64_t core,
                             std::map<uint64_t, int32_t>& group_of_tile, Schedule& schedule) {
   const bool dp_sk = !g.IsSplit(0);
@@ -97,28 +124,7 @@ void AppendStreamKCoreUnits(const TilingPlan& plan, const StreamKGrid& g, uint64
     unit.m = {m_off, std::min(g.m, m_off + g.base_m)};
     unit.n = {n_off, std::min(g.n, n_off + g.base_n)};
     if (sk) {
-      const uint64_t k_off = k_idx * g.sk_k;
-      unit.k = {std::min(g.k, k_off), std::min(g.k, k_off + g.sk_k)};
-      unit.k_slice = static_cast<uint32_t>(k_idx);
-      unit.writes_partial = true;
-      const uint64_t slot = ((tmp % g.used) / g.k_tiles) * g.k_tiles + k_idx;
-      unit.workspace_slot = static_cast<uint32_t>(slot);
-      const uint64_t group_key = (tmp % g.used) / g.k_tiles;
-      auto [it, inserted] =
-          group_of_tile.emplace(group_key, static_cast<int32_t>(schedule.reductions.size()));
-      if (inserted) {
-        ReductionGroup group;
-        group.m = unit.m;
-        group.n = unit.n;
-        group.slots.assign(g.k_tiles, 0);
-        // The AIV-assisted output mode pads partial rows to 32 elements.
-        group.workspace_row_stride = plan.key.l0c2out == L0cToOut::kNdFixpipe1To2
-                                         ? Ceil(unit.n.size(), 32) * 32
-                                         : unit.n.size();
-        schedule.reductions.push_back(group);
-      }
-      unit.reduction = it->second;
-      schedule.reductions[it->second].slots[k_idx] = unit.workspace_slot;
+      MakeKSlice(plan, g, tmp, k_idx, unit, group_of_tile, schedule);
     } else {
       unit.k = {0, g.k};
     }
