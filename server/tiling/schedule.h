@@ -12,7 +12,10 @@
 //     and the AIV reduction that sums the partials and casts them into C;
 //   * the vector-only models (K_EQUAL_ZERO, TO_MUL, TO_MULTI_MUL) on AIV.
 // It sits in `npu_tiling_types`, below the strategies and the emulator, and is
-// pure: no threads, clocks or I/O.
+// pure: no threads, clocks or I/O. Kernel faults are not modelled here: the
+// emulator reproduces them from ExpandTileLoops(). Implementation:
+// schedule.cc (entry points, ASWT, vector models), schedule_stream_k.cc and
+// schedule_coverage.cc.
 //
 // Vocabulary: a *tile* is the scheduler's unit of indexing (an L1 block, or a
 // K slice of one under Stream-K); a *work unit* is one tile as one core runs
