@@ -13,6 +13,26 @@ namespace {
 using tiling::DataType;
 using tiling::MatmulProblem;
 
+// The kernels' tile loops for `plan`, with the schedule faults of `faults`
+// reproduced: a Stream-K launch without a tail round runs its loops anyway
+// (problem 4), and each K slice's workspace slot is its global tile index
+// instead of its place in the Stream-K round (problem 1).
+absl::StatusOr<tiling::Schedule> FaultySchedule(const tiling::TilingPlan& plan,
+                                                const MatmulProblem& problem,
+                                                const tiling::ChipSpec& chip,
+                                                const FaultInjection& faults) {
+  ASSIGN_OR_RETURN(tiling::Schedule schedule, tiling::ExpandTileLoops(plan, problem, chip));
+  if (!faults.stream_k_without_tail) RETURN_IF_ERROR(tiling::CheckTilePattern(plan, problem));
+  if (faults.workspace_offset_from_tile_idx) {
+    for (tiling::WorkUnit& unit : schedule.units) {
+      if (!unit.writes_partial) continue;
+      unit.workspace_slot = static_cast<uint32_t>(unit.tile_idx);
+      schedule.reductions[unit.reduction].slots[unit.k_slice] = unit.workspace_slot;
+    }
+  }
+  return schedule;
+}
+
 std::vector<int64_t> Shape2(uint64_t rows, uint64_t cols) {
   return {static_cast<int64_t>(rows), static_cast<int64_t>(cols)};
 }
@@ -85,13 +105,10 @@ absl::StatusOr<EmulationResult> Emulate(const tiling::TilingPlan& input_plan,
     plan.block.base_k *= 2;
     plan.block.k_l1 = std::max(plan.block.k_l1, plan.block.base_k);
   }
-  tiling::ScheduleOptions schedule_options;
-  schedule_options.workspace_slot_from_tile_idx = options.faults.workspace_offset_from_tile_idx;
-  schedule_options.skip_stream_k_tail_gate = options.faults.stream_k_without_tail;
   const ChipModel chip = ChipModel::FromSpec(chip_spec);
 
   EmulationResult result;
-  ASSIGN_OR_RETURN(result.schedule, tiling::ExpandSchedule(plan, problem, chip_spec, schedule_options));
+  ASSIGN_OR_RETURN(result.schedule, FaultySchedule(plan, problem, chip_spec, options.faults));
   RETURN_IF_ERROR(CheckBuffers(result.schedule, plan, problem, chip));
   // A kernel whose tiles miss or repeat part of C is a kernel fault.
   RETURN_IF_ERROR(tiling::CheckScheduleCoverage(result.schedule, problem));

@@ -86,6 +86,33 @@ std::string FormatCompactTiling(const pb::TilingResponse& r) {
 
 }  // namespace
 
+std::vector<std::string> TilingFieldPositions(const pb::TilingResponse& r) {
+  // The packing of the engine's TilingData::ForEachWord(): a 32-bit field
+  // takes the next whole word, 8-bit fields fill one byte after another (byte
+  // 0 first), and a 32-bit field after a partly filled word starts a new one.
+  std::vector<std::string> positions;
+  positions.reserve(r.fields_size());
+  int word = 0;
+  int bytes_in_word = 0;
+  for (const pb::TilingField& field : r.fields()) {
+    if (field.bits() == 8) {
+      positions.push_back(absl::StrCat(word, ".", bytes_in_word));
+      if (++bytes_in_word == 4) {
+        ++word;
+        bytes_in_word = 0;
+      }
+      continue;
+    }
+    if (bytes_in_word != 0) {
+      ++word;
+      bytes_in_word = 0;
+    }
+    positions.push_back(absl::StrCat(word));
+    ++word;
+  }
+  return positions;
+}
+
 std::string FormatTiling(const pb::TilingResponse& r) {
   if (!r.has_key() && r.fields_size() == 0) return FormatCompactTiling(r);
   std::string out;
@@ -109,14 +136,10 @@ std::string FormatTiling(const pb::TilingResponse& r) {
   absl::StrAppendFormat(&out, "\n%s (%d fields, %d words)\n", r.tiling_struct(), r.fields_size(),
                         r.raw_words_size());
   absl::StrAppendFormat(&out, "  %-6s %-20s %s\n", "word", "field", "value");
-  // Fields are packed in order: 32-bit fields take a word, 8-bit fields a
-  // byte of one (byte 0 first), as the kernel reads the struct.
-  uint64_t bit = 0;
-  for (const pb::TilingField& field : r.fields()) {
-    const std::string word =
-        field.bits() == 8 ? absl::StrCat(bit / 32, ".", (bit % 32) / 8) : absl::StrCat(bit / 32);
-    absl::StrAppendFormat(&out, "  %-6s %-20s %u\n", word, field.name(), field.value());
-    bit += field.bits() == 8 ? 8 : 32;
+  const std::vector<std::string> positions = TilingFieldPositions(r);
+  for (int i = 0; i < r.fields_size(); ++i) {
+    const pb::TilingField& field = r.fields(i);
+    absl::StrAppendFormat(&out, "  %-6s %-20s %u\n", positions[i], field.name(), field.value());
   }
   absl::StrAppendFormat(&out, "  raw words: %s\n", absl::StrJoin(r.raw_words(), " "));
 

@@ -25,6 +25,10 @@ absl::StatusOr<npu::tiling::v1::Format> FormatFromName(absl::string_view name);
 // The message as one line of JSON.
 std::string ToJson(const google::protobuf::Message& message);
 
+// The word of each tiling-data field of `response` in its raw words ("17"),
+// with the byte for an 8-bit field ("17.2"), in field order.
+std::vector<std::string> TilingFieldPositions(const npu::tiling::v1::TilingResponse& response);
+
 // A decision: key and its parts, launch facts, the tiling-data fields with
 // their word positions, the raw words, the platform and the trace.
 std::string FormatTiling(const npu::tiling::v1::TilingResponse& response);

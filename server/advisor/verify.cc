@@ -10,14 +10,19 @@
 #include "emulator/numerics.h"
 #include "server/tiling/block_heuristics.h"
 #include "server/tiling/status_macros.h"
+#include "server/tiling/tiling_data.h"
 
 namespace npu::advisor {
 namespace {
 
+using tiling::BasicField;
 using tiling::CeilDiv;
 using tiling::KernelModel;
 using tiling::MatmulProblem;
+using tiling::TilingData;
 using tiling::TilingPlan;
+using tiling::ToMulField;
+using tiling::ToVectorField;
 
 // Cores of a shrunken data-parallel plan: enough for several rounds and a
 // re-split tail round on a handful of tiles.
@@ -38,15 +43,21 @@ uint64_t Macs(const MatmulProblem& p) {
   return static_cast<uint64_t>(p.m) * static_cast<uint64_t>(p.n) * static_cast<uint64_t>(p.k);
 }
 
-void SetField(TilingPlan& plan, std::string_view name, uint64_t value) {
-  for (tiling::TilingField& field : plan.data.fields) {
-    if (field.name == name) field.value = value;
-  }
+// The value of `field` in the plan's tiling data, or `fallback` when the
+// plan carries no struct of that kind.
+template <typename Field>
+uint64_t FieldOr(const TilingPlan& plan, Field field, uint64_t fallback) {
+  return tiling::Get(plan.data, field).value_or(fallback);
 }
 
-uint64_t FieldOr(const TilingPlan& plan, std::string_view name, uint64_t fallback) {
-  std::optional<uint64_t> value = plan.data.Get(name);
-  return value.has_value() ? *value : fallback;
+// The fields of a vector struct that echo the launch and the problem; the
+// K = 0 struct has none of them.
+template <typename Field>
+void SetVectorDims(TilingData& data, uint64_t used_cores, uint64_t m, uint64_t n, uint64_t k) {
+  tiling::Set(data, Field::kUsedCoreNum, used_cores);
+  tiling::Set(data, Field::kM, m);
+  tiling::Set(data, Field::kN, n);
+  tiling::Set(data, Field::kK, k);
 }
 
 MatmulProblem NdCopy(const MatmulProblem& problem) {
@@ -81,8 +92,8 @@ absl::StatusOr<ShrunkCase> ShrinkAswt(const TilingPlan& plan, const MatmulProble
     return absl::InvalidArgumentError("plan has an empty L1 block");
   }
   const uint64_t m = problem.m, n = problem.n, k = problem.k;
-  const uint64_t m_split = FieldOr(plan, "mBaseTailSplitCnt", 1);
-  const uint64_t n_split = FieldOr(plan, "nBaseTailSplitCnt", 1);
+  const uint64_t m_split = FieldOr(plan, BasicField::kMBaseTailSplitCnt, 1);
+  const uint64_t n_split = FieldOr(plan, BasicField::kNBaseTailSplitCnt, 1);
   // K keeps its remainder modulo the L1 stage and, for the fp32 in-core
   // split, two whole 1024-element chunks.
   const uint64_t k_l1 = std::max(b.k_l1, b.base_k);
@@ -118,12 +129,11 @@ absl::StatusOr<ShrunkCase> ShrinkAswt(const TilingPlan& plan, const MatmulProble
   out.plan.block_dim = cores;
   out.plan.block.m_tail_cnt = mt;
   out.plan.block.n_tail_cnt = nt;
-  SetField(out.plan, "usedCoreNum", cores);
-  SetField(out.plan, "m", m2);
-  SetField(out.plan, "n", n2);
-  SetField(out.plan, "k", k2);
-  SetField(out.plan, "mTailCnt", mt);
-  SetField(out.plan, "nTailCnt", nt);
+  tiling::WriteBlockFields(out.plan.block, out.plan.data);
+  tiling::Set(out.plan.data, BasicField::kUsedCoreNum, cores);
+  tiling::Set(out.plan.data, BasicField::kM, m2);
+  tiling::Set(out.plan.data, BasicField::kN, n2);
+  tiling::Set(out.plan.data, BasicField::kK, k2);
   out.note = absl::StrCat("same blocks on ", cores, " cores, ", CeilDiv(m2, b.m_l1), "x",
                           CeilDiv(n2, b.n_l1), " L1 tiles (tails kept), K ", k, "->", k2);
   return out;
@@ -134,7 +144,7 @@ absl::StatusOr<ShrunkCase> ShrinkStreamK(const TilingPlan& plan, const MatmulPro
   out.plan = plan;
   out.problem = NdCopy(problem);
   const tiling::BlockTiling& b = plan.block;
-  const uint64_t used = FieldOr(plan, "usedCoreNum", plan.block_dim);
+  const uint64_t used = FieldOr(plan, BasicField::kUsedCoreNum, plan.block_dim);
   if (b.base_m == 0 || b.base_n == 0 || b.single_core_k == 0 || used == 0) {
     return absl::InvalidArgumentError("Stream-K plan has an empty block or K slice");
   }
@@ -173,11 +183,11 @@ absl::StatusOr<ShrunkCase> ShrinkStreamK(const TilingPlan& plan, const MatmulPro
   out.problem.k = static_cast<int64_t>(k2);
   out.plan.block_dim = kShrunkStreamKCores;
   out.plan.block.single_core_k = sk2;
-  SetField(out.plan, "usedCoreNum", kShrunkStreamKCores);
-  SetField(out.plan, "skSingleCoreK", sk2);
-  SetField(out.plan, "m", m2);
-  SetField(out.plan, "n", n2);
-  SetField(out.plan, "k", k2);
+  tiling::WriteBlockFields(out.plan.block, out.plan.data);
+  tiling::Set(out.plan.data, BasicField::kUsedCoreNum, kShrunkStreamKCores);
+  tiling::Set(out.plan.data, BasicField::kM, m2);
+  tiling::Set(out.plan.data, BasicField::kN, n2);
+  tiling::Set(out.plan.data, BasicField::kK, k2);
   out.note = absl::StrCat("same blocks on ", kShrunkStreamKCores, " cores, ",
                           CeilDiv(m2, b.base_m) * CeilDiv(n2, b.base_n), " tiles (",
                           data_parallel_rounds ? "one data-parallel round + " : "",
@@ -191,12 +201,14 @@ absl::StatusOr<ShrunkCase> ShrinkVector(const TilingPlan& plan, const MatmulProb
   out.problem = NdCopy(problem);
   const uint64_t m = problem.m, n = problem.n, k = problem.k;
   const uint64_t k2 = std::min(k, kShrunkVectorK);
-  const uint64_t used = FieldOr(plan, "usedCoreNum", plan.block_dim);
+  const uint64_t used = plan.key.model == KernelModel::kToMul
+                            ? FieldOr(plan, ToMulField::kUsedCoreNum, plan.block_dim)
+                            : FieldOr(plan, ToVectorField::kUsedCoreNum, plan.block_dim);
   const uint32_t cores = static_cast<uint32_t>(std::min<uint64_t>(used, kShrunkVectorCores));
   uint64_t m2 = m, n2 = n;
   switch (plan.key.model) {
     case KernelModel::kToMul: {
-      const uint64_t base_mn = FieldOr(plan, "baseMN", 0);
+      const uint64_t base_mn = FieldOr(plan, ToMulField::kBaseMN, 0);
       if (base_mn == 0 || (m != 1 && n != 1)) {
         return absl::UnimplementedError("TO_MUL shrink needs baseMN and M == 1 or N == 1");
       }
@@ -204,15 +216,16 @@ absl::StatusOr<ShrunkCase> ShrinkVector(const TilingPlan& plan, const MatmulProb
       const uint64_t outputs = m * n;
       const uint64_t outputs2 = std::min(outputs, (cores + 1) * base_mn + outputs % base_mn);
       (m == 1 ? n2 : m2) = outputs2;
-      const uint64_t base_k = std::max<uint64_t>(1, FieldOr(plan, "baseK", k2));
-      SetField(out.plan, "tileNum", CeilDiv(outputs2, base_mn));
-      SetField(out.plan, "tailMN", outputs2 % base_mn);
-      SetField(out.plan, "loopK", CeilDiv(k2, base_k));
-      SetField(out.plan, "tailK", k2 % base_k);
+      const uint64_t base_k = std::max<uint64_t>(1, FieldOr(plan, ToMulField::kBaseK, k2));
+      tiling::Set(out.plan.data, ToMulField::kTileNum, CeilDiv(outputs2, base_mn));
+      tiling::Set(out.plan.data, ToMulField::kTailMN, outputs2 % base_mn);
+      tiling::Set(out.plan.data, ToMulField::kLoopK, CeilDiv(k2, base_k));
+      tiling::Set(out.plan.data, ToMulField::kTailK, k2 % base_k);
       break;
     }
     case KernelModel::kToMultiMul: {
-      const uint64_t base_m = FieldOr(plan, "baseM", 0), base_n = FieldOr(plan, "baseN", 0);
+      const uint64_t base_m = FieldOr(plan, ToVectorField::kBaseM, 0),
+                     base_n = FieldOr(plan, ToVectorField::kBaseN, 0);
       if (base_m == 0 || base_n == 0)
         return absl::UnimplementedError("TO_MULTI_MUL without blocks");
       m2 = ShrinkAxis(m, base_m, 1, 2);
@@ -229,13 +242,10 @@ absl::StatusOr<ShrunkCase> ShrinkVector(const TilingPlan& plan, const MatmulProb
   out.problem.m = static_cast<int64_t>(m2);
   out.problem.n = static_cast<int64_t>(n2);
   out.problem.k = static_cast<int64_t>(plan.key.model == KernelModel::kKEqualZero ? 0 : k2);
-  if (plan.key.model != KernelModel::kKEqualZero) {
-    out.plan.block_dim = cores;
-    SetField(out.plan, "usedCoreNum", cores);
-  }
-  SetField(out.plan, "m", m2);
-  SetField(out.plan, "n", n2);
-  SetField(out.plan, "k", out.problem.k);
+  if (plan.key.model != KernelModel::kKEqualZero) out.plan.block_dim = cores;
+  const uint64_t k_out = static_cast<uint64_t>(out.problem.k);
+  SetVectorDims<ToMulField>(out.plan.data, cores, m2, n2, k_out);
+  SetVectorDims<ToVectorField>(out.plan.data, cores, m2, n2, k_out);
   out.note = absl::StrCat("same vector tiles on ", out.plan.block_dim, " cores, M ", m, "->", m2,
                           ", N ", n, "->", n2, ", K ", k, "->", out.problem.k);
   return out;

@@ -237,18 +237,9 @@ absl::StatusOr<tl::ChipSpec> ResolveChip(const pb::TilingRequest& request) {
   // one): only overrides need the checks below.
   if (!request.has_platform_overrides()) return chip;
   const pb::PlatformOverrides& o = request.platform_overrides();
-  if (o.has_aic_num()) chip.aic_num = o.aic_num();
-  if (o.has_aiv_num()) chip.aiv_num = o.aiv_num();
-  if (o.has_l1_bytes()) chip.l1_bytes = o.l1_bytes();
-  if (o.has_l0a_bytes()) chip.l0a_bytes = o.l0a_bytes();
-  if (o.has_l0b_bytes()) chip.l0b_bytes = o.l0b_bytes();
-  if (o.has_l0c_bytes()) chip.l0c_bytes = o.l0c_bytes();
-  if (o.has_ub_bytes()) chip.ub_bytes = o.ub_bytes();
-  if (o.has_l2_bytes()) chip.l2_bytes = o.l2_bytes();
-  if (o.has_bt_bytes()) chip.bt_bytes = o.bt_bytes();
-  if (o.has_cube_freq_mhz()) chip.cube_freq_mhz = o.cube_freq_mhz();
-  if (o.has_ddr_bytes_per_cycle()) chip.ddr_bytes_per_cycle = o.ddr_bytes_per_cycle();
-  if (o.has_l2_bytes_per_cycle()) chip.l2_bytes_per_cycle = o.l2_bytes_per_cycle();
+  ForEachChipField([&](const tl::ChipField& field, const ChipFieldWire& wire) {
+    if (wire.has_override(o)) field.Set(chip, wire.override_value(o));
+  });
   absl::Status valid = tl::ValidateChip(chip);
   if (!valid.ok()) {
     return absl::Status(valid.code(), absl::StrCat("platform: ", valid.message()));
@@ -272,19 +263,16 @@ absl::StatusOr<tl::ChipSpec> ResolveChip(const pb::TilingRequest& request) {
 pb::ChipSpec ChipToProto(const tl::ChipSpec& chip) {
   pb::ChipSpec out;
   out.set_name(chip.name);
-  out.set_aic_num(chip.aic_num);
-  out.set_aiv_num(chip.aiv_num);
-  out.set_l1_bytes(chip.l1_bytes);
-  out.set_l0a_bytes(chip.l0a_bytes);
-  out.set_l0b_bytes(chip.l0b_bytes);
-  out.set_l0c_bytes(chip.l0c_bytes);
-  out.set_ub_bytes(chip.ub_bytes);
-  out.set_l2_bytes(chip.l2_bytes);
-  out.set_bt_bytes(chip.bt_bytes);
-  out.set_cube_freq_mhz(chip.cube_freq_mhz);
-  out.set_ddr_bytes_per_cycle(chip.ddr_bytes_per_cycle);
-  out.set_l2_bytes_per_cycle(chip.l2_bytes_per_cycle);
+  ForEachChipField([&](const tl::ChipField& field, const ChipFieldWire& wire) {
+    wire.set_spec(out, field.Get(chip));
+  });
   return out;
+}
+
+void ChipFieldsToOverrides(const tl::ChipSpec& chip, pb::PlatformOverrides* out) {
+  ForEachChipField([&](const tl::ChipField& field, const ChipFieldWire& wire) {
+    wire.set_override(*out, field.Get(chip));
+  });
 }
 
 void DecisionToProto(const tl::TilingDecision& decision, const tl::ChipSpec& chip,

@@ -19,19 +19,7 @@ std::string DecisionCacheKey(const npu::tiling::MatmulProblem& problem,
   canonical.Clear();
   *canonical.mutable_problem() = ProblemToProto(problem);
   canonical.set_platform(chip.name);
-  pb::PlatformOverrides* o = canonical.mutable_platform_overrides();
-  o->set_aic_num(chip.aic_num);
-  o->set_aiv_num(chip.aiv_num);
-  o->set_l1_bytes(chip.l1_bytes);
-  o->set_l0a_bytes(chip.l0a_bytes);
-  o->set_l0b_bytes(chip.l0b_bytes);
-  o->set_l0c_bytes(chip.l0c_bytes);
-  o->set_ub_bytes(chip.ub_bytes);
-  o->set_l2_bytes(chip.l2_bytes);
-  o->set_bt_bytes(chip.bt_bytes);
-  o->set_cube_freq_mhz(chip.cube_freq_mhz);
-  o->set_ddr_bytes_per_cycle(chip.ddr_bytes_per_cycle);
-  o->set_l2_bytes_per_cycle(chip.l2_bytes_per_cycle);
+  ChipFieldsToOverrides(chip, canonical.mutable_platform_overrides());
   canonical.set_forced_strategy(forced_strategy.data(), forced_strategy.size());
 
   // The message has no map and no unknown fields, so its serialization is a

@@ -19,6 +19,7 @@
 #include "server/service/validate.h"
 #include "server/tiling/int_math.h"
 #include "server/tiling/status_macros.h"
+#include "server/tiling/tiling_data.h"
 #include "server/tiling/validate.h"
 
 namespace npu::server {
@@ -116,33 +117,18 @@ absl::StatusOr<tl::ChipSpec> ResolveExecuteChip(const pb::ExecuteRequest& reques
   ASSIGN_OR_RETURN(tl::ChipSpec chip, ResolveChip(tiling_request));
   if (tiling_names_chip) {
     const pb::ChipSpec& have = request.tiling().platform();
-    const struct {
-      const char* name;
-      uint64_t have;
-      uint64_t want;
-    } fields[] = {
-        {"aic_num", have.aic_num(), chip.aic_num},
-        {"aiv_num", have.aiv_num(), chip.aiv_num},
-        {"l1_bytes", have.l1_bytes(), chip.l1_bytes},
-        {"l0a_bytes", have.l0a_bytes(), chip.l0a_bytes},
-        {"l0b_bytes", have.l0b_bytes(), chip.l0b_bytes},
-        {"l0c_bytes", have.l0c_bytes(), chip.l0c_bytes},
-        {"ub_bytes", have.ub_bytes(), chip.ub_bytes},
-        {"l2_bytes", have.l2_bytes(), chip.l2_bytes},
-        {"bt_bytes", have.bt_bytes(), chip.bt_bytes},
-        {"cube_freq_mhz", have.cube_freq_mhz(), chip.cube_freq_mhz},
-        {"ddr_bytes_per_cycle", have.ddr_bytes_per_cycle(), chip.ddr_bytes_per_cycle},
-        {"l2_bytes_per_cycle", have.l2_bytes_per_cycle(), chip.l2_bytes_per_cycle},
-    };
-    // The name is a label; the hardware facts must agree.
-    for (const auto& field : fields) {
-      if (field.have != field.want) {
-        return FieldError(absl::StrCat("tiling.platform.", field.name),
-                          absl::StrCat(field.have, ", but the request's platform has ", field.want,
-                                       "; leave platform and platform_overrides empty to run "
-                                       "on the tiling's platform"));
-      }
-    }
+    // The name is a label; the hardware facts must agree (the first field
+    // that differs is named).
+    absl::Status agree;
+    ForEachChipField([&](const tl::ChipField& field, const ChipFieldWire& wire) {
+      const uint64_t given = wire.spec_value(have), want = field.Get(chip);
+      if (!agree.ok() || given == want) return;
+      agree = FieldError(absl::StrCat("tiling.platform.", std::string(field.name)),
+                         absl::StrCat(given, ", but the request's platform has ", want,
+                                      "; leave platform and platform_overrides empty to run "
+                                      "on the tiling's platform"));
+    });
+    if (!agree.ok()) return agree;
   }
   return chip;
 }
@@ -220,8 +206,8 @@ absl::Status CheckEmulationWork(const tl::TilingPlan& plan, const tl::MatmulProb
                                 uint64_t max_simulated_ops) {
   if (max_simulated_ops == 0) return absl::OkStatus();
   const uint64_t m = problem.m, n = problem.n, k = problem.k;
-  auto field = [&](std::string_view name, uint64_t fallback) {
-    return plan.data.Get(name).value_or(fallback);
+  auto field = [&](auto name, uint64_t fallback) {
+    return tl::Get(plan.data, name).value_or(fallback);
   };
   uint64_t ops = 0;
   std::string why;
@@ -229,13 +215,14 @@ absl::Status CheckEmulationWork(const tl::TilingPlan& plan, const tl::MatmulProb
     // Every vector unit stores its part of C: at least one operation each.
     switch (plan.key.model) {
       case tl::KernelModel::kToMul:
-        ops = CeilDiv(SatMul(m, n), field("baseMN", 0));
+        ops = CeilDiv(SatMul(m, n), field(tl::ToMulField::kBaseMN, 0));
         break;
       case tl::KernelModel::kToMultiMul:
-        ops = SatMul(CeilDiv(m, field("baseM", 0)), CeilDiv(n, field("baseN", 0)));
+        ops = SatMul(CeilDiv(m, field(tl::ToVectorField::kBaseM, 0)),
+                     CeilDiv(n, field(tl::ToVectorField::kBaseN, 0)));
         break;
       default:
-        ops = field("aivNum", plan.block_dim);
+        ops = field(tl::KEqZeroField::kAivNum, plan.block_dim);
         break;
     }
     why = absl::StrCat(ops, " vector work units");
@@ -251,7 +238,8 @@ absl::Status CheckEmulationWork(const tl::TilingPlan& plan, const tl::MatmulProb
     uint64_t units = 0;
     if (plan.key.model == tl::KernelModel::kStreamK ||
         plan.key.model == tl::KernelModel::kStreamKSplitK) {
-      const uint64_t used = std::max<uint64_t>(1, field("usedCoreNum", plan.block_dim));
+      const uint64_t used =
+          std::max<uint64_t>(1, field(tl::BasicField::kUsedCoreNum, plan.block_dim));
       const uint64_t tail = blocks % used;
       units = SatAdd(blocks - tail, SatMul(tail, CeilDiv(k, b.single_core_k)));
     } else {

@@ -12,6 +12,7 @@
 #include "server/service/convert.h"
 #include "server/service/validate.h"
 #include "server/tiling/int_math.h"
+#include "server/tiling/tiling_data.h"
 
 namespace npu::server {
 namespace {
@@ -20,10 +21,10 @@ namespace pb = ::npu::tiling::v1;
 namespace tl = ::npu::tiling;
 using tl::CeilDiv;
 
-constexpr std::string_view kBasicStruct = "MatMulV3BasicTilingData";
-constexpr std::string_view kKEqZeroStruct = "MatMulV3KEqZeroBasicTilingData";
-constexpr std::string_view kToMulStruct = "MatMulToMulBasicTilingData";
-constexpr std::string_view kToVectorStruct = "MatMulToVectorBasicTilingData";
+using tl::BasicField;
+using tl::KEqZeroField;
+using tl::ToMulField;
+using tl::ToVectorField;
 
 absl::Status FieldError(absl::string_view field, absl::string_view what) {
   return absl::InvalidArgumentError(absl::StrCat(field, ": ", what));
@@ -166,12 +167,12 @@ absl::StatusOr<tl::KernelType> KernelTypeFromProto(const pb::TilingResponse& til
 // and fitting it.
 absl::StatusOr<tl::TilingData> DataFromProto(const pb::TilingResponse& tiling,
                                              std::string_view struct_name) {
-  const std::vector<TilingFieldLayout>& layout = TilingStructLayout(struct_name);
+  const absl::Span<const tl::TilingFieldSpec> layout = tl::TilingStructFields(struct_name);
   std::map<std::string, const pb::TilingField*> given;
   for (const pb::TilingField& field : tiling.fields()) {
     const std::string path = FieldPath(field.name());
     auto known = std::find_if(layout.begin(), layout.end(),
-                              [&](const TilingFieldLayout& f) { return f.name == field.name(); });
+                              [&](const tl::TilingFieldSpec& f) { return f.name == field.name(); });
     if (known == layout.end()) {
       return FieldError(path, absl::StrCat("not a field of ", std::string(struct_name)));
     }
@@ -188,7 +189,7 @@ absl::StatusOr<tl::TilingData> DataFromProto(const pb::TilingResponse& tiling,
   }
   tl::TilingData data;
   data.struct_name = struct_name;  // TilingStructOf()'s static name
-  for (const TilingFieldLayout& f : layout) {
+  for (const tl::TilingFieldSpec& f : layout) {
     auto it = given.find(std::string(f.name));
     if (it == given.end()) return FieldError(FieldPath(f.name), "missing");
     data.fields.push_back({f.name, it->second->value(), f.bits});
@@ -196,62 +197,77 @@ absl::StatusOr<tl::TilingData> DataFromProto(const pb::TilingResponse& tiling,
   return data;
 }
 
-// Value checks of one struct; `get` returns a field known to be present.
+// Value checks of one struct, whose fields DataFromProto() found all present;
+// errors name a field by its CANN name under "tiling.fields[...]".
 class FieldChecker {
  public:
   FieldChecker(const tl::TilingData& data, const tl::MatmulProblem& problem, uint32_t block_dim)
       : data_(data), problem_(problem), block_dim_(block_dim) {}
 
-  uint64_t Get(std::string_view name) const { return data_.Get(name).value_or(0); }
+  template <typename Field>
+  uint64_t Get(Field field) const {
+    return tl::Get(data_, field).value_or(0);
+  }
 
-  absl::Status Equals(std::string_view name, uint64_t expected, absl::string_view why) const {
-    if (Get(name) != expected) {
-      return FieldError(FieldPath(name), absl::StrCat(Get(name), ", but ", why, " is ", expected));
+  template <typename Field>
+  absl::Status Equals(Field field, uint64_t expected, absl::string_view why) const {
+    if (Get(field) != expected) {
+      return FieldError(Path(field), absl::StrCat(Get(field), ", but ", why, " is ", expected));
     }
     return absl::OkStatus();
   }
 
-  absl::Status InRange(std::string_view name, uint64_t min, uint64_t max,
-                       absl::string_view what = "") const {
-    const uint64_t value = Get(name);
+  template <typename Field>
+  absl::Status InRange(Field field, uint64_t min, uint64_t max, absl::string_view what = "") const {
+    const uint64_t value = Get(field);
     if (value < min || value > max) {
-      return FieldError(FieldPath(name),
+      return FieldError(Path(field),
                         absl::StrCat(value, " must be in [", min, ", ", max, "]",
                                      what.empty() ? "" : absl::StrCat(" (", what, ")")));
     }
     return absl::OkStatus();
   }
 
-  absl::Status OneOf(std::string_view name, std::initializer_list<uint64_t> allowed) const {
-    const uint64_t value = Get(name);
+  template <typename Field>
+  absl::Status OneOf(Field field, std::initializer_list<uint64_t> allowed) const {
+    const uint64_t value = Get(field);
     std::string list;
     for (uint64_t a : allowed) {
       if (a == value) return absl::OkStatus();
       absl::StrAppend(&list, list.empty() ? "" : " or ", a);
     }
-    return FieldError(FieldPath(name), absl::StrCat(value, " must be ", list));
+    return FieldError(Path(field), absl::StrCat(value, " must be ", list));
   }
 
   // A positive multiple of `step` (the cube's fractal granularity).
-  absl::Status Multiple(std::string_view name, uint64_t step, absl::string_view why) const {
-    const uint64_t value = Get(name);
+  template <typename Field>
+  absl::Status Multiple(Field field, uint64_t step, absl::string_view why) const {
+    const uint64_t value = Get(field);
     if (value == 0 || value % step != 0) {
-      return FieldError(FieldPath(name), absl::StrCat(value, " must be a positive multiple of ",
-                                                      step, " (", why, ")"));
+      return FieldError(Path(field), absl::StrCat(value, " must be a positive multiple of ", step,
+                                                  " (", why, ")"));
     }
     return absl::OkStatus();
   }
 
+  // The struct's echo of the problem's m, n and k.
+  template <typename Field>
   absl::Status ProblemDims() const {
     absl::Status status;
-    status.Update(Equals("m", static_cast<uint64_t>(problem_.m), "problem.m"));
-    status.Update(Equals("n", static_cast<uint64_t>(problem_.n), "problem.n"));
-    status.Update(Equals("k", static_cast<uint64_t>(problem_.k), "problem.k"));
+    status.Update(Equals(Field::kM, static_cast<uint64_t>(problem_.m), "problem.m"));
+    status.Update(Equals(Field::kN, static_cast<uint64_t>(problem_.n), "problem.n"));
+    status.Update(Equals(Field::kK, static_cast<uint64_t>(problem_.k), "problem.k"));
     return status;
   }
 
-  absl::Status UsedCores(std::string_view name) const {
-    return InRange(name, 1, block_dim_, "at most block_dim");
+  template <typename Field>
+  absl::Status UsedCores(Field field) const {
+    return InRange(field, 1, block_dim_, "at most block_dim");
+  }
+
+  template <typename Field>
+  static std::string Path(Field field) {
+    return FieldPath(tl::FieldSpec(field).name);
   }
 
  private:
@@ -262,37 +278,38 @@ class FieldChecker {
 
 absl::Status CheckCubeFields(const FieldChecker& f, const tl::TilingKey& key,
                              const tl::MatmulProblem& problem, uint32_t block_dim) {
-  absl::Status status = f.ProblemDims();
-  status.Update(f.UsedCores("usedCoreNum"));
+  absl::Status status = f.ProblemDims<BasicField>();
+  status.Update(f.UsedCores(BasicField::kUsedCoreNum));
   // The cube computes 16 x 16 output fractals and reads 32-byte K fractals
   // (BLOCK_CUBE and C0 of the kernels), so L0 and L1 blocks come in those
   // units.
   const uint64_t c0 = 32 / tl::DataTypeBytes(problem.dtype_a);
-  status.Update(f.Multiple("baseM", 16, "16-row cube fractals"));
-  status.Update(f.Multiple("baseN", 16, "16-column cube fractals"));
-  status.Update(f.Multiple("baseK", c0, "32-byte K fractals of A's dtype"));
-  status.Update(f.Multiple("mL1", 16, "16-row cube fractals"));
-  status.Update(f.Multiple("nL1", 16, "16-column cube fractals"));
+  status.Update(f.Multiple(BasicField::kBaseM, 16, "16-row cube fractals"));
+  status.Update(f.Multiple(BasicField::kBaseN, 16, "16-column cube fractals"));
+  status.Update(f.Multiple(BasicField::kBaseK, c0, "32-byte K fractals of A's dtype"));
+  status.Update(f.Multiple(BasicField::kML1, 16, "16-row cube fractals"));
+  status.Update(f.Multiple(BasicField::kNL1, 16, "16-column cube fractals"));
   if (status.ok()) {
-    status.Update(f.Multiple("kL1", f.Get("baseK"), "whole baseK slices per L1 stage"));
+    status.Update(
+        f.Multiple(BasicField::kKL1, f.Get(BasicField::kBaseK), "whole baseK slices per L1 stage"));
   }
-  const uint64_t tail_m = std::max<uint64_t>(1, f.Get("mTailCnt"));
-  const uint64_t tail_n = std::max<uint64_t>(1, f.Get("nTailCnt"));
+  const uint64_t tail_m = std::max<uint64_t>(1, f.Get(BasicField::kMTailCnt));
+  const uint64_t tail_n = std::max<uint64_t>(1, f.Get(BasicField::kNTailCnt));
   if (status.ok() && tail_m * tail_n > block_dim) {
     status = FieldError(
-        FieldPath("mTailCnt"),
+        FieldChecker::Path(BasicField::kMTailCnt),
         absl::StrCat("mTailCnt * nTailCnt = ", tail_m * tail_n,
                      ": a tail tile is split among at most block_dim = ", block_dim, " cores"));
   }
-  status.Update(f.InRange("mBaseTailSplitCnt", 1, std::numeric_limits<uint32_t>::max()));
-  status.Update(f.InRange("nBaseTailSplitCnt", 1, std::numeric_limits<uint32_t>::max()));
-  status.Update(f.OneOf("l1BufferNum", {2, 4}));
-  status.Update(f.OneOf("l0cDB", {1, 2}));
-  status.Update(f.OneOf("ubDB", {1, 2}));
-  status.Update(f.InRange("l2CacheDisable", 0, 3));
-  status.Update(f.Equals("mmadParam", problem.hf32 ? 1 : 0, "problem.hf32"));
+  status.Update(f.InRange(BasicField::kMBaseTailSplitCnt, 1, std::numeric_limits<uint32_t>::max()));
+  status.Update(f.InRange(BasicField::kNBaseTailSplitCnt, 1, std::numeric_limits<uint32_t>::max()));
+  status.Update(f.OneOf(BasicField::kL1BufferNum, {2, 4}));
+  status.Update(f.OneOf(BasicField::kL0cDb, {1, 2}));
+  status.Update(f.OneOf(BasicField::kUbDb, {1, 2}));
+  status.Update(f.InRange(BasicField::kL2CacheDisable, 0, 3));
+  status.Update(f.Equals(BasicField::kMmadParam, problem.hf32 ? 1 : 0, "problem.hf32"));
   if (IsStreamKModel(key.model)) {
-    status.Update(f.InRange("skSingleCoreK", 1, std::numeric_limits<uint32_t>::max(),
+    status.Update(f.InRange(BasicField::kSkSingleCoreK, 1, std::numeric_limits<uint32_t>::max(),
                             "the K of one Stream-K slice"));
   }
   return status;
@@ -304,31 +321,32 @@ absl::Status CheckVectorFields(const FieldChecker& f, const tl::TilingKey& key,
   absl::Status status;
   switch (key.model) {
     case tl::KernelModel::kKEqualZero:
-      status.Update(f.Equals("totalDataAmount", m * n, "m * n"));
-      status.Update(f.UsedCores("aivNum"));
+      status.Update(f.Equals(KEqZeroField::kTotalDataAmount, m * n, "m * n"));
+      status.Update(f.UsedCores(KEqZeroField::kAivNum));
       break;
     case tl::KernelModel::kToMul: {
-      status.Update(f.ProblemDims());
-      status.Update(f.UsedCores("usedCoreNum"));
-      status.Update(f.InRange("baseMN", 1, std::numeric_limits<uint32_t>::max()));
-      status.Update(f.InRange("baseK", 1, std::numeric_limits<uint32_t>::max()));
-      status.Update(f.OneOf("dataCopyMode", {0, 1}));
+      status.Update(f.ProblemDims<ToMulField>());
+      status.Update(f.UsedCores(ToMulField::kUsedCoreNum));
+      status.Update(f.InRange(ToMulField::kBaseMN, 1, std::numeric_limits<uint32_t>::max()));
+      status.Update(f.InRange(ToMulField::kBaseK, 1, std::numeric_limits<uint32_t>::max()));
+      status.Update(f.OneOf(ToMulField::kDataCopyMode, {0, 1}));
       if (!status.ok()) break;
       // The kernel reads the derived counts as given; they must agree with
       // the block sizes so that the struct describes one tiling.
-      const uint64_t base_mn = f.Get("baseMN"), base_k = f.Get("baseK");
-      status.Update(f.Equals("tileNum", CeilDiv(m * n, base_mn), "ceil(m * n / baseMN)"));
-      status.Update(f.Equals("tailMN", m * n % base_mn, "m * n % baseMN"));
-      status.Update(f.Equals("tailK", k % base_k, "k % baseK"));
-      status.Update(f.Equals("loopK", CeilDiv(k, base_k), "ceil(k / baseK)"));
+      const uint64_t base_mn = f.Get(ToMulField::kBaseMN), base_k = f.Get(ToMulField::kBaseK);
+      status.Update(
+          f.Equals(ToMulField::kTileNum, CeilDiv(m * n, base_mn), "ceil(m * n / baseMN)"));
+      status.Update(f.Equals(ToMulField::kTailMN, m * n % base_mn, "m * n % baseMN"));
+      status.Update(f.Equals(ToMulField::kTailK, k % base_k, "k % baseK"));
+      status.Update(f.Equals(ToMulField::kLoopK, CeilDiv(k, base_k), "ceil(k / baseK)"));
       break;
     }
     case tl::KernelModel::kToMultiMul:
-      status.Update(f.ProblemDims());
-      status.Update(f.UsedCores("usedCoreNum"));
-      status.Update(f.InRange("baseM", 1, std::numeric_limits<uint32_t>::max()));
-      status.Update(f.InRange("baseN", 1, std::numeric_limits<uint32_t>::max()));
-      status.Update(f.InRange("baseK", 1, std::numeric_limits<uint32_t>::max()));
+      status.Update(f.ProblemDims<ToVectorField>());
+      status.Update(f.UsedCores(ToVectorField::kUsedCoreNum));
+      status.Update(f.InRange(ToVectorField::kBaseM, 1, std::numeric_limits<uint32_t>::max()));
+      status.Update(f.InRange(ToVectorField::kBaseN, 1, std::numeric_limits<uint32_t>::max()));
+      status.Update(f.InRange(ToVectorField::kBaseK, 1, std::numeric_limits<uint32_t>::max()));
       break;
     default:
       break;
@@ -336,89 +354,58 @@ absl::Status CheckVectorFields(const FieldChecker& f, const tl::TilingKey& key,
   return status;
 }
 
-}  // namespace
-
-const std::vector<TilingFieldLayout>& TilingStructLayout(std::string_view struct_name) {
-  static const auto* const kBasic = new std::vector<TilingFieldLayout>{
-      {"usedCoreNum", 32},
-      {"m", 32},
-      {"n", 32},
-      {"k", 32},
-      {"mL1", 32},
-      {"nL1", 32},
-      {"kL1", 32},
-      {"baseM", 32},
-      {"baseN", 32},
-      {"baseK", 32},
-      {"skSingleCoreK", 32},
-      {"mTailCnt", 32},
-      {"nTailCnt", 32},
-      {"mBaseTailSplitCnt", 32},
-      {"nBaseTailSplitCnt", 32},
-      {"mTailMain", 32},
-      {"nTailMain", 32},
-      {"mmadParam", 8},
-      {"l1BufferNum", 8},
-      {"l0cDB", 8},
-      {"ubDB", 8},
-      {"l2CacheDisable", 32},
-      {"sliceM", 32},
-      {"srcNdStride", 32},
-      {"rowStride", 32},
-      {"innerBatch", 32},
-  };
-  static const auto* const kKEqZero =
-      new std::vector<TilingFieldLayout>{{"totalDataAmount", 32}, {"aivNum", 32}};
-  static const auto* const kToMul = new std::vector<TilingFieldLayout>{
-      {"usedCoreNum", 32},  {"tileNum", 32}, {"m", 32},     {"n", 32},     {"k", 32},
-      {"baseMN", 32},       {"tailMN", 32},  {"baseK", 32}, {"tailK", 32}, {"loopK", 32},
-      {"dataCopyMode", 32},
-  };
-  static const auto* const kToVector = new std::vector<TilingFieldLayout>{
-      {"usedCoreNum", 32}, {"m", 32},     {"n", 32},     {"k", 32},
-      {"baseM", 32},       {"baseN", 32}, {"baseK", 32},
-  };
-  static const auto* const kNone = new std::vector<TilingFieldLayout>();
-  if (struct_name == kBasicStruct) return *kBasic;
-  if (struct_name == kKEqZeroStruct) return *kKEqZero;
-  if (struct_name == kToMulStruct) return *kToMul;
-  if (struct_name == kToVectorStruct) return *kToVector;
-  return *kNone;
-}
-
-std::string_view TilingStructOf(tl::KernelModel model) {
-  switch (model) {
-    case tl::KernelModel::kKEqualZero:
-      return kKEqZeroStruct;
-    case tl::KernelModel::kToMul:
-      return kToMulStruct;
-    case tl::KernelModel::kToMultiMul:
-      return kToVectorStruct;
-    case tl::KernelModel::kBasic:
-    case tl::KernelModel::kStreamK:
-    case tl::KernelModel::kSlice:
-    case tl::KernelModel::kBasicSplitK:
-    case tl::KernelModel::kStreamKSplitK:
-      return kBasicStruct;
+// The launch fits the chip: block_dim within its vector or cube cores.
+absl::Status CheckBlockDim(const pb::TilingResponse& tiling, bool vector_only,
+                           const tl::ChipSpec& chip) {
+  const uint32_t core_limit = vector_only ? chip.aiv_num : chip.aic_num;
+  if (tiling.block_dim() < 1 || tiling.block_dim() > core_limit) {
+    return FieldError("tiling.block_dim",
+                      absl::StrCat(tiling.block_dim(), " must be in [1, ", core_limit, "], the ",
+                                   vector_only ? "vector" : "cube", " cores of ", chip.name));
   }
-  return kBasicStruct;
+  return absl::OkStatus();
 }
+
+// The plan of a checked explicit tiling.
+tl::TilingPlan PlanOf(const pb::TilingResponse& tiling, const tl::TilingKey& key,
+                      tl::KernelType kernel_type, tl::TilingData data) {
+  tl::TilingPlan plan;
+  plan.strategy = tiling.strategy().empty() ? "EXPLICIT" : tiling.strategy();
+  plan.key = key;
+  plan.block_dim = tiling.block_dim();
+  plan.kernel_type = kernel_type;
+  plan.workspace_bytes = tiling.workspace_bytes();
+  plan.detail = "explicit tiling from the request";
+  if (kernel_type != tl::KernelType::kAivOnly) {
+    // The kernel's view of the blocks is the struct; the rest of BlockTiling
+    // is the engine's bookkeeping, echoed as given.
+    const pb::BlockTiling& in = tiling.block();
+    tl::BlockTiling& b = plan.block;
+    tl::ReadBlockFields(data, b);
+    if (tiling.has_block()) {
+      b.step_m = in.step_m();
+      b.step_n = in.step_n();
+      b.step_ka = in.step_ka();
+      b.step_kb = in.step_kb();
+      b.depth_a1 = in.depth_a1();
+      b.depth_b1 = in.depth_b1();
+      b.single_core_m = in.single_core_m();
+      b.single_core_n = in.single_core_n();
+      b.k_cnt = in.k_cnt();
+    }
+  }
+  plan.data = std::move(data);
+  return plan;
+}
+
+}  // namespace
 
 absl::StatusOr<tl::ChipSpec> ChipFromProto(const pb::ChipSpec& in) {
   tl::ChipSpec chip;
   chip.name = in.name();
-  chip.aic_num = in.aic_num();
-  chip.aiv_num = in.aiv_num();
-  chip.l1_bytes = in.l1_bytes();
-  chip.l0a_bytes = in.l0a_bytes();
-  chip.l0b_bytes = in.l0b_bytes();
-  chip.l0c_bytes = in.l0c_bytes();
-  chip.ub_bytes = in.ub_bytes();
-  chip.l2_bytes = in.l2_bytes();
-  chip.bt_bytes = in.bt_bytes();
-  chip.cube_freq_mhz = in.cube_freq_mhz();
-  chip.ddr_bytes_per_cycle = in.ddr_bytes_per_cycle();
-  chip.l2_bytes_per_cycle = in.l2_bytes_per_cycle();
+  ForEachChipField([&](const tl::ChipField& field, const ChipFieldWire& wire) {
+    field.Set(chip, wire.spec_value(in));
+  });
   if (chip.name.size() > kMaxNameBytes) {
     return FieldError("tiling.platform.name",
                       absl::StrCat("at most ", kMaxNameBytes, " bytes, got ", chip.name.size()));
@@ -450,14 +437,10 @@ absl::StatusOr<tl::TilingPlan> PlanFromExplicitTiling(const pb::TilingResponse& 
   if (!kernel_type.ok()) return kernel_type.status();
 
   const bool vector_only = *kernel_type == tl::KernelType::kAivOnly;
-  const uint32_t core_limit = vector_only ? chip.aiv_num : chip.aic_num;
-  if (tiling.block_dim() < 1 || tiling.block_dim() > core_limit) {
-    return FieldError("tiling.block_dim",
-                      absl::StrCat(tiling.block_dim(), " must be in [1, ", core_limit, "], the ",
-                                   vector_only ? "vector" : "cube", " cores of ", chip.name));
-  }
+  status = CheckBlockDim(tiling, vector_only, chip);
+  if (!status.ok()) return status;
 
-  const std::string_view struct_name = TilingStructOf(key->model);
+  const std::string_view struct_name = tl::TilingStructOf(key->model);
   if (tiling.tiling_struct() != struct_name) {
     return FieldError("tiling.tiling_struct",
                       absl::StrCat("\"", tiling.tiling_struct(), "\", but model ",
@@ -471,44 +454,7 @@ absl::StatusOr<tl::TilingPlan> PlanFromExplicitTiling(const pb::TilingResponse& 
                        : CheckCubeFields(fields, *key, problem, tiling.block_dim());
   if (!status.ok()) return status;
 
-  tl::TilingPlan plan;
-  plan.strategy = tiling.strategy().empty() ? "EXPLICIT" : tiling.strategy();
-  plan.key = *key;
-  plan.block_dim = tiling.block_dim();
-  plan.kernel_type = *kernel_type;
-  plan.workspace_bytes = tiling.workspace_bytes();
-  plan.detail = "explicit tiling from the request";
-  if (!vector_only) {
-    // The kernel's view of the blocks is the struct; the rest of BlockTiling
-    // is the engine's bookkeeping, echoed as given.
-    const pb::BlockTiling& in = tiling.block();
-    tl::BlockTiling& b = plan.block;
-    b.base_m = fields.Get("baseM");
-    b.base_n = fields.Get("baseN");
-    b.base_k = fields.Get("baseK");
-    b.m_l1 = fields.Get("mL1");
-    b.n_l1 = fields.Get("nL1");
-    b.k_l1 = fields.Get("kL1");
-    b.single_core_k = fields.Get("skSingleCoreK");
-    b.m_tail_cnt = fields.Get("mTailCnt");
-    b.n_tail_cnt = fields.Get("nTailCnt");
-    b.l1_buffer_num = fields.Get("l1BufferNum");
-    b.l0c_db = fields.Get("l0cDB");
-    b.ub_db = fields.Get("ubDB");
-    if (tiling.has_block()) {
-      b.step_m = in.step_m();
-      b.step_n = in.step_n();
-      b.step_ka = in.step_ka();
-      b.step_kb = in.step_kb();
-      b.depth_a1 = in.depth_a1();
-      b.depth_b1 = in.depth_b1();
-      b.single_core_m = in.single_core_m();
-      b.single_core_n = in.single_core_n();
-      b.k_cnt = in.k_cnt();
-    }
-  }
-  plan.data = *std::move(data);
-  return plan;
+  return PlanOf(tiling, *key, *kernel_type, *std::move(data));
 }
 
 }  // namespace npu::server

@@ -27,20 +27,6 @@
 
 namespace npu::server {
 
-// One field of a tiling-data struct as the kernel reads it.
-struct TilingFieldLayout {
-  std::string_view name;
-  int bits;  // 32, or 8 for the packed bytes of MatMulV3BasicTilingData
-};
-
-// The fields of tiling-data struct `struct_name` in struct order, or an
-// empty list when the emulator knows no such struct. These are the layouts
-// the engine's strategies fill (explicit_tiling_test.cc keeps them equal).
-const std::vector<TilingFieldLayout>& TilingStructLayout(std::string_view struct_name);
-
-// The tiling-data struct the kernel of `model` reads.
-std::string_view TilingStructOf(npu::tiling::KernelModel model);
-
 // The plan `tiling` describes for `problem` on `chip` (the chip the request
 // resolved to), after the checks listed in the proto's ExecuteRequest.tiling.
 // The plan's strategy is the tiling's `strategy` (or "EXPLICIT") and its

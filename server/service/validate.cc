@@ -5,8 +5,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
-#include "google/protobuf/descriptor.h"
-#include "google/protobuf/message.h"
+#include "server/service/convert.h"
+#include "server/tiling/chip_fields.h"
 
 namespace npu::server {
 namespace {
@@ -109,27 +109,15 @@ absl::Status ValidateMode(const pb::TilingRequest& request) {
 }  // namespace
 
 absl::Status ValidatePlatformOverrides(const pb::PlatformOverrides& overrides) {
-  // Walk the set fields through reflection so that the table in validate.h
-  // is the only list of override names; a field added to the proto without a
-  // range is reported as our bug.
-  const google::protobuf::Reflection* reflection = overrides.GetReflection();
-  std::vector<const google::protobuf::FieldDescriptor*> fields;
-  reflection->ListFields(overrides, &fields);
-  for (const google::protobuf::FieldDescriptor* field : fields) {
-    const OverrideRange* range = nullptr;
-    for (const OverrideRange& candidate : kOverrideRanges) {
-      if (field->name() == candidate.field) range = &candidate;
-    }
-    if (range == nullptr) {
-      return absl::InternalError(absl::StrCat("no range for platform_overrides.", field->name()));
-    }
-    const uint64_t value = field->cpp_type() == google::protobuf::FieldDescriptor::CPPTYPE_UINT32
-                               ? reflection->GetUInt32(overrides, field)
-                               : reflection->GetUInt64(overrides, field);
-    if (value < range->min || value > range->max) {
-      return FieldError(
-          absl::StrCat("platform_overrides.", field->name()),
-          absl::StrCat("must be in [", range->min, ", ", range->max, "], got ", value));
+  // In field-number order, the first offending field wins.
+  for (size_t i = 0; i < npu::tiling::kChipFieldCount; ++i) {
+    const ChipFieldWire& wire = kChipFieldWire[i];
+    if (!wire.has_override(overrides)) continue;
+    const npu::tiling::ChipField& field = npu::tiling::kChipFields[i];
+    const uint64_t value = wire.override_value(overrides);
+    if (value < field.min || value > field.max) {
+      return FieldError(absl::StrCat("platform_overrides.", std::string(field.name)),
+                        absl::StrCat("must be in [", field.min, ", ", field.max, "], got ", value));
     }
   }
   return absl::OkStatus();

@@ -27,30 +27,11 @@ inline constexpr size_t kMaxClientIdBytes = 128;
 // batch dimensions, more than any CANN matmul accepts.
 inline constexpr int kMaxStorageShapeRank = 8;
 
-// Ranges of PlatformOverrides, inclusive. They mirror the limits of
-// npu::tiling::ValidateChip() (which checks the merged chip again), so that an
-// out-of-range override is reported under its wire name,
-// "platform_overrides.<field>". validate_test.cc checks both agree.
-struct OverrideRange {
-  const char* field;
-  uint64_t min;
-  uint64_t max;
-};
+// PlatformOverrides are checked against the ranges of the engine's chip
+// table (npu::tiling::kChipFields, also what ValidateChip() checks), so that
+// an out-of-range override is reported under its wire name,
+// "platform_overrides.<field>".
 inline constexpr uint64_t kKiB = 1024;
-inline constexpr OverrideRange kOverrideRanges[] = {
-    {"aic_num", 1, 1024},
-    {"aiv_num", 1, 2048},
-    {"l1_bytes", 16 * kKiB, 64 * kKiB* kKiB},
-    {"l0a_bytes", 4 * kKiB, 16 * kKiB* kKiB},
-    {"l0b_bytes", 4 * kKiB, 16 * kKiB* kKiB},
-    {"l0c_bytes", 4 * kKiB, 16 * kKiB* kKiB},
-    {"ub_bytes", 4 * kKiB, 16 * kKiB* kKiB},
-    {"l2_bytes", 1, 64 * kKiB* kKiB* kKiB},
-    {"bt_bytes", 1 * kKiB, 1 * kKiB* kKiB},
-    {"cube_freq_mhz", 1, 100000},
-    {"ddr_bytes_per_cycle", 1, 1 * kKiB* kKiB},
-    {"l2_bytes_per_cycle", 1, 1 * kKiB* kKiB},
-};
 
 // Wire limits of AdviseOptions (ADVISE mode). Servers cap both lower
 // (--max_advise_candidates, --max_advisory_ms); these only reject values no

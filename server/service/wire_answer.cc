@@ -300,18 +300,10 @@ size_t EncodeAnswer(const tl::TilingDecision& decision, const tl::ChipSpec& chip
     PutMessage(out, Response::kPlatformFieldNumber, [&] {
       using Chip = pb::ChipSpec;
       PutString(out, Chip::kNameFieldNumber, chip.name);
-      PutUints(out, {{Chip::kAicNumFieldNumber, chip.aic_num},
-                     {Chip::kAivNumFieldNumber, chip.aiv_num},
-                     {Chip::kL1BytesFieldNumber, chip.l1_bytes},
-                     {Chip::kL0ABytesFieldNumber, chip.l0a_bytes},
-                     {Chip::kL0BBytesFieldNumber, chip.l0b_bytes},
-                     {Chip::kL0CBytesFieldNumber, chip.l0c_bytes},
-                     {Chip::kUbBytesFieldNumber, chip.ub_bytes},
-                     {Chip::kL2BytesFieldNumber, chip.l2_bytes},
-                     {Chip::kBtBytesFieldNumber, chip.bt_bytes},
-                     {Chip::kCubeFreqMhzFieldNumber, chip.cube_freq_mhz},
-                     {Chip::kDdrBytesPerCycleFieldNumber, chip.ddr_bytes_per_cycle},
-                     {Chip::kL2BytesPerCycleFieldNumber, chip.l2_bytes_per_cycle}});
+      out.Reserve(tl::kChipFieldCount * kMaxScalarBytes);
+      ForEachChipField([&](const tl::ChipField& field, const ChipFieldWire& wire) {
+        PutReservedUint(out, wire.spec_number, field.Get(chip));
+      });
     });
   }
   PutUint(out, Response::kFromCacheFieldNumber, form.from_cache);

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "server/tiling/tiling_data.h"
+
 namespace npu::tiling {
 namespace {
 
@@ -341,37 +343,26 @@ void FillBasicTilingData(const MatmulProblem& problem, const ProblemFacts& facts
   block.l0c_db = state.l0c_db;
   block.ub_db = state.ub_db;
 
+  // The struct's block fields come from `block`; the rest are set here.
   const uint64_t slice_m = facts.slice_m_override != 0 ? facts.slice_m_override : state.base_m;
-  plan.data.struct_name = "MatMulV3BasicTilingData";
-  plan.data.fields.reserve(26);
-  plan.data.fields = {
-      {"usedCoreNum", state.used_core_num, 32},
-      {"m", facts.m, 32},
-      {"n", facts.n, 32},
-      {"k", facts.k, 32},
-      {"mL1", m_l1, 32},
-      {"nL1", n_l1, 32},
-      {"kL1", k_l1, 32},
-      {"baseM", state.base_m, 32},
-      {"baseN", state.base_n, 32},
-      {"baseK", state.base_k, 32},
-      {"skSingleCoreK", state.single_core_k, 32},
-      {"mTailCnt", state.tail_m_cnt, 32},
-      {"nTailCnt", state.tail_n_cnt, 32},
-      {"mBaseTailSplitCnt", state.m_base_tail_split_cnt, 32},
-      {"nBaseTailSplitCnt", state.n_base_tail_split_cnt, 32},
-      {"mTailMain", state.m_tail_main, 32},
-      {"nTailMain", state.n_tail_main, 32},
-      {"mmadParam", problem.hf32 ? 1u : 0u, 8},
-      {"l1BufferNum", state.l1_buffer_num, 8},
-      {"l0cDB", state.l0c_db, 8},
-      {"ubDB", state.ub_db, 8},
-      {"l2CacheDisable", L2CacheDisableMode(problem, facts, chip, state, m_l1, k_l1, n_l1), 32},
-      {"sliceM", slice_m, 32},
-      {"srcNdStride", facts.src_nd_stride, 32},
-      {"rowStride", facts.row_stride, 32},
-      {"innerBatch", 0, 32},
-  };
+  TilingData& data = plan.data;
+  data = NewTilingData<BasicField>();
+  WriteBlockFields(block, data);
+  Set(data, BasicField::kUsedCoreNum, state.used_core_num);
+  Set(data, BasicField::kM, facts.m);
+  Set(data, BasicField::kN, facts.n);
+  Set(data, BasicField::kK, facts.k);
+  Set(data, BasicField::kMBaseTailSplitCnt, state.m_base_tail_split_cnt);
+  Set(data, BasicField::kNBaseTailSplitCnt, state.n_base_tail_split_cnt);
+  Set(data, BasicField::kMTailMain, state.m_tail_main);
+  Set(data, BasicField::kNTailMain, state.n_tail_main);
+  Set(data, BasicField::kMmadParam, problem.hf32 ? 1u : 0u);
+  Set(data, BasicField::kL2CacheDisable,
+      L2CacheDisableMode(problem, facts, chip, state, m_l1, k_l1, n_l1));
+  Set(data, BasicField::kSliceM, slice_m);
+  Set(data, BasicField::kSrcNdStride, facts.src_nd_stride);
+  Set(data, BasicField::kRowStride, facts.row_stride);
+  Set(data, BasicField::kInnerBatch, 0);
 }
 
 }  // namespace npu::tiling

@@ -12,7 +12,10 @@
 //     and the AIV reduction that sums the partials and casts them into C;
 //   * the vector-only models (K_EQUAL_ZERO, TO_MUL, TO_MULTI_MUL) on AIV.
 // It sits in `npu_tiling_types`, below the strategies and the emulator, and is
-// pure: no threads, clocks or I/O.
+// pure: no threads, clocks or I/O. Kernel faults are not modelled here: the
+// emulator reproduces them from ExpandTileLoops(). Implementation:
+// schedule.cc (entry points, ASWT, vector models), schedule_stream_k.cc and
+// schedule_coverage.cc.
 //
 // Vocabulary: a *tile* is the scheduler's unit of indexing (an L1 block, or a
 // K slice of one under Stream-K); a *work unit* is one tile as one core runs
@@ -112,24 +115,27 @@ struct Schedule {
 // BLOCK_BASE_N in the Stream-K kernel and its GetWorkSpace()).
 inline constexpr uint64_t kWorkspaceSlotElements = 256 * 256;
 
-// Kernel bugs the expansion can reproduce on purpose, for the emulator's
-// fault injection (seeds/000 section 7). Production callers leave them off.
-struct ScheduleOptions {
-  // Problem 1: the workspace offset is computed from the global tile index
-  // instead of the tile's position in the Stream-K round.
-  bool workspace_slot_from_tile_idx = false;
-  // Problem 4: run the Stream-K schedule even when the MN tile count is a
-  // multiple of the used cores (no tail round to split).
-  bool skip_stream_k_tail_gate = false;
-};
-
 // Expands `plan` for `problem` on `chip` into per-core work units, using the
 // device schedulers' own index formulas. kInvalidArgument names the tiling
 // field that makes the plan unusable (zero block sizes, block_dim above the
 // chip); kFailedPrecondition when the kernel would run a wrong tile pattern
-// (Stream-K without a tail round).
+// (Stream-K without a tail round). The same as ExpandTileLoops() followed by
+// CheckTilePattern().
 absl::StatusOr<Schedule> ExpandSchedule(const TilingPlan& plan, const MatmulProblem& problem,
-                                        const ChipSpec& chip, const ScheduleOptions& options = {});
+                                        const ChipSpec& chip);
+
+// The work units the kernels' tile loops produce for `plan`, also where that
+// tile pattern is wrong (Stream-K without a tail round): what such a launch
+// would really do, for the emulator to reproduce. kInvalidArgument as for
+// ExpandSchedule().
+absl::StatusOr<Schedule> ExpandTileLoops(const TilingPlan& plan, const MatmulProblem& problem,
+                                         const ChipSpec& chip);
+
+// kFailedPrecondition when the kernel of `plan` would run a wrong tile
+// pattern for `problem`: a Stream-K plan whose MN tiles are a multiple of its
+// used cores has no tail round to split (seeds/000 section 7, problem 4).
+// Expects a plan ExpandTileLoops() accepts.
+absl::Status CheckTilePattern(const TilingPlan& plan, const MatmulProblem& problem);
 
 // The K chunks a core accumulates separately when `split_k_chunk` is set
 // (CANN's splitSingleK: full chunks, the last one taking the remainder).

@@ -1,8 +1,10 @@
 #include "server/tiling/types.h"
 
 #include <limits>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "server/tiling/chip_fields.h"
 
 namespace npu::tiling {
 
@@ -95,33 +97,21 @@ absl::Status CheckRange(std::string_view field, uint64_t value, uint64_t min, ui
   return absl::OkStatus();
 }
 
+template <size_t... I>
+bool ChipInRange(const ChipSpec& chip, std::index_sequence<I...>) {
+  return ((kChipFields[I].Get(chip) >= kChipFields[I].min &&
+           kChipFields[I].Get(chip) <= kChipFields[I].max) &&
+          ...);
+}
+
 }  // namespace
 
 absl::Status ValidateChip(const ChipSpec& chip) {
-  // The limits keep every intermediate product of the heuristics inside 64
-  // bits and reject sizes no Ascend core has; they are not tuning knobs.
-  constexpr uint64_t kKiB = 1024;
-  constexpr uint64_t kMaxCores = 1024;
-  const struct {
-    std::string_view field;
-    uint64_t value, min, max;
-  } checks[] = {
-      {"aic_num", chip.aic_num, 1, kMaxCores},
-      {"aiv_num", chip.aiv_num, 1, 2 * kMaxCores},
-      // L1 must hold at least one double-buffered 16x16 fp32 A and B block.
-      {"l1_bytes", chip.l1_bytes, 16 * kKiB, 64 * kKiB * kKiB},
-      {"l0a_bytes", chip.l0a_bytes, 4 * kKiB, 16 * kKiB * kKiB},
-      {"l0b_bytes", chip.l0b_bytes, 4 * kKiB, 16 * kKiB * kKiB},
-      {"l0c_bytes", chip.l0c_bytes, 4 * kKiB, 16 * kKiB * kKiB},
-      {"ub_bytes", chip.ub_bytes, 4 * kKiB, 16 * kKiB * kKiB},
-      {"l2_bytes", chip.l2_bytes, 1, 64 * kKiB * kKiB * kKiB},
-      {"bt_bytes", chip.bt_bytes, 1 * kKiB, 1 * kKiB * kKiB},
-      {"cube_freq_mhz", chip.cube_freq_mhz, 1, 100000},
-      {"ddr_bytes_per_cycle", chip.ddr_bytes_per_cycle, 1, 1 * kKiB * kKiB},
-      {"l2_bytes_per_cycle", chip.l2_bytes_per_cycle, 1, 1 * kKiB * kKiB},
-  };
-  for (const auto& check : checks) {
-    absl::Status status = CheckRange(check.field, check.value, check.min, check.max);
+  // Every decision validates its chip: the common case is one inlined pass
+  // over the table; the messages are built only for a chip out of range.
+  if (ChipInRange(chip, std::make_index_sequence<kChipFieldCount>())) return absl::OkStatus();
+  for (const ChipField& field : kChipFields) {
+    absl::Status status = CheckRange(field.name, field.Get(chip), field.min, field.max);
     if (!status.ok()) return status;
   }
   return absl::OkStatus();

@@ -43,6 +43,38 @@ TEST(FormatTilingTest, ShowsWordPositionsOfPackedBytes) {
   EXPECT_THAT(text, HasSubstr("K_EQUAL_ZERO"));
 }
 
+// Each position names the raw word (and byte) that holds the field's value,
+// packed as the engine's TilingData::ForEachWord() packs it, also when bytes
+// leave a word partly filled.
+TEST(FormatTilingTest, FieldPositionsIndexTheRawWords) {
+  pb::TilingResponse response;
+  struct Field {
+    const char* name;
+    int bits;
+    uint32_t value;
+  };
+  for (const Field& f : {Field{"a", 32, 70000}, Field{"p", 8, 1}, Field{"q", 8, 2},
+                         Field{"b", 32, 90000}, Field{"r", 8, 3}, Field{"s", 8, 4},
+                         Field{"t", 8, 5}, Field{"u", 8, 6}, Field{"c", 32, 7}}) {
+    pb::TilingField* field = response.add_fields();
+    field->set_name(f.name);
+    field->set_bits(f.bits);
+    field->set_value(f.value);
+  }
+  for (uint32_t word : {70000u, 0x0201u, 90000u, 0x06050403u, 7u}) response.add_raw_words(word);
+  const std::vector<std::string> positions = TilingFieldPositions(response);
+  EXPECT_EQ(positions,
+            (std::vector<std::string>{"0", "1.0", "1.1", "2", "3.0", "3.1", "3.2", "3.3", "4"}));
+  for (int i = 0; i < response.fields_size(); ++i) {
+    const pb::TilingField& field = response.fields(i);
+    const std::string& position = positions[i];
+    const int word = position[0] - '0';
+    uint32_t value = response.raw_words(word);
+    if (field.bits() == 8) value = (value >> (8 * (position[2] - '0'))) & 0xFF;
+    EXPECT_EQ(value, field.value()) << field.name();
+  }
+}
+
 TEST(FormatTilingTest, CompactAnswerShowsTheLauncherNumbers) {
   pb::TilingResponse response;
   response.set_tiling_key(4162);

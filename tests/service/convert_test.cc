@@ -98,6 +98,50 @@ TEST(ResolveChipTest, EveryBuiltinProfilePassesTheOverrideChecks) {
   }
 }
 
+// The chip table's wire entries name the proto fields of the same name, in
+// both messages, and cover every numeric field of each.
+TEST(ChipFieldWireTest, MatchesTheProtoDescriptors) {
+  const google::protobuf::Descriptor* spec = pb::ChipSpec::descriptor();
+  const google::protobuf::Descriptor* overrides = pb::PlatformOverrides::descriptor();
+  ASSERT_EQ(static_cast<size_t>(spec->field_count()), tl::kChipFieldCount + 1);  // + name
+  ASSERT_EQ(static_cast<size_t>(overrides->field_count()), tl::kChipFieldCount);
+  for (size_t i = 0; i < tl::kChipFieldCount; ++i) {
+    const std::string name(tl::kChipFields[i].name);
+    ASSERT_NE(spec->FindFieldByNumber(kChipFieldWire[i].spec_number), nullptr) << name;
+    EXPECT_EQ(spec->FindFieldByNumber(kChipFieldWire[i].spec_number)->name(), name);
+    ASSERT_NE(overrides->FindFieldByNumber(kChipFieldWire[i].override_number), nullptr) << name;
+    EXPECT_EQ(overrides->FindFieldByNumber(kChipFieldWire[i].override_number)->name(), name);
+    // Accessors of the right field: a distinct value per field survives
+    // both messages.
+    pb::PlatformOverrides o;
+    EXPECT_FALSE(kChipFieldWire[i].has_override(o)) << name;
+    kChipFieldWire[i].set_override(o, 1000 + i);
+    EXPECT_TRUE(kChipFieldWire[i].has_override(o)) << name;
+    EXPECT_EQ(kChipFieldWire[i].override_value(o), 1000 + i) << name;
+    const google::protobuf::FieldDescriptor* field =
+        overrides->FindFieldByNumber(kChipFieldWire[i].override_number);
+    EXPECT_TRUE(o.GetReflection()->HasField(o, field)) << name;
+    pb::ChipSpec c;
+    kChipFieldWire[i].set_spec(c, 2000 + i);
+    EXPECT_EQ(kChipFieldWire[i].spec_value(c), 2000 + i) << name;
+  }
+}
+
+TEST(ChipFieldWireTest, ChipRoundTripsThroughProtoAndOverrides) {
+  tl::ChipSpec chip = tl::BuiltinPlatforms().front();
+  for (size_t i = 0; i < tl::kChipFieldCount; ++i) tl::kChipFields[i].Set(chip, 7 + i);
+  const pb::ChipSpec wire = ChipToProto(chip);
+  EXPECT_EQ(wire.name(), chip.name);
+  EXPECT_EQ(wire.aic_num(), 7u);
+  EXPECT_EQ(wire.l2_bytes_per_cycle(), 7u + tl::kChipFieldCount - 1);
+  EXPECT_EQ(wire.l0c_bytes(), chip.l0c_bytes);
+  pb::PlatformOverrides o;
+  ChipFieldsToOverrides(chip, &o);
+  EXPECT_EQ(o.bt_bytes(), chip.bt_bytes);
+  EXPECT_EQ(o.cube_freq_mhz(), chip.cube_freq_mhz);
+  EXPECT_TRUE(o.has_aiv_num());
+}
+
 TEST(ResolveChipTest, UnknownPlatformIsNotFound) {
   pb::TilingRequest request = StreamKRequest();
   request.set_platform("ascend910");

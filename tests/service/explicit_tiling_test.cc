@@ -11,6 +11,7 @@
 #include "gtest/gtest.h"
 #include "server/service/convert.h"
 #include "server/service/execute.h"
+#include "server/tiling/tiling_data.h"
 #include "tests/testing/problems.h"
 #include "tests/testing/status_matchers.h"
 
@@ -92,7 +93,7 @@ void ExpectSamePlan(const tl::TilingPlan& got, const tl::TilingPlan& want) {
   EXPECT_EQ(a.k_cnt, b.k_cnt);
 }
 
-TEST(TilingStructLayoutTest, MatchesWhatTheStrategiesFill) {
+TEST(TilingStructLayoutTest, ModelsReadTheStructTheStrategiesFill) {
   const std::vector<tl::MatmulProblem> problems = {
       Problem(512, 512, 512),               // cube
       Problem(64, 48, 0),                   // K_EQUAL_ZERO
@@ -104,8 +105,8 @@ TEST(TilingStructLayoutTest, MatchesWhatTheStrategiesFill) {
     const Decided decided = Decide(problem);
     const std::string name(decided.plan.data.struct_name);
     seen.insert(name);
-    EXPECT_EQ(TilingStructOf(decided.plan.key.model), name);
-    const std::vector<TilingFieldLayout>& layout = TilingStructLayout(name);
+    EXPECT_EQ(tl::TilingStructOf(decided.plan.key.model), name);
+    const absl::Span<const tl::TilingFieldSpec> layout = tl::TilingStructFields(name);
     ASSERT_EQ(layout.size(), decided.plan.data.fields.size()) << name;
     for (size_t i = 0; i < layout.size(); ++i) {
       EXPECT_EQ(layout[i].name, decided.plan.data.fields[i].name) << name;
@@ -113,7 +114,7 @@ TEST(TilingStructLayoutTest, MatchesWhatTheStrategiesFill) {
     }
   }
   EXPECT_EQ(seen.size(), 4u);
-  EXPECT_TRUE(TilingStructLayout("NoSuchTilingData").empty());
+  EXPECT_TRUE(tl::TilingStructFields("NoSuchTilingData").empty());
 }
 
 // Every plan the engine gives for an ND problem survives the trip through

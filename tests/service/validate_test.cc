@@ -6,6 +6,7 @@
 #include "google/protobuf/descriptor.h"
 #include "gtest/gtest.h"
 #include "server/service/convert.h"
+#include "server/tiling/chip_fields.h"
 #include "server/tiling/types.h"
 #include "tests/service/test_server.h"
 #include "tests/testing/status_matchers.h"
@@ -18,6 +19,7 @@ using ::npu::testing::IsOk;
 using ::npu::testing::StatusIs;
 using ::testing::HasSubstr;
 namespace pb = ::npu::tiling::v1;
+namespace tl = ::npu::tiling;
 
 TEST(ValidateRequestTest, AcceptsAValidRequest) {
   EXPECT_THAT(ValidateRequest(StreamKRequest()), IsOk());
@@ -70,10 +72,11 @@ TEST(ValidateRequestTest, SliceRankMustBeTwoOrThreeWhenEnabled) {
 
 TEST(ValidatePlatformOverridesTest, EveryOverrideFieldHasARange) {
   const google::protobuf::Descriptor* descriptor = pb::PlatformOverrides::descriptor();
+  ASSERT_EQ(static_cast<size_t>(descriptor->field_count()), tl::kChipFieldCount);
   for (int i = 0; i < descriptor->field_count(); ++i) {
     const std::string name = descriptor->field(i)->name();
     bool found = false;
-    for (const OverrideRange& range : kOverrideRanges) found = found || name == range.field;
+    for (const tl::ChipField& range : tl::kChipFields) found = found || name == range.name;
     EXPECT_TRUE(found) << "no range for " << name;
   }
 }
@@ -96,13 +99,14 @@ pb::TilingRequest WithOverride(const std::string& field, uint64_t value) {
 // must give a chip the engine accepts, and the first value outside is
 // rejected under its wire name.
 TEST(ValidatePlatformOverridesTest, RangesAgreeWithTheEngine) {
-  for (const OverrideRange& range : kOverrideRanges) {
-    SCOPED_TRACE(range.field);
+  for (const tl::ChipField& range : tl::kChipFields) {
+    const std::string name(range.name);
+    SCOPED_TRACE(name);
     for (uint64_t inside : {range.min, range.max}) {
-      pb::TilingRequest request = WithOverride(range.field, inside);
+      pb::TilingRequest request = WithOverride(name, inside);
       // ResolveChip() also keeps L0A and L0B within L1 (convert.cc): give
       // the other side of that pair room.
-      const std::string field = range.field;
+      const std::string& field = name;
       if (field == "l0a_bytes" || field == "l0b_bytes") {
         request.mutable_platform_overrides()->set_l1_bytes(uint64_t{64} << 20);
       } else if (field == "l1_bytes") {
@@ -113,13 +117,13 @@ TEST(ValidatePlatformOverridesTest, RangesAgreeWithTheEngine) {
       EXPECT_THAT(ResolveChip(request), IsOk());
     }
     if (range.min > 0) {
-      EXPECT_THAT(ValidateRequest(WithOverride(range.field, range.min - 1)),
-                  StatusIs(absl::StatusCode::kInvalidArgument,
-                           HasSubstr(std::string("platform_overrides.") + range.field)));
+      EXPECT_THAT(
+          ValidateRequest(WithOverride(name, range.min - 1)),
+          StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("platform_overrides." + name)));
     }
-    EXPECT_THAT(ValidateRequest(WithOverride(range.field, range.max + 1)),
-                StatusIs(absl::StatusCode::kInvalidArgument,
-                         HasSubstr(std::string("platform_overrides.") + range.field)));
+    EXPECT_THAT(
+        ValidateRequest(WithOverride(name, range.max + 1)),
+        StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("platform_overrides." + name)));
   }
 }
 

@@ -239,25 +239,33 @@ TEST(ExpandScheduleTest, StreamKWithoutTailRoundIsRejected) {
   ASSERT_EQ(plan.key.model, KernelModel::kStreamK);
   EXPECT_THAT(ExpandSchedule(plan, problem, chip),
               StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("problem 4")));
-  // Forced through, the device's tile pattern leaves C uncovered.
-  ScheduleOptions options;
-  options.skip_stream_k_tail_gate = true;
-  absl::StatusOr<Schedule> schedule = ExpandSchedule(plan, problem, chip, options);
+  EXPECT_THAT(CheckTilePattern(plan, problem),
+              StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("problem 4")));
+  // Run anyway, the device's tile loops leave C uncovered.
+  absl::StatusOr<Schedule> schedule = ExpandTileLoops(plan, problem, chip);
   ASSERT_THAT(schedule, IsOk());
   EXPECT_THAT(CheckScheduleCoverage(*schedule, problem),
               StatusIs(absl::StatusCode::kInternal));
 }
 
-TEST(ExpandScheduleTest, WorkspaceOffsetFromTileIndexIsCaught) {
+TEST(ExpandScheduleTest, TileLoopsOfAnAcceptedPlanAreTheSchedule) {
   const ChipSpec chip = BuiltinPlatforms().front();
-  const MatmulProblem problem = Problem(2304, 1024, 8192);
-  const TilingPlan plan = Decide(problem, chip);
-  ScheduleOptions options;
-  options.workspace_slot_from_tile_idx = true;
-  absl::StatusOr<Schedule> schedule = ExpandSchedule(plan, problem, chip, options);
-  ASSERT_THAT(schedule, IsOk());
-  EXPECT_THAT(CheckScheduleCoverage(*schedule, problem),
-              StatusIs(absl::StatusCode::kInternal, HasSubstr("workspace slot")));
+  for (const MatmulProblem& problem :
+       {Problem(2304, 1024, 8192), Problem(1000, 3000, 512), Problem(256, 768, 16384)}) {
+    const TilingPlan plan = Decide(problem, chip);
+    EXPECT_THAT(CheckTilePattern(plan, problem), IsOk()) << plan.detail;
+    absl::StatusOr<Schedule> expanded = ExpandSchedule(plan, problem, chip);
+    absl::StatusOr<Schedule> loops = ExpandTileLoops(plan, problem, chip);
+    ASSERT_THAT(expanded, IsOk());
+    ASSERT_THAT(loops, IsOk());
+    ASSERT_EQ(expanded->units.size(), loops->units.size()) << plan.detail;
+    for (size_t i = 0; i < loops->units.size(); ++i) {
+      EXPECT_EQ(expanded->units[i].m, loops->units[i].m);
+      EXPECT_EQ(expanded->units[i].n, loops->units[i].n);
+      EXPECT_EQ(expanded->units[i].k, loops->units[i].k);
+      EXPECT_EQ(expanded->units[i].workspace_slot, loops->units[i].workspace_slot);
+    }
+  }
 }
 
 TEST(ExpandScheduleTest, StreamKIdleCoresAreListed) {

@@ -6,6 +6,7 @@
 #include "server/tiling/block_heuristics.h"
 #include "server/tiling/hardware_constants.h"
 #include "server/tiling/int_math.h"
+#include "server/tiling/tiling_data.h"
 
 namespace npu::tiling {
 namespace {
@@ -80,20 +81,18 @@ absl::StatusOr<TilingPlan> VectorMulStrategy::DoTiling(const MatmulProblem& prob
   plan.detail =
       Describe(facts, tiles, " tiles of ", base_mn, " outputs, K in ", CeilDiv(facts.k, base_k),
                " steps of ", base_k, k_outer ? " (K-outer copy mode)" : "");
-  plan.data.struct_name = "MatMulToMulBasicTilingData";
-  plan.data.fields = {
-      {"usedCoreNum", used_cores, 32},
-      {"tileNum", tiles, 32},
-      {"m", facts.m, 32},
-      {"n", facts.n, 32},
-      {"k", facts.k, 32},
-      {"baseMN", base_mn, 32},
-      {"tailMN", outputs % base_mn, 32},
-      {"baseK", base_k, 32},
-      {"tailK", facts.k % base_k, 32},
-      {"loopK", CeilDiv(facts.k, base_k), 32},
-      {"dataCopyMode", k_outer ? 1u : 0u, 32},
-  };
+  plan.data = NewTilingData<ToMulField>();
+  Set(plan.data, ToMulField::kUsedCoreNum, used_cores);
+  Set(plan.data, ToMulField::kTileNum, tiles);
+  Set(plan.data, ToMulField::kM, facts.m);
+  Set(plan.data, ToMulField::kN, facts.n);
+  Set(plan.data, ToMulField::kK, facts.k);
+  Set(plan.data, ToMulField::kBaseMN, base_mn);
+  Set(plan.data, ToMulField::kTailMN, outputs % base_mn);
+  Set(plan.data, ToMulField::kBaseK, base_k);
+  Set(plan.data, ToMulField::kTailK, facts.k % base_k);
+  Set(plan.data, ToMulField::kLoopK, CeilDiv(facts.k, base_k));
+  Set(plan.data, ToMulField::kDataCopyMode, k_outer ? 1u : 0u);
   return plan;
 }
 

@@ -6,6 +6,7 @@
 #include "server/tiling/block_heuristics.h"
 #include "server/tiling/hardware_constants.h"
 #include "server/tiling/int_math.h"
+#include "server/tiling/tiling_data.h"
 
 namespace npu::tiling {
 namespace {
@@ -95,16 +96,14 @@ absl::StatusOr<TilingPlan> VectorMultiMulStrategy::DoTiling(const MatmulProblem&
   plan.workspace_bytes = kRuntimeWorkspaceBytes;
   plan.detail = Describe(facts, block_count, " blocks of ", blocks.base_m, "x", blocks.base_n,
                          " on ", used_cores, " vector cores");
-  plan.data.struct_name = "MatMulToVectorBasicTilingData";
-  plan.data.fields = {
-      {"usedCoreNum", used_cores, 32},
-      {"m", facts.m, 32},
-      {"n", facts.n, 32},
-      {"k", facts.k, 32},
-      {"baseM", blocks.base_m, 32},
-      {"baseN", blocks.base_n, 32},
-      {"baseK", kBaseBlock, 32},
-  };
+  plan.data = NewTilingData<ToVectorField>();
+  Set(plan.data, ToVectorField::kUsedCoreNum, used_cores);
+  Set(plan.data, ToVectorField::kM, facts.m);
+  Set(plan.data, ToVectorField::kN, facts.n);
+  Set(plan.data, ToVectorField::kK, facts.k);
+  Set(plan.data, ToVectorField::kBaseM, blocks.base_m);
+  Set(plan.data, ToVectorField::kBaseN, blocks.base_n);
+  Set(plan.data, ToVectorField::kBaseK, kBaseBlock);
   return plan;
 }
 

@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "server/tiling/block_heuristics.h"
 #include "server/tiling/hardware_constants.h"
+#include "server/tiling/tiling_data.h"
 
 namespace npu::tiling {
 
@@ -32,8 +33,9 @@ absl::StatusOr<TilingPlan> ZeroKStrategy::DoTiling(const MatmulProblem& /*proble
   plan.kernel_type = KernelType::kAivOnly;
   plan.workspace_bytes = kRuntimeWorkspaceBytes;
   plan.detail = Describe(facts, chip.aiv_num, " vector cores clear ", elements, " elements");
-  plan.data.struct_name = "MatMulV3KEqZeroBasicTilingData";
-  plan.data.fields = {{"totalDataAmount", elements, 32}, {"aivNum", chip.aiv_num, 32}};
+  plan.data = NewTilingData<KEqZeroField>();
+  Set(plan.data, KEqZeroField::kTotalDataAmount, elements);
+  Set(plan.data, KEqZeroField::kAivNum, chip.aiv_num);
   return plan;
 }
 

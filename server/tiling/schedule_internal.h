@@ -1,0 +1,87 @@
+// Helpers shared by the files of the schedule expansion (schedule.cc,
+// schedule_stream_k.cc). Internal to `npu_tiling_types`: include it only
+// from those files.
+#ifndef NPU_SERVER_TILING_SCHEDULE_INTERNAL_H_
+#define NPU_SERVER_TILING_SCHEDULE_INTERNAL_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "server/tiling/int_math.h"
+#include "server/tiling/schedule.h"
+#include "server/tiling/status_macros.h"
+#include "server/tiling/tiling_data.h"
+#include "server/tiling/types.h"
+
+namespace npu::tiling::schedule_internal {
+
+
+// The SWAT walk shared by the ASWT and Stream-K schedulers and the Stream-K
+// epilogue: tiles are taken in windows of up to kWindowLen rows of base
+// blocks; inside a window the row index moves fastest, then the column; every
+// other window walks the columns backwards (serpentine), so consecutive
+// rounds stay close in GM and the re-reads hit L2. CANN's window is
+// WINDOW_LEN = 4 of block_scheduler_aswt.h / block_scheduler_streamk.h
+// (seeds/001 4.1, kCannSwatWindowRows); plans from the advisor may carry
+// another length in `swat_window_rows`.
+inline uint64_t WindowRows(const TilingPlan& plan) {
+  return plan.swat_window_rows == 0 ? kCannSwatWindowRows : plan.swat_window_rows;
+}
+
+inline std::pair<uint64_t, uint64_t> SerpentineTile(uint64_t idx, uint64_t m_tiles,
+                                                    uint64_t n_tiles, uint64_t window_rows) {
+  const uint64_t main_window = std::min(window_rows, m_tiles);
+  const uint64_t main_rows = m_tiles / main_window - 1;
+  const uint64_t tail_window = m_tiles - main_rows * main_window;
+  uint64_t row = idx / n_tiles / main_window;
+  uint64_t m_idx = 0, n_idx = 0;
+  if (row < main_rows) {
+    m_idx = row * main_window + idx % main_window;
+    n_idx = (idx / main_window) % n_tiles;
+  } else {
+    row = main_rows;
+    const uint64_t tail_idx = idx - main_rows * main_window * n_tiles;
+    m_idx = main_rows * main_window + tail_idx % tail_window;
+    n_idx = (tail_idx / tail_window) % n_tiles;
+  }
+  if (row % 2 != 0) n_idx = n_tiles - 1 - n_idx;
+  return {m_idx, n_idx};
+}
+
+// The value of `field` in the plan's tiling data, or `fallback` when the
+// plan carries no struct of that kind (a plan built by hand).
+template <typename Field>
+uint64_t FieldOr(const TilingPlan& plan, Field field, uint64_t fallback) {
+  return Get(plan.data, field).value_or(fallback);
+}
+
+inline absl::Status RequirePositive(std::string_view field, uint64_t value) {
+  if (value == 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("tiling field ", std::string(field), "=0 must be positive"));
+  }
+  return absl::OkStatus();
+}
+
+// The L0 block and the L1 K stage of a cube plan are set (kInvalidArgument
+// naming the first zero field otherwise).
+inline absl::Status RequireBaseBlock(const BlockTiling& b) {
+  RETURN_IF_ERROR(RequirePositive("baseM", b.base_m));
+  RETURN_IF_ERROR(RequirePositive("baseN", b.base_n));
+  RETURN_IF_ERROR(RequirePositive("baseK", b.base_k));
+  return RequirePositive("kL1", b.k_l1);
+}
+
+// BlockSchedulerStreamKBuiltIn, the Stream-K kernel's tile loop with the
+// DP+SK preload swap, and BlockEpilogueStreamK's split of the reduction over
+// the AIV cores (schedule_stream_k.cc).
+absl::StatusOr<Schedule> ExpandStreamK(const TilingPlan& plan, const MatmulProblem& problem);
+
+}  // namespace npu::tiling::schedule_internal
+
+#endif  // NPU_SERVER_TILING_SCHEDULE_INTERNAL_H_

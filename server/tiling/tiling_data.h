@@ -1,0 +1,222 @@
+// The tiling-data structs CANN's mat_mul_v3 kernels read, defined once.
+//
+// Each struct is an enum of its fields (the typed accessor: `BasicField::kBaseM`
+// indexes the field everywhere) and a table of their CANN names and widths in
+// struct order. Everything that lays out or reads tiling data derives from
+// these tables: the strategies' serializers (`NewTilingData()` then `Set()`),
+// the schedule expansion and the advisor (`Get()` / `Set()`), the explicit-
+// tiling reader of the service (`TilingStructFields()`), and through the
+// answer's field list the CLI's word layout. Part of `npu_tiling_types`: plain
+// data, no protobuf.
+#ifndef NPU_SERVER_TILING_TILING_DATA_H_
+#define NPU_SERVER_TILING_TILING_DATA_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "absl/types/span.h"
+#include "server/tiling/types.h"
+
+namespace npu::tiling {
+
+// One field of a tiling-data struct as the kernel reads it.
+struct TilingFieldSpec {
+  std::string_view name;
+  int bits = 32;  // 32, or 8 for the packed bytes of MatMulV3BasicTilingData
+};
+
+// MatMulV3BasicTilingData: every cube model (BASIC, STREAM_K, SLICE and the
+// split-K variants).
+enum class BasicField : uint8_t {
+  kUsedCoreNum,
+  kM,
+  kN,
+  kK,
+  kML1,
+  kNL1,
+  kKL1,
+  kBaseM,
+  kBaseN,
+  kBaseK,
+  kSkSingleCoreK,
+  kMTailCnt,
+  kNTailCnt,
+  kMBaseTailSplitCnt,
+  kNBaseTailSplitCnt,
+  kMTailMain,
+  kNTailMain,
+  kMmadParam,
+  kL1BufferNum,
+  kL0cDb,
+  kUbDb,
+  kL2CacheDisable,
+  kSliceM,
+  kSrcNdStride,
+  kRowStride,
+  kInnerBatch,
+};
+inline constexpr TilingFieldSpec kBasicFields[] = {
+    {"usedCoreNum"},
+    {"m"},
+    {"n"},
+    {"k"},
+    {"mL1"},
+    {"nL1"},
+    {"kL1"},
+    {"baseM"},
+    {"baseN"},
+    {"baseK"},
+    {"skSingleCoreK"},
+    {"mTailCnt"},
+    {"nTailCnt"},
+    {"mBaseTailSplitCnt"},
+    {"nBaseTailSplitCnt"},
+    {"mTailMain"},
+    {"nTailMain"},
+    {"mmadParam", 8},  // the four bytes of word 17, first field lowest
+    {"l1BufferNum", 8},
+    {"l0cDB", 8},
+    {"ubDB", 8},
+    {"l2CacheDisable"},
+    {"sliceM"},
+    {"srcNdStride"},
+    {"rowStride"},
+    {"innerBatch"},
+};
+
+// MatMulV3KEqZeroBasicTilingData: K_EQUAL_ZERO.
+enum class KEqZeroField : uint8_t { kTotalDataAmount, kAivNum };
+inline constexpr TilingFieldSpec kKEqZeroFields[] = {{"totalDataAmount"}, {"aivNum"}};
+
+// MatMulToMulBasicTilingData: TO_MUL.
+enum class ToMulField : uint8_t {
+  kUsedCoreNum,
+  kTileNum,
+  kM,
+  kN,
+  kK,
+  kBaseMN,
+  kTailMN,
+  kBaseK,
+  kTailK,
+  kLoopK,
+  kDataCopyMode,
+};
+inline constexpr TilingFieldSpec kToMulFields[] = {
+    {"usedCoreNum"},  {"tileNum"}, {"m"},     {"n"},     {"k"},
+    {"baseMN"},       {"tailMN"},  {"baseK"}, {"tailK"}, {"loopK"},
+    {"dataCopyMode"},
+};
+
+// MatMulToVectorBasicTilingData: TO_MULTI_MUL.
+enum class ToVectorField : uint8_t { kUsedCoreNum, kM, kN, kK, kBaseM, kBaseN, kBaseK };
+inline constexpr TilingFieldSpec kToVectorFields[] = {
+    {"usedCoreNum"}, {"m"}, {"n"}, {"k"}, {"baseM"}, {"baseN"}, {"baseK"},
+};
+
+// The struct each field enum belongs to: its CANN name and field table.
+template <typename Field>
+struct TilingStruct;
+template <>
+struct TilingStruct<BasicField> {
+  static constexpr std::string_view kName = "MatMulV3BasicTilingData";
+  static constexpr absl::Span<const TilingFieldSpec> kFields = kBasicFields;
+};
+template <>
+struct TilingStruct<KEqZeroField> {
+  static constexpr std::string_view kName = "MatMulV3KEqZeroBasicTilingData";
+  static constexpr absl::Span<const TilingFieldSpec> kFields = kKEqZeroFields;
+};
+template <>
+struct TilingStruct<ToMulField> {
+  static constexpr std::string_view kName = "MatMulToMulBasicTilingData";
+  static constexpr absl::Span<const TilingFieldSpec> kFields = kToMulFields;
+};
+template <>
+struct TilingStruct<ToVectorField> {
+  static constexpr std::string_view kName = "MatMulToVectorBasicTilingData";
+  static constexpr absl::Span<const TilingFieldSpec> kFields = kToVectorFields;
+};
+
+// The table entry of `field`.
+template <typename Field>
+constexpr const TilingFieldSpec& FieldSpec(Field field) {
+  return TilingStruct<Field>::kFields[static_cast<size_t>(field)];
+}
+
+// The fields of the struct called `struct_name` in struct order, or an empty
+// span when no kernel reads such a struct.
+absl::Span<const TilingFieldSpec> TilingStructFields(std::string_view struct_name);
+
+// The tiling-data struct the kernel of `model` reads.
+std::string_view TilingStructOf(KernelModel model);
+
+// The fields of the struct `Field` indexes, all zero: built once, so that a
+// new struct is one copy (the strategies build one per decision).
+template <typename Field>
+const std::vector<TilingField>& ZeroFields() {
+  static const std::vector<TilingField>* const kZero = [] {
+    auto* fields = new std::vector<TilingField>();
+    fields->reserve(TilingStruct<Field>::kFields.size());
+    for (const TilingFieldSpec& spec : TilingStruct<Field>::kFields) {
+      fields->push_back({spec.name, 0, spec.bits});
+    }
+    return fields;
+  }();
+  return *kZero;
+}
+
+// A struct of kind `Field` with every field present and zero, ready for Set().
+template <typename Field>
+TilingData NewTilingData() {
+  TilingData data;
+  data.struct_name = TilingStruct<Field>::kName;
+  data.fields = ZeroFields<Field>();
+  return data;
+}
+
+// Whether `data` is a struct of the kind `Field` indexes.
+template <typename Field>
+bool IsStruct(const TilingData& data) {
+  // Names come from the tables (see TilingField), so the pointers usually
+  // match and the comparison of the characters is skipped.
+  constexpr std::string_view kName = TilingStruct<Field>::kName;
+  return data.struct_name.data() == kName.data() || data.struct_name == kName;
+}
+
+// The value of `field`, or nullopt when `data` is not a complete struct of
+// that kind (a plan built by hand, or one of another kernel).
+template <typename Field>
+std::optional<uint64_t> Get(const TilingData& data, Field field) {
+  const size_t index = static_cast<size_t>(field);
+  if (!IsStruct<Field>(data) || index >= data.fields.size()) {
+    return std::nullopt;
+  }
+  return data.fields[index].value;
+}
+
+// Sets `field` when `data` is a struct of that kind (see Get()); otherwise
+// leaves `data` as it is.
+template <typename Field>
+void Set(TilingData& data, Field field, uint64_t value) {
+  const size_t index = static_cast<size_t>(field);
+  if (!IsStruct<Field>(data) || index >= data.fields.size()) return;
+  data.fields[index].value = value;
+}
+
+// Writes the struct fields that mirror `block` (L0 / L1 blocks, Stream-K
+// slice, tail re-split counts, buffer counts) into a MatMulV3BasicTilingData,
+// so that the typed BlockTiling stays the one place a strategy or the advisor
+// writes them.
+void WriteBlockFields(const BlockTiling& block, TilingData& data);
+
+// The inverse of WriteBlockFields(): the block members a
+// MatMulV3BasicTilingData carries, read into `block` (the others untouched).
+void ReadBlockFields(const TilingData& data, BlockTiling& block);
+
+}  // namespace npu::tiling
+
+#endif  // NPU_SERVER_TILING_TILING_DATA_H_
