@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <cassert>
+#include <limits>
 #include <map>
 
 #include "absl/strings/str_cat.h"
+#include "server/tiling/hardware_constants.h"
 #include "server/tiling/status_macros.h"
 
 namespace npu::emu {
@@ -12,17 +14,22 @@ namespace {
 
 using tiling::CoreKind;
 using tiling::FullLoad;
+using tiling::kFp32Bytes;
 using tiling::Range;
 using tiling::Schedule;
 using tiling::UnitOp;
 using tiling::WorkUnit;
 
-uint64_t CeilDiv(uint64_t a, uint64_t b) { return b == 0 ? a : (a + b - 1) / b; }
-
-// Every plan reserves 20 MiB of workspace for the runtime before the
-// partial sums (CANN's RPC_WORKSIZE, see block_heuristics.h).
-constexpr uint64_t kRuntimeWorkspaceBytes = 20ull * 1024 * 1024;
-constexpr uint64_t kFp32Bytes = 4;
+// Products and sums that saturate instead of wrapping: the work estimates
+// only compare against a limit.
+constexpr uint64_t kSaturated = std::numeric_limits<uint64_t>::max();
+uint64_t SatMul(uint64_t a, uint64_t b) {
+  if (a != 0 && b > kSaturated / a) return kSaturated;
+  return a * b;
+}
+uint64_t SatAdd(uint64_t a, uint64_t b) { return a > kSaturated - b ? kSaturated : a + b; }
+// a / b rounded up (a when b is 0), without the overflow of a + b - 1.
+uint64_t CeilDiv(uint64_t a, uint64_t b) { return b == 0 ? a : a / b + (a % b != 0 ? 1 : 0); }
 
 // Identities of GM regions for the L2 model.
 enum class Region : uint64_t { kA = 1, kB = 2, kC = 3, kWorkspace = 4, kAFull = 5, kBFull = 6 };
@@ -64,8 +71,8 @@ class Builder {
   absl::Status BuildAiv(uint32_t core, const std::vector<const WorkUnit*>& units);
   absl::Status CheckOps() const {
     if (options_.max_ops != 0 && set_.total_ops > options_.max_ops) {
-      return absl::ResourceExhaustedError(absl::StrCat("emulation needs more than ", options_.max_ops,
-                                                       " pipe operations (work limit)"));
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "emulation needs more than ", options_.max_ops, " pipe operations (work limit)"));
     }
     return absl::OkStatus();
   }
@@ -214,8 +221,8 @@ absl::Status Builder::BuildAic(uint32_t core, const std::vector<const WorkUnit*>
           const bool cmatrix_init = !options_.faults.l0c_never_initialized;
           if (!cmatrix_init && !bias_init) {
             return absl::InternalError(absl::StrCat(
-                "hazard: AIC core ", core, " pipe CUBE accumulates tile ", unit.tile_idx,
-                " (m ", mo, ", n ", no, ", k ", chunk.begin,
+                "hazard: AIC core ", core, " pipe CUBE accumulates tile ", unit.tile_idx, " (m ",
+                mo, ", n ", no, ", k ", chunk.begin,
                 ") onto L0C it never initialised (cmatrixInitVal=false on the first K step; "
                 "seeds/000 section 7, problem 3)"));
           }
@@ -440,108 +447,62 @@ absl::StatusOr<ProgramSet> Builder::Build() {
   return std::move(set_);
 }
 
-absl::Status TooBig(const std::string& field, uint64_t value, std::string_view buffer,
-                    uint64_t need, uint64_t have) {
-  return absl::InvalidArgumentError(absl::StrCat("tiling field ", field, "=", value,
-                                                 " overflows ", std::string(buffer), ": needs ",
-                                                 need, " bytes, the core has ", have));
-}
-
 }  // namespace
-
-absl::Status CheckBuffers(const Schedule& schedule, const tiling::TilingPlan& plan,
-                          const tiling::MatmulProblem& problem, const ChipModel& chip) {
-  const tiling::ChipSpec& spec = chip.spec;
-  const uint64_t a_bytes = tiling::DataTypeBytes(problem.dtype_a);
-  const uint64_t b_bytes = tiling::DataTypeBytes(problem.dtype_b);
-  if (schedule.aic_cores > 0 && schedule.base_m > 0) {
-    const uint64_t bm = schedule.base_m, bn = schedule.base_n, bk = schedule.base_k;
-    // L0A / L0B are split in two halves for the ping-pong (HALF_L0_SIZE).
-    if (2 * bm * bk * a_bytes > spec.l0a_bytes) {
-      return TooBig(absl::StrCat("baseK (baseM=", bm, ")"), bk,
-                    "L0A (two ping-pong halves of baseM x baseK)",
-                    2 * bm * bk * a_bytes, spec.l0a_bytes);
-    }
-    if (2 * bk * bn * b_bytes > spec.l0b_bytes) {
-      return TooBig(absl::StrCat("baseK (baseN=", bn, ")"), bk,
-                    "L0B (two ping-pong halves of baseK x baseN)",
-                    2 * bk * bn * b_bytes, spec.l0b_bytes);
-    }
-    const uint64_t l0c_db = std::max<uint64_t>(1, plan.block.l0c_db);
-    if (bm * bn * kFp32Bytes * l0c_db > spec.l0c_bytes) {
-      return TooBig(absl::StrCat("baseN (baseM=", bm, ", l0cDB=", l0c_db, ")"), bn,
-                    "L0C (baseM x baseN fp32 x l0cDB)", bm * bn * kFp32Bytes * l0c_db,
-                    spec.l0c_bytes);
-    }
-    const uint64_t bias = problem.has_bias ? bn * kFp32Bytes : 0;
-    if (bias > spec.bt_bytes) {
-      return TooBig("baseN", bn, "the bias table", bias, spec.bt_bytes);
-    }
-    const uint64_t k_l1 = std::max(schedule.k_l1, bk);
-    const uint64_t a_stage = 2 * bm * k_l1 * a_bytes;
-    const uint64_t b_stage = 2 * k_l1 * bn * b_bytes;
-    const bool a_full = schedule.full_load == FullLoad::kA || schedule.full_load == FullLoad::kAB;
-    const bool b_full = schedule.full_load == FullLoad::kB || schedule.full_load == FullLoad::kAB;
-    // A resident band holds the largest unit's rows (columns) of the whole K.
-    uint64_t band_rows = 0, band_cols = 0;
-    for (const WorkUnit& unit : schedule.units) {
-      if (unit.core_kind != CoreKind::kAic) continue;
-      band_rows = std::max(band_rows, unit.m.size());
-      band_cols = std::max(band_cols, unit.n.size());
-    }
-    const bool a_band = schedule.l1_residency == tiling::L1Residency::kABand;
-    const bool b_band = schedule.l1_residency == tiling::L1Residency::kBBand;
-    const uint64_t a_l1 = a_full   ? problem.m * problem.k * a_bytes
-                          : a_band ? band_rows * problem.k * a_bytes
-                                   : a_stage;
-    const uint64_t b_l1 = b_full   ? problem.k * problem.n * b_bytes
-                          : b_band ? problem.k * band_cols * b_bytes
-                                   : b_stage;
-    if (a_l1 + b_l1 + bias > spec.l1_bytes) {
-      const bool a_whole = a_full || a_band;
-      const bool b_whole = b_full || b_band;
-      return TooBig(a_whole ? "mL1" : (b_whole ? "nL1" : "kL1"),
-                    a_whole ? plan.block.m_l1 : (b_whole ? plan.block.n_l1 : k_l1),
-                    "L1 (A and B stages, the full-loaded matrix or the resident band, plus bias)",
-                    a_l1 + b_l1 + bias, spec.l1_bytes);
-    }
-  }
-  if (!schedule.reductions.empty()) {
-    const uint64_t capacity_slots =
-        plan.workspace_bytes > kRuntimeWorkspaceBytes
-            ? (plan.workspace_bytes - kRuntimeWorkspaceBytes) /
-                  (tiling::kWorkspaceSlotElements * kFp32Bytes)
-            : 0;
-    for (const WorkUnit& unit : schedule.units) {
-      if (unit.writes_partial && unit.workspace_slot >= capacity_slots) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "out of bounds: AIC core ", unit.core, " writes workspace slot ", unit.workspace_slot,
-            " (byte offset ",
-            kRuntimeWorkspaceBytes + uint64_t{unit.workspace_slot} * tiling::kWorkspaceSlotElements *
-                                         kFp32Bytes,
-            ") past tiling field workspace_bytes=", plan.workspace_bytes,
-            " (offsetWorkspace; seeds/000 section 7, problem 1)"));
-      }
-    }
-    for (const WorkUnit& unit : schedule.units) {
-      if (unit.op != UnitOp::kReduce) continue;
-      const tiling::ReductionGroup& group = schedule.reductions[unit.reduction];
-      const uint64_t ub = group.slots.size() * unit.m.size() * group.workspace_row_stride *
-                          kFp32Bytes;
-      if (ub > spec.ub_bytes) {
-        return TooBig("skSingleCoreK", plan.block.single_core_k,
-                      "UB (the K slices of one reduction band)", ub, spec.ub_bytes);
-      }
-    }
-  }
-  return absl::OkStatus();
-}
 
 absl::StatusOr<ProgramSet> BuildPrograms(const Schedule& schedule, const tiling::TilingPlan& plan,
                                          const tiling::MatmulProblem& problem,
                                          const ChipModel& chip, const ProgramOptions& options) {
   Builder builder(schedule, plan, problem, chip, options);
   return builder.Build();
+}
+
+EmulationWork EstimateEmulationWork(const tiling::TilingPlan& plan,
+                                    const tiling::MatmulProblem& problem) {
+  const uint64_t m = problem.m, n = problem.n, k = problem.k;
+  auto field = [&](std::string_view name, uint64_t fallback) {
+    return plan.data.Get(name).value_or(fallback);
+  };
+  EmulationWork work;
+  if (plan.kernel_type == tiling::KernelType::kAivOnly) {
+    // Every vector unit stores its part of C: at least one operation each.
+    switch (plan.key.model) {
+      case tiling::KernelModel::kToMul:
+        work.units = CeilDiv(SatMul(m, n), field("baseMN", 0));
+        break;
+      case tiling::KernelModel::kToMultiMul:
+        work.units = SatMul(CeilDiv(m, field("baseM", 0)), CeilDiv(n, field("baseN", 0)));
+        break;
+      default:
+        work.units = field("aivNum", plan.block_dim);
+        break;
+    }
+    work.min_ops = work.expected_ops = work.units;
+    work.why = absl::StrCat(work.units, " vector work units");
+    return work;
+  }
+  // Every base block takes one MMAD per baseK step of its K range, and every
+  // work unit (an L1 tile, or a K slice of a Stream-K tile) at least one
+  // operation.
+  const tiling::BlockTiling& b = plan.block;
+  work.base_blocks = SatMul(CeilDiv(m, b.base_m), CeilDiv(n, b.base_n));
+  work.k_steps = std::max<uint64_t>(1, CeilDiv(k, b.base_k));
+  if (plan.key.model == tiling::KernelModel::kStreamK ||
+      plan.key.model == tiling::KernelModel::kStreamKSplitK) {
+    const uint64_t used = std::max<uint64_t>(1, field("usedCoreNum", plan.block_dim));
+    const uint64_t tail = work.base_blocks % used;
+    work.units = SatAdd(work.base_blocks - tail, SatMul(tail, CeilDiv(k, b.single_core_k)));
+  } else {
+    work.units = SatMul(CeilDiv(m, b.m_l1), CeilDiv(n, b.n_l1));
+  }
+  const uint64_t steps = SatMul(work.base_blocks, work.k_steps);
+  work.min_ops = steps;
+  work.why = absl::StrCat(work.base_blocks, " base blocks x ", work.k_steps, " K steps");
+  if (work.units > work.min_ops) {
+    work.min_ops = work.units;
+    work.why = absl::StrCat(work.units, " work units");
+  }
+  work.expected_ops = SatAdd(SatMul(3, steps), work.units);
+  return work;
 }
 
 }  // namespace npu::emu

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "emulator/chip.h"
+#include "emulator/program.h"
 #include "server/tiling/block_heuristics.h"
 #include "server/tiling/registry.h"
 #include "server/tiling/strategies/vector_mul.h"
@@ -208,12 +209,16 @@ double EstimateBlockCycles(const MatmulProblem& problem, const tiling::ChipSpec&
 uint64_t EstimateBlockOps(const MatmulProblem& problem, const tiling::ChipSpec& chip,
                           uint64_t base_m, uint64_t base_n) {
   const ProblemFacts facts = tiling::DeriveFacts(problem);
-  const uint64_t base_k =
+  // The streamed plan's shape as far as the work estimate reads it: one
+  // base block per L1 tile.
+  TilingPlan sketch;
+  sketch.kernel_type = tiling::KernelType::kAicOnly;
+  sketch.key.model = tiling::KernelModel::kBasic;
+  sketch.block.base_m = sketch.block.m_l1 = base_m;
+  sketch.block.base_n = sketch.block.n_l1 = base_n;
+  sketch.block.base_k =
       std::max<uint64_t>(kBlock16, CannBaseK(problem, facts, chip, base_m, base_n));
-  const uint64_t tiles = CeilDiv(facts.m, base_m) * CeilDiv(facts.n, base_n);
-  // Per K step one MTE1 and one MMAD, about one GM load pair per step, and
-  // the fixpipe output.
-  return tiles * (3 * CeilDiv(facts.k, base_k) + 1);
+  return emu::EstimateEmulationWork(sketch, problem).expected_ops;
 }
 
 std::string WindowObstacle(const TilingPlan& base, const MatmulProblem& problem,

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 
+#include "server/tiling/hardware_constants.h"
 #include "server/tiling/strategy.h"
 #include "server/tiling/types.h"
 
@@ -37,15 +38,12 @@ inline bool KIsInnerAxis(const MatmulProblem& problem) {
   return !problem.trans_a || problem.trans_b;
 }
 
-// Sizes CANN's heuristics are built around.
-inline constexpr uint64_t kBlock16 = 16;    // cube fractal edge, elements
+// Sizes CANN's heuristics are built around (the layout sizes shared with the
+// emulator, kBlock16, kFp32Bytes, kDoubleBuffer and kRuntimeWorkspaceBytes,
+// are in hardware_constants.h).
 inline constexpr uint64_t kBlock256 = 256;  // DAV_3510 default base block edge
-inline constexpr uint64_t kFp32Bytes = 4;   // L0C accumulates in fp32
-inline constexpr uint64_t kDoubleBuffer = 2;
 // GM->L1 copies below 48 KiB do not reach full MTE2 bandwidth.
 inline constexpr uint64_t kL1SingleCopyLimitBytes = 48 * 1024;
-// Every plan reserves 20 MiB of workspace for the runtime's RPC area.
-inline constexpr uint64_t kRuntimeWorkspaceBytes = 20ull * 1024 * 1024;
 
 // The mutable plan a cube strategy builds step by step.
 struct CubeRunState {
