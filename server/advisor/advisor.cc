@@ -11,13 +11,22 @@
 #include "server/advisor/variants.h"
 #include "server/tiling/builtin_strategies.h"
 #include "server/tiling/status_macros.h"
+#include "server/tiling/strategy_id.h"
 
 namespace npu::advisor {
 namespace {
 
 using tiling::L1Residency;
 using tiling::MatmulProblem;
+using tiling::StrategyId;
 using tiling::TilingPlan;
+
+// The CANN strategies the variants start from; candidate names begin with
+// them (e.g. "BASIC_ASWT/base_128x192").
+constexpr std::string_view kAswt = tiling::StrategyName(StrategyId::kSwizzledDataParallel);
+constexpr std::string_view kToMul = tiling::StrategyName(StrategyId::kVectorMul);
+
+bool IsStrategy(std::string_view name, StrategyId id) { return tiling::FindStrategyId(name) == id; }
 
 // The block search never times a plan that needs this many times more pipe
 // operations than CANN's own (tiny blocks on a large problem cost the
@@ -187,7 +196,7 @@ void SearchBlocks(Session& session, const std::optional<TilingPlan>& aswt, uint6
     }
     if (session.OutOfBudget(absl::StrCat("block ", bm, "x", bn))) break;
     Candidate candidate;
-    candidate.name = absl::StrCat("BASIC_ASWT/base_", bm, "x", bn);
+    candidate.name = absl::StrCat(std::string(kAswt), "/base_", bm, "x", bn);
     std::optional<Timing> timed_plan =
         session.TimeVariant(offer.plan, VariantKind::kBlockSearch, candidate.name);
     if (!timed_plan.has_value()) continue;
@@ -206,7 +215,7 @@ void SearchBlocks(Session& session, const std::optional<TilingPlan>& aswt, uint6
     best_timing = timing;
   }
   if (!best.has_value()) {
-    session.NotOffer(VariantKind::kBlockSearch, "BASIC_ASWT/base_*",
+    session.NotOffer(VariantKind::kBlockSearch, absl::StrCat(std::string(kAswt), "/base_*"),
                      ranked.empty() ? "no block of the search grid other than CANN's fits"
                                     : absl::StrCat("no grid block was timed (", rejected, ")"));
     return;
@@ -220,7 +229,8 @@ void SearchBlocks(Session& session, const std::optional<TilingPlan>& aswt, uint6
 void SearchWindows(Session& session, const TilingPlan& aswt) {
   const std::string obstacle = WindowObstacle(aswt, session.problem(), session.chip());
   if (!obstacle.empty()) {
-    session.NotOffer(VariantKind::kSwatWindow, "BASIC_ASWT/swat_window_*", obstacle);
+    session.NotOffer(VariantKind::kSwatWindow, absl::StrCat(std::string(kAswt), "/swat_window_*"),
+                     obstacle);
     return;
   }
   const std::vector<uint32_t> windows = WindowCandidates(aswt, session.problem(), session.chip());
@@ -233,7 +243,7 @@ void SearchWindows(Session& session, const TilingPlan& aswt) {
     if (!offer.ok) continue;
     if (session.OutOfBudget(absl::StrCat("window ", window))) break;
     Candidate candidate;
-    candidate.name = absl::StrCat("BASIC_ASWT/swat_window_", window);
+    candidate.name = absl::StrCat(std::string(kAswt), "/swat_window_", window);
     std::optional<Timing> timed_plan =
         session.TimeVariant(offer.plan, VariantKind::kSwatWindow, candidate.name);
     if (!timed_plan.has_value()) continue;
@@ -253,7 +263,7 @@ void SearchWindows(Session& session, const TilingPlan& aswt) {
     best_timing = timing;
   }
   if (!best.has_value()) {
-    session.NotOffer(VariantKind::kSwatWindow, "BASIC_ASWT/swat_window_*",
+    session.NotOffer(VariantKind::kSwatWindow, absl::StrCat(std::string(kAswt), "/swat_window_*"),
                      "no window other than CANN's applies");
     return;
   }
@@ -264,7 +274,7 @@ void SearchWindows(Session& session, const TilingPlan& aswt) {
 void OfferResidency(Session& session, const TilingPlan& aswt, L1Residency side) {
   const bool a_side = side == L1Residency::kABand;
   Offer offer = ResidencyPlan(aswt, session.problem(), session.chip(), side);
-  const std::string prefix = a_side ? "BASIC_ASWT/l1_band_a" : "BASIC_ASWT/l1_band_b";
+  const std::string prefix = absl::StrCat(std::string(kAswt), a_side ? "/l1_band_a" : "/l1_band_b");
   if (!offer.ok) {
     session.NotOffer(VariantKind::kL1PartialResidency, absl::StrCat(prefix, "_*"), offer.reason);
     return;
@@ -285,13 +295,14 @@ void OfferResidency(Session& session, const TilingPlan& aswt, L1Residency side) 
 void OfferAivDot(Session& session) {
   Offer offer = AivDotPlan(session.problem(), session.chip());
   if (!offer.ok) {
-    session.NotOffer(VariantKind::kAivDot, "TO_MUL/aiv_*", offer.reason);
+    session.NotOffer(VariantKind::kAivDot, absl::StrCat(std::string(kToMul), "/aiv_*"),
+                     offer.reason);
     return;
   }
-  if (session.OutOfBudget("TO_MUL/aiv")) return;
+  if (session.OutOfBudget(absl::StrCat(std::string(kToMul), "/aiv"))) return;
   Candidate candidate;
-  candidate.name =
-      absl::StrCat("TO_MUL/aiv_", std::string(tiling::DataTypeName(session.problem().dtype_a)));
+  candidate.name = absl::StrCat(std::string(kToMul), "/aiv_",
+                                std::string(tiling::DataTypeName(session.problem().dtype_a)));
   std::optional<Timing> timing =
       session.TimeVariant(offer.plan, VariantKind::kAivDot, candidate.name);
   if (!timing.has_value()) return;
@@ -360,7 +371,7 @@ absl::StatusOr<Advice> Advise(const tiling::StrategyRegistry& registry,
 
   // Every other capable built-in strategy, as CANN would tile it if chosen.
   std::optional<TilingPlan> aswt;
-  if (cann_plan.strategy == "BASIC_ASWT") aswt = cann_plan;
+  if (IsStrategy(cann_plan.strategy, StrategyId::kSwizzledDataParallel)) aswt = cann_plan;
   for (const std::string& name : registry.Names()) {
     if (name == cann_plan.strategy) continue;
     tiling::DecideOptions forced;
@@ -370,7 +381,7 @@ absl::StatusOr<Advice> Advise(const tiling::StrategyRegistry& registry,
       session.NotOffer(VariantKind::kCannStrategy, name, std::string(decision.status().message()));
       continue;
     }
-    if (name == "BASIC_ASWT") aswt = decision->plan;
+    if (IsStrategy(name, StrategyId::kSwizzledDataParallel)) aswt = decision->plan;
     if (session.OutOfBudget(name)) continue;
     absl::StatusOr<Timing> timing = session.Time(decision->plan, false);
     if (!timing.ok()) {
@@ -419,7 +430,7 @@ absl::StatusOr<Advice> Advise(const tiling::StrategyRegistry& registry,
       } else {
         for (VariantKind kind : {VariantKind::kL1PartialResidency, VariantKind::kSwatWindow}) {
           session.NotOffer(kind, std::string(VariantKindName(kind)),
-                           "BASIC_ASWT has no plan for this problem");
+                           absl::StrCat(std::string(kAswt), " has no plan for this problem"));
         }
       }
     }

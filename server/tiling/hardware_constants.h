@@ -11,8 +11,9 @@
 
 namespace npu::tiling {
 
-inline constexpr uint64_t kBlock16 = 16;   // cube fractal edge, elements
-inline constexpr uint64_t kFp32Bytes = 4;  // L0C accumulates in fp32
+inline constexpr uint64_t kBlock16 = 16;    // cube fractal edge, elements
+inline constexpr uint64_t kBlock256 = 256;  // DAV_3510 default (and largest) base block edge
+inline constexpr uint64_t kFp32Bytes = 4;   // L0C accumulates in fp32
 // Ping-pong buffers: L0A / L0B halves (HALF_L0_SIZE), L1 stages, L0C.
 inline constexpr uint64_t kDoubleBuffer = 2;
 // Every plan reserves 20 MiB of workspace for the runtime's RPC area
