@@ -12,6 +12,7 @@
 #include "absl/strings/str_join.h"
 #include "emulator/accuracy.h"
 #include "emulator/chip.h"
+#include "emulator/work_estimate.h"
 #include "server/service/convert.h"
 #include "server/service/explicit_tiling.h"
 #include "server/service/status_mapping.h"

@@ -1,10 +1,11 @@
-#include "emulator/program.h"
+#include "emulator/work_estimate.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <limits>
 
+#include "emulator/program.h"
 #include "tests/testing/problems.h"
 #include "tests/testing/status_matchers.h"
 
