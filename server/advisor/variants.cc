@@ -5,7 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "emulator/chip.h"
-#include "emulator/program.h"
+#include "emulator/work_estimate.h"
 // TODO(advisor): CeilDiv / CeilAlign / FloorAlign from the shared integer
 // header once it lands; nothing else of block_heuristics.h is used here.
 #include "server/tiling/block_heuristics.h"
