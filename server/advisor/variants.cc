@@ -47,6 +47,34 @@ uint64_t ResidentLimitBytes(const tiling::ChipSpec& chip) { return chip.l1_bytes
 // Full-load style kernels stage at most 4 K slices of the streamed operand.
 constexpr uint64_t kMaxStreamedKSteps = 4;
 
+// A resident band: `steps` base blocks of edge `base`.
+struct BandSize {
+  uint64_t base = 0, steps = 0;
+};
+
+// Balanced bands of base blocks of at most 256 along an edge of `edge`
+// rows (columns), each band at most `max_edge` long.
+BandSize BalancedBand(uint64_t edge, uint64_t max_edge) {
+  const uint64_t bands = CeilDiv(edge, max_edge);
+  const uint64_t target = CeilAlign(CeilDiv(edge, bands), kBlock16);
+  BandSize band;
+  band.steps = CeilDiv(target, kBlock256);
+  band.base = CeilAlign(CeilDiv(target, band.steps), kBlock16);
+  while (band.base * band.steps > max_edge) band.base -= kBlock16;
+  return band;
+}
+
+// The base_k slices (at most 4) of the streamed operand one L1 stage holds
+// when two stages, of `slice_bytes` per slice, must fit `free_l1`; 0 when
+// not even one slice fits twice.
+uint64_t StreamedKSteps(uint64_t slice_bytes, uint64_t free_l1) {
+  uint64_t steps = 0;
+  for (uint64_t s = 1; s <= kMaxStreamedKSteps; ++s) {
+    if (kDoubleBuffer * s * slice_bytes <= free_l1) steps = s;
+  }
+  return steps;
+}
+
 std::string Bytes(uint64_t bytes) {
   if (bytes >= kKiB * kKiB) return absl::StrCat(bytes / (kKiB * kKiB), " MiB");
   return absl::StrCat(bytes / kKiB, " KiB");
@@ -252,12 +280,8 @@ Offer ResidencyPlan(const TilingPlan& base, const MatmulProblem& problem,
                                   Bytes(kBlock16 * line_bytes), ") exceeds 3/4 of L1: K=", sizes.k,
                                   " is too deep"));
   }
-  // Balanced bands of base blocks of at most 256.
-  const uint64_t bands = CeilDiv(edge, max_edge);
-  const uint64_t target = CeilAlign(CeilDiv(edge, bands), kBlock16);
-  uint64_t steps = CeilDiv(target, kBlock256);
-  uint64_t band_base = CeilAlign(CeilDiv(target, steps), kBlock16);
-  while (band_base * steps > max_edge) band_base -= kBlock16;
+  const BandSize band_size = BalancedBand(edge, max_edge);
+  const uint64_t band_base = band_size.base, steps = band_size.steps;
   const uint64_t band = band_base * steps;
 
   // The streamed side keeps CANN's block edge where L0C allows.
@@ -280,10 +304,7 @@ Offer ResidencyPlan(const TilingPlan& base, const MatmulProblem& problem,
   const uint64_t band_bytes = band * line_bytes;
   const uint64_t free_l1 = chip.l1_bytes - band_bytes - bias_l1;
   const uint64_t other_elem = a_side ? sizes.b_bytes : sizes.a_bytes;
-  uint64_t stream_steps = 0;
-  for (uint64_t s = 1; s <= kMaxStreamedKSteps; ++s) {
-    if (kDoubleBuffer * s * base_k * other_base * other_elem <= free_l1) stream_steps = s;
-  }
+  const uint64_t stream_steps = StreamedKSteps(base_k * other_base * other_elem, free_l1);
   if (stream_steps == 0) {
     return Offer::No(absl::StrCat("the ", Bytes(band_bytes), " band leaves ", Bytes(free_l1),
                                   " of L1, less than two stages of the streamed operand"));
