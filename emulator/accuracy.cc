@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "emulator/thread_pool.h"
+#include "server/tiling/status_macros.h"
 
 namespace npu::emu {
 namespace {
@@ -65,6 +66,141 @@ struct RowSummary {
   uint64_t over_bound = 0;
 };
 
+// The operands and C have the problem's dtypes and shapes.
+absl::Status CheckOperands(const MatmulProblem& problem, const Tensors& inputs,
+                           const HostTensor& c) {
+  const uint64_t m = problem.m, n = problem.n, k = problem.k;
+  auto shape2 = [](uint64_t rows, uint64_t cols) {
+    return std::vector<int64_t>{static_cast<int64_t>(rows), static_cast<int64_t>(cols)};
+  };
+  RETURN_IF_ERROR(CheckShape("C", c, problem.dtype_c, shape2(m, n)));
+  RETURN_IF_ERROR(
+      CheckShape("A", inputs.a, problem.dtype_a, problem.trans_a ? shape2(k, m) : shape2(m, k)));
+  RETURN_IF_ERROR(
+      CheckShape("B", inputs.b, problem.dtype_b, problem.trans_b ? shape2(n, k) : shape2(k, n)));
+  if (problem.has_bias) {
+    if (!inputs.bias.has_value()) return absl::InvalidArgumentError("the problem has a bias");
+    RETURN_IF_ERROR(
+        CheckShape("bias", *inputs.bias, problem.dtype_bias, {static_cast<int64_t>(n)}));
+  }
+  return absl::OkStatus();
+}
+
+// An operand as fp32 values in [rows, cols] order, hf32-rounded as the cube
+// sees it; fp32 holds every input dtype exactly.
+std::vector<float> FloatOperand(const MatmulProblem& problem, const HostTensor& t, uint64_t rows,
+                                uint64_t cols, bool trans) {
+  std::vector<float> out(rows * cols);
+  for (uint64_t r = 0; r < rows; ++r) {
+    for (uint64_t col = 0; col < cols; ++col) {
+      float v = trans ? t.Get(col * rows + r) : t.Get(r * cols + col);
+      if (problem.hf32 && t.dtype == DataType::kFloat32) v = RoundToHf32(v);
+      out[r * cols + col] = v;
+    }
+  }
+  return out;
+}
+
+// The error of `got` against the reference `r`; NaN must match NaN, and an
+// infinity is exact when round-to-nearest may overflow a same-sign `r` to it.
+double ElementError(double got, double r, double bound, const DtypeLimits& limits) {
+  if (std::isnan(got) || std::isnan(r)) {
+    return std::isnan(got) && std::isnan(r) ? 0.0 : std::numeric_limits<double>::infinity();
+  }
+  if (std::isinf(got)) {
+    // Round-to-nearest overflows to infinity: a same-sign reference that
+    // reaches the largest finite value within its bound may give it.
+    const bool same_sign = (got > 0) == (r > 0);
+    return same_sign && std::fabs(r) + bound >= limits.largest_finite
+               ? 0.0
+               : std::numeric_limits<double>::infinity();
+  }
+  return std::fabs(got - r);
+}
+
+// The inputs of the per-row check, shared by every row.
+struct RowCheck {
+  const std::vector<float>& a;
+  const std::vector<float>& b;
+  const std::vector<float>& bias;
+  const HostTensor& c;
+  uint64_t n = 0, k = 0;
+  double u_out = 0;
+  double accumulation_term = 0;
+  DtypeLimits limits;
+};
+
+// Row i of C against the fp64 reference and its error bound.
+RowSummary CheckRow(const RowCheck& check, uint64_t i) {
+  const uint64_t n = check.n, k = check.k;
+  // The reference and sum_p |a_p * b_p| in one sweep over B, summed in
+  // increasing p like ReferenceMatmul().
+  std::vector<double> ref(n, 0.0), mag(n, 0.0);
+  const float* a_row = check.a.data() + i * k;
+  for (uint64_t p = 0; p < k; ++p) {
+    const double av = a_row[p];
+    const double av_abs = std::fabs(av);
+    const float* b_row = check.b.data() + p * n;
+    for (uint64_t j = 0; j < n; ++j) {
+      const double bv = b_row[j];
+      ref[j] += av * bv;
+      mag[j] += av_abs * std::fabs(bv);
+    }
+  }
+  if (!check.bias.empty()) {
+    for (uint64_t j = 0; j < n; ++j) {
+      ref[j] += check.bias[j];
+      mag[j] += std::fabs(static_cast<double>(check.bias[j]));
+    }
+  }
+  RowSummary row;
+  for (uint64_t j = 0; j < n; ++j) {
+    const double r = ref[j];
+    const double got = check.c.Get(i * n + j);
+    const double bound = check.u_out * std::fabs(r) + check.accumulation_term * mag[j] +
+                         check.limits.smallest_subnormal;
+    const double err = ElementError(got, r, bound, check.limits);
+    row.max_abs_error = std::max(row.max_abs_error, err);
+    if (std::fabs(r) >= check.limits.smallest_normal && std::isfinite(r)) {
+      row.max_rel_error = std::max(row.max_rel_error, err / std::fabs(r));
+    }
+    // With NaN or infinite operands the bound itself may be NaN or
+    // infinite: only an exact match passes then.
+    const bool within = err == 0.0 || (std::isfinite(err) && err <= bound);
+    double ratio = err == 0.0 ? 0.0 : err / bound;
+    if (std::isnan(ratio)) ratio = std::numeric_limits<double>::infinity();
+    if (!within) ++row.over_bound;
+    if (ratio > row.worst_ratio) {
+      row.worst_ratio = ratio;
+      row.bound_at_worst = bound;
+      row.worst_col = j;
+    }
+  }
+  return row;
+}
+
+// The report over every row: the largest errors, the worst ratio to the
+// bound and where it is, the elements over their bound.
+AccuracyReport MergeRows(const std::vector<RowSummary>& rows, uint64_t n, double u_out) {
+  AccuracyReport report;
+  report.output_unit_roundoff = u_out;
+  report.worst_bound_ratio = -1;
+  for (uint64_t i = 0; i < rows.size(); ++i) {
+    const RowSummary& row = rows[i];
+    report.max_abs_error = std::max(report.max_abs_error, row.max_abs_error);
+    report.max_rel_error = std::max(report.max_rel_error, row.max_rel_error);
+    report.elements_over_bound += row.over_bound;
+    if (row.worst_ratio > report.worst_bound_ratio) {
+      report.worst_bound_ratio = row.worst_ratio;
+      report.error_bound = row.bound_at_worst;
+      report.worst_index = i * n + row.worst_col;
+    }
+  }
+  report.worst_bound_ratio = std::max(0.0, report.worst_bound_ratio);
+  report.passed = report.elements_over_bound == 0;
+  return report;
+}
+
 }  // namespace
 
 double UnitRoundoff(DataType dtype) {
@@ -86,46 +222,22 @@ absl::StatusOr<AccuracyReport> CompareWithReference(const MatmulProblem& problem
   if (problem.m <= 0 || problem.n <= 0 || problem.k < 0) {
     return absl::InvalidArgumentError("problem sizes must be m, n > 0 and k >= 0");
   }
+  RETURN_IF_ERROR(CheckOperands(problem, inputs, c));
   const uint64_t m = problem.m, n = problem.n, k = problem.k;
-  auto shape2 = [](uint64_t rows, uint64_t cols) {
-    return std::vector<int64_t>{static_cast<int64_t>(rows), static_cast<int64_t>(cols)};
-  };
-  absl::Status status = CheckShape("C", c, problem.dtype_c, shape2(m, n));
-  if (status.ok()) {
-    status =
-        CheckShape("A", inputs.a, problem.dtype_a, problem.trans_a ? shape2(k, m) : shape2(m, k));
-  }
-  if (status.ok()) {
-    status =
-        CheckShape("B", inputs.b, problem.dtype_b, problem.trans_b ? shape2(n, k) : shape2(k, n));
-  }
-  if (status.ok() && problem.has_bias) {
-    if (!inputs.bias.has_value()) return absl::InvalidArgumentError("the problem has a bias");
-    status = CheckShape("bias", *inputs.bias, problem.dtype_bias, {static_cast<int64_t>(n)});
-  }
-  if (!status.ok()) return status;
-
-  // Operands as fp32 values in [m, k] and [k, n] order, hf32-rounded as the
-  // cube sees them; fp32 holds every input dtype exactly.
-  auto operand = [&](const HostTensor& t, uint64_t rows, uint64_t cols, bool trans) {
-    std::vector<float> out(rows * cols);
-    for (uint64_t r = 0; r < rows; ++r) {
-      for (uint64_t col = 0; col < cols; ++col) {
-        float v = trans ? t.Get(col * rows + r) : t.Get(r * cols + col);
-        if (problem.hf32 && t.dtype == DataType::kFloat32) v = RoundToHf32(v);
-        out[r * cols + col] = v;
-      }
-    }
-    return out;
-  };
-  const std::vector<float> a = operand(inputs.a, m, k, problem.trans_a);
-  const std::vector<float> b = operand(inputs.b, k, n, problem.trans_b);
+  const std::vector<float> a = FloatOperand(problem, inputs.a, m, k, problem.trans_a);
+  const std::vector<float> b = FloatOperand(problem, inputs.b, k, n, problem.trans_b);
   std::vector<float> bias;
   if (problem.has_bias) bias = inputs.bias->ToFloats();
-
   const double u_out = UnitRoundoff(problem.dtype_c);
-  const double accumulation_term = 2.0 * static_cast<double>(k + 2) * kAccumulationUnitRoundoff;
-  const DtypeLimits limits = Limits(problem.dtype_c);
+  const RowCheck check{a,
+                       b,
+                       bias,
+                       c,
+                       n,
+                       k,
+                       u_out,
+                       2.0 * static_cast<double>(k + 2) * kAccumulationUnitRoundoff,
+                       Limits(problem.dtype_c)};
 
   std::vector<RowSummary> rows(m);
   std::atomic<bool> stopped{false};
@@ -136,81 +248,10 @@ absl::StatusOr<AccuracyReport> CompareWithReference(const MatmulProblem& problem
       stopped.store(true, std::memory_order_relaxed);
       return;
     }
-    // The reference and sum_p |a_p * b_p| in one sweep over B, summed in
-    // increasing p like ReferenceMatmul().
-    std::vector<double> ref(n, 0.0), mag(n, 0.0);
-    const float* a_row = a.data() + i * k;
-    for (uint64_t p = 0; p < k; ++p) {
-      const double av = a_row[p];
-      const double av_abs = std::fabs(av);
-      const float* b_row = b.data() + p * n;
-      for (uint64_t j = 0; j < n; ++j) {
-        const double bv = b_row[j];
-        ref[j] += av * bv;
-        mag[j] += av_abs * std::fabs(bv);
-      }
-    }
-    if (!bias.empty()) {
-      for (uint64_t j = 0; j < n; ++j) {
-        ref[j] += bias[j];
-        mag[j] += std::fabs(static_cast<double>(bias[j]));
-      }
-    }
-    RowSummary& row = rows[i];
-    for (uint64_t j = 0; j < n; ++j) {
-      const double r = ref[j];
-      const double got = c.Get(i * n + j);
-      const double bound =
-          u_out * std::fabs(r) + accumulation_term * mag[j] + limits.smallest_subnormal;
-      double err;
-      if (std::isnan(got) || std::isnan(r)) {
-        err = std::isnan(got) && std::isnan(r) ? 0.0 : std::numeric_limits<double>::infinity();
-      } else if (std::isinf(got)) {
-        // Round-to-nearest overflows to infinity: a same-sign reference that
-        // reaches the largest finite value within its bound may give it.
-        const bool same_sign = (got > 0) == (r > 0);
-        err = same_sign && std::fabs(r) + bound >= limits.largest_finite
-                  ? 0.0
-                  : std::numeric_limits<double>::infinity();
-      } else {
-        err = std::fabs(got - r);
-      }
-      row.max_abs_error = std::max(row.max_abs_error, err);
-      if (std::fabs(r) >= limits.smallest_normal && std::isfinite(r)) {
-        row.max_rel_error = std::max(row.max_rel_error, err / std::fabs(r));
-      }
-      // With NaN or infinite operands the bound itself may be NaN or
-      // infinite: only an exact match passes then.
-      const bool within = err == 0.0 || (std::isfinite(err) && err <= bound);
-      double ratio = err == 0.0 ? 0.0 : err / bound;
-      if (std::isnan(ratio)) ratio = std::numeric_limits<double>::infinity();
-      if (!within) ++row.over_bound;
-      if (ratio > row.worst_ratio) {
-        row.worst_ratio = ratio;
-        row.bound_at_worst = bound;
-        row.worst_col = j;
-      }
-    }
+    rows[i] = CheckRow(check, i);
   });
   if (stopped.load()) return absl::CancelledError("reference check cancelled");
-
-  AccuracyReport report;
-  report.output_unit_roundoff = u_out;
-  report.worst_bound_ratio = -1;
-  for (uint64_t i = 0; i < m; ++i) {
-    const RowSummary& row = rows[i];
-    report.max_abs_error = std::max(report.max_abs_error, row.max_abs_error);
-    report.max_rel_error = std::max(report.max_rel_error, row.max_rel_error);
-    report.elements_over_bound += row.over_bound;
-    if (row.worst_ratio > report.worst_bound_ratio) {
-      report.worst_bound_ratio = row.worst_ratio;
-      report.error_bound = row.bound_at_worst;
-      report.worst_index = i * n + row.worst_col;
-    }
-  }
-  report.worst_bound_ratio = std::max(0.0, report.worst_bound_ratio);
-  report.passed = report.elements_over_bound == 0;
-  return report;
+  return MergeRows(rows, n, u_out);
 }
 
 }  // namespace npu::emu

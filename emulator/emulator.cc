@@ -3,6 +3,7 @@
 #include <random>
 
 #include "absl/strings/str_cat.h"
+#include "emulator/buffers.h"
 #include "emulator/thread_pool.h"
 #include "emulator/timing_model.h"
 #include "server/tiling/status_macros.h"

@@ -85,7 +85,8 @@ float RoundToHf32(float value) {
   const uint32_t x = Bits(value);
   if ((x & 0x7f800000) == 0x7f800000) return value;
   constexpr int kDrop = 23 - kHf32MantissaBits;
-  const uint32_t rounded = (x + ((1u << (kDrop - 1)) - 1) + ((x >> kDrop) & 1)) & ~((1u << kDrop) - 1);
+  const uint32_t rounded =
+      (x + ((1u << (kDrop - 1)) - 1) + ((x >> kDrop) & 1)) & ~((1u << kDrop) - 1);
   return FromBits(rounded);
 }
 
@@ -189,6 +190,110 @@ std::vector<float> ToOperand(const HostTensor& tensor, uint64_t out_rows, uint64
   return out;
 }
 
+// What the cube and vector units of one RunNumerics() call read and write.
+struct NumericsData {
+  const tiling::Schedule& schedule;
+  uint64_t n = 0, k = 0;
+  std::vector<float> af, bf;  // A [m, k] and B [k, n] as fp32, hf32-rounded when asked
+  std::vector<float> bias_f;  // empty without a bias
+  std::vector<float> workspace;
+  HostTensor& c;
+};
+
+// One cube unit: its K chunks accumulated in fp32 from the bias or zero,
+// then written to its workspace slot (a Stream-K partial) or to C.
+void RunCubeUnit(NumericsData& d, const WorkUnit& unit, std::vector<float>& acc,
+                 std::vector<float>& sum) {
+  const uint64_t n = d.n, k = d.k;
+  const uint64_t rows = unit.m.size(), cols = unit.n.size();
+  const std::vector<Range> chunks = tiling::SplitKChunks(unit.k, d.schedule.split_k_chunk);
+  for (size_t ci = 0; ci < chunks.size(); ++ci) {
+    acc.assign(rows * cols, 0.0f);
+    // L0C starts from the bias in the first chunk of K slice 0.
+    if (!d.bias_f.empty() && unit.k_slice == 0 && ci == 0) {
+      for (uint64_t r = 0; r < rows; ++r) {
+        std::memcpy(acc.data() + r * cols, d.bias_f.data() + unit.n.begin, cols * sizeof(float));
+      }
+    }
+    const Range chunk = chunks[ci];
+    GemmAccumulate(rows, cols, chunk.size(), d.af.data() + unit.m.begin * k + chunk.begin, k,
+                   d.bf.data() + chunk.begin * n + unit.n.begin, n, acc.data(), cols);
+    if (ci == 0) {
+      sum.swap(acc);
+    } else {
+      // fp32 atomic add of the chunk into GM.
+      for (uint64_t i = 0; i < rows * cols; ++i) sum[i] += acc[i];
+    }
+  }
+  if (unit.writes_partial) {
+    const uint64_t stride = d.schedule.reductions[unit.reduction].workspace_row_stride;
+    float* slot =
+        d.workspace.data() + uint64_t{unit.workspace_slot} * tiling::kWorkspaceSlotElements;
+    for (uint64_t r = 0; r < rows; ++r) {
+      std::memcpy(slot + r * stride, sum.data() + r * cols, cols * sizeof(float));
+    }
+  } else {
+    for (uint64_t r = 0; r < rows; ++r) {
+      for (uint64_t j = 0; j < cols; ++j) {
+        d.c.Set((unit.m.begin + r) * n + unit.n.begin + j, sum[r * cols + j]);
+      }
+    }
+  }
+}
+
+// A Stream-K reduction unit: the K slices of its part of C summed in slot
+// order from the workspace.
+void RunReduceUnit(NumericsData& d, const WorkUnit& unit) {
+  const tiling::ReductionGroup& group = d.schedule.reductions[unit.reduction];
+  const uint64_t stride = group.workspace_row_stride;
+  for (uint64_t r = unit.m.begin; r < unit.m.end; ++r) {
+    const uint64_t row = (r - group.m.begin) * stride;
+    for (uint64_t j = unit.n.begin; j < unit.n.end; ++j) {
+      const uint64_t col = j - group.n.begin;
+      float s = d.workspace[uint64_t{group.slots[0]} * tiling::kWorkspaceSlotElements + row + col];
+      for (size_t i = 1; i < group.slots.size(); ++i) {
+        s += d.workspace[uint64_t{group.slots[i]} * tiling::kWorkspaceSlotElements + row + col];
+      }
+      d.c.Set(r * d.n + j, s);
+    }
+  }
+}
+
+// A TO_MUL unit: Mul then ReduceSum on the vector unit, separate fp32
+// roundings, summed in k order.
+void RunVectorMulUnit(NumericsData& d, const WorkUnit& unit) {
+  const uint64_t n = d.n, k = d.k;
+  for (uint64_t r = unit.m.begin; r < unit.m.end; ++r) {
+    for (uint64_t j = unit.n.begin; j < unit.n.end; ++j) {
+      float s = 0.0f;
+      for (uint64_t p = 0; p < k; ++p) {
+        const float product = d.af[r * k + p] * d.bf[p * n + j];
+        s += product;
+      }
+      if (!d.bias_f.empty()) s += d.bias_f[j];
+      d.c.Set(r * n + j, s);
+    }
+  }
+}
+
+void RunVectorUnit(NumericsData& d, const WorkUnit& unit) {
+  switch (unit.op) {
+    case tiling::UnitOp::kReduce:
+      RunReduceUnit(d, unit);
+      break;
+    case tiling::UnitOp::kClear:
+      for (uint64_t r = unit.m.begin; r < unit.m.end; ++r) {
+        for (uint64_t j = unit.n.begin; j < unit.n.end; ++j) d.c.Set(r * d.n + j, 0.0f);
+      }
+      break;
+    case tiling::UnitOp::kVectorMul:
+      RunVectorMulUnit(d, unit);
+      break;
+    case tiling::UnitOp::kMmad:
+      break;
+  }
+}
+
 }  // namespace
 
 absl::Status RunNumerics(const tiling::Schedule& schedule, const tiling::MatmulProblem& problem,
@@ -196,13 +301,11 @@ absl::Status RunNumerics(const tiling::Schedule& schedule, const tiling::MatmulP
                          ThreadPool& pool, const std::atomic<bool>* cancelled, HostTensor& c) {
   const uint64_t m = problem.m, n = problem.n, k = problem.k;
   const bool hf32 = problem.hf32;
-  const std::vector<float> af =
-      ToOperand(a, m, k, problem.trans_a, hf32 && a.dtype == DataType::kFloat32, pool);
-  const std::vector<float> bf =
-      ToOperand(b, k, n, problem.trans_b, hf32 && b.dtype == DataType::kFloat32, pool);
-  std::vector<float> bias_f;
-  if (problem.has_bias && bias != nullptr) bias_f = bias->ToFloats();
-  std::vector<float> workspace(uint64_t{schedule.workspace_slots} * tiling::kWorkspaceSlotElements);
+  NumericsData data{schedule, n, k, {}, {}, {}, {}, c};
+  data.af = ToOperand(a, m, k, problem.trans_a, hf32 && a.dtype == DataType::kFloat32, pool);
+  data.bf = ToOperand(b, k, n, problem.trans_b, hf32 && b.dtype == DataType::kFloat32, pool);
+  if (problem.has_bias && bias != nullptr) data.bias_f = bias->ToFloats();
+  data.workspace.resize(uint64_t{schedule.workspace_slots} * tiling::kWorkspaceSlotElements);
 
   std::map<uint32_t, std::vector<const WorkUnit*>> aic;
   std::vector<const WorkUnit*> aiv;
@@ -226,39 +329,7 @@ absl::Status RunNumerics(const tiling::Schedule& schedule, const tiling::MatmulP
     thread_local std::vector<float> acc, sum;
     for (const WorkUnit* unit : cores[index]) {
       if (cancelled_now()) return;
-      const uint64_t rows = unit->m.size(), cols = unit->n.size();
-      const std::vector<Range> chunks = tiling::SplitKChunks(unit->k, schedule.split_k_chunk);
-      for (size_t ci = 0; ci < chunks.size(); ++ci) {
-        acc.assign(rows * cols, 0.0f);
-        // L0C starts from the bias in the first chunk of K slice 0.
-        if (!bias_f.empty() && unit->k_slice == 0 && ci == 0) {
-          for (uint64_t r = 0; r < rows; ++r) {
-            std::memcpy(acc.data() + r * cols, bias_f.data() + unit->n.begin, cols * sizeof(float));
-          }
-        }
-        const Range chunk = chunks[ci];
-        GemmAccumulate(rows, cols, chunk.size(), af.data() + unit->m.begin * k + chunk.begin, k,
-                       bf.data() + chunk.begin * n + unit->n.begin, n, acc.data(), cols);
-        if (ci == 0) {
-          sum.swap(acc);
-        } else {
-          // fp32 atomic add of the chunk into GM.
-          for (uint64_t i = 0; i < rows * cols; ++i) sum[i] += acc[i];
-        }
-      }
-      if (unit->writes_partial) {
-        const uint64_t stride = schedule.reductions[unit->reduction].workspace_row_stride;
-        float* slot = workspace.data() + uint64_t{unit->workspace_slot} * tiling::kWorkspaceSlotElements;
-        for (uint64_t r = 0; r < rows; ++r) {
-          std::memcpy(slot + r * stride, sum.data() + r * cols, cols * sizeof(float));
-        }
-      } else {
-        for (uint64_t r = 0; r < rows; ++r) {
-          for (uint64_t j = 0; j < cols; ++j) {
-            c.Set((unit->m.begin + r) * n + unit->n.begin + j, sum[r * cols + j]);
-          }
-        }
-      }
+      RunCubeUnit(data, *unit, acc, sum);
     }
   });
   if (stopped) return absl::CancelledError("emulation cancelled during the cube numerics");
@@ -266,47 +337,7 @@ absl::Status RunNumerics(const tiling::Schedule& schedule, const tiling::MatmulP
   // Vector units: independent, each writes its own part of C.
   pool.ParallelFor(aiv.size(), [&](size_t index) {
     if (cancelled_now()) return;
-    const WorkUnit& unit = *aiv[index];
-    switch (unit.op) {
-      case tiling::UnitOp::kReduce: {
-        const tiling::ReductionGroup& group = schedule.reductions[unit.reduction];
-        const uint64_t stride = group.workspace_row_stride;
-        for (uint64_t r = unit.m.begin; r < unit.m.end; ++r) {
-          const uint64_t row = (r - group.m.begin) * stride;
-          for (uint64_t j = unit.n.begin; j < unit.n.end; ++j) {
-            const uint64_t col = j - group.n.begin;
-            float s = workspace[uint64_t{group.slots[0]} * tiling::kWorkspaceSlotElements + row + col];
-            for (size_t i = 1; i < group.slots.size(); ++i) {
-              s += workspace[uint64_t{group.slots[i]} * tiling::kWorkspaceSlotElements + row + col];
-            }
-            c.Set(r * n + j, s);
-          }
-        }
-        break;
-      }
-      case tiling::UnitOp::kClear:
-        for (uint64_t r = unit.m.begin; r < unit.m.end; ++r) {
-          for (uint64_t j = unit.n.begin; j < unit.n.end; ++j) c.Set(r * n + j, 0.0f);
-        }
-        break;
-      case tiling::UnitOp::kVectorMul:
-        // Mul then ReduceSum on the vector unit: separate fp32 roundings,
-        // summed in k order.
-        for (uint64_t r = unit.m.begin; r < unit.m.end; ++r) {
-          for (uint64_t j = unit.n.begin; j < unit.n.end; ++j) {
-            float s = 0.0f;
-            for (uint64_t p = 0; p < k; ++p) {
-              const float product = af[r * k + p] * bf[p * n + j];
-              s += product;
-            }
-            if (!bias_f.empty()) s += bias_f[j];
-            c.Set(r * n + j, s);
-          }
-        }
-        break;
-      case tiling::UnitOp::kMmad:
-        break;
-    }
+    RunVectorUnit(data, *aiv[index]);
   });
   if (stopped) return absl::CancelledError("emulation cancelled during the vector numerics");
   return absl::OkStatus();

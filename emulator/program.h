@@ -6,9 +6,9 @@
 // AIVs). `BuildPrograms()` writes, for every core, the instruction stream of
 // each pipe the way CANN's arch35 kernels do: L1 ping-pong of A and B stages
 // (MTE2 <-> MTE1), L0 ping-pong (MTE1 <-> CUBE), the L0C hand-off to FIXPIPE,
-// the AIC -> AIV signal and SyncAll of the Stream-K reduction. It also checks
-// that every buffer the plan asks for fits the chip, naming the tiling field
-// when not. timing_model.h executes the streams in simulated time.
+// the AIC -> AIV signal and SyncAll of the Stream-K reduction (buffers.h
+// checks first that every buffer the plan asks for fits the chip).
+// timing_model.h executes the streams in simulated time.
 #ifndef NPU_EMULATOR_PROGRAM_H_
 #define NPU_EMULATOR_PROGRAM_H_
 
@@ -59,11 +59,11 @@ struct Op {
   uint8_t n_waits = 0, n_sets = 0;
   std::array<uint32_t, kMaxWaits> waits{};  // flags waited before the op starts
   std::array<uint32_t, kMaxSets> sets{};    // flags set when it completes
-  uint64_t cycles = 0;      // kCycles
-  uint64_t bytes = 0;       // transfers; MTE1 bytes for kCycles on MTE1
+  uint64_t cycles = 0;                      // kCycles
+  uint64_t bytes = 0;                       // transfers; MTE1 bytes for kCycles on MTE1
   uint64_t port_bytes_per_cycle = 0;
-  uint64_t l2_key = 0;      // identity of the GM region for the L2 model
-  uint64_t macs = 0;        // useful MACs of a cube op
+  uint64_t l2_key = 0;  // identity of the GM region for the L2 model
+  uint64_t macs = 0;    // useful MACs of a cube op
 };
 
 struct CoreProgram {
@@ -74,9 +74,9 @@ struct CoreProgram {
 };
 
 struct FlagInfo {
-  std::string name;       // e.g. "MTE2_MTE1 event 1" or "AIC_SYNC_AIV from AIC 3"
+  std::string name;  // e.g. "MTE2_MTE1 event 1" or "AIC_SYNC_AIV from AIC 3"
   uint32_t initial_sets = 0;
-  bool barrier = false;   // SyncAll: a wait passes once `participants` sets arrived
+  bool barrier = false;  // SyncAll: a wait passes once `participants` sets arrived
   uint32_t participants = 0;
 };
 
@@ -91,19 +91,13 @@ struct ProgramOptions {
   uint64_t max_ops = 0;  // 0: unlimited
 };
 
-// Builds the instruction streams of every core. kInvalidArgument names the
-// tiling field whose buffer does not fit; kInternal reports a kernel hazard
-// (L0C accumulated without initialisation).
+// Builds the instruction streams of every core. kResourceExhausted past
+// `max_ops`; kInternal reports a kernel hazard (L0C accumulated without
+// initialisation).
 absl::StatusOr<ProgramSet> BuildPrograms(const tiling::Schedule& schedule,
                                          const tiling::TilingPlan& plan,
                                          const tiling::MatmulProblem& problem,
                                          const ChipModel& chip, const ProgramOptions& options);
-
-// Checks the plan's buffers against the chip (L0A/L0B ping-pong, L0C, L1
-// stages or the full-loaded matrix, bias table, UB for the Stream-K
-// reduction, the workspace). kInvalidArgument names the field.
-absl::Status CheckBuffers(const tiling::Schedule& schedule, const tiling::TilingPlan& plan,
-                          const tiling::MatmulProblem& problem, const ChipModel& chip);
 
 }  // namespace npu::emu
 

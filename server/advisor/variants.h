@@ -65,8 +65,8 @@ double EstimateBlockCycles(const tiling::MatmulProblem& problem, const tiling::C
                            uint64_t base_m, uint64_t base_n);
 
 // Pipe operations the emulator would run for a streamed plan with these
-// blocks (to keep the search from timing plans far costlier to emulate than
-// CANN's).
+// blocks: emu::EstimateEmulationWork's first-order count for that plan (to
+// keep the search from timing plans far costlier to emulate than CANN's).
 uint64_t EstimateBlockOps(const tiling::MatmulProblem& problem, const tiling::ChipSpec& chip,
                           uint64_t base_m, uint64_t base_n);
 

@@ -12,6 +12,7 @@
 #include "absl/strings/str_join.h"
 #include "emulator/accuracy.h"
 #include "emulator/chip.h"
+#include "emulator/work_estimate.h"
 #include "server/service/convert.h"
 #include "server/service/explicit_tiling.h"
 #include "server/service/request_pipeline.h"
@@ -35,13 +36,12 @@ absl::Status FieldError(absl::string_view field, absl::string_view what) {
 
 constexpr uint64_t kSaturated = std::numeric_limits<uint64_t>::max();
 
-// Products and quotients that saturate instead of wrapping: the estimates
-// below only compare against a limit.
+// Products that saturate instead of wrapping: the estimates below only
+// compare against a limit.
 uint64_t SatMul(uint64_t a, uint64_t b) {
   if (a != 0 && b > kSaturated / a) return kSaturated;
   return a * b;
 }
-uint64_t SatAdd(uint64_t a, uint64_t b) { return a > kSaturated - b ? kSaturated : a + b; }
 
 std::string ShapeString(const std::vector<int64_t>& shape) {
   return absl::StrCat("[", absl::StrJoin(shape, ","), "]");
@@ -205,56 +205,13 @@ absl::Status EmulatorError(const absl::Status& status, const PreparedExecute& pr
 absl::Status CheckEmulationWork(const tl::TilingPlan& plan, const tl::MatmulProblem& problem,
                                 uint64_t max_simulated_ops) {
   if (max_simulated_ops == 0) return absl::OkStatus();
-  const uint64_t m = problem.m, n = problem.n, k = problem.k;
-  auto field = [&](auto name, uint64_t fallback) {
-    return tl::Get(plan.data, name).value_or(fallback);
-  };
-  uint64_t ops = 0;
-  std::string why;
-  if (plan.kernel_type == tl::KernelType::kAivOnly) {
-    // Every vector unit stores its part of C: at least one operation each.
-    switch (plan.key.model) {
-      case tl::KernelModel::kToMul:
-        ops = CeilDiv(SatMul(m, n), field(tl::ToMulField::kBaseMN, 0));
-        break;
-      case tl::KernelModel::kToMultiMul:
-        ops = SatMul(CeilDiv(m, field(tl::ToVectorField::kBaseM, 0)),
-                     CeilDiv(n, field(tl::ToVectorField::kBaseN, 0)));
-        break;
-      default:
-        ops = field(tl::KEqZeroField::kAivNum, plan.block_dim);
-        break;
-    }
-    why = absl::StrCat(ops, " vector work units");
-  } else {
-    // Every base block takes one MMAD per baseK step of its K range, and
-    // every work unit (an L1 tile, or a K slice of a Stream-K tile) at least
-    // one operation.
-    const tl::BlockTiling& b = plan.block;
-    const uint64_t blocks = SatMul(CeilDiv(m, b.base_m), CeilDiv(n, b.base_n));
-    const uint64_t k_steps = std::max<uint64_t>(1, CeilDiv(k, b.base_k));
-    ops = SatMul(blocks, k_steps);
-    why = absl::StrCat(blocks, " base blocks x ", k_steps, " K steps");
-    uint64_t units = 0;
-    if (plan.key.model == tl::KernelModel::kStreamK ||
-        plan.key.model == tl::KernelModel::kStreamKSplitK) {
-      const uint64_t used =
-          std::max<uint64_t>(1, field(tl::BasicField::kUsedCoreNum, plan.block_dim));
-      const uint64_t tail = blocks % used;
-      units = SatAdd(blocks - tail, SatMul(tail, CeilDiv(k, b.single_core_k)));
-    } else {
-      units = SatMul(CeilDiv(m, b.m_l1), CeilDiv(n, b.n_l1));
-    }
-    if (units > ops) {
-      ops = units;
-      why = absl::StrCat(units, " work units");
-    }
-  }
-  if (ops > max_simulated_ops) {
+  const emu::EmulationWork work = emu::EstimateEmulationWork(plan, problem);
+  if (work.min_ops > max_simulated_ops) {
     return absl::ResourceExhaustedError(absl::StrCat(
-        "the emulation needs at least ", ops == kSaturated ? "2^64" : absl::StrCat(ops),
-        " simulated pipe operations (", why, "), above the server's limit of ", max_simulated_ops,
-        " (--max_execute_simulated_ops)"));
+        "the emulation needs at least ",
+        work.min_ops == kSaturated ? "2^64" : absl::StrCat(work.min_ops),
+        " simulated pipe operations (", work.why, "), above the server's limit of ",
+        max_simulated_ops, " (--max_execute_simulated_ops)"));
   }
   return absl::OkStatus();
 }

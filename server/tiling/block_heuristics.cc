@@ -77,30 +77,71 @@ double BalanceRateWithTail(const ProblemFacts& facts, uint64_t used_cores, uint6
 
 void ChooseBaseK(const MatmulProblem& problem, const ProblemFacts& facts, const ChipSpec& chip,
                  CubeRunState& state) {
-  const uint64_t k_aligned = CeilAlign(facts.k, kBlock16);
-  const uint64_t max_base_k =
-      chip.l0a_bytes / kDoubleBuffer / facts.a_bytes / std::max(state.base_m, state.base_n);
-  if (k_aligned <= max_base_k) {
-    state.base_k = k_aligned;
-    return;
-  }
-  if (problem.trans_a && !problem.trans_b) {
-    state.base_k = FloorAlign(max_base_k, kBlock16);
-    return;
-  }
-  if (max_base_k * facts.a_bytes >= 256) {
-    state.base_k = FloorAlign(max_base_k, 256 / facts.a_bytes);
-    return;
-  }
-  for (uint64_t candidate : {128, 64, 32, 16}) {
-    if (max_base_k >= candidate) {
-      state.base_k = candidate;
-      return;
-    }
+  if (const uint64_t base_k = CannBaseK(problem, facts, chip, state.base_m, state.base_n);
+      base_k != 0) {
+    state.base_k = base_k;
   }
 }
 
 }  // namespace
+
+uint64_t CannBaseK(const MatmulProblem& problem, const ProblemFacts& facts, const ChipSpec& chip,
+                   uint64_t base_m, uint64_t base_n) {
+  const uint64_t k_aligned = CeilAlign(facts.k, kBlock16);
+  const uint64_t max_base_k =
+      chip.l0a_bytes / kDoubleBuffer / facts.a_bytes / std::max(base_m, base_n);
+  if (k_aligned <= max_base_k) return k_aligned;
+  if (problem.trans_a && !problem.trans_b) return FloorAlign(max_base_k, kBlock16);
+  if (max_base_k * facts.a_bytes >= 256) return FloorAlign(max_base_k, 256 / facts.a_bytes);
+  for (uint64_t candidate : {128, 64, 32, 16}) {
+    if (max_base_k >= candidate) return candidate;
+  }
+  return 0;
+}
+
+uint64_t L0cDoubleBuffer(const ChipSpec& chip, uint64_t base_m, uint64_t base_n) {
+  return base_m * base_n * kFp32Bytes * kDoubleBuffer <= chip.l0c_bytes ? kDoubleBuffer : 1;
+}
+
+bool UsesFp32SplitK(const MatmulProblem& problem, const ProblemFacts& facts) {
+  // Past this K an fp32 accumulation chain in L0C loses too much precision.
+  constexpr uint64_t kFp32SplitKThreshold = 2048;
+  const bool fp32 = problem.dtype_a == DataType::kFloat32 && problem.dtype_b == DataType::kFloat32;
+  const bool nd = problem.format_a == Format::kNd && problem.format_b == Format::kNd;
+  return !facts.a_slice_3d && fp32 && !problem.hf32 && nd && facts.k >= kFp32SplitKThreshold;
+}
+
+bool StageStreamedL1(const MatmulProblem& problem, const ProblemFacts& facts, const ChipSpec& chip,
+                     CubeRunState& state) {
+  // L1 reserved for the bias table staging of the streamed plan (256 fp32).
+  constexpr uint64_t kBiasTableL1Bytes = 256 * 4;
+  const uint64_t l1_for_ab = problem.has_bias ? chip.l1_bytes - kBiasTableL1Bytes : chip.l1_bytes;
+  const uint64_t steps =
+      l1_for_ab / kDoubleBuffer / ((state.base_m + state.base_n) * state.base_k) / facts.a_bytes;
+  if (steps == 0) return false;
+  state.step_ka = steps;
+  state.step_kb = steps;
+  state.depth_a1 = steps * kDoubleBuffer;
+  state.depth_b1 = steps * kDoubleBuffer;
+  return true;
+}
+
+void SplitTailRoundAlong(const MatmulProblem& problem, const ProblemFacts& facts,
+                         const ChipSpec& chip, uint64_t tiles, bool along_n, CubeRunState& state) {
+  const uint64_t tail = tiles <= chip.aic_num ? 0 : tiles % chip.aic_num;
+  state.tail_m_cnt = 1;
+  state.tail_n_cnt = 1;
+  if (tail == 0) return;
+  uint64_t& split = along_n ? state.tail_n_cnt : state.tail_m_cnt;
+  const uint64_t edge = along_n ? state.base_n : state.base_m;
+  const uint64_t elem_bytes = along_n ? facts.b_bytes : facts.a_bytes;
+  // N is B's inner axis unless B is transposed; M is A's when A is.
+  const bool inner_axis = along_n ? !problem.trans_b : problem.trans_a;
+  while ((split + 1) * tail <= chip.aic_num &&
+         (!inner_axis || CeilDiv(edge, split) * elem_bytes > 128)) {
+    ++split;
+  }
+}
 
 void ResetBase(const ProblemFacts& facts, const ChipSpec& chip, CubeRunState& state) {
   state = CubeRunState{};
@@ -160,8 +201,7 @@ void RebalanceBlock(const MatmulProblem& problem, const ProblemFacts& facts, con
 
   state.base_m = std::max(kBlock16, std::min(max_m, kBlock256));
   state.base_n = std::max(
-      kBlock16,
-      std::min(max_n, FloorAlign(buffer_limit / kFp32Bytes / state.base_m, align_n)));
+      kBlock16, std::min(max_n, FloorAlign(buffer_limit / kFp32Bytes / state.base_m, align_n)));
   state.cube_bound_param = (1.0 / state.base_m) + (1.0 / state.base_n);
   state.cube_bound_edge *= kCubeBoundMargin;
   double balance = BalanceRateWithTail(facts, state.used_core_num, state.base_m, state.base_n,
@@ -205,7 +245,7 @@ void RebalanceBlock(const MatmulProblem& problem, const ProblemFacts& facts, con
   const uint64_t blocks = CeilDiv(facts.m, state.base_m) * CeilDiv(facts.n, state.base_n);
   state.used_core_num = std::min(blocks, state.used_core_num);
   const uint64_t out_bytes = state.base_m * state.base_n * kFp32Bytes;
-  state.l0c_db = out_bytes * kDoubleBuffer <= chip.l0c_bytes ? kDoubleBuffer : 1;
+  state.l0c_db = L0cDoubleBuffer(chip, state.base_m, state.base_n);
   state.ub_db = out_bytes <= chip.ub_bytes ? kDoubleBuffer : 1;
 }
 
@@ -231,8 +271,8 @@ void StageL1(const MatmulProblem& problem, const ProblemFacts& facts, const Chip
     const bool aligned_256 = k_l1 % (256 / facts.a_bytes) == 0;
     const bool improves_alignment =
         chosen_k_l1 % k_align != 0 && (aligned_256 || copy_bytes < kL1SingleCopyLimitBytes);
-    const bool grows_small_copy = chosen_k_l1 % k_align == 0 && k_l1 % k_align == 0 &&
-                                  copy_bytes < kL1SingleCopyLimitBytes;
+    const bool grows_small_copy =
+        chosen_k_l1 % k_align == 0 && k_l1 % k_align == 0 && copy_bytes < kL1SingleCopyLimitBytes;
     if (first || improves_alignment || grows_small_copy) {
       chosen_k_l1 = k_l1;
       copy_bytes = std::max(a_bytes, b_bytes);
@@ -294,10 +334,8 @@ uint64_t L2CacheDisableMode(const MatmulProblem& problem, const ProblemFacts& fa
                             uint64_t k_l1, uint64_t n_l1) {
   const uint64_t inner_a = problem.trans_a ? facts.m : facts.k;
   const uint64_t inner_b = problem.trans_b ? facts.k : facts.n;
-  const bool a_cut_aligned =
-      (problem.trans_a ? m_l1 : k_l1) * facts.a_bytes % 128 == 0;
-  const bool b_cut_aligned =
-      (problem.trans_b ? k_l1 : n_l1) * facts.b_bytes % 128 == 0;
+  const bool a_cut_aligned = (problem.trans_a ? m_l1 : k_l1) * facts.a_bytes % 128 == 0;
+  const bool b_cut_aligned = (problem.trans_b ? k_l1 : n_l1) * facts.b_bytes % 128 == 0;
   const uint64_t total_bytes = facts.m * facts.n * facts.c_bytes +
                                facts.m * facts.k * facts.a_bytes +
                                facts.k * facts.n * facts.b_bytes;

@@ -66,6 +66,35 @@ void SplitTailRound(const MatmulProblem& problem, const ProblemFacts& facts, con
 L0cToOut ChooseFixpipeOutput(const MatmulProblem& problem, const ProblemFacts& facts,
                              const ChipSpec& chip, const CubeRunState& state);
 
+// CANN's base_k for a base_m x base_n block: the whole aligned K when it fits
+// the L0A ping-pong half, else a 256-byte multiple (a 16-element one when
+// only A is transposed), else the largest of 128 / 64 / 32 / 16 that fits;
+// 0 when not even 16 fits.
+uint64_t CannBaseK(const MatmulProblem& problem, const ProblemFacts& facts, const ChipSpec& chip,
+                   uint64_t base_m, uint64_t base_n);
+
+// L0C buffers of a base_m x base_n fp32 output block: two when both fit.
+uint64_t L0cDoubleBuffer(const ChipSpec& chip, uint64_t base_m, uint64_t base_n);
+
+// Whether an ND, non-slice data-parallel plan without full load splits its
+// K inside the core (BASIC_SPLIT_K): fp32 operands without hf32 and K of at
+// least 2048, which keeps each fp32 accumulation chain short.
+bool UsesFp32SplitK(const MatmulProblem& problem, const ProblemFacts& facts);
+
+// The streamed kernel's L1 stages: L1 (less 1 KiB for the bias table
+// staging when there is a bias) split evenly between double-buffered A and B
+// stages of base_k-deep slices; sets step_ka / step_kb and the depths.
+// False, with nothing set, when not even one slice of each fits twice.
+bool StageStreamedL1(const MatmulProblem& problem, const ProblemFacts& facts, const ChipSpec& chip,
+                     CubeRunState& state);
+
+// Splits the tail round of `tiles` L1 tiles along one axis only (the axis
+// that keeps a resident operand whole): tail_m_cnt (`along_n` false) or
+// tail_n_cnt grows while the pieces fill idle cores and, when that axis is
+// the operand's inner axis in GM, stay above 128 bytes.
+void SplitTailRoundAlong(const MatmulProblem& problem, const ProblemFacts& facts,
+                         const ChipSpec& chip, uint64_t tiles, bool along_n, CubeRunState& state);
+
 // Applies the bias-table limit on base_n that every cube plan gets last.
 void LimitBaseNForBias(const MatmulProblem& problem, const ChipSpec& chip, CubeRunState& state);
 

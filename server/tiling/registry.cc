@@ -1,9 +1,11 @@
 #include "server/tiling/registry.h"
 
+#include <optional>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "server/tiling/block_heuristics.h"
+#include "server/tiling/plan_fit.h"
 #include "server/tiling/status_macros.h"
 #include "server/tiling/validate.h"
 
@@ -146,40 +148,22 @@ absl::Status CheckPlanFits(const TilingPlan& plan, const MatmulProblem& problem,
     return fail(absl::StrCat("baseM=", b.base_m, " baseN=", b.base_n, " baseK=", b.base_k,
                              " break the 16 (baseK: 8) element alignment"));
   }
-  if (b.base_m * b.base_k * a_bytes * kDoubleBuffer > chip.l0a_bytes) {
-    return fail(absl::StrCat("baseM*baseK*", a_bytes, "*2=", b.base_m * b.base_k * a_bytes * 2,
-                             " > l0a_bytes=", chip.l0a_bytes));
-  }
-  if (b.base_n * b.base_k * b_bytes * kDoubleBuffer > chip.l0b_bytes) {
-    return fail(absl::StrCat("baseN*baseK*", b_bytes, "*2=", b.base_n * b.base_k * b_bytes * 2,
-                             " > l0b_bytes=", chip.l0b_bytes));
-  }
-  if (b.base_m * b.base_n * kFp32Bytes * b.l0c_db > chip.l0c_bytes) {
-    return fail(absl::StrCat("baseM*baseN*4*l0cDB=", b.base_m * b.base_n * 4 * b.l0c_db,
-                             " > l0c_bytes=", chip.l0c_bytes));
-  }
-  // L1: the streamed stages of A and B, double-buffered, or the resident
-  // matrix plus the other operand's stages.
-  uint64_t l1_bytes = 0;
-  switch (plan.key.full_load) {
-    case FullLoad::kNone:
-      l1_bytes = (b.base_m + b.base_n) * b.k_l1 * a_bytes * kDoubleBuffer;
-      break;
-    case FullLoad::kA:
-      l1_bytes = CeilAlign(problem.m, kBlock16) * CeilAlign(problem.k, kBlock16) * a_bytes +
-                 b.base_n * b.base_k * b.step_kb * b_bytes * kDoubleBuffer;
-      break;
-    case FullLoad::kB:
-      l1_bytes = CeilAlign(problem.n, kBlock16) * CeilAlign(problem.k, kBlock16) * b_bytes +
-                 b.base_m * b.base_k * b.step_ka * a_bytes * kDoubleBuffer;
-      break;
-    case FullLoad::kAB:
-      l1_bytes = (CeilAlign(problem.m, kBlock16) + CeilAlign(problem.n, kBlock16)) *
-                 CeilAlign(problem.k, kBlock16) * a_bytes;
-      break;
-  }
-  if (l1_bytes > chip.l1_bytes) {
-    return fail(absl::StrCat("L1 stages need ", l1_bytes, " bytes > l1_bytes=", chip.l1_bytes));
+  // The buffer formulas are shared with the emulator (plan_fit.h).
+  const std::optional<BufferOverflow> overflow =
+      FindBufferOverflow(ComputeCubeBufferDemand(plan, problem), chip);
+  if (!overflow.has_value()) return absl::OkStatus();
+  const uint64_t need = overflow->need_bytes, have = overflow->have_bytes;
+  switch (overflow->buffer) {
+    case CubeBuffer::kL0a:
+      return fail(absl::StrCat("baseM*baseK*", a_bytes, "*2=", need, " > l0a_bytes=", have));
+    case CubeBuffer::kL0b:
+      return fail(absl::StrCat("baseN*baseK*", b_bytes, "*2=", need, " > l0b_bytes=", have));
+    case CubeBuffer::kL0c:
+      return fail(absl::StrCat("baseM*baseN*4*l0cDB=", need, " > l0c_bytes=", have));
+    case CubeBuffer::kBiasTable:
+      return fail(absl::StrCat("bias baseN*4=", need, " > bt_bytes=", have));
+    case CubeBuffer::kL1:
+      return fail(absl::StrCat("L1 stages need ", need, " bytes > l1_bytes=", have));
   }
   return absl::OkStatus();
 }

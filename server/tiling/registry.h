@@ -55,8 +55,10 @@ class StrategyRegistry {
   std::vector<std::unique_ptr<Strategy>> strategies_;
 };
 
-// Checks that a plan respects the chip: block dim within the cores, L0A/L0B
-// and L0C double buffers, L1 stages, alignment. kInternal names the field.
+// Checks that a plan respects the chip: block dim within the cores,
+// alignment, and every buffer by the formulas the emulator shares
+// (plan_fit.h: L0A / L0B halves, L0C, bias table, L1). kFailedPrecondition
+// names the field.
 absl::Status CheckPlanFits(const TilingPlan& plan, const MatmulProblem& problem,
                            const ChipSpec& chip);
 

@@ -13,12 +13,13 @@
 #define NPU_SERVER_TILING_STRATEGIES_STREAM_K_H_
 
 #include "server/tiling/strategy.h"
+#include "server/tiling/strategy_id.h"
 
 namespace npu::tiling {
 
 class StreamKStrategy final : public Strategy {
  public:
-  std::string_view name() const override { return "BASIC_STREAM_K"; }
+  std::string_view name() const override { return StrategyName(StrategyId::kStreamK); }
   Capability IsCapable(const MatmulProblem& problem, const ProblemFacts& facts,
                        const ChipSpec& chip) const override;
   absl::StatusOr<TilingPlan> DoTiling(const MatmulProblem& problem, const ProblemFacts& facts,

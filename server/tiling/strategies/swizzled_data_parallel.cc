@@ -19,11 +19,6 @@ uint64_t ResidentLimitBytes(const ChipSpec& chip) { return chip.l1_bytes * 3 / 4
 constexpr uint64_t kMaxStreamedKSteps = 4;
 // With four L1 buffers the streamed operand is quadruple-buffered.
 constexpr uint64_t kQuadBuffer = 4;
-// fp32 data-parallel plans split K inside the core from this K on, keeping
-// each fp32 accumulation chain short.
-constexpr uint64_t kFp32SplitKThreshold = 2048;
-// L1 reserved for the bias table staging of the plain plan (256 fp32).
-constexpr uint64_t kBiasTableL1Bytes = 256 * 4;
 
 struct AswtChoice {
   CubeRunState state;
@@ -150,19 +145,10 @@ absl::Status PlanAFullLoad(const MatmulProblem& problem, const ProblemFacts& fac
   const uint64_t b_quad = s.base_k * s.step_kb * s.base_n * facts.b_bytes * kQuadBuffer;
   const uint64_t bias_quad = bias_bytes / kDoubleBuffer * kQuadBuffer;
   s.l1_buffer_num = b_quad + a_bytes + bias_quad > chip.l1_bytes ? kDoubleBuffer : kQuadBuffer;
-  s.l0c_db = s.base_m * s.base_n * kFp32Bytes * kDoubleBuffer <= chip.l0c_bytes ? kDoubleBuffer : 1;
+  s.l0c_db = L0cDoubleBuffer(chip, s.base_m, s.base_n);
   s.used_core_num = std::min<uint64_t>(CeilDiv(facts.n, s.base_n), chip.aic_num);
   // Tail round: split the last columns' blocks along N only.
-  const uint64_t n_cnt = CeilDiv(facts.n, s.base_n);
-  const uint64_t tail = n_cnt <= chip.aic_num ? 0 : n_cnt % chip.aic_num;
-  s.tail_m_cnt = 1;
-  s.tail_n_cnt = 1;
-  if (tail != 0) {
-    while ((s.tail_n_cnt + 1) * tail <= chip.aic_num &&
-           (problem.trans_b || CeilDiv(s.base_n, s.tail_n_cnt) * facts.b_bytes > 128)) {
-      ++s.tail_n_cnt;
-    }
-  }
+  SplitTailRoundAlong(problem, facts, chip, CeilDiv(facts.n, s.base_n), /*along_n=*/true, s);
   return absl::OkStatus();
 }
 
@@ -206,27 +192,15 @@ absl::Status PlanBFullLoad(const MatmulProblem& problem, const ProblemFacts& fac
   const uint64_t bias_quad = bias_bytes / kDoubleBuffer * kQuadBuffer;
   s.l1_buffer_num = a_quad + b_bytes + bias_quad > chip.l1_bytes ? kDoubleBuffer : kQuadBuffer;
   const uint64_t out_bytes = s.base_m * s.base_n * kFp32Bytes;
-  s.l0c_db = out_bytes * kDoubleBuffer <= chip.l0c_bytes ? kDoubleBuffer : 1;
+  s.l0c_db = L0cDoubleBuffer(chip, s.base_m, s.base_n);
   s.ub_db = out_bytes <= chip.ub_bytes ? kDoubleBuffer : 1;
   s.used_core_num = std::min<uint64_t>(CeilDiv(facts.m, s.base_m), chip.aic_num);
-  const uint64_t m_cnt = CeilDiv(facts.m, s.base_m);
-  const uint64_t tail = m_cnt <= chip.aic_num ? 0 : m_cnt % chip.aic_num;
-  s.tail_m_cnt = 1;
-  s.tail_n_cnt = 1;
-  if (tail != 0) {
-    while ((s.tail_m_cnt + 1) * tail <= chip.aic_num &&
-           (!problem.trans_a || CeilDiv(s.base_m, s.tail_m_cnt) * facts.a_bytes > 128)) {
-      ++s.tail_m_cnt;
-    }
-  }
+  SplitTailRoundAlong(problem, facts, chip, CeilDiv(facts.m, s.base_m), /*along_n=*/false, s);
   return absl::OkStatus();
 }
 
 void ChooseFp32SplitK(const MatmulProblem& problem, const ProblemFacts& facts, AswtChoice& choice) {
-  const bool fp32 = problem.dtype_a == DataType::kFloat32 && problem.dtype_b == DataType::kFloat32;
-  const bool nd = problem.format_a == Format::kNd && problem.format_b == Format::kNd;
-  if (!facts.a_slice_3d && fp32 && !problem.hf32 && nd && facts.k >= kFp32SplitKThreshold &&
-      choice.full_load == FullLoad::kNone) {
+  if (UsesFp32SplitK(problem, facts) && choice.full_load == FullLoad::kNone) {
     choice.model = KernelModel::kBasicSplitK;
     if (facts.describe)
       absl::StrAppend(&choice.detail, "; fp32 K=", facts.k, " >= 2048: split K in the core");
@@ -279,17 +253,11 @@ absl::StatusOr<TilingPlan> SwizzledDataParallelStrategy::DoTiling(const MatmulPr
     choice.detail = Describe(facts, "B resident in L1 (A full load: ", a_obstacle, ")");
     ChooseApiLevelAndModel(problem, facts, choice);
   } else if (choice.out == L0cToOut::kOnTheFly) {
-    // Split L1 evenly between double-buffered A and B stages.
-    const uint64_t l1_for_ab = problem.has_bias ? chip.l1_bytes - kBiasTableL1Bytes : chip.l1_bytes;
-    s.step_ka = l1_for_ab / 2 / ((s.base_m + s.base_n) * s.base_k) / facts.a_bytes;
-    if (s.step_ka == 0) {
+    if (!StageStreamedL1(problem, facts, chip, s)) {
       return absl::FailedPreconditionError(
           absl::StrCat("l1_bytes=", chip.l1_bytes, " cannot hold two stages of ", s.base_m, "x",
                        s.base_k, " A and ", s.base_n, "x", s.base_k, " B blocks"));
     }
-    s.step_kb = s.step_ka;
-    s.depth_a1 = s.step_ka * kDoubleBuffer;
-    s.depth_b1 = s.step_kb * kDoubleBuffer;
     choice.detail = Describe(facts, "A/B streamed (A full load: ", a_obstacle,
                              "; B full load: ", b_obstacle, ")");
     ChooseFp32SplitK(problem, facts, choice);

@@ -11,12 +11,13 @@
 #define NPU_SERVER_TILING_STRATEGIES_SWIZZLED_DATA_PARALLEL_H_
 
 #include "server/tiling/strategy.h"
+#include "server/tiling/strategy_id.h"
 
 namespace npu::tiling {
 
 class SwizzledDataParallelStrategy final : public Strategy {
  public:
-  std::string_view name() const override { return "BASIC_ASWT"; }
+  std::string_view name() const override { return StrategyName(StrategyId::kSwizzledDataParallel); }
   Capability IsCapable(const MatmulProblem& problem, const ProblemFacts& facts,
                        const ChipSpec& chip) const override;
   absl::StatusOr<TilingPlan> DoTiling(const MatmulProblem& problem, const ProblemFacts& facts,

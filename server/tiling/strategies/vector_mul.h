@@ -5,12 +5,13 @@
 #define NPU_SERVER_TILING_STRATEGIES_VECTOR_MUL_H_
 
 #include "server/tiling/strategy.h"
+#include "server/tiling/strategy_id.h"
 
 namespace npu::tiling {
 
 class VectorMulStrategy final : public Strategy {
  public:
-  std::string_view name() const override { return "TO_MUL"; }
+  std::string_view name() const override { return StrategyName(StrategyId::kVectorMul); }
   Capability IsCapable(const MatmulProblem& problem, const ProblemFacts& facts,
                        const ChipSpec& chip) const override;
   absl::StatusOr<TilingPlan> DoTiling(const MatmulProblem& problem, const ProblemFacts& facts,

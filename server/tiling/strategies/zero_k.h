@@ -4,12 +4,13 @@
 #define NPU_SERVER_TILING_STRATEGIES_ZERO_K_H_
 
 #include "server/tiling/strategy.h"
+#include "server/tiling/strategy_id.h"
 
 namespace npu::tiling {
 
 class ZeroKStrategy final : public Strategy {
  public:
-  std::string_view name() const override { return "K_EQUAL_ZERO"; }
+  std::string_view name() const override { return StrategyName(StrategyId::kZeroK); }
   Capability IsCapable(const MatmulProblem& problem, const ProblemFacts& facts,
                        const ChipSpec& chip) const override;
   absl::StatusOr<TilingPlan> DoTiling(const MatmulProblem& problem, const ProblemFacts& facts,

@@ -1,0 +1,150 @@
+// The builder of the per-core instruction streams (program.h), shared by
+// the files that write them: program.cc (the AIV streams and the assembly)
+// and aic_program.cc (the AIC streams). Internal to `npu_emulator`.
+#ifndef NPU_EMULATOR_PROGRAM_BUILDER_H_
+#define NPU_EMULATOR_PROGRAM_BUILDER_H_
+
+#include <cassert>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "emulator/program.h"
+#include "server/tiling/hardware_constants.h"
+
+namespace npu::emu::internal {
+
+using tiling::CoreKind;
+using tiling::FullLoad;
+using tiling::kFp32Bytes;
+using tiling::Range;
+using tiling::Schedule;
+using tiling::UnitOp;
+using tiling::WorkUnit;
+
+inline uint64_t CeilDiv(uint64_t a, uint64_t b) { return b == 0 ? a : (a + b - 1) / b; }
+
+// Identities of GM regions for the L2 model.
+enum class Region : uint64_t { kA = 1, kB = 2, kC = 3, kWorkspace = 4, kAFull = 5, kBFull = 6 };
+inline uint64_t L2Key(Region region, uint64_t x, uint64_t y) {
+  uint64_t h = static_cast<uint64_t>(region) * 0x9E3779B97F4A7C15ull;
+  h ^= (x + 0x632BE59BD9B4E019ull) * 0xC2B2AE3D27D4EB4Full;
+  h = (h << 31) | (h >> 33);
+  h ^= (y + 0x85EBCA77C2B2AE63ull) * 0x165667B19E3779F9ull;
+  return h;
+}
+
+// One AIC core's instruction streams while they are written: the core's
+// flags, its operand residency and the ping-pong positions.
+struct AicCursor {
+  CoreProgram program;
+  std::string prefix;  // "AIC <core> " of its flag names
+  uint64_t a_bytes = 0, b_bytes = 0, c_bytes = 0;
+  bool a_full = false, b_full = false;  // whole matrix resident (full load)
+  // Partial residency (advisor plans): a band of A rows or B columns, the
+  // whole K deep, stays in L1 while consecutive units of this core use it.
+  bool a_band = false, b_band = false;
+  bool a_resident = false, b_resident = false;
+  uint64_t l0c_db = 1;
+  uint64_t base_m = 0, base_n = 0, base_k = 0, k_l1 = 0;
+  // L1 stages: A ping / pong, B ping / pong (the Stream-K kernel's layout,
+  // seeds/000 3.1), each released by MTE1 and filled by MTE2.
+  uint32_t l1_free[4] = {}, l1_ready[4] = {};
+  uint32_t l0_free[2] = {}, l0_ready[2] = {};
+  std::vector<uint32_t> l0c_free, l0c_ready;
+  uint32_t full_flag = 0;
+  bool full_pending = false;  // the first MTE1 still has to wait for it
+  // The resident band: MTE2 refills it when a unit needs another band, once
+  // MTE1 has released the previous one (a single L1 slot: two bands never
+  // fit at once).
+  uint32_t band_free = 0, band_ready = 0;
+  bool band_pending = false;
+  bool band_release = false;    // the current unit releases its band
+  uint64_t unit_mte1_left = 0;  // MTE1 ops of the unit still to emit
+  uint64_t l1_count = 0, l0_count = 0, l0c_count = 0;
+};
+
+// A base block of C inside a unit.
+struct BlockAt {
+  uint64_t m = 0, n = 0;    // origin
+  uint64_t sm = 0, sn = 0;  // extent
+  bool last = false;        // the unit's last block
+};
+
+// The flags of one AIV core's single UB buffer: loads -> vector -> store.
+struct AivFlags {
+  uint32_t in_ready = 0;   // MTE2 -> V
+  uint32_t out_ready = 0;  // V -> MTE3
+  uint32_t ub_free = 0;    // MTE3 -> MTE2
+};
+
+class Builder {
+ public:
+  Builder(const Schedule& schedule, const tiling::TilingPlan& plan,
+          const tiling::MatmulProblem& problem, const ChipModel& chip,
+          const ProgramOptions& options)
+      : schedule_(schedule), plan_(plan), problem_(problem), chip_(chip), options_(options) {}
+
+  absl::StatusOr<ProgramSet> Build();
+
+ private:
+  uint32_t NewFlag(std::string name, uint32_t initial_sets = 0) {
+    set_.flags.push_back({std::move(name), initial_sets, false, 0});
+    return static_cast<uint32_t>(set_.flags.size() - 1);
+  }
+  void Push(CoreProgram& core, Pipe pipe, Op op) {
+    core.pipes[static_cast<int>(pipe)].push_back(op);
+    ++set_.total_ops;
+  }
+  static void Wait(Op& op, uint32_t flag) {
+    assert(op.n_waits < kMaxWaits);
+    op.waits[op.n_waits++] = flag;
+  }
+  static void Set(Op& op, uint32_t flag) {
+    assert(op.n_sets < kMaxSets);
+    op.sets[op.n_sets++] = flag;
+  }
+  absl::Status BuildAic(uint32_t core, const std::vector<const WorkUnit*>& units);
+  // Steps of BuildAic(), on the core's cursor.
+  AicCursor StartAic(uint32_t core, const std::vector<const WorkUnit*>& units);
+  void SignalAiv(uint32_t core, Op& op) const;
+  void EmitFullLoad(AicCursor& aic);
+  void EmitBandLoad(AicCursor& aic, const std::vector<const WorkUnit*>& units, size_t u);
+  uint64_t CountMte1Ops(const WorkUnit& unit) const;
+  absl::Status EmitChunk(AicCursor& aic, const WorkUnit& unit, const BlockAt& block,
+                         const std::vector<Range>& chunks, size_t ci);
+  void EmitStage(AicCursor& aic, const BlockAt& block, const Range& chunk, uint64_t ks,
+                 uint64_t l0c, bool& first_step);
+  void EmitOutput(AicCursor& aic, const WorkUnit& unit, const BlockAt& block, bool fp32_out,
+                  uint64_t l0c, bool signal);
+  absl::Status BuildAiv(uint32_t core, const std::vector<const WorkUnit*>& units);
+  // Steps of BuildAiv(): the GM -> UB loads of a unit (returning the vector
+  // cycles that follow), then the loads, the vector op and the store.
+  uint64_t ReduceLoads(const WorkUnit& unit, std::vector<Op>& loads) const;
+  uint64_t VectorMulLoads(const WorkUnit& unit, std::vector<Op>& loads) const;
+  void EmitAivUnit(CoreProgram& program, const WorkUnit& unit, std::vector<Op>& loads,
+                   uint64_t vec_cycles, const AivFlags& flags);
+  absl::Status CheckOps() const {
+    if (options_.max_ops != 0 && set_.total_ops > options_.max_ops) {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "emulation needs more than ", options_.max_ops, " pipe operations (work limit)"));
+    }
+    return absl::OkStatus();
+  }
+
+  const Schedule& schedule_;
+  const tiling::TilingPlan& plan_;
+  const tiling::MatmulProblem& problem_;
+  const ChipModel& chip_;
+  const ProgramOptions& options_;
+  ProgramSet set_;
+  std::vector<uint32_t> aic_sync_flags_;  // per AIV core
+  uint32_t sync_all_ = 0;
+};
+
+}  // namespace npu::emu::internal
+
+#endif  // NPU_EMULATOR_PROGRAM_BUILDER_H_

@@ -1,0 +1,75 @@
+#include "emulator/work_estimate.h"
+
+#include <algorithm>
+#include <limits>
+#include <string_view>
+
+#include "absl/strings/str_cat.h"
+#include "server/tiling/int_math.h"
+#include "server/tiling/tiling_data.h"
+
+namespace npu::emu {
+namespace {
+
+// Products, sums and quotients that saturate instead of wrapping: the
+// estimates only compare against a limit.
+constexpr uint64_t kSaturated = std::numeric_limits<uint64_t>::max();
+uint64_t SatMul(uint64_t a, uint64_t b) {
+  if (a != 0 && b > kSaturated / a) return kSaturated;
+  return a * b;
+}
+uint64_t SatAdd(uint64_t a, uint64_t b) { return a > kSaturated - b ? kSaturated : a + b; }
+using tiling::CeilDiv;
+
+}  // namespace
+
+EmulationWork EstimateEmulationWork(const tiling::TilingPlan& plan,
+                                    const tiling::MatmulProblem& problem) {
+  const uint64_t m = problem.m, n = problem.n, k = problem.k;
+  auto field = [&](auto name, uint64_t fallback) {
+    return tiling::Get(plan.data, name).value_or(fallback);
+  };
+  EmulationWork work;
+  if (plan.kernel_type == tiling::KernelType::kAivOnly) {
+    // Every vector unit stores its part of C: at least one operation each.
+    switch (plan.key.model) {
+      case tiling::KernelModel::kToMul:
+        work.units = CeilDiv(SatMul(m, n), field(tiling::ToMulField::kBaseMN, 0));
+        break;
+      case tiling::KernelModel::kToMultiMul:
+        work.units = SatMul(CeilDiv(m, field(tiling::ToVectorField::kBaseM, 0)), CeilDiv(n, field(tiling::ToVectorField::kBaseN, 0)));
+        break;
+      default:
+        work.units = field(tiling::KEqZeroField::kAivNum, plan.block_dim);
+        break;
+    }
+    work.min_ops = work.expected_ops = work.units;
+    work.why = absl::StrCat(work.units, " vector work units");
+    return work;
+  }
+  // Every base block takes one MMAD per baseK step of its K range, and every
+  // work unit (an L1 tile, or a K slice of a Stream-K tile) at least one
+  // operation.
+  const tiling::BlockTiling& b = plan.block;
+  work.base_blocks = SatMul(CeilDiv(m, b.base_m), CeilDiv(n, b.base_n));
+  work.k_steps = std::max<uint64_t>(1, CeilDiv(k, b.base_k));
+  if (plan.key.model == tiling::KernelModel::kStreamK ||
+      plan.key.model == tiling::KernelModel::kStreamKSplitK) {
+    const uint64_t used = std::max<uint64_t>(1, field(tiling::BasicField::kUsedCoreNum, plan.block_dim));
+    const uint64_t tail = work.base_blocks % used;
+    work.units = SatAdd(work.base_blocks - tail, SatMul(tail, CeilDiv(k, b.single_core_k)));
+  } else {
+    work.units = SatMul(CeilDiv(m, b.m_l1), CeilDiv(n, b.n_l1));
+  }
+  const uint64_t steps = SatMul(work.base_blocks, work.k_steps);
+  work.min_ops = steps;
+  work.why = absl::StrCat(work.base_blocks, " base blocks x ", work.k_steps, " K steps");
+  if (work.units > work.min_ops) {
+    work.min_ops = work.units;
+    work.why = absl::StrCat(work.units, " work units");
+  }
+  work.expected_ops = SatAdd(SatMul(3, steps), work.units);
+  return work;
+}
+
+}  // namespace npu::emu
