@@ -26,17 +26,33 @@ set(TYPES_HEADERS
   server/tiling/schedule.h
   server/tiling/status_macros.h
   server/tiling/int_math.h
-  server/tiling/hardware_constants.h)
+  server/tiling/hardware_constants.h
+  server/tiling/tiling_data.h
+  server/tiling/chip_fields.h
+  server/tiling/plan_fit.h)
+# The types target's own sources; schedule_internal.h is shared by its
+# schedule files and by nothing else.
+set(TYPES_SOURCES
+  server/tiling/types.cc
+  server/tiling/schedule.cc
+  server/tiling/schedule_stream_k.cc
+  server/tiling/schedule_coverage.cc
+  server/tiling/schedule_internal.h
+  server/tiling/tiling_data.cc
+  server/tiling/plan_fit.cc)
 set(ENGINE_API ${TYPES_HEADERS}
   server/tiling/registry.h
   server/tiling/strategy.h
   server/tiling/builtin_strategies.h
+  server/tiling/strategy_id.h
+  server/tiling/custom_plans.h
   server/tiling/validate.h)
 set(EMULATOR_API
   emulator/emulator.h
   emulator/chip.h
   emulator/stats.h
-  emulator/accuracy.h)
+  emulator/accuracy.h
+  emulator/work_estimate.h)
 
 # Includes the advisor has today outside its allowed set; they are being
 # removed (the advisor moves to the engine's and the emulator's public API).
@@ -110,8 +126,9 @@ function(sources_under out dir)
 endfunction()
 
 # npu_tiling_types: the value types know nothing of strategies or the registry.
-set(types_files ${TYPES_HEADERS} server/tiling/types.cc server/tiling/schedule.cc)
-check_layer("npu_tiling_types" "${types_files}" "${TYPES_HEADERS}" "" "${RPC_STACK}")
+set(types_files ${TYPES_HEADERS} ${TYPES_SOURCES})
+check_layer("npu_tiling_types" "${types_files}" "${TYPES_HEADERS};server/tiling/schedule_internal.h"
+            "" "${RPC_STACK}")
 
 # The engine: server/tiling only.
 sources_under(engine_files server/tiling)
