@@ -118,28 +118,31 @@ inline constexpr TilingFieldSpec kToVectorFields[] = {
     {"usedCoreNum"}, {"m"}, {"n"}, {"k"}, {"baseM"}, {"baseN"}, {"baseK"},
 };
 
-// The struct each field enum belongs to: its CANN name and field table.
+// A tiling-data struct: its CANN name and field table.
+struct TilingStructSpec {
+  std::string_view name;
+  absl::Span<const TilingFieldSpec> fields;
+};
+
+// The struct each field enum belongs to (found by overload on the enum).
+constexpr TilingStructSpec StructOfField(BasicField) {
+  return {"MatMulV3BasicTilingData", kBasicFields};
+}
+constexpr TilingStructSpec StructOfField(KEqZeroField) {
+  return {"MatMulV3KEqZeroBasicTilingData", kKEqZeroFields};
+}
+constexpr TilingStructSpec StructOfField(ToMulField) {
+  return {"MatMulToMulBasicTilingData", kToMulFields};
+}
+constexpr TilingStructSpec StructOfField(ToVectorField) {
+  return {"MatMulToVectorBasicTilingData", kToVectorFields};
+}
+
+// The struct of `Field` as compile-time constants.
 template <typename Field>
-struct TilingStruct;
-template <>
-struct TilingStruct<BasicField> {
-  static constexpr std::string_view kName = "MatMulV3BasicTilingData";
-  static constexpr absl::Span<const TilingFieldSpec> kFields = kBasicFields;
-};
-template <>
-struct TilingStruct<KEqZeroField> {
-  static constexpr std::string_view kName = "MatMulV3KEqZeroBasicTilingData";
-  static constexpr absl::Span<const TilingFieldSpec> kFields = kKEqZeroFields;
-};
-template <>
-struct TilingStruct<ToMulField> {
-  static constexpr std::string_view kName = "MatMulToMulBasicTilingData";
-  static constexpr absl::Span<const TilingFieldSpec> kFields = kToMulFields;
-};
-template <>
-struct TilingStruct<ToVectorField> {
-  static constexpr std::string_view kName = "MatMulToVectorBasicTilingData";
-  static constexpr absl::Span<const TilingFieldSpec> kFields = kToVectorFields;
+struct TilingStruct {
+  static constexpr std::string_view kName = StructOfField(Field{}).name;
+  static constexpr absl::Span<const TilingFieldSpec> kFields = StructOfField(Field{}).fields;
 };
 
 // The table entry of `field`.
