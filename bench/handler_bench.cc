@@ -38,6 +38,12 @@ std::string RequestBytes(pb::ResponseView view) {
   return request.SerializeAsString();
 }
 
+// The engine's decision for the load script's request on `chip`.
+absl::StatusOr<tiling::TilingDecision> LoadDecision(const tiling::ChipSpec& chip) {
+  const tiling::StrategyRegistry registry = tiling::MakeBuiltinRegistry();
+  return registry.Decide(ProblemFromProto(testing::StreamKRequest().problem()), chip);
+}
+
 void BM_GetTilingHandler(benchmark::State& state) {
   const auto view = static_cast<pb::ResponseView>(state.range(0));
   const bool cache = state.range(1) != 0;
@@ -90,11 +96,8 @@ BENCHMARK(BM_ParseRequest);
 // decision in each view, into a buffer reused across calls as the service's
 // per-thread one is.
 void BM_EncodeAnswer(benchmark::State& state) {
-  const tiling::StrategyRegistry registry = tiling::MakeBuiltinRegistry();
   const tiling::ChipSpec chip = *tiling::FindPlatform(tiling::kDefaultPlatform);
-  const pb::TilingRequest request = testing::StreamKRequest();
-  absl::StatusOr<tiling::TilingDecision> decision =
-      registry.Decide(ProblemFromProto(request.problem()), chip);
+  absl::StatusOr<tiling::TilingDecision> decision = LoadDecision(chip);
   if (!decision.ok()) {
     state.SkipWithError("decision");
     return;
@@ -120,11 +123,8 @@ BENCHMARK(BM_EncodeAnswer)
 // protobuf's serializer), which the encoder above is tested against: what
 // the encoder saves per call.
 void BM_AnswerMessage(benchmark::State& state) {
-  const tiling::StrategyRegistry registry = tiling::MakeBuiltinRegistry();
   const tiling::ChipSpec chip = *tiling::FindPlatform(tiling::kDefaultPlatform);
-  const pb::TilingRequest request = testing::StreamKRequest();
-  absl::StatusOr<tiling::TilingDecision> decision =
-      registry.Decide(ProblemFromProto(request.problem()), chip);
+  absl::StatusOr<tiling::TilingDecision> decision = LoadDecision(chip);
   if (!decision.ok()) {
     state.SkipWithError("decision");
     return;

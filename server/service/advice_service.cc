@@ -49,7 +49,8 @@ absl::Status AdviceService::Prepare(const pb::TilingRequest& request, AdviseWork
                                     pb::TilingResponse* response, bool* answered) {
   *answered = false;
   response->Clear();
-  ASSIGN_OR_RETURN(ResolvedRequest resolved, ResolveRequest(request));
+  ResolvedRequest resolved;
+  RETURN_IF_ERROR(ResolveRequest(request, &resolved));
   work->problem = std::move(resolved.problem);
   work->chip = std::move(resolved.chip);
   work->options = AdviseOptionsFor(request.advise(), limits_);

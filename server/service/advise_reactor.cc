@@ -1,12 +1,11 @@
 #include "server/service/advise_reactor.h"
 
-#include <grpcpp/impl/codegen/proto_utils.h>
-
 #include <string>
 
 #include "absl/strings/str_cat.h"
 #include "server/service/logging.h"
 #include "server/service/queued_reactor.h"
+#include "server/service/request_pipeline.h"
 #include "server/service/status_mapping.h"
 
 namespace npu::server {
@@ -59,14 +58,7 @@ class AdviseReactor final : public QueuedUnaryReactor {
 
   // The one place that finishes the call.
   void Complete(absl::Status status) override {
-    if (status.ok()) {
-      bool own_buffer = false;
-      const grpc::Status serialized = grpc::SerializationTraits<pb::TilingResponse>::Serialize(
-          response_, response_bytes_, &own_buffer);
-      if (!serialized.ok()) {
-        status = absl::InternalError(absl::StrCat("response: ", serialized.error_message()));
-      }
-    }
+    if (status.ok()) status = SerializeMessage(response_, response_bytes_);
     final_code_ = status.code();
     if (status.ok()) {
       metrics_.MessageSent(RpcMethod::kGetTiling);

@@ -358,7 +358,8 @@ absl::StatusOr<PreparedExecute> PrepareExecute(const pb::ExecuteRequest& request
   steps.resolve_chip = [&request, &tiling_request] {
     return ResolveExecuteChip(request, tiling_request);
   };
-  ASSIGN_OR_RETURN(ResolvedRequest resolved, ResolveRequest(tiling_request, steps));
+  ResolvedRequest resolved;
+  RETURN_IF_ERROR(ResolveRequest(tiling_request, steps, &resolved));
 
   PreparedExecute prepared;
   prepared.id = request.id();

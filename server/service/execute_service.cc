@@ -1,7 +1,5 @@
 #include "server/service/execute_service.h"
 
-#include <grpcpp/impl/codegen/proto_utils.h>
-
 #include <chrono>
 #include <string>
 #include <utility>
@@ -89,14 +87,7 @@ class ExecuteService::Reactor final : public QueuedUnaryReactor {
 
   // The one place that finishes the call.
   void Complete(absl::Status status) override {
-    if (status.ok()) {
-      bool own_buffer = false;
-      const grpc::Status serialized = grpc::SerializationTraits<pb::ExecuteResponse>::Serialize(
-          response_, response_bytes_, &own_buffer);
-      if (!serialized.ok()) {
-        status = absl::InternalError(absl::StrCat("response: ", serialized.error_message()));
-      }
-    }
+    if (status.ok()) status = SerializeMessage(response_, response_bytes_);
     final_code_ = status.code();
     if (status.ok()) {
       service_->metrics_.MessageSent(RpcMethod::kExecute);

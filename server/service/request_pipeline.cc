@@ -65,23 +65,28 @@ npu::tiling::v1::TilingRequest* TilingRequestFor(
   return &reused;
 }
 
-absl::StatusOr<ResolvedRequest> ResolveRequest(const npu::tiling::v1::TilingRequest& request,
-                                               const RequestSteps& steps) {
+absl::Status ResolveRequest(const npu::tiling::v1::TilingRequest& request,
+                            const RequestSteps& steps, ResolvedRequest* resolved) {
   RETURN_IF_ERROR(ValidateRequest(request));
   if (steps.check_fields) RETURN_IF_ERROR(steps.check_fields());
-  ResolvedRequest resolved;
-  resolved.problem = ProblemFromProto(request.problem());
+  resolved->problem = ProblemFromProto(request.problem());
   // Checked here rather than inside the engine's Decide() (the callers tell
   // it not to check again), so that the message says which part of the
   // request was wrong.
-  RETURN_IF_ERROR(Prefixed("problem", tl::ValidateProblem(resolved.problem)));
-  if (steps.check_problem) RETURN_IF_ERROR(steps.check_problem(resolved.problem));
+  RETURN_IF_ERROR(Prefixed("problem", tl::ValidateProblem(resolved->problem)));
+  if (steps.check_problem) RETURN_IF_ERROR(steps.check_problem(resolved->problem));
   if (steps.resolve_chip) {
-    ASSIGN_OR_RETURN(resolved.chip, steps.resolve_chip());
+    ASSIGN_OR_RETURN(resolved->chip, steps.resolve_chip());
   } else {
-    ASSIGN_OR_RETURN(resolved.chip, ResolveChip(request));
+    ASSIGN_OR_RETURN(resolved->chip, ResolveChip(request));
   }
-  return resolved;
+  return absl::OkStatus();
+}
+
+absl::Status ResolveRequest(const npu::tiling::v1::TilingRequest& request,
+                            ResolvedRequest* resolved) {
+  static const RequestSteps* const kNoSteps = new RequestSteps();
+  return ResolveRequest(request, *kNoSteps, resolved);
 }
 
 }  // namespace npu::server

@@ -77,11 +77,16 @@ struct RequestSteps {
   std::function<absl::StatusOr<npu::tiling::ChipSpec>()> resolve_chip;
 };
 
-// Runs the pipeline on a parsed `request`: ValidateRequest(), the problem
-// converted and checked by the engine (errors prefixed "problem: "), the chip
-// resolved. The errors are those of each step, the first failing step's.
-absl::StatusOr<ResolvedRequest> ResolveRequest(const npu::tiling::v1::TilingRequest& request,
-                                               const RequestSteps& steps = {});
+// Runs the pipeline on a parsed `request` into `resolved`: ValidateRequest(),
+// the problem converted and checked by the engine (errors prefixed
+// "problem: "), the chip resolved. The errors are those of each step, the
+// first failing step's. (An out-parameter rather than a StatusOr: GetTiling
+// keeps the result where it uses it, without moving it.)
+absl::Status ResolveRequest(const npu::tiling::v1::TilingRequest& request,
+                            const RequestSteps& steps, ResolvedRequest* resolved);
+// The same without steps of the RPC's own.
+absl::Status ResolveRequest(const npu::tiling::v1::TilingRequest& request,
+                            ResolvedRequest* resolved);
 
 }  // namespace npu::server
 

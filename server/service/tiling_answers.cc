@@ -36,12 +36,12 @@ TilingAnswers::TilingAnswers(const tl::StrategyRegistry& registry, ServiceMetric
     : registry_(registry), metrics_(metrics), decisions_(cache_capacity) {}
 
 absl::Status TilingAnswers::Decide(const pb::TilingRequest& request, Decided* decided) {
-  ASSIGN_OR_RETURN(ResolvedRequest resolved, ResolveRequest(request));
-  decided->chip = std::move(resolved.chip);
+  RETURN_IF_ERROR(ResolveRequest(request, &decided->resolved));
+  const ResolvedRequest& resolved = decided->resolved;
 
   std::string key;
   if (decisions_.enabled()) {
-    key = DecisionCacheKey(resolved.problem, decided->chip, request.forced_strategy());
+    key = DecisionCacheKey(resolved.problem, resolved.chip, request.forced_strategy());
     decided->cached = decisions_.Lookup(key);
     if (decided->cached != nullptr) {
       metrics_.CacheHit();
@@ -51,21 +51,23 @@ absl::Status TilingAnswers::Decide(const pb::TilingRequest& request, Decided* de
     metrics_.CacheMiss();
   }
 
-  ASSIGN_OR_RETURN(tl::TilingDecision decision,
-                   DecideFresh(request, resolved.problem, decided->chip));
+  const Clock::time_point start = Clock::now();
+  absl::StatusOr<tl::TilingDecision> decision =
+      registry_.Decide(resolved.problem, resolved.chip, DecideOptionsFor(request));
+  metrics_.DecisionTimed(SecondsSince(start));
+  if (!decision.ok()) {
+    return DecisionError(decision.status(), !request.forced_strategy().empty());
+  }
   if (decisions_.enabled()) {
-    decided->cached = std::make_shared<const tl::TilingDecision>(std::move(decision));
+    decided->cached = std::make_shared<const tl::TilingDecision>(*std::move(decision));
     decisions_.Insert(key, decided->cached);
   } else {
-    decided->fresh = std::move(decision);
+    decided->fresh = *std::move(decision);
   }
   return absl::OkStatus();
 }
 
-absl::StatusOr<tl::TilingDecision> TilingAnswers::DecideFresh(const pb::TilingRequest& request,
-                                                              const tl::MatmulProblem& problem,
-                                                              const tl::ChipSpec& chip) {
-  const Clock::time_point start = Clock::now();
+tl::DecideOptions TilingAnswers::DecideOptionsFor(const pb::TilingRequest& request) const {
   tl::DecideOptions options;
   options.forced_strategy = request.forced_strategy();
   // Checked by the pipeline: the problem, and the chip by ResolveChip() (a
@@ -76,12 +78,7 @@ absl::StatusOr<tl::TilingDecision> TilingAnswers::DecideFresh(const pb::TilingRe
   // full later.
   options.explain = request.include_trace() || decisions_.enabled();
   options.describe = request.view() != pb::RESPONSE_VIEW_COMPACT || decisions_.enabled();
-  absl::StatusOr<tl::TilingDecision> decision = registry_.Decide(problem, chip, options);
-  metrics_.DecisionTimed(SecondsSince(start));
-  if (!decision.ok()) {
-    return DecisionError(decision.status(), !request.forced_strategy().empty());
-  }
-  return decision;
+  return options;
 }
 
 absl::Status TilingAnswers::DecideAndEncode(const pb::TilingRequest& request, std::string* buffer,
@@ -89,8 +86,8 @@ absl::Status TilingAnswers::DecideAndEncode(const pb::TilingRequest& request, st
   Decided decided;
   RETURN_IF_ERROR(Decide(request, &decided));
   metrics_.DecisionServed(decided.decision().plan.strategy);
-  *size =
-      EncodeAnswer(decided.decision(), decided.chip, FormOf(request, decided.from_cache), buffer);
+  *size = EncodeAnswer(decided.decision(), decided.resolved.chip,
+                       FormOf(request, decided.from_cache), buffer);
   return absl::OkStatus();
 }
 
@@ -101,7 +98,7 @@ absl::Status TilingAnswers::Answer(const pb::TilingRequest& request, pb::TilingR
   Decided decided;
   RETURN_IF_ERROR(Decide(request, &decided));
   metrics_.DecisionServed(decided.decision().plan.strategy);
-  DecisionToProto(decided.decision(), decided.chip, response, request.include_trace(),
+  DecisionToProto(decided.decision(), decided.resolved.chip, response, request.include_trace(),
                   request.view());
   response->set_id(request.id());
   response->set_from_cache(decided.from_cache);

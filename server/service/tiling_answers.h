@@ -20,6 +20,7 @@
 #include "npu/tiling/v1/tiling_service.pb.h"
 #include "server/metrics/service_metrics.h"
 #include "server/service/decision_cache.h"
+#include "server/service/request_pipeline.h"
 #include "server/tiling/registry.h"
 #include "server/tiling/types.h"
 
@@ -57,7 +58,7 @@ class TilingAnswers {
     std::shared_ptr<const npu::tiling::TilingDecision> cached;
     std::optional<npu::tiling::TilingDecision> fresh;
     bool from_cache = false;
-    npu::tiling::ChipSpec chip;
+    ResolvedRequest resolved;
 
     const npu::tiling::TilingDecision& decision() const {
       return cached != nullptr ? *cached : *fresh;
@@ -65,10 +66,8 @@ class TilingAnswers {
   };
   // Runs the pipeline and decides, from the cache when it can.
   absl::Status Decide(const npu::tiling::v1::TilingRequest& request, Decided* decided);
-  // The engine's decision for a resolved request.
-  absl::StatusOr<npu::tiling::TilingDecision> DecideFresh(
-      const npu::tiling::v1::TilingRequest& request, const npu::tiling::MatmulProblem& problem,
-      const npu::tiling::ChipSpec& chip);
+  // The engine's options for `request`.
+  npu::tiling::DecideOptions DecideOptionsFor(const npu::tiling::v1::TilingRequest& request) const;
   // Decide(), then the answer's bytes at the front of `buffer`
   // (EncodeAnswer()), `*size` of them.
   absl::Status DecideAndEncode(const npu::tiling::v1::TilingRequest& request, std::string* buffer,

@@ -10,14 +10,12 @@
 // stream goes on). The expected message names the field.
 //
 // Rows at a limit that is still valid expect OK, so the table also pins the
-// boundaries. Message-size, batch-length and unparseable-bytes cases follow as
-// separate tests. The server runs with small --max_batch and
+// boundaries. Message-size and batch-length cases follow as separate tests
+// (bytes that are not a request at all: bad_bytes_test.cc). The server runs with small --max_batch
+// and
 // --max_message_bytes so that "past the limit" is cheap to reach.
-#include <grpcpp/completion_queue.h>
 #include <grpcpp/create_channel.h>
-#include <grpcpp/generic/generic_stub.h>
 #include <grpcpp/security/credentials.h>
-#include <grpcpp/support/byte_buffer.h>
 
 #include <cstdint>
 #include <functional>
@@ -28,12 +26,10 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "absl/synchronization/notification.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "npu/tiling/v1/tiling_service.grpc.pb.h"
 #include "tests/integration/server_process.h"
-#include "tests/testing/byte_buffers.h"
 
 namespace npu::server::testing {
 namespace {
@@ -414,7 +410,7 @@ INSTANTIATE_TEST_SUITE_P(Table, BadInputTest, ::testing::ValuesIn(Cases()),
                            return std::string(info.param.name);
                          });
 
-// --- message size, batch length, bytes that are not a TilingRequest --------------------------
+// --- message size, batch length -------------------------------------------------------------
 
 using BadInputLimitsTest = BadInputTest;
 
@@ -499,114 +495,6 @@ TEST_F(BadInputLimitsTest, BatchOfOnlyBadItemsAnswersEachWithItsStatus) {
   for (size_t i = 0; i < requests.size(); ++i) {
     EXPECT_EQ(result.responses[i].id(), requests[i].id());
     EXPECT_NE(result.responses[i].status().code(), 0) << requests[i].id();
-  }
-}
-
-// Bytes that do not parse as a TilingRequest. The service parses requests
-// itself (tiling_service.h): gRPC's generated handlers would answer
-// UNIMPLEMENTED with no message, and would end a batch stream OK at the first
-// such item, leaving the rest unanswered.
-const std::vector<std::string>& Garbage() {
-  static const std::vector<std::string>* garbage = new std::vector<std::string>{
-      std::string("\x08", 1),              // a varint tag with no value
-      std::string("\x12\x7f\x08\x01", 4),  // problem claims 127 bytes, has 2
-      std::string("\x0f\x00", 2),          // wire type 7 does not exist
-      std::string("\x0a\x02\xff\xfe", 4),  // id is not UTF-8
-  };
-  return *garbage;
-}
-
-grpc::ByteBuffer ToByteBuffer(const std::string& bytes) {
-  grpc::Slice slice(bytes);
-  return grpc::ByteBuffer(&slice, 1);
-}
-
-grpc::Status RawCall(const std::shared_ptr<grpc::Channel>& channel, const std::string& bytes) {
-  grpc::GenericStub stub(channel);
-  grpc::ClientContext context;
-  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
-  const grpc::ByteBuffer request = ToByteBuffer(bytes);
-  grpc::ByteBuffer response;
-  grpc::Status result;
-  absl::Notification done;
-  stub.UnaryCall(&context, "/npu.tiling.v1.TilingService/GetTiling", grpc::StubOptions(), &request,
-                 &response, [&](grpc::Status status) {
-                   result = std::move(status);
-                   done.Notify();
-                 });
-  done.WaitForNotification();
-  return result;
-}
-
-TEST_F(BadInputLimitsTest, UnparseableBytesAreInvalidArgument) {
-  for (const std::string& bytes : Garbage()) {
-    const grpc::Status status = RawCall(*channel_, bytes);
-    EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << status.error_message();
-    EXPECT_THAT(status.error_message(), HasSubstr("not a valid npu.tiling.v1.TilingRequest"));
-  }
-  // The server is unharmed.
-  pb::TilingResponse response;
-  EXPECT_TRUE(Call(ValidRequest(), &response).ok());
-}
-
-// A batch whose items alternate between valid requests and garbage, over a
-// generic (bytes) stream: every item is answered, in order, and the stream
-// ends OK.
-TEST_F(BadInputLimitsTest, UnparseableBatchItemsAreAnsweredAndTheStreamGoesOn) {
-  std::vector<std::string> items;
-  for (size_t i = 0; i <= Garbage().size(); ++i) {
-    pb::TilingRequest request = ValidRequest();
-    request.set_id(absl::StrCat("good", i));
-    items.push_back(request.SerializeAsString());
-    if (i < Garbage().size()) items.push_back(Garbage()[i]);
-  }
-  grpc::GenericStub stub(*channel_);
-  grpc::ClientContext context;
-  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
-  grpc::CompletionQueue queue;
-  // The synchronous generic stream API is not in gRPC 1.51; drive the async
-  // one on a private completion queue, one operation at a time.
-  auto next = [&queue](void* expected_tag) {
-    void* tag = nullptr;
-    bool ok = false;
-    EXPECT_TRUE(queue.Next(&tag, &ok));
-    EXPECT_EQ(tag, expected_tag);
-    return ok;
-  };
-  std::unique_ptr<grpc::GenericClientAsyncReaderWriter> stream =
-      stub.PrepareCall(&context, "/npu.tiling.v1.TilingService/GetTilingBatch", &queue);
-  int tag = 0;
-  stream->StartCall(&tag);
-  ASSERT_TRUE(next(&tag));
-  for (const std::string& item : items) {
-    stream->Write(ToByteBuffer(item), &tag);
-    ASSERT_TRUE(next(&tag));
-  }
-  stream->WritesDone(&tag);
-  ASSERT_TRUE(next(&tag));
-  std::vector<pb::TilingResponse> answers;
-  while (true) {
-    grpc::ByteBuffer bytes;
-    stream->Read(&bytes, &tag);
-    if (!next(&tag)) break;
-    pb::TilingResponse answer;
-    ASSERT_TRUE(answer.ParseFromString(::npu::testing::FlattenByteBuffer(bytes)));
-    answers.push_back(answer);
-  }
-  grpc::Status status;
-  stream->Finish(&status, &tag);
-  ASSERT_TRUE(next(&tag));
-  queue.Shutdown();
-  EXPECT_TRUE(status.ok()) << status.error_message();
-  ASSERT_EQ(answers.size(), items.size());
-  for (size_t i = 0; i < answers.size(); ++i) {
-    if (i % 2 == 0) {
-      EXPECT_EQ(answers[i].id(), absl::StrCat("good", i / 2));
-      EXPECT_FALSE(answers[i].has_status()) << answers[i].status().message();
-    } else {
-      EXPECT_EQ(answers[i].status().code(), static_cast<int>(grpc::StatusCode::INVALID_ARGUMENT));
-      EXPECT_THAT(answers[i].status().message(), HasSubstr("not a valid"));
-    }
   }
 }
 

@@ -5,10 +5,7 @@
 // on. The inputs are fixed malformed encodings, every truncation of a valid
 // request and seeded random bytes; only those protobuf itself rejects are
 // sent (random bytes often parse as unknown fields).
-#include <grpcpp/generic/generic_stub.h>
-#include <grpcpp/grpcpp.h>
 
-#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <random>
@@ -16,25 +13,17 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "absl/synchronization/notification.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/message.h"
 #include "gtest/gtest.h"
 #include "npu/tiling/v1/tiling_service.pb.h"
+#include "tests/service/raw_calls.h"
 #include "tests/service/test_server.h"
-#include "tests/testing/byte_buffers.h"
 
 namespace npu::server::testing {
 namespace {
 
 using ::testing::HasSubstr;
-
-constexpr char kService[] = "/npu.tiling.v1.TilingService/";
-
-grpc::ByteBuffer ToByteBuffer(const std::string& bytes) {
-  grpc::Slice slice(bytes);
-  return grpc::ByteBuffer(&slice, 1);
-}
 
 pb::ExecuteRequest ValidExecuteRequest() {
   pb::ExecuteRequest request;
@@ -71,24 +60,6 @@ std::vector<std::string> Unparseable(const google::protobuf::Message& prototype,
   return rejected;
 }
 
-grpc::Status UnaryCall(const std::shared_ptr<grpc::Channel>& channel, const std::string& method,
-                       const std::string& bytes) {
-  grpc::GenericStub stub(channel);
-  grpc::ClientContext context;
-  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
-  const grpc::ByteBuffer request = ToByteBuffer(bytes);
-  grpc::ByteBuffer response;
-  grpc::Status result;
-  absl::Notification done;
-  stub.UnaryCall(&context, absl::StrCat(kService, method), grpc::StubOptions(), &request, &response,
-                 [&](grpc::Status status) {
-                   result = std::move(status);
-                   done.Notify();
-                 });
-  done.WaitForNotification();
-  return result;
-}
-
 struct UnaryMethod {
   const char* name;
   const google::protobuf::Message* prototype;
@@ -109,14 +80,14 @@ TEST(BadBytesTest, EveryUnaryMethodAnswersUnparseableBytesWithInvalidArgument) {
     // Enough of each kind to mean something.
     ASSERT_GE(inputs.size(), 20u) << method.name;
     for (const std::string& bytes : inputs) {
-      const grpc::Status status = UnaryCall(server.channel(), method.name, bytes);
+      const grpc::Status status = RawUnaryCall(server.channel(), method.name, bytes);
       EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT)
           << method.name << ": " << status.error_message();
       EXPECT_THAT(status.error_message(), HasSubstr(absl::StrCat("not a valid ", type)))
           << method.name;
     }
     // The valid request still works.
-    const grpc::Status status = UnaryCall(server.channel(), method.name, method.valid);
+    const grpc::Status status = RawUnaryCall(server.channel(), method.name, method.valid);
     EXPECT_TRUE(status.ok()) << method.name << ": " << status.error_message();
   }
   EXPECT_GE(server.Metric("npu_tiling_request_errors_total", {{"grpc_code", "InvalidArgument"}}),
@@ -138,43 +109,9 @@ TEST(BadBytesTest, BatchAnswersEveryUnparseableItemInItsStatus) {
     items.push_back(bytes);
   }
 
-  grpc::GenericStub stub(server.channel());
-  grpc::ClientContext context;
-  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
-  grpc::CompletionQueue queue;
-  // gRPC 1.51 has no synchronous generic stream; drive the async one on a
-  // private completion queue, one operation at a time.
-  auto next = [&queue](void* expected_tag) {
-    void* tag = nullptr;
-    bool ok = false;
-    EXPECT_TRUE(queue.Next(&tag, &ok));
-    EXPECT_EQ(tag, expected_tag);
-    return ok;
-  };
-  std::unique_ptr<grpc::GenericClientAsyncReaderWriter> stream =
-      stub.PrepareCall(&context, absl::StrCat(kService, "GetTilingBatch"), &queue);
-  int tag = 0;
-  stream->StartCall(&tag);
-  ASSERT_TRUE(next(&tag));
-  std::vector<pb::TilingResponse> answers;
-  // One item out, its answer in: the server never has more than one queued.
-  for (const std::string& item : items) {
-    stream->Write(ToByteBuffer(item), &tag);
-    ASSERT_TRUE(next(&tag));
-    grpc::ByteBuffer bytes;
-    stream->Read(&bytes, &tag);
-    ASSERT_TRUE(next(&tag));
-    pb::TilingResponse answer;
-    ASSERT_TRUE(answer.ParseFromString(::npu::testing::FlattenByteBuffer(bytes)));
-    answers.push_back(answer);
-  }
-  stream->WritesDone(&tag);
-  ASSERT_TRUE(next(&tag));
-  grpc::Status status;
-  stream->Finish(&status, &tag);
-  ASSERT_TRUE(next(&tag));
-  queue.Shutdown();
-  EXPECT_TRUE(status.ok()) << status.error_message();
+  const RawBatchResult result = RawBatch(server.channel(), items);
+  EXPECT_TRUE(result.status.ok()) << result.status.error_message();
+  const std::vector<pb::TilingResponse>& answers = result.answers;
   ASSERT_EQ(answers.size(), items.size());
   for (size_t i = 0; i < answers.size(); ++i) {
     if (i % 2 == 0) {

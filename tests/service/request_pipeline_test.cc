@@ -79,15 +79,17 @@ TEST(RequestPipelineTest, ReusedMessageOnlyForSmallRequests) {
 }
 
 TEST(RequestPipelineTest, ResolvesProblemAndChip) {
-  absl::StatusOr<ResolvedRequest> resolved = ResolveRequest(testing::StreamKRequest());
-  ASSERT_TRUE(resolved.ok()) << resolved.status();
-  EXPECT_EQ(resolved->problem.m, 4096);
-  EXPECT_EQ(resolved->chip.name, tl::kDefaultPlatform);
+  ResolvedRequest resolved;
+  const absl::Status status = ResolveRequest(testing::StreamKRequest(), &resolved);
+  ASSERT_TRUE(status.ok()) << status;
+  EXPECT_EQ(resolved.problem.m, 4096);
+  EXPECT_EQ(resolved.chip.name, tl::kDefaultPlatform);
 }
 
 // Each step's error wins over every later step's, and a later step does not
 // run after a failure.
 TEST(RequestPipelineTest, StepsRunInOrderAndStopAtTheFirstError) {
+  ResolvedRequest resolved;
   std::vector<std::string> ran;
   RequestSteps steps;
   steps.check_fields = [&] {
@@ -105,11 +107,11 @@ TEST(RequestPipelineTest, StepsRunInOrderAndStopAtTheFirstError) {
 
   pb::TilingRequest wire_error = testing::StreamKRequest();
   wire_error.mutable_problem()->set_dtype_a(pb::DATA_TYPE_UNSPECIFIED);
-  EXPECT_THAT(ResolveRequest(wire_error, steps).status(),
+  EXPECT_THAT(ResolveRequest(wire_error, steps, &resolved),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("problem.dtype_a")));
   EXPECT_TRUE(ran.empty());
 
-  EXPECT_THAT(ResolveRequest(testing::StreamKRequest(), steps).status(),
+  EXPECT_THAT(ResolveRequest(testing::StreamKRequest(), steps, &resolved),
               StatusIs(absl::StatusCode::kFailedPrecondition));
   EXPECT_EQ(ran, std::vector<std::string>({"fields"}));
 
@@ -117,17 +119,17 @@ TEST(RequestPipelineTest, StepsRunInOrderAndStopAtTheFirstError) {
   steps.check_fields = nullptr;
   pb::TilingRequest bad_problem = testing::StreamKRequest();
   bad_problem.mutable_problem()->set_m(0);
-  EXPECT_THAT(ResolveRequest(bad_problem, steps).status(),
+  EXPECT_THAT(ResolveRequest(bad_problem, steps, &resolved),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("problem")));
   EXPECT_TRUE(ran.empty());
 
-  EXPECT_THAT(ResolveRequest(testing::StreamKRequest(), steps).status(),
+  EXPECT_THAT(ResolveRequest(testing::StreamKRequest(), steps, &resolved),
               StatusIs(absl::StatusCode::kUnimplemented));
   EXPECT_EQ(ran, std::vector<std::string>({"problem"}));
 
   ran.clear();
   steps.check_problem = nullptr;
-  EXPECT_THAT(ResolveRequest(testing::StreamKRequest(), steps).status(),
+  EXPECT_THAT(ResolveRequest(testing::StreamKRequest(), steps, &resolved),
               StatusIs(absl::StatusCode::kNotFound));
   EXPECT_EQ(ran, std::vector<std::string>({"chip"}));
 }

@@ -153,6 +153,57 @@ inline BatchResult RunBatch(pb::TilingService::Stub& stub,
   return result;
 }
 
+// Problems that reach different strategies and error paths.
+inline std::vector<pb::TilingRequest> VariedRequests() {
+  std::vector<pb::TilingRequest> requests;
+  requests.push_back(StreamKRequest());
+  requests.push_back(ShapeRequest(1024, 1024, 1024));
+  requests.push_back(ShapeRequest(11665, 47, 89));
+  requests.push_back(ShapeRequest(32, 8400, 16));
+  requests.push_back(ShapeRequest(256, 256, 0));  // K = 0
+  pb::TilingRequest to_mul = ShapeRequest(8, 8192, 1);
+  to_mul.mutable_problem()->set_force_grp_acc_fp32(true);
+  requests.push_back(to_mul);
+  pb::TilingRequest bias = ShapeRequest(2048, 2048, 512);
+  bias.mutable_problem()->set_has_bias(true);
+  bias.mutable_problem()->set_dtype_bias(pb::DATA_TYPE_FLOAT32);
+  requests.push_back(bias);
+  pb::TilingRequest fp32 = ShapeRequest(4096, 4096, 4096);
+  fp32.mutable_problem()->set_dtype_a(pb::DATA_TYPE_FLOAT32);
+  fp32.mutable_problem()->set_dtype_b(pb::DATA_TYPE_FLOAT32);
+  fp32.mutable_problem()->set_dtype_c(pb::DATA_TYPE_FLOAT32);
+  requests.push_back(fp32);
+  pb::TilingRequest hf32 = fp32;
+  hf32.mutable_problem()->set_hf32(true);
+  requests.push_back(hf32);
+  pb::TilingRequest deterministic = StreamKRequest();
+  deterministic.mutable_problem()->set_deterministic_level(2);
+  requests.push_back(deterministic);
+  pb::TilingRequest basic_api = StreamKRequest();
+  basic_api.mutable_problem()->set_avoid_tensor_api(true);
+  requests.push_back(basic_api);
+  pb::TilingRequest small_chip = StreamKRequest();
+  small_chip.mutable_platform_overrides()->set_aic_num(8);
+  small_chip.mutable_platform_overrides()->set_aiv_num(16);
+  requests.push_back(small_chip);
+  requests.push_back(ShapeRequest(0, 16, 16));  // invalid: the error must not be cached
+  for (size_t i = 0; i < requests.size(); ++i) {
+    requests[i].set_id("r" + std::to_string(i));
+    requests[i].set_include_trace(i % 2 == 0);
+  }
+  return requests;
+}
+
+// Waits until the server has released every admitted RPC: the client sees a
+// call's status before the server's reactor has run OnDone(). The bound only
+// guards against a hang.
+inline void WaitForNoAdmittedCalls(TestServer& server) {
+  for (int i = 0; i < 10000 && server.server().service().inflight() != 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  ASSERT_EQ(server.server().service().inflight(), 0);
+}
+
 }  // namespace npu::server::testing
 
 #endif  // NPU_TESTS_SERVICE_TEST_SERVER_H_

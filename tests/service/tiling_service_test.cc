@@ -1,6 +1,6 @@
 // End-to-end tests of TilingService through a real server on 127.0.0.1:0:
-// every RPC, every error path, the cache, batches, overload, health, drain
-// and the metrics the calls move.
+// every unary RPC, every error path, the cache, overload, health, drain and
+// the metrics the calls move (GetTilingBatch: batch_reactor_test.cc).
 #include "server/service/tiling_service.h"
 
 #include <grpcpp/client_context.h>
@@ -27,6 +27,8 @@ using ::npu::server::testing::RunBatch;
 using ::npu::server::testing::ShapeRequest;
 using ::npu::server::testing::StreamKRequest;
 using ::npu::server::testing::TestServer;
+using ::npu::server::testing::VariedRequests;
+using ::npu::server::testing::WaitForNoAdmittedCalls;
 using ::testing::HasSubstr;
 namespace pb = ::npu::tiling::v1;
 
@@ -41,16 +43,6 @@ uint64_t FieldValue(const pb::TilingResponse& response, const std::string& name)
   }
   ADD_FAILURE() << "no field " << name;
   return 0;
-}
-
-// Waits until the server has released every admitted RPC: the client sees a
-// call's status before the server's reactor has run OnDone(). The bound only
-// guards against a hang.
-void WaitForIdle(TestServer& server) {
-  for (int i = 0; i < 10000 && server.server().service().inflight() != 0; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  ASSERT_EQ(server.server().service().inflight(), 0);
 }
 
 TEST(GetTilingTest, AnswersTheGoldenStreamKCase) {
@@ -309,47 +301,6 @@ TEST(ListPlatformsTest, ListsTheDefaultFirst) {
   EXPECT_EQ(response.platforms(0).l1_bytes(), 512u * 1024);
 }
 
-// Problems that reach different strategies and error paths.
-std::vector<pb::TilingRequest> VariedRequests() {
-  std::vector<pb::TilingRequest> requests;
-  requests.push_back(StreamKRequest());
-  requests.push_back(ShapeRequest(1024, 1024, 1024));
-  requests.push_back(ShapeRequest(11665, 47, 89));
-  requests.push_back(ShapeRequest(32, 8400, 16));
-  requests.push_back(ShapeRequest(256, 256, 0));  // K = 0
-  pb::TilingRequest to_mul = ShapeRequest(8, 8192, 1);
-  to_mul.mutable_problem()->set_force_grp_acc_fp32(true);
-  requests.push_back(to_mul);
-  pb::TilingRequest bias = ShapeRequest(2048, 2048, 512);
-  bias.mutable_problem()->set_has_bias(true);
-  bias.mutable_problem()->set_dtype_bias(pb::DATA_TYPE_FLOAT32);
-  requests.push_back(bias);
-  pb::TilingRequest fp32 = ShapeRequest(4096, 4096, 4096);
-  fp32.mutable_problem()->set_dtype_a(pb::DATA_TYPE_FLOAT32);
-  fp32.mutable_problem()->set_dtype_b(pb::DATA_TYPE_FLOAT32);
-  fp32.mutable_problem()->set_dtype_c(pb::DATA_TYPE_FLOAT32);
-  requests.push_back(fp32);
-  pb::TilingRequest hf32 = fp32;
-  hf32.mutable_problem()->set_hf32(true);
-  requests.push_back(hf32);
-  pb::TilingRequest deterministic = StreamKRequest();
-  deterministic.mutable_problem()->set_deterministic_level(2);
-  requests.push_back(deterministic);
-  pb::TilingRequest basic_api = StreamKRequest();
-  basic_api.mutable_problem()->set_avoid_tensor_api(true);
-  requests.push_back(basic_api);
-  pb::TilingRequest small_chip = StreamKRequest();
-  small_chip.mutable_platform_overrides()->set_aic_num(8);
-  small_chip.mutable_platform_overrides()->set_aiv_num(16);
-  requests.push_back(small_chip);
-  requests.push_back(ShapeRequest(0, 16, 16));  // invalid: the error must not be cached
-  for (size_t i = 0; i < requests.size(); ++i) {
-    requests[i].set_id("r" + std::to_string(i));
-    requests[i].set_include_trace(i % 2 == 0);
-  }
-  return requests;
-}
-
 TEST(DecisionCacheTest, AnswersAreIdenticalWithAndWithoutCache) {
   ServerOptions uncached_options = LoopbackOptions();
   uncached_options.service.cache_capacity = 0;
@@ -433,105 +384,6 @@ TEST(DecisionCacheTest, ConcurrentCallersGetTheSameAnswers) {
   EXPECT_LE(server.server().service().decision_cache().size(), 8u);
 }
 
-TEST(GetTilingBatchTest, TenThousandRequestsInOrderWithoutLoss) {
-  TestServer server;
-  constexpr int kRequests = 10000;
-  std::vector<pb::TilingRequest> requests;
-  requests.reserve(kRequests);
-  for (int i = 0; i < kRequests; ++i) {
-    // A few hundred distinct shapes, so both cache hits and misses occur;
-    // every 1000th request is invalid.
-    pb::TilingRequest request = ShapeRequest(i % 1000 == 999 ? 0 : 16 + (i % 397) * 16, 1024, 512);
-    request.set_id("item-" + std::to_string(i));
-    requests.push_back(std::move(request));
-  }
-  BatchResult result = RunBatch(server.stub(), requests);
-  ASSERT_TRUE(result.status.ok()) << result.status.error_message();
-  ASSERT_EQ(result.responses.size(), requests.size());
-  int failed = 0;
-  for (int i = 0; i < kRequests; ++i) {
-    const pb::TilingResponse& response = result.responses[i];
-    ASSERT_EQ(response.id(), requests[i].id());
-    if (i % 1000 == 999) {
-      ++failed;
-      ASSERT_TRUE(response.has_status());
-      EXPECT_EQ(response.status().code(), static_cast<int>(grpc::StatusCode::INVALID_ARGUMENT));
-      EXPECT_EQ(response.status().code_name(), "INVALID_ARGUMENT");
-      EXPECT_THAT(response.status().message(), HasSubstr("problem"));
-      EXPECT_EQ(response.tiling_key(), 0u);
-    } else {
-      ASSERT_FALSE(response.has_status()) << response.status().message();
-      EXPECT_GT(response.block_dim(), 0u);
-    }
-  }
-  EXPECT_EQ(failed, 10);
-  WaitForIdle(server);
-  EXPECT_EQ(server.Metric("grpc_server_msg_received_total", {{"grpc_method", "GetTilingBatch"}}),
-            kRequests);
-  EXPECT_EQ(server.Metric("grpc_server_msg_sent_total", {{"grpc_method", "GetTilingBatch"}}),
-            kRequests);
-  EXPECT_EQ(server.Metric("npu_tiling_request_errors_total", {{"grpc_code", "InvalidArgument"}}),
-            10);
-}
-
-TEST(GetTilingBatchTest, AnswersMatchUnaryAnswers) {
-  TestServer server;
-  const std::vector<pb::TilingRequest> requests = VariedRequests();
-  BatchResult result = RunBatch(server.stub(), requests);
-  ASSERT_TRUE(result.status.ok());
-  ASSERT_EQ(result.responses.size(), requests.size());
-  for (size_t i = 0; i < requests.size(); ++i) {
-    pb::TilingResponse unary;
-    grpc::Status status = Call(server, requests[i], &unary);
-    pb::TilingResponse batched = result.responses[i];
-    if (!status.ok()) {
-      EXPECT_EQ(batched.status().code(), static_cast<int>(status.error_code()));
-      EXPECT_EQ(batched.status().message(), status.error_message());
-      continue;
-    }
-    unary.set_from_cache(false);
-    batched.set_from_cache(false);
-    EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(unary, batched))
-        << requests[i].id();
-  }
-}
-
-TEST(GetTilingBatchTest, ItemsAnswerInTheirOwnView) {
-  TestServer server;
-  std::vector<pb::TilingRequest> requests = VariedRequests();
-  for (size_t i = 0; i < requests.size(); i += 2) {
-    requests[i].set_view(pb::RESPONSE_VIEW_COMPACT);
-  }
-  BatchResult result = RunBatch(server.stub(), requests);
-  ASSERT_TRUE(result.status.ok());
-  ASSERT_EQ(result.responses.size(), requests.size());
-  for (size_t i = 0; i < requests.size(); ++i) {
-    const pb::TilingResponse& batched = result.responses[i];
-    if (batched.has_status()) continue;
-    EXPECT_EQ(batched.has_key(), i % 2 == 1) << requests[i].id();
-    EXPECT_EQ(batched.has_platform(), i % 2 == 1) << requests[i].id();
-    EXPECT_GT(batched.raw_words_size(), 0) << requests[i].id();
-  }
-}
-
-TEST(GetTilingBatchTest, EmptyStreamFinishesOk) {
-  TestServer server;
-  BatchResult result = RunBatch(server.stub(), {});
-  EXPECT_TRUE(result.status.ok());
-  EXPECT_TRUE(result.responses.empty());
-}
-
-TEST(GetTilingBatchTest, StreamLongerThanMaxBatchEndsResourceExhausted) {
-  ServerOptions options = LoopbackOptions();
-  options.service.max_batch = 5;
-  TestServer server(options);
-  std::vector<pb::TilingRequest> requests(8, StreamKRequest());
-  BatchResult result = RunBatch(server.stub(), requests);
-  EXPECT_EQ(result.status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
-  EXPECT_THAT(result.status.error_message(), HasSubstr("max_batch"));
-  EXPECT_EQ(result.responses.size(), 5u);
-}
-
 TEST(OverloadTest, CallsBeyondMaxInflightAreResourceExhausted) {
   ServerOptions options = LoopbackOptions();
   options.service.max_inflight = 1;
@@ -568,7 +420,7 @@ TEST(OverloadTest, CallsBeyondMaxInflightAreResourceExhausted) {
   ASSERT_TRUE(stream->Read(&first));
   ASSERT_TRUE(stream->WritesDone());
   EXPECT_TRUE(stream->Finish().ok());
-  WaitForIdle(server);
+  WaitForNoAdmittedCalls(server);
   EXPECT_TRUE(Call(server, StreamKRequest(), &response).ok());
 }
 
@@ -634,7 +486,7 @@ TEST(MetricsTest, CallsMoveTheServiceMetrics) {
   pb::TilingRequest bad = StreamKRequest();
   bad.mutable_problem()->set_m(0);
   EXPECT_FALSE(Call(server, bad, &response).ok());
-  WaitForIdle(server);
+  WaitForNoAdmittedCalls(server);
 
   const std::map<std::string, std::string> get_tiling = {
       {"grpc_service", "npu.tiling.v1.TilingService"},
