@@ -75,6 +75,22 @@ TEST(StrategyRegistryTest, ForcedStrategyThatCannotApplyExplainsWhy) {
               StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("align256(K)=1024")));
 }
 
+// K = 0 only reaches the cube strategies when one is forced; every one of
+// them refuses it instead of sizing blocks from zero K bytes (which divided
+// by zero in the ASWT block sizing).
+TEST(StrategyRegistryTest, ForcedCubeStrategyRefusesZeroK) {
+  for (const char* name : {"BASIC_ASWT", "BASIC_STREAM_K"}) {
+    for (int64_t n : {255, 512}) {
+      DecideOptions options;
+      options.forced_strategy = name;
+      EXPECT_THAT(
+          MakeBuiltinRegistry().Decide(Problem(n == 255 ? 1 : 512, n, 0), Chip950(), options),
+          StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("cannot apply")))
+          << name << " n=" << n;
+    }
+  }
+}
+
 // Neither skipping the texts nor (for inputs that pass the checks) the
 // input checks changes a number of the plan.
 TEST(StrategyRegistryTest, WithoutTextsOrChecksThePlanIsTheSame) {

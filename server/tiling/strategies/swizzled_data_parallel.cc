@@ -215,9 +215,16 @@ void ChooseApiLevelAndModel(const MatmulProblem& problem, const ProblemFacts& fa
 
 }  // namespace
 
-Capability SwizzledDataParallelStrategy::IsCapable(const MatmulProblem& /*problem*/,
+Capability SwizzledDataParallelStrategy::IsCapable(const MatmulProblem& problem,
                                                    const ProblemFacts& facts,
                                                    const ChipSpec& /*chip*/) const {
+  // CANN's order never brings K = 0 here (K_EQUAL_ZERO comes first, and a
+  // bias needs K >= 1); only a forced strategy can, and the block sizing
+  // divides by the L0 bytes of a K step.
+  if (problem.k == 0) {
+    return Capability::No(
+        Explain(facts, "K=0 leaves the cube nothing to multiply (K_EQUAL_ZERO clears C)"));
+  }
   return Capability::Yes(Explain(facts, "always capable (fallback)"));
 }
 
