@@ -216,9 +216,7 @@ constexpr const char* kLongKey = "CANN's choice >= 10 us";
 const char* kKindNames[] = {"another CANN strategy", "(1) block search", "(2) SWAT window",
                             "(3) L1 partial residency", "(4) AIV dot product"};
 
-}  // namespace
-
-int main(int argc, char** argv) {
+struct SweepFlags {
   std::string out_path = "bench/ADVISE_SWEEP.md";
   std::string csv_path;
   std::string cases_path = NPU_CONFORMANCE_CASES;
@@ -227,43 +225,52 @@ int main(int argc, char** argv) {
   // budget that runs out would make the report depend on the host.
   double budget_ms = 60000;
   std::vector<int64_t> sizes = {1, 17, 255, 1001, 4097, 16383};
+};
+
+// Reads the flags; false (after saying why) on an unknown one.
+bool ParseFlags(int argc, char** argv, SweepFlags& flags) {
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i], value = argv[i + 1];
     if (flag == "--out") {
-      out_path = value;
+      flags.out_path = value;
     } else if (flag == "--csv") {
-      csv_path = value;
+      flags.csv_path = value;
     } else if (flag == "--threads") {
-      threads = std::max(1, std::atoi(value.c_str()));
+      flags.threads = std::max(1, std::atoi(value.c_str()));
     } else if (flag == "--budget_ms") {
-      budget_ms = std::atof(value.c_str());
+      flags.budget_ms = std::atof(value.c_str());
     } else if (flag == "--cases") {
-      cases_path = value;
+      flags.cases_path = value;
     } else if (flag == "--grid") {
-      sizes.clear();
+      flags.sizes.clear();
       for (absl::string_view part : absl::StrSplit(value, ',')) {
-        sizes.push_back(std::atoll(std::string(part).c_str()));
+        flags.sizes.push_back(std::atoll(std::string(part).c_str()));
       }
     } else {
       std::fprintf(stderr, "unknown flag %s\n", flag.c_str());
-      return 2;
+      return false;
     }
   }
+  return true;
+}
 
+// The golden shapes, the seeds examples and the grid, in report order.
+std::vector<SweepProblem> CollectProblems(const SweepFlags& flags) {
   std::vector<SweepProblem> problems;
-  for (const npu::testing::GoldenCase& golden : npu::testing::LoadGoldenCases(cases_path)) {
+  for (const npu::testing::GoldenCase& golden : npu::testing::LoadGoldenCases(flags.cases_path)) {
     problems.push_back({golden.name, "golden", golden.problem, golden.chip});
   }
   for (SweepProblem& p : SeedProblems()) problems.push_back(std::move(p));
-  for (SweepProblem& p : GridProblems(sizes)) problems.push_back(std::move(p));
+  for (SweepProblem& p : GridProblems(flags.sizes)) problems.push_back(std::move(p));
+  return problems;
+}
 
-  AdviseOptions options;
-  options.max_advisory_ms = budget_ms;
-  options.emulator_threads = 1;  // the sweep is parallel over problems
+// Advises every problem on `threads` host threads; outcomes in problem order.
+std::vector<Outcome> RunAll(const std::vector<SweepProblem>& problems, const AdviseOptions& options,
+                            int threads) {
   std::vector<Outcome> outcomes(problems.size());
   std::atomic<size_t> next{0};
   std::atomic<size_t> done{0};
-  const auto start = std::chrono::steady_clock::now();
   std::vector<std::thread> workers;
   for (int t = 0; t < threads; ++t) {
     workers.emplace_back([&] {
@@ -277,14 +284,17 @@ int main(int argc, char** argv) {
     });
   }
   for (std::thread& worker : workers) worker.join();
-  const double total_s =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return outcomes;
+}
 
-  // Aggregates, overall and per source / dtype.
-  struct Group {
-    size_t problems = 0, differs = 0, passed = 0, shrunk = 0;
-    std::vector<double> gains;
-  };
+// Aggregates of one group of problems (overall, per source, per dtype).
+struct Group {
+  size_t problems = 0, differs = 0, passed = 0, shrunk = 0;
+  std::vector<double> gains;
+};
+
+// Aggregates of the whole sweep.
+struct Totals {
   std::map<std::string, Group> groups;
   size_t errors = 0, budget_hits = 0, rejected_variants = 0, numerics_failed = 0, split_timed = 0,
          split_changes = 0, split_rank_changed = 0;
@@ -294,75 +304,61 @@ int main(int argc, char** argv) {
   std::vector<double> split_slowdowns;
   std::map<VariantKind, size_t> wins, offered;
   std::map<VariantKind, std::vector<double>> win_gains;
-  std::vector<size_t> order;
+  std::vector<size_t> order;  // problems advised without error
+  // "Another CANN strategy" is offered wherever a second strategy is capable.
+  size_t other_strategy_offered = 0;
+};
+
+Totals Aggregate(const std::vector<SweepProblem>& problems, const std::vector<Outcome>& outcomes) {
+  Totals t;
   for (size_t i = 0; i < problems.size(); ++i) {
     const Outcome& o = outcomes[i];
     if (!o.ok) {
-      ++errors;
+      ++t.errors;
       continue;
     }
-    order.push_back(i);
+    t.order.push_back(i);
     const std::string dtype(npu::tiling::DataTypeName(problems[i].problem.dtype_a));
     std::vector<std::string> group_keys = {"all", absl::StrCat("source: ", problems[i].source),
                                            absl::StrCat("dtype: ", dtype)};
     if (o.cann_us >= kLongUs) group_keys.push_back(kLongKey);
     for (const std::string& key : group_keys) {
-      Group& g = groups[key];
+      Group& g = t.groups[key];
       ++g.problems;
       g.differs += o.best_is_cann ? 0 : 1;
       g.passed += o.numerics == NumericsCheck::kPassed ? 1 : 0;
       g.shrunk += o.shrunk ? 1 : 0;
       g.gains.push_back(o.gain);
     }
-    budget_hits += o.budget_exhausted ? 1 : 0;
-    rejected_variants += o.rejected_variants;
-    numerics_failed += o.numerics == NumericsCheck::kPassed ? 0 : 1;
-    emulations += o.emulations;
-    if (o.ms > slowest_ms) {
-      slowest_ms = o.ms;
-      slowest = problems[i].name;
+    t.budget_hits += o.budget_exhausted ? 1 : 0;
+    t.rejected_variants += o.rejected_variants;
+    t.numerics_failed += o.numerics == NumericsCheck::kPassed ? 0 : 1;
+    t.emulations += o.emulations;
+    if (o.ms > t.slowest_ms) {
+      t.slowest_ms = o.ms;
+      t.slowest = problems[i].name;
     }
     if (o.split_timed) {
-      ++split_timed;
-      split_changes += o.split_changes_best ? 1 : 0;
-      split_rank_changed += o.split_rank_changes > 0 ? 1 : 0;
-      if (o.split_cann_slowdown > 0) split_slowdowns.push_back(o.split_cann_slowdown);
+      ++t.split_timed;
+      t.split_changes += o.split_changes_best ? 1 : 0;
+      t.split_rank_changed += o.split_rank_changes > 0 ? 1 : 0;
+      if (o.split_cann_slowdown > 0) t.split_slowdowns.push_back(o.split_cann_slowdown);
     }
     for (const auto& [kind, present] : o.offered) {
-      if (present && kind != VariantKind::kCannStrategy) ++offered[kind];
+      if (present && kind != VariantKind::kCannStrategy) ++t.offered[kind];
     }
     if (!o.best_is_cann) {
-      ++wins[o.best_kind];
-      win_gains[o.best_kind].push_back(o.gain);
+      ++t.wins[o.best_kind];
+      t.win_gains[o.best_kind].push_back(o.gain);
     }
   }
-  // "Another CANN strategy" is offered wherever a second strategy is capable.
-  size_t other_strategy_offered = 0;
-  for (size_t i : order) {
-    other_strategy_offered += outcomes[i].candidates > 1 ? 1 : 0;
+  for (size_t i : t.order) {
+    t.other_strategy_offered += outcomes[i].candidates > 1 ? 1 : 0;
   }
+  return t;
+}
 
-  std::ostringstream md;
-  md << "# ADVISE sweep\n\n"
-     << "Generated by `bench/advise_sweep.sh` (`build/bin/advise_sweep`); do not edit by hand.\n"
-     << "Each problem is advised by `npu::advisor::Advise()` with timing-only emulation, a "
-     << budget_ms << " ms budget per problem and the default options; gains are the emulator's\n"
-     << "predicted cycles of CANN's choice over those of the advisor's best candidate (CANN's "
-     << "choice is always a candidate, so no gain is below 1).\n\n";
-  md << absl::StrFormat(
-      "%zu problems (%zu golden, %zu seeds, %zu grid: M, N, K in {%s}, float16 / bfloat16 / "
-      "float32) in %.0f s on %d host threads, %llu emulations; slowest problem %.0f ms (%s). "
-      "Errors: %zu. Budget exhausted: %zu. Variant plans the emulator rejected: %zu.\n\n",
-      problems.size(), groups["source: golden"].problems, groups["source: seeds"].problems,
-      groups["source: grid"].problems,
-      [&] {
-        std::string s;
-        for (int64_t v : sizes) absl::StrAppend(&s, s.empty() ? "" : ", ", v);
-        return s;
-      }(),
-      total_s, threads, static_cast<unsigned long long>(emulations), slowest_ms, slowest, errors,
-      budget_hits, rejected_variants);
-
+void WriteSummary(std::ostringstream& md, Totals& t) {
   md << "## Summary\n\n"
      << "| Problems | Best differs from CANN | ... by 2% or more | Geo-mean gain | Geo-mean gain "
         "where it differs | Worst-case gain (smallest where it differs) | Best gain | "
@@ -377,7 +373,7 @@ int main(int argc, char** argv) {
                                    "dtype: float32",
                                    kLongKey};
   for (const std::string& key : keys) {
-    const Group& g = groups[key];
+    const Group& g = t.groups[key];
     if (g.problems == 0) continue;
     std::vector<double> differing;
     size_t clear = 0;  // predicted 2% or more faster: beyond the model's tail-round noise
@@ -394,20 +390,23 @@ int main(int argc, char** argv) {
        << " / " << g.problems << " (" << g.shrunk << " on a shrunken copy) |\n";
   }
   md << "\n";
+}
 
+void WritePerVariant(std::ostringstream& md, Totals& t) {
   md << "## Per variant\n\n"
      << "Offered: the variant was among the candidates (it is only offered where it is valid, "
         "and the cube variants only when CANN's choice is more than 3% above the roofline "
         "bound). Wins: it was the best candidate.\n\n"
      << "| Variant | Offered | Wins | Wins / offered | Geo-mean gain when it wins | Best gain |\n"
      << "| --- | --- | --- | --- | --- | --- |\n";
-  const size_t total = order.size();
+  const size_t total = t.order.size();
   for (int k = 0; k < 5; ++k) {
     const VariantKind kind = static_cast<VariantKind>(k);
-    const size_t off = kind == VariantKind::kCannStrategy ? other_strategy_offered : offered[kind];
-    const std::vector<double>& g = win_gains[kind];
-    md << "| " << kKindNames[k] << " | " << off << " (" << Pct(off, total) << ") | " << wins[kind]
-       << " (" << Pct(wins[kind], total) << ") | " << Pct(wins[kind], off) << " | "
+    const size_t off =
+        kind == VariantKind::kCannStrategy ? t.other_strategy_offered : t.offered[kind];
+    const std::vector<double>& g = t.win_gains[kind];
+    md << "| " << kKindNames[k] << " | " << off << " (" << Pct(off, total) << ") | " << t.wins[kind]
+       << " (" << Pct(t.wins[kind], total) << ") | " << Pct(t.wins[kind], off) << " | "
        << (g.empty() ? "-" : X(GeoMean(g))) << " | "
        << (g.empty() ? "-" : X(*std::max_element(g.begin(), g.end()))) << " |\n";
   }
@@ -416,59 +415,62 @@ int main(int argc, char** argv) {
      << "| Problems re-ranked | Best candidate changes | Some candidate moves | Geo-mean slowdown "
         "of CANN's choice (where re-timed) | Worst slowdown of CANN's choice |\n"
      << "| --- | --- | --- | --- | --- |\n"
-     << "| " << split_timed << " (those with 2+ candidates; the best 4 re-timed) | "
-     << split_changes << " (" << Pct(split_changes, split_timed) << ") | " << split_rank_changed
-     << " (" << Pct(split_rank_changed, split_timed) << ") | " << X(GeoMean(split_slowdowns))
-     << " | "
-     << X(split_slowdowns.empty()
+     << "| " << t.split_timed << " (those with 2+ candidates; the best 4 re-timed) | "
+     << t.split_changes << " (" << Pct(t.split_changes, t.split_timed) << ") | "
+     << t.split_rank_changed << " (" << Pct(t.split_rank_changed, t.split_timed) << ") | "
+     << X(GeoMean(t.split_slowdowns)) << " | "
+     << X(t.split_slowdowns.empty()
               ? 1.0
-              : *std::max_element(split_slowdowns.begin(), split_slowdowns.end()))
+              : *std::max_element(t.split_slowdowns.begin(), t.split_slowdowns.end()))
      << " |\n\n";
+}
 
+void WriteNumerics(std::ostringstream& md, Totals& t) {
   md << "## Numerics\n\n"
-     << (numerics_failed == 0 ? "Every" : "NOT every")
+     << (t.numerics_failed == 0 ? "Every" : "NOT every")
      << " recommended tiling passed the emulator's numerics check (C against the fp64 reference "
         "within the bound the dtypes imply, emulator/accuracy.h): "
-     << groups["all"].passed << " of " << groups["all"].problems << ". " << groups["all"].shrunk
+     << t.groups["all"].passed << " of " << t.groups["all"].problems << ". "
+     << t.groups["all"].shrunk
      << " were large enough to be checked on a shrunken copy with the same plan structure (same "
         "blocks, K stages, split-K chunks, window, residency and model; fewer tiles with the "
         "tails kept, 2-4 cores, shorter K; see server/advisor/verify.h); the full-size plan's "
         "schedule is checked by the timing emulation itself (exact coverage, buffers, no "
         "deadlock).\n\n";
+}
 
-  // The largest gains.
-  std::vector<size_t> by_gain = order;
-  std::stable_sort(by_gain.begin(), by_gain.end(),
-                   [&](size_t a, size_t b) { return outcomes[a].gain > outcomes[b].gain; });
-  auto gains_table = [&](const std::string& title, double min_cann_us) {
-    md << "## " << title << "\n\n"
-       << "| Problem | Source | CANN's choice (bound) | ADVISE's best (bound) | Predicted us "
-          "(CANN -> best) | Gain | Verified on |\n"
-       << "| --- | --- | --- | --- | --- | --- | --- |\n";
-    size_t rows = 0;
-    for (size_t i : by_gain) {
-      const Outcome& o = outcomes[i];
-      if (rows == 15 || o.gain <= 1) break;
-      if (o.cann_us < min_cann_us) continue;
-      ++rows;
-      md << "| " << Shape(problems[i].problem)
-         << (problems[i].chip.aic_num != 32 ? absl::StrCat(" (", problems[i].chip.aic_num, " AIC)")
-                                            : "")
-         << " | " << problems[i].source << " | " << o.cann_name << " (" << o.cann_bound << ") | "
-         << o.best_name << " (" << o.best_bound << ") | "
-         << absl::StrFormat("%.2f -> %.2f", o.cann_us, o.best_us) << " | " << X(o.gain) << " | "
-         << o.verified << " |\n";
-    }
-    md << "\n";
-  };
-  gains_table("Largest predicted gains", 0);
-  gains_table(
-      absl::StrCat("Largest predicted gains where CANN's choice takes ", kLongUs, " us or more"),
-      kLongUs);
+// The problems with the largest predicted gains (CANN's choice taking at
+// least `min_cann_us`).
+void WriteGainsTable(std::ostringstream& md, const std::string& title, double min_cann_us,
+                     const std::vector<SweepProblem>& problems,
+                     const std::vector<Outcome>& outcomes, const std::vector<size_t>& by_gain) {
+  md << "## " << title << "\n\n"
+     << "| Problem | Source | CANN's choice (bound) | ADVISE's best (bound) | Predicted us "
+        "(CANN -> best) | Gain | Verified on |\n"
+     << "| --- | --- | --- | --- | --- | --- | --- |\n";
+  size_t rows = 0;
+  for (size_t i : by_gain) {
+    const Outcome& o = outcomes[i];
+    if (rows == 15 || o.gain <= 1) break;
+    if (o.cann_us < min_cann_us) continue;
+    ++rows;
+    md << "| " << Shape(problems[i].problem)
+       << (problems[i].chip.aic_num != 32 ? absl::StrCat(" (", problems[i].chip.aic_num, " AIC)")
+                                          : "")
+       << " | " << problems[i].source << " | " << o.cann_name << " (" << o.cann_bound << ") | "
+       << o.best_name << " (" << o.best_bound << ") | "
+       << absl::StrFormat("%.2f -> %.2f", o.cann_us, o.best_us) << " | " << X(o.gain) << " | "
+       << o.verified << " |\n";
+  }
+  md << "\n";
+}
+
+void WriteSeedsAndErrors(std::ostringstream& md, const std::vector<SweepProblem>& problems,
+                         const std::vector<Outcome>& outcomes, const Totals& t) {
   md << "## Seeds examples\n\n"
      << "| Example | Problem | CANN's choice | ADVISE's best | Gain | Split model changes best |\n"
      << "| --- | --- | --- | --- | --- | --- |\n";
-  for (size_t i : order) {
+  for (size_t i : t.order) {
     if (problems[i].source != "seeds") continue;
     const Outcome& o = outcomes[i];
     md << "| " << problems[i].name << " | " << Shape(problems[i].problem)
@@ -477,35 +479,95 @@ int main(int argc, char** argv) {
        << " | " << o.cann_name << " | " << o.best_name << " | " << X(o.gain) << " | "
        << (o.split_timed ? (o.split_changes_best ? "yes" : "no") : "-") << " |\n";
   }
-  if (errors > 0) {
+  if (t.errors > 0) {
     md << "\n## Errors\n\n";
     for (size_t i = 0; i < problems.size(); ++i) {
       if (!outcomes[i].ok) md << "- " << problems[i].name << ": " << outcomes[i].error << "\n";
     }
   }
+}
 
-  std::ofstream out(out_path);
+bool WriteCsv(const std::string& path, const std::vector<SweepProblem>& problems,
+              const std::vector<Outcome>& outcomes) {
+  std::ofstream csv(path);
+  csv << "name,source,m,n,k,dtype,aic,cann,best,best_kind,gain,split_changes_best,numerics,"
+         "verified,shrunk,emulations,budget_exhausted,ms,error\n";
+  for (size_t i = 0; i < problems.size(); ++i) {
+    const Outcome& o = outcomes[i];
+    const MatmulProblem& p = problems[i].problem;
+    csv << '"' << problems[i].name << "\"," << problems[i].source << ',' << p.m << ',' << p.n << ','
+        << p.k << ',' << npu::tiling::DataTypeName(p.dtype_a) << ',' << problems[i].chip.aic_num
+        << ',' << o.cann_name << ',' << o.best_name << ','
+        << npu::advisor::VariantKindName(o.best_kind) << ',' << o.gain << ','
+        << o.split_changes_best << ',' << npu::advisor::NumericsCheckName(o.numerics) << ','
+        << o.verified << ',' << o.shrunk << ',' << o.emulations << ',' << o.budget_exhausted << ','
+        << o.ms << ",\"" << o.error << "\"\n";
+  }
+  return static_cast<bool>(csv);
+}
+
+void WriteHeader(std::ostringstream& md, const SweepFlags& flags, size_t problem_count,
+                 double total_s, Totals& t) {
+  const size_t problems_size = problem_count;
+  md << "# ADVISE sweep\n\n"
+     << "Generated by `bench/advise_sweep.sh` (`build/bin/advise_sweep`); do not edit by hand.\n"
+     << "Each problem is advised by `npu::advisor::Advise()` with timing-only emulation, a "
+     << flags.budget_ms
+     << " ms budget per problem and the default options; gains are the emulator's\n"
+     << "predicted cycles of CANN's choice over those of the advisor's best candidate (CANN's "
+     << "choice is always a candidate, so no gain is below 1).\n\n";
+  md << absl::StrFormat(
+      "%zu problems (%zu golden, %zu seeds, %zu grid: M, N, K in {%s}, float16 / bfloat16 / "
+      "float32) in %.0f s on %d host threads, %llu emulations; slowest problem %.0f ms (%s). "
+      "Errors: %zu. Budget exhausted: %zu. Variant plans the emulator rejected: %zu.\n\n",
+      problems_size, t.groups["source: golden"].problems, t.groups["source: seeds"].problems,
+      t.groups["source: grid"].problems,
+      [&] {
+        std::string s;
+        for (int64_t v : flags.sizes) absl::StrAppend(&s, s.empty() ? "" : ", ", v);
+        return s;
+      }(),
+      total_s, flags.threads, static_cast<unsigned long long>(t.emulations), t.slowest_ms,
+      t.slowest, t.errors, t.budget_hits, t.rejected_variants);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  SweepFlags flags;
+  if (!ParseFlags(argc, argv, flags)) return 2;
+  const std::vector<SweepProblem> problems = CollectProblems(flags);
+  AdviseOptions options;
+  options.max_advisory_ms = flags.budget_ms;
+  options.emulator_threads = 1;  // the sweep is parallel over problems
+  const auto start = std::chrono::steady_clock::now();
+  const std::vector<Outcome> outcomes = RunAll(problems, options, flags.threads);
+  const double total_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  Totals t = Aggregate(problems, outcomes);
+
+  std::ostringstream md;
+  WriteHeader(md, flags, problems.size(), total_s, t);
+  WriteSummary(md, t);
+  WritePerVariant(md, t);
+  WriteNumerics(md, t);
+  std::vector<size_t> by_gain = t.order;
+  std::stable_sort(by_gain.begin(), by_gain.end(),
+                   [&](size_t a, size_t b) { return outcomes[a].gain > outcomes[b].gain; });
+  WriteGainsTable(md, "Largest predicted gains", 0, problems, outcomes, by_gain);
+  WriteGainsTable(
+      md,
+      absl::StrCat("Largest predicted gains where CANN's choice takes ", kLongUs, " us or more"),
+      kLongUs, problems, outcomes, by_gain);
+  WriteSeedsAndErrors(md, problems, outcomes, t);
+
+  std::ofstream out(flags.out_path);
   out << md.str();
   if (!out) {
-    std::fprintf(stderr, "cannot write %s\n", out_path.c_str());
+    std::fprintf(stderr, "cannot write %s\n", flags.out_path.c_str());
     return 1;
   }
-  if (!csv_path.empty()) {
-    std::ofstream csv(csv_path);
-    csv << "name,source,m,n,k,dtype,aic,cann,best,best_kind,gain,split_changes_best,numerics,"
-           "verified,shrunk,emulations,budget_exhausted,ms,error\n";
-    for (size_t i = 0; i < problems.size(); ++i) {
-      const Outcome& o = outcomes[i];
-      const MatmulProblem& p = problems[i].problem;
-      csv << '"' << problems[i].name << "\"," << problems[i].source << ',' << p.m << ',' << p.n
-          << ',' << p.k << ',' << npu::tiling::DataTypeName(p.dtype_a) << ','
-          << problems[i].chip.aic_num << ',' << o.cann_name << ',' << o.best_name << ','
-          << npu::advisor::VariantKindName(o.best_kind) << ',' << o.gain << ','
-          << o.split_changes_best << ',' << npu::advisor::NumericsCheckName(o.numerics) << ','
-          << o.verified << ',' << o.shrunk << ',' << o.emulations << ',' << o.budget_exhausted
-          << ',' << o.ms << ",\"" << o.error << "\"\n";
-    }
-  }
+  if (!flags.csv_path.empty()) WriteCsv(flags.csv_path, problems, outcomes);
   std::printf("%s", md.str().c_str());
-  return errors == 0 && numerics_failed == 0 && rejected_variants == 0 ? 0 : 1;
+  return t.errors == 0 && t.numerics_failed == 0 && t.rejected_variants == 0 ? 0 : 1;
 }

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "emulator/numerics.h"
 #include "emulator/thread_pool.h"
 #include "server/tiling/status_macros.h"
 
@@ -84,21 +85,6 @@ absl::Status CheckOperands(const MatmulProblem& problem, const Tensors& inputs,
         CheckShape("bias", *inputs.bias, problem.dtype_bias, {static_cast<int64_t>(n)}));
   }
   return absl::OkStatus();
-}
-
-// An operand as fp32 values in [rows, cols] order, hf32-rounded as the cube
-// sees it; fp32 holds every input dtype exactly.
-std::vector<float> FloatOperand(const MatmulProblem& problem, const HostTensor& t, uint64_t rows,
-                                uint64_t cols, bool trans) {
-  std::vector<float> out(rows * cols);
-  for (uint64_t r = 0; r < rows; ++r) {
-    for (uint64_t col = 0; col < cols; ++col) {
-      float v = trans ? t.Get(col * rows + r) : t.Get(r * cols + col);
-      if (problem.hf32 && t.dtype == DataType::kFloat32) v = RoundToHf32(v);
-      out[r * cols + col] = v;
-    }
-  }
-  return out;
 }
 
 // The error of `got` against the reference `r`; NaN must match NaN, and an
@@ -224,8 +210,12 @@ absl::StatusOr<AccuracyReport> CompareWithReference(const MatmulProblem& problem
   }
   RETURN_IF_ERROR(CheckOperands(problem, inputs, c));
   const uint64_t m = problem.m, n = problem.n, k = problem.k;
-  const std::vector<float> a = FloatOperand(problem, inputs.a, m, k, problem.trans_a);
-  const std::vector<float> b = FloatOperand(problem, inputs.b, k, n, problem.trans_b);
+  ThreadPool pool(std::max(1, threads));
+  const bool hf32 = problem.hf32;
+  const std::vector<float> a = OperandAsFloats(inputs.a, m, k, problem.trans_a,
+                                               hf32 && inputs.a.dtype == DataType::kFloat32, pool);
+  const std::vector<float> b = OperandAsFloats(inputs.b, k, n, problem.trans_b,
+                                               hf32 && inputs.b.dtype == DataType::kFloat32, pool);
   std::vector<float> bias;
   if (problem.has_bias) bias = inputs.bias->ToFloats();
   const double u_out = UnitRoundoff(problem.dtype_c);
@@ -241,7 +231,6 @@ absl::StatusOr<AccuracyReport> CompareWithReference(const MatmulProblem& problem
 
   std::vector<RowSummary> rows(m);
   std::atomic<bool> stopped{false};
-  ThreadPool pool(std::max(1, threads));
   pool.ParallelFor(m, [&](size_t i) {
     if (stopped.load(std::memory_order_relaxed)) return;
     if (cancelled != nullptr && cancelled->load(std::memory_order_relaxed)) {

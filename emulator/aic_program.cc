@@ -108,42 +108,49 @@ uint64_t Builder::CountMte1Ops(const WorkUnit& unit) const {
 
 void Builder::EmitStage(AicCursor& aic, const BlockAt& block, const Range& chunk, uint64_t ks,
                         uint64_t l0c, bool& first_step) {
-  const uint64_t stage_k = std::min(aic.k_l1, chunk.end - ks);
+  // Locals, not cursor fields, in the loop: every Push may reallocate, after
+  // which the compiler would reload each field the loop reads.
+  const uint64_t sm = block.sm, sn = block.sn;
+  const uint64_t a_bytes = aic.a_bytes, b_bytes = aic.b_bytes;
+  const uint64_t base_k = aic.base_k, k_l1 = aic.k_l1;
+  const bool a_resident = aic.a_resident, b_resident = aic.b_resident;
+  const uint64_t stage_k = std::min(k_l1, chunk.end - ks);
   const uint64_t buf = aic.l1_count++ & 1;
-  if (!aic.a_resident) {
+  if (!a_resident) {
     Op load;
     load.kind = OpKind::kGmRead;
     load.port_bytes_per_cycle = kMte2PortBytesPerCycle;
-    load.bytes = block.sm * stage_k * aic.a_bytes;
+    load.bytes = sm * stage_k * a_bytes;
     load.l2_key = L2Key(Region::kA, block.m, ks);
     Wait(load, aic.l1_free[buf]);
     Set(load, aic.l1_ready[buf]);
     Push(aic.program, Pipe::kMte2, load);
   }
-  if (!aic.b_resident) {
+  if (!b_resident) {
     Op load;
     load.kind = OpKind::kGmRead;
     load.port_bytes_per_cycle = kMte2PortBytesPerCycle;
-    load.bytes = stage_k * block.sn * aic.b_bytes;
+    load.bytes = stage_k * sn * b_bytes;
     load.l2_key = L2Key(Region::kB, ks, block.n);
     Wait(load, aic.l1_free[buf + 2]);
     Set(load, aic.l1_ready[buf + 2]);
     Push(aic.program, Pipe::kMte2, load);
   }
-  for (uint64_t kk = ks; kk < ks + stage_k; kk += aic.base_k) {
-    const uint64_t bk = std::min(aic.base_k, ks + stage_k - kk);
-    const uint64_t half = aic.l0_count++ & 1;
+  uint64_t l0_count = aic.l0_count;
+  for (uint64_t kk = ks; kk < ks + stage_k; kk += base_k) {
+    const uint64_t bk = std::min(base_k, ks + stage_k - kk);
+    const uint64_t half = l0_count++ & 1;
     const bool stage_first = kk == ks;
-    const bool stage_last = kk + aic.base_k >= ks + stage_k;
-    const bool chunk_last = stage_last && ks + aic.k_l1 >= chunk.end;
+    const bool stage_last = kk + base_k >= ks + stage_k;
+    const bool chunk_last = stage_last && ks + k_l1 >= chunk.end;
     Op mte1;
     mte1.traffic = Traffic::kL1ToL0;
-    mte1.bytes = block.sm * bk * aic.a_bytes + bk * block.sn * aic.b_bytes;
+    mte1.bytes = sm * bk * a_bytes + bk * sn * b_bytes;
     mte1.cycles = CeilDiv(mte1.bytes, kMte1BytesPerCycle);
     Wait(mte1, aic.l0_free[half]);
     if (stage_first) {
-      if (!aic.a_resident) Wait(mte1, aic.l1_ready[buf]);
-      if (!aic.b_resident) Wait(mte1, aic.l1_ready[buf + 2]);
+      if (!a_resident) Wait(mte1, aic.l1_ready[buf]);
+      if (!b_resident) Wait(mte1, aic.l1_ready[buf + 2]);
       if (aic.full_pending) {
         Wait(mte1, aic.full_flag);
         aic.full_pending = false;
@@ -155,15 +162,15 @@ void Builder::EmitStage(AicCursor& aic, const BlockAt& block, const Range& chunk
     }
     Set(mte1, aic.l0_ready[half]);
     if (stage_last) {
-      if (!aic.a_resident) Set(mte1, aic.l1_free[buf]);
-      if (!aic.b_resident) Set(mte1, aic.l1_free[buf + 2]);
+      if (!a_resident) Set(mte1, aic.l1_free[buf]);
+      if (!b_resident) Set(mte1, aic.l1_free[buf + 2]);
     }
     if (aic.band_release && --aic.unit_mte1_left == 0) Set(mte1, aic.band_free);
     Push(aic.program, Pipe::kMte1, mte1);
 
     Op mmad;
-    mmad.cycles = chip_.MmadCycles(block.sm, block.sn, bk, problem_.dtype_a, problem_.hf32);
-    mmad.macs = block.sm * block.sn * bk;
+    mmad.cycles = chip_.MmadCycles(sm, sn, bk, problem_.dtype_a, problem_.hf32);
+    mmad.macs = sm * sn * bk;
     Wait(mmad, aic.l0_ready[half]);
     if (first_step) Wait(mmad, aic.l0c_free[l0c]);
     Set(mmad, aic.l0_free[half]);
@@ -171,6 +178,7 @@ void Builder::EmitStage(AicCursor& aic, const BlockAt& block, const Range& chunk
     Push(aic.program, Pipe::kCube, mmad);
     first_step = false;
   }
+  aic.l0_count = l0_count;
 }
 
 void Builder::EmitOutput(AicCursor& aic, const WorkUnit& unit, const BlockAt& block, bool fp32_out,

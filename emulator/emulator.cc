@@ -156,16 +156,11 @@ Tensors RandomInputs(const MatmulProblem& problem, uint64_t seed) {
 
 std::vector<double> ReferenceMatmul(const MatmulProblem& problem, const Tensors& inputs) {
   const uint64_t m = problem.m, n = problem.n, k = problem.k;
+  ThreadPool pool(1);
   auto operand = [&](const HostTensor& t, uint64_t rows, uint64_t cols, bool trans) {
-    std::vector<double> out(rows * cols);
-    for (uint64_t r = 0; r < rows; ++r) {
-      for (uint64_t c = 0; c < cols; ++c) {
-        float v = trans ? t.Get(c * rows + r) : t.Get(r * cols + c);
-        if (problem.hf32 && t.dtype == DataType::kFloat32) v = RoundToHf32(v);
-        out[r * cols + c] = v;
-      }
-    }
-    return out;
+    const std::vector<float> values = OperandAsFloats(
+        t, rows, cols, trans, problem.hf32 && t.dtype == DataType::kFloat32, pool);
+    return std::vector<double>(values.begin(), values.end());
   };
   const std::vector<double> a = operand(inputs.a, m, k, problem.trans_a);
   const std::vector<double> b = operand(inputs.b, k, n, problem.trans_b);

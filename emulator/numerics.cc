@@ -170,26 +170,6 @@ HostTensor HostTensor::FromFloats(DataType dtype, std::vector<int64_t> shape,
 
 namespace {
 
-// `tensor` ([rows, cols] as stored) as fp32 [out_rows, out_cols] row-major,
-// transposed when `transposed`, rounded to hf32 when `hf32`.
-std::vector<float> ToOperand(const HostTensor& tensor, uint64_t out_rows, uint64_t out_cols,
-                             bool transposed, bool hf32, ThreadPool& pool) {
-  std::vector<float> out(out_rows * out_cols);
-  constexpr uint64_t kRowsPerTask = 64;
-  const uint64_t tasks = tiling::CeilDiv(out_rows, kRowsPerTask);
-  pool.ParallelFor(tasks, [&](size_t task) {
-    const uint64_t r0 = task * kRowsPerTask, r1 = std::min(out_rows, r0 + kRowsPerTask);
-    for (uint64_t r = r0; r < r1; ++r) {
-      for (uint64_t c = 0; c < out_cols; ++c) {
-        float v = transposed ? tensor.Get(c * out_rows + r) : tensor.Get(r * out_cols + c);
-        if (hf32) v = RoundToHf32(v);
-        out[r * out_cols + c] = v;
-      }
-    }
-  });
-  return out;
-}
-
 // What the cube and vector units of one RunNumerics() call read and write.
 struct NumericsData {
   const tiling::Schedule& schedule;
@@ -296,14 +276,32 @@ void RunVectorUnit(NumericsData& d, const WorkUnit& unit) {
 
 }  // namespace
 
+std::vector<float> OperandAsFloats(const HostTensor& tensor, uint64_t out_rows, uint64_t out_cols,
+                                   bool transposed, bool hf32, ThreadPool& pool) {
+  std::vector<float> out(out_rows * out_cols);
+  constexpr uint64_t kRowsPerTask = 64;
+  const uint64_t tasks = tiling::CeilDiv(out_rows, kRowsPerTask);
+  pool.ParallelFor(tasks, [&](size_t task) {
+    const uint64_t r0 = task * kRowsPerTask, r1 = std::min(out_rows, r0 + kRowsPerTask);
+    for (uint64_t r = r0; r < r1; ++r) {
+      for (uint64_t c = 0; c < out_cols; ++c) {
+        float v = transposed ? tensor.Get(c * out_rows + r) : tensor.Get(r * out_cols + c);
+        if (hf32) v = RoundToHf32(v);
+        out[r * out_cols + c] = v;
+      }
+    }
+  });
+  return out;
+}
+
 absl::Status RunNumerics(const tiling::Schedule& schedule, const tiling::MatmulProblem& problem,
                          const HostTensor& a, const HostTensor& b, const HostTensor* bias,
                          ThreadPool& pool, const std::atomic<bool>* cancelled, HostTensor& c) {
   const uint64_t m = problem.m, n = problem.n, k = problem.k;
   const bool hf32 = problem.hf32;
   NumericsData data{schedule, n, k, {}, {}, {}, {}, c};
-  data.af = ToOperand(a, m, k, problem.trans_a, hf32 && a.dtype == DataType::kFloat32, pool);
-  data.bf = ToOperand(b, k, n, problem.trans_b, hf32 && b.dtype == DataType::kFloat32, pool);
+  data.af = OperandAsFloats(a, m, k, problem.trans_a, hf32 && a.dtype == DataType::kFloat32, pool);
+  data.bf = OperandAsFloats(b, k, n, problem.trans_b, hf32 && b.dtype == DataType::kFloat32, pool);
   if (problem.has_bias && bias != nullptr) data.bias_f = bias->ToFloats();
   data.workspace.resize(uint64_t{schedule.workspace_slots} * tiling::kWorkspaceSlotElements);
 

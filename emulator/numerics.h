@@ -49,6 +49,12 @@ struct HostTensor {
                                const std::vector<float>& values);
 };
 
+// `tensor` ([rows, cols] as stored) as fp32 [out_rows, out_cols] row-major,
+// transposed when `transposed`, rounded to hf32 when `hf32`: an operand as
+// the cube reads it. fp32 holds every input dtype exactly.
+std::vector<float> OperandAsFloats(const HostTensor& tensor, uint64_t out_rows, uint64_t out_cols,
+                                   bool transposed, bool hf32, ThreadPool& pool);
+
 // Computes C for every unit of `schedule`. `bias` may be null. Returns
 // kCancelled when `cancelled` turns true between units.
 absl::Status RunNumerics(const tiling::Schedule& schedule, const tiling::MatmulProblem& problem,

@@ -37,7 +37,8 @@ EmulationWork EstimateEmulationWork(const tiling::TilingPlan& plan,
         work.units = CeilDiv(SatMul(m, n), field(tiling::ToMulField::kBaseMN, 0));
         break;
       case tiling::KernelModel::kToMultiMul:
-        work.units = SatMul(CeilDiv(m, field(tiling::ToVectorField::kBaseM, 0)), CeilDiv(n, field(tiling::ToVectorField::kBaseN, 0)));
+        work.units = SatMul(CeilDiv(m, field(tiling::ToVectorField::kBaseM, 0)),
+                            CeilDiv(n, field(tiling::ToVectorField::kBaseN, 0)));
         break;
       default:
         work.units = field(tiling::KEqZeroField::kAivNum, plan.block_dim);
@@ -55,7 +56,8 @@ EmulationWork EstimateEmulationWork(const tiling::TilingPlan& plan,
   work.k_steps = std::max<uint64_t>(1, CeilDiv(k, b.base_k));
   if (plan.key.model == tiling::KernelModel::kStreamK ||
       plan.key.model == tiling::KernelModel::kStreamKSplitK) {
-    const uint64_t used = std::max<uint64_t>(1, field(tiling::BasicField::kUsedCoreNum, plan.block_dim));
+    const uint64_t used =
+        std::max<uint64_t>(1, field(tiling::BasicField::kUsedCoreNum, plan.block_dim));
     const uint64_t tail = work.base_blocks % used;
     work.units = SatAdd(work.base_blocks - tail, SatMul(tail, CeilDiv(k, b.single_core_k)));
   } else {

@@ -52,23 +52,14 @@ set(EMULATOR_API
   emulator/chip.h
   emulator/stats.h
   emulator/accuracy.h
+  emulator/numerics.h
+  emulator/timing_model.h
   emulator/work_estimate.h)
-
-# Includes the advisor has today outside its allowed set; they are being
-# removed (the advisor moves to the engine's and the emulator's public API).
-# Delete an entry when its include goes: the check then keeps it out.
-set(ADVISOR_KNOWN_VIOLATIONS
-  "server/advisor/advisor.h: emulator/timing_model.h"
-  "server/advisor/variants.cc: server/tiling/block_heuristics.h"
-  "server/advisor/variants.cc: server/tiling/strategies/vector_mul.h"
-  "server/advisor/verify.cc: emulator/numerics.h"
-  "server/advisor/verify.cc: server/tiling/block_heuristics.h")
 
 # Libraries of the RPC and metrics stack, by include path.
 set(RPC_STACK "grpcpp/|grpc/|google/protobuf/|prometheus/|\\.pb\\.h")
 
 set(violations "")
-set(used_known_violations "")
 string(REPLACE "," ";" injections "${INJECT}")
 
 # Checks every include of `files` (paths relative to ROOT): a project include
@@ -104,15 +95,8 @@ function(check_layer layer files allowed_list allowed_regex forbidden_regex)
         endif()
       endif()
       if(bad)
-        set(entry "${file}: ${header}")
-        list(FIND ADVISOR_KNOWN_VIOLATIONS "${entry}" known)
-        if(layer STREQUAL "the advisor" AND NOT known EQUAL -1)
-          list(APPEND used_known_violations "${entry}")
-          set(used_known_violations "${used_known_violations}" PARENT_SCOPE)
-        else()
-          list(APPEND violations "  ${entry} (${bad})")
-          set(violations "${violations}" PARENT_SCOPE)
-        endif()
+        list(APPEND violations "  ${file}: ${header} (${bad})")
+        set(violations "${violations}" PARENT_SCOPE)
       endif()
     endforeach()
   endforeach()
@@ -153,13 +137,6 @@ check_layer("client/npy" "client/npy.h;client/npy.cc" "client/npy.h" "" "${RPC_S
 sources_under(tilingctl_files client/tilingctl)
 list(FILTER tilingctl_files EXCLUDE REGEX "^client/tilingctl/local_service\\.cc$")
 check_layer("tilingctl" "${tilingctl_files}" "" "^client/" "prometheus/")
-
-foreach(entry ${ADVISOR_KNOWN_VIOLATIONS})
-  list(FIND used_known_violations "${entry}" used)
-  if(used EQUAL -1)
-    message(STATUS "note: \"${entry}\" is gone: delete it from ADVISOR_KNOWN_VIOLATIONS")
-  endif()
-endforeach()
 
 # The link lines: the same rules on the targets' direct link libraries.
 function(check_links target forbidden_regex)

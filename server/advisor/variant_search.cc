@@ -34,6 +34,49 @@ bool IsStreamedAswt(const TilingPlan& plan) {
          plan.l1_residency == L1Residency::kStreamed;
 }
 
+// The fastest plan of one variant search, ties broken by name.
+class FastestVariant {
+ public:
+  explicit FastestVariant(VariantKind kind) : kind_(kind) {}
+
+  // Times `plan` as candidate `name`; keeps it, explained by `explain()`,
+  // when it is the fastest so far. A plan the emulator rejects is reported
+  // by the session and not counted.
+  template <typename Explain>
+  void Time(Session& session, TilingPlan plan, std::string name, Explain explain) {
+    std::optional<Timing> timing = session.TimeVariant(plan, kind_, name);
+    if (!timing.has_value()) return;
+    ++timed_;
+    if (best_.has_value() &&
+        std::tie(timing->cycles, name) >= std::tie(best_timing_.cycles, best_->name)) {
+      return;
+    }
+    Candidate candidate;
+    candidate.name = std::move(name);
+    candidate.kind = kind_;
+    candidate.explanation = explain();
+    candidate.plan = std::move(plan);
+    best_ = std::move(candidate);
+    best_timing_ = *timing;
+  }
+
+  uint32_t timed() const { return timed_; }
+  bool found() const { return best_.has_value(); }
+
+  // Adds the fastest plan as a candidate, `note` appended to its
+  // explanation.
+  void AddTo(Session& session, std::string_view note) {
+    absl::StrAppend(&best_->explanation, std::string(note));
+    session.Add(*std::move(best_), best_timing_);
+  }
+
+ private:
+  VariantKind kind_;
+  std::optional<Candidate> best_;
+  Timing best_timing_;
+  uint32_t timed_ = 0;
+};
+
 }  // namespace
 
 void SearchBlocks(Session& session, const std::optional<TilingPlan>& aswt, uint64_t ops_cap) {
@@ -50,46 +93,31 @@ void SearchBlocks(Session& session, const std::optional<TilingPlan>& aswt, uint6
     ranked.emplace_back(EstimateBlockCycles(problem, chip, bm, bn), bm, bn);
   }
   std::sort(ranked.begin(), ranked.end());
-  std::optional<Candidate> best;
-  Timing best_timing;
-  uint32_t timed = 0;
+  FastestVariant fastest(VariantKind::kBlockSearch);
   std::string rejected;
   for (const auto& [estimate, bm, bn] : ranked) {
-    if (timed >= session.options().block_search_emulations) break;
+    if (fastest.timed() >= session.options().block_search_emulations) break;
     Offer offer = BlockPlan(problem, chip, bm, bn);
     if (!offer.ok) {
       if (rejected.empty()) rejected = offer.reason;
       continue;
     }
     if (session.OutOfBudget(absl::StrCat("block ", bm, "x", bn))) break;
-    Candidate candidate;
-    candidate.name = absl::StrCat(std::string(kAswt), "/base_", bm, "x", bn);
-    std::optional<Timing> timed_plan =
-        session.TimeVariant(offer.plan, VariantKind::kBlockSearch, candidate.name);
-    if (!timed_plan.has_value()) continue;
-    const Timing& timing = *timed_plan;
-    ++timed;
-    if (best.has_value() &&
-        std::tie(timing.cycles, candidate.name) >= std::tie(best_timing.cycles, best->name)) {
-      continue;
-    }
-    candidate.kind = VariantKind::kBlockSearch;
-    candidate.explanation =
-        absl::StrCat(offer.reason, "; CANN's cubeBoundParam / balanceRate score picks ",
-                     aswt.has_value() ? BlockName(*aswt) : "another block", " for BASIC_ASWT");
-    candidate.plan = std::move(offer.plan);
-    best = std::move(candidate);
-    best_timing = timing;
+    fastest.Time(session, std::move(offer.plan),
+                 absl::StrCat(std::string(kAswt), "/base_", bm, "x", bn), [&] {
+                   return absl::StrCat(
+                       offer.reason, "; CANN's cubeBoundParam / balanceRate score picks ",
+                       aswt.has_value() ? BlockName(*aswt) : "another block", " for BASIC_ASWT");
+                 });
   }
-  if (!best.has_value()) {
+  if (!fastest.found()) {
     session.NotOffer(VariantKind::kBlockSearch, absl::StrCat(std::string(kAswt), "/base_*"),
                      ranked.empty() ? "no block of the search grid other than CANN's fits"
                                     : absl::StrCat("no grid block was timed (", rejected, ")"));
     return;
   }
-  absl::StrAppend(&best->explanation, "; fastest of ", timed, " blocks timed out of ", grid.size(),
-                  " in the grid");
-  session.Add(*std::move(best), best_timing);
+  fastest.AddTo(session, absl::StrCat("; fastest of ", fastest.timed(), " blocks timed out of ",
+                                      grid.size(), " in the grid"));
 }
 
 void SearchWindows(Session& session, const TilingPlan& aswt) {
@@ -100,41 +128,25 @@ void SearchWindows(Session& session, const TilingPlan& aswt) {
     return;
   }
   const std::vector<uint32_t> windows = WindowCandidates(aswt, session.problem(), session.chip());
-  std::optional<Candidate> best;
-  Timing best_timing;
-  uint32_t timed = 0;
+  FastestVariant fastest(VariantKind::kSwatWindow);
   for (uint32_t window : windows) {
-    if (timed >= session.options().window_emulations) break;
+    if (fastest.timed() >= session.options().window_emulations) break;
     Offer offer = WindowPlan(aswt, session.problem(), session.chip(), window);
     if (!offer.ok) continue;
     if (session.OutOfBudget(absl::StrCat("window ", window))) break;
-    Candidate candidate;
-    candidate.name = absl::StrCat(std::string(kAswt), "/swat_window_", window);
-    std::optional<Timing> timed_plan =
-        session.TimeVariant(offer.plan, VariantKind::kSwatWindow, candidate.name);
-    if (!timed_plan.has_value()) continue;
-    const Timing& timing = *timed_plan;
-    ++timed;
-    if (best.has_value() &&
-        std::tie(timing.cycles, candidate.name) >= std::tie(best_timing.cycles, best->name)) {
-      continue;
-    }
-    candidate.kind = VariantKind::kSwatWindow;
-    candidate.explanation =
-        absl::StrCat(offer.reason,
-                     " on CANN's BASIC_ASWT blocks: the operands exceed L2, so the window sets "
-                     "how often B is re-read from DDR");
-    candidate.plan = std::move(offer.plan);
-    best = std::move(candidate);
-    best_timing = timing;
+    fastest.Time(session, std::move(offer.plan),
+                 absl::StrCat(std::string(kAswt), "/swat_window_", window), [&] {
+                   return absl::StrCat(offer.reason,
+                                       " on CANN's BASIC_ASWT blocks: the operands exceed L2, so "
+                                       "the window sets how often B is re-read from DDR");
+                 });
   }
-  if (!best.has_value()) {
+  if (!fastest.found()) {
     session.NotOffer(VariantKind::kSwatWindow, absl::StrCat(std::string(kAswt), "/swat_window_*"),
                      "no window other than CANN's applies");
     return;
   }
-  absl::StrAppend(&best->explanation, "; fastest of ", timed, " windows timed");
-  session.Add(*std::move(best), best_timing);
+  fastest.AddTo(session, absl::StrCat("; fastest of ", fastest.timed(), " windows timed"));
 }
 
 void OfferResidency(Session& session, const TilingPlan& aswt, L1Residency side) {

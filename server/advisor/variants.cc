@@ -38,12 +38,8 @@ Sizes SizesOf(const MatmulProblem& problem) {
 }
 
 constexpr uint64_t kKiB = 1024;
-// The resident matrix (or band) may take 3/4 of L1, CANN's full-load limit
-// (seeds/001 2.5.1: "(M·K·dtypeA + bias) <= 3/4·L1"); the rest streams the
-// other operand.
-uint64_t ResidentLimitBytes(const tiling::ChipSpec& chip) { return chip.l1_bytes * 3 / 4; }
-// Full-load style kernels stage at most 4 K slices of the streamed operand.
-constexpr uint64_t kMaxStreamedKSteps = 4;
+using tiling::kMaxStreamedKSteps;
+using tiling::ResidentLimitBytes;
 
 // A resident band: `steps` base blocks of edge `base`.
 struct BandSize {

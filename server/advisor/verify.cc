@@ -8,7 +8,7 @@
 #include "emulator/accuracy.h"
 #include "emulator/emulator.h"
 #include "emulator/numerics.h"
-#include "server/tiling/block_heuristics.h"
+#include "server/tiling/int_math.h"
 #include "server/tiling/status_macros.h"
 #include "server/tiling/tiling_data.h"
 

@@ -207,11 +207,11 @@ absl::Status CheckEmulationWork(const tl::TilingPlan& plan, const tl::MatmulProb
   if (max_simulated_ops == 0) return absl::OkStatus();
   const emu::EmulationWork work = emu::EstimateEmulationWork(plan, problem);
   if (work.min_ops > max_simulated_ops) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "the emulation needs at least ",
-        work.min_ops == kSaturated ? "2^64" : absl::StrCat(work.min_ops),
-        " simulated pipe operations (", work.why, "), above the server's limit of ",
-        max_simulated_ops, " (--max_execute_simulated_ops)"));
+    return absl::ResourceExhaustedError(
+        absl::StrCat("the emulation needs at least ",
+                     work.min_ops == kSaturated ? "2^64" : absl::StrCat(work.min_ops),
+                     " simulated pipe operations (", work.why, "), above the server's limit of ",
+                     max_simulated_ops, " (--max_execute_simulated_ops)"));
   }
   return absl::OkStatus();
 }

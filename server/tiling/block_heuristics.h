@@ -74,19 +74,39 @@ uint64_t CannBaseK(const MatmulProblem& problem, const ProblemFacts& facts, cons
                    uint64_t base_m, uint64_t base_n);
 
 // L0C buffers of a base_m x base_n fp32 output block: two when both fit.
-uint64_t L0cDoubleBuffer(const ChipSpec& chip, uint64_t base_m, uint64_t base_n);
+inline uint64_t L0cDoubleBuffer(const ChipSpec& chip, uint64_t base_m, uint64_t base_n) {
+  return base_m * base_n * kFp32Bytes * kDoubleBuffer <= chip.l0c_bytes ? kDoubleBuffer : 1;
+}
 
 // Whether an ND, non-slice data-parallel plan without full load splits its
 // K inside the core (BASIC_SPLIT_K): fp32 operands without hf32 and K of at
 // least 2048, which keeps each fp32 accumulation chain short.
-bool UsesFp32SplitK(const MatmulProblem& problem, const ProblemFacts& facts);
+inline bool UsesFp32SplitK(const MatmulProblem& problem, const ProblemFacts& facts) {
+  // Past this K an fp32 accumulation chain in L0C loses too much precision.
+  constexpr uint64_t kFp32SplitKThreshold = 2048;
+  const bool fp32 = problem.dtype_a == DataType::kFloat32 && problem.dtype_b == DataType::kFloat32;
+  const bool nd = problem.format_a == Format::kNd && problem.format_b == Format::kNd;
+  return !facts.a_slice_3d && fp32 && !problem.hf32 && nd && facts.k >= kFp32SplitKThreshold;
+}
 
 // The streamed kernel's L1 stages: L1 (less 1 KiB for the bias table
 // staging when there is a bias) split evenly between double-buffered A and B
 // stages of base_k-deep slices; sets step_ka / step_kb and the depths.
 // False, with nothing set, when not even one slice of each fits twice.
-bool StageStreamedL1(const MatmulProblem& problem, const ProblemFacts& facts, const ChipSpec& chip,
-                     CubeRunState& state);
+inline bool StageStreamedL1(const MatmulProblem& problem, const ProblemFacts& facts,
+                            const ChipSpec& chip, CubeRunState& state) {
+  // L1 reserved for the bias table staging of the streamed plan (256 fp32).
+  constexpr uint64_t kBiasTableL1Bytes = 256 * 4;
+  const uint64_t l1_for_ab = problem.has_bias ? chip.l1_bytes - kBiasTableL1Bytes : chip.l1_bytes;
+  const uint64_t steps =
+      l1_for_ab / kDoubleBuffer / ((state.base_m + state.base_n) * state.base_k) / facts.a_bytes;
+  if (steps == 0) return false;
+  state.step_ka = steps;
+  state.step_kb = steps;
+  state.depth_a1 = steps * kDoubleBuffer;
+  state.depth_b1 = steps * kDoubleBuffer;
+  return true;
+}
 
 // Splits the tail round of `tiles` L1 tiles along one axis only (the axis
 // that keeps a resident operand whole): tail_m_cnt (`along_n` false) or

@@ -19,6 +19,13 @@
 
 namespace npu::tiling {
 
+// The L1 a resident operand (a whole matrix or a band) may take: 3/4 of L1,
+// CANN's full-load limit (seeds/001 2.5.1: "(M·K·dtypeA + bias) <= 3/4·L1");
+// the rest streams the other operand.
+inline uint64_t ResidentLimitBytes(const ChipSpec& chip) { return chip.l1_bytes * 3 / 4; }
+// Full-load style kernels stage at most 4 K slices of the streamed operand.
+inline constexpr uint64_t kMaxStreamedKSteps = 4;
+
 // CANN's base_k for a base_m x base_n block of `problem` (the whole aligned K
 // when it fits the L0A ping-pong half, else the largest aligned slice that
 // does); 0 when not even 16 elements fit.

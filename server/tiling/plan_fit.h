@@ -19,10 +19,13 @@
 #ifndef NPU_SERVER_TILING_PLAN_FIT_H_
 #define NPU_SERVER_TILING_PLAN_FIT_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string_view>
 
+#include "server/tiling/hardware_constants.h"
+#include "server/tiling/int_math.h"
 #include "server/tiling/types.h"
 
 namespace npu::tiling {
@@ -50,7 +53,8 @@ struct CubeBufferDemand {
 // Computes the buffer demand of a cube plan (kernel_type other than
 // kAivOnly) for `problem`, from its block tiling, full-load mode and L1
 // residency.
-CubeBufferDemand ComputeCubeBufferDemand(const TilingPlan& plan, const MatmulProblem& problem);
+inline CubeBufferDemand ComputeCubeBufferDemand(const TilingPlan& plan,
+                                                const MatmulProblem& problem);
 
 // A buffer whose demand exceeds the chip.
 struct BufferOverflow {
@@ -61,8 +65,79 @@ struct BufferOverflow {
 
 // Returns the first buffer (in CubeBuffer order) that `demand` overflows on
 // `chip`, or nothing when every buffer fits.
-std::optional<BufferOverflow> FindBufferOverflow(const CubeBufferDemand& demand,
-                                                 const ChipSpec& chip);
+inline std::optional<BufferOverflow> FindBufferOverflow(const CubeBufferDemand& demand,
+                                                        const ChipSpec& chip);
+
+// Implementation. Inline: the engine checks every plan it decides, and the
+// check is a few multiplications.
+namespace plan_fit_internal {
+
+// Elements of an axis once padded to whole cube fractals.
+inline uint64_t FractalPadded(uint64_t elements) { return CeilAlign(elements, kBlock16); }
+
+// L1 bytes of one operand: the whole matrix (`edge` x K) or a resident band
+// (`band_edge` x K), both padded to fractals as the NZ layout stores them,
+// or two ping-pong stages of `block_edge` x `stage_k`.
+inline uint64_t OperandL1Bytes(bool whole, bool band, uint64_t edge, uint64_t band_edge,
+                               uint64_t block_edge, uint64_t stage_k, uint64_t k,
+                               uint64_t elem_bytes) {
+  if (whole) return FractalPadded(edge) * FractalPadded(k) * elem_bytes;
+  if (band) return band_edge * FractalPadded(k) * elem_bytes;
+  return kDoubleBuffer * block_edge * stage_k * elem_bytes;
+}
+
+}  // namespace plan_fit_internal
+
+[[gnu::always_inline]] inline CubeBufferDemand ComputeCubeBufferDemand(
+    const TilingPlan& plan, const MatmulProblem& problem) {
+  const BlockTiling& b = plan.block;
+  const uint64_t a_bytes = DataTypeBytes(problem.dtype_a);
+  const uint64_t b_bytes = DataTypeBytes(problem.dtype_b);
+  CubeBufferDemand d;
+  d.l0a_bytes = kDoubleBuffer * b.base_m * b.base_k * a_bytes;
+  d.l0b_bytes = kDoubleBuffer * b.base_k * b.base_n * b_bytes;
+  d.l0c_bytes = b.base_m * b.base_n * kFp32Bytes * std::max<uint64_t>(1, b.l0c_db);
+  d.bias_table_bytes = problem.has_bias ? b.base_n * kFp32Bytes : 0;
+
+  const FullLoad full = plan.key.full_load;
+  const bool a_whole = full == FullLoad::kA || full == FullLoad::kAB;
+  const bool b_whole = full == FullLoad::kB || full == FullLoad::kAB;
+  const uint64_t m = static_cast<uint64_t>(problem.m), n = static_cast<uint64_t>(problem.n);
+  const uint64_t k = static_cast<uint64_t>(problem.k);
+  // The streamed kernel stages kL1 of K per buffer; next to a whole
+  // resident matrix the full-load kernels stage stepKa (stepKb) base_k
+  // slices of the streamed operand. A resident band is one L1 block of rows
+  // (columns), cut at the matrix edge.
+  d.stage_k = std::max(b.k_l1, b.base_k);
+  d.l1_a_bytes = plan_fit_internal::OperandL1Bytes(
+      a_whole, plan.l1_residency == L1Residency::kABand, m, std::min<uint64_t>(b.m_l1, m), b.base_m,
+      b_whole ? b.base_k * b.step_ka : d.stage_k, k, a_bytes);
+  d.l1_b_bytes = plan_fit_internal::OperandL1Bytes(
+      b_whole, plan.l1_residency == L1Residency::kBBand, n, std::min<uint64_t>(b.n_l1, n), b.base_n,
+      a_whole ? b.base_k * b.step_kb : d.stage_k, k, b_bytes);
+  d.l1_bytes = d.l1_a_bytes + d.l1_b_bytes;
+  return d;
+}
+
+[[gnu::always_inline]] inline std::optional<BufferOverflow> FindBufferOverflow(
+    const CubeBufferDemand& demand, const ChipSpec& chip) {
+  if (demand.l0a_bytes > chip.l0a_bytes) {
+    return BufferOverflow{CubeBuffer::kL0a, demand.l0a_bytes, chip.l0a_bytes};
+  }
+  if (demand.l0b_bytes > chip.l0b_bytes) {
+    return BufferOverflow{CubeBuffer::kL0b, demand.l0b_bytes, chip.l0b_bytes};
+  }
+  if (demand.l0c_bytes > chip.l0c_bytes) {
+    return BufferOverflow{CubeBuffer::kL0c, demand.l0c_bytes, chip.l0c_bytes};
+  }
+  if (demand.bias_table_bytes > chip.bt_bytes) {
+    return BufferOverflow{CubeBuffer::kBiasTable, demand.bias_table_bytes, chip.bt_bytes};
+  }
+  if (demand.l1_bytes > chip.l1_bytes) {
+    return BufferOverflow{CubeBuffer::kL1, demand.l1_bytes, chip.l1_bytes};
+  }
+  return std::nullopt;
+}
 
 }  // namespace npu::tiling
 

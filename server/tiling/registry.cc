@@ -135,8 +135,6 @@ absl::Status CheckPlanFits(const TilingPlan& plan, const MatmulProblem& problem,
   }
   if (plan.kernel_type == KernelType::kAivOnly) return absl::OkStatus();
   const BlockTiling& b = plan.block;
-  const uint64_t a_bytes = DataTypeBytes(problem.dtype_a);
-  const uint64_t b_bytes = DataTypeBytes(problem.dtype_b);
   if (b.base_m == 0 || b.base_n == 0 || b.base_k == 0 || b.k_l1 == 0) {
     return fail(absl::StrCat("empty block baseM=", b.base_m, " baseN=", b.base_n,
                              " baseK=", b.base_k, " kL1=", b.k_l1));
@@ -155,9 +153,11 @@ absl::Status CheckPlanFits(const TilingPlan& plan, const MatmulProblem& problem,
   const uint64_t need = overflow->need_bytes, have = overflow->have_bytes;
   switch (overflow->buffer) {
     case CubeBuffer::kL0a:
-      return fail(absl::StrCat("baseM*baseK*", a_bytes, "*2=", need, " > l0a_bytes=", have));
+      return fail(absl::StrCat("baseM*baseK*", DataTypeBytes(problem.dtype_a), "*2=", need,
+                               " > l0a_bytes=", have));
     case CubeBuffer::kL0b:
-      return fail(absl::StrCat("baseN*baseK*", b_bytes, "*2=", need, " > l0b_bytes=", have));
+      return fail(absl::StrCat("baseN*baseK*", DataTypeBytes(problem.dtype_b), "*2=", need,
+                               " > l0b_bytes=", have));
     case CubeBuffer::kL0c:
       return fail(absl::StrCat("baseM*baseN*4*l0cDB=", need, " > l0c_bytes=", have));
     case CubeBuffer::kBiasTable:

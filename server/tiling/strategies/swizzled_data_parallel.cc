@@ -7,16 +7,12 @@
 #include "absl/strings/str_cat.h"
 #include "server/tiling/block_heuristics.h"
 #include "server/tiling/hardware_constants.h"
+#include "server/tiling/custom_plans.h"
 #include "server/tiling/int_math.h"
 
 namespace npu::tiling {
 namespace {
 
-// A resident matrix (plus its bias) may take at most 3/4 of L1; the rest
-// streams the other operand.
-uint64_t ResidentLimitBytes(const ChipSpec& chip) { return chip.l1_bytes * 3 / 4; }
-// Full-load kernels stage at most 4 K slices of the streamed operand.
-constexpr uint64_t kMaxStreamedKSteps = 4;
 // With four L1 buffers the streamed operand is quadruple-buffered.
 constexpr uint64_t kQuadBuffer = 4;
 
