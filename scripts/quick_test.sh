@@ -12,7 +12,7 @@ BUILD=${NPU_BUILD_DIR:-build}
 if [ ! -f "$BUILD/CMakeCache.txt" ]; then
   LAUNCHER=""
   command -v ccache > /dev/null 2>&1 && LAUNCHER=ccache
-  cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNPU_BUILD_TESTS=ON \
+  cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNPU_DEBUG_INFO=LINES -DNPU_BUILD_TESTS=ON \
     -DNPU_BUILD_BENCH=ON -DNPU_PGO=OFF -DCMAKE_CXX_COMPILER_LAUNCHER="$LAUNCHER"
 fi
 cmake --build "$BUILD"

@@ -17,6 +17,8 @@
 #   NPU_FUZZ_JOBS      libFuzzer workers per target (default 2: one per core)
 #   NPU_SAN_EXCLUDE    ctest -LE regex of labels not run in build-san (default ^(e2e|deploy)$)
 #
+# Both test trees carry line tables only (NPU_DEBUG_INFO=LINES: stack traces keep file and line,
+# the compilation is cheaper); configure build/ with NPU_DEBUG_INFO=FULL for a debugger.
 # Each tree is configured with every option given, so a tree left by other commands (e.g. a
 # release configuration of scripts/run_server.sh in build/) is brought back to this one. ccache,
 # when installed, is the compiler launcher of build/ and build-san/ (it saves a rebuild of a
@@ -28,8 +30,8 @@ LAUNCHER=""
 command -v ccache > /dev/null 2>&1 && LAUNCHER=ccache
 
 echo "== build/: gcc, every test"
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNPU_BUILD_TESTS=ON \
-  -DNPU_BUILD_BENCH=ON -DNPU_PGO=OFF -DNPU_SANITIZE=OFF -DNPU_BUILD_FUZZERS=OFF \
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNPU_DEBUG_INFO=LINES \
+  -DNPU_BUILD_TESTS=ON -DNPU_BUILD_BENCH=ON -DNPU_PGO=OFF -DNPU_SANITIZE=OFF -DNPU_BUILD_FUZZERS=OFF \
   -DCMAKE_CXX_COMPILER_LAUNCHER="$LAUNCHER"
 cmake --build build
 (cd build && ctest --output-on-failure --timeout 900 -j2)
@@ -50,6 +52,7 @@ scripts/check_release.sh build-release
 echo "== build-san/: clang ASan + UBSan + fuzzing"
 SAN_EXCLUDE="${NPU_SAN_EXCLUDE-^(e2e|deploy)\$}"
 cmake -S . -B build-san -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DNPU_DEBUG_INFO=LINES \
   -DNPU_BUILD_TESTS=ON -DNPU_BUILD_BENCH=OFF -DNPU_PGO=OFF -DNPU_SANITIZE=ON \
   -DNPU_BUILD_FUZZERS=ON -DCMAKE_CXX_COMPILER_LAUNCHER="$LAUNCHER"
 cmake --build build-san
