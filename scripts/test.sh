@@ -9,13 +9,14 @@
 #   2. build-release/ (scripts/build_release.sh: the image's GCC profile-guided build, only
 #      tiling_server, tilingctl and pgo_train) and scripts/check_release.sh on its binaries.
 #   3. build-san/ (clang, AddressSanitizer + UndefinedBehaviorSanitizer + libFuzzer coverage, no
-#      benchmarks): every test but the Python end-to-end (label e2e) and deploy ones, then every
+#      benchmarks): every test but the integration and deploy ones, then every
 #      libFuzzer target of that same tree for a bounded time (scripts/fuzz.sh). One compilation
 #      serves both the sanitized suite and the fuzzers.
 #
-#   NPU_FUZZ_SECONDS   seconds per fuzz target (default 30; 0 skips fuzzing)
+#   NPU_FUZZ_SECONDS   seconds per fuzz target (default 20; 0 skips fuzzing)
 #   NPU_FUZZ_JOBS      libFuzzer workers per target (default 2: one per core)
-#   NPU_SAN_EXCLUDE    ctest -LE regex of labels not run in build-san (default ^(e2e|deploy)$)
+#   NPU_SAN_EXCLUDE    ctest -LE regex of labels not run in build-san
+#                      (default ^(integration|deploy)$)
 #
 # Both test trees carry line tables only (NPU_DEBUG_INFO=LINES: stack traces keep file and line,
 # the compilation is cheaper); configure build/ with NPU_DEBUG_INFO=FULL for a debugger.
@@ -46,11 +47,12 @@ scripts/check_release.sh build-release
 # Debian's gRPC is not instrumented but works under ASan (no leak reports). Every committed fuzz
 # corpus input is replayed by the fuzz_*_corpus tests (here through the libFuzzer binaries).
 # deploy_runtime_packages cannot pass for sanitized binaries (they need libasan and libubsan),
-# and the deploy and Python end-to-end tests check tools and configuration more than our code,
-# so build/ runs them; the C++ integration tests (malformed requests, SIGTERM, TLS against the
-# real server) run here too.
+# and the deploy tests check tools and configuration more than our code. The integration tests
+# (the real binaries as child processes) run once, in build/: every handler, reactor, queue and
+# the shutdown path they drive runs in-process here through the service tests, which start the
+# same server on a loopback port.
 echo "== build-san/: clang ASan + UBSan + fuzzing"
-SAN_EXCLUDE="${NPU_SAN_EXCLUDE-^(e2e|deploy)\$}"
+SAN_EXCLUDE="${NPU_SAN_EXCLUDE-^(integration|deploy)\$}"
 cmake -S . -B build-san -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DNPU_DEBUG_INFO=LINES \
   -DNPU_BUILD_TESTS=ON -DNPU_BUILD_BENCH=OFF -DNPU_PGO=OFF -DNPU_SANITIZE=ON \
@@ -64,7 +66,7 @@ cmake --build build-san
 # libFuzzer: each target explores from its corpus for NPU_FUZZ_SECONDS with NPU_FUZZ_JOBS
 # workers. A new crash, timeout or leak fails the run (fuzz.sh lists the inputs); its input
 # becomes a regression test in tests/fuzz/corpus/ once fixed.
-FUZZ_SECONDS="${NPU_FUZZ_SECONDS:-30}"
+FUZZ_SECONDS="${NPU_FUZZ_SECONDS:-20}"
 if [ "$FUZZ_SECONDS" != 0 ]; then
   NPU_FUZZ_BUILD_DIR=build-san NPU_FUZZ_JOBS="${NPU_FUZZ_JOBS:-2}" scripts/fuzz.sh "$FUZZ_SECONDS"
 fi

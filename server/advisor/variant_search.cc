@@ -77,6 +77,18 @@ class FastestVariant {
   uint32_t timed_ = 0;
 };
 
+// Times the offered plan and, when it ran, adds it as a candidate.
+void TimeOffer(Session& session, VariantKind kind, std::string name, Offer offer) {
+  std::optional<Timing> timing = session.TimeVariant(offer.plan, kind, name);
+  if (!timing.has_value()) return;
+  Candidate candidate;
+  candidate.name = std::move(name);
+  candidate.kind = kind;
+  candidate.explanation = std::move(offer.reason);
+  candidate.plan = std::move(offer.plan);
+  session.Add(std::move(candidate), *timing);
+}
+
 }  // namespace
 
 void SearchBlocks(Session& session, const std::optional<TilingPlan>& aswt, uint64_t ops_cap) {
@@ -158,16 +170,9 @@ void OfferResidency(Session& session, const TilingPlan& aswt, L1Residency side) 
     return;
   }
   if (session.OutOfBudget(prefix)) return;
-  Candidate candidate;
-  candidate.name =
+  std::string name =
       absl::StrCat(prefix, "_", a_side ? offer.plan.block.m_l1 : offer.plan.block.n_l1);
-  std::optional<Timing> timing =
-      session.TimeVariant(offer.plan, VariantKind::kL1PartialResidency, candidate.name);
-  if (!timing.has_value()) return;
-  candidate.kind = VariantKind::kL1PartialResidency;
-  candidate.explanation = offer.reason;
-  candidate.plan = std::move(offer.plan);
-  session.Add(std::move(candidate), *timing);
+  TimeOffer(session, VariantKind::kL1PartialResidency, std::move(name), std::move(offer));
 }
 
 void OfferAivDot(Session& session) {
@@ -178,16 +183,9 @@ void OfferAivDot(Session& session) {
     return;
   }
   if (session.OutOfBudget(absl::StrCat(std::string(kToMul), "/aiv"))) return;
-  Candidate candidate;
-  candidate.name = absl::StrCat(std::string(kToMul), "/aiv_",
-                                std::string(tiling::DataTypeName(session.problem().dtype_a)));
-  std::optional<Timing> timing =
-      session.TimeVariant(offer.plan, VariantKind::kAivDot, candidate.name);
-  if (!timing.has_value()) return;
-  candidate.kind = VariantKind::kAivDot;
-  candidate.explanation = offer.reason;
-  candidate.plan = std::move(offer.plan);
-  session.Add(std::move(candidate), *timing);
+  std::string name = absl::StrCat(std::string(kToMul), "/aiv_",
+                                  std::string(tiling::DataTypeName(session.problem().dtype_a)));
+  TimeOffer(session, VariantKind::kAivDot, std::move(name), std::move(offer));
 }
 
 }  // namespace npu::advisor
