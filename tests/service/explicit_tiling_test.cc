@@ -343,10 +343,13 @@ TEST(ExplicitTilingRobustnessTest, RandomEditsAlwaysGetAStatus) {
   // does not depend on the size of C, and under the sanitizers the fp64
   // reference of 300x700x4000 took most of this test's time.
   std::vector<Base> bases = {
-      {Problem(200, 300, 500), false},           {Problem(64, 48, 80), true},
+      {Problem(200, 300, 500), false},
+      {Problem(64, 48, 80), true},
       {Problem(4096, 1280, 8192), false},  // Stream-K
-      {Problem(300, 700, 4000), false},          {VectorProblem(1, 512, 256, false), true},
-      {VectorProblem(10, 192, 300, true), true}, {Problem(40, 24, 0), true},
+      {Problem(300, 700, 4000), false},
+      {VectorProblem(1, 512, 256, false), true},
+      {VectorProblem(10, 192, 300, true), true},
+      {Problem(40, 24, 0), true},
       {Problem(90, 130, 2100), true},
   };
   ExecuteOptions options;
