@@ -120,14 +120,11 @@ std::optional<std::string> CompareName(absl::string_view field, const Json& expe
   return absl::StrCat("field ", field, " expected ", expected.dump(), " got ", Quoted(got));
 }
 
-}  // namespace
+// The steps of RequestFromCaseInput(), one per group of schema keys. Each
+// sets its problem fields or returns an error naming the bad key's path
+// ("input.dtype_a"), so that a case file can be fixed where it is wrong.
 
-absl::StatusOr<pb::TilingRequest> RequestFromCaseInput(const Json& input,
-                                                       std::vector<std::string>* ignored_keys) {
-  if (!input.is_object()) return BadField("input", "not an object");
-  pb::TilingRequest request;
-  pb::MatmulProblem* p = request.mutable_problem();
-
+absl::Status SetShape(const Json& input, pb::MatmulProblem* p) {
   absl::StatusOr<int64_t> m = GetInt(input, "m", "input.m");
   absl::StatusOr<int64_t> n = GetInt(input, "n", "input.n");
   absl::StatusOr<int64_t> k = GetInt(input, "k", "input.k");
@@ -137,7 +134,12 @@ absl::StatusOr<pb::TilingRequest> RequestFromCaseInput(const Json& input,
   p->set_m(*m);
   p->set_n(*n);
   p->set_k(*k);
+  return absl::OkStatus();
+}
 
+absl::Status SetDtypes(const Json& input, pb::MatmulProblem* p) {
+  // All three dtypes are required: a missing one is reported as such before
+  // any present one is parsed.
   for (const char* key : {"dtype_a", "dtype_b", "dtype_c"}) {
     auto it = input.find(key);
     if (it == input.end()) return BadField(absl::StrCat("input.", key), "required");
@@ -151,7 +153,11 @@ absl::StatusOr<pb::TilingRequest> RequestFromCaseInput(const Json& input,
   p->set_dtype_a(*dtype_a);
   p->set_dtype_b(*dtype_b);
   p->set_dtype_c(*dtype_c);
+  return absl::OkStatus();
+}
 
+// The boolean keys, each false when absent or null.
+absl::Status SetFlags(const Json& input, pb::MatmulProblem* p) {
   struct BoolField {
     const char* key;
     void (pb::MatmulProblem::*set)(bool);
@@ -167,19 +173,25 @@ absl::StatusOr<pb::TilingRequest> RequestFromCaseInput(const Json& input,
     if (!value.ok()) return value.status();
     (p->*field.set)(*value);
   }
+  return absl::OkStatus();
+}
 
-  if (p->has_bias()) {
-    // The schema allows a null bias dtype; CANN's bias then follows C.
-    auto it = input.find("bias_dtype");
-    if (it == input.end() || it->is_null()) {
-      p->set_dtype_bias(p->dtype_c());
-    } else {
-      absl::StatusOr<pb::DataType> dtype = ParseDtype(*it, "input.bias_dtype");
-      if (!dtype.ok()) return dtype.status();
-      p->set_dtype_bias(*dtype);
-    }
+// Needs the bias flag and dtype_c already set.
+absl::Status SetBiasDtype(const Json& input, pb::MatmulProblem* p) {
+  if (!p->has_bias()) return absl::OkStatus();
+  // The schema allows a null bias dtype; CANN's bias then follows C.
+  auto it = input.find("bias_dtype");
+  if (it == input.end() || it->is_null()) {
+    p->set_dtype_bias(p->dtype_c());
+    return absl::OkStatus();
   }
+  absl::StatusOr<pb::DataType> dtype = ParseDtype(*it, "input.bias_dtype");
+  if (!dtype.ok()) return dtype.status();
+  p->set_dtype_bias(*dtype);
+  return absl::OkStatus();
+}
 
+absl::Status SetFormats(const Json& input, pb::MatmulProblem* p) {
   absl::StatusOr<pb::Format> format_a = ParseFormat(input, "format_a", "input.format_a");
   absl::StatusOr<pb::Format> format_b = ParseFormat(input, "format_b", "input.format_b");
   absl::StatusOr<pb::Format> format_c = ParseFormat(input, "format_c", "input.format_c");
@@ -189,27 +201,37 @@ absl::StatusOr<pb::TilingRequest> RequestFromCaseInput(const Json& input,
   p->set_format_a(*format_a);
   p->set_format_b(*format_b);
   p->set_format_c(*format_c);
+  return absl::OkStatus();
+}
 
+absl::Status SetDeterministicLevel(const Json& input, pb::MatmulProblem* p) {
   absl::StatusOr<int64_t> level =
       GetInt(input, "deterministic_level", "input.deterministic_level", 0);
   if (!level.ok()) return level.status();
   p->set_deterministic_level(static_cast<int32_t>(*level));
+  return absl::OkStatus();
+}
 
-  if (auto it = input.find("storage_shape_b"); it != input.end() && !it->is_null()) {
-    if (!it->is_array()) return BadField("input.storage_shape_b", "not a list");
-    for (const Json& dim : *it) {
-      if (!dim.is_number_integer()) {
-        return BadField("input.storage_shape_b", absl::StrCat("not an integer: ", dim.dump()));
-      }
-      p->add_storage_shape_b(dim.get<int64_t>());
+// B's storage shape when format_b is FRACTAL_NZ; absent or null leaves it
+// empty, which the server takes as B's canonical NZ storage. The server
+// checks the dims; here only that they are integers.
+absl::Status SetStorageShapeB(const Json& input, pb::MatmulProblem* p) {
+  auto it = input.find("storage_shape_b");
+  if (it == input.end() || it->is_null()) return absl::OkStatus();
+  if (!it->is_array()) return BadField("input.storage_shape_b", "not a list");
+  for (const Json& dim : *it) {
+    if (!dim.is_number_integer()) {
+      return BadField("input.storage_shape_b", absl::StrCat("not an integer: ", dim.dump()));
     }
+    p->add_storage_shape_b(dim.get<int64_t>());
   }
+  return absl::OkStatus();
+}
 
-  if (auto it = input.find("platform"); it != input.end() && !it->is_null()) {
-    absl::Status status = ApplyPlatform(*it, &request, ignored_keys);
-    if (!status.ok()) return status;
-  }
-
+// Reports the top-level keys the schema does not know, so that a typo in a
+// case file is seen rather than silently tiling the default.
+void ReportUnknownKeys(const Json& input, std::vector<std::string>* ignored_keys) {
+  if (ignored_keys == nullptr) return;
   static const char* const kKnown[] = {"m",
                                        "n",
                                        "k",
@@ -229,13 +251,32 @@ absl::StatusOr<pb::TilingRequest> RequestFromCaseInput(const Json& input,
                                        "deterministic_level",
                                        "storage_shape_b",
                                        "platform"};
-  if (ignored_keys != nullptr) {
-    for (const auto& [key, value] : input.items()) {
-      if (std::find(std::begin(kKnown), std::end(kKnown), key) == std::end(kKnown)) {
-        ignored_keys->push_back(absl::StrCat("input.", key));
-      }
+  for (const auto& [key, value] : input.items()) {
+    if (std::find(std::begin(kKnown), std::end(kKnown), key) == std::end(kKnown)) {
+      ignored_keys->push_back(absl::StrCat("input.", key));
     }
   }
+}
+
+}  // namespace
+
+absl::StatusOr<pb::TilingRequest> RequestFromCaseInput(const Json& input,
+                                                       std::vector<std::string>* ignored_keys) {
+  if (!input.is_object()) return BadField("input", "not an object");
+  pb::TilingRequest request;
+  pb::MatmulProblem* p = request.mutable_problem();
+  // In schema order, which is also the order errors are reported in.
+  for (absl::Status (*step)(const Json&, pb::MatmulProblem*) :
+       {SetShape, SetDtypes, SetFlags, SetBiasDtype, SetFormats, SetDeterministicLevel,
+        SetStorageShapeB}) {
+    absl::Status status = step(input, p);
+    if (!status.ok()) return status;
+  }
+  if (auto it = input.find("platform"); it != input.end() && !it->is_null()) {
+    absl::Status status = ApplyPlatform(*it, &request, ignored_keys);
+    if (!status.ok()) return status;
+  }
+  ReportUnknownKeys(input, ignored_keys);
   return request;
 }
 

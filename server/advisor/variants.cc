@@ -74,6 +74,130 @@ std::string Bytes(uint64_t bytes) {
   return absl::StrCat(bytes / kKiB, " KiB");
 }
 
+// The sizes ResidencyPlan() works out for a resident band, filled in by its
+// steps in order. The band runs along `edge` (rows of A for an A band,
+// columns of B for a B band), each line of it the whole K deep; the other
+// operand is streamed in blocks of `other_base`.
+struct BandLayout {
+  bool a_side = false;
+  const char* name = "";  // of the resident operand
+  uint64_t limit = 0;     // L1 a resident operand may take
+  uint64_t edge = 0;
+  uint64_t line_bytes = 0;  // one row (column) of the band, K aligned to 16
+  uint64_t bias_l1 = 0;
+  uint64_t whole = 0;  // the whole operand resident, with the bias staging
+  uint64_t band_base = 0, band_steps = 0, band = 0;
+  uint64_t other_dim = 0, other_base = 0, other_tiles = 0;
+  uint64_t base_k = 0;
+  uint64_t band_bytes = 0, free_l1 = 0, stream_steps = 0;
+};
+
+// Sizes the band: the longest 16-aligned one that fits the resident limit
+// with the bias staging, balanced over the edge. Returns why there is no
+// band worth offering, or "".
+std::string SizeBand(const MatmulProblem& problem, const tiling::ChipSpec& chip, const Sizes& sizes,
+                     BandLayout& layout) {
+  layout.limit = ResidentLimitBytes(chip);
+  layout.edge = layout.a_side ? sizes.m : sizes.n;
+  const uint64_t elem = layout.a_side ? sizes.a_bytes : sizes.b_bytes;
+  layout.line_bytes = CeilAlign(sizes.k, kBlock16) * elem;
+  // L1 for the bias staging: the larger of CANN's full-load reservation and
+  // the fp32 bias tile the emulator charges.
+  layout.bias_l1 = problem.has_bias ? kBlock256 * kDoubleBuffer * kFp32Bytes : 0;
+  layout.whole = CeilAlign(layout.edge, kBlock16) * layout.line_bytes + layout.bias_l1;
+  if (layout.whole <= layout.limit) {
+    return absl::StrCat(layout.name, " (", Bytes(layout.whole), ") fits 3/4 of L1 (",
+                        Bytes(layout.limit), "): CANN's whole-matrix residency covers it");
+  }
+  const uint64_t max_edge =
+      layout.limit > layout.bias_l1
+          ? FloorAlign((layout.limit - layout.bias_l1) / layout.line_bytes, kBlock16)
+          : 0;
+  if (max_edge < kBlock16) {
+    return absl::StrCat("a 16-", layout.a_side ? "row" : "column", " band of ", layout.name, " (",
+                        Bytes(kBlock16 * layout.line_bytes), ") exceeds 3/4 of L1: K=", sizes.k,
+                        " is too deep");
+  }
+  const BandSize band_size = BalancedBand(layout.edge, max_edge);
+  layout.band_base = band_size.base;
+  layout.band_steps = band_size.steps;
+  layout.band = layout.band_base * layout.band_steps;
+  return "";
+}
+
+// Sizes the streamed operand's block. It keeps CANN's block edge where L0C
+// allows; a band is only worth keeping when more than one such block reads
+// it. Returns why not, or "".
+std::string SizeStreamedBlock(const TilingPlan& base, const tiling::ChipSpec& chip,
+                              const Sizes& sizes, BandLayout& layout) {
+  layout.other_dim = layout.a_side ? sizes.n : sizes.m;
+  const uint64_t cann_other = layout.a_side ? base.block.base_n : base.block.base_m;
+  layout.other_base =
+      std::min({std::max(cann_other, kBlock16), CeilAlign(layout.other_dim, kBlock16),
+                FloorAlign(chip.l0c_bytes / (kFp32Bytes * layout.band_base), kBlock16)});
+  if (layout.other_base < kBlock16) return "L0C cannot hold a 16-wide output block";
+  layout.other_tiles = CeilDiv(layout.other_dim, layout.other_base);
+  if (layout.other_tiles < 2) {
+    return absl::StrCat(layout.a_side ? "N" : "M", "=", layout.other_dim,
+                        " is one tile: the band would be read once anyway");
+  }
+  return "";
+}
+
+// Sizes base_k and the streamed operand's L1 stages: double-buffered stages
+// of up to 4 base_k slices in what the band leaves of L1. Returns why they
+// do not fit, or "".
+std::string SizeStreamedStages(const MatmulProblem& problem, const tiling::ChipSpec& chip,
+                               const Sizes& sizes, BandLayout& layout) {
+  const uint64_t base_m = layout.a_side ? layout.band_base : layout.other_base;
+  const uint64_t base_n = layout.a_side ? layout.other_base : layout.band_base;
+  layout.base_k = tiling::BlockBaseK(problem, chip, base_m, base_n);
+  if (layout.base_k == 0) return "no 16-deep base_k fits the L0A half";
+  layout.band_bytes = layout.band * layout.line_bytes;
+  layout.free_l1 = chip.l1_bytes - layout.band_bytes - layout.bias_l1;
+  const uint64_t other_elem = layout.a_side ? sizes.b_bytes : sizes.a_bytes;
+  layout.stream_steps =
+      StreamedKSteps(layout.base_k * layout.other_base * other_elem, layout.free_l1);
+  if (layout.stream_steps == 0) {
+    return absl::StrCat("the ", Bytes(layout.band_bytes), " band leaves ", Bytes(layout.free_l1),
+                        " of L1, less than two stages of the streamed operand");
+  }
+  return "";
+}
+
+// The plan of a sized band, offered only when it passes the registry's own
+// buffer check.
+Offer BandOffer(const MatmulProblem& problem, const tiling::ChipSpec& chip, const Sizes& sizes,
+                L1Residency side, const BandLayout& layout) {
+  const bool a_side = layout.a_side;
+  tiling::ResidentBandShape shape;
+  shape.side = side;
+  shape.band_base = layout.band_base;
+  shape.band_steps = layout.band_steps;
+  shape.streamed_base = layout.other_base;
+  shape.streamed_k_steps = layout.stream_steps;
+  shape.base_k = layout.base_k;
+  Offer offer;
+  offer.plan = tiling::ResidentBandPlan(problem, chip, shape);
+  // Walk the tiles so that a core's consecutive units share a band: rows
+  // first for an A band (window of one row), columns first for a B band (one
+  // window holding every row).
+  offer.plan.swat_window_rows =
+      a_side ? 1 : static_cast<uint32_t>(CeilDiv(sizes.m, offer.plan.block.m_l1));
+  offer.plan.detail = absl::StrCat(
+      layout.name, " band of ", layout.band, a_side ? " rows" : " columns", " x K=", sizes.k, " (",
+      Bytes(layout.band_bytes), ") resident in L1, ", a_side ? "B" : "A", " streamed");
+  absl::Status fits = tiling::CheckPlanFits(offer.plan, problem, chip);
+  if (!fits.ok()) return Offer::No(std::string(fits.message()));
+  offer.ok = true;
+  offer.reason = absl::StrCat(layout.name, " (", Bytes(layout.whole), ") exceeds 3/4 of L1 (",
+                              Bytes(layout.limit), "), so CANN streams it; a ", layout.band,
+                              a_side ? "-row" : "-column", " band (", Bytes(layout.band_bytes),
+                              ") stays resident across the ", layout.other_tiles, " ",
+                              a_side ? "column" : "row", " tiles");
+  return offer;
+}
+
 }  // namespace
 
 std::string VariantObstacle(const MatmulProblem& problem) {
@@ -251,84 +375,21 @@ Offer ResidencyPlan(const TilingPlan& base, const MatmulProblem& problem,
                     const tiling::ChipSpec& chip, L1Residency side) {
   if (std::string why = VariantObstacle(problem); !why.empty()) return Offer::No(why);
   if (side == L1Residency::kStreamed) return Offer::No("no operand chosen for residency");
-  const bool a_side = side == L1Residency::kABand;
-  const char* name = a_side ? "A" : "B";
+  BandLayout layout;
+  layout.a_side = side == L1Residency::kABand;
+  layout.name = layout.a_side ? "A" : "B";
   const Sizes sizes = SizesOf(problem);
-  const uint64_t limit = ResidentLimitBytes(chip);
-  // Band edge: rows of A (a_side) or columns of B, each the whole K deep.
-  const uint64_t edge = a_side ? sizes.m : sizes.n;
-  const uint64_t elem = a_side ? sizes.a_bytes : sizes.b_bytes;
-  const uint64_t line_bytes = CeilAlign(sizes.k, kBlock16) * elem;
-  // L1 for the bias staging: the larger of CANN's full-load reservation and
-  // the fp32 bias tile the emulator charges.
-  const uint64_t bias_l1 = problem.has_bias ? kBlock256 * kDoubleBuffer * kFp32Bytes : 0;
-  const uint64_t whole = CeilAlign(edge, kBlock16) * line_bytes + bias_l1;
-  if (whole <= limit) {
-    return Offer::No(absl::StrCat(name, " (", Bytes(whole), ") fits 3/4 of L1 (", Bytes(limit),
-                                  "): CANN's whole-matrix residency covers it"));
+  // Each step needs the sizes of the ones before it.
+  if (std::string why = SizeBand(problem, chip, sizes, layout); !why.empty()) {
+    return Offer::No(why);
   }
-  const uint64_t max_edge =
-      limit > bias_l1 ? FloorAlign((limit - bias_l1) / line_bytes, kBlock16) : 0;
-  if (max_edge < kBlock16) {
-    return Offer::No(absl::StrCat("a 16-", a_side ? "row" : "column", " band of ", name, " (",
-                                  Bytes(kBlock16 * line_bytes), ") exceeds 3/4 of L1: K=", sizes.k,
-                                  " is too deep"));
+  if (std::string why = SizeStreamedBlock(base, chip, sizes, layout); !why.empty()) {
+    return Offer::No(why);
   }
-  const BandSize band_size = BalancedBand(edge, max_edge);
-  const uint64_t band_base = band_size.base, steps = band_size.steps;
-  const uint64_t band = band_base * steps;
-
-  // The streamed side keeps CANN's block edge where L0C allows.
-  const uint64_t other_dim = a_side ? sizes.n : sizes.m;
-  const uint64_t cann_other = a_side ? base.block.base_n : base.block.base_m;
-  uint64_t other_base = std::min({std::max(cann_other, kBlock16), CeilAlign(other_dim, kBlock16),
-                                  FloorAlign(chip.l0c_bytes / (kFp32Bytes * band_base), kBlock16)});
-  if (other_base < kBlock16) return Offer::No("L0C cannot hold a 16-wide output block");
-  const uint64_t other_tiles = CeilDiv(other_dim, other_base);
-  if (other_tiles < 2) {
-    return Offer::No(absl::StrCat(a_side ? "N" : "M", "=", other_dim,
-                                  " is one tile: the band would be read once anyway"));
+  if (std::string why = SizeStreamedStages(problem, chip, sizes, layout); !why.empty()) {
+    return Offer::No(why);
   }
-  const uint64_t base_m = a_side ? band_base : other_base;
-  const uint64_t base_n = a_side ? other_base : band_base;
-  const uint64_t base_k = tiling::BlockBaseK(problem, chip, base_m, base_n);
-  if (base_k == 0) return Offer::No("no 16-deep base_k fits the L0A half");
-  // The streamed operand: double-buffered stages of up to 4 base_k slices
-  // in what the band leaves of L1.
-  const uint64_t band_bytes = band * line_bytes;
-  const uint64_t free_l1 = chip.l1_bytes - band_bytes - bias_l1;
-  const uint64_t other_elem = a_side ? sizes.b_bytes : sizes.a_bytes;
-  const uint64_t stream_steps = StreamedKSteps(base_k * other_base * other_elem, free_l1);
-  if (stream_steps == 0) {
-    return Offer::No(absl::StrCat("the ", Bytes(band_bytes), " band leaves ", Bytes(free_l1),
-                                  " of L1, less than two stages of the streamed operand"));
-  }
-
-  tiling::ResidentBandShape shape;
-  shape.side = side;
-  shape.band_base = band_base;
-  shape.band_steps = steps;
-  shape.streamed_base = other_base;
-  shape.streamed_k_steps = stream_steps;
-  shape.base_k = base_k;
-  Offer offer;
-  offer.plan = tiling::ResidentBandPlan(problem, chip, shape);
-  // Walk the tiles so that a core's consecutive units share a band: rows
-  // first for an A band (window of one row), columns first for a B band (one
-  // window holding every row).
-  offer.plan.swat_window_rows =
-      a_side ? 1 : static_cast<uint32_t>(CeilDiv(sizes.m, offer.plan.block.m_l1));
-  offer.plan.detail =
-      absl::StrCat(name, " band of ", band, a_side ? " rows" : " columns", " x K=", sizes.k, " (",
-                   Bytes(band_bytes), ") resident in L1, ", a_side ? "B" : "A", " streamed");
-  absl::Status fits = tiling::CheckPlanFits(offer.plan, problem, chip);
-  if (!fits.ok()) return Offer::No(std::string(fits.message()));
-  offer.ok = true;
-  offer.reason = absl::StrCat(name, " (", Bytes(whole), ") exceeds 3/4 of L1 (", Bytes(limit),
-                              "), so CANN streams it; a ", band, a_side ? "-row" : "-column",
-                              " band (", Bytes(band_bytes), ") stays resident across the ",
-                              other_tiles, " ", a_side ? "column" : "row", " tiles");
-  return offer;
+  return BandOffer(problem, chip, sizes, side, layout);
 }
 
 Offer AivDotPlan(const MatmulProblem& problem, const tiling::ChipSpec& chip) {

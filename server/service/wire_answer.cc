@@ -212,44 +212,116 @@ void PutTilingFields(Writer& out, const std::vector<tl::TilingField>& fields) {
   }
 }
 
+// The steps of EncodeAnswer(), one per field or run of fields, in the order
+// protobuf serializes them. Each is inlined into it, so the encoder's code
+// and speed stay those of one function.
+
+// The tiling key decoded, with CANN's names next to ours: users compare our
+// answers with CANN's by name.
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline void PutDecodedKey(Writer& out, const tl::TilingKey& key) {
+  PutMessage(out, pb::TilingResponse::kKeyFieldNumber, [&] {
+    using Key = pb::DecodedTilingKey;
+    PutEnum(out, Key::kApiLevelFieldNumber, ApiLevelToProto(key.api_level));
+    PutString(out, Key::kApiLevelNameFieldNumber, tl::ApiLevelName(key.api_level));
+    PutUint(out, Key::kTransAFieldNumber, key.trans_a);
+    PutUint(out, Key::kTransBFieldNumber, key.trans_b);
+    PutUint(out, Key::kBatchModelFieldNumber, key.batch_model);
+    PutEnum(out, Key::kModelFieldNumber, KernelModelToProto(key.model));
+    PutString(out, Key::kModelNameFieldNumber, tl::KernelModelName(key.model));
+    PutEnum(out, Key::kFullLoadFieldNumber, FullLoadToProto(key.full_load));
+    PutString(out, Key::kFullLoadNameFieldNumber, tl::FullLoadName(key.full_load));
+    PutEnum(out, Key::kL0C2OutFieldNumber, L0cToOutToProto(key.l0c2out));
+    PutString(out, Key::kL0C2OutNameFieldNumber, tl::L0cToOutName(key.l0c2out));
+  });
+}
+
+// The tiling data as raw words, packed: the varints behind one length. An
+// empty packed field is left out, as protobuf does.
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline void PutRawWords(Writer& out, const tl::TilingData& data) {
+  if (data.fields.empty()) return;
+  const size_t words = out.BeginDelimited(pb::TilingResponse::kRawWordsFieldNumber);
+  // A word per field at most, five bytes each.
+  out.Reserve(data.fields.size() * 5);
+  data.ForEachWord([&out](uint32_t word) { out.Varint(word); });
+  out.EndDelimited(words);
+}
+
+// The block tiling: 21 varints, written by PutUints()'s one loop to keep
+// the encoder's code small.
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline void PutBlockTiling(Writer& out, const tl::BlockTiling& b) {
+  PutMessage(out, pb::TilingResponse::kBlockFieldNumber, [&] {
+    using Block = pb::BlockTiling;
+    PutUints(out, {{Block::kBaseMFieldNumber, b.base_m},
+                   {Block::kBaseNFieldNumber, b.base_n},
+                   {Block::kBaseKFieldNumber, b.base_k},
+                   {Block::kML1FieldNumber, b.m_l1},
+                   {Block::kNL1FieldNumber, b.n_l1},
+                   {Block::kKL1FieldNumber, b.k_l1},
+                   {Block::kStepMFieldNumber, b.step_m},
+                   {Block::kStepNFieldNumber, b.step_n},
+                   {Block::kStepKaFieldNumber, b.step_ka},
+                   {Block::kStepKbFieldNumber, b.step_kb},
+                   {Block::kDepthA1FieldNumber, b.depth_a1},
+                   {Block::kDepthB1FieldNumber, b.depth_b1},
+                   {Block::kSingleCoreMFieldNumber, b.single_core_m},
+                   {Block::kSingleCoreNFieldNumber, b.single_core_n},
+                   {Block::kSingleCoreKFieldNumber, b.single_core_k},
+                   {Block::kMTailCntFieldNumber, b.m_tail_cnt},
+                   {Block::kNTailCntFieldNumber, b.n_tail_cnt},
+                   {Block::kKCntFieldNumber, b.k_cnt},
+                   {Block::kL1BufferNumFieldNumber, b.l1_buffer_num},
+                   {Block::kL0CDbFieldNumber, b.l0c_db},
+                   {Block::kUbDbFieldNumber, b.ub_db}});
+  });
+}
+
+// One TraceEntry message per strategy the registry asked, in its order.
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline void PutTrace(Writer& out,
+                                                  const std::vector<tl::TraceEntry>& trace) {
+  for (const tl::TraceEntry& entry : trace) {
+    PutMessage(out, pb::TilingResponse::kTraceFieldNumber, [&] {
+      using Entry = pb::TraceEntry;
+      PutString(out, Entry::kStrategyFieldNumber, entry.strategy);
+      PutUint(out, Entry::kCapableFieldNumber, entry.capable);
+      PutUint(out, Entry::kChosenFieldNumber, entry.chosen);
+      PutString(out, Entry::kReasonFieldNumber, entry.reason);
+    });
+  }
+}
+
+// The chip the plan was made for: its name, then its fields in the wire
+// order ForEachChipField() walks, all under one reservation.
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline void PutPlatform(Writer& out, const tl::ChipSpec& chip) {
+  PutMessage(out, pb::TilingResponse::kPlatformFieldNumber, [&] {
+    using Chip = pb::ChipSpec;
+    PutString(out, Chip::kNameFieldNumber, chip.name);
+    out.Reserve(tl::kChipFieldCount * kMaxScalarBytes);
+    ForEachChipField([&](const tl::ChipField& field, const ChipFieldWire& wire) {
+      PutReservedUint(out, wire.spec_number, field.Get(chip));
+    });
+  });
+}
+
 }  // namespace
 
 size_t EncodeAnswer(const tl::TilingDecision& decision, const tl::ChipSpec& chip,
                     const AnswerForm& form, std::string* buffer) {
+  // COMPACT keeps what a launcher needs to run the kernel; the decoded key,
+  // the names, the block and the platform are for people and tools.
   const bool full = form.view != pb::RESPONSE_VIEW_COMPACT;
   Writer out(buffer);
-  // Field by field in ascending number, as protobuf serializes them.
+  // Field by field in ascending number, as protobuf serializes them, so
+  // that the bytes equal protobuf's own.
   using Response = pb::TilingResponse;
   const tl::TilingPlan& plan = decision.plan;
   PutString(out, Response::kIdFieldNumber, form.id);
   PutUint(out, Response::kTilingKeyFieldNumber, plan.key.Encode());
   if (full) {
-    PutMessage(out, Response::kKeyFieldNumber, [&] {
-      using Key = pb::DecodedTilingKey;
-      const tl::TilingKey& key = plan.key;
-      PutEnum(out, Key::kApiLevelFieldNumber, ApiLevelToProto(key.api_level));
-      PutString(out, Key::kApiLevelNameFieldNumber, tl::ApiLevelName(key.api_level));
-      PutUint(out, Key::kTransAFieldNumber, key.trans_a);
-      PutUint(out, Key::kTransBFieldNumber, key.trans_b);
-      PutUint(out, Key::kBatchModelFieldNumber, key.batch_model);
-      PutEnum(out, Key::kModelFieldNumber, KernelModelToProto(key.model));
-      PutString(out, Key::kModelNameFieldNumber, tl::KernelModelName(key.model));
-      PutEnum(out, Key::kFullLoadFieldNumber, FullLoadToProto(key.full_load));
-      PutString(out, Key::kFullLoadNameFieldNumber, tl::FullLoadName(key.full_load));
-      PutEnum(out, Key::kL0C2OutFieldNumber, L0cToOutToProto(key.l0c2out));
-      PutString(out, Key::kL0C2OutNameFieldNumber, tl::L0cToOutName(key.l0c2out));
-    });
+    PutDecodedKey(out, plan.key);
     PutString(out, Response::kTilingStructFieldNumber, plan.data.struct_name);
     PutTilingFields(out, plan.data.fields);
   }
-  // Packed: the varints behind one length.
-  if (!plan.data.fields.empty()) {
-    const size_t words = out.BeginDelimited(Response::kRawWordsFieldNumber);
-    // A word per field at most, five bytes each.
-    out.Reserve(plan.data.fields.size() * 5);
-    plan.data.ForEachWord([&out](uint32_t word) { out.Varint(word); });
-    out.EndDelimited(words);
-  }
+  PutRawWords(out, plan.data);
   PutUint(out, Response::kBlockDimFieldNumber, plan.block_dim);
   PutEnum(out, Response::kKernelTypeFieldNumber, KernelTypeToProto(plan.kernel_type));
   if (full) {
@@ -259,53 +331,10 @@ size_t EncodeAnswer(const tl::TilingDecision& decision, const tl::ChipSpec& chip
   PutString(out, Response::kStrategyFieldNumber, plan.strategy);
   if (full) {
     PutString(out, Response::kDetailFieldNumber, plan.detail);
-    PutMessage(out, Response::kBlockFieldNumber, [&] {
-      using Block = pb::BlockTiling;
-      const tl::BlockTiling& b = plan.block;
-      PutUints(out, {{Block::kBaseMFieldNumber, b.base_m},
-                     {Block::kBaseNFieldNumber, b.base_n},
-                     {Block::kBaseKFieldNumber, b.base_k},
-                     {Block::kML1FieldNumber, b.m_l1},
-                     {Block::kNL1FieldNumber, b.n_l1},
-                     {Block::kKL1FieldNumber, b.k_l1},
-                     {Block::kStepMFieldNumber, b.step_m},
-                     {Block::kStepNFieldNumber, b.step_n},
-                     {Block::kStepKaFieldNumber, b.step_ka},
-                     {Block::kStepKbFieldNumber, b.step_kb},
-                     {Block::kDepthA1FieldNumber, b.depth_a1},
-                     {Block::kDepthB1FieldNumber, b.depth_b1},
-                     {Block::kSingleCoreMFieldNumber, b.single_core_m},
-                     {Block::kSingleCoreNFieldNumber, b.single_core_n},
-                     {Block::kSingleCoreKFieldNumber, b.single_core_k},
-                     {Block::kMTailCntFieldNumber, b.m_tail_cnt},
-                     {Block::kNTailCntFieldNumber, b.n_tail_cnt},
-                     {Block::kKCntFieldNumber, b.k_cnt},
-                     {Block::kL1BufferNumFieldNumber, b.l1_buffer_num},
-                     {Block::kL0CDbFieldNumber, b.l0c_db},
-                     {Block::kUbDbFieldNumber, b.ub_db}});
-    });
+    PutBlockTiling(out, plan.block);
   }
-  if (form.include_trace) {
-    for (const tl::TraceEntry& entry : decision.trace) {
-      PutMessage(out, Response::kTraceFieldNumber, [&] {
-        using Entry = pb::TraceEntry;
-        PutString(out, Entry::kStrategyFieldNumber, entry.strategy);
-        PutUint(out, Entry::kCapableFieldNumber, entry.capable);
-        PutUint(out, Entry::kChosenFieldNumber, entry.chosen);
-        PutString(out, Entry::kReasonFieldNumber, entry.reason);
-      });
-    }
-  }
-  if (full) {
-    PutMessage(out, Response::kPlatformFieldNumber, [&] {
-      using Chip = pb::ChipSpec;
-      PutString(out, Chip::kNameFieldNumber, chip.name);
-      out.Reserve(tl::kChipFieldCount * kMaxScalarBytes);
-      ForEachChipField([&](const tl::ChipField& field, const ChipFieldWire& wire) {
-        PutReservedUint(out, wire.spec_number, field.Get(chip));
-      });
-    });
-  }
+  if (form.include_trace) PutTrace(out, decision.trace);
+  if (full) PutPlatform(out, chip);
   PutUint(out, Response::kFromCacheFieldNumber, form.from_cache);
   return out.size();
 }
