@@ -11,6 +11,40 @@
 #include "server/tiling/status_macros.h"
 
 namespace npu::emu::internal {
+namespace {
+
+// MTE2's read of one operand's L1 stage from GM; `l2_key` names the region
+// so that the L2 model can tell a re-read from a first read.
+Op StageRead(uint64_t bytes, uint64_t l2_key) {
+  Op load;
+  load.kind = OpKind::kGmRead;
+  load.port_bytes_per_cycle = kMte2PortBytesPerCycle;
+  load.bytes = bytes;
+  load.l2_key = l2_key;
+  return load;
+}
+
+// MTE1's move of one base_k step of A (sm x bk) and B (bk x sn) from L1
+// into L0A and L0B, costed at MTE1's fixed bandwidth.
+Op L1ToL0Step(uint64_t sm, uint64_t sn, uint64_t bk, uint64_t a_bytes, uint64_t b_bytes) {
+  Op mte1;
+  mte1.traffic = Traffic::kL1ToL0;
+  mte1.bytes = sm * bk * a_bytes + bk * sn * b_bytes;
+  mte1.cycles = CeilDiv(mte1.bytes, kMte1BytesPerCycle);
+  return mte1;
+}
+
+// The cube's MMAD of one base_k step into L0C; its useful MACs feed the
+// utilisation statistics.
+Op MmadStep(const ChipModel& chip, const tiling::MatmulProblem& problem, uint64_t sm, uint64_t sn,
+            uint64_t bk) {
+  Op mmad;
+  mmad.cycles = chip.MmadCycles(sm, sn, bk, problem.dtype_a, problem.hf32);
+  mmad.macs = sm * sn * bk;
+  return mmad;
+}
+
+}  // namespace
 
 AicCursor Builder::StartAic(uint32_t core, const std::vector<const WorkUnit*>& units) {
   AicCursor aic;
@@ -116,22 +150,16 @@ void Builder::EmitStage(AicCursor& aic, const BlockAt& block, const Range& chunk
   const bool a_resident = aic.a_resident, b_resident = aic.b_resident;
   const uint64_t stage_k = std::min(k_l1, chunk.end - ks);
   const uint64_t buf = aic.l1_count++ & 1;
+  // L1 slots 0 and 1 are A's ping-pong, 2 and 3 B's; a resident operand is
+  // already in L1 and is not read again per stage.
   if (!a_resident) {
-    Op load;
-    load.kind = OpKind::kGmRead;
-    load.port_bytes_per_cycle = kMte2PortBytesPerCycle;
-    load.bytes = sm * stage_k * a_bytes;
-    load.l2_key = L2Key(Region::kA, block.m, ks);
+    Op load = StageRead(sm * stage_k * a_bytes, L2Key(Region::kA, block.m, ks));
     Wait(load, aic.l1_free[buf]);
     Set(load, aic.l1_ready[buf]);
     Push(aic.program, Pipe::kMte2, load);
   }
   if (!b_resident) {
-    Op load;
-    load.kind = OpKind::kGmRead;
-    load.port_bytes_per_cycle = kMte2PortBytesPerCycle;
-    load.bytes = stage_k * sn * b_bytes;
-    load.l2_key = L2Key(Region::kB, ks, block.n);
+    Op load = StageRead(stage_k * sn * b_bytes, L2Key(Region::kB, ks, block.n));
     Wait(load, aic.l1_free[buf + 2]);
     Set(load, aic.l1_ready[buf + 2]);
     Push(aic.program, Pipe::kMte2, load);
@@ -143,11 +171,10 @@ void Builder::EmitStage(AicCursor& aic, const BlockAt& block, const Range& chunk
     const bool stage_first = kk == ks;
     const bool stage_last = kk + base_k >= ks + stage_k;
     const bool chunk_last = stage_last && ks + k_l1 >= chunk.end;
-    Op mte1;
-    mte1.traffic = Traffic::kL1ToL0;
-    mte1.bytes = sm * bk * a_bytes + bk * sn * b_bytes;
-    mte1.cycles = CeilDiv(mte1.bytes, kMte1BytesPerCycle);
+    Op mte1 = L1ToL0Step(sm, sn, bk, a_bytes, b_bytes);
     Wait(mte1, aic.l0_free[half]);
+    // Only a stage's first step needs its L1 data; a pending full or band
+    // load is waited for once, by the first step after it was issued.
     if (stage_first) {
       if (!a_resident) Wait(mte1, aic.l1_ready[buf]);
       if (!b_resident) Wait(mte1, aic.l1_ready[buf + 2]);
@@ -168,9 +195,7 @@ void Builder::EmitStage(AicCursor& aic, const BlockAt& block, const Range& chunk
     if (aic.band_release && --aic.unit_mte1_left == 0) Set(mte1, aic.band_free);
     Push(aic.program, Pipe::kMte1, mte1);
 
-    Op mmad;
-    mmad.cycles = chip_.MmadCycles(sm, sn, bk, problem_.dtype_a, problem_.hf32);
-    mmad.macs = sm * sn * bk;
+    Op mmad = MmadStep(chip_, problem_, sm, sn, bk);
     Wait(mmad, aic.l0_ready[half]);
     if (first_step) Wait(mmad, aic.l0c_free[l0c]);
     Set(mmad, aic.l0_free[half]);

@@ -49,13 +49,13 @@ absl::Status CheckTensor(std::string_view name, const HostTensor& tensor, DataTy
     std::string have, want;
     for (int64_t d : tensor.shape) absl::StrAppend(&have, have.empty() ? "" : ",", d);
     for (int64_t d : shape) absl::StrAppend(&want, want.empty() ? "" : ",", d);
-    return absl::InvalidArgumentError(absl::StrCat(std::string(name), " has shape [", have,
-                                                   "], the problem needs [", want, "]"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(std::string(name), " has shape [", have, "], the problem needs [", want, "]"));
   }
   if (tensor.bytes.size() != tensor.elements() * tiling::DataTypeBytes(dtype)) {
-    return absl::InvalidArgumentError(absl::StrCat(std::string(name), " has ",
-                                                   tensor.bytes.size(), " bytes, expected ",
-                                                   tensor.elements() * tiling::DataTypeBytes(dtype)));
+    return absl::InvalidArgumentError(
+        absl::StrCat(std::string(name), " has ", tensor.bytes.size(), " bytes, expected ",
+                     tensor.elements() * tiling::DataTypeBytes(dtype)));
   }
   return absl::OkStatus();
 }
@@ -67,16 +67,14 @@ std::vector<int64_t> ShapeB(const MatmulProblem& p) {
   return p.trans_b ? Shape2(p.n, p.k) : Shape2(p.k, p.n);
 }
 
-}  // namespace
-
-absl::StatusOr<EmulationResult> Emulate(const tiling::TilingPlan& input_plan,
-                                        const MatmulProblem& problem,
-                                        const tiling::ChipSpec& chip_spec, const Tensors& inputs,
-                                        const EmulatorOptions& options) {
+// Rejects what the emulator cannot run at all, before any tensor is looked
+// at: a chip spec the tiling library would refuse, degenerate sizes, and the
+// operand layouts the kernel model does not implement.
+absl::Status CheckProblem(const MatmulProblem& problem, const tiling::ChipSpec& chip_spec) {
   RETURN_IF_ERROR(tiling::ValidateChip(chip_spec));
   if (problem.m <= 0 || problem.n <= 0 || problem.k < 0) {
-    return absl::InvalidArgumentError(absl::StrCat("problem sizes m=", problem.m, " n=",
-                                                   problem.n, " k=", problem.k,
+    return absl::InvalidArgumentError(absl::StrCat("problem sizes m=", problem.m, " n=", problem.n,
+                                                   " k=", problem.k,
                                                    " must be m, n > 0 and k >= 0"));
   }
   if (problem.format_a != tiling::Format::kNd || problem.format_b != tiling::Format::kNd ||
@@ -84,28 +82,66 @@ absl::StatusOr<EmulationResult> Emulate(const tiling::TilingPlan& input_plan,
     return absl::UnimplementedError(
         "the emulator models ND operands only (no FRACTAL_NZ, no slice views)");
   }
-  if (!options.timing_only) {
-    RETURN_IF_ERROR(CheckTensor("A", inputs.a, problem.dtype_a, ShapeA(problem)));
-    RETURN_IF_ERROR(CheckTensor("B", inputs.b, problem.dtype_b, ShapeB(problem)));
-    if (problem.has_bias) {
-      if (!inputs.bias.has_value()) return absl::InvalidArgumentError("the problem has a bias");
-      RETURN_IF_ERROR(CheckTensor("bias", *inputs.bias, problem.dtype_bias,
-                                  {static_cast<int64_t>(problem.n)}));
-    }
-    const uint64_t macs = uint64_t(problem.m) * uint64_t(problem.n) * uint64_t(problem.k);
-    if (options.max_numeric_macs != 0 && macs > options.max_numeric_macs) {
-      return absl::ResourceExhaustedError(absl::StrCat(
-          "numerics need ", macs, " MACs, above the work limit of ", options.max_numeric_macs,
-          "; use timing-only"));
-    }
-  }
+  return absl::OkStatus();
+}
 
+// Numerics read the caller's tensors, so they must match the problem; and a
+// host matmul costs real time, so it is refused above the configured MAC
+// budget rather than left to run.
+absl::Status CheckNumericInputs(const MatmulProblem& problem, const Tensors& inputs,
+                                const EmulatorOptions& options) {
+  RETURN_IF_ERROR(CheckTensor("A", inputs.a, problem.dtype_a, ShapeA(problem)));
+  RETURN_IF_ERROR(CheckTensor("B", inputs.b, problem.dtype_b, ShapeB(problem)));
+  if (problem.has_bias) {
+    if (!inputs.bias.has_value()) return absl::InvalidArgumentError("the problem has a bias");
+    RETURN_IF_ERROR(
+        CheckTensor("bias", *inputs.bias, problem.dtype_bias, {static_cast<int64_t>(problem.n)}));
+  }
+  const uint64_t macs = uint64_t(problem.m) * uint64_t(problem.n) * uint64_t(problem.k);
+  if (options.max_numeric_macs != 0 && macs > options.max_numeric_macs) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("numerics need ", macs, " MACs, above the work limit of ",
+                     options.max_numeric_macs, "; use timing-only"));
+  }
+  return absl::OkStatus();
+}
+
+// The plan the faulty kernel actually runs: plan-level faults are applied to
+// a copy so the caller's plan stays the one that was chosen.
+tiling::TilingPlan PlanWithFaults(const tiling::TilingPlan& input_plan,
+                                  const FaultInjection& faults) {
   tiling::TilingPlan plan = input_plan;
-  if (options.faults.oversized_base_k) {
+  if (faults.oversized_base_k) {
     // Seeds/000 problem 5: base_k doubled past the L0A ping-pong limit.
     plan.block.base_k *= 2;
     plan.block.k_l1 = std::max(plan.block.k_l1, plan.block.base_k);
   }
+  return plan;
+}
+
+// The timing model needs the useful MAC count and the operand type to report
+// utilisation, and the caller's limits to stop a runaway or cancelled run.
+TimingOptions TimingOptionsFor(const MatmulProblem& problem, const EmulatorOptions& options) {
+  TimingOptions timing;
+  timing.cancelled = options.cancelled;
+  timing.max_events = options.max_simulated_ops;
+  timing.useful_macs = uint64_t(problem.m) * uint64_t(problem.n) * uint64_t(problem.k);
+  timing.dtype = problem.dtype_a;
+  timing.hf32 = problem.hf32;
+  timing.gm_split = options.gm_split;
+  return timing;
+}
+
+}  // namespace
+
+absl::StatusOr<EmulationResult> Emulate(const tiling::TilingPlan& input_plan,
+                                        const MatmulProblem& problem,
+                                        const tiling::ChipSpec& chip_spec, const Tensors& inputs,
+                                        const EmulatorOptions& options) {
+  RETURN_IF_ERROR(CheckProblem(problem, chip_spec));
+  if (!options.timing_only) RETURN_IF_ERROR(CheckNumericInputs(problem, inputs, options));
+
+  const tiling::TilingPlan plan = PlanWithFaults(input_plan, options.faults);
   const ChipModel chip = ChipModel::FromSpec(chip_spec);
 
   EmulationResult result;
@@ -119,21 +155,14 @@ absl::StatusOr<EmulationResult> Emulate(const tiling::TilingPlan& input_plan,
   program_options.max_ops = options.max_simulated_ops;
   ASSIGN_OR_RETURN(ProgramSet programs,
                    BuildPrograms(result.schedule, plan, problem, chip, program_options));
-  TimingOptions timing;
-  timing.cancelled = options.cancelled;
-  timing.max_events = options.max_simulated_ops;
-  timing.useful_macs = uint64_t(problem.m) * uint64_t(problem.n) * uint64_t(problem.k);
-  timing.dtype = problem.dtype_a;
-  timing.hf32 = problem.hf32;
-  timing.gm_split = options.gm_split;
-  ASSIGN_OR_RETURN(result.stats, RunTiming(programs, chip, timing));
+  ASSIGN_OR_RETURN(result.stats, RunTiming(programs, chip, TimingOptionsFor(problem, options)));
 
   if (!options.timing_only) {
     result.c = HostTensor::Zeros(problem.dtype_c, Shape2(problem.m, problem.n));
     ThreadPool pool(options.threads);
     RETURN_IF_ERROR(RunNumerics(result.schedule, problem, inputs.a, inputs.b,
-                                problem.has_bias ? &*inputs.bias : nullptr, pool,
-                                options.cancelled, result.c));
+                                problem.has_bias ? &*inputs.bias : nullptr, pool, options.cancelled,
+                                result.c));
   }
   return result;
 }
@@ -158,8 +187,8 @@ std::vector<double> ReferenceMatmul(const MatmulProblem& problem, const Tensors&
   const uint64_t m = problem.m, n = problem.n, k = problem.k;
   ThreadPool pool(1);
   auto operand = [&](const HostTensor& t, uint64_t rows, uint64_t cols, bool trans) {
-    const std::vector<float> values = OperandAsFloats(
-        t, rows, cols, trans, problem.hf32 && t.dtype == DataType::kFloat32, pool);
+    const std::vector<float> values =
+        OperandAsFloats(t, rows, cols, trans, problem.hf32 && t.dtype == DataType::kFloat32, pool);
     return std::vector<double>(values.begin(), values.end());
   };
   const std::vector<double> a = operand(inputs.a, m, k, problem.trans_a);

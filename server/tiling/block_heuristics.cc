@@ -127,91 +127,167 @@ void ResetBase(const ProblemFacts& facts, const ChipSpec& chip, CubeRunState& st
   state.single_core_n = state.base_n;
 }
 
-void RebalanceBlock(const MatmulProblem& problem, const ProblemFacts& facts, const ChipSpec& chip,
-                    CubeRunState& state) {
-  // Chip-wide bandwidths and cube throughput in bytes (flops) per ns; only
-  // their ratios matter.
+namespace {
+
+// Chip-wide bandwidths and cube throughput in bytes (flops) per ns. Only
+// their ratios enter the search, so the common units cancel.
+struct Roofline {
+  double hbm_bw;
+  double l2_bw;
+  double compute;
+  // fp32 without hf32 lowers the cube's roof, and the search then also
+  // avoids small blocks (see SkipCandidate).
+  bool slow_fp32;
+};
+
+Roofline ChipRoofline(const MatmulProblem& problem, const ChipSpec& chip) {
   const double freq_ghz = chip.cube_freq_mhz / 1000.0;
-  const double hbm_bw = freq_ghz * chip.aic_num * chip.ddr_bytes_per_cycle / 1024.0;
-  const double l2_bw = freq_ghz * chip.aic_num * chip.l2_bytes_per_cycle / 1024.0;
+  Roofline roof;
+  roof.hbm_bw = freq_ghz * chip.aic_num * chip.ddr_bytes_per_cycle / 1024.0;
+  roof.l2_bw = freq_ghz * chip.aic_num * chip.l2_bytes_per_cycle / 1024.0;
   double core_compute = freq_ghz * kCubeFlopsPerCyclePerKibi;
-  const bool slow_fp32 = problem.dtype_a == DataType::kFloat32 && !problem.hf32;
-  if (slow_fp32) core_compute /= kFp32CubeSlowdown;
-  const double compute = core_compute * chip.aic_num;
+  roof.slow_fp32 = problem.dtype_a == DataType::kFloat32 && !problem.hf32;
+  if (roof.slow_fp32) core_compute /= kFp32CubeSlowdown;
+  roof.compute = core_compute * chip.aic_num;
+  return roof;
+}
+
+// Bytes one block's fp32 output may occupy. A split-K plan (fewer cores
+// than the chip has) reduces its partial outputs through UB, so it must also
+// fit there.
+uint64_t OutputBufferLimit(const ChipSpec& chip, const CubeRunState& state) {
+  return state.used_core_num == chip.aic_num ? chip.l0c_bytes
+                                             : std::min(chip.l0c_bytes, chip.ub_bytes);
+}
+
+// The re-read intensity (1/base_m + 1/base_n) at which the cube, not MTE2,
+// becomes the bound. Operands that overflow L2 are re-read from HBM, which
+// moves the edge towards larger blocks.
+double CubeBoundEdge(const ProblemFacts& facts, const ChipSpec& chip, const Roofline& roof) {
   const double m = static_cast<double>(facts.m);
   const double n = static_cast<double>(facts.n);
   const double cmr = (m + n) / (m * n);
-
-  // A split-K plan must also fit its output in UB.
-  const uint64_t buffer_limit = state.used_core_num == chip.aic_num
-                                    ? chip.l0c_bytes
-                                    : std::min(chip.l0c_bytes, chip.ub_bytes);
   const double l2_usage = std::max(
       static_cast<double>((facts.m + facts.n) * facts.k * facts.a_bytes) / chip.l2_bytes, 1.0);
-  state.cube_bound_edge = (l2_bw / compute) + l2_usage * (1 - l2_bw / hbm_bw) * cmr -
-                          (1 + l2_bw / hbm_bw) / static_cast<double>(facts.k);
+  return (roof.l2_bw / roof.compute) + l2_usage * (1 - roof.l2_bw / roof.hbm_bw) * cmr -
+         (1 + roof.l2_bw / roof.hbm_bw) / static_cast<double>(facts.k);
+}
 
+// Step sizes of the candidate walk and the largest block each axis allows.
+struct BaseSearchBounds {
+  uint64_t align_m;
+  uint64_t align_n;
+  uint64_t max_m;
+  uint64_t max_n;
+};
+
+BaseSearchBounds SearchBounds(const MatmulProblem& problem, const ProblemFacts& facts,
+                              const ChipSpec& chip, const Roofline& roof, uint64_t buffer_limit,
+                              double cube_bound_edge) {
+  // A shape that stays memory bound even with the largest block that fits
+  // needs its inner-axis loads 128-byte aligned to reach full MTE2 bandwidth.
   const uint64_t best_m = std::min(CeilAlign(facts.m, kBlock16), kBlock256);
   const uint64_t best_n =
       std::max(kBlock16, std::min(CeilAlign(facts.n, kBlock16),
                                   FloorAlign(buffer_limit / kFp32Bytes / best_m, kBlock16)));
-  const bool memory_bound = (1.0 / best_m) + (1.0 / best_n) > state.cube_bound_edge;
+  const bool memory_bound = (1.0 / best_m) + (1.0 / best_n) > cube_bound_edge;
   const uint64_t inner_align_bytes = memory_bound ? 128 : 64;
 
   // When K is too small to hide the output, base_n must be 256-byte aligned
   // so the fixpipe writes at full bandwidth.
+  const double m = static_cast<double>(facts.m);
+  const double n = static_cast<double>(facts.n);
   const double fixpipe_bound_edge =
-      static_cast<double>(facts.m * facts.n) * hbm_bw / ((m + n) * l2_bw);
-  const uint64_t align_m = problem.trans_a ? inner_align_bytes / facts.a_bytes : kBlock16;
-  const uint64_t align_n = static_cast<double>(facts.k) < fixpipe_bound_edge
-                               ? 256 / facts.b_bytes
-                               : (problem.trans_b ? kBlock16 : inner_align_bytes / facts.b_bytes);
+      static_cast<double>(facts.m * facts.n) * roof.hbm_bw / ((m + n) * roof.l2_bw);
+  BaseSearchBounds bounds;
+  bounds.align_m = problem.trans_a ? inner_align_bytes / facts.a_bytes : kBlock16;
+  bounds.align_n = static_cast<double>(facts.k) < fixpipe_bound_edge
+                       ? 256 / facts.b_bytes
+                       : (problem.trans_b ? kBlock16 : inner_align_bytes / facts.b_bytes);
+  bounds.max_m =
+      MaxBaseWithLimit(problem, facts, chip, buffer_limit, bounds.align_m, false, memory_bound);
+  bounds.max_n =
+      MaxBaseWithLimit(problem, facts, chip, buffer_limit, bounds.align_n, true, memory_bound);
+  return bounds;
+}
 
-  const uint64_t max_m =
-      MaxBaseWithLimit(problem, facts, chip, buffer_limit, align_m, false, memory_bound);
-  const uint64_t max_n =
-      MaxBaseWithLimit(problem, facts, chip, buffer_limit, align_n, true, memory_bound);
-
-  state.base_m = std::max(kBlock16, std::min(max_m, kBlock256));
+// Seeds the search with the largest block the bounds allow, so every
+// candidate must beat it; returns its balance.
+double SeedLargestBase(const ProblemFacts& facts, uint64_t buffer_limit,
+                       const BaseSearchBounds& bounds, CubeRunState& state) {
+  state.base_m = std::max(kBlock16, std::min(bounds.max_m, kBlock256));
   state.base_n = std::max(
-      kBlock16, std::min(max_n, FloorAlign(buffer_limit / kFp32Bytes / state.base_m, align_n)));
+      kBlock16,
+      std::min(bounds.max_n, FloorAlign(buffer_limit / kFp32Bytes / state.base_m, bounds.align_n)));
   state.cube_bound_param = (1.0 / state.base_m) + (1.0 / state.base_n);
-  state.cube_bound_edge *= kCubeBoundMargin;
-  double balance = BalanceRateWithTail(facts, state.used_core_num, state.base_m, state.base_n,
-                                       CeilDiv(facts.m, state.base_m));
+  return BalanceRateWithTail(facts, state.used_core_num, state.base_m, state.base_n,
+                             CeilDiv(facts.m, state.base_m));
+}
 
-  // Walk candidates from the largest blocks down. Unsigned wrap-around ends
-  // each loop once the candidate drops below one alignment unit.
-  for (uint64_t cur_m = max_m; cur_m >= 1 && cur_m <= max_m; cur_m -= align_m) {
+// Prunes a candidate before it pays for the balance model: once the best
+// block is balanced, a memory-bound candidate with more re-reads cannot win;
+// slow fp32 cube-bound plans that take more than one round of cores need
+// blocks of at least kFp32MinBaseBlock.
+inline bool SkipCandidate(const ProblemFacts& facts, const ChipSpec& chip, bool slow_fp32,
+                          const CubeRunState& state, double balance, uint64_t cur_m, uint64_t cur_n,
+                          uint64_t cur_m_blocks, double cur_param) {
+  bool skip = balance >= kBalanceGoal && cur_param > state.cube_bound_param &&
+              cur_param > state.cube_bound_edge && state.cube_bound_edge > 0;
+  skip |= slow_fp32 && cur_param < state.cube_bound_edge &&
+          ((cur_m < kFp32MinBaseBlock || cur_n < kFp32MinBaseBlock) &&
+           cur_m_blocks * CeilDiv(facts.n, cur_n) > chip.aic_num);
+  return skip;
+}
+
+// Keeps a candidate if it is cube bound and better balanced, or if its
+// re-reads per unit of balance are lower (ties go to the better balance).
+// A cube-bound winner also tightens the edge later candidates must meet.
+inline void ConsiderCandidate(const ProblemFacts& facts, uint64_t cur_m, uint64_t cur_n,
+                              uint64_t cur_m_blocks, double cur_param, double& balance,
+                              CubeRunState& state) {
+  const double cur_balance =
+      BalanceRateWithTail(facts, state.used_core_num, cur_m, cur_n, cur_m_blocks);
+  const bool cube_bound_better = cur_param <= state.cube_bound_edge && cur_balance > balance;
+  const double cur_score = cur_param / cur_balance;
+  const double best_score = state.cube_bound_param / balance;
+  const bool score_better =
+      cur_score < best_score ||
+      (std::abs(cur_score - best_score) < kScoreEpsilon && cur_balance > balance);
+  if (cube_bound_better || score_better) {
+    if (cube_bound_better) state.cube_bound_edge = cur_param;
+    state.base_m = cur_m;
+    state.base_n = cur_n;
+    state.cube_bound_param = cur_param;
+    balance = cur_balance;
+  }
+}
+
+// Walks candidates from the largest blocks down. Unsigned wrap-around ends
+// each loop once the candidate drops below one alignment unit.
+void SearchBaseBlock(const ProblemFacts& facts, const ChipSpec& chip, bool slow_fp32,
+                     uint64_t buffer_limit, const BaseSearchBounds& bounds, double balance,
+                     CubeRunState& state) {
+  const uint64_t max_m = bounds.max_m;
+  for (uint64_t cur_m = max_m; cur_m >= 1 && cur_m <= max_m; cur_m -= bounds.align_m) {
     const uint64_t cur_max_n =
-        std::min(max_n, FloorAlign(buffer_limit / kFp32Bytes / cur_m, align_n));
+        std::min(bounds.max_n, FloorAlign(buffer_limit / kFp32Bytes / cur_m, bounds.align_n));
     const uint64_t cur_m_blocks = CeilDiv(facts.m, cur_m);
-    for (uint64_t cur_n = cur_max_n; cur_n >= 1 && cur_n <= cur_max_n; cur_n -= align_n) {
+    for (uint64_t cur_n = cur_max_n; cur_n >= 1 && cur_n <= cur_max_n; cur_n -= bounds.align_n) {
       const double cur_param = (1.0 / cur_m) + (1.0 / cur_n);
-      bool skip = balance >= kBalanceGoal && cur_param > state.cube_bound_param &&
-                  cur_param > state.cube_bound_edge && state.cube_bound_edge > 0;
-      skip |= slow_fp32 && cur_param < state.cube_bound_edge &&
-              ((cur_m < kFp32MinBaseBlock || cur_n < kFp32MinBaseBlock) &&
-               cur_m_blocks * CeilDiv(facts.n, cur_n) > chip.aic_num);
-      if (skip) continue;
-      // Only candidates that survive the pruning pay for the balance model.
-      const double cur_balance =
-          BalanceRateWithTail(facts, state.used_core_num, cur_m, cur_n, cur_m_blocks);
-      const bool cube_bound_better = cur_param <= state.cube_bound_edge && cur_balance > balance;
-      const double cur_score = cur_param / cur_balance;
-      const double best_score = state.cube_bound_param / balance;
-      const bool score_better =
-          cur_score < best_score ||
-          (std::abs(cur_score - best_score) < kScoreEpsilon && cur_balance > balance);
-      if (cube_bound_better || score_better) {
-        if (cube_bound_better) state.cube_bound_edge = cur_param;
-        state.base_m = cur_m;
-        state.base_n = cur_n;
-        state.cube_bound_param = cur_param;
-        balance = cur_balance;
+      if (SkipCandidate(facts, chip, slow_fp32, state, balance, cur_m, cur_n, cur_m_blocks,
+                        cur_param)) {
+        continue;
       }
+      ConsiderCandidate(facts, cur_m, cur_n, cur_m_blocks, cur_param, balance, state);
     }
   }
+}
+
+// The search may pick blocks larger than a small shape; clamping them to
+// the shape first keeps base_k, the core count and the buffering decisions
+// about the data that actually exists.
+void FinishBlock(const MatmulProblem& problem, const ProblemFacts& facts, const ChipSpec& chip,
+                 CubeRunState& state) {
   state.base_m = std::min(CeilAlign(facts.m, kBlock16), state.base_m);
   state.base_n = std::min(CeilAlign(facts.n, kBlock16), state.base_n);
   ChooseBaseK(problem, facts, chip, state);
@@ -220,6 +296,23 @@ void RebalanceBlock(const MatmulProblem& problem, const ProblemFacts& facts, con
   const uint64_t out_bytes = state.base_m * state.base_n * kFp32Bytes;
   state.l0c_db = L0cDoubleBuffer(chip, state.base_m, state.base_n);
   state.ub_db = out_bytes <= chip.ub_bytes ? kDoubleBuffer : 1;
+}
+
+}  // namespace
+
+void RebalanceBlock(const MatmulProblem& problem, const ProblemFacts& facts, const ChipSpec& chip,
+                    CubeRunState& state) {
+  const Roofline roof = ChipRoofline(problem, chip);
+  const uint64_t buffer_limit = OutputBufferLimit(chip, state);
+  state.cube_bound_edge = CubeBoundEdge(facts, chip, roof);
+  const BaseSearchBounds bounds =
+      SearchBounds(problem, facts, chip, roof, buffer_limit, state.cube_bound_edge);
+  const double balance = SeedLargestBase(facts, buffer_limit, bounds, state);
+  // The search keeps headroom below the exact edge (kCubeBoundMargin); the
+  // alignment choice above used the exact one.
+  state.cube_bound_edge *= kCubeBoundMargin;
+  SearchBaseBlock(facts, chip, roof.slow_fp32, buffer_limit, bounds, balance, state);
+  FinishBlock(problem, facts, chip, state);
 }
 
 void StageL1(const MatmulProblem& problem, const ProblemFacts& facts, const ChipSpec& chip,

@@ -78,6 +78,112 @@ L0cToOut SplitKOutput(const ProblemFacts& facts) {
   return L0cToOut::kOnTheFly;
 }
 
+// How the K reduction is laid out over the cube cores, with the output mode
+// it needs and the line the answer shows for it.
+struct KSplit {
+  uint64_t blocks = 0;
+  L0cToOut out = L0cToOut::kOnTheFly;
+  std::string detail;
+};
+
+// SK: all blocks run in one round and each block's K is split over the
+// cores the blocks leave idle.
+KSplit SplitKAcrossCores(const ProblemFacts& facts, const ChipSpec& chip, uint64_t m_cnt,
+                         uint64_t n_cnt, CubeRunState& state) {
+  // A block count between a third and a half of the cores is rounded up to
+  // half so each block gets exactly two K slices.
+  const uint64_t half = chip.aic_num / 2;
+  const uint64_t third = chip.aic_num / 3;
+  if (m_cnt > third && m_cnt < half) m_cnt = half;
+  if (n_cnt > third && n_cnt < half) n_cnt = half;
+  KSplit split;
+  split.blocks = m_cnt * n_cnt;
+  state.base_m = CeilAlign(CeilDiv(facts.m, m_cnt), kBlock16);
+  state.base_n = CeilAlign(CeilDiv(facts.n, n_cnt), kBlock16);
+  state.tail_k_cnt = FloorDiv(chip.aic_num, split.blocks);
+  state.single_core_k = CeilDiv(facts.k, state.tail_k_cnt);
+  split.out = SplitKOutput(facts);
+  split.detail = Describe(facts, "SK: ", split.blocks, " blocks x ", state.tail_k_cnt, " K slices");
+  return split;
+}
+
+// DP+SK: whole rounds run data-parallel and the tail round's blocks share
+// the idle cores. The slice count is recomputed from the rounded-up slice so
+// no core gets an empty slice.
+KSplit SplitTailRoundK(const ProblemFacts& facts, const ChipSpec& chip, uint64_t blocks,
+                       CubeRunState& state) {
+  const uint64_t tail = blocks % chip.aic_num;
+  state.tail_k_cnt = chip.aic_num / tail;
+  const uint64_t slice = CeilDiv(facts.k, state.tail_k_cnt);
+  state.tail_k_cnt = CeilDiv(facts.k, slice);
+  state.single_core_k = slice;
+  KSplit split;
+  split.blocks = blocks;
+  split.detail =
+      Describe(facts, "DP+SK: ", blocks / chip.aic_num, " data-parallel rounds, tail of ", tail,
+               " blocks x ", state.tail_k_cnt, " K slices");
+  return split;
+}
+
+// A K slice of an NZ-format B must start on a fractal boundary: NZ fractals
+// are 16 deep in K, 8 for transposed fp32.
+void AlignSliceToNzFractal(const MatmulProblem& problem, const ProblemFacts& facts,
+                           CubeRunState& state) {
+  if (problem.format_b == Format::kNd) return;
+  const bool full_fractal = facts.b_bytes == 2 || (facts.b_bytes == 4 && !problem.trans_b);
+  state.single_core_k = CeilAlign(state.single_core_k, full_fractal ? kBlock16 : kBlock16 / 2);
+}
+
+// Stream-K sizes base_k against a 64 KiB L0A regardless of the platform, as
+// CANN does, and never beyond one core's slice.
+void ChooseStreamKBaseK(const MatmulProblem& problem, const ProblemFacts& facts,
+                        CubeRunState& state) {
+  const uint64_t base_k_align = KIsInnerAxis(problem) ? 128 / facts.a_bytes : kBlock16;
+  constexpr uint64_t kStreamKL0aBytes = 64 * 1024;
+  const uint64_t max_base_k = FloorAlign(
+      kStreamKL0aBytes / kDoubleBuffer / facts.a_bytes / std::max(state.base_m, state.base_n),
+      base_k_align);
+  state.base_k = std::min(state.single_core_k, max_base_k);
+}
+
+// Adjusts the L1 steps StageL1() chose to Stream-K's kernels.
+void RebalanceL1Steps(const MatmulProblem& problem, const ChipSpec& chip, uint64_t blocks,
+                      CubeRunState& state) {
+  // Square blocks: give A the deeper L1 pipeline.
+  if (state.base_m == state.base_n && state.depth_b1 == state.depth_a1 * 2) {
+    state.depth_a1 *= 2;
+    state.depth_b1 /= 2;
+    state.step_kb = state.depth_b1 / kDoubleBuffer;
+    state.step_ka = state.depth_a1 / kDoubleBuffer;
+  }
+  if (blocks > chip.aic_num && problem.has_bias) {
+    // Leave L1 room for the bias tiles.
+    state.step_ka = 3;
+    state.step_kb = 3;
+  }
+}
+
+// Packs the chosen blocks into the plan. fp32 slices long enough are split
+// again inside the core, which is a separate kernel model.
+TilingPlan StreamKPlan(const MatmulProblem& problem, const ProblemFacts& facts,
+                       const ChipSpec& chip, const CubeRunState& state, KSplit&& split) {
+  TilingPlan plan;
+  const bool fp32_split =
+      state.single_core_k >= kFp32SplitKThreshold && facts.a_bytes == 4 && !problem.hf32;
+  plan.key.api_level = problem.avoid_tensor_api ? ApiLevel::kBasic : ApiLevel::kTensor;
+  plan.key.trans_a = problem.trans_a;
+  plan.key.trans_b = problem.trans_b;
+  plan.key.model = (fp32_split && !problem.avoid_tensor_api) ? KernelModel::kStreamKSplitK
+                                                             : KernelModel::kStreamK;
+  plan.key.l0c2out = split.out;
+  plan.block_dim = static_cast<uint32_t>(state.used_core_num);
+  plan.kernel_type = KernelType::kMixed1To2;
+  plan.workspace_bytes = chip.aic_num * kPartialTileBytes + kRuntimeWorkspaceBytes;
+  plan.detail = std::move(split.detail);
+  FillBasicTilingData(problem, facts, chip, state, plan);
+  return plan;
+}
+
 }  // namespace
 
 Capability StreamKStrategy::IsCapable(const MatmulProblem& problem, const ProblemFacts& facts,
@@ -104,78 +210,19 @@ absl::StatusOr<TilingPlan> StreamKStrategy::DoTiling(const MatmulProblem& proble
                                                      const ChipSpec& chip) const {
   CubeRunState state;
   ResetBase(facts, chip, state);
-  uint64_t m_cnt = CeilDiv(facts.m, state.base_m);
-  uint64_t n_cnt = CeilDiv(facts.n, state.base_n);
-  uint64_t blocks = m_cnt * n_cnt;
-  L0cToOut out = L0cToOut::kOnTheFly;
-  const uint64_t half = chip.aic_num / 2;
-  std::string detail;
-  if (blocks <= half) {
-    // SK: a block count between a third and a half of the cores is rounded
-    // up to half so each block gets exactly two K slices.
-    const uint64_t third = chip.aic_num / 3;
-    if (m_cnt > third && m_cnt < half) m_cnt = half;
-    if (n_cnt > third && n_cnt < half) n_cnt = half;
-    blocks = m_cnt * n_cnt;
-    state.base_m = CeilAlign(CeilDiv(facts.m, m_cnt), kBlock16);
-    state.base_n = CeilAlign(CeilDiv(facts.n, n_cnt), kBlock16);
-    state.tail_k_cnt = FloorDiv(chip.aic_num, blocks);
-    state.single_core_k = CeilDiv(facts.k, state.tail_k_cnt);
-    out = SplitKOutput(facts);
-    detail = Describe(facts, "SK: ", blocks, " blocks x ", state.tail_k_cnt, " K slices");
-  } else {
-    // DP+SK: the tail round's blocks share the idle cores.
-    const uint64_t tail = blocks % chip.aic_num;
-    state.tail_k_cnt = chip.aic_num / tail;
-    const uint64_t slice = CeilDiv(facts.k, state.tail_k_cnt);
-    state.tail_k_cnt = CeilDiv(facts.k, slice);
-    state.single_core_k = slice;
-    detail = Describe(facts, "DP+SK: ", blocks / chip.aic_num, " data-parallel rounds, tail of ",
-                      tail, " blocks x ", state.tail_k_cnt, " K slices");
-  }
-  if (problem.format_b != Format::kNd) {
-    // NZ fractals are 16 deep in K, 8 for transposed fp32.
-    const bool full_fractal = facts.b_bytes == 2 || (facts.b_bytes == 4 && !problem.trans_b);
-    state.single_core_k = CeilAlign(state.single_core_k, full_fractal ? kBlock16 : kBlock16 / 2);
-  }
-  const uint64_t base_k_align = KIsInnerAxis(problem) ? 128 / facts.a_bytes : kBlock16;
-  // Stream-K sizes base_k against a 64 KiB L0A regardless of the platform,
-  // as CANN does.
-  constexpr uint64_t kStreamKL0aBytes = 64 * 1024;
-  const uint64_t max_base_k = FloorAlign(
-      kStreamKL0aBytes / kDoubleBuffer / facts.a_bytes / std::max(state.base_m, state.base_n),
-      base_k_align);
-  state.base_k = std::min(state.single_core_k, max_base_k);
+  const uint64_t m_cnt = CeilDiv(facts.m, state.base_m);
+  const uint64_t n_cnt = CeilDiv(facts.n, state.base_n);
+  // Blocks that fit in half the cores leave the other half idle, so every
+  // block's K is split (SK); otherwise only the tail round is (DP+SK).
+  KSplit split = m_cnt * n_cnt <= chip.aic_num / 2
+                     ? SplitKAcrossCores(facts, chip, m_cnt, n_cnt, state)
+                     : SplitTailRoundK(facts, chip, m_cnt * n_cnt, state);
+  AlignSliceToNzFractal(problem, facts, state);
+  ChooseStreamKBaseK(problem, facts, state);
   StageL1(problem, facts, chip, state);
-  // Square blocks: give A the deeper L1 pipeline.
-  if (state.base_m == state.base_n && state.depth_b1 == state.depth_a1 * 2) {
-    state.depth_a1 *= 2;
-    state.depth_b1 /= 2;
-    state.step_kb = state.depth_b1 / kDoubleBuffer;
-    state.step_ka = state.depth_a1 / kDoubleBuffer;
-  }
-  if (blocks > chip.aic_num && problem.has_bias) {
-    // Leave L1 room for the bias tiles.
-    state.step_ka = 3;
-    state.step_kb = 3;
-  }
+  RebalanceL1Steps(problem, chip, split.blocks, state);
   LimitBaseNForBias(problem, chip, state);
-
-  TilingPlan plan;
-  const bool fp32_split =
-      state.single_core_k >= kFp32SplitKThreshold && facts.a_bytes == 4 && !problem.hf32;
-  plan.key.api_level = problem.avoid_tensor_api ? ApiLevel::kBasic : ApiLevel::kTensor;
-  plan.key.trans_a = problem.trans_a;
-  plan.key.trans_b = problem.trans_b;
-  plan.key.model = (fp32_split && !problem.avoid_tensor_api) ? KernelModel::kStreamKSplitK
-                                                             : KernelModel::kStreamK;
-  plan.key.l0c2out = out;
-  plan.block_dim = static_cast<uint32_t>(state.used_core_num);
-  plan.kernel_type = KernelType::kMixed1To2;
-  plan.workspace_bytes = chip.aic_num * kPartialTileBytes + kRuntimeWorkspaceBytes;
-  plan.detail = std::move(detail);
-  FillBasicTilingData(problem, facts, chip, state, plan);
-  return plan;
+  return StreamKPlan(problem, facts, chip, state, std::move(split));
 }
 
 }  // namespace npu::tiling

@@ -6,8 +6,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "server/tiling/block_heuristics.h"
-#include "server/tiling/hardware_constants.h"
 #include "server/tiling/custom_plans.h"
+#include "server/tiling/hardware_constants.h"
 #include "server/tiling/int_math.h"
 
 namespace npu::tiling {
@@ -209,6 +209,111 @@ void ChooseApiLevelAndModel(const MatmulProblem& problem, const ProblemFacts& fa
   if (facts.a_slice_3d) choice.model = KernelModel::kSlice;
 }
 
+// The blocks every variant starts from: roofline-balanced base blocks, the
+// tail round split over idle cores, L1 stages and the output path.
+void ChooseBlocks(const MatmulProblem& problem, const ProblemFacts& facts, const ChipSpec& chip,
+                  AswtChoice& choice) {
+  CubeRunState& s = choice.state;
+  ResetBase(facts, chip, s);
+  RebalanceBlock(problem, facts, chip, s);
+  SplitTailRound(problem, facts, chip, s);
+  StageL1(problem, facts, chip, s);
+  choice.out = ChooseFixpipeOutput(problem, facts, chip, s);
+}
+
+// A resident in L1: each core reads A once and streams only B.
+absl::Status KeepAResident(const MatmulProblem& problem, const ProblemFacts& facts,
+                           const ChipSpec& chip, AswtChoice& choice) {
+  if (absl::Status status = PlanAFullLoad(problem, facts, chip, choice.state); !status.ok()) {
+    return status;
+  }
+  choice.full_load = FullLoad::kA;
+  choice.detail = "A resident in L1";
+  ChooseFp32SplitK(problem, facts, choice);
+  ChooseApiLevelAndModel(problem, facts, choice);
+  return absl::OkStatus();
+}
+
+// B resident in L1; the answer says why A could not be.
+absl::Status KeepBResident(const MatmulProblem& problem, const ProblemFacts& facts,
+                           const ChipSpec& chip, const std::string& a_obstacle,
+                           AswtChoice& choice) {
+  if (absl::Status status = PlanBFullLoad(problem, facts, chip, choice.state); !status.ok()) {
+    return status;
+  }
+  choice.full_load = FullLoad::kB;
+  choice.detail = Describe(facts, "B resident in L1 (A full load: ", a_obstacle, ")");
+  ChooseApiLevelAndModel(problem, facts, choice);
+  return absl::OkStatus();
+}
+
+// Neither operand resident: both stream through L1, which must hold two
+// stages of each (a chip whose L1 cannot is a precondition failure, not our
+// bug).
+absl::Status StreamBoth(const MatmulProblem& problem, const ProblemFacts& facts,
+                        const ChipSpec& chip, const std::string& a_obstacle,
+                        const std::string& b_obstacle, AswtChoice& choice) {
+  const CubeRunState& s = choice.state;
+  if (!StageStreamedL1(problem, facts, chip, choice.state)) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("l1_bytes=", chip.l1_bytes, " cannot hold two stages of ", s.base_m, "x",
+                     s.base_k, " A and ", s.base_n, "x", s.base_k, " B blocks"));
+  }
+  choice.detail = Describe(facts, "A/B streamed (A full load: ", a_obstacle,
+                           "; B full load: ", b_obstacle, ")");
+  ChooseFp32SplitK(problem, facts, choice);
+  ChooseApiLevelAndModel(problem, facts, choice);
+  return absl::OkStatus();
+}
+
+// The fixpipe-bound case: a short K cannot hide an unaligned output row, so
+// the output leaves through the AIV cores.
+void OutputThroughAiv(const MatmulProblem& problem, const ProblemFacts& facts, AswtChoice& choice) {
+  choice.detail = Describe(facts, "fixpipe-bound output through AIV (K=", facts.k,
+                           " <= 256, M=", facts.m, " >= 256, N row unaligned)");
+  // CANN leaves the API level at BASIC for slice views here.
+  if (!facts.a_slice_3d) ChooseApiLevelAndModel(problem, facts, choice);
+}
+
+// Chooses what stays resident in L1, in order of preference: A, then B,
+// then neither. Each obstacle found on the way is kept for the answer's
+// detail line; B's is only looked for once A is ruled out.
+absl::Status ChooseResidency(const MatmulProblem& problem, const ProblemFacts& facts,
+                             const ChipSpec& chip, AswtChoice& choice) {
+  const std::string a_obstacle =
+      facts.a_slice_3d ? "slice view" : AFullLoadObstacle(problem, facts, chip, choice);
+  if (a_obstacle.empty()) return KeepAResident(problem, facts, chip, choice);
+  const std::string b_obstacle =
+      facts.a_slice_3d ? "slice view" : BFullLoadObstacle(problem, facts, chip, choice);
+  if (b_obstacle.empty()) return KeepBResident(problem, facts, chip, a_obstacle, choice);
+  if (choice.out == L0cToOut::kOnTheFly) {
+    return StreamBoth(problem, facts, chip, a_obstacle, b_obstacle, choice);
+  }
+  OutputThroughAiv(problem, facts, choice);
+  return absl::OkStatus();
+}
+
+// Packs the choice into the plan. Only the AIV output path needs the
+// vector cores.
+TilingPlan SwizzledPlan(const MatmulProblem& problem, const ProblemFacts& facts,
+                        const ChipSpec& chip, AswtChoice& choice) {
+  const CubeRunState& s = choice.state;
+  TilingPlan plan;
+  plan.key.api_level = choice.api_level;
+  plan.key.trans_a = problem.trans_a;
+  plan.key.trans_b = problem.trans_b;
+  plan.key.model = choice.model;
+  plan.key.full_load = choice.full_load;
+  plan.key.l0c2out = choice.out;
+  plan.block_dim = static_cast<uint32_t>(s.used_core_num);
+  plan.kernel_type =
+      choice.out == L0cToOut::kOnTheFly ? KernelType::kAicOnly : KernelType::kMixed1To2;
+  plan.workspace_bytes = kRuntimeWorkspaceBytes;
+  plan.detail = std::move(choice.detail);
+  FillBasicTilingData(problem, facts, chip, s, plan);
+  return plan;
+}
+
 }  // namespace
 
 Capability SwizzledDataParallelStrategy::IsCapable(const MatmulProblem& problem,
@@ -228,65 +333,12 @@ absl::StatusOr<TilingPlan> SwizzledDataParallelStrategy::DoTiling(const MatmulPr
                                                                   const ProblemFacts& facts,
                                                                   const ChipSpec& chip) const {
   AswtChoice choice;
-  CubeRunState& s = choice.state;
-  ResetBase(facts, chip, s);
-  RebalanceBlock(problem, facts, chip, s);
-  SplitTailRound(problem, facts, chip, s);
-  StageL1(problem, facts, chip, s);
-  choice.out = ChooseFixpipeOutput(problem, facts, chip, s);
-
-  std::string a_obstacle =
-      facts.a_slice_3d ? "slice view" : AFullLoadObstacle(problem, facts, chip, choice);
-  std::string b_obstacle;
-  if (a_obstacle.empty()) {
-    if (absl::Status status = PlanAFullLoad(problem, facts, chip, s); !status.ok()) {
-      return status;
-    }
-    choice.full_load = FullLoad::kA;
-    choice.detail = "A resident in L1";
-    ChooseFp32SplitK(problem, facts, choice);
-    ChooseApiLevelAndModel(problem, facts, choice);
-  } else if (b_obstacle =
-                 facts.a_slice_3d ? "slice view" : BFullLoadObstacle(problem, facts, chip, choice);
-             b_obstacle.empty()) {
-    if (absl::Status status = PlanBFullLoad(problem, facts, chip, s); !status.ok()) {
-      return status;
-    }
-    choice.full_load = FullLoad::kB;
-    choice.detail = Describe(facts, "B resident in L1 (A full load: ", a_obstacle, ")");
-    ChooseApiLevelAndModel(problem, facts, choice);
-  } else if (choice.out == L0cToOut::kOnTheFly) {
-    if (!StageStreamedL1(problem, facts, chip, s)) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("l1_bytes=", chip.l1_bytes, " cannot hold two stages of ", s.base_m, "x",
-                       s.base_k, " A and ", s.base_n, "x", s.base_k, " B blocks"));
-    }
-    choice.detail = Describe(facts, "A/B streamed (A full load: ", a_obstacle,
-                             "; B full load: ", b_obstacle, ")");
-    ChooseFp32SplitK(problem, facts, choice);
-    ChooseApiLevelAndModel(problem, facts, choice);
-  } else {
-    choice.detail = Describe(facts, "fixpipe-bound output through AIV (K=", facts.k,
-                             " <= 256, M=", facts.m, " >= 256, N row unaligned)");
-    // CANN leaves the API level at BASIC for slice views here.
-    if (!facts.a_slice_3d) ChooseApiLevelAndModel(problem, facts, choice);
+  ChooseBlocks(problem, facts, chip, choice);
+  if (absl::Status status = ChooseResidency(problem, facts, chip, choice); !status.ok()) {
+    return status;
   }
-  LimitBaseNForBias(problem, chip, s);
-
-  TilingPlan plan;
-  plan.key.api_level = choice.api_level;
-  plan.key.trans_a = problem.trans_a;
-  plan.key.trans_b = problem.trans_b;
-  plan.key.model = choice.model;
-  plan.key.full_load = choice.full_load;
-  plan.key.l0c2out = choice.out;
-  plan.block_dim = static_cast<uint32_t>(s.used_core_num);
-  plan.kernel_type =
-      choice.out == L0cToOut::kOnTheFly ? KernelType::kAicOnly : KernelType::kMixed1To2;
-  plan.workspace_bytes = kRuntimeWorkspaceBytes;
-  plan.detail = std::move(choice.detail);
-  FillBasicTilingData(problem, facts, chip, s, plan);
-  return plan;
+  LimitBaseNForBias(problem, chip, choice.state);
+  return SwizzledPlan(problem, facts, chip, choice);
 }
 
 }  // namespace npu::tiling
