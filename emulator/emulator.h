@@ -23,6 +23,7 @@
 #include <optional>
 
 #include "absl/status/statusor.h"
+#include "emulator/kernel_schedule.h"
 #include "emulator/numerics.h"
 #include "emulator/program.h"
 #include "emulator/stats.h"
@@ -66,6 +67,16 @@ absl::StatusOr<EmulationResult> Emulate(const tiling::TilingPlan& plan,
                                         const tiling::MatmulProblem& problem,
                                         const tiling::ChipSpec& chip, const Tensors& inputs,
                                         const EmulatorOptions& options);
+
+// Emulates a hand-written kernel's schedule (kernel_schedule.h) for
+// `problem` on `chip`: validated field by field, expanded, then timed and
+// (unless timing-only) computed exactly as Emulate() does. A FRACTAL_NZ
+// `b_format` changes only how B is loaded: `inputs.b` holds B's values in
+// its ND layout, which NZ merely permutes.
+absl::StatusOr<EmulationResult> EmulateKernel(const KernelSchedule& kernel,
+                                              const tiling::MatmulProblem& problem,
+                                              const tiling::ChipSpec& chip, const Tensors& inputs,
+                                              const EmulatorOptions& options);
 
 // Operands drawn uniformly from [-1, 1) by a fixed generator seeded with
 // `seed`, rounded to the problem's dtypes.

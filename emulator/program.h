@@ -86,7 +86,29 @@ struct ProgramSet {
   uint64_t total_ops = 0;
 };
 
+// How a kernel buffers and drains its tiles: what the AIC streams' flags
+// look like. CANN's plans derive it from the tiling (PipelineForPlan()); a
+// hand-written kernel states it (kernel_schedule.h).
+struct PipelineConfig {
+  uint32_t l1_stages_a = 2;  // L1 buffers of A: 1 (load, use, reload) or 2 (ping-pong)
+  uint32_t l1_stages_b = 2;
+  uint32_t l0_stages = 2;    // L0A / L0B halves
+  uint32_t l0c_stages = 1;   // output tiles in flight in L0C
+  // FIXPIPE drains L0C while the tile's last MMAD still runs (UnitFlag).
+  bool unit_flag = false;
+  // B stored FRACTAL_NZ in GM: its L1 loads need no ND -> NZ conversion.
+  bool b_nz = false;
+  // C leaves through the AIV's UB (FIXPIPE L0C -> UB, AIV MTE3 UB -> GM)
+  // instead of straight from FIXPIPE to GM.
+  bool output_through_ub = false;
+};
+
+// The pipeline CANN's kernel runs for `plan`: L1 and L0 ping-pong, l0cDB
+// output tiles, no UnitFlag.
+PipelineConfig PipelineForPlan(const tiling::TilingPlan& plan);
+
 struct ProgramOptions {
+  PipelineConfig pipeline;
   FaultInjection faults;
   uint64_t max_ops = 0;  // 0: unlimited
 };

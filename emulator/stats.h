@@ -36,6 +36,32 @@ struct TrafficStats {
   uint64_t workspace_bytes = 0;   // partial-sum traffic (write + read)
 };
 
+// The run as msprof's op_summary reports it, the figures Ascend engineers
+// read: Task Duration, and per AIC pipe the microseconds it was busy,
+// averaged over the cube cores that ran (msprof's aic_*_time), with its
+// ratio to the average core time (aic_*_ratio); the same for the AIV pipes.
+struct MsprofSummary {
+  double task_duration_us = 0;  // launch to end-of-task report
+  double aic_time_us = 0;       // average AIC execution time (first op to last)
+  double aic_mac_time_us = 0;
+  double aic_mte1_time_us = 0;
+  double aic_mte2_time_us = 0;
+  double aic_fixpipe_time_us = 0;
+  double aic_mac_ratio = 0;  // aic_mac_time_us / aic_time_us
+  double aic_mte1_ratio = 0;
+  double aic_mte2_ratio = 0;
+  double aic_fixpipe_ratio = 0;
+  uint32_t aic_cores = 0;  // cube cores that ran work
+  double aiv_time_us = 0;
+  double aiv_vec_time_us = 0;
+  double aiv_mte2_time_us = 0;
+  double aiv_mte3_time_us = 0;
+  double aiv_vec_ratio = 0;
+  double aiv_mte2_ratio = 0;
+  double aiv_mte3_ratio = 0;
+  uint32_t aiv_cores = 0;  // vector cores that ran work
+};
+
 struct EmulatorStats {
   uint64_t total_cycles = 0;
   double microseconds = 0;
@@ -52,6 +78,7 @@ struct EmulatorStats {
   // "VEC", "MTE3", "DDR" or "L2".
   std::string bound;
   uint64_t events = 0;  // simulated pipe operations
+  MsprofSummary msprof;
 };
 
 }  // namespace npu::emu

@@ -56,12 +56,31 @@ absl::StatusOr<Format> ParseFormat(std::string_view name) {
       absl::StrCat("unknown format \"", std::string(name), "\"; expected ND or FRACTAL_NZ"));
 }
 
+std::string_view NpuArchName(NpuArch arch) {
+  switch (arch) {
+    case NpuArch::kDav3510:
+      return "DAV_3510";
+    case NpuArch::kDav2201:
+      return "DAV_2201";
+  }
+  return "?";
+}
+
+absl::StatusOr<NpuArch> ParseNpuArch(std::string_view name) {
+  for (NpuArch arch : {NpuArch::kDav3510, NpuArch::kDav2201}) {
+    if (NpuArchName(arch) == name) return arch;
+  }
+  return absl::InvalidArgumentError(absl::StrCat("unknown NPU architecture \"", std::string(name),
+                                                 "\"; expected DAV_3510 or DAV_2201"));
+}
+
 const std::vector<ChipSpec>& BuiltinPlatforms() {
   // Ascend 950PR (NpuArch DAV_3510): the figures CANN's platform info reports
   // for the chip; DDR and L2 rates are bytes per cycle per cube core.
   static const auto* const kPlatforms = new std::vector<ChipSpec>{
       {
           .name = std::string(kDefaultPlatform),
+          .npu_arch = NpuArch::kDav3510,
           .aic_num = 32,
           .aiv_num = 64,
           .l1_bytes = 512 * 1024,
@@ -75,6 +94,27 @@ const std::vector<ChipSpec>& BuiltinPlatforms() {
           .ddr_bytes_per_cycle = 31,
           .l2_bytes_per_cycle = 100,
       },
+      // Atlas A2 / Ascend 910B1 (NpuArch DAV_2201): 24 AIC / 48 AIV at
+      // 1850 MHz, L0C 128 KiB, UB 192 KiB, L2 192 MiB (asc-devkit's
+      // matmul_high_performance README and the chip's published facts); HBM
+      // 1.8 TB/s and L2 about 5 TB/s, here per cycle per cube core
+      // (1.8e12 / (24 x 1.85e9) = 40.5 and 5e12 / (24 x 1.85e9) = 112.6).
+      {
+          .name = "ascend910b1",
+          .npu_arch = NpuArch::kDav2201,
+          .aic_num = 24,
+          .aiv_num = 48,
+          .l1_bytes = 512 * 1024,
+          .l0a_bytes = 64 * 1024,
+          .l0b_bytes = 64 * 1024,
+          .l0c_bytes = 128 * 1024,
+          .ub_bytes = 192 * 1024,
+          .l2_bytes = 192ull * 1024 * 1024,
+          .bt_bytes = 1024,
+          .cube_freq_mhz = 1850,
+          .ddr_bytes_per_cycle = 41,
+          .l2_bytes_per_cycle = 113,
+      },
   };
   return *kPlatforms;
 }
@@ -83,8 +123,12 @@ absl::StatusOr<ChipSpec> FindPlatform(std::string_view name) {
   for (const ChipSpec& chip : BuiltinPlatforms()) {
     if (chip.name == name) return chip;
   }
-  return absl::NotFoundError(absl::StrCat("unknown platform \"", std::string(name),
-                                          "\"; built-in: ", std::string(kDefaultPlatform)));
+  std::string names;
+  for (const ChipSpec& chip : BuiltinPlatforms()) {
+    absl::StrAppend(&names, names.empty() ? "" : ", ", chip.name);
+  }
+  return absl::NotFoundError(
+      absl::StrCat("unknown platform \"", std::string(name), "\"; built-in: ", names));
 }
 
 namespace {

@@ -79,9 +79,20 @@ struct MatmulProblem {
   SliceView a_slice;
 };
 
+// The chip's architecture (CANN's NpuArch). CANN's arch35 mat_mul_v3 tiling
+// applies to DAV_3510 only; the emulator times both.
+enum class NpuArch : uint8_t {
+  kDav3510 = 0,  // Ascend 950PR / 950DT
+  kDav2201 = 1,  // Atlas A2 (Ascend 910B) and A3
+};
+// "DAV_3510", "DAV_2201".
+std::string_view NpuArchName(NpuArch arch);
+absl::StatusOr<NpuArch> ParseNpuArch(std::string_view name);
+
 // Hardware facts of one chip. Sizes are per core.
 struct ChipSpec {
   std::string name;
+  NpuArch npu_arch = NpuArch::kDav3510;
   uint32_t aic_num = 0;  // cube cores
   uint32_t aiv_num = 0;  // vector cores
   uint64_t l1_bytes = 0;

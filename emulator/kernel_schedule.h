@@ -1,0 +1,133 @@
+// A hand-written kernel's schedule, replayed instead of CANN's tiling.
+//
+// CANN's host tiling (server/tiling) decides one family of kernels. Kernel
+// authors using catlass or the Ascend C Matmul API write others: a static
+// core grid, round-robin tiles, catlass's identity swizzle, its ASWT
+// scheduler, a Stream-K variant. `KernelSchedule` describes such a kernel by
+// the facts its source fixes (tile shapes, buffering, the block scheduler),
+// the way published measurements describe the kernels they time
+// (bench/CALIBRATION.md), so the emulator can answer "what would my kernel's
+// schedule cost on this chip" and check it computes C.
+//
+// `ValidateKernelSchedule()` checks every field against the problem and the
+// chip (kInvalidArgument naming "kernel_schedule.<field>" and the limit, and
+// nothing that overflows a buffer passes); `ExpandKernelSchedule()` turns a
+// valid schedule into per-core work units with the scheduler's own index
+// formulas, in the same `tiling::Schedule` form as CANN's plans, so the
+// program builder, the timing model and the numerics run it unchanged.
+// Part of `npu_emulator`.
+#ifndef NPU_EMULATOR_KERNEL_SCHEDULE_H_
+#define NPU_EMULATOR_KERNEL_SCHEDULE_H_
+
+#include <cstdint>
+#include <string_view>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "server/tiling/schedule.h"
+#include "server/tiling/types.h"
+
+namespace npu::emu {
+
+// How the kernel hands C's tiles to its cores.
+enum class KernelScheduleKind : uint8_t {
+  // One core walks every L1 tile of C in `inner_order`.
+  kSingleCore,
+  // C cut into single_core_m x single_core_n blocks, numbered down the M
+  // axis first (block b: m index b % m_blocks, n index b / m_blocks); block b
+  // runs on core b % block_dim, in launch order. Inside a block the core
+  // walks its L1 tiles in `inner_order`; with l2_split_rounds R > 1 the
+  // block's M range is cut into R consecutive parts walked one after another.
+  kStaticGrid,
+  // L1 tiles numbered row-major; core c takes tiles c, c + block_dim, ...
+  kRoundRobinTiles,
+  // catlass GemmIdentityBlockSwizzle<swizzle_offset, swizzle_direction>.
+  kIdentitySwizzle,
+  // An S-shaped window of `aswt_window` tile rows walked serpentine; the
+  // last round's tiles re-split when tileNum % block_dim <= block_dim / 2.
+  kAswt,
+  // Data-parallel rounds of whole tiles, then the tail round's tiles split
+  // along K `sk_k_splits` ways into fp32 partial sums that the AIV cores add.
+  kStreamKDp,
+};
+
+// Wire names: "single_core", "static_grid", "round_robin_tiles",
+// "identity_swizzle", "aswt", "stream_k_dp".
+std::string_view KernelScheduleKindName(KernelScheduleKind kind);
+absl::StatusOr<KernelScheduleKind> ParseKernelScheduleKind(std::string_view name);
+
+// Order of the L1 tiles inside a core's block: along N first (row-major) or
+// down M first (column-major, the Matmul API's ORDER_M).
+enum class TileOrder : uint8_t { kRowMajor, kColMajor };
+// "row_major", "col_major".
+std::string_view TileOrderName(TileOrder order);
+absl::StatusOr<TileOrder> ParseTileOrder(std::string_view name);
+
+// What happens to C on its way out of L0C.
+enum class Epilogue : uint8_t {
+  kNone,
+  kReluGm,  // FIXPIPE applies ReLU while writing C to GM
+  kReluUb,  // FIXPIPE writes C to the AIV's UB, the AIV applies ReLU and stores it
+};
+// "none", "relu_gm", "relu_ub".
+std::string_view EpilogueName(Epilogue epilogue);
+absl::StatusOr<Epilogue> ParseEpilogue(std::string_view name);
+
+struct KernelSchedule {
+  KernelScheduleKind kind = KernelScheduleKind::kSingleCore;
+  // Cube cores launched: 1..aic_num (1 for kSingleCore).
+  uint32_t block_dim = 1;
+  // L0 tile (elements): base_m x base_n outputs, base_k deep.
+  uint64_t base_m = 0, base_n = 0, base_k = 0;
+  // L1 tile: l1_m x l1_n outputs (multiples of the base tile), l1_k of K per
+  // MTE2 transfer of each operand (a multiple of base_k: step_k x base_k).
+  uint64_t l1_m = 0, l1_n = 0, l1_k = 0;
+  // L1 buffers per operand: 1 (load, use, reload) or 2 (ping-pong).
+  uint32_t depth_a1 = 2, depth_b1 = 2;
+  // L0A / L0B ping-pong; L0C ping-pong (two output tiles in flight).
+  bool l0_double_buffer = true;
+  bool l0c_double_buffer = false;
+  // UnitFlag: FIXPIPE drains L0C fractal by fractal while the last MMAD of
+  // the tile still runs, instead of waiting for it to finish.
+  bool unit_flag = false;
+  // The Matmul API's MDL template: several K steps per MTE2 transfer (l1_k
+  // above base_k). Recorded; the transfer size is l1_k either way.
+  bool mdl = false;
+  // Static grid: the block's M range cut into this many rounds to keep the
+  // operands in L2; 0 or 1 means none.
+  uint32_t l2_split_rounds = 0;
+  // B as stored in GM: ND, or FRACTAL_NZ (no ND -> NZ conversion on load).
+  tiling::Format b_format = tiling::Format::kNd;
+  Epilogue epilogue = Epilogue::kNone;
+  // kStaticGrid: the block of one core; kSingleCore and kStaticGrid: the
+  // order of the L1 tiles inside it.
+  uint64_t single_core_m = 0, single_core_n = 0;
+  TileOrder inner_order = TileOrder::kRowMajor;
+  // kIdentitySwizzle: catlass's SwizzleOffset (>= 1) and SwizzleDirection
+  // (0: along M, 1: along N).
+  uint32_t swizzle_offset = 1, swizzle_direction = 0;
+  // kAswt: tile rows per window (>= 1).
+  uint32_t aswt_window = tiling::kCannSwatWindowRows;
+  // kStreamKDp: the K splits of each tail tile (>= 2).
+  uint32_t sk_k_splits = 2;
+};
+
+// Checks every field for `problem` on `chip`: kInvalidArgument naming
+// "kernel_schedule.<field>", its value and the limit (zero or misaligned
+// tiles, block_dim outside 1..aic_num, a field the schedule kind needs left
+// unset, L0A / L0B / L0C / L1 / UB overflow with the bytes needed and had).
+absl::Status ValidateKernelSchedule(const KernelSchedule& kernel,
+                                    const tiling::MatmulProblem& problem,
+                                    const tiling::ChipSpec& chip);
+
+// Expands a schedule ValidateKernelSchedule() accepts into per-core work
+// units: AIC units of one L1 tile (or, under kStreamKDp, a K slice of one)
+// in each core's walking order, and the AIV reduction units of kStreamKDp.
+// base_* and k_l1 of the result are the kernel's base tile and l1_k.
+absl::StatusOr<tiling::Schedule> ExpandKernelSchedule(const KernelSchedule& kernel,
+                                                      const tiling::MatmulProblem& problem,
+                                                      const tiling::ChipSpec& chip);
+
+}  // namespace npu::emu
+
+#endif  // NPU_EMULATOR_KERNEL_SCHEDULE_H_
