@@ -36,8 +36,10 @@ enum class KernelScheduleKind : uint8_t {
   // C cut into single_core_m x single_core_n blocks, numbered down the M
   // axis first (block b: m index b % m_blocks, n index b / m_blocks); block b
   // runs on core b % block_dim, in launch order. Inside a block the core
-  // walks its L1 tiles in `inner_order`; with l2_split_rounds R > 1 the
-  // block's M range is cut into R consecutive parts walked one after another.
+  // walks its L1 tiles in `inner_order`. With l2_split_rounds R > 1, C's M
+  // range is cut into R consecutive parts of equal height (rounded up to
+  // l1_m), each gridded this way in turn: part r's block b (global number
+  // r * blocks per part + b) runs on core b % block_dim.
   kStaticGrid,
   // L1 tiles numbered row-major; core c takes tiles c, c + block_dim, ...
   kRoundRobinTiles,
@@ -93,8 +95,8 @@ struct KernelSchedule {
   // The Matmul API's MDL template: several K steps per MTE2 transfer (l1_k
   // above base_k). Recorded; the transfer size is l1_k either way.
   bool mdl = false;
-  // Static grid: the block's M range cut into this many rounds to keep the
-  // operands in L2; 0 or 1 means none.
+  // Static grid: C's M range cut into this many rounds to keep the
+  // operands in L2 (at most 64); 0 or 1 means none.
   uint32_t l2_split_rounds = 0;
   // B as stored in GM: ND, or FRACTAL_NZ (no ND -> NZ conversion on load).
   tiling::Format b_format = tiling::Format::kNd;

@@ -50,6 +50,7 @@ set(ENGINE_API ${TYPES_HEADERS}
 set(EMULATOR_API
   emulator/emulator.h
   emulator/chip.h
+  emulator/kernel_schedule.h
   emulator/stats.h
   emulator/accuracy.h
   emulator/numerics.h
