@@ -13,24 +13,17 @@
 namespace npu::emu::internal {
 namespace {
 
-// MTE2's read of one operand's L1 stage from GM; `l2_key` names the region
-// so that the L2 model can tell a re-read from a first read.
-Op StageRead(uint64_t bytes, uint64_t l2_key) {
-  Op load;
-  load.kind = OpKind::kGmRead;
-  load.port_bytes_per_cycle = kMte2PortBytesPerCycle;
-  load.bytes = bytes;
-  load.l2_key = l2_key;
-  return load;
-}
-
 // MTE1's move of one base_k step of A (sm x bk) and B (bk x sn) from L1
-// into L0A and L0B, costed at MTE1's fixed bandwidth.
-Op L1ToL0Step(uint64_t sm, uint64_t sn, uint64_t bk, uint64_t a_bytes, uint64_t b_bytes) {
+// into L0A and L0B: two LoadData instructions at the architecture's rates.
+Op L1ToL0Step(const ChipModel& chip, uint64_t sm, uint64_t sn, uint64_t bk, uint64_t a_bytes,
+              uint64_t b_bytes) {
   Op mte1;
   mte1.traffic = Traffic::kL1ToL0;
-  mte1.bytes = sm * bk * a_bytes + bk * sn * b_bytes;
-  mte1.cycles = CeilDiv(mte1.bytes, kMte1BytesPerCycle);
+  const uint64_t a = sm * bk * a_bytes, b = bk * sn * b_bytes;
+  mte1.bytes = a + b;
+  mte1.cycles = 2 * chip.arch.mte1_instruction_cycles +
+                CeilDiv(a, chip.arch.mte1_l0a_bytes_per_cycle) +
+                CeilDiv(b, chip.arch.mte1_l0b_bytes_per_cycle);
   return mte1;
 }
 
@@ -39,12 +32,32 @@ Op L1ToL0Step(uint64_t sm, uint64_t sn, uint64_t bk, uint64_t a_bytes, uint64_t 
 Op MmadStep(const ChipModel& chip, const tiling::MatmulProblem& problem, uint64_t sm, uint64_t sn,
             uint64_t bk) {
   Op mmad;
-  mmad.cycles = chip.MmadCycles(sm, sn, bk, problem.dtype_a, problem.hf32);
+  mmad.cycles =
+      chip.arch.mmad_instruction_cycles + chip.MmadCycles(sm, sn, bk, problem.dtype_a, problem.hf32);
   mmad.macs = sm * sn * bk;
   return mmad;
 }
 
 }  // namespace
+
+Op Builder::StageRead(uint64_t bytes, uint64_t bursts) const {
+  Op load;
+  load.kind = OpKind::kGmRead;
+  load.port_bytes_per_cycle = 0;  // the timing model's MTE2 port
+  load.bytes = bytes;
+  load.cycles = chip_.arch.mte2_transfer_cycles +
+                static_cast<uint64_t>(static_cast<double>(bursts) * chip_.arch.mte2_burst_cycles);
+  return load;
+}
+
+uint64_t Builder::StageBursts(bool operand_a, uint64_t sm, uint64_t sn, uint64_t stage_k) const {
+  // A contiguous run of GM per row of the stored tile: A [m, k] has a row
+  // per m (per k when transposed), B [k, n] a row per k (per n when
+  // transposed); NZ B holds each 16-wide fractal column contiguously.
+  if (operand_a) return problem_.trans_a ? stage_k : sm;
+  if (options_.pipeline.b_nz) return CeilDiv(sn, tiling::kBlock16);
+  return problem_.trans_b ? sn : stage_k;
+}
 
 AicCursor Builder::StartAic(uint32_t core, const std::vector<const WorkUnit*>& units) {
   AicCursor aic;
@@ -61,11 +74,17 @@ AicCursor Builder::StartAic(uint32_t core, const std::vector<const WorkUnit*>& u
   aic.b_band = schedule_.l1_residency == tiling::L1Residency::kBBand;
   aic.a_resident = aic.a_full || aic.a_band;
   aic.b_resident = aic.b_full || aic.b_band;
-  aic.l0c_db = std::max<uint64_t>(1, plan_.block.l0c_db);
+  const PipelineConfig& pipe = options_.pipeline;
+  aic.l0c_db = std::max<uint32_t>(1, pipe.l0c_stages);
+  aic.l1_stages_a = std::clamp<uint32_t>(pipe.l1_stages_a, 1, 2);
+  aic.l1_stages_b = std::clamp<uint32_t>(pipe.l1_stages_b, 1, 2);
+  aic.l0_stages = std::clamp<uint32_t>(pipe.l0_stages, 1, 2);
+  aic.unit_flag = pipe.unit_flag;
   aic.base_m = schedule_.base_m;
   aic.base_n = schedule_.base_n;
   aic.base_k = schedule_.base_k;
   aic.k_l1 = std::max(schedule_.k_l1, aic.base_k);
+  aic.k_l1_b = pipe.k_l1_b == 0 ? aic.k_l1 : std::max<uint64_t>(pipe.k_l1_b, aic.base_k);
   for (int i = 0; i < 4; ++i) {
     aic.l1_free[i] = NewFlag(absl::StrCat(aic.prefix, "MTE1_MTE2 event ", i), 1);
     aic.l1_ready[i] = NewFlag(absl::StrCat(aic.prefix, "MTE2_MTE1 event ", i));
@@ -74,6 +93,7 @@ AicCursor Builder::StartAic(uint32_t core, const std::vector<const WorkUnit*>& u
     aic.l0_free[i] = NewFlag(absl::StrCat(aic.prefix, "M_MTE1 event ", i), 1);
     aic.l0_ready[i] = NewFlag(absl::StrCat(aic.prefix, "MTE1_M event ", i));
   }
+  if (aic.unit_flag) aic.uf_issued = NewFlag(absl::StrCat(aic.prefix, "UnitFlag FIXPIPE issued"));
   aic.l0c_free.resize(aic.l0c_db);
   aic.l0c_ready.resize(aic.l0c_db);
   for (uint64_t i = 0; i < aic.l0c_db; ++i) {
@@ -93,12 +113,10 @@ void Builder::SignalAiv(uint32_t core, Op& op) const {
 void Builder::EmitFullLoad(AicCursor& aic) {
   // The full-loaded matrix enters L1 once, before the tile loop.
   aic.full_flag = NewFlag(absl::StrCat(aic.prefix, "MTE2_MTE1 full load"));
-  Op load;
-  load.kind = OpKind::kGmRead;
-  load.port_bytes_per_cycle = kMte2PortBytesPerCycle;
-  load.bytes =
-      aic.a_full ? problem_.m * problem_.k * aic.a_bytes : problem_.k * problem_.n * aic.b_bytes;
-  load.l2_key = L2Key(aic.a_full ? Region::kAFull : Region::kBFull, 0, 0);
+  const uint64_t m = problem_.m, n = problem_.n, k = problem_.k;
+  Op load = aic.a_full ? StageRead(m * k * aic.a_bytes, StageBursts(true, m, n, k))
+                       : StageRead(k * n * aic.b_bytes, StageBursts(false, m, n, k));
+  load.cold = true;
   Set(load, aic.full_flag);
   Push(aic.program, Pipe::kMte2, load);
   aic.full_pending = true;
@@ -111,11 +129,10 @@ void Builder::EmitBandLoad(AicCursor& aic, const std::vector<const WorkUnit*>& u
   const Range band = band_of(*units[u]);
   aic.band_pending = false;
   if (u == 0 || !(band_of(*units[u - 1]) == band)) {
-    Op load;
-    load.kind = OpKind::kGmRead;
-    load.port_bytes_per_cycle = kMte2PortBytesPerCycle;
-    load.bytes = band.size() * problem_.k * (aic.a_band ? aic.a_bytes : aic.b_bytes);
-    load.l2_key = L2Key(aic.a_band ? Region::kAFull : Region::kBFull, band.begin, band.end);
+    const uint64_t k = problem_.k;
+    Op load = StageRead(band.size() * k * (aic.a_band ? aic.a_bytes : aic.b_bytes),
+                        StageBursts(aic.a_band, band.size(), band.size(), k));
+    load.cold = true;
     Wait(load, aic.band_free);
     Set(load, aic.band_ready);
     Push(aic.program, Pipe::kMte2, load);
@@ -146,38 +163,49 @@ void Builder::EmitStage(AicCursor& aic, const BlockAt& block, const Range& chunk
   // which the compiler would reload each field the loop reads.
   const uint64_t sm = block.sm, sn = block.sn;
   const uint64_t a_bytes = aic.a_bytes, b_bytes = aic.b_bytes;
-  const uint64_t base_k = aic.base_k, k_l1 = aic.k_l1;
+  const uint64_t base_k = aic.base_k, k_l1 = aic.k_l1, k_l1_b = aic.k_l1_b;
   const bool a_resident = aic.a_resident, b_resident = aic.b_resident;
   const uint64_t stage_k = std::min(k_l1, chunk.end - ks);
-  const uint64_t buf = aic.l1_count++ & 1;
+  const uint64_t buf_a = aic.l1_count++ % aic.l1_stages_a;
+  const bool last_stage = ks + k_l1 >= chunk.end;
   // L1 slots 0 and 1 are A's ping-pong, 2 and 3 B's; a resident operand is
-  // already in L1 and is not read again per stage.
+  // already in L1 and is not read again per stage. A's stages are this
+  // stage's K range; B's are k_l1_b deep and may start and end inside it.
   if (!a_resident) {
-    Op load = StageRead(sm * stage_k * a_bytes, L2Key(Region::kA, block.m, ks));
-    Wait(load, aic.l1_free[buf]);
-    Set(load, aic.l1_ready[buf]);
-    Push(aic.program, Pipe::kMte2, load);
-  }
-  if (!b_resident) {
-    Op load = StageRead(stage_k * sn * b_bytes, L2Key(Region::kB, ks, block.n));
-    Wait(load, aic.l1_free[buf + 2]);
-    Set(load, aic.l1_ready[buf + 2]);
+    Op load = StageRead(sm * stage_k * a_bytes, StageBursts(true, sm, sn, stage_k));
+    load.cold = aic.l1_stages_a == 1;
+    Wait(load, aic.l1_free[buf_a]);
+    Set(load, aic.l1_ready[buf_a]);
     Push(aic.program, Pipe::kMte2, load);
   }
   uint64_t l0_count = aic.l0_count;
+  const uint64_t l0_stages = aic.l0_stages;
   for (uint64_t kk = ks; kk < ks + stage_k; kk += base_k) {
     const uint64_t bk = std::min(base_k, ks + stage_k - kk);
-    const uint64_t half = l0_count++ & 1;
+    const uint64_t half = l0_count++ % l0_stages;
     const bool stage_first = kk == ks;
     const bool stage_last = kk + base_k >= ks + stage_k;
-    const bool chunk_last = stage_last && ks + k_l1 >= chunk.end;
-    Op mte1 = L1ToL0Step(sm, sn, bk, a_bytes, b_bytes);
+    const bool chunk_last = stage_last && last_stage;
+    bool b_first = false;
+    if (!b_resident && (kk == chunk.begin || kk >= aic.b_stage_end)) {
+      const uint64_t b_k = std::min(k_l1_b, chunk.end - kk);
+      aic.b_stage_end = kk + b_k;
+      aic.b_buf = 2 + aic.b_count++ % aic.l1_stages_b;
+      Op load = StageRead(b_k * sn * b_bytes, StageBursts(false, sm, sn, b_k));
+      load.cold = aic.l1_stages_b == 1;
+      Wait(load, aic.l1_free[aic.b_buf]);
+      Set(load, aic.l1_ready[aic.b_buf]);
+      Push(aic.program, Pipe::kMte2, load);
+      b_first = true;
+    }
+    const bool b_last = !b_resident && kk + base_k >= aic.b_stage_end;
+    Op mte1 = L1ToL0Step(chip_, sm, sn, bk, a_bytes, b_bytes);
     Wait(mte1, aic.l0_free[half]);
     // Only a stage's first step needs its L1 data; a pending full or band
     // load is waited for once, by the first step after it was issued.
+    if (stage_first && !a_resident) Wait(mte1, aic.l1_ready[buf_a]);
+    if (b_first) Wait(mte1, aic.l1_ready[aic.b_buf]);
     if (stage_first) {
-      if (!a_resident) Wait(mte1, aic.l1_ready[buf]);
-      if (!b_resident) Wait(mte1, aic.l1_ready[buf + 2]);
       if (aic.full_pending) {
         Wait(mte1, aic.full_flag);
         aic.full_pending = false;
@@ -188,10 +216,8 @@ void Builder::EmitStage(AicCursor& aic, const BlockAt& block, const Range& chunk
       }
     }
     Set(mte1, aic.l0_ready[half]);
-    if (stage_last) {
-      if (!a_resident) Set(mte1, aic.l1_free[buf]);
-      if (!b_resident) Set(mte1, aic.l1_free[buf + 2]);
-    }
+    if (stage_last && !a_resident) Set(mte1, aic.l1_free[buf_a]);
+    if (b_last) Set(mte1, aic.l1_free[aic.b_buf]);
     if (aic.band_release && --aic.unit_mte1_left == 0) Set(mte1, aic.band_free);
     Push(aic.program, Pipe::kMte1, mte1);
 
@@ -200,6 +226,10 @@ void Builder::EmitStage(AicCursor& aic, const BlockAt& block, const Range& chunk
     if (first_step) Wait(mmad, aic.l0c_free[l0c]);
     Set(mmad, aic.l0_free[half]);
     if (chunk_last) Set(mmad, aic.l0c_ready[l0c]);
+    if (aic.unit_flag && kk == aic.uf_k) {
+      mmad.sets_at_start |= uint8_t{1} << mmad.n_sets;
+      Set(mmad, aic.uf_issued);
+    }
     Push(aic.program, Pipe::kCube, mmad);
     first_step = false;
   }
@@ -211,11 +241,29 @@ void Builder::EmitOutput(AicCursor& aic, const WorkUnit& unit, const BlockAt& bl
   Op out;
   out.kind = OpKind::kGmWrite;
   out.traffic = Traffic::kL0cOut;
-  out.port_bytes_per_cycle = kFixpipeBytesPerCycle;
-  out.bytes = block.sm * block.sn * (fp32_out ? kFp32Bytes : aic.c_bytes);
+  out.port_bytes_per_cycle = chip_.fixpipe_gm_bytes_per_cycle;
+  const uint64_t out_bytes = fp32_out ? kFp32Bytes : aic.c_bytes;
+  out.bytes = block.sm * block.sn * out_bytes;
   out.workspace = unit.writes_partial;
-  out.l2_key = unit.writes_partial ? L2Key(Region::kWorkspace, unit.workspace_slot, 0)
-                                   : L2Key(Region::kC, block.m, block.n);
+  out.cycles = chip_.arch.fixpipe_instruction_cycles;
+  // Rows of C that start off a 32-byte boundary cost FIXPIPE extra (the
+  // partial sums' workspace rows are padded).
+  const uint64_t row_pitch = (unit.writes_partial ? tiling::kWorkspaceSlotElements / 256
+                                                  : static_cast<uint64_t>(problem_.n)) *
+                             out_bytes;
+  if (row_pitch % 32 != 0) {
+    out.cycles += static_cast<uint64_t>(static_cast<double>(block.sm) *
+                                        chip_.arch.fixpipe_unaligned_row_cycles);
+  }
+  if (aic.unit_flag) {
+    // Issued ahead of the block's last MMAD (EmitChunk), it drains L0C as
+    // the MMAD completes it, ending one fractal row after it.
+    Wait(out, aic.uf_issued);
+    out.last_wait_bounds_end = true;
+    out.tail_cycles = chip_.arch.fixpipe_instruction_cycles +
+                      CeilDiv(out.bytes, out.port_bytes_per_cycle) * tiling::kBlock16 /
+                          std::max<uint64_t>(tiling::kBlock16, block.sm);
+  }
   Wait(out, aic.l0c_ready[l0c]);
   Set(out, aic.l0c_free[l0c]);
   if (signal) SignalAiv(aic.program.core, out);
@@ -247,6 +295,14 @@ absl::Status Builder::EmitChunk(AicCursor& aic, const WorkUnit& unit, const Bloc
     Push(aic.program, Pipe::kCube, init);
   }
   bool first_step = true;
+  if (aic.unit_flag && !chunk.empty()) {
+    // Under UnitFlag no flag holds the FIXPIPE back: it enters its queue as
+    // soon as the scalar unit issues it, which runs ahead of the cube by its
+    // instruction queue, and waits there, busy, for L0C.
+    const uint64_t steps = CeilDiv(chunk.size(), aic.base_k);
+    const uint64_t ahead = chip_.arch.scalar_run_ahead_mmads;
+    aic.uf_k = chunk.begin + (steps > ahead ? steps - ahead : 0) * aic.base_k;
+  }
   for (uint64_t ks = chunk.begin; ks < chunk.end; ks += aic.k_l1) {
     EmitStage(aic, block, chunk, ks, l0c, first_step);
   }

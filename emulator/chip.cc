@@ -1,5 +1,8 @@
 #include "emulator/chip.h"
 
+#include <algorithm>
+#include <cmath>
+
 #include "server/tiling/int_math.h"
 
 namespace npu::emu {
@@ -22,12 +25,64 @@ std::string PipeName(Pipe pipe) {
   return "?";
 }
 
+const ArchTiming& ArchTimingFor(tiling::NpuArch arch) {
+  // DAV_3510: Ascend 950PR / 950DT.
+  static const ArchTiming kDav3510 = {
+      .cube_cycles_per_fp32_fractal = 8,
+      .mte1_l0a_bytes_per_cycle = 256,
+      .mte1_l0b_bytes_per_cycle = 256,
+      .fixpipe_bytes_per_cycle = 128,
+      .fixpipe_gm_write_gbps = 124,
+      .hbm_read_efficiency = 1.454 / 1.6,
+      .mte2_port_bytes_per_cycle = 120,
+      .gm_read_latency_ns = 100,
+      .mte2_transfer_cycles = 100,
+      .mte2_burst_cycles = 0.5,
+      .mte1_instruction_cycles = 30,
+      .mmad_instruction_cycles = 8,
+      .fixpipe_instruction_cycles = 50,
+      .fixpipe_unaligned_row_cycles = 20,
+      .scalar_run_ahead_mmads = 8,
+      .launch_ns = 1200,
+      .end_of_task_ns = 500,
+      .kernel_prologue_ns = 2000,
+  };
+  // DAV_2201: Atlas A2 (Ascend 910B) and A3.
+  static const ArchTiming kDav2201 = {
+      .cube_cycles_per_fp32_fractal = 2,
+      .mte1_l0a_bytes_per_cycle = 256,
+      .mte1_l0b_bytes_per_cycle = 128,
+      .fixpipe_bytes_per_cycle = 128,
+      .fixpipe_gm_write_gbps = 124,
+      .hbm_read_efficiency = 1.456 / 1.8,
+      .mte2_port_bytes_per_cycle = 92,
+      .gm_read_latency_ns = 100,
+      .mte2_transfer_cycles = 100,
+      .mte2_burst_cycles = 0.5,
+      .mte1_instruction_cycles = 30,
+      .mmad_instruction_cycles = 8,
+      .fixpipe_instruction_cycles = 50,
+      .fixpipe_unaligned_row_cycles = 20,
+      .scalar_run_ahead_mmads = 8,
+      .launch_ns = 1200,
+      .end_of_task_ns = 500,
+      .kernel_prologue_ns = 2000,
+  };
+  return arch == tiling::NpuArch::kDav2201 ? kDav2201 : kDav3510;
+}
+
 ChipModel ChipModel::FromSpec(const tiling::ChipSpec& spec) {
   ChipModel model;
   model.spec = spec;
-  model.ddr_bytes_per_cycle = uint64_t{spec.ddr_bytes_per_cycle} * spec.aic_num;
-  model.l2_bytes_per_cycle = uint64_t{spec.l2_bytes_per_cycle} * spec.aic_num;
+  model.arch = ArchTimingFor(spec.npu_arch);
+  model.ddr_bytes_per_cycle = static_cast<double>(spec.ddr_bytes_per_cycle) * spec.aic_num *
+                              model.arch.hbm_read_efficiency;
+  model.l2_bytes_per_cycle = static_cast<double>(spec.l2_bytes_per_cycle) * spec.aic_num;
   model.cycles_per_us = static_cast<double>(spec.cube_freq_mhz);
+  model.fixpipe_gm_bytes_per_cycle = std::max<uint64_t>(
+      1, std::min<uint64_t>(model.arch.fixpipe_bytes_per_cycle,
+                            static_cast<uint64_t>(std::llround(model.arch.fixpipe_gm_write_gbps *
+                                                               1000.0 / model.cycles_per_us))));
   return model;
 }
 
@@ -39,7 +94,7 @@ uint64_t ChipModel::MmadCycles(uint64_t m, uint64_t n, uint64_t k, tiling::DataT
                                bool hf32) const {
   const uint64_t tiles = CeilDiv(m, kCubeFractalM) * CeilDiv(n, kCubeFractalN);
   if (dtype != tiling::DataType::kFloat32) return tiles * CeilDiv(k, kCubeFractalK16);
-  const uint64_t per = hf32 ? kCubeCyclesPerHf32Fractal : kCubeCyclesPerFp32Fractal;
+  const uint64_t per = hf32 ? kCubeCyclesPerHf32Fractal : arch.cube_cycles_per_fp32_fractal;
   return tiles * CeilDiv(k, kCubeFractalK32) * per;
 }
 
@@ -47,7 +102,15 @@ double ChipModel::PeakMacsPerCycle(tiling::DataType dtype, bool hf32) const {
   const double fractal = static_cast<double>(kCubeFractalM * kCubeFractalN);
   if (dtype != tiling::DataType::kFloat32) return fractal * kCubeFractalK16;
   return fractal * kCubeFractalK32 /
-         static_cast<double>(hf32 ? kCubeCyclesPerHf32Fractal : kCubeCyclesPerFp32Fractal);
+         static_cast<double>(hf32 ? kCubeCyclesPerHf32Fractal : arch.cube_cycles_per_fp32_fractal);
+}
+
+uint64_t ChipModel::NsToCycles(double ns) const {
+  return static_cast<uint64_t>(std::ceil(ns * cycles_per_us / 1000.0));
+}
+
+uint64_t ChipModel::FixedTaskCycles() const {
+  return NsToCycles(arch.launch_ns + arch.kernel_prologue_ns) + NsToCycles(arch.end_of_task_ns);
 }
 
 }  // namespace npu::emu

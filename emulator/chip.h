@@ -24,47 +24,111 @@ inline constexpr int kPipeCount = 6;
 std::string PipeName(Pipe pipe);
 
 // The cube's fractal: 16 x 16 outputs per cycle, 16 deep in K for 16-bit
-// inputs (16x16x16 = 4096 MACs per cycle per AIC; seeds/001 "关键硬件规格").
+// inputs (16x16x16 = 4096 MACs per cycle per AIC). fp32 operands come in
+// 8-deep fractals (k0 = 8) whose rate depends on the architecture; hf32
+// issues one 8-deep fractal per cycle. Source: asc-devkit
+// docs/zh/api/附录/Cube指令理论性能汇总.md, tables 1 (NpuArch 2201) and 2
+// (NpuArch 3510): cube_k 16 for half / bfloat16, 8 for HF32, and for float
+// 4 on DAV_2201 but 1 on DAV_3510.
 inline constexpr uint64_t kCubeFractalM = 16;
 inline constexpr uint64_t kCubeFractalN = 16;
 inline constexpr uint64_t kCubeFractalK16 = 16;
-// fp32 fractals are 32 bytes deep (8 elements) and take two cycles: a
-// quarter of the 16-bit MAC rate ("fp32 4x slower", issue 4). hf32 rounds the
-// operands so one 8-deep fractal issues per cycle: half the 16-bit rate.
-// TODO(emulator): confirm the hf32 rate against matmul_performance.md.
 inline constexpr uint64_t kCubeFractalK32 = 8;
-inline constexpr uint64_t kCubeCyclesPerFp32Fractal = 2;
 inline constexpr uint64_t kCubeCyclesPerHf32Fractal = 1;
 
-// MTE1 and MTE3 move 256 bytes per cycle per core (seeds/001: "MTE1 / MTE3
-// 256 BPC ≈ 422.4 GB/s"). FIXPIPE is given the same rate: the seeds cite no
-// separate figure and CANN's roofline treats L0C -> GM like MTE3.
-inline constexpr uint64_t kMte1BytesPerCycle = 256;
+// AIV MTE3 (UB -> GM) per core, bytes per cycle (seeds/001: "MTE1 / MTE3
+// 256 BPC").
 inline constexpr uint64_t kMte3BytesPerCycle = 256;
-inline constexpr uint64_t kFixpipeBytesPerCycle = 256;
-// One core's MTE2 port. The chip-wide DDR and L2 channels (ChipSpec rates x
-// cube cores) are the real limits; the port stops one core from taking the
-// whole chip's bandwidth. Assumption: the MTE1/MTE3 figure.
-inline constexpr uint64_t kMte2PortBytesPerCycle = 256;
 // Vector unit: 64 AIV deliver 27 TFLOPS fp32 at 1.65 GHz (seeds/001 2.2),
 // i.e. 256 FLOP per cycle per AIV: 128 fp32 lanes of multiply-add, or 128
 // elements of one add / cast per cycle.
 inline constexpr uint64_t kVecFp32ElementsPerCycle = 128;
 
+// The published figures of one architecture, and the fixed costs the
+// calibration found (bench/CALIBRATION.md: each constant, the rows that set
+// it and the fit). Huawei writes a transfer's cost as bytes / bandwidth + a
+// fixed latency it does not publish; the latencies here are those.
+struct ArchTiming {
+  // Cube: cycles per 16x16x8 fp32 fractal (k0 / cube_k of the tables above).
+  uint64_t cube_cycles_per_fp32_fractal = 0;
+  // MTE1 LoadData L1 -> L0A and L1 -> L0B, bytes per cycle (same document,
+  // tables 3 and 5).
+  uint64_t mte1_l0a_bytes_per_cycle = 0;
+  uint64_t mte1_l0b_bytes_per_cycle = 0;
+  // FIXPIPE L0C -> GM / UB, bytes per cycle (calibration README, "fixpipe
+  // L0C->out 128 B per cycle" on both chips).
+  uint64_t fixpipe_bytes_per_cycle = 0;
+  // What one core's FIXPIPE writes to GM sustain, GB/s: msprof's
+  // aic_fixpipe_time of the tuned 8192^3 kernels gives 124 GB/s on the
+  // 950PR (128 KiB tiles in 1.06 us) and 125 GB/s on the A2 (64 KiB in
+  // 0.52 us), the same in time on both clocks. Fitted.
+  double fixpipe_gm_write_gbps = 0;
+  // GM read bandwidth the chip sustains with every core reading, as a
+  // fraction of the vendor's HBM figure (asc-devkit add_high_performance
+  // README: 1.454 TB/s of 1.6 on 950PR, 1.456 of 1.8 on A2).
+  double hbm_read_efficiency = 0;
+  // One core's MTE2 port from GM (L2 or HBM), bytes per cycle. Fitted.
+  double mte2_port_bytes_per_cycle = 0;
+  // GM read latency: a transfer issued by an idle MTE2 waits this long for
+  // its first bytes; back-to-back transfers overlap it. Fitted.
+  double gm_read_latency_ns = 0;
+  // Fixed cycles of each MTE2 transfer, and per burst (a contiguous run of
+  // GM: one row of an ND tile, one fractal column of an NZ one). Fitted.
+  uint64_t mte2_transfer_cycles = 0;
+  double mte2_burst_cycles = 0;
+  // Fixed cycles of each MTE1 LoadData, MMAD and FIXPIPE instruction (the
+  // Δt / ΔT of the asc-devkit document). Fitted.
+  uint64_t mte1_instruction_cycles = 0;
+  uint64_t mmad_instruction_cycles = 0;
+  uint64_t fixpipe_instruction_cycles = 0;
+  // FIXPIPE straight to GM writing rows whose start is not 32-byte aligned
+  // (C's row pitch n x sizeof(C) not a multiple of 32): extra cycles per
+  // row. Fitted.
+  double fixpipe_unaligned_row_cycles = 0;
+  // The scalar unit issues instructions ahead of the pipes that run them,
+  // as far as their queues allow: the MMADs it is ahead of the cube.
+  // Visible under UnitFlag, where the FIXPIPE starts when issued and waits,
+  // busy, for L0C (msprof's fixpipe time "includes the unit-flag wait").
+  // Fitted.
+  uint64_t scalar_run_ahead_mmads = 0;
+  // Launch: task scheduling (~150 ns), hardware init (~50 ns) and software
+  // init (~1 us) before the first instruction, the end-of-task report
+  // (~500 ns) after the last (cann-samples npu_execution README).
+  double launch_ns = 0;
+  double end_of_task_ns = 0;
+  // The kernel's own prologue on every core before its first transfer:
+  // reading the tiling from GM, the scalar set-up of the tile loop, the
+  // first instruction fetches. Fitted.
+  double kernel_prologue_ns = 0;
+};
+
+// The timing figures of `arch`.
+const ArchTiming& ArchTimingFor(tiling::NpuArch arch);
+
 // Buffer sizes and rates of one chip.
 struct ChipModel {
   tiling::ChipSpec spec;
-  uint64_t ddr_bytes_per_cycle = 0;  // chip-wide: spec rate x cube cores (1.6 TB/s on 950PR)
-  uint64_t l2_bytes_per_cycle = 0;   // chip-wide: spec rate x cube cores (5.2 TB/s on 950PR)
-  double cycles_per_us = 0;          // cube clock
+  ArchTiming arch;
+  // Chip-wide GM read bandwidths, bytes per cycle: HBM (ChipSpec's rate x
+  // cube cores x hbm_read_efficiency) and L2 (ChipSpec's rate x cube cores).
+  double ddr_bytes_per_cycle = 0;
+  double l2_bytes_per_cycle = 0;
+  double cycles_per_us = 0;  // cube clock
+  // FIXPIPE L0C -> GM per core: the port or the GM write rate, the lower.
+  uint64_t fixpipe_gm_bytes_per_cycle = 0;
 
   static ChipModel FromSpec(const tiling::ChipSpec& spec);
   // Cube cycles of one MMAD of m x n x k with `dtype` operands (hf32 when
-  // `hf32` and the operands are fp32).
+  // `hf32` and the operands are fp32), without the instruction's fixed cost.
   uint64_t MmadCycles(uint64_t m, uint64_t n, uint64_t k, tiling::DataType dtype,
                       bool hf32) const;
   // Peak MACs per cycle of one AIC for `dtype` operands.
   double PeakMacsPerCycle(tiling::DataType dtype, bool hf32) const;
+  // Nanoseconds as cube cycles, rounded up.
+  uint64_t NsToCycles(double ns) const;
+  // Cycles of a task outside its cores' instructions: the launch and the
+  // kernel prologue before, the end-of-task report after.
+  uint64_t FixedTaskCycles() const;
 };
 
 }  // namespace npu::emu

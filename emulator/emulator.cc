@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "emulator/buffers.h"
+#include "emulator/l2_traffic.h"
 #include "emulator/thread_pool.h"
 #include "emulator/timing_model.h"
 #include "server/tiling/status_macros.h"
@@ -132,6 +133,41 @@ TimingOptions TimingOptionsFor(const MatmulProblem& problem, const EmulatorOptio
   return timing;
 }
 
+// ReLU on C as the epilogue applies it (NaN stays NaN).
+void ApplyRelu(HostTensor& c) {
+  for (uint64_t i = 0; i < c.elements(); ++i) {
+    const float value = c.Get(i);
+    if (value < 0) c.Set(i, 0.0f);
+  }
+}
+
+// The common tail of Emulate() and EmulateKernel(): instruction streams,
+// simulated time and, unless timing-only, the numerics of `result.schedule`.
+absl::Status RunSchedule(const tiling::TilingPlan& plan, const PipelineConfig& pipeline,
+                         const MatmulProblem& problem, const tiling::ChipSpec& chip_spec,
+                         const Tensors& inputs, const EmulatorOptions& options,
+                         EmulationResult& result) {
+  const ChipModel chip = ChipModel::FromSpec(chip_spec);
+  ProgramOptions program_options;
+  program_options.pipeline = pipeline;
+  program_options.faults = options.faults;
+  program_options.max_ops = options.max_simulated_ops;
+  ASSIGN_OR_RETURN(ProgramSet programs,
+                   BuildPrograms(result.schedule, plan, problem, chip, program_options));
+  TimingOptions timing = TimingOptionsFor(problem, options);
+  timing.read_mix = EstimateGmReadMix(result.schedule, problem, chip_spec);
+  ASSIGN_OR_RETURN(result.stats, RunTiming(programs, chip, timing));
+
+  if (!options.timing_only) {
+    result.c = HostTensor::Zeros(problem.dtype_c, Shape2(problem.m, problem.n));
+    ThreadPool pool(options.threads);
+    RETURN_IF_ERROR(RunNumerics(result.schedule, problem, inputs.a, inputs.b,
+                                problem.has_bias ? &*inputs.bias : nullptr, pool, options.cancelled,
+                                result.c));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<EmulationResult> Emulate(const tiling::TilingPlan& input_plan,
@@ -142,29 +178,54 @@ absl::StatusOr<EmulationResult> Emulate(const tiling::TilingPlan& input_plan,
   if (!options.timing_only) RETURN_IF_ERROR(CheckNumericInputs(problem, inputs, options));
 
   const tiling::TilingPlan plan = PlanWithFaults(input_plan, options.faults);
-  const ChipModel chip = ChipModel::FromSpec(chip_spec);
-
   EmulationResult result;
   ASSIGN_OR_RETURN(result.schedule, FaultySchedule(plan, problem, chip_spec, options.faults));
-  RETURN_IF_ERROR(CheckBuffers(result.schedule, plan, problem, chip));
+  RETURN_IF_ERROR(CheckBuffers(result.schedule, plan, problem, ChipModel::FromSpec(chip_spec)));
   // A kernel whose tiles miss or repeat part of C is a kernel fault.
   RETURN_IF_ERROR(tiling::CheckScheduleCoverage(result.schedule, problem));
-
-  ProgramOptions program_options;
-  program_options.faults = options.faults;
-  program_options.max_ops = options.max_simulated_ops;
-  ASSIGN_OR_RETURN(ProgramSet programs,
-                   BuildPrograms(result.schedule, plan, problem, chip, program_options));
-  ASSIGN_OR_RETURN(result.stats, RunTiming(programs, chip, TimingOptionsFor(problem, options)));
-
-  if (!options.timing_only) {
-    result.c = HostTensor::Zeros(problem.dtype_c, Shape2(problem.m, problem.n));
-    ThreadPool pool(options.threads);
-    RETURN_IF_ERROR(RunNumerics(result.schedule, problem, inputs.a, inputs.b,
-                                problem.has_bias ? &*inputs.bias : nullptr, pool, options.cancelled,
-                                result.c));
-  }
+  RETURN_IF_ERROR(
+      RunSchedule(plan, PipelineForPlan(plan), problem, chip_spec, inputs, options, result));
   return result;
+}
+
+absl::StatusOr<EmulationResult> EmulateKernel(const KernelSchedule& kernel,
+                                              const MatmulProblem& problem,
+                                              const tiling::ChipSpec& chip_spec,
+                                              const Tensors& inputs,
+                                              const EmulatorOptions& options) {
+  RETURN_IF_ERROR(tiling::ValidateChip(chip_spec));
+  RETURN_IF_ERROR(ValidateKernelSchedule(kernel, problem, chip_spec));
+  // NZ B only changes how B is loaded; the operands are checked and
+  // computed in their ND layout.
+  MatmulProblem nd_problem = problem;
+  nd_problem.format_b = tiling::Format::kNd;
+  nd_problem.storage_shape_b.clear();
+  RETURN_IF_ERROR(CheckProblem(nd_problem, chip_spec));
+  if (!options.timing_only) RETURN_IF_ERROR(CheckNumericInputs(nd_problem, inputs, options));
+
+  EmulationResult result;
+  ASSIGN_OR_RETURN(result.schedule, ExpandKernelSchedule(kernel, problem, chip_spec));
+  RETURN_IF_ERROR(tiling::CheckScheduleCoverage(result.schedule, nd_problem));
+  PipelineConfig pipeline;
+  pipeline.l1_stages_a = kernel.depth_a1;
+  pipeline.l1_stages_b = kernel.depth_b1;
+  pipeline.l0_stages = kernel.l0_double_buffer ? 2 : 1;
+  pipeline.l0c_stages = kernel.l0c_double_buffer ? 2 : 1;
+  pipeline.unit_flag = kernel.unit_flag;
+  pipeline.k_l1_b = KernelBStageK(kernel, problem, chip_spec);
+  pipeline.b_nz = kernel.b_format == tiling::Format::kFractalNz;
+  pipeline.output_through_ub = kernel.epilogue == Epilogue::kReluUb;
+  tiling::TilingPlan plan;
+  plan.strategy = "kernel schedule";
+  plan.block_dim = kernel.block_dim;
+  RETURN_IF_ERROR(RunSchedule(plan, pipeline, nd_problem, chip_spec, inputs, options, result));
+  if (!options.timing_only && kernel.epilogue != Epilogue::kNone) ApplyRelu(result.c);
+  return result;
+}
+
+void ApplyEpilogue(Epilogue epilogue, std::vector<double>& reference) {
+  if (epilogue == Epilogue::kNone) return;
+  for (double& value : reference) value = value > 0 ? value : (value == value ? 0.0 : value);
 }
 
 Tensors RandomInputs(const MatmulProblem& problem, uint64_t seed) {

@@ -78,6 +78,10 @@ absl::StatusOr<EmulationResult> EmulateKernel(const KernelSchedule& kernel,
                                               const tiling::ChipSpec& chip, const Tensors& inputs,
                                               const EmulatorOptions& options);
 
+// `reference` (ReferenceMatmul()'s C) with the kernel's epilogue applied,
+// to hold an EmulateKernel() result against.
+void ApplyEpilogue(Epilogue epilogue, std::vector<double>& reference);
+
 // Operands drawn uniformly from [-1, 1) by a fixed generator seeded with
 // `seed`, rounded to the problem's dtypes.
 Tensors RandomInputs(const tiling::MatmulProblem& problem, uint64_t seed);

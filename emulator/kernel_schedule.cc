@@ -165,6 +165,10 @@ absl::Status ValidateTiles(const KernelSchedule& kernel, const tiling::MatmulPro
       RequireMultiple("l1_n", kernel.l1_n, kernel.base_n, absl::StrCat("base_n=", kernel.base_n)));
   RETURN_IF_ERROR(
       RequireMultiple("l1_k", kernel.l1_k, kernel.base_k, absl::StrCat("base_k=", kernel.base_k)));
+  if (kernel.l1_kb != 0) {
+    RETURN_IF_ERROR(RequireMultiple("l1_kb", kernel.l1_kb, kernel.base_k,
+                                    absl::StrCat("base_k=", kernel.base_k)));
+  }
   if (kernel.depth_a1 < 1 || kernel.depth_a1 > 2) {
     return FieldError("depth_a1", kernel.depth_a1, "1 or 2 (single L1 buffer or ping-pong)");
   }
@@ -338,13 +342,15 @@ absl::Status ValidateBuffers(const KernelSchedule& kernel, const tiling::MatmulP
     return Overflow("base_n", kernel.base_n, "the bias table", "base_n x 4", bias_table,
                     chip.bt_bytes);
   }
+  const uint64_t l1_kb = KernelBStageK(kernel, problem, chip);
   const uint64_t l1 = kernel.depth_a1 * kernel.l1_m * kernel.l1_k * a_bytes +
-                      kernel.depth_b1 * kernel.l1_k * kernel.l1_n * b_bytes;
+                      kernel.depth_b1 * l1_kb * kernel.l1_n * b_bytes;
   if (l1 > chip.l1_bytes) {
-    return Overflow("l1_k", kernel.l1_k, "L1",
+    return Overflow(kernel.l1_kb != 0 ? "l1_kb" : "l1_k",
+                    kernel.l1_kb != 0 ? kernel.l1_kb : kernel.l1_k, "L1",
                     absl::StrCat("depth_a1=", kernel.depth_a1, " x l1_m=", kernel.l1_m,
-                                 " x l1_k x ", a_bytes, " + depth_b1=", kernel.depth_b1,
-                                 " x l1_k x l1_n=", kernel.l1_n, " x ", b_bytes),
+                                 " x l1_k x ", a_bytes, " + depth_b1=", kernel.depth_b1, " x ",
+                                 l1_kb, " x l1_n=", kernel.l1_n, " x ", b_bytes),
                     l1, chip.l1_bytes);
   }
   if (kernel.epilogue == Epilogue::kReluUb) {
@@ -687,6 +693,20 @@ std::string_view EpilogueName(Epilogue epilogue) { return NameOf(kEpilogueNames,
 
 absl::StatusOr<Epilogue> ParseEpilogue(std::string_view name) {
   return ParseName(kEpilogueNames, "epilogue", name);
+}
+
+uint64_t KernelBStageK(const KernelSchedule& kernel, const tiling::MatmulProblem& problem,
+                       const tiling::ChipSpec& chip) {
+  if (kernel.l1_kb != 0) return kernel.l1_kb;
+  const uint64_t a_bytes = tiling::DataTypeBytes(problem.dtype_a);
+  const uint64_t b_bytes = tiling::DataTypeBytes(problem.dtype_b);
+  const uint64_t a_l1 = uint64_t{kernel.depth_a1} * kernel.l1_m * kernel.l1_k * a_bytes;
+  for (uint64_t kb = kernel.l1_k; kb >= kernel.base_k && kb % kernel.base_k == 0 && kb > 0;
+       kb /= 2) {
+    if (a_l1 + uint64_t{kernel.depth_b1} * kb * kernel.l1_n * b_bytes <= chip.l1_bytes) return kb;
+    if (kb % 2 != 0) break;
+  }
+  return kernel.l1_k;
 }
 
 absl::Status ValidateKernelSchedule(const KernelSchedule& kernel,

@@ -84,6 +84,10 @@ struct KernelSchedule {
   // L1 tile: l1_m x l1_n outputs (multiples of the base tile), l1_k of K per
   // MTE2 transfer of each operand (a multiple of base_k: step_k x base_k).
   uint64_t l1_m = 0, l1_n = 0, l1_k = 0;
+  // B's K per MTE2 transfer when it differs from A's (a multiple of
+  // base_k). 0: l1_k if B's buffers fit in L1 beside A's, else the largest
+  // l1_k / 2^i that does, as the Matmul API's MDL tiling fits stepKb to L1.
+  uint64_t l1_kb = 0;
   // L1 buffers per operand: 1 (load, use, reload) or 2 (ping-pong).
   uint32_t depth_a1 = 2, depth_b1 = 2;
   // L0A / L0B ping-pong; L0C ping-pong (two output tiles in flight).
@@ -121,6 +125,13 @@ struct KernelSchedule {
 absl::Status ValidateKernelSchedule(const KernelSchedule& kernel,
                                     const tiling::MatmulProblem& problem,
                                     const tiling::ChipSpec& chip);
+
+// B's K per MTE2 transfer: `l1_kb`, or when 0 the largest l1_k / 2^i
+// (a multiple of base_k) whose depth_b1 buffers fit in L1 beside A's
+// depth_a1 ones; l1_k when none does (ValidateKernelSchedule() then reports
+// the overflow).
+uint64_t KernelBStageK(const KernelSchedule& kernel, const tiling::MatmulProblem& problem,
+                       const tiling::ChipSpec& chip);
 
 // Expands a schedule ValidateKernelSchedule() accepts into per-core work
 // units: AIC units of one L1 tile (or, under kStreamKDp, a K slice of one)

@@ -17,14 +17,14 @@ namespace internal {
 uint64_t Builder::ReduceLoads(const WorkUnit& unit, std::vector<Op>& loads) const {
   const uint64_t rows = unit.m.size(), cols = unit.n.size();
   const tiling::ReductionGroup& group = schedule_.reductions[unit.reduction];
-  for (uint32_t slot : group.slots) {
+  for (size_t slot = 0; slot < group.slots.size(); ++slot) {
     Op load;
     load.kind = OpKind::kGmRead;
     load.traffic = Traffic::kUbIn;
     load.workspace = true;
-    load.port_bytes_per_cycle = kMte2PortBytesPerCycle;
     load.bytes = rows * group.workspace_row_stride * kFp32Bytes;
-    load.l2_key = L2Key(Region::kWorkspace, slot, 0);
+    load.cycles = chip_.arch.mte2_transfer_cycles;
+    load.cold = true;
     loads.push_back(load);
   }
   // kCnt - 1 adds and one cast per element.
@@ -38,12 +38,11 @@ uint64_t Builder::VectorMulLoads(const WorkUnit& unit, std::vector<Op>& loads) c
   Op load_a;
   load_a.kind = OpKind::kGmRead;
   load_a.traffic = Traffic::kUbIn;
-  load_a.port_bytes_per_cycle = kMte2PortBytesPerCycle;
   load_a.bytes = rows * unit.k.size() * a_bytes;
-  load_a.l2_key = L2Key(Region::kA, unit.m.begin, 0);
+  load_a.cycles = chip_.arch.mte2_transfer_cycles;
+  load_a.cold = true;
   Op load_b = load_a;
   load_b.bytes = cols * unit.k.size() * b_bytes;
-  load_b.l2_key = L2Key(Region::kB, 0, unit.n.begin);
   loads = {load_a, load_b};
   // Mul and ReduceSum: two vector passes over every product.
   uint64_t vec_cycles = CeilDiv(2 * rows * cols * unit.k.size(), kVecFp32ElementsPerCycle);
@@ -73,7 +72,6 @@ void Builder::EmitAivUnit(CoreProgram& program, const WorkUnit& unit, std::vecto
   store.traffic = Traffic::kUbOut;
   store.port_bytes_per_cycle = kMte3BytesPerCycle;
   store.bytes = unit.m.size() * unit.n.size() * tiling::DataTypeBytes(problem_.dtype_c);
-  store.l2_key = L2Key(Region::kC, unit.m.begin, unit.n.begin);
   if (!loads.empty()) {
     Wait(store, flags.out_ready);
     Set(store, flags.ub_free);
@@ -150,6 +148,12 @@ absl::StatusOr<ProgramSet> Builder::Build() {
 }
 
 }  // namespace internal
+
+PipelineConfig PipelineForPlan(const tiling::TilingPlan& plan) {
+  PipelineConfig pipeline;
+  pipeline.l0c_stages = static_cast<uint32_t>(std::max<uint64_t>(1, plan.block.l0c_db));
+  return pipeline;
+}
 
 absl::StatusOr<ProgramSet> BuildPrograms(const tiling::Schedule& schedule,
                                          const tiling::TilingPlan& plan,

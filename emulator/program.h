@@ -57,13 +57,27 @@ struct Op {
   Traffic traffic = Traffic::kNone;
   bool workspace = false;  // partial-sum traffic
   uint8_t n_waits = 0, n_sets = 0;
+  // Bit s set: flag sets[s] is set when the op starts rather than when it
+  // ends (what a FIXPIPE under UnitFlag waits for: the tile's last MMAD
+  // under way).
+  uint8_t sets_at_start = 0;
+  // The last wait bounds the op's end, not its start: the op runs once the
+  // other waits passed, and ends no earlier than `tail_cycles` after that
+  // flag (UnitFlag: FIXPIPE drains L0C as the last MMAD finishes it).
+  bool last_wait_bounds_end = false;
+  // A GM read nothing prefetched: it pays the GM read latency (a
+  // single-buffered operand, a one-off load).
+  bool cold = false;
   std::array<uint32_t, kMaxWaits> waits{};  // flags waited before the op starts
   std::array<uint32_t, kMaxSets> sets{};    // flags set when it completes
-  uint64_t cycles = 0;                      // kCycles
-  uint64_t bytes = 0;                       // transfers; MTE1 bytes for kCycles on MTE1
+  // kCycles: the duration. Transfers: fixed cycles besides the bytes
+  // (instruction cost, bursts, unaligned rows); MTE2 adds the GM latency
+  // when it starts from idle and bytes over its share of the bandwidth.
+  uint64_t cycles = 0;
+  uint64_t tail_cycles = 0;
+  uint64_t bytes = 0;  // transfers; MTE1 bytes for kCycles on MTE1
   uint64_t port_bytes_per_cycle = 0;
-  uint64_t l2_key = 0;  // identity of the GM region for the L2 model
-  uint64_t macs = 0;    // useful MACs of a cube op
+  uint64_t macs = 0;  // useful MACs of a cube op
 };
 
 struct CoreProgram {
@@ -94,6 +108,8 @@ struct PipelineConfig {
   uint32_t l1_stages_b = 2;
   uint32_t l0_stages = 2;    // L0A / L0B halves
   uint32_t l0c_stages = 1;   // output tiles in flight in L0C
+  // B's K per L1 stage when it differs from A's (schedule.k_l1); 0: the same.
+  uint64_t k_l1_b = 0;
   // FIXPIPE drains L0C while the tile's last MMAD still runs (UnitFlag).
   bool unit_flag = false;
   // B stored FRACTAL_NZ in GM: its L1 loads need no ND -> NZ conversion.

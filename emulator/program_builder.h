@@ -28,16 +28,6 @@ using tiling::WorkUnit;
 
 using tiling::CeilDiv;
 
-// Identities of GM regions for the L2 model.
-enum class Region : uint64_t { kA = 1, kB = 2, kC = 3, kWorkspace = 4, kAFull = 5, kBFull = 6 };
-inline uint64_t L2Key(Region region, uint64_t x, uint64_t y) {
-  uint64_t h = static_cast<uint64_t>(region) * 0x9E3779B97F4A7C15ull;
-  h ^= (x + 0x632BE59BD9B4E019ull) * 0xC2B2AE3D27D4EB4Full;
-  h = (h << 31) | (h >> 33);
-  h ^= (y + 0x85EBCA77C2B2AE63ull) * 0x165667B19E3779F9ull;
-  return h;
-}
-
 // One AIC core's instruction streams while they are written: the core's
 // flags, its operand residency and the ping-pong positions.
 struct AicCursor {
@@ -50,12 +40,24 @@ struct AicCursor {
   bool a_band = false, b_band = false;
   bool a_resident = false, b_resident = false;
   uint64_t l0c_db = 1;
+  uint64_t l1_stages_a = 2, l1_stages_b = 2, l0_stages = 2;
+  bool unit_flag = false;
   uint64_t base_m = 0, base_n = 0, base_k = 0, k_l1 = 0;
+  uint64_t k_l1_b = 0;  // B's K per L1 stage (k_l1 unless the kernel says)
+  // B's current L1 stage: where it ends in K, its slot, stages so far.
+  uint64_t b_stage_end = 0;
+  uint32_t b_buf = 2;
+  uint64_t b_count = 0;
+  uint64_t uf_k = 0;  // UnitFlag: the K step whose MMAD sees the FIXPIPE issued
   // L1 stages: A ping / pong, B ping / pong (the Stream-K kernel's layout,
-  // seeds/000 3.1), each released by MTE1 and filled by MTE2.
+  // seeds/000 3.1), each released by MTE1 and filled by MTE2; a single
+  // buffer uses the ping of each.
   uint32_t l1_free[4] = {}, l1_ready[4] = {};
   uint32_t l0_free[2] = {}, l0_ready[2] = {};
   std::vector<uint32_t> l0c_free, l0c_ready;
+  // UnitFlag: set when the MMAD starts by which the scalar unit has issued
+  // the block's FIXPIPE.
+  uint32_t uf_issued = 0;
   uint32_t full_flag = 0;
   bool full_pending = false;  // the first MTE1 still has to wait for it
   // The resident band: MTE2 refills it when a unit needs another band, once
@@ -124,6 +126,10 @@ class Builder {
                                                bool& first_step);
   void EmitOutput(AicCursor& aic, const WorkUnit& unit, const BlockAt& block, bool fp32_out,
                   uint64_t l0c, bool signal);
+  // MTE2's read of one operand's L1 stage: `rows` x `row_bytes` as stored
+  // in GM (ND), or `nz_columns` fractal columns when stored FRACTAL_NZ.
+  Op StageRead(uint64_t bytes, uint64_t bursts) const;
+  uint64_t StageBursts(bool operand_a, uint64_t sm, uint64_t sn, uint64_t stage_k) const;
   absl::Status BuildAiv(uint32_t core, const std::vector<const WorkUnit*>& units);
   // Steps of BuildAiv(): the GM -> UB loads of a unit (returning the vector
   // cycles that follow), then the loads, the vector op and the store.

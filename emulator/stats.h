@@ -63,7 +63,11 @@ struct MsprofSummary {
 };
 
 struct EmulatorStats {
+  // The task: launch, kernel prologue, the cores' instructions, end-of-task
+  // report (chip.h ArchTiming).
   uint64_t total_cycles = 0;
+  // From the first instruction to the last core's end.
+  uint64_t kernel_cycles = 0;
   double microseconds = 0;
   // Useful MACs over the cube peak of the launched AIC cores for the run.
   double cube_utilization = 0;

@@ -2,10 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <list>
 #include <queue>
 #include <tuple>
-#include <unordered_map>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -14,67 +12,12 @@
 namespace npu::emu {
 namespace {
 
-// Least-recently-used footprint model of the chip's L2: a region read or
-// written recently enough that the bytes touched since fit in L2 is a hit.
-class L2Model {
- public:
-  explicit L2Model(uint64_t capacity_bytes) : capacity_(capacity_bytes) {}
-
-  // Touches `key` of `bytes`; true when it was resident.
-  bool Touch(uint64_t key, uint64_t bytes) {
-    auto it = index_.find(key);
-    if (it != index_.end()) {
-      lru_.splice(lru_.begin(), lru_, it->second);
-      if (it->second->second < bytes) {
-        used_ += bytes - it->second->second;
-        it->second->second = bytes;
-        Evict();
-      }
-      return true;
-    }
-    lru_.emplace_front(key, bytes);
-    index_[key] = lru_.begin();
-    used_ += bytes;
-    Evict();
-    return false;
-  }
-
- private:
-  void Evict() {
-    while (used_ > capacity_ && lru_.size() > 1) {
-      used_ -= lru_.back().second;
-      index_.erase(lru_.back().first);
-      lru_.pop_back();
-    }
-  }
-
-  uint64_t capacity_;
-  uint64_t used_ = 0;
-  std::list<std::pair<uint64_t, uint64_t>> lru_;
-  std::unordered_map<uint64_t, std::list<std::pair<uint64_t, uint64_t>>::iterator> index_;
-};
-
-// A chip-wide channel granting bandwidth first come, first served in event
-// order.
-struct Channel {
-  double bytes_per_cycle = 1;
-  double free_at = 0;
-  double busy = 0;
-
-  // Reserves `bytes` no earlier than `start`; returns the completion time.
-  double Reserve(uint64_t start, uint64_t bytes) {
-    const double duration = static_cast<double>(bytes) / bytes_per_cycle;
-    free_at = std::max(free_at, static_cast<double>(start)) + duration;
-    busy += duration;
-    return free_at;
-  }
-};
-
 struct PipeState {
   const std::vector<Op>* ops = nullptr;
   size_t next = 0;
   uint8_t waits_done = 0;
   uint64_t time = 0;
+  uint64_t end_floor = 0;  // the op's earliest end (a wait that bounds its end)
   uint64_t busy = 0;
   uint64_t port_cycles = 0;  // pure transfer time of the pipe's port
   bool blocked = false;
@@ -116,7 +59,8 @@ class Simulator {
   // Executes `op` from `start` and returns its completion time.
   uint64_t Execute(const Op& op, uint64_t start, bool aiv, PipeState& pipe);
   uint64_t ReadGm(const Op& op, uint64_t start, bool aiv, PipeState& pipe);
-  uint64_t WriteGm(const Op& op, uint64_t start, PipeState& pipe);
+  uint64_t WriteGm(const Op& op, uint64_t start, bool aiv, PipeState& pipe);
+  void FillMsprof();
   void ChooseBound(const std::array<uint64_t, kPipeCount>& max_busy,
                    const std::array<uint64_t, kPipeCount>& max_port);
 
@@ -125,8 +69,11 @@ class Simulator {
   const TimingOptions& options_;
   std::vector<PipeState> pipes_;
   std::vector<FlagState> flags_;
-  Channel ddr_, l2_, ddr_read_, ddr_write_;
-  L2Model l2_model_;
+  // Bytes per cycle one core gets: GM reads and writes, AIC and AIV.
+  double aic_read_rate_ = 1, aiv_read_rate_ = 1, aic_write_rate_ = 1, aiv_write_rate_ = 1;
+  double write_chip_rate_ = 1;
+  uint64_t read_latency_cycles_ = 0;
+  uint64_t read_bytes_ = 0;
   EmulatorStats stats_;
   std::priority_queue<Event, std::vector<Event>, std::greater<Event>> queue_;
   uint64_t events_ = 0;
@@ -138,19 +85,43 @@ Simulator::Simulator(const ProgramSet& programs, const ChipModel& chip,
       chip_(chip),
       options_(options),
       pipes_(programs.cores.size() * kPipeCount),
-      flags_(programs.flags.size()),
-      l2_model_(chip.spec.l2_bytes) {
+      flags_(programs.flags.size()) {
   for (size_t f = 0; f < flags_.size(); ++f) {
     flags_[f].set_times.assign(programs.flags[f].initial_sets, 0);
   }
-  ddr_ = Channel{static_cast<double>(chip.ddr_bytes_per_cycle)};
-  l2_ = Channel{static_cast<double>(chip.l2_bytes_per_cycle)};
-  auto port_rate = [&](uint32_t per_core) {
-    return static_cast<double>(per_core == 0 ? chip.spec.ddr_bytes_per_cycle : per_core) *
-           chip.spec.aic_num;
-  };
-  ddr_read_ = Channel{port_rate(options.gm_split.read_bytes_per_cycle)};
-  ddr_write_ = Channel{port_rate(options.gm_split.write_bytes_per_cycle)};
+  uint32_t active_aic = 0, active_aiv = 0;
+  for (const CoreProgram& core : programs.cores) {
+    if (core.units == 0) continue;
+    ++(core.kind == tiling::CoreKind::kAic ? active_aic : active_aiv);
+  }
+  // The chip's read bandwidth for this run's mix of L2 hits and misses:
+  // every byte passes through L2, and the misses also through HBM, the two
+  // working in parallel. With the read / write split the misses draw on the
+  // DDR read port.
+  double ddr_read = chip.ddr_bytes_per_cycle;
+  double ddr_write = chip.ddr_bytes_per_cycle;
+  if (options.gm_split.enabled) {
+    auto port_rate = [&](uint32_t per_core) {
+      return static_cast<double>(per_core == 0 ? chip.spec.ddr_bytes_per_cycle : per_core) *
+             chip.spec.aic_num * chip.arch.hbm_read_efficiency;
+    };
+    ddr_read = std::min(ddr_read, port_rate(options.gm_split.read_bytes_per_cycle));
+    ddr_write = std::min(ddr_write, port_rate(options.gm_split.write_bytes_per_cycle));
+  }
+  const double hit = options.read_mix.HitFraction();
+  const double read_chip =
+      hit >= 1.0 ? chip.l2_bytes_per_cycle
+                 : std::min(chip.l2_bytes_per_cycle, ddr_read / (1.0 - hit));
+  // Writes land in L2 (write-back); with the split they are also written
+  // back to DDR through its write port.
+  write_chip_rate_ = options.gm_split.enabled ? std::min(chip.l2_bytes_per_cycle, ddr_write)
+                                              : chip.l2_bytes_per_cycle;
+  const double port = chip.arch.mte2_port_bytes_per_cycle;
+  aic_read_rate_ = std::min(port, read_chip / std::max<uint32_t>(1, active_aic));
+  aiv_read_rate_ = std::min(port, read_chip / std::max<uint32_t>(1, active_aiv));
+  aic_write_rate_ = write_chip_rate_ / std::max<uint32_t>(1, active_aic);
+  aiv_write_rate_ = write_chip_rate_ / std::max<uint32_t>(1, active_aiv);
+  read_latency_cycles_ = chip.NsToCycles(chip.arch.gm_read_latency_ns);
   for (size_t c = 0; c < programs.cores.size(); ++c) {
     for (int p = 0; p < kPipeCount; ++p) {
       PipeState& pipe = pipes_[c * kPipeCount + p];
@@ -167,7 +138,10 @@ void Simulator::Wake(uint32_t flag, uint64_t at) {
   for (uint32_t waiter : state.waiters) {
     PipeState& pipe = pipes_[waiter];
     pipe.blocked = false;
-    pipe.time = std::max(pipe.time, at);
+    // A wait that bounds the op's end does not delay its start.
+    const Op& op = (*pipe.ops)[pipe.next];
+    const bool bounds_end = op.last_wait_bounds_end && pipe.waits_done + 1 == op.n_waits;
+    if (!bounds_end) pipe.time = std::max(pipe.time, at);
     queue_.emplace(pipe.time, waiter / kPipeCount, waiter % kPipeCount);
   }
   state.waiters.clear();
@@ -189,6 +163,8 @@ bool Simulator::PassWaits(uint32_t id, PipeState& pipe, const Op& op) {
       }
     } else if (state.set_times.size() <= state.consumed) {
       parked = true;
+    } else if (op.last_wait_bounds_end && pipe.waits_done + 1 == op.n_waits) {
+      pipe.end_floor = state.set_times[state.consumed++] + op.tail_cycles;
     } else {
       pipe.time = std::max(pipe.time, state.set_times[state.consumed++]);
     }
@@ -219,36 +195,30 @@ absl::Status Simulator::CountEvent() {
 }
 
 uint64_t Simulator::ReadGm(const Op& op, uint64_t start, bool aiv, PipeState& pipe) {
-  const uint64_t port = CeilDiv(op.bytes, op.port_bytes_per_cycle);
-  pipe.port_cycles += port;
-  const bool hit = l2_model_.Touch(op.l2_key, op.bytes);
-  Channel& channel = hit ? l2_ : ddr_;
-  (hit ? stats_.traffic.l2_read_bytes : stats_.traffic.ddr_read_bytes) += op.bytes;
-  double done = channel.Reserve(start, op.bytes);
-  if (options_.gm_split.enabled && !hit) done = std::max(done, ddr_read_.Reserve(start, op.bytes));
+  const double port = op.port_bytes_per_cycle != 0 ? static_cast<double>(op.port_bytes_per_cycle)
+                                                   : chip_.arch.mte2_port_bytes_per_cycle;
+  pipe.port_cycles += static_cast<uint64_t>(std::ceil(static_cast<double>(op.bytes) / port));
+  const double rate = std::min(port, aiv ? aiv_read_rate_ : aic_read_rate_);
+  // A prefetched read (double-buffered L1) overlaps its latency with the
+  // work on the other buffer; a cold one waits for it.
+  const uint64_t latency = op.cold ? read_latency_cycles_ : 0;
   if (aiv) stats_.traffic.ub_in_bytes += op.bytes;
   if (op.workspace) stats_.traffic.workspace_bytes += op.bytes;
-  return std::max(start + port, static_cast<uint64_t>(std::ceil(done)));
+  read_bytes_ += op.bytes;
+  return start + latency + op.cycles +
+         static_cast<uint64_t>(std::ceil(static_cast<double>(op.bytes) / rate));
 }
 
-uint64_t Simulator::WriteGm(const Op& op, uint64_t start, PipeState& pipe) {
-  // Writes are absorbed by L2 (write-back); the written region becomes
-  // resident, which is what makes the Stream-K partials cheap to read.
-  const uint64_t port = CeilDiv(op.bytes, op.port_bytes_per_cycle);
-  pipe.port_cycles += port;
-  l2_model_.Touch(op.l2_key, op.bytes);
-  double done = l2_.Reserve(start, op.bytes);
-  if (options_.gm_split.enabled) {
-    // Write-back to DDR through the write port and the shared total.
-    done = std::max(done,
-                    std::max(ddr_write_.Reserve(start, op.bytes), ddr_.Reserve(start, op.bytes)));
-    stats_.traffic.ddr_write_bytes += op.bytes;
-  }
+uint64_t Simulator::WriteGm(const Op& op, uint64_t start, bool aiv, PipeState& pipe) {
+  const double port = static_cast<double>(op.port_bytes_per_cycle);
+  pipe.port_cycles += static_cast<uint64_t>(std::ceil(static_cast<double>(op.bytes) / port));
+  const double rate = std::min(port, aiv ? aiv_write_rate_ : aic_write_rate_);
   stats_.traffic.gm_write_bytes += op.bytes;
+  if (options_.gm_split.enabled) stats_.traffic.ddr_write_bytes += op.bytes;
   if (op.traffic == Traffic::kL0cOut) stats_.traffic.l0c_out_bytes += op.bytes;
   if (op.traffic == Traffic::kUbOut) stats_.traffic.ub_out_bytes += op.bytes;
   if (op.workspace) stats_.traffic.workspace_bytes += op.bytes;
-  return std::max(start + port, static_cast<uint64_t>(std::ceil(done)));
+  return start + op.cycles + static_cast<uint64_t>(std::ceil(static_cast<double>(op.bytes) / rate));
 }
 
 uint64_t Simulator::Execute(const Op& op, uint64_t start, bool aiv, PipeState& pipe) {
@@ -259,7 +229,7 @@ uint64_t Simulator::Execute(const Op& op, uint64_t start, bool aiv, PipeState& p
     case OpKind::kGmRead:
       return ReadGm(op, start, aiv, pipe);
     case OpKind::kGmWrite:
-      return WriteGm(op, start, pipe);
+      return WriteGm(op, start, aiv, pipe);
   }
   return start;
 }
@@ -280,12 +250,14 @@ absl::Status Simulator::Run() {
     }
     if (absl::Status status = CountEvent(); !status.ok()) return status;
     const bool aiv = programs_.cores[core].kind == tiling::CoreKind::kAiv;
-    const uint64_t end = Execute(op, start, aiv, pipe);
+    const uint64_t end = std::max(Execute(op, start, aiv, pipe), pipe.end_floor);
+    pipe.end_floor = 0;
     pipe.busy += end - start;
     pipe.time = end;
     for (uint8_t s = 0; s < op.n_sets; ++s) {
-      flags_[op.sets[s]].set_times.push_back(end);
-      Wake(op.sets[s], end);
+      const uint64_t at = (op.sets_at_start >> s) & 1 ? start : end;
+      flags_[op.sets[s]].set_times.push_back(at);
+      Wake(op.sets[s], at);
     }
     pipe.waits_done = 0;
     if (++pipe.next < pipe.ops->size()) queue_.emplace(end, core, pipe_index);
@@ -331,6 +303,7 @@ absl::Status Simulator::CheckDeadlock() const {
 EmulatorStats Simulator::Collect() {
   stats_.events = events_;
   std::array<uint64_t, kPipeCount> max_busy{}, max_port{};
+  uint64_t kernel_cycles = 0;
   for (size_t c = 0; c < programs_.cores.size(); ++c) {
     CoreStats core_stats;
     core_stats.kind = programs_.cores[c].kind;
@@ -344,18 +317,69 @@ EmulatorStats Simulator::Collect() {
       max_busy[p] = std::max(max_busy[p], pipe.busy);
       max_port[p] = std::max(max_port[p], pipe.port_cycles);
     }
-    stats_.total_cycles = std::max(stats_.total_cycles, core_stats.finish_cycle);
+    kernel_cycles = std::max(kernel_cycles, core_stats.finish_cycle);
     stats_.cores.push_back(core_stats);
   }
-  stats_.ddr_channel_busy_cycles = static_cast<uint64_t>(std::ceil(ddr_.busy));
-  stats_.l2_channel_busy_cycles = static_cast<uint64_t>(std::ceil(l2_.busy));
-  stats_.ddr_write_channel_busy_cycles = static_cast<uint64_t>(std::ceil(ddr_write_.busy));
+  // The read mix splits the bytes read between L2 and DDR.
+  const double hit = options_.read_mix.HitFraction();
+  stats_.traffic.l2_read_bytes = static_cast<uint64_t>(std::llround(hit * read_bytes_));
+  stats_.traffic.ddr_read_bytes = read_bytes_ - stats_.traffic.l2_read_bytes;
+  stats_.ddr_channel_busy_cycles = static_cast<uint64_t>(
+      std::ceil(static_cast<double>(stats_.traffic.ddr_read_bytes) / chip_.ddr_bytes_per_cycle));
+  stats_.l2_channel_busy_cycles = static_cast<uint64_t>(
+      std::ceil(static_cast<double>(stats_.traffic.l2_read_bytes + stats_.traffic.gm_write_bytes) /
+                chip_.l2_bytes_per_cycle));
+  if (options_.gm_split.enabled) {
+    stats_.ddr_write_channel_busy_cycles = static_cast<uint64_t>(
+        std::ceil(static_cast<double>(stats_.traffic.ddr_write_bytes) / write_chip_rate_));
+  }
+  stats_.kernel_cycles = kernel_cycles;
+  stats_.total_cycles = chip_.FixedTaskCycles() + kernel_cycles;
   stats_.microseconds = static_cast<double>(stats_.total_cycles) / chip_.cycles_per_us;
   const double peak = chip_.PeakMacsPerCycle(options_.dtype, options_.hf32) * chip_.spec.aic_num *
                       static_cast<double>(std::max<uint64_t>(1, stats_.total_cycles));
   stats_.cube_utilization = static_cast<double>(options_.useful_macs) / peak;
   ChooseBound(max_busy, max_port);
+  FillMsprof();
   return std::move(stats_);
+}
+
+void Simulator::FillMsprof() {
+  // msprof averages each pipe's busy time over the cores that ran.
+  MsprofSummary& m = stats_.msprof;
+  const double us = chip_.cycles_per_us;
+  m.task_duration_us = stats_.microseconds;
+  double aic_time = 0, aiv_time = 0;
+  std::array<double, kPipeCount> aic{}, aiv{};
+  for (const CoreStats& core : stats_.cores) {
+    if (core.units == 0) continue;
+    const bool is_aic = core.kind == tiling::CoreKind::kAic;
+    (is_aic ? m.aic_cores : m.aiv_cores) += 1;
+    (is_aic ? aic_time : aiv_time) += static_cast<double>(core.finish_cycle);
+    for (int p = 0; p < kPipeCount; ++p) {
+      (is_aic ? aic : aiv)[p] += static_cast<double>(core.pipe_busy_cycles[p]);
+    }
+  }
+  auto average = [us](double total, uint32_t cores) {
+    return cores == 0 ? 0.0 : total / cores / us;
+  };
+  auto ratio = [](double part, double whole) { return whole > 0 ? part / whole : 0.0; };
+  m.aic_time_us = average(aic_time, m.aic_cores);
+  m.aic_mac_time_us = average(aic[static_cast<int>(Pipe::kCube)], m.aic_cores);
+  m.aic_mte1_time_us = average(aic[static_cast<int>(Pipe::kMte1)], m.aic_cores);
+  m.aic_mte2_time_us = average(aic[static_cast<int>(Pipe::kMte2)], m.aic_cores);
+  m.aic_fixpipe_time_us = average(aic[static_cast<int>(Pipe::kFixpipe)], m.aic_cores);
+  m.aic_mac_ratio = ratio(m.aic_mac_time_us, m.aic_time_us);
+  m.aic_mte1_ratio = ratio(m.aic_mte1_time_us, m.aic_time_us);
+  m.aic_mte2_ratio = ratio(m.aic_mte2_time_us, m.aic_time_us);
+  m.aic_fixpipe_ratio = ratio(m.aic_fixpipe_time_us, m.aic_time_us);
+  m.aiv_time_us = average(aiv_time, m.aiv_cores);
+  m.aiv_vec_time_us = average(aiv[static_cast<int>(Pipe::kVec)], m.aiv_cores);
+  m.aiv_mte2_time_us = average(aiv[static_cast<int>(Pipe::kMte2)], m.aiv_cores);
+  m.aiv_mte3_time_us = average(aiv[static_cast<int>(Pipe::kMte3)], m.aiv_cores);
+  m.aiv_vec_ratio = ratio(m.aiv_vec_time_us, m.aiv_time_us);
+  m.aiv_mte2_ratio = ratio(m.aiv_mte2_time_us, m.aiv_time_us);
+  m.aiv_mte3_ratio = ratio(m.aiv_mte3_time_us, m.aiv_time_us);
 }
 
 void Simulator::ChooseBound(const std::array<uint64_t, kPipeCount>& max_busy,

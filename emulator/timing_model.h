@@ -4,10 +4,14 @@
 // its pipe is free and every flag it waits on has been set; a waiter resumes
 // at max(own time, set time). Operations are processed in (time, core, pipe)
 // order, as gem5 orders events by (tick, priority), so simulated time never
-// depends on host scheduling. Shared resources are the chip-wide DDR and L2
-// channels, granted in that same order, and an LRU model of L2 that decides
-// hits by footprint. A wait that can never be satisfied is a deadlock report
-// naming the core, pipe and flag.
+// depends on host scheduling. GM bandwidth is shared evenly: each core that
+// runs work reads at its MTE2 port rate or its share of the chip's L2 / HBM
+// mix (the L2 hit share comes from the schedule, l2_traffic.h), whichever is
+// lower, so a core's timeline depends on its own instructions only. A GM
+// read pays the read latency when MTE2 starts it from idle; back-to-back
+// reads overlap it. The run is framed by the launch and end-of-task costs.
+// A wait that can never be satisfied is a deadlock report naming the core,
+// pipe and flag.
 #ifndef NPU_EMULATOR_TIMING_MODEL_H_
 #define NPU_EMULATOR_TIMING_MODEL_H_
 
@@ -36,6 +40,18 @@ struct GmReadWriteSplit {
   uint32_t write_bytes_per_cycle = 0;
 };
 
+// GM reads of the run as the L2 sees them: bytes served by L2 and bytes
+// that missed it (l2_traffic.h estimates them from the schedule).
+struct GmReadMix {
+  uint64_t l2_read_bytes = 0;
+  uint64_t ddr_read_bytes = 0;
+  // Share of read bytes L2 serves; 0 when nothing is read.
+  double HitFraction() const {
+    const uint64_t total = l2_read_bytes + ddr_read_bytes;
+    return total == 0 ? 0.0 : static_cast<double>(l2_read_bytes) / static_cast<double>(total);
+  }
+};
+
 struct TimingOptions {
   const std::atomic<bool>* cancelled = nullptr;  // checked every few thousand events
   uint64_t max_events = 0;                        // 0: unlimited
@@ -44,6 +60,7 @@ struct TimingOptions {
   tiling::DataType dtype = tiling::DataType::kFloat16;
   bool hf32 = false;
   GmReadWriteSplit gm_split;
+  GmReadMix read_mix;
 };
 
 // Runs `programs` to completion. kInternal on deadlock, kCancelled when

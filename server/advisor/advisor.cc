@@ -36,12 +36,13 @@ constexpr uint64_t kBlockSearchOpsFactor = 2;
 constexpr uint64_t kBlockSearchOpsFloor = 250'000;
 // A cube plan within this fraction of the roofline bound leaves the cube
 // variants less to gain than the timing model's own resolution (the tail
-// round and pipeline fill alone cost a few percent), so they are not timed.
-constexpr double kRooflineSlack = 0.03;
+// round, pipeline fill and the fixed cost of every GM transfer alone cost
+// several percent), so they are not timed.
+constexpr double kRooflineSlack = 0.10;
 
 // No cube plan runs faster in the emulator than the cube peak on all cores
 // or the unique operand bytes at the chip's DDR rate (every first touch of
-// an operand misses L2).
+// an operand misses L2), plus the task's fixed launch and end costs.
 double CubeRooflineCycles(const MatmulProblem& problem, const tiling::ChipSpec& chip) {
   const emu::ChipModel model = emu::ChipModel::FromSpec(chip);
   const double macs = static_cast<double>(problem.m) * static_cast<double>(problem.n) *
@@ -51,7 +52,8 @@ double CubeRooflineCycles(const MatmulProblem& problem, const tiling::ChipSpec& 
   const double bytes =
       static_cast<double>(problem.m) * problem.k * tiling::DataTypeBytes(problem.dtype_a) +
       static_cast<double>(problem.k) * problem.n * tiling::DataTypeBytes(problem.dtype_b);
-  return std::max(cube, bytes / static_cast<double>(model.ddr_bytes_per_cycle));
+  return std::max(cube, bytes / model.ddr_bytes_per_cycle) +
+         static_cast<double>(model.FixedTaskCycles());
 }
 
 bool Before(const Candidate& a, const Candidate& b) {

@@ -271,15 +271,16 @@ double EstimateBlockCycles(const MatmulProblem& problem, const tiling::ChipSpec&
       static_cast<double>(model.MmadCycles(base_m, base_n, sizes.k, problem.dtype_a, problem.hf32));
   const double in_bytes =
       static_cast<double>((base_m * sizes.a_bytes + base_n * sizes.b_bytes) * sizes.k);
-  const double port = in_bytes / emu::kMte2PortBytesPerCycle;
+  const double port = in_bytes / model.arch.mte2_port_bytes_per_cycle;
   const double active = static_cast<double>(std::min<uint64_t>(tiles, chip.aic_num));
-  const double l2_share = active * in_bytes / static_cast<double>(model.l2_bytes_per_cycle);
+  const double l2_share = active * in_bytes / model.l2_bytes_per_cycle;
   const double out =
-      static_cast<double>(base_m * base_n * sizes.c_bytes) / emu::kFixpipeBytesPerCycle;
+      static_cast<double>(base_m * base_n * sizes.c_bytes) /
+      static_cast<double>(model.arch.fixpipe_bytes_per_cycle);
   const double per_round = std::max(std::max(cube, port), std::max(l2_share, out));
   const double ddr_floor =
       static_cast<double>(sizes.m * sizes.k * sizes.a_bytes + sizes.k * sizes.n * sizes.b_bytes) /
-      static_cast<double>(model.ddr_bytes_per_cycle);
+      model.ddr_bytes_per_cycle;
   return std::max(rounds * per_round, ddr_floor);
 }
 
