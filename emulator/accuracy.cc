@@ -114,6 +114,7 @@ struct RowCheck {
   double u_out = 0;
   double accumulation_term = 0;
   DtypeLimits limits;
+  bool relu = false;  // the kernel's ReLU epilogue (1-Lipschitz: the bound holds)
 };
 
 // Row i of C against the fp64 reference and its error bound.
@@ -141,7 +142,7 @@ RowSummary CheckRow(const RowCheck& check, uint64_t i) {
   }
   RowSummary row;
   for (uint64_t j = 0; j < n; ++j) {
-    const double r = ref[j];
+    const double r = check.relu && ref[j] < 0 ? 0.0 : ref[j];
     const double got = check.c.Get(i * n + j);
     const double bound = check.u_out * std::fabs(r) + check.accumulation_term * mag[j] +
                          check.limits.smallest_subnormal;
@@ -204,7 +205,8 @@ double UnitRoundoff(DataType dtype) {
 absl::StatusOr<AccuracyReport> CompareWithReference(const MatmulProblem& problem,
                                                     const Tensors& inputs, const HostTensor& c,
                                                     int threads,
-                                                    const std::atomic<bool>* cancelled) {
+                                                    const std::atomic<bool>* cancelled,
+                                                    Epilogue epilogue) {
   if (problem.m <= 0 || problem.n <= 0 || problem.k < 0) {
     return absl::InvalidArgumentError("problem sizes must be m, n > 0 and k >= 0");
   }
@@ -227,7 +229,8 @@ absl::StatusOr<AccuracyReport> CompareWithReference(const MatmulProblem& problem
                        k,
                        u_out,
                        2.0 * static_cast<double>(k + 2) * kAccumulationUnitRoundoff,
-                       Limits(problem.dtype_c)};
+                       Limits(problem.dtype_c),
+                       epilogue != Epilogue::kNone};
 
   std::vector<RowSummary> rows(m);
   std::atomic<bool> stopped{false};

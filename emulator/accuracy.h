@@ -53,11 +53,13 @@ struct AccuracyReport {
 // infinite C element matches a reference of the same sign beyond dtype_c's
 // largest finite value; NaN matches NaN. kInvalidArgument when `c` or the
 // inputs do not have the problem's shapes; kCancelled when `cancelled` turns
-// true (checked once per row).
+// true (checked once per row). `epilogue` is the kernel's (a ReLU clamps the
+// reference as it clamps C).
 absl::StatusOr<AccuracyReport> CompareWithReference(const tiling::MatmulProblem& problem,
                                                     const Tensors& inputs, const HostTensor& c,
                                                     int threads,
-                                                    const std::atomic<bool>* cancelled);
+                                                    const std::atomic<bool>* cancelled,
+                                                    Epilogue epilogue = Epilogue::kNone);
 
 }  // namespace npu::emu
 

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
+#include "emulator/accuracy.h"
 #include "server/tiling/builtin_strategies.h"
 #include "tests/testing/problems.h"
 #include "tests/testing/status_matchers.h"
@@ -101,6 +102,12 @@ void ExpectMatchesReference(const MatmulProblem& problem, const Tensors& inputs,
   }
   EXPECT_EQ(failures, 0);
   EXPECT_LE(worst, 1.0);
+}
+
+EmulatorOptions TimingOnly() {
+  EmulatorOptions options;
+  options.timing_only = true;
+  return options;
 }
 
 absl::StatusOr<EmulationResult> RunPlan(const TilingPlan& plan, const MatmulProblem& problem,
@@ -346,6 +353,147 @@ TEST(EmulatorTest, WorkLimitIsEnforced) {
   options.max_numeric_macs = 1000;
   EXPECT_THAT(Emulate(plan, problem, Chip950(), RandomInputs(Problem(8, 8, 8), 1), options),
               StatusIs(absl::StatusCode::kInvalidArgument));  // inputs checked first
+}
+
+
+// ---------------------------------------------------------------------------
+// Hand-written kernel schedules (kernel_schedule.h) through EmulateKernel().
+
+KernelSchedule Kernel(KernelScheduleKind kind, uint32_t block_dim, uint64_t base = 64,
+                      uint64_t base_k = 32) {
+  KernelSchedule kernel;
+  kernel.kind = kind;
+  kernel.block_dim = block_dim;
+  kernel.base_m = kernel.base_n = base;
+  kernel.base_k = base_k;
+  kernel.l1_m = kernel.l1_n = base;
+  kernel.l1_k = 2 * base_k;
+  kernel.single_core_m = 2 * base;
+  kernel.single_core_n = 3 * base;
+  kernel.inner_order = TileOrder::kColMajor;
+  return kernel;
+}
+
+struct KernelCase {
+  std::string name;
+  KernelSchedule kernel;
+  MatmulProblem problem;
+};
+
+class EmulateKernelTest : public ::testing::TestWithParam<KernelCase> {};
+
+TEST_P(EmulateKernelTest, MatchesFp64Reference) {
+  const KernelCase& c = GetParam();
+  const Tensors inputs = RandomInputs(c.problem, 7);
+  EmulatorOptions options;
+  options.threads = 3;
+  absl::StatusOr<EmulationResult> result =
+      EmulateKernel(c.kernel, c.problem, Chip950(), inputs, options);
+  ASSERT_THAT(result, IsOk());
+  absl::StatusOr<AccuracyReport> report =
+      CompareWithReference(c.problem, inputs, result->c, 2, nullptr, c.kernel.epilogue);
+  ASSERT_THAT(report, IsOk());
+  EXPECT_TRUE(report->passed) << "worst ratio " << report->worst_bound_ratio;
+  EXPECT_GT(result->stats.total_cycles, 0u);
+  EXPECT_GT(result->stats.msprof.aic_mac_time_us, 0.0);
+  // One host thread computes the same bytes.
+  options.threads = 1;
+  absl::StatusOr<EmulationResult> single =
+      EmulateKernel(c.kernel, c.problem, Chip950(), inputs, options);
+  ASSERT_THAT(single, IsOk());
+  EXPECT_EQ(single->c.bytes, result->c.bytes);
+  EXPECT_EQ(single->stats.total_cycles, result->stats.total_cycles);
+}
+
+std::vector<KernelCase> KernelCases() {
+  using K = KernelScheduleKind;
+  std::vector<KernelCase> cases;
+  // Odd sizes: tiles cut at C's edge and a K tail in every kind.
+  const MatmulProblem odd = With(Problem(301, 211, 157), false, false, true);
+  cases.push_back({"SingleCore", Kernel(K::kSingleCore, 1), odd});
+  KernelSchedule grid = Kernel(K::kStaticGrid, 4);
+  grid.l2_split_rounds = 2;
+  cases.push_back({"StaticGridL2Split", grid, odd});
+  cases.push_back({"RoundRobin", Kernel(K::kRoundRobinTiles, 7), With(odd, true, true, false)});
+  KernelSchedule swizzle = Kernel(K::kIdentitySwizzle, 5);
+  swizzle.swizzle_offset = 2;
+  swizzle.swizzle_direction = 1;
+  cases.push_back({"IdentitySwizzle", swizzle, odd});
+  cases.push_back({"Aswt", Kernel(K::kAswt, 32), odd});
+  KernelSchedule stream_k = Kernel(K::kStreamKDp, 8);
+  stream_k.sk_k_splits = 2;
+  cases.push_back({"StreamKDp", stream_k, Problem(200, 130, 333)});
+  KernelSchedule single_buffers = Kernel(K::kRoundRobinTiles, 3);
+  single_buffers.depth_a1 = single_buffers.depth_b1 = 1;
+  single_buffers.l0_double_buffer = false;
+  single_buffers.l0c_double_buffer = true;
+  single_buffers.unit_flag = true;
+  cases.push_back({"SingleBuffersUnitFlag", single_buffers, odd});
+  KernelSchedule relu_gm = Kernel(K::kAswt, 16);
+  relu_gm.epilogue = Epilogue::kReluGm;
+  cases.push_back({"ReluInFixpipe", relu_gm, With(odd, true, false, false)});
+  KernelSchedule relu_ub = Kernel(K::kRoundRobinTiles, 6);
+  relu_ub.epilogue = Epilogue::kReluUb;
+  cases.push_back({"ReluInUb", relu_ub, Problem(97, 140, 77, DataType::kBFloat16)});
+  KernelSchedule nz = Kernel(K::kRoundRobinTiles, 4);
+  nz.b_format = tiling::Format::kFractalNz;
+  MatmulProblem nz_problem = odd;
+  nz_problem.format_b = tiling::Format::kFractalNz;
+  cases.push_back({"NzWeight", nz, nz_problem});
+  KernelSchedule fp32 = Kernel(K::kStaticGrid, 6, 32, 16);
+  cases.push_back({"Fp32", fp32, Problem(150, 99, 61, DataType::kFloat32)});
+  return cases;
+}
+
+INSTANTIATE_TEST_SUITE_P(Kinds, EmulateKernelTest, ::testing::ValuesIn(KernelCases()),
+                         [](const auto& info) { return info.param.name; });
+
+TEST(EmulateKernelTest, MalformedScheduleNamesTheField) {
+  KernelSchedule kernel = Kernel(KernelScheduleKind::kStaticGrid, 4);
+  kernel.l1_k = 40;  // not a multiple of base_k
+  EXPECT_THAT(EmulateKernel(kernel, Problem(128, 128, 128), Chip950(), {}, TimingOnly()),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("kernel_schedule.l1_k")));
+  kernel = Kernel(KernelScheduleKind::kRoundRobinTiles, 4, 256, 256);
+  kernel.l1_k = 512;  // two 256x512 fp16 stages per operand overflow L1
+  EXPECT_THAT(EmulateKernel(kernel, Problem(512, 512, 512), Chip950(), {}, TimingOnly()),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("kernel_schedule.")));
+}
+
+TEST(EmulateKernelTest, DoubleBufferingHidesTheLoads) {
+  // The same tiles with ping-pong L1 overlap MTE2 with the cube; with a
+  // single buffer every load waits for the previous stage and pays the GM
+  // latency.
+  const MatmulProblem problem = With(Problem(2048, 2048, 2048), false, false, true);
+  KernelSchedule pingpong = Kernel(KernelScheduleKind::kRoundRobinTiles, 32, 256, 64);
+  pingpong.l1_k = 256;
+  KernelSchedule single = pingpong;
+  single.depth_a1 = single.depth_b1 = 1;
+  absl::StatusOr<EmulationResult> fast =
+      EmulateKernel(pingpong, problem, Chip950(), {}, TimingOnly());
+  absl::StatusOr<EmulationResult> slow = EmulateKernel(single, problem, Chip950(), {}, TimingOnly());
+  ASSERT_THAT(fast, IsOk());
+  ASSERT_THAT(slow, IsOk());
+  EXPECT_LT(fast->stats.total_cycles * 5, slow->stats.total_cycles * 4);
+  // msprof averages over the cores that ran: every core ran here.
+  EXPECT_EQ(fast->stats.msprof.aic_cores, 32u);
+  EXPECT_NEAR(fast->stats.msprof.task_duration_us, fast->stats.microseconds, 1e-9);
+}
+
+TEST(EmulateKernelTest, UnitFlagFixpipeWaitsBusyForL0c) {
+  // msprof's fixpipe time includes the UnitFlag wait: the FIXPIPE is issued
+  // ahead of the tile's last MMAD and counts as busy until it drains L0C.
+  const MatmulProblem problem = With(Problem(1024, 1024, 4096), false, false, true);
+  KernelSchedule plain = Kernel(KernelScheduleKind::kRoundRobinTiles, 16, 256, 64);
+  plain.l1_k = 256;
+  KernelSchedule unit_flag = plain;
+  unit_flag.unit_flag = true;
+  absl::StatusOr<EmulationResult> a = EmulateKernel(plain, problem, Chip950(), {}, TimingOnly());
+  absl::StatusOr<EmulationResult> b =
+      EmulateKernel(unit_flag, problem, Chip950(), {}, TimingOnly());
+  ASSERT_THAT(a, IsOk());
+  ASSERT_THAT(b, IsOk());
+  EXPECT_GT(b->stats.msprof.aic_fixpipe_time_us, 3 * a->stats.msprof.aic_fixpipe_time_us);
+  EXPECT_LE(b->stats.total_cycles, a->stats.total_cycles);
 }
 
 }  // namespace
