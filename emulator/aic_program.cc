@@ -251,7 +251,7 @@ void Builder::EmitOutput(AicCursor& aic, const WorkUnit& unit, const BlockAt& bl
   const uint64_t row_pitch = (unit.writes_partial ? tiling::kWorkspaceSlotElements / 256
                                                   : static_cast<uint64_t>(problem_.n)) *
                              out_bytes;
-  if (row_pitch % 32 != 0) {
+  if (row_pitch % 32 != 0 && ub_epilogues_.empty()) {
     out.cycles += static_cast<uint64_t>(static_cast<double>(block.sm) *
                                         chip_.arch.fixpipe_unaligned_row_cycles);
   }
@@ -263,6 +263,23 @@ void Builder::EmitOutput(AicCursor& aic, const WorkUnit& unit, const BlockAt& bl
     out.tail_cycles = chip_.arch.fixpipe_instruction_cycles +
                       CeilDiv(out.bytes, out.port_bytes_per_cycle) * tiling::kBlock16 /
                           std::max<uint64_t>(tiling::kBlock16, block.sm);
+  }
+  const bool through_ub = !ub_epilogues_.empty() && !unit.writes_partial;
+  if (through_ub) {
+    // FIXPIPE L0C -> UB at its port rate, the rows split between the AIC's
+    // two AIVs, each waiting for a free UB stage; no GM write here.
+    const uint32_t core = aic.program.core;
+    out.kind = OpKind::kCycles;
+    out.traffic = Traffic::kNone;
+    out.cycles = chip_.arch.fixpipe_instruction_cycles +
+                 CeilDiv(block.sm * block.sn * kFp32Bytes, chip_.arch.fixpipe_bytes_per_cycle);
+    Wait(out, ub_epilogues_[2 * core].ub_free);
+    Wait(out, ub_epilogues_[2 * core + 1].ub_free);
+    Set(out, ub_epilogues_[2 * core].ub_ready);
+    Set(out, ub_epilogues_[2 * core + 1].ub_ready);
+    const uint64_t upper = CeilDiv(block.sm, 2);
+    EmitUbEpilogue(2 * core, upper, block.sn);
+    EmitUbEpilogue(2 * core + 1, block.sm - upper, block.sn);
   }
   Wait(out, aic.l0c_ready[l0c]);
   Set(out, aic.l0c_free[l0c]);

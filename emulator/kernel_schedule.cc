@@ -353,14 +353,19 @@ absl::Status ValidateBuffers(const KernelSchedule& kernel, const tiling::MatmulP
                                  l1_kb, " x l1_n=", kernel.l1_n, " x ", b_bytes),
                     l1, chip.l1_bytes);
   }
+  if (kernel.epilogue == Epilogue::kReluUb && kernel.kind == KernelScheduleKind::kStreamKDp) {
+    return absl::InvalidArgumentError(
+        "kernel_schedule.epilogue=relu_ub must not be used with kind stream_k_dp: its AIV cores "
+        "already reduce the partial sums (use relu_gm)");
+  }
   if (kernel.epilogue == Epilogue::kReluUb) {
     // FIXPIPE splits each fp32 output tile by rows between the AIC's two
-    // AIVs; each double-buffers its half in UB.
-    const uint64_t ub = 2 * CeilDiv(kernel.base_m, 2) * kernel.base_n * tiling::kFp32Bytes;
+    // AIVs; each holds its half in UB (two stages when they fit).
+    const uint64_t ub = CeilDiv(kernel.base_m, 2) * kernel.base_n * tiling::kFp32Bytes;
     if (ub > chip.ub_bytes) {
       return Overflow("base_m", kernel.base_m, "UB",
-                      absl::StrCat("epilogue=relu_ub: 2 stages x ceil(base_m / 2) x base_n=",
-                                   kernel.base_n, " x 4"),
+                      absl::StrCat("epilogue=relu_ub: ceil(base_m / 2) x base_n=", kernel.base_n,
+                                   " x 4"),
                       ub, chip.ub_bytes);
     }
   }

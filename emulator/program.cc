@@ -79,6 +79,26 @@ void Builder::EmitAivUnit(CoreProgram& program, const WorkUnit& unit, std::vecto
   Push(program, Pipe::kMte3, store);
 }
 
+void Builder::EmitUbEpilogue(uint32_t aiv, uint64_t rows, uint64_t cols) {
+  UbEpilogue& e = ub_epilogues_[aiv];
+  ++e.program.units;
+  Op relu;
+  // ReLU and the cast to C's type: two passes over the fp32 half tile.
+  relu.cycles = std::max<uint64_t>(1, CeilDiv(2 * rows * cols, kVecFp32ElementsPerCycle));
+  Wait(relu, e.ub_ready);
+  Set(relu, e.vec_done);
+  Push(e.program, Pipe::kVec, relu);
+  Op store;
+  store.kind = OpKind::kGmWrite;
+  store.traffic = Traffic::kUbOut;
+  store.port_bytes_per_cycle = kMte3BytesPerCycle;
+  store.bytes = rows * cols * tiling::DataTypeBytes(problem_.dtype_c);
+  store.cycles = chip_.arch.mte2_transfer_cycles;
+  Wait(store, e.vec_done);
+  Set(store, e.ub_free);
+  Push(e.program, Pipe::kMte3, store);
+}
+
 absl::Status Builder::BuildAiv(uint32_t core, const std::vector<const WorkUnit*>& units) {
   CoreProgram program;
   program.kind = CoreKind::kAiv;
@@ -138,12 +158,29 @@ absl::StatusOr<ProgramSet> Builder::Build() {
     set_.flags[sync_all_].barrier = true;
     set_.flags[sync_all_].participants = schedule_.aiv_cores;
   }
+  if (options_.pipeline.output_through_ub && schedule_.aiv_cores == 0) {
+    // Two UB stages per AIV when two half tiles fit: FIXPIPE fills one while
+    // MTE3 drains the other.
+    const uint64_t half_tile = CeilDiv(schedule_.base_m, 2) * schedule_.base_n * kFp32Bytes;
+    const uint32_t ub_stages = 2 * half_tile <= chip_.spec.ub_bytes ? 2 : 1;
+    ub_epilogues_.resize(2 * schedule_.aic_cores);
+    for (uint32_t aiv = 0; aiv < ub_epilogues_.size(); ++aiv) {
+      UbEpilogue& e = ub_epilogues_[aiv];
+      e.program.kind = CoreKind::kAiv;
+      e.program.core = aiv;
+      const std::string prefix = absl::StrCat("AIV ", aiv, " ");
+      e.ub_ready = NewFlag(absl::StrCat(prefix, "FIX_V from AIC ", aiv / 2));
+      e.ub_free = NewFlag(absl::StrCat(prefix, "MTE3_FIX to AIC ", aiv / 2), ub_stages);
+      e.vec_done = NewFlag(absl::StrCat(prefix, "V_MTE3 event 0"));
+    }
+  }
   for (uint32_t core = 0; core < schedule_.aic_cores; ++core) {
     RETURN_IF_ERROR(BuildAic(core, aic_units[core]));
   }
   for (uint32_t core = 0; core < schedule_.aiv_cores; ++core) {
     RETURN_IF_ERROR(BuildAiv(core, aiv_units[core]));
   }
+  for (UbEpilogue& e : ub_epilogues_) set_.cores.push_back(std::move(e.program));
   return std::move(set_);
 }
 

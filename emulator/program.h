@@ -49,7 +49,7 @@ enum class OpKind : uint8_t {
 // Which traffic counter an op feeds.
 enum class Traffic : uint8_t { kNone, kL1ToL0, kL0cOut, kUbIn, kUbOut };
 
-inline constexpr int kMaxWaits = 3;
+inline constexpr int kMaxWaits = 4;
 inline constexpr int kMaxSets = 3;
 
 struct Op {

@@ -126,6 +126,9 @@ class Builder {
                                                bool& first_step);
   void EmitOutput(AicCursor& aic, const WorkUnit& unit, const BlockAt& block, bool fp32_out,
                   uint64_t l0c, bool signal);
+  // The AIV half of an output through UB: ReLU on the vector unit, then
+  // MTE3 to GM, for AIV core `aiv` taking `rows` x `cols` of the block.
+  void EmitUbEpilogue(uint32_t aiv, uint64_t rows, uint64_t cols);
   // MTE2's read of one operand's L1 stage: `rows` x `row_bytes` as stored
   // in GM (ND), or `nz_columns` fractal columns when stored FRACTAL_NZ.
   Op StageRead(uint64_t bytes, uint64_t bursts) const;
@@ -153,6 +156,15 @@ class Builder {
   ProgramSet set_;
   std::vector<uint32_t> aic_sync_flags_;  // per AIV core
   uint32_t sync_all_ = 0;
+  // Output through UB (PipelineConfig::output_through_ub): the two AIV
+  // cores of each AIC, their programs and their UB flags.
+  struct UbEpilogue {
+    CoreProgram program;
+    uint32_t ub_ready = 0;  // FIXPIPE -> AIV: a half tile is in UB
+    uint32_t ub_free = 0;   // AIV MTE3 -> FIXPIPE: a UB stage is free again
+    uint32_t vec_done = 0;  // V -> MTE3
+  };
+  std::vector<UbEpilogue> ub_epilogues_;  // AIV core 2c and 2c + 1 serve AIC c
 };
 
 }  // namespace npu::emu::internal

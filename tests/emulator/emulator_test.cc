@@ -496,5 +496,27 @@ TEST(EmulateKernelTest, UnitFlagFixpipeWaitsBusyForL0c) {
   EXPECT_LE(b->stats.total_cycles, a->stats.total_cycles);
 }
 
+TEST(EmulateKernelTest, OutputThroughUbRunsOnTheAivPair) {
+  // relu_ub: FIXPIPE hands each tile to the AIC's two AIVs, which store it;
+  // their stores pay no unaligned-row cost for an odd row pitch of C.
+  MatmulProblem problem = With(Problem(2048, 2038, 256), false, false, true);
+  problem.dtype_c = DataType::kFloat32;
+  KernelSchedule gm = Kernel(KernelScheduleKind::kAswt, 32, 256, 64);
+  gm.l1_k = 128;
+  KernelSchedule ub = gm;
+  ub.epilogue = Epilogue::kReluUb;
+  absl::StatusOr<EmulationResult> direct = EmulateKernel(gm, problem, Chip950(), {}, TimingOnly());
+  absl::StatusOr<EmulationResult> via_ub = EmulateKernel(ub, problem, Chip950(), {}, TimingOnly());
+  ASSERT_THAT(direct, IsOk());
+  ASSERT_THAT(via_ub, IsOk());
+  EXPECT_EQ(direct->stats.msprof.aiv_cores, 0u);
+  EXPECT_EQ(via_ub->stats.msprof.aiv_cores, 2 * via_ub->stats.msprof.aic_cores);
+  EXPECT_GT(via_ub->stats.msprof.aiv_mte3_time_us, 0.0);
+  EXPECT_GT(via_ub->stats.msprof.aiv_vec_time_us, 0.0);
+  EXPECT_EQ(via_ub->stats.traffic.l0c_out_bytes, 0u);
+  EXPECT_EQ(via_ub->stats.traffic.ub_out_bytes, 2048u * 2038u * 4u);
+  EXPECT_LT(via_ub->stats.total_cycles, direct->stats.total_cycles);
+}
+
 }  // namespace
 }  // namespace npu::emu

@@ -752,13 +752,25 @@ TEST(ValidateKernelScheduleTest, RejectsBiasTableOverflow) {
 }
 
 TEST(ValidateKernelScheduleTest, RejectsReluUbOverflow) {
-  // Two UB stages of a 128 x 256 fp32 half tile: 256 KiB of 248 KiB.
-  EXPECT_THAT(ValidateEdited([](KernelSchedule& k, MatmulProblem&) {
-                k.base_m = k.base_n = k.l1_m = k.l1_n = 256;
-                k.base_k = k.l1_k = 32;
-                k.epilogue = Epilogue::kReluUb;
-              }),
-              InvalidField("kernel_schedule.base_m=256 must fit UB: needs 262144 bytes"));
+  // A 128 x 256 fp32 half tile needs 128 KiB of UB; this chip has 64 KiB.
+  tiling::ChipSpec small_ub = Chip950();
+  small_ub.ub_bytes = 64 * 1024;
+  EXPECT_THAT(ValidateEdited(
+                  [](KernelSchedule& k, MatmulProblem&) {
+                    k.base_m = k.base_n = k.l1_m = k.l1_n = 256;
+                    k.base_k = k.l1_k = 32;
+                    k.epilogue = Epilogue::kReluUb;
+                  },
+                  KernelScheduleKind::kStaticGrid, small_ub),
+              InvalidField("kernel_schedule.base_m=256 must fit UB: needs 131072 bytes"));
+}
+
+TEST(ValidateKernelScheduleTest, RejectsReluUbWithStreamK) {
+  EXPECT_THAT(ValidateEdited([](KernelSchedule& k,
+                                MatmulProblem&) { k.epilogue = Epilogue::kReluUb; },
+                             KernelScheduleKind::kStreamKDp),
+              InvalidField("kernel_schedule.epilogue=relu_ub must not be used with kind "
+                           "stream_k_dp"));
 }
 
 TEST(ValidateKernelScheduleTest, RejectsStaticGridWithoutBlock) {
