@@ -8,6 +8,7 @@
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
 #include "client/npy.h"
+#include "client/tilingctl/calibrate.h"
 #include "client/tilingctl/cli.h"
 #include "client/tilingctl/conform.h"
 #include "client/tilingctl/execute.h"
@@ -102,6 +103,25 @@ int RunExecute(TilingClient& client) {
     return kExitFailed;
   }
   return kExitOk;
+}
+
+int RunCalibrate(TilingClient& client, const std::string& path) {
+  absl::StatusOr<std::string> text = ReadFile(path);
+  if (!text.ok()) return Failed(text.status());
+  // The rows name chips; the server's profiles say which overrides a row's
+  // core count and clock need.
+  absl::StatusOr<pb::ListPlatformsResponse> platforms = client.ListPlatforms();
+  if (!platforms.ok()) return Failed(platforms.status());
+  absl::StatusOr<std::vector<CalibrationRow>> rows = ParseCalibrationFile(*text, *platforms);
+  if (!rows.ok()) return Usage(absl::StrCat(path, ": ", rows.status().message()));
+  const CalibrationReport report = RunCalibration(
+      *rows, [&](const pb::ExecuteRequest& request) { return client.Execute(request); });
+  for (const CalibrationResult& row : report.rows) {
+    if (!row.error.empty()) std::cerr << "tilingctl: " << row.error << "\n";
+  }
+  std::cout << (absl::GetFlag(FLAGS_json) ? CalibrationJson(report) + "\n"
+                                          : FormatCalibration(report));
+  return report.failed == 0 ? kExitOk : kExitFailed;
 }
 
 int RunPlatforms(TilingClient& client) {

@@ -23,8 +23,13 @@ int RunBatch(TilingClient& client, const std::string& path);
 // `conform FILE`: the cases of a cann950-tiling-cases/1 file.
 int RunConform(TilingClient& client, const std::string& path);
 
-// `execute`: emulates the tiling of one problem on the server.
+// `execute`: emulates the tiling of one problem (or, with
+// --kernel-schedule, a hand-written kernel's schedule) on the server.
 int RunExecute(TilingClient& client);
+
+// `calibrate FILE`: the rows of an npu-measured-matmul/1 file, measured
+// against the emulator's prediction (calibrate.h).
+int RunCalibrate(TilingClient& client, const std::string& path);
 
 // `platforms`: the platform profiles the server knows.
 int RunPlatforms(TilingClient& client);

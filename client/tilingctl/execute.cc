@@ -3,9 +3,11 @@
 #include <cinttypes>
 #include <utility>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/strip.h"
 #include "google/protobuf/util/json_util.h"
 #include "nlohmann/json.hpp"
 
@@ -131,8 +133,48 @@ absl::StatusOr<pb::TilingResponse> ParseTilingFile(absl::string_view json_text) 
 
 namespace {
 
-// The tiling, platform and inputs lines of an Execute report.
-void AppendRunSummary(const pb::ExecuteResponse& r, std::string& out) {
+// "static_grid" for KERNEL_SCHEDULE_KIND_STATIC_GRID: the calibration
+// files' names.
+std::string KindLabel(pb::KernelScheduleKind kind) {
+  std::string name = pb::KernelScheduleKind_Name(kind);
+  absl::string_view label = name;
+  absl::ConsumePrefix(&label, "KERNEL_SCHEDULE_KIND_");
+  return absl::AsciiStrToLower(label);
+}
+
+// The kernel schedule line of a report: the schedule that ran instead of a
+// CANN tiling.
+void AppendKernelSchedule(const pb::KernelSchedule& k, std::string& out) {
+  absl::StrAppendFormat(&out, "%-14s %s, block_dim %u, base %ux%ux%u, L1 %ux%ux%u\n", "kernel",
+                        KindLabel(k.kind()), k.block_dim(), k.base_m(), k.base_n(), k.base_k(),
+                        k.l1_m(), k.l1_n(), k.l1_k());
+  std::string options = absl::StrFormat(
+      "depth %u/%u, L0 %s, L0C %s, unit_flag %s, B %s", k.depth_a1(), k.depth_b1(),
+      k.l0_double_buffer() ? "double" : "single", k.l0c_double_buffer() ? "double" : "single",
+      k.unit_flag() ? "on" : "off", k.b_format() == pb::FORMAT_FRACTAL_NZ ? "FRACTAL_NZ" : "ND");
+  if (k.kind() == pb::KERNEL_SCHEDULE_KIND_STATIC_GRID) {
+    absl::StrAppendFormat(&options, ", block %ux%u, %s", k.single_core_m(), k.single_core_n(),
+                          k.inner_order() == pb::TILE_ORDER_COL_MAJOR ? "col_major" : "row_major");
+    if (k.l2_split_rounds() > 1)
+      absl::StrAppendFormat(&options, ", %u L2 rounds", k.l2_split_rounds());
+  }
+  if (k.kind() == pb::KERNEL_SCHEDULE_KIND_ASWT) {
+    absl::StrAppendFormat(&options, ", window %u", k.aswt_window());
+  }
+  if (k.kind() == pb::KERNEL_SCHEDULE_KIND_STREAM_K_DP) {
+    absl::StrAppendFormat(&options, ", %u K splits", k.sk_k_splits());
+  }
+  if (k.kind() == pb::KERNEL_SCHEDULE_KIND_IDENTITY_SWIZZLE) {
+    absl::StrAppendFormat(&options, ", swizzle <%u, %u>", k.swizzle_offset(),
+                          k.swizzle_direction());
+  }
+  if (k.epilogue() == pb::EPILOGUE_RELU_GM) absl::StrAppend(&options, ", ReLU in FIXPIPE");
+  if (k.epilogue() == pb::EPILOGUE_RELU_UB) absl::StrAppend(&options, ", ReLU on the AIV");
+  absl::StrAppendFormat(&out, "%-14s %s\n", "", options);
+}
+
+// The tiling lines of a report: the CANN tiling that ran.
+void AppendTilingLines(const pb::ExecuteResponse& r, std::string& out) {
   const pb::TilingResponse& t = r.tiling();
   absl::StrAppendFormat(&out, "%-14s %s%s, key %u (%s, %s, %s), block_dim %u, %s\n", "tiling",
                         t.strategy(), r.explicit_tiling() ? " (explicit, from --tiling)" : "",
@@ -146,9 +188,10 @@ void AppendRunSummary(const pb::ExecuteResponse& r, std::string& out) {
     if (found) absl::StrAppend(&blocks, blocks.empty() ? "" : " ", name, "=", value);
   }
   absl::StrAppendFormat(&out, "%-14s %s (%s)\n", "", blocks, t.tiling_struct());
-  absl::StrAppendFormat(&out, "%-14s %s: %u AIC, %u AIV, %u MHz\n", "platform", t.platform().name(),
-                        t.platform().aic_num(), t.platform().aiv_num(),
-                        t.platform().cube_freq_mhz());
+}
+
+// The inputs line of a report.
+void AppendInputs(const pb::ExecuteResponse& r, std::string& out) {
   switch (r.input_source()) {
     case pb::INPUT_SOURCE_INLINE:
       absl::StrAppendFormat(&out, "%-14s inline (.npy files)\n", "inputs");
@@ -161,6 +204,22 @@ void AppendRunSummary(const pb::ExecuteResponse& r, std::string& out) {
       absl::StrAppendFormat(&out, "%-14s none (timing only)\n", "inputs");
       break;
   }
+}
+
+// The tiling (or kernel schedule), platform and inputs lines of an Execute
+// report. The platform is the response's (the tiling's, from a server that
+// does not send it).
+void AppendRunSummary(const pb::ExecuteResponse& r, std::string& out) {
+  if (r.has_kernel_schedule()) {
+    AppendKernelSchedule(r.kernel_schedule(), out);
+  } else {
+    AppendTilingLines(r, out);
+  }
+  const pb::ChipSpec& chip = r.has_platform() ? r.platform() : r.tiling().platform();
+  absl::StrAppendFormat(&out, "%-14s %s%s: %u AIC, %u AIV, %u MHz\n", "platform", chip.name(),
+                        chip.npu_arch().empty() ? "" : absl::StrCat(" (", chip.npu_arch(), ")"),
+                        chip.aic_num(), chip.aiv_num(), chip.cube_freq_mhz());
+  AppendInputs(r, out);
 }
 
 // The accuracy section: the emulated C against the fp64 reference.
@@ -177,7 +236,29 @@ void AppendAccuracy(const pb::AccuracyReport& a, std::string& out) {
                         a.accumulation_unit_roundoff());
 }
 
-// The timing section: totals, traffic and one row per core.
+// The msprof columns: task duration, and per AIC (AIV, when any ran) pipe
+// its average busy time over the cores that ran and its ratio to their
+// average time, as msprof's op_summary shows them.
+void AppendMsprof(const pb::MsprofSummary& m, std::string& out) {
+  absl::StrAppendFormat(&out, "  %-20s %.3f us\n", "msprof task duration", m.task_duration_us());
+  absl::StrAppendFormat(&out,
+                        "  %-20s time %.3f us, mac %.3f us (%.3f), mte1 %.3f us (%.3f), "
+                        "mte2 %.3f us (%.3f), fixpipe %.3f us (%.3f)\n",
+                        absl::StrCat("aic (", m.aic_cores(), " cores)"), m.aic_time_us(),
+                        m.aic_mac_time_us(), m.aic_mac_ratio(), m.aic_mte1_time_us(),
+                        m.aic_mte1_ratio(), m.aic_mte2_time_us(), m.aic_mte2_ratio(),
+                        m.aic_fixpipe_time_us(), m.aic_fixpipe_ratio());
+  if (m.aiv_cores() == 0) return;
+  absl::StrAppendFormat(&out,
+                        "  %-20s time %.3f us, vec %.3f us (%.3f), mte2 %.3f us (%.3f), "
+                        "mte3 %.3f us (%.3f)\n",
+                        absl::StrCat("aiv (", m.aiv_cores(), " cores)"), m.aiv_time_us(),
+                        m.aiv_vec_time_us(), m.aiv_vec_ratio(), m.aiv_mte2_time_us(),
+                        m.aiv_mte2_ratio(), m.aiv_mte3_time_us(), m.aiv_mte3_ratio());
+}
+
+// The timing section: totals, traffic, the msprof columns and one row per
+// core.
 void AppendTiming(const pb::TimingReport& tm, std::string& out) {
   absl::StrAppendFormat(&out, "\ntiming (simulated)\n");
   absl::StrAppendFormat(&out, "  %-20s %u cycles = %.3f us\n", "predicted", tm.predicted_cycles(),
@@ -197,6 +278,7 @@ void AppendTiming(const pb::TimingReport& tm, std::string& out) {
                         Bytes(b.workspace_bytes()));
   absl::StrAppendFormat(&out, "  %-20s DDR %u, L2 %u cycles\n", "channels busy",
                         tm.ddr_busy_cycles(), tm.l2_busy_cycles());
+  AppendMsprof(tm.msprof(), out);
   absl::StrAppendFormat(&out, "\n  %-8s %6s %12s %12s %12s %12s %12s %12s %12s\n", "core", "units",
                         "finish", "MTE2", "MTE1", "CUBE", "FIXPIPE", "VEC", "MTE3");
   for (const pb::CoreTiming& core : tm.cores()) {

@@ -76,6 +76,7 @@ ABSL_DECLARE_FLAG(uint64_t, seed);
 ABSL_DECLARE_FLAG(bool, timing_only);
 ABSL_DECLARE_FLAG(uint32_t, threads);
 ABSL_DECLARE_FLAG(std::string, tiling);
+ABSL_DECLARE_FLAG(std::string, kernel_schedule);
 ABSL_DECLARE_FLAG(absl::Duration, execute_timeout);
 ABSL_DECLARE_FLAG(std::optional<std::string>, service);
 

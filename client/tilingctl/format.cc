@@ -21,9 +21,10 @@ std::string Bytes(uint64_t bytes) {
 
 std::string ChipLine(const pb::ChipSpec& chip) {
   return absl::StrFormat(
-      "%s: %u AIC, %u AIV, L1 %s, L0A %s, L0B %s, L0C %s, UB %s, L2 %s, BT %s, %u MHz, "
+      "%s%s: %u AIC, %u AIV, L1 %s, L0A %s, L0B %s, L0C %s, UB %s, L2 %s, BT %s, %u MHz, "
       "DDR %u B/cycle, L2 %u B/cycle",
-      chip.name(), chip.aic_num(), chip.aiv_num(), Bytes(chip.l1_bytes()), Bytes(chip.l0a_bytes()),
+      chip.name(), chip.npu_arch().empty() ? "" : absl::StrCat(" (", chip.npu_arch(), ")"),
+      chip.aic_num(), chip.aiv_num(), Bytes(chip.l1_bytes()), Bytes(chip.l0a_bytes()),
       Bytes(chip.l0b_bytes()), Bytes(chip.l0c_bytes()), Bytes(chip.ub_bytes()),
       Bytes(chip.l2_bytes()), Bytes(chip.bt_bytes()), chip.cube_freq_mhz(),
       chip.ddr_bytes_per_cycle(), chip.l2_bytes_per_cycle());
@@ -232,19 +233,22 @@ std::string FormatBatch(const std::vector<pb::TilingResponse>& responses) {
 }
 
 std::string FormatPlatforms(const pb::ListPlatformsResponse& response) {
-  std::string out =
-      absl::StrFormat("%-14s %4s %4s %8s %8s %8s %8s %8s %8s %6s %6s %4s %4s\n", "name", "aic",
-                      "aiv", "l1", "l0a", "l0b", "l0c", "ub", "l2", "bt", "mhz", "ddr", "l2bw");
+  std::string out = absl::StrFormat("%-14s %-8s %4s %4s %8s %8s %8s %8s %8s %8s %6s %6s %4s %4s\n",
+                                    "name", "arch", "aic", "aiv", "l1", "l0a", "l0b", "l0c", "ub",
+                                    "l2", "bt", "mhz", "ddr", "l2bw");
   for (const pb::ChipSpec& chip : response.platforms()) {
-    absl::StrAppendFormat(&out, "%-14s %4u %4u %8s %8s %8s %8s %8s %8s %6s %6u %4u %4u%s\n",
-                          chip.name(), chip.aic_num(), chip.aiv_num(), Bytes(chip.l1_bytes()),
-                          Bytes(chip.l0a_bytes()), Bytes(chip.l0b_bytes()), Bytes(chip.l0c_bytes()),
-                          Bytes(chip.ub_bytes()), Bytes(chip.l2_bytes()), Bytes(chip.bt_bytes()),
-                          chip.cube_freq_mhz(), chip.ddr_bytes_per_cycle(),
-                          chip.l2_bytes_per_cycle(),
-                          chip.name() == response.default_platform() ? "  (default)" : "");
+    absl::StrAppendFormat(
+        &out, "%-14s %-8s %4u %4u %8s %8s %8s %8s %8s %8s %6s %6u %4u %4u%s\n", chip.name(),
+        chip.npu_arch().empty() ? "-" : chip.npu_arch(), chip.aic_num(), chip.aiv_num(),
+        Bytes(chip.l1_bytes()), Bytes(chip.l0a_bytes()), Bytes(chip.l0b_bytes()),
+        Bytes(chip.l0c_bytes()), Bytes(chip.ub_bytes()), Bytes(chip.l2_bytes()),
+        Bytes(chip.bt_bytes()), chip.cube_freq_mhz(), chip.ddr_bytes_per_cycle(),
+        chip.l2_bytes_per_cycle(), chip.name() == response.default_platform() ? "  (default)" : "");
   }
-  out += "sizes per core except l2 (chip-wide); ddr and l2bw in bytes per cycle per cube core\n";
+  out +=
+      "sizes per core except l2 (chip-wide); ddr and l2bw in bytes per cycle per cube core; "
+      "CANN's tiling (tile, batch, advise) applies to DAV_3510, execute --kernel-schedule to "
+      "every arch\n";
   return out;
 }
 

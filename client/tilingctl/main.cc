@@ -3,6 +3,7 @@
 //   tilingctl tile --m 4096 --n 1280 --k 8192 --dtype float16 --trans-b --format-b FRACTAL_NZ
 //   tilingctl batch problems.json        many problems over one GetTilingBatch stream
 //   tilingctl conform cases.json         runs a cann950-tiling-cases/1 file
+//   tilingctl calibrate measured.json    npu-measured-matmul/1 rows against the emulator
 //   tilingctl platforms                  lists the platform profiles
 //   tilingctl health                     asks grpc.health.v1.Health
 //   tilingctl execute --m 512 --n 512 --k 512 [--a A.npy --b B.npy --out C.npy]
@@ -130,6 +131,10 @@ ABSL_FLAG(uint32_t, threads, 0, "Execute: host threads for the numerics on the s
 ABSL_FLAG(std::string, tiling, "",
           "Execute: emulate this tiling (JSON of `tile --json`, possibly edited) instead of "
           "the engine's.");
+ABSL_FLAG(std::string, kernel_schedule, "",
+          "Execute: emulate this hand-written kernel's schedule instead of a CANN tiling: a JSON "
+          "object with the keys of a calibration row's `kernel` (null: the default); any "
+          "built-in --platform.");
 ABSL_FLAG(absl::Duration, execute_timeout, absl::Minutes(5),
           "Execute: deadline of the call; the server stops the emulation when it passes.");
 
@@ -213,6 +218,7 @@ int RunCommand(const std::string& command, const std::vector<std::string>& opera
   if (command == "tile") return RunTile(client);
   if (command == "batch") return RunBatch(client, operands[0]);
   if (command == "conform") return RunConform(client, operands[0]);
+  if (command == "calibrate") return RunCalibrate(client, operands[0]);
   if (command == "execute") return RunExecute(client);
   if (command == "platforms") return RunPlatforms(client);
   if (command == "health") return RunHealth(client);
@@ -225,7 +231,7 @@ int Run(const std::vector<char*>& positional) {
   if (positional.size() < 2) return Usage("missing command");
   const std::string command = positional[1];
   const std::vector<std::string> operands(positional.begin() + 2, positional.end());
-  const bool takes_file = command == "batch" || command == "conform";
+  const bool takes_file = command == "batch" || command == "conform" || command == "calibrate";
   if (takes_file && operands.size() != 1) return Usage(absl::StrCat(command, " needs one FILE"));
   if (!takes_file && !operands.empty()) {
     return Usage(absl::StrCat("unexpected argument \"", operands.front(), "\""));
@@ -264,13 +270,17 @@ int main(int argc, char** argv) {
       "[--bias] ...\n"
       "  tilingctl batch FILE      JSON list of TilingRequests or MatmulProblems, one stream\n"
       "  tilingctl conform FILE    cann950-tiling-cases/1 file; ends with \"N passed, M failed\"\n"
+      "  tilingctl calibrate FILE  npu-measured-matmul/1 file: each row's kernel emulated, the\n"
+      "                    predicted msprof figures against the measured ones; ends with\n"
+      "                    \"N rows: median |error| X%, max |error| Y%\"\n"
       "  tilingctl advise [tile flags] [--max-candidates N] [--budget-ms MS] [--no-verify]\n"
       "                    ranks every applicable tiling by predicted time (ADVISE mode;\n"
       "                    `tile --mode advise` is the same)\n"
       "  tilingctl platforms | health\n"
       "  tilingctl execute [tile flags] [--a A.npy --b B.npy [--bias X.npy] --out C.npy | --seed "
       "N]\n"
-      "                    [--timing-only] [--threads N] [--tiling FILE]   emulate on the server\n"
+      "                    [--timing-only] [--threads N] [--tiling FILE | --kernel-schedule FILE]\n"
+      "                    emulate on the server\n"
       "Common: --server host:port (default localhost:50051) | --local, --json, --timeout 10s\n"
       "TLS:    --tls_ca CA.pem [--tls_cert CLIENT.pem --tls_key CLIENT.key] [--tls_server_name N]");
   std::vector<std::string> args = npu::client::NormalizeFlagNames(argc, argv);

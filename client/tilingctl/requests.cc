@@ -7,6 +7,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "client/npy.h"
+#include "client/tilingctl/calibrate.h"
 #include "client/tilingctl/cli.h"
 #include "client/tilingctl/execute.h"
 #include "client/tilingctl/flags.h"
@@ -188,6 +189,30 @@ absl::Status ApplyTilingFile(pb::ExecuteRequest& request) {
   return absl::OkStatus();
 }
 
+// Sets request.kernel_schedule from the --kernel-schedule file, if one is
+// given.
+absl::Status ApplyKernelScheduleFile(pb::ExecuteRequest& request) {
+  const std::string path = absl::GetFlag(FLAGS_kernel_schedule);
+  if (path.empty()) return absl::OkStatus();
+  if (!absl::GetFlag(FLAGS_tiling).empty()) {
+    return absl::InvalidArgumentError("--kernel-schedule and --tiling exclude each other");
+  }
+  if (!request.forced_strategy().empty()) {
+    return absl::InvalidArgumentError("--kernel-schedule and --strategy exclude each other");
+  }
+  absl::StatusOr<std::string> text = ReadFile(path);
+  if (!text.ok()) return text.status();
+  const nlohmann::json kernel = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  if (kernel.is_discarded())
+    return absl::InvalidArgumentError(absl::StrCat(path, ": not valid JSON"));
+  absl::StatusOr<pb::KernelSchedule> schedule = KernelScheduleFromJson(kernel, "");
+  if (!schedule.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": ", schedule.status().message()));
+  }
+  *request.mutable_kernel_schedule() = *std::move(schedule);
+  return absl::OkStatus();
+}
+
 // Sets request.inputs from the operands read from files.
 absl::Status AttachOperands(const OperandFiles& files, pb::ExecuteRequest& request) {
   const pb::MatmulProblem& p = request.problem();
@@ -299,6 +324,7 @@ absl::StatusOr<pb::ExecuteRequest> ExecuteRequestFromFlags() {
   request.set_forced_strategy(tiling_request->forced_strategy());
   request.set_client_id(tiling_request->client_id());
   if (absl::Status tiling = ApplyTilingFile(request); !tiling.ok()) return tiling;
+  if (absl::Status kernel = ApplyKernelScheduleFile(request); !kernel.ok()) return kernel;
   if (files.a.has_value() && !timing_only) {
     if (absl::Status attached = AttachOperands(files, request); !attached.ok()) return attached;
   }

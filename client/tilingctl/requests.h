@@ -29,7 +29,8 @@ absl::Status ApplyAdviseFlags(npu::tiling::v1::TilingRequest* request);
 absl::StatusOr<std::vector<npu::tiling::v1::TilingRequest>> ParseBatchFile(const std::string& text);
 
 // Returns the Execute request of the `execute` flags: the `tile` flags plus
-// the operand files, seed, options and an explicit tiling. Without --m / --n
+// the operand files, seed, options and an explicit tiling or a kernel
+// schedule (--kernel-schedule, read by KernelScheduleFromJson()). Without --m / --n
 // / --k the sizes come from the shapes of --a and --b.
 absl::StatusOr<npu::tiling::v1::ExecuteRequest> ExecuteRequestFromFlags();
 

@@ -266,6 +266,7 @@ pb::ChipSpec ChipToProto(const tl::ChipSpec& chip) {
   ForEachChipField([&](const tl::ChipField& field, const ChipFieldWire& wire) {
     wire.set_spec(out, field.Get(chip));
   });
+  out.set_npu_arch(std::string(tl::NpuArchName(chip.npu_arch)));
   return out;
 }
 

@@ -1,7 +1,9 @@
 #include "server/service/decision_cache.h"
 
 #include <cstdint>
+#include <string>
 
+#include "absl/strings/str_cat.h"
 #include "npu/tiling/v1/tiling_service.pb.h"
 #include "server/service/convert.h"
 
@@ -18,7 +20,17 @@ std::string DecisionCacheKey(const npu::tiling::MatmulProblem& problem,
   thread_local pb::TilingRequest canonical;
   canonical.Clear();
   *canonical.mutable_problem() = ProblemToProto(problem);
-  canonical.set_platform(chip.name);
+  // The architecture is the profile's (no override changes it), so the name
+  // implies it for every chip the service resolves; a chip of an
+  // architecture other than DAV_3510 carries it in the name all the same,
+  // so that no decision for one can ever answer the other. (The engine
+  // refuses such chips, so nothing is cached for them today.)
+  if (chip.npu_arch == npu::tiling::NpuArch::kDav3510) {
+    canonical.set_platform(chip.name);
+  } else {
+    canonical.set_platform(
+        absl::StrCat(chip.name, "@", std::string(npu::tiling::NpuArchName(chip.npu_arch))));
+  }
   ChipFieldsToOverrides(chip, canonical.mutable_platform_overrides());
   canonical.set_forced_strategy(forced_strategy.data(), forced_strategy.size());
 

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "emulator/accuracy.h"
@@ -15,6 +16,7 @@
 #include "emulator/work_estimate.h"
 #include "server/service/convert.h"
 #include "server/service/explicit_tiling.h"
+#include "server/service/kernel_convert.h"
 #include "server/service/request_pipeline.h"
 #include "server/service/status_mapping.h"
 #include "server/service/validate.h"
@@ -129,6 +131,11 @@ absl::StatusOr<tl::ChipSpec> ResolveExecuteChip(const pb::ExecuteRequest& reques
                                       "on the tiling's platform"));
     });
     if (!agree.ok()) return agree;
+    if (!have.npu_arch().empty() && have.npu_arch() != tl::NpuArchName(chip.npu_arch)) {
+      return FieldError("tiling.platform.npu_arch",
+                        absl::StrCat(have.npu_arch(), ", but the request's platform is ",
+                                     std::string(tl::NpuArchName(chip.npu_arch))));
+    }
   }
   return chip;
 }
@@ -178,11 +185,12 @@ void TimingToProto(const emu::EmulationResult& result, pb::TimingReport* out) {
   out->set_aiv_cores(result.schedule.aiv_cores);
   out->set_rounds(result.schedule.rounds);
   out->set_simulated_ops(stats.events);
+  MsprofToProto(stats.msprof, out->mutable_msprof());
 }
 
-// What an emulator error means for the caller. For an explicit tiling every
-// fault is the tiling's (its buffers, its schedule, its kernel); for the
-// engine's own plan it is our bug.
+// What an emulator error means for the caller. For an explicit tiling or a
+// kernel schedule every fault is the request's (its buffers, its schedule,
+// its kernel); for the engine's own plan it is our bug.
 absl::Status EmulatorError(const absl::Status& status, const PreparedExecute& prepared) {
   switch (status.code()) {
     case absl::StatusCode::kCancelled:
@@ -191,6 +199,13 @@ absl::Status EmulatorError(const absl::Status& status, const PreparedExecute& pr
       return status;
     default:
       break;
+  }
+  if (prepared.kernel.has_value()) {
+    // The emulator's schedule checks already name "kernel_schedule.<field>".
+    if (absl::StartsWith(status.message(), "kernel_schedule")) {
+      return absl::InvalidArgumentError(status.message());
+    }
+    return absl::InvalidArgumentError(absl::StrCat("kernel_schedule: ", status.message()));
   }
   if (prepared.explicit_tiling) {
     return absl::InvalidArgumentError(absl::StrCat("tiling: ", status.message()));
@@ -248,6 +263,18 @@ pb::TilingRequest SharedTilingRequest(const pb::ExecuteRequest& request) {
 
 // The fields only Execute has.
 absl::Status CheckExecuteFields(const pb::ExecuteRequest& request) {
+  if (request.has_kernel_schedule()) {
+    if (request.has_tiling()) {
+      return FieldError(
+          "kernel_schedule",
+          "exclusive with tiling: give a CANN tiling or a kernel's schedule, not both");
+    }
+    if (!request.forced_strategy().empty()) {
+      return FieldError("kernel_schedule",
+                        "exclusive with forced_strategy: a kernel's schedule is not decided by "
+                        "a strategy");
+    }
+  }
   if (request.has_tiling() && !request.forced_strategy().empty()) {
     return FieldError("forced_strategy", "not with an explicit tiling");
   }
@@ -262,7 +289,12 @@ absl::Status CheckExecuteFields(const pb::ExecuteRequest& request) {
 }
 
 // What the emulator does not model of a valid problem.
-absl::Status CheckEmulated(const tl::MatmulProblem& problem) {
+absl::Status CheckEmulated(const tl::MatmulProblem& problem, bool kernel_schedule) {
+  if (kernel_schedule && problem.format_b != tl::Format::kNd) {
+    return FieldError("problem.format_b",
+                      "must be ND with a kernel_schedule: B's values travel in ND layout, and "
+                      "kernel_schedule.b_format says how the kernel stores it");
+  }
   if (problem.format_b != tl::Format::kNd) {
     return absl::UnimplementedError(
         "problem.format_b: the emulator models ND operands only (no FRACTAL_NZ)");
@@ -345,19 +377,55 @@ absl::StatusOr<tl::TilingDecision> TilingFor(const pb::ExecuteRequest& request,
   return decision;
 }
 
+// A kernel schedule checked against the problem and the chip by the
+// emulator, then against the work limit by the estimate CANN's plans get.
+absl::Status PrepareKernel(const emu::KernelSchedule& kernel, const ExecuteOptions& options,
+                           PreparedExecute* prepared) {
+  absl::Status valid = emu::ValidateKernelSchedule(kernel, prepared->problem, prepared->chip);
+  switch (valid.code()) {
+    case absl::StatusCode::kOk:
+      break;
+    case absl::StatusCode::kUnimplemented:
+    case absl::StatusCode::kResourceExhausted:
+      return valid;
+    default:
+      // A schedule that does not fit the problem or the chip is a bad
+      // request, whatever code the check picked.
+      return absl::InvalidArgumentError(valid.message());
+  }
+  RETURN_IF_ERROR(CheckEmulationWork(WorkEstimatePlan(kernel, prepared->problem), prepared->problem,
+                                     options.max_simulated_ops));
+  prepared->kernel = kernel;
+  prepared->kernel_schedule = KernelScheduleToProto(kernel);
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<PreparedExecute> PrepareExecute(const pb::ExecuteRequest& request,
                                                const tl::StrategyRegistry& registry,
                                                const ExecuteOptions& options) {
-  // GetTiling's pipeline, with Execute's own checks at its fixed points.
+  // GetTiling's pipeline, with Execute's own checks at its fixed points. A
+  // kernel schedule's own fields are checked with the other wire fields,
+  // before the problem; it runs on any architecture.
   const pb::TilingRequest tiling_request = SharedTilingRequest(request);
+  const bool has_kernel = request.has_kernel_schedule();
+  std::optional<emu::KernelSchedule> kernel;
   RequestSteps steps;
-  steps.check_fields = [&request] { return CheckExecuteFields(request); };
-  steps.check_problem = CheckEmulated;
+  steps.check_fields = [&request, &kernel, has_kernel]() -> absl::Status {
+    RETURN_IF_ERROR(CheckExecuteFields(request));
+    if (has_kernel) {
+      ASSIGN_OR_RETURN(kernel, KernelScheduleFromProto(request.kernel_schedule()));
+    }
+    return absl::OkStatus();
+  };
+  steps.check_problem = [has_kernel](const tl::MatmulProblem& problem) {
+    return CheckEmulated(problem, has_kernel);
+  };
   steps.resolve_chip = [&request, &tiling_request] {
     return ResolveExecuteChip(request, tiling_request);
   };
+  steps.any_arch = has_kernel;
   ResolvedRequest resolved;
   RETURN_IF_ERROR(ResolveRequest(tiling_request, steps, &resolved));
 
@@ -369,6 +437,10 @@ absl::StatusOr<PreparedExecute> PrepareExecute(const pb::ExecuteRequest& request
   prepared.return_c = request.return_c();
   prepared.threads = ThreadsFor(request.threads(), options);
   RETURN_IF_ERROR(PrepareInputs(request, options, &prepared));
+  if (kernel.has_value()) {
+    RETURN_IF_ERROR(PrepareKernel(*kernel, options, &prepared));
+    return prepared;
+  }
 
   ASSIGN_OR_RETURN(tl::TilingDecision decision, TilingFor(request, registry, prepared));
   prepared.explicit_tiling = request.has_tiling();
@@ -396,7 +468,9 @@ absl::Status RunExecute(const PreparedExecute& prepared, const ExecuteOptions& o
   emulator.max_simulated_ops = options.max_simulated_ops;
   emulator.max_numeric_macs = options.max_numeric_macs;
   absl::StatusOr<emu::EmulationResult> result =
-      emu::Emulate(prepared.plan, prepared.problem, prepared.chip, inputs, emulator);
+      prepared.kernel.has_value()
+          ? emu::EmulateKernel(*prepared.kernel, prepared.problem, prepared.chip, inputs, emulator)
+          : emu::Emulate(prepared.plan, prepared.problem, prepared.chip, inputs, emulator);
   if (!result.ok()) return EmulatorError(result.status(), prepared);
 
   response->Clear();
@@ -426,7 +500,12 @@ absl::Status RunExecute(const PreparedExecute& prepared, const ExecuteOptions& o
     }
   }
   response->set_id(prepared.id);
-  *response->mutable_tiling() = prepared.tiling;
+  if (prepared.kernel.has_value()) {
+    *response->mutable_kernel_schedule() = prepared.kernel_schedule;
+  } else {
+    *response->mutable_tiling() = prepared.tiling;
+  }
+  *response->mutable_platform() = ChipToProto(prepared.chip);
   response->set_explicit_tiling(prepared.explicit_tiling);
   response->set_input_source(prepared.input_source);
   response->set_seed(prepared.seed);

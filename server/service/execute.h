@@ -3,28 +3,33 @@
 // An Execute runs in two halves. `PrepareExecute()` runs on the RPC thread and
 // is cheap: it validates the request, resolves the chip, obtains the tiling
 // (the engine's decision, or the request's explicit tiling through
-// explicit_tiling.h) and checks every work limit, so that a request the server
-// would refuse is refused before it waits in the emulation queue.
-// `RunExecute()` runs on an emulation worker (execute_queue.h): it builds or
-// generates the operands, runs the emulator, checks C against the fp64
-// reference and fills the response. Both are plain functions of their inputs,
-// so they are tested without a server; tiling_service.h adds the queue, the
-// deadline and the metrics.
+// explicit_tiling.h) or the request's kernel schedule (kernel_convert.h, then
+// the emulator's ValidateKernelSchedule()) and checks every work limit, so
+// that a request the server would refuse is refused before it waits in the
+// emulation queue. `RunExecute()` runs on an emulation worker
+// (execute_queue.h): it builds or generates the operands, runs the emulator,
+// checks C against the fp64 reference and fills the response. Both are plain
+// functions of their inputs, so they are tested without a server;
+// tiling_service.h adds the queue, the deadline and the metrics.
 //
 // Status codes follow the proto: kInvalidArgument naming the field, kNotFound
-// / kFailedPrecondition as in GetTiling, kUnimplemented for layouts the
-// emulator does not model, kResourceExhausted past a work limit, kCancelled
-// when the cancellation flag stops a run, kInternal for an engine plan the
-// emulator rejects (our bug).
+// / kFailedPrecondition as in GetTiling (a chip CANN's tiling does not cover
+// is kFailedPrecondition unless the request gives a kernel schedule),
+// kUnimplemented for layouts the emulator does not model, kResourceExhausted
+// past a work limit, kCancelled when the cancellation flag stops a run,
+// kInternal for an engine plan the emulator rejects (our bug).
 #ifndef NPU_SERVER_SERVICE_EXECUTE_H_
 #define NPU_SERVER_SERVICE_EXECUTE_H_
 
 #include <atomic>
 #include <cstdint>
+#include <optional>
+#include <string>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "emulator/emulator.h"
+#include "emulator/kernel_schedule.h"
 #include "npu/tiling/v1/tiling_service.pb.h"
 #include "server/tiling/registry.h"
 #include "server/tiling/types.h"
@@ -68,9 +73,13 @@ inline constexpr uint32_t kMaxExecuteThreads = 256;
 struct PreparedExecute {
   npu::tiling::MatmulProblem problem;
   npu::tiling::ChipSpec chip;
+  // What runs: a hand-written kernel's schedule when set, `plan` otherwise.
+  std::optional<npu::emu::KernelSchedule> kernel;
   npu::tiling::TilingPlan plan;
-  // The response's `tiling`: the plan in GetTiling's form.
+  // The response's `tiling` (the plan in GetTiling's form), or its
+  // `kernel_schedule` (the schedule with its defaults filled in).
   npu::tiling::v1::TilingResponse tiling;
+  npu::tiling::v1::KernelSchedule kernel_schedule;
   bool explicit_tiling = false;
   npu::tiling::v1::InputSource input_source = npu::tiling::v1::INPUT_SOURCE_UNSPECIFIED;
   uint64_t seed = 0;

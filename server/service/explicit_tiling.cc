@@ -410,6 +410,11 @@ absl::StatusOr<tl::ChipSpec> ChipFromProto(const pb::ChipSpec& in) {
     return FieldError("tiling.platform.name",
                       absl::StrCat("at most ", kMaxNameBytes, " bytes, got ", chip.name.size()));
   }
+  if (!in.npu_arch().empty()) {
+    absl::StatusOr<tl::NpuArch> arch = tl::ParseNpuArch(in.npu_arch());
+    if (!arch.ok()) return FieldError("tiling.platform.npu_arch", arch.status().message());
+    chip.npu_arch = *arch;
+  }
   absl::Status valid = tl::ValidateChip(chip);
   if (!valid.ok()) return FieldError("tiling.platform", valid.message());
   return chip;

@@ -38,7 +38,8 @@ absl::StatusOr<npu::tiling::TilingPlan> PlanFromExplicitTiling(
     const npu::tiling::ChipSpec& chip);
 
 // The chip `tiling.platform` describes, checked like a platform with
-// overrides ("tiling.platform: ..." on error).
+// overrides ("tiling.platform: ..." on error). An empty npu_arch (an answer
+// from before the field existed) means DAV_3510.
 absl::StatusOr<npu::tiling::ChipSpec> ChipFromProto(const npu::tiling::v1::ChipSpec& chip);
 
 }  // namespace npu::server

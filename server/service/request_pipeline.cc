@@ -80,6 +80,9 @@ absl::Status ResolveRequest(const npu::tiling::v1::TilingRequest& request,
   } else {
     ASSIGN_OR_RETURN(resolved->chip, ResolveChip(request));
   }
+  if (!steps.any_arch) {
+    RETURN_IF_ERROR(Prefixed("platform", tl::ValidateTilingArch(resolved->chip)));
+  }
   return absl::OkStatus();
 }
 

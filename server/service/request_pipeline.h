@@ -4,8 +4,9 @@
 // GetTiling, GetTilingBatch, ADVISE and Execute all start the same way: the
 // request's bytes become a message, the message passes the wire checks
 // (validate.h), its problem becomes the engine's and passes the engine's
-// checks, and the platform it names becomes a chip (convert.h). This file is
-// that sequence, once, with a typed result; the RPC families (tiling_answers.h,
+// checks, and the platform it names becomes a chip (convert.h) that CANN's
+// tiling covers (its architecture DAV_3510). This file is that sequence,
+// once, with a typed result; the RPC families (tiling_answers.h,
 // advice_service.h, execute.h) take it from there. Execute adds its own checks
 // at two fixed points of the sequence and resolves its chip its own way
 // (a tiling records its chip), through `RequestSteps`.
@@ -75,11 +76,18 @@ struct RequestSteps {
   std::function<absl::Status(const npu::tiling::MatmulProblem&)> check_problem;
   // Resolves the chip instead of ResolveChip(request).
   std::function<absl::StatusOr<npu::tiling::ChipSpec>()> resolve_chip;
+  // Whether the RPC serves chips CANN's tiling does not apply to (Execute
+  // with a kernel schedule); otherwise a chip whose architecture is not
+  // DAV_3510 is kFailedPrecondition (npu::tiling::ValidateTilingArch()).
+  bool any_arch = false;
 };
 
 // Runs the pipeline on a parsed `request` into `resolved`: ValidateRequest(),
 // the problem converted and checked by the engine (errors prefixed
-// "problem: "), the chip resolved. The errors are those of each step, the
+// "problem: "), the chip resolved and, unless `steps.any_arch`, checked to
+// be one CANN's tiling applies to (prefixed "platform: "). The architecture
+// is checked here, before any cache is consulted, although the engine's
+// Decide() refuses such a chip too. The errors are those of each step, the
 // first failing step's. (An out-parameter rather than a StatusOr: GetTiling
 // keeps the result where it uses it, without moving it.)
 absl::Status ResolveRequest(const npu::tiling::v1::TilingRequest& request,

@@ -299,6 +299,9 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline void PutPlatform(Writer& out, const tl::Chip
     ForEachChipField([&](const tl::ChipField& field, const ChipFieldWire& wire) {
       PutReservedUint(out, wire.spec_number, field.Get(chip));
     });
+    // Not a chip field (not overridable): the profile's architecture, after
+    // every numeric field in number order.
+    PutString(out, Chip::kNpuArchFieldNumber, tl::NpuArchName(chip.npu_arch));
   });
 }
 

@@ -62,6 +62,8 @@ absl::StatusOr<TilingDecision> StrategyRegistry::Decide(const MatmulProblem& pro
     RETURN_IF_ERROR(ValidateChip(chip));
     RETURN_IF_ERROR(ValidateProblem(problem));
   }
+  // Always: a chip can be valid and still not one CANN's tiling covers.
+  RETURN_IF_ERROR(ValidateTilingArch(chip));
   const bool forced = !options.forced_strategy.empty();
   ProblemFacts facts = DeriveFacts(problem);
   facts.explain = options.explain || forced;

@@ -1,8 +1,10 @@
 // An ordered list of tiling strategies and the pipeline that runs them.
 //
-// `Decide()` is the engine's entry point: validate the problem and chip,
-// try each strategy in registration order (the order is the priority), tile
-// with the first capable one, then check the plan fits the chip's buffers.
+// `Decide()` is the engine's entry point: validate the problem and chip (a
+// chip whose architecture is not DAV_3510 is refused, see
+// ValidateTilingArch()), try each strategy in registration order (the order
+// is the priority), tile with the first capable one, then check the plan
+// fits the chip's buffers.
 // Every strategy consulted appears in the returned trace with the reason it
 // was or was not capable, so "why not Stream-K?" has an answer.
 #ifndef NPU_SERVER_TILING_REGISTRY_H_
@@ -34,8 +36,8 @@ struct DecideOptions {
   bool describe = true;
   // Set only when the caller has already checked the inputs: ValidateChip()
   // and ValidateProblem() passed for this chip and problem. Decide() then
-  // does not check them again. (The service checks them first, to name the
-  // request field at fault.)
+  // does not check them again (ValidateTilingArch() runs either way). (The
+  // service checks them first, to name the request field at fault.)
   bool inputs_validated = false;
 };
 

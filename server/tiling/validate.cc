@@ -152,4 +152,15 @@ absl::Status ValidateProblem(const MatmulProblem& p) {
   return absl::OkStatus();
 }
 
+absl::Status ValidateTilingArch(const ChipSpec& chip) {
+  if (chip.npu_arch == NpuArch::kDav3510) return absl::OkStatus();
+  // CANN selects its mat_mul_v3 host tiling per NpuArch; the arch35
+  // strategies reimplemented here are DAV_3510's. Another architecture has
+  // other buffers, another fixpipe and other kernels, so answering with
+  // these plans would be wrong, not approximate.
+  return absl::FailedPreconditionError(absl::StrCat(
+      "CANN's arch35 mat_mul_v3 tiling applies to DAV_3510 only; platform \"", chip.name, "\" is ",
+      std::string(NpuArchName(chip.npu_arch)), " (Execute with a kernel_schedule runs on it)"));
+}
+
 }  // namespace npu::tiling

@@ -15,6 +15,13 @@ inline constexpr int64_t kMaxDim = 2147483647;
 // OK, or kInvalidArgument naming the field and the limit it broke.
 absl::Status ValidateProblem(const MatmulProblem& problem);
 
+// OK when CANN's arch35 mat_mul_v3 tiling applies to `chip`, i.e. its
+// npu_arch is DAV_3510; otherwise kFailedPrecondition naming the platform
+// and its architecture. A valid chip of another architecture (the Atlas A2
+// profile) is one the emulator can time a hand-written kernel on, but not
+// one the engine can tile for: StrategyRegistry::Decide() refuses it.
+absl::Status ValidateTilingArch(const ChipSpec& chip);
+
 }  // namespace npu::tiling
 
 #endif  // NPU_SERVER_TILING_VALIDATE_H_

@@ -148,5 +148,59 @@ TEST(FormatExecuteTest, ShowsTheTilingTheErrorAndThePerCoreTable) {
   EXPECT_THAT(FormatExecute(r), HasSubstr("none (timing only)"));
 }
 
+// A kernel schedule's run: the schedule instead of the tiling, the chip
+// with its architecture, and the msprof columns (AIV only when they ran).
+TEST(FormatExecuteTest, ShowsTheKernelScheduleAndTheMsprofColumns) {
+  pb::ExecuteResponse r;
+  pb::KernelSchedule* k = r.mutable_kernel_schedule();
+  k->set_kind(pb::KERNEL_SCHEDULE_KIND_STATIC_GRID);
+  k->set_block_dim(24);
+  k->set_base_m(128);
+  k->set_base_n(256);
+  k->set_base_k(64);
+  k->set_l1_m(128);
+  k->set_l1_n(256);
+  k->set_l1_k(256);
+  k->set_depth_a1(2);
+  k->set_depth_b1(1);
+  k->set_single_core_m(4096);
+  k->set_single_core_n(683);
+  k->set_inner_order(pb::TILE_ORDER_COL_MAJOR);
+  k->set_l2_split_rounds(2);
+  k->set_unit_flag(true);
+  pb::ChipSpec* chip = r.mutable_platform();
+  chip->set_name("ascend910b1");
+  chip->set_npu_arch("DAV_2201");
+  chip->set_aic_num(24);
+  chip->set_aiv_num(48);
+  chip->set_cube_freq_mhz(1850);
+  r.set_input_source(pb::INPUT_SOURCE_NONE);
+  pb::MsprofSummary* m = r.mutable_timing()->mutable_msprof();
+  m->set_task_duration_us(4100.5);
+  m->set_aic_time_us(4000);
+  m->set_aic_mac_time_us(3000);
+  m->set_aic_mac_ratio(0.75);
+  m->set_aic_mte2_time_us(2000);
+  m->set_aic_mte2_ratio(0.5);
+  m->set_aic_cores(24);
+  std::string out = FormatExecute(r);
+  EXPECT_THAT(out, HasSubstr("kernel         static_grid, block_dim 24, base 128x256x64, "
+                             "L1 128x256x256"));
+  EXPECT_THAT(out, HasSubstr("depth 2/1, L0 single, L0C single, unit_flag on, B ND, "
+                             "block 4096x683, col_major, 2 L2 rounds"));
+  EXPECT_THAT(out, HasSubstr("platform       ascend910b1 (DAV_2201): 24 AIC, 48 AIV, 1850 MHz"));
+  EXPECT_THAT(out, HasSubstr("msprof task duration 4100.500 us"));
+  EXPECT_THAT(out, HasSubstr("aic (24 cores)       time 4000.000 us, mac 3000.000 us (0.750), "
+                             "mte1 0.000 us (0.000), mte2 2000.000 us (0.500), "
+                             "fixpipe 0.000 us (0.000)"));
+  EXPECT_THAT(out, ::testing::Not(HasSubstr("aiv (")));
+  EXPECT_THAT(out, ::testing::Not(HasSubstr("tiling ")));
+  m->set_aiv_cores(48);
+  m->set_aiv_vec_time_us(12.5);
+  m->set_aiv_vec_ratio(0.25);
+  out = FormatExecute(r);
+  EXPECT_THAT(out, HasSubstr("aiv (48 cores)       time 0.000 us, vec 12.500 us (0.250)"));
+}
+
 }  // namespace
 }  // namespace npu::client

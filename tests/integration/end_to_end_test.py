@@ -383,6 +383,15 @@ def service_part(args, workdir):
 
     platforms = json.loads(run([args.ctl, "platforms", "--server", target, "--json"]))
     check(platforms["defaultPlatform"] == "ascend950pr", "tilingctl platforms")
+    check([(p["name"], p["npuArch"]) for p in platforms["platforms"]] ==
+          [("ascend950pr", "DAV_3510"), ("ascend910b1", "DAV_2201")],
+          "tilingctl platforms lists both profiles with their architecture")
+    err = subprocess.run([args.ctl, "tile", "--server", target, "--m", "64", "--n", "64", "--k",
+                          "64", "--platform", "ascend910b1"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=HANG_GUARD_S)
+    check(err.returncode == 1 and b"FAILED_PRECONDITION" in err.stderr and
+          b"applies to DAV_3510 only" in err.stderr,
+          "CANN's tiling on the A2 profile is FAILED_PRECONDITION")
     check("SERVING" in run([args.ctl, "health", "--server", target]), "tilingctl health")
     execute_checks(args, target, workdir)
 

@@ -103,7 +103,10 @@ TEST(ResolveChipTest, EveryBuiltinProfilePassesTheOverrideChecks) {
 TEST(ChipFieldWireTest, MatchesTheProtoDescriptors) {
   const google::protobuf::Descriptor* spec = pb::ChipSpec::descriptor();
   const google::protobuf::Descriptor* overrides = pb::PlatformOverrides::descriptor();
-  ASSERT_EQ(static_cast<size_t>(spec->field_count()), tl::kChipFieldCount + 1);  // + name
+  // + name and npu_arch, which are not numeric figures (nor overridable).
+  ASSERT_EQ(static_cast<size_t>(spec->field_count()), tl::kChipFieldCount + 2);
+  ASSERT_NE(spec->FindFieldByName("npu_arch"), nullptr);
+  EXPECT_EQ(overrides->FindFieldByName("npu_arch"), nullptr);
   ASSERT_EQ(static_cast<size_t>(overrides->field_count()), tl::kChipFieldCount);
   for (size_t i = 0; i < tl::kChipFieldCount; ++i) {
     const std::string name(tl::kChipFields[i].name);
@@ -140,6 +143,23 @@ TEST(ChipFieldWireTest, ChipRoundTripsThroughProtoAndOverrides) {
   EXPECT_EQ(o.bt_bytes(), chip.bt_bytes);
   EXPECT_EQ(o.cube_freq_mhz(), chip.cube_freq_mhz);
   EXPECT_TRUE(o.has_aiv_num());
+}
+
+// The architecture is the profile's: it reaches the wire, and overrides keep
+// it.
+TEST(ResolveChipTest, ArchitectureComesFromTheProfile) {
+  pb::TilingRequest request = StreamKRequest();
+  request.set_platform("ascend910b1");
+  request.mutable_platform_overrides()->set_aic_num(32);
+  request.mutable_platform_overrides()->set_cube_freq_mhz(1650);
+  absl::StatusOr<tl::ChipSpec> chip = ResolveChip(request);
+  ASSERT_TRUE(chip.ok()) << chip.status();
+  EXPECT_EQ(chip->npu_arch, tl::NpuArch::kDav2201);
+  EXPECT_EQ(ChipToProto(*chip).npu_arch(), "DAV_2201");
+  request.set_platform("");
+  chip = ResolveChip(request);
+  ASSERT_TRUE(chip.ok()) << chip.status();
+  EXPECT_EQ(ChipToProto(*chip).npu_arch(), "DAV_3510");
 }
 
 TEST(ResolveChipTest, UnknownPlatformIsNotFound) {

@@ -65,6 +65,22 @@ TEST(DecisionCacheTest, KeyCoversProblemChipAndStrategy) {
   EXPECT_NE(base, DecisionCacheKey(problem, chip, "BASIC_ASWT"));
 }
 
+// The same name and figures on another architecture never share an entry.
+TEST(DecisionCacheTest, KeyCoversTheArchitecture) {
+  tl::MatmulProblem problem;
+  problem.m = problem.n = problem.k = 64;
+  const tl::ChipSpec chip = *tl::FindPlatform(tl::kDefaultPlatform);
+  tl::ChipSpec other_arch = chip;
+  other_arch.npu_arch = tl::NpuArch::kDav2201;
+  EXPECT_NE(DecisionCacheKey(problem, chip, ""), DecisionCacheKey(problem, other_arch, ""));
+  // The A2 profile relabelled with the 950PR's figures, and the other way
+  // round.
+  tl::ChipSpec a2 = *tl::FindPlatform("ascend910b1");
+  tl::ChipSpec a2_as_950 = chip;
+  a2_as_950.npu_arch = a2.npu_arch;
+  EXPECT_NE(DecisionCacheKey(problem, chip, ""), DecisionCacheKey(problem, a2_as_950, ""));
+}
+
 TEST(DecisionCacheTest, ConcurrentUseStaysBounded) {
   DecisionCache<pb::TilingResponse> cache(64);
   std::vector<std::thread> threads;

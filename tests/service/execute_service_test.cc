@@ -141,6 +141,73 @@ TEST(ExecuteRpcTest, ProblemPathAnswersTheTimingAndTheErrorReport) {
   EXPECT_EQ(server.Metric("npu_execute_queue_depth"), 0);
 }
 
+// A static-grid kernel on the Atlas A2: 2 x 2 blocks of 128 x 256 tiles.
+pb::ExecuteRequest KernelRun() {
+  pb::ExecuteRequest request = ExecuteFor(512, 1024, 1024);
+  request.set_platform("ascend910b1");
+  pb::KernelSchedule* k = request.mutable_kernel_schedule();
+  k->set_kind(pb::KERNEL_SCHEDULE_KIND_STATIC_GRID);
+  k->set_block_dim(4);
+  k->set_base_m(128);
+  k->set_base_n(256);
+  k->set_base_k(64);
+  k->set_l1_m(128);
+  k->set_l1_n(256);
+  k->set_l1_k(256);
+  k->set_single_core_m(256);
+  k->set_single_core_n(512);
+  return request;
+}
+
+// Errors of a kernel schedule through the RPC: the edge's, the chip's
+// architecture for a CANN plan, the work limit (at once, never a hang).
+TEST(ExecuteRpcTest, KernelScheduleErrorsThroughTheRpc) {
+  ServerOptions options = ExecuteServerOptions();
+  options.service.execute.max_simulated_ops = 100;
+  TestServer server(options);
+  pb::ExecuteResponse response;
+
+  pb::ExecuteRequest no_kind = KernelRun();
+  no_kind.mutable_kernel_schedule()->clear_kind();
+  grpc::Status status = CallExecute(server, no_kind, &response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(), HasSubstr("kernel_schedule.kind: required"));
+
+  pb::ExecuteRequest cann_on_a2 = KernelRun();
+  cann_on_a2.clear_kernel_schedule();
+  status = CallExecute(server, cann_on_a2, &response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_THAT(status.error_message(), HasSubstr("DAV_3510 only"));
+
+  pb::ExecuteRequest too_much = KernelRun();
+  too_much.set_timing_only(true);
+  status = CallExecute(server, too_much, &response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_THAT(status.error_message(), HasSubstr("--max_execute_simulated_ops"));
+  EXPECT_EQ(server.Metric("npu_execute_total", {{"result", "ResourceExhausted"}}), 1);
+  WaitForIdle(server);
+}
+
+// Needs the emulator's EmulateKernel(): a kernel schedule on the A2 through
+// the RPC, timed and checked against the fp64 reference.
+TEST(ExecuteRpcTest, KernelScheduleRunsOnTheA2) {
+  TestServer server(ExecuteServerOptions());
+  pb::ExecuteRequest request = KernelRun();
+  request.set_seed(2);
+  pb::ExecuteResponse response;
+  grpc::Status status = CallExecute(server, request, &response);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_FALSE(response.has_tiling());
+  EXPECT_EQ(response.kernel_schedule().kind(), pb::KERNEL_SCHEDULE_KIND_STATIC_GRID);
+  EXPECT_EQ(response.platform().name(), "ascend910b1");
+  EXPECT_EQ(response.platform().npu_arch(), "DAV_2201");
+  EXPECT_TRUE(response.accuracy().passed());
+  EXPECT_NEAR(response.timing().predicted_time_us(), response.timing().predicted_cycles() / 1850.0,
+              1e-9);
+  EXPECT_GT(response.timing().msprof().task_duration_us(), 0.0);
+  WaitForIdle(server);
+}
+
 TEST(ExecuteRpcTest, ExplicitTilingWithAnEditedBaseM) {
   TestServer server(ExecuteServerOptions());
   pb::TilingResponse tiling;

@@ -30,6 +30,20 @@ pb::ExecuteRequest RequestFor(const tl::MatmulProblem& problem) {
   return request;
 }
 
+// A small round-robin kernel: 32x32 tiles, 64 of K per L1 transfer.
+pb::KernelSchedule SmallKernel(uint32_t block_dim = 4) {
+  pb::KernelSchedule k;
+  k.set_kind(pb::KERNEL_SCHEDULE_KIND_ROUND_ROBIN_TILES);
+  k.set_block_dim(block_dim);
+  k.set_base_m(32);
+  k.set_base_n(32);
+  k.set_base_k(32);
+  k.set_l1_m(32);
+  k.set_l1_n(32);
+  k.set_l1_k(64);
+  return k;
+}
+
 pb::Tensor TensorOf(const emu::HostTensor& tensor) {
   pb::Tensor out;
   out.set_dtype(DataTypeToProto(tensor.dtype));
@@ -249,7 +263,42 @@ INSTANTIATE_TEST_SUITE_P(
                   },
                   absl::StatusCode::kUnimplemented, "problem.format_b"},
         ErrorCase{"UnknownPlatform", [](auto& r) { r.set_platform("ascend1"); },
-                  absl::StatusCode::kNotFound, "platform: "}),
+                  absl::StatusCode::kNotFound, "platform: "},
+        ErrorCase{"CannTilingOnAnotherArchitecture", [](auto& r) { r.set_platform("ascend910b1"); },
+                  absl::StatusCode::kFailedPrecondition,
+                  "platform: CANN's arch35 mat_mul_v3 tiling applies to DAV_3510 only; platform "
+                  "\"ascend910b1\" is DAV_2201 (Execute with a kernel_schedule runs on it)"},
+        ErrorCase{"KernelScheduleWithTiling",
+                  [](auto& r) {
+                    *r.mutable_kernel_schedule() = SmallKernel();
+                    r.mutable_tiling();
+                  },
+                  absl::StatusCode::kInvalidArgument, "kernel_schedule: exclusive with tiling"},
+        ErrorCase{"KernelScheduleWithForcedStrategy",
+                  [](auto& r) {
+                    *r.mutable_kernel_schedule() = SmallKernel();
+                    r.set_forced_strategy("BASIC_ASWT");
+                  },
+                  absl::StatusCode::kInvalidArgument,
+                  "kernel_schedule: exclusive with forced_strategy"},
+        ErrorCase{"KernelScheduleWithoutKind",
+                  [](auto& r) {
+                    *r.mutable_kernel_schedule() = SmallKernel();
+                    r.mutable_kernel_schedule()->clear_kind();
+                  },
+                  absl::StatusCode::kInvalidArgument, "kernel_schedule.kind: required"},
+        // The emulator's check against the chip (32 cube cores).
+        ErrorCase{"KernelScheduleBeyondTheCores",
+                  [](auto& r) { *r.mutable_kernel_schedule() = SmallKernel(33); },
+                  absl::StatusCode::kInvalidArgument, "kernel_schedule.block_dim"},
+        ErrorCase{"KernelScheduleWithAnNzProblem",
+                  [](auto& r) {
+                    *r.mutable_kernel_schedule() = SmallKernel();
+                    r.mutable_problem()->set_format_b(pb::FORMAT_FRACTAL_NZ);
+                    r.clear_inputs();
+                  },
+                  absl::StatusCode::kInvalidArgument,
+                  "problem.format_b: must be ND with a kernel_schedule"}),
     [](const ::testing::TestParamInfo<ErrorCase>& info) { return info.param.name; });
 
 TEST_F(ExecutePipelineTest, WorkLimitsAreResourceExhaustedBeforeAnythingRuns) {
@@ -342,6 +391,145 @@ TEST_F(ExecutePipelineTest, ExplicitKernelFaultIsTheTilingsNotOurs) {
   }
   EXPECT_THAT(Run(request), StatusIs(absl::StatusCode::kInvalidArgument,
                                      HasSubstr("tiling: Stream-K needs a tail round")));
+}
+
+// Every Execute answers the chip it ran on and the msprof summary of its run.
+TEST_F(ExecutePipelineTest, EnginePathAnswersThePlatformAndTheMsprofSummary) {
+  const tl::MatmulProblem problem = Problem(1024, 1024, 1024);
+  pb::ExecuteRequest request = RequestFor(problem);
+  request.set_timing_only(true);
+  request.mutable_platform_overrides()->set_aic_num(24);
+  request.mutable_platform_overrides()->set_aiv_num(48);
+  absl::StatusOr<pb::ExecuteResponse> response = Run(request);
+  ASSERT_THAT(response, IsOk());
+  EXPECT_EQ(response->platform().name(), "ascend950pr");
+  EXPECT_EQ(response->platform().npu_arch(), "DAV_3510");
+  EXPECT_EQ(response->platform().aic_num(), 24u);
+  EXPECT_EQ(response->platform().SerializeAsString(),
+            response->tiling().platform().SerializeAsString());
+  EXPECT_FALSE(response->has_kernel_schedule());
+
+  absl::StatusOr<tl::TilingDecision> decision = DecideBuiltin(problem, Chip950(24));
+  ASSERT_THAT(decision, IsOk());
+  emu::EmulatorOptions options;
+  options.timing_only = true;
+  absl::StatusOr<emu::EmulationResult> direct =
+      emu::Emulate(decision->plan, problem, Chip950(24), {}, options);
+  ASSERT_THAT(direct, IsOk());
+  const pb::MsprofSummary& msprof = response->timing().msprof();
+  ASSERT_TRUE(response->timing().has_msprof());
+  EXPECT_DOUBLE_EQ(msprof.task_duration_us(), direct->stats.msprof.task_duration_us);
+  EXPECT_DOUBLE_EQ(msprof.aic_mac_time_us(), direct->stats.msprof.aic_mac_time_us);
+  EXPECT_DOUBLE_EQ(msprof.aic_mte2_ratio(), direct->stats.msprof.aic_mte2_ratio);
+  EXPECT_EQ(msprof.aic_cores(), direct->stats.msprof.aic_cores);
+  EXPECT_EQ(msprof.aiv_cores(), direct->stats.msprof.aiv_cores);
+}
+
+// An explicit CANN tiling cannot run on the A2 either, named or inherited
+// from the tiling's own platform.
+TEST_F(ExecutePipelineTest, ExplicitTilingOnAnotherArchitectureIsFailedPrecondition) {
+  const tl::MatmulProblem problem = Problem(512, 512, 512);
+  absl::StatusOr<tl::TilingDecision> decision = DecideBuiltin(problem);
+  ASSERT_THAT(decision, IsOk());
+  pb::ExecuteRequest request = RequestFor(problem);
+  request.set_timing_only(true);
+  DecisionToProto(*decision, Chip950(), request.mutable_tiling());
+  ASSERT_THAT(Run(request), IsOk());
+
+  pb::ExecuteRequest on_a2 = request;
+  *on_a2.mutable_tiling()->mutable_platform() = ChipToProto(*tl::FindPlatform("ascend910b1"));
+  EXPECT_THAT(Run(on_a2), StatusIs(absl::StatusCode::kFailedPrecondition,
+                                   HasSubstr("\"ascend910b1\" is DAV_2201")));
+  // An arch the request's chip does not have, or one nobody knows.
+  pb::ExecuteRequest mismatch = request;
+  mismatch.set_platform("ascend950pr");
+  mismatch.mutable_tiling()->mutable_platform()->set_npu_arch("DAV_2201");
+  EXPECT_THAT(Run(mismatch),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("tiling.platform.npu_arch: DAV_2201, but the request's platform "
+                                 "is DAV_3510")));
+  pb::ExecuteRequest unknown = request;
+  unknown.mutable_tiling()->mutable_platform()->set_npu_arch("DAV_9999");
+  EXPECT_THAT(Run(unknown), StatusIs(absl::StatusCode::kInvalidArgument,
+                                     HasSubstr("tiling.platform.npu_arch: unknown NPU")));
+  // An answer from before the field: DAV_3510.
+  pb::ExecuteRequest old_answer = request;
+  old_answer.mutable_tiling()->mutable_platform()->clear_npu_arch();
+  EXPECT_THAT(Run(old_answer), IsOk());
+}
+
+// A kernel schedule is prepared on any built-in platform, overrides
+// included, with its defaults filled in for the echo; no CANN tiling is
+// decided.
+TEST_F(ExecutePipelineTest, KernelSchedulePreparesOnEveryPlatform) {
+  for (const tl::ChipSpec& builtin : tl::BuiltinPlatforms()) {
+    SCOPED_TRACE(builtin.name);
+    pb::ExecuteRequest request = RequestFor(Problem(256, 256, 512));
+    request.set_platform(builtin.name);
+    request.mutable_platform_overrides()->set_cube_freq_mhz(1000);
+    *request.mutable_kernel_schedule() = SmallKernel();
+    absl::StatusOr<PreparedExecute> prepared = PrepareExecute(request, registry_, options_);
+    ASSERT_THAT(prepared, IsOk());
+    ASSERT_TRUE(prepared->kernel.has_value());
+    EXPECT_EQ(prepared->kernel->kind, emu::KernelScheduleKind::kRoundRobinTiles);
+    EXPECT_EQ(prepared->kernel->block_dim, 4u);
+    EXPECT_EQ(prepared->chip.name, builtin.name);
+    EXPECT_EQ(prepared->chip.npu_arch, builtin.npu_arch);
+    EXPECT_EQ(prepared->chip.cube_freq_mhz, 1000u);
+    EXPECT_TRUE(prepared->plan.strategy.empty());
+    EXPECT_EQ(prepared->input_source, pb::INPUT_SOURCE_SEED);
+    EXPECT_EQ(prepared->kernel_schedule.depth_a1(), 2u);
+    EXPECT_TRUE(prepared->kernel_schedule.l0_double_buffer());
+    EXPECT_EQ(prepared->kernel_schedule.epilogue(), pb::EPILOGUE_NONE);
+  }
+}
+
+// The limits a CANN plan gets: numerics past --max_execute_work, and a
+// kernel whose tiles are too many to emulate, both refused before anything
+// runs.
+TEST_F(ExecutePipelineTest, KernelScheduleWorkLimitsAreResourceExhausted) {
+  pb::ExecuteRequest request = RequestFor(Problem(4096, 4096, 4096));
+  *request.mutable_kernel_schedule() = SmallKernel();
+  EXPECT_THAT(Run(request), StatusIs(absl::StatusCode::kResourceExhausted,
+                                     HasSubstr("(--max_execute_work); use timing_only")));
+  pb::ExecuteRequest tiny = RequestFor(Problem(8192, 8192, 8192));
+  tiny.set_timing_only(true);
+  *tiny.mutable_kernel_schedule() = SmallKernel();
+  EXPECT_THAT(Run(tiny), StatusIs(absl::StatusCode::kResourceExhausted,
+                                  HasSubstr("--max_execute_simulated_ops")));
+}
+
+// Needs the emulator's EmulateKernel(): a kernel schedule runs, with
+// numerics against the fp64 reference, and the answer carries the schedule
+// and the chip instead of a CANN tiling.
+TEST_F(ExecutePipelineTest, KernelScheduleRunsWithNumericsAgainstTheReference) {
+  pb::ExecuteRequest request = RequestFor(Problem(256, 192, 320));
+  request.set_seed(3);
+  *request.mutable_kernel_schedule() = SmallKernel();
+  absl::StatusOr<pb::ExecuteResponse> response = Run(request);
+  ASSERT_THAT(response, IsOk());
+  EXPECT_FALSE(response->has_tiling());
+  EXPECT_EQ(response->kernel_schedule().kind(), pb::KERNEL_SCHEDULE_KIND_ROUND_ROBIN_TILES);
+  EXPECT_EQ(response->platform().name(), "ascend950pr");
+  EXPECT_TRUE(response->accuracy().passed());
+  EXPECT_LE(response->accuracy().worst_bound_ratio(), 1.0);
+  EXPECT_GT(response->timing().predicted_cycles(), 0u);
+  EXPECT_GT(response->timing().msprof().task_duration_us(), 0.0);
+  EXPECT_GT(response->timing().msprof().aic_mac_time_us(), 0.0);
+}
+
+// Needs the emulator's EmulateKernel(): timing only on the Atlas A2.
+TEST_F(ExecutePipelineTest, KernelScheduleTimingOnlyOnTheA2) {
+  pb::ExecuteRequest request = RequestFor(Problem(1024, 1024, 1024));
+  request.set_platform("ascend910b1");
+  request.set_timing_only(true);
+  *request.mutable_kernel_schedule() = SmallKernel(24);
+  absl::StatusOr<pb::ExecuteResponse> response = Run(request);
+  ASSERT_THAT(response, IsOk());
+  EXPECT_FALSE(response->has_accuracy());
+  EXPECT_EQ(response->input_source(), pb::INPUT_SOURCE_NONE);
+  EXPECT_EQ(response->platform().npu_arch(), "DAV_2201");
+  EXPECT_GT(response->timing().msprof().task_duration_us(), 0.0);
 }
 
 TEST_F(ExecutePipelineTest, CancellationStopsTheRun) {

@@ -134,6 +134,25 @@ TEST(RequestPipelineTest, StepsRunInOrderAndStopAtTheFirstError) {
   EXPECT_EQ(ran, std::vector<std::string>({"chip"}));
 }
 
+// A chip CANN's tiling does not cover is refused once resolved, naming the
+// platform; an RPC that serves any architecture (Execute with a kernel
+// schedule) says so in its steps.
+TEST(RequestPipelineTest, ChipOfAnotherArchitectureNeedsAnyArch) {
+  pb::TilingRequest request = testing::ShapeRequest(256, 256, 256);
+  request.set_platform("ascend910b1");
+  ResolvedRequest resolved;
+  EXPECT_THAT(ResolveRequest(request, &resolved),
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       HasSubstr("platform: CANN's arch35 mat_mul_v3 tiling applies to DAV_3510 "
+                                 "only; platform \"ascend910b1\" is DAV_2201")));
+  RequestSteps steps;
+  steps.any_arch = true;
+  const absl::Status status = ResolveRequest(request, steps, &resolved);
+  ASSERT_TRUE(status.ok()) << status;
+  EXPECT_EQ(resolved.chip.name, "ascend910b1");
+  EXPECT_EQ(resolved.chip.npu_arch, tl::NpuArch::kDav2201);
+}
+
 TEST(RequestPipelineTest, SerializeMessageWritesProtobufsBytes) {
   const pb::TilingRequest request = testing::StreamKRequest();
   grpc::ByteBuffer bytes;

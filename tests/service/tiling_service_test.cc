@@ -301,6 +301,69 @@ TEST(ListPlatformsTest, ListsTheDefaultFirst) {
   EXPECT_EQ(response.platforms(0).l1_bytes(), 512u * 1024);
 }
 
+// Both built-in profiles, each with its architecture.
+TEST(ListPlatformsTest, EveryProfileCarriesItsArchitecture) {
+  TestServer server;
+  grpc::ClientContext context;
+  pb::ListPlatformsResponse response;
+  ASSERT_TRUE(server.stub().ListPlatforms(&context, pb::ListPlatformsRequest(), &response).ok());
+  ASSERT_EQ(response.platforms_size(), 2);
+  EXPECT_EQ(response.platforms(0).npu_arch(), "DAV_3510");
+  EXPECT_EQ(response.platforms(1).name(), "ascend910b1");
+  EXPECT_EQ(response.platforms(1).npu_arch(), "DAV_2201");
+  EXPECT_EQ(response.platforms(1).aic_num(), 24u);
+  EXPECT_EQ(response.platforms(1).cube_freq_mhz(), 1850u);
+}
+
+// The answer's platform names its architecture.
+TEST(GetTilingTest, AnswerPlatformCarriesTheArchitecture) {
+  TestServer server;
+  pb::TilingResponse response;
+  ASSERT_TRUE(Call(server, StreamKRequest(), &response).ok());
+  EXPECT_EQ(response.platform().npu_arch(), "DAV_3510");
+}
+
+// CANN's arch35 tiling does not apply to the Atlas A2 (DAV_2201): every
+// tiling path refuses it with FAILED_PRECONDITION naming the platform and
+// its arch, with overrides too, and with the cache on or off.
+TEST(GetTilingTest, OtherArchitectureIsFailedPreconditionOnEveryPath) {
+  for (size_t cache : {size_t{0}, size_t{64}}) {
+    SCOPED_TRACE(cache == 0 ? "cache off" : "cache on");
+    ServerOptions options = LoopbackOptions();
+    options.service.cache_capacity = cache;
+    TestServer server(options);
+    pb::TilingRequest request = ShapeRequest(1024, 1024, 1024);
+    request.set_platform("ascend910b1");
+    pb::TilingRequest overridden = request;
+    // The 950PR's figures on the A2 profile: still DAV_2201.
+    overridden.mutable_platform_overrides()->set_aic_num(32);
+    overridden.mutable_platform_overrides()->set_aiv_num(64);
+    overridden.mutable_platform_overrides()->set_cube_freq_mhz(1650);
+    pb::TilingRequest forced = request;
+    forced.set_forced_strategy("BASIC_ASWT");
+    pb::TilingRequest advise = request;
+    advise.set_mode(pb::TILING_MODE_ADVISE);
+    for (const pb::TilingRequest& r : {request, overridden, forced, advise, request}) {
+      SCOPED_TRACE(r.ShortDebugString());
+      pb::TilingResponse response;
+      grpc::Status status = Call(server, r, &response);
+      EXPECT_EQ(status.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+      EXPECT_THAT(status.error_message(),
+                  HasSubstr("platform: CANN's arch35 mat_mul_v3 tiling applies to DAV_3510 only; "
+                            "platform \"ascend910b1\" is DAV_2201"));
+      EXPECT_THAT(status.error_message(), HasSubstr("Execute with a kernel_schedule"));
+    }
+    // In a batch the item fails and the stream goes on.
+    BatchResult batch = RunBatch(server.stub(), {request, ShapeRequest(1024, 1024, 1024)});
+    ASSERT_TRUE(batch.status.ok()) << batch.status.error_message();
+    ASSERT_EQ(batch.responses.size(), 2u);
+    EXPECT_EQ(batch.responses[0].status().code(), grpc::StatusCode::FAILED_PRECONDITION);
+    EXPECT_EQ(batch.responses[0].status().code_name(), "FAILED_PRECONDITION");
+    EXPECT_THAT(batch.responses[0].status().message(), HasSubstr("DAV_2201"));
+    EXPECT_FALSE(batch.responses[1].has_status());
+  }
+}
+
 TEST(DecisionCacheTest, AnswersAreIdenticalWithAndWithoutCache) {
   ServerOptions uncached_options = LoopbackOptions();
   uncached_options.service.cache_capacity = 0;

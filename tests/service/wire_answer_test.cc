@@ -135,6 +135,29 @@ TEST(WireAnswerTest, SameBytesAsProtobufForEdgeValues) {
   }
 }
 
+// The platform's architecture (a string after the numeric figures, not one
+// of them) in the bytes of every built-in profile and of each architecture.
+TEST(WireAnswerTest, SameBytesAsProtobufOnEveryArchitecture) {
+  absl::StatusOr<tl::TilingDecision> decision = tl::MakeBuiltinRegistry().Decide(
+      ProblemFromProto(::npu::server::testing::StreamKRequest().problem()),
+      *tl::FindPlatform(tl::kDefaultPlatform));
+  ASSERT_TRUE(decision.ok()) << decision.status();
+  std::set<std::string> arches;
+  for (const tl::ChipSpec& builtin : tl::BuiltinPlatforms()) {
+    SCOPED_TRACE(builtin.name);
+    ExpectSameBytes(*decision, builtin);
+    pb::TilingResponse reference = Reference(*decision, builtin, pb::RESPONSE_VIEW_FULL, false, "");
+    EXPECT_EQ(reference.platform().npu_arch(), tl::NpuArchName(builtin.npu_arch));
+    arches.insert(reference.platform().npu_arch());
+  }
+  EXPECT_EQ(arches, (std::set<std::string>{"DAV_2201", "DAV_3510"}));
+  for (tl::NpuArch arch : {tl::NpuArch::kDav3510, tl::NpuArch::kDav2201}) {
+    tl::ChipSpec chip = *tl::FindPlatform(tl::kDefaultPlatform);
+    chip.npu_arch = arch;
+    ExpectSameBytes(*decision, chip);
+  }
+}
+
 // Tiling-data names of every length around the encoder's short-copy sizes
 // (4, 8, 16), and names long enough for a two-byte name length and a
 // two-byte field length, each with values of one to ten bytes.

@@ -19,6 +19,7 @@ using ::npu::testing::Chip950;
 using ::npu::testing::IsOk;
 using ::npu::testing::Problem;
 using ::npu::testing::StatusIs;
+using ::testing::AllOf;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
@@ -193,6 +194,33 @@ TEST(CheckPlanFitsTest, FlagsOversizedL0A) {
   plan.block_dim = 33;
   EXPECT_THAT(CheckPlanFits(plan, Problem(2048, 2048, 1024), Chip950()),
               StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("block_dim=33")));
+}
+
+// CANN's arch35 tiling covers DAV_3510 only: Decide() refuses a chip of
+// another architecture on every path (checked inputs or not, a forced
+// strategy or the priority order), naming the platform and its arch.
+TEST(StrategyRegistryTest, RefusesAChipOfAnotherArchitecture) {
+  const ChipSpec a2 = *FindPlatform("ascend910b1");
+  ASSERT_EQ(a2.npu_arch, NpuArch::kDav2201);
+  ASSERT_THAT(ValidateChip(a2), IsOk());  // a valid chip, just not CANN's arch35
+  const StrategyRegistry registry = MakeBuiltinRegistry();
+  DecideOptions forced;
+  forced.forced_strategy = "BASIC_ASWT";
+  DecideOptions validated;
+  validated.inputs_validated = true;
+  for (const DecideOptions& options : {DecideOptions{}, forced, validated}) {
+    EXPECT_THAT(registry.Decide(Problem(1024, 1024, 1024), a2, options),
+                StatusIs(absl::StatusCode::kFailedPrecondition,
+                         AllOf(HasSubstr("arch35 mat_mul_v3 tiling applies to DAV_3510 only"),
+                               HasSubstr("\"ascend910b1\" is DAV_2201"),
+                               HasSubstr("Execute with a kernel_schedule"))));
+  }
+  // The architecture alone decides: the 950PR's figures do not help.
+  ChipSpec relabelled = Chip950();
+  relabelled.npu_arch = NpuArch::kDav2201;
+  EXPECT_THAT(registry.Decide(Problem(1024, 1024, 1024), relabelled),
+              StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("DAV_2201")));
+  EXPECT_THAT(registry.Decide(Problem(1024, 1024, 1024), Chip950()), IsOk());
 }
 
 }  // namespace

@@ -4,7 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <string>
 
+#include "absl/strings/str_cat.h"
 #include "tests/testing/problems.h"
 #include "tests/testing/status_matchers.h"
 
@@ -147,6 +149,23 @@ TEST(ValidateTest, AcceptsKZeroWithoutBiasAndCanonicalNz) {
   // B stored [1280, 8192] fp16: d0*d3 = 8192 (cols, 16-aligned), d1*d2 = 1280.
   p.storage_shape_b = {512, 80, 16, 16};
   EXPECT_THAT(ValidateProblem(p), IsOk());
+}
+
+TEST(ValidateTilingArchTest, OnlyDav3510) {
+  for (const ChipSpec& chip : BuiltinPlatforms()) {
+    SCOPED_TRACE(chip.name);
+    if (chip.npu_arch == NpuArch::kDav3510) {
+      EXPECT_THAT(ValidateTilingArch(chip), IsOk());
+    } else {
+      EXPECT_THAT(ValidateTilingArch(chip),
+                  StatusIs(absl::StatusCode::kFailedPrecondition,
+                           HasSubstr(absl::StrCat("platform \"", chip.name, "\" is ",
+                                                  std::string(NpuArchName(chip.npu_arch))))));
+    }
+  }
+  EXPECT_THAT(ValidateTilingArch(*FindPlatform("ascend910b1")),
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       HasSubstr("CANN's arch35 mat_mul_v3 tiling applies to DAV_3510 only")));
 }
 
 }  // namespace

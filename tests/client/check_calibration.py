@@ -1,0 +1,79 @@
+#!/usr/bin/env python3
+"""The timing model against published msprof measurements of real chips.
+
+Runs `tilingctl calibrate FILE --local --json` on the npu-measured-matmul/1
+file (tests/data/calibration/ascend_measured.json) and checks the accuracy
+targets of the emulated time:
+
+  * every row ran (a row that cannot be read or run is a failure);
+  * the median |error| of the task duration over the rows is at most 10%,
+    and the largest at most 25%;
+  * every per-pipe time a row publishes (aic_mac / mte1 / mte2 / fixpipe)
+    is predicted within 20%.
+
+Prints every figure outside its target, then the report's summary line.
+Exit 0 when every target holds, 1 otherwise.
+"""
+import argparse
+import json
+import subprocess
+import sys
+
+MEDIAN_LIMIT_PCT = 10.0
+MAX_LIMIT_PCT = 25.0
+PIPE_LIMIT_PCT = 20.0
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--ctl", required=True, help="the tilingctl binary")
+    parser.add_argument("--file", required=True, help="an npu-measured-matmul/1 file")
+    args = parser.parse_args()
+
+    with open(args.file, encoding="utf-8") as f:
+        expected_rows = [row.get("id") for row in json.load(f)["rows"]]
+
+    run = subprocess.run([args.ctl, "calibrate", args.file, "--local", "--json"],
+                         capture_output=True, text=True, check=False)
+    sys.stderr.write(run.stderr)
+    try:
+        report = json.loads(run.stdout)
+    except json.JSONDecodeError:
+        print(f"tilingctl calibrate exited {run.returncode} without a JSON report:\n{run.stdout}")
+        return 1
+
+    failures = []
+    rows = report["rows"]
+    if [row["id"] for row in rows] != expected_rows:
+        failures.append(f"the report has rows {[row['id'] for row in rows]}, "
+                        f"the file {expected_rows}")
+    for row in rows:
+        if "error" in row:
+            failures.append(f"{row['id']}: did not run: {row['error']}")
+            continue
+        for pipe, figures in row["pipes"].items():
+            if abs(figures["error_pct"]) > PIPE_LIMIT_PCT:
+                failures.append(
+                    f"{row['id']}: {pipe} measured {figures['measured_us']:.3f} us, predicted "
+                    f"{figures['predicted_us']:.3f} us ({figures['error_pct']:+.1f}%, limit "
+                    f"{PIPE_LIMIT_PCT:.0f}%)")
+    summary = report["summary"]
+    if summary["median_abs_error_pct"] > MEDIAN_LIMIT_PCT:
+        failures.append(f"median |error| {summary['median_abs_error_pct']:.1f}% of the task "
+                        f"duration, limit {MEDIAN_LIMIT_PCT:.0f}%")
+    if summary["max_abs_error_pct"] > MAX_LIMIT_PCT:
+        worst = max((row for row in rows if "error" not in row),
+                    key=lambda row: abs(row["error_pct"]))
+        failures.append(f"max |error| {summary['max_abs_error_pct']:.1f}% of the task duration "
+                        f"({worst['id']}), limit {MAX_LIMIT_PCT:.0f}%")
+    if run.returncode != 0 and not any("did not run" in f for f in failures):
+        failures.append(f"tilingctl calibrate exited {run.returncode}")
+
+    for failure in failures:
+        print(f"FAIL {failure}")
+    print(summary["line"])
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
