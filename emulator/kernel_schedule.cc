@@ -123,7 +123,9 @@ absl::Status ValidateProblem(const KernelSchedule& kernel, const tiling::MatmulP
   if (kernel.b_format != tiling::Format::kNd && kernel.b_format != tiling::Format::kFractalNz) {
     return FieldError("b_format", static_cast<int>(kernel.b_format), "ND or FRACTAL_NZ");
   }
-  if (problem.format_b != kernel.b_format) {
+  // The problem may leave B's layout to the kernel (ND); a FRACTAL_NZ
+  // problem must be run by a kernel that reads NZ.
+  if (problem.format_b != tiling::Format::kNd && problem.format_b != kernel.b_format) {
     return absl::InvalidArgumentError(absl::StrCat(
         "kernel_schedule.b_format=", std::string(tiling::FormatName(kernel.b_format)),
         " must match problem.format_b=", std::string(tiling::FormatName(problem.format_b)),

@@ -102,6 +102,7 @@ const CountKey kCountKeys[] = {
     {"l1_m", nullptr, &pb::KernelSchedule::set_l1_m},
     {"l1_n", nullptr, &pb::KernelSchedule::set_l1_n},
     {"l1_k", nullptr, &pb::KernelSchedule::set_l1_k},
+    {"l1_kb", nullptr, &pb::KernelSchedule::set_l1_kb},
     {"depth_a1", &pb::KernelSchedule::set_depth_a1, nullptr},
     {"depth_b1", &pb::KernelSchedule::set_depth_b1, nullptr},
     {"single_core_m", nullptr, &pb::KernelSchedule::set_single_core_m},

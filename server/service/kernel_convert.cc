@@ -145,6 +145,8 @@ const SizeField kSizeFields[] = {
     {"l1_m", &pb::KernelSchedule::l1_m, &pb::KernelSchedule::set_l1_m, &emu::KernelSchedule::l1_m},
     {"l1_n", &pb::KernelSchedule::l1_n, &pb::KernelSchedule::set_l1_n, &emu::KernelSchedule::l1_n},
     {"l1_k", &pb::KernelSchedule::l1_k, &pb::KernelSchedule::set_l1_k, &emu::KernelSchedule::l1_k},
+    {"l1_kb", &pb::KernelSchedule::l1_kb, &pb::KernelSchedule::set_l1_kb,
+     &emu::KernelSchedule::l1_kb},
     {"single_core_m", &pb::KernelSchedule::single_core_m, &pb::KernelSchedule::set_single_core_m,
      &emu::KernelSchedule::single_core_m},
     {"single_core_n", &pb::KernelSchedule::single_core_n, &pb::KernelSchedule::set_single_core_n,
