@@ -35,9 +35,9 @@ const ArchTiming& ArchTimingFor(tiling::NpuArch arch) {
       .fixpipe_gm_write_gbps = 124,
       .hbm_read_efficiency = 1.454 / 1.6,
       .mte2_port_bytes_per_cycle = 120,
-      .gm_read_latency_ns = 100,
-      .mte2_transfer_cycles = 100,
-      .mte2_burst_cycles = 0.5,
+      .cold_read_bytes_per_cycle = 49,
+      .mte2_transfer_cycles = 60,
+      .mte2_burst_cycles = 0.25,
       .mte1_instruction_cycles = 30,
       .mmad_instruction_cycles = 8,
       .fixpipe_instruction_cycles = 50,
@@ -56,9 +56,9 @@ const ArchTiming& ArchTimingFor(tiling::NpuArch arch) {
       .fixpipe_gm_write_gbps = 124,
       .hbm_read_efficiency = 1.456 / 1.8,
       .mte2_port_bytes_per_cycle = 92,
-      .gm_read_latency_ns = 100,
-      .mte2_transfer_cycles = 100,
-      .mte2_burst_cycles = 0.5,
+      .cold_read_bytes_per_cycle = 33,
+      .mte2_transfer_cycles = 60,
+      .mte2_burst_cycles = 0.25,
       .mte1_instruction_cycles = 30,
       .mmad_instruction_cycles = 8,
       .fixpipe_instruction_cycles = 50,
@@ -71,10 +71,11 @@ const ArchTiming& ArchTimingFor(tiling::NpuArch arch) {
   return arch == tiling::NpuArch::kDav2201 ? kDav2201 : kDav3510;
 }
 
-ChipModel ChipModel::FromSpec(const tiling::ChipSpec& spec) {
+ChipModel ChipModel::FromSpec(const tiling::ChipSpec& spec,
+                              const std::optional<ArchTiming>& timing) {
   ChipModel model;
   model.spec = spec;
-  model.arch = ArchTimingFor(spec.npu_arch);
+  model.arch = timing.has_value() ? *timing : ArchTimingFor(spec.npu_arch);
   model.ddr_bytes_per_cycle = static_cast<double>(spec.ddr_bytes_per_cycle) * spec.aic_num *
                               model.arch.hbm_read_efficiency;
   model.l2_bytes_per_cycle = static_cast<double>(spec.l2_bytes_per_cycle) * spec.aic_num;

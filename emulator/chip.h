@@ -9,6 +9,7 @@
 #define NPU_EMULATOR_CHIP_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "server/tiling/types.h"
@@ -69,9 +70,12 @@ struct ArchTiming {
   double hbm_read_efficiency = 0;
   // One core's MTE2 port from GM (L2 or HBM), bytes per cycle. Fitted.
   double mte2_port_bytes_per_cycle = 0;
-  // GM read latency: a transfer issued by an idle MTE2 waits this long for
-  // its first bytes; back-to-back transfers overlap it. Fitted.
-  double gm_read_latency_ns = 0;
+  // A GM read nothing was prefetched for (a single-buffered operand, a
+  // one-off load) keeps only its own requests in flight and streams at this
+  // latency-bound rate, bytes per cycle, whatever its size: msprof's mte2
+  // time of the single-buffered kernels gives 47-49 on the 950PR for 32 KiB
+  // and 256 KiB transfers alike, 29-36 on the A2. Fitted.
+  double cold_read_bytes_per_cycle = 0;
   // Fixed cycles of each MTE2 transfer, and per burst (a contiguous run of
   // GM: one row of an ND tile, one fractal column of an NZ one). Fitted.
   uint64_t mte2_transfer_cycles = 0;
@@ -117,7 +121,10 @@ struct ChipModel {
   // FIXPIPE L0C -> GM per core: the port or the GM write rate, the lower.
   uint64_t fixpipe_gm_bytes_per_cycle = 0;
 
-  static ChipModel FromSpec(const tiling::ChipSpec& spec);
+  // The model of `spec`, with `timing` instead of its architecture's
+  // calibrated figures when given.
+  static ChipModel FromSpec(const tiling::ChipSpec& spec,
+                            const std::optional<ArchTiming>& timing = std::nullopt);
   // Cube cycles of one MMAD of m x n x k with `dtype` operands (hf32 when
   // `hf32` and the operands are fp32), without the instruction's fixed cost.
   uint64_t MmadCycles(uint64_t m, uint64_t n, uint64_t k, tiling::DataType dtype,

@@ -147,7 +147,7 @@ absl::Status RunSchedule(const tiling::TilingPlan& plan, const PipelineConfig& p
                          const MatmulProblem& problem, const tiling::ChipSpec& chip_spec,
                          const Tensors& inputs, const EmulatorOptions& options,
                          EmulationResult& result) {
-  const ChipModel chip = ChipModel::FromSpec(chip_spec);
+  const ChipModel chip = ChipModel::FromSpec(chip_spec, options.arch_timing);
   ProgramOptions program_options;
   program_options.pipeline = pipeline;
   program_options.faults = options.faults;

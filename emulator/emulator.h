@@ -54,6 +54,9 @@ struct EmulatorOptions {
   // Separate DDR read / write bandwidth in the timing (timing_model.h); off
   // keeps the default model.
   GmReadWriteSplit gm_split;
+  // Timing figures to use instead of the chip architecture's calibrated
+  // ones (chip.h ArchTimingFor()): for what-if studies and refitting.
+  std::optional<ArchTiming> arch_timing;
 };
 
 struct EmulationResult {

@@ -65,8 +65,8 @@ struct Op {
   // other waits passed, and ends no earlier than `tail_cycles` after that
   // flag (UnitFlag: FIXPIPE drains L0C as the last MMAD finishes it).
   bool last_wait_bounds_end = false;
-  // A GM read nothing prefetched: it pays the GM read latency (a
-  // single-buffered operand, a one-off load).
+  // A GM read nothing prefetched (a single-buffered operand, a one-off
+  // load): it streams at the latency-bound rate (chip.h).
   bool cold = false;
   std::array<uint32_t, kMaxWaits> waits{};  // flags waited before the op starts
   std::array<uint32_t, kMaxSets> sets{};    // flags set when it completes

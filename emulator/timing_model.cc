@@ -72,7 +72,6 @@ class Simulator {
   // Bytes per cycle one core gets: GM reads and writes, AIC and AIV.
   double aic_read_rate_ = 1, aiv_read_rate_ = 1, aic_write_rate_ = 1, aiv_write_rate_ = 1;
   double write_chip_rate_ = 1;
-  uint64_t read_latency_cycles_ = 0;
   uint64_t read_bytes_ = 0;
   EmulatorStats stats_;
   std::priority_queue<Event, std::vector<Event>, std::greater<Event>> queue_;
@@ -121,7 +120,6 @@ Simulator::Simulator(const ProgramSet& programs, const ChipModel& chip,
   aiv_read_rate_ = std::min(port, read_chip / std::max<uint32_t>(1, active_aiv));
   aic_write_rate_ = write_chip_rate_ / std::max<uint32_t>(1, active_aic);
   aiv_write_rate_ = write_chip_rate_ / std::max<uint32_t>(1, active_aiv);
-  read_latency_cycles_ = chip.NsToCycles(chip.arch.gm_read_latency_ns);
   for (size_t c = 0; c < programs.cores.size(); ++c) {
     for (int p = 0; p < kPipeCount; ++p) {
       PipeState& pipe = pipes_[c * kPipeCount + p];
@@ -198,15 +196,14 @@ uint64_t Simulator::ReadGm(const Op& op, uint64_t start, bool aiv, PipeState& pi
   const double port = op.port_bytes_per_cycle != 0 ? static_cast<double>(op.port_bytes_per_cycle)
                                                    : chip_.arch.mte2_port_bytes_per_cycle;
   pipe.port_cycles += static_cast<uint64_t>(std::ceil(static_cast<double>(op.bytes) / port));
-  const double rate = std::min(port, aiv ? aiv_read_rate_ : aic_read_rate_);
-  // A prefetched read (double-buffered L1) overlaps its latency with the
-  // work on the other buffer; a cold one waits for it.
-  const uint64_t latency = op.cold ? read_latency_cycles_ : 0;
+  double rate = std::min(port, aiv ? aiv_read_rate_ : aic_read_rate_);
+  // A prefetched read (double-buffered L1) streams at the bandwidth; a cold
+  // one at the rate its own requests in flight sustain.
+  if (op.cold) rate = std::min(rate, chip_.arch.cold_read_bytes_per_cycle);
   if (aiv) stats_.traffic.ub_in_bytes += op.bytes;
   if (op.workspace) stats_.traffic.workspace_bytes += op.bytes;
   read_bytes_ += op.bytes;
-  return start + latency + op.cycles +
-         static_cast<uint64_t>(std::ceil(static_cast<double>(op.bytes) / rate));
+  return start + op.cycles + static_cast<uint64_t>(std::ceil(static_cast<double>(op.bytes) / rate));
 }
 
 uint64_t Simulator::WriteGm(const Op& op, uint64_t start, bool aiv, PipeState& pipe) {

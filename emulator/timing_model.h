@@ -8,8 +8,8 @@
 // runs work reads at its MTE2 port rate or its share of the chip's L2 / HBM
 // mix (the L2 hit share comes from the schedule, l2_traffic.h), whichever is
 // lower, so a core's timeline depends on its own instructions only. A GM
-// read pays the read latency when MTE2 starts it from idle; back-to-back
-// reads overlap it. The run is framed by the launch and end-of-task costs.
+// read nothing prefetched streams at the lower latency-bound rate. The run
+// is framed by the launch and end-of-task costs.
 // A wait that can never be satisfied is a deadlock report naming the core,
 // pipe and flag.
 #ifndef NPU_EMULATOR_TIMING_MODEL_H_
