@@ -2,6 +2,7 @@
 // (MTE2 <-> MTE1), L0 ping-pong (MTE1 <-> CUBE), the L0C hand-off to FIXPIPE
 // and the signal to the AIV cores.
 #include <algorithm>
+#include <array>
 #include <string>
 #include <vector>
 
@@ -64,7 +65,6 @@ AicCursor Builder::StartAic(uint32_t core, const std::vector<const WorkUnit*>& u
   aic.program.kind = CoreKind::kAic;
   aic.program.core = core;
   aic.program.units = static_cast<uint32_t>(units.size());
-  aic.prefix = absl::StrCat("AIC ", core, " ");
   aic.a_bytes = tiling::DataTypeBytes(problem_.dtype_a);
   aic.b_bytes = tiling::DataTypeBytes(problem_.dtype_b);
   aic.c_bytes = tiling::DataTypeBytes(problem_.dtype_c);
@@ -86,19 +86,19 @@ AicCursor Builder::StartAic(uint32_t core, const std::vector<const WorkUnit*>& u
   aic.k_l1 = std::max(schedule_.k_l1, aic.base_k);
   aic.k_l1_b = pipe.k_l1_b == 0 ? aic.k_l1 : std::max<uint64_t>(pipe.k_l1_b, aic.base_k);
   for (int i = 0; i < 4; ++i) {
-    aic.l1_free[i] = NewFlag(absl::StrCat(aic.prefix, "MTE1_MTE2 event ", i), 1);
-    aic.l1_ready[i] = NewFlag(absl::StrCat(aic.prefix, "MTE2_MTE1 event ", i));
+    aic.l1_free[i] = NewFlag(CoreKind::kAic, core, "MTE1_MTE2 event", i, 1);
+    aic.l1_ready[i] = NewFlag(CoreKind::kAic, core, "MTE2_MTE1 event", i);
   }
   for (int i = 0; i < 2; ++i) {
-    aic.l0_free[i] = NewFlag(absl::StrCat(aic.prefix, "M_MTE1 event ", i), 1);
-    aic.l0_ready[i] = NewFlag(absl::StrCat(aic.prefix, "MTE1_M event ", i));
+    aic.l0_free[i] = NewFlag(CoreKind::kAic, core, "M_MTE1 event", i, 1);
+    aic.l0_ready[i] = NewFlag(CoreKind::kAic, core, "MTE1_M event", i);
   }
-  if (aic.unit_flag) aic.uf_issued = NewFlag(absl::StrCat(aic.prefix, "UnitFlag FIXPIPE issued"));
+  if (aic.unit_flag) aic.uf_issued = NewFlag(CoreKind::kAic, core, "UnitFlag FIXPIPE issued");
   aic.l0c_free.resize(aic.l0c_db);
   aic.l0c_ready.resize(aic.l0c_db);
   for (uint64_t i = 0; i < aic.l0c_db; ++i) {
-    aic.l0c_free[i] = NewFlag(absl::StrCat(aic.prefix, "FIX_M event ", i), 1);
-    aic.l0c_ready[i] = NewFlag(absl::StrCat(aic.prefix, "M_FIX event ", i));
+    aic.l0c_free[i] = NewFlag(CoreKind::kAic, core, "FIX_M event", static_cast<int32_t>(i), 1);
+    aic.l0c_ready[i] = NewFlag(CoreKind::kAic, core, "M_FIX event", static_cast<int32_t>(i));
   }
   return aic;
 }
@@ -112,7 +112,7 @@ void Builder::SignalAiv(uint32_t core, Op& op) const {
 
 void Builder::EmitFullLoad(AicCursor& aic) {
   // The full-loaded matrix enters L1 once, before the tile loop.
-  aic.full_flag = NewFlag(absl::StrCat(aic.prefix, "MTE2_MTE1 full load"));
+  aic.full_flag = NewFlag(CoreKind::kAic, aic.program.core, "MTE2_MTE1 full load");
   const uint64_t m = problem_.m, n = problem_.n, k = problem_.k;
   Op load = aic.a_full ? StageRead(m * k * aic.a_bytes, StageBursts(true, m, n, k))
                        : StageRead(k * n * aic.b_bytes, StageBursts(false, m, n, k));
@@ -342,10 +342,21 @@ absl::Status Builder::BuildAic(uint32_t core, const std::vector<const WorkUnit*>
     set_.cores.push_back(std::move(aic.program));
     return absl::OkStatus();
   }
+  // One MTE1 and one MMAD per base_k step; an MTE2 read per L1 stage of A
+  // and of B (a step count over k_l1 / base_k, B's stages possibly more).
+  // Reserved up front: growing the streams op by op copies them repeatedly.
+  uint64_t steps = 0;
+  for (const WorkUnit* unit : units) steps += CountMte1Ops(*unit);
+  std::array<std::vector<Op>, kPipeCount>& pipes = aic.program.pipes;
+  pipes[static_cast<int>(Pipe::kMte1)].reserve(steps);
+  pipes[static_cast<int>(Pipe::kCube)].reserve(steps + units.size());
+  pipes[static_cast<int>(Pipe::kMte2)].reserve(
+      2 * CeilDiv(steps, aic.base_k == 0 ? 1 : std::max<uint64_t>(1, aic.k_l1 / aic.base_k)) +
+      units.size() + 1);
   if (aic.a_full || aic.b_full) EmitFullLoad(aic);
   if (aic.a_band || aic.b_band) {
-    aic.band_free = NewFlag(absl::StrCat(aic.prefix, "MTE1_MTE2 resident band"), 1);
-    aic.band_ready = NewFlag(absl::StrCat(aic.prefix, "MTE2_MTE1 resident band"));
+    aic.band_free = NewFlag(CoreKind::kAic, core, "MTE1_MTE2 resident band", -1, 1);
+    aic.band_ready = NewFlag(CoreKind::kAic, core, "MTE2_MTE1 resident band");
   }
   for (size_t u = 0; u < units.size(); ++u) {
     const WorkUnit& unit = *units[u];

@@ -152,6 +152,7 @@ absl::Status RunSchedule(const tiling::TilingPlan& plan, const PipelineConfig& p
   program_options.pipeline = pipeline;
   program_options.faults = options.faults;
   program_options.max_ops = options.max_simulated_ops;
+  program_options.share_identical_cores = !options.simulate_every_core;
   ASSIGN_OR_RETURN(ProgramSet programs,
                    BuildPrograms(result.schedule, plan, problem, chip, program_options));
   TimingOptions timing = TimingOptionsFor(problem, options);

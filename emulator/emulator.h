@@ -48,7 +48,9 @@ struct EmulatorOptions {
   // Checked between units and every few thousand simulated operations; when
   // it turns true Emulate() returns kCancelled promptly.
   const std::atomic<bool>* cancelled = nullptr;
-  // Work limits (kResourceExhausted past them); 0 disables a limit.
+  // Work limits (kResourceExhausted past them); 0 disables a limit. The
+  // operations are counted for every core, also where cores with identical
+  // programs are simulated once.
   uint64_t max_simulated_ops = 100'000'000;
   uint64_t max_numeric_macs = uint64_t{1} << 40;
   // Separate DDR read / write bandwidth in the timing (timing_model.h); off
@@ -57,6 +59,10 @@ struct EmulatorOptions {
   // Timing figures to use instead of the chip architecture's calibrated
   // ones (chip.h ArchTimingFor()): for what-if studies and refitting.
   std::optional<ArchTiming> arch_timing;
+  // Simulate every core's own program. Off, cores with identical programs
+  // that share no flag with other cores are simulated once (program.h);
+  // the results are the same, so this only serves to check that shortcut.
+  bool simulate_every_core = false;
 };
 
 struct EmulationResult {

@@ -104,11 +104,10 @@ absl::Status Builder::BuildAiv(uint32_t core, const std::vector<const WorkUnit*>
   program.kind = CoreKind::kAiv;
   program.core = core;
   program.units = static_cast<uint32_t>(units.size());
-  const std::string prefix = absl::StrCat("AIV ", core, " ");
   AivFlags flags;
-  flags.in_ready = NewFlag(absl::StrCat(prefix, "MTE2_V event 0"));
-  flags.out_ready = NewFlag(absl::StrCat(prefix, "V_MTE3 event 0"));
-  flags.ub_free = NewFlag(absl::StrCat(prefix, "MTE3_MTE2 event 0"), 1);
+  flags.in_ready = NewFlag(CoreKind::kAiv, core, "MTE2_V event", 0);
+  flags.out_ready = NewFlag(CoreKind::kAiv, core, "V_MTE3 event", 0);
+  flags.ub_free = NewFlag(CoreKind::kAiv, core, "MTE3_MTE2 event", 0, 1);
   if (!aic_sync_flags_.empty()) {
     // Stream-K: wait for the own AIC's partial sums, then SyncAll so every
     // partial of the round is in the workspace.
@@ -142,8 +141,70 @@ absl::Status Builder::BuildAiv(uint32_t core, const std::vector<const WorkUnit*>
   return absl::OkStatus();
 }
 
+std::vector<uint64_t> Builder::CoreClassKey(CoreKind kind,
+                                            const std::vector<const WorkUnit*>& units) const {
+  // Programs depend on the units' sizes, not their place in C: the block,
+  // stage and chunk loops run relative to each unit's origin. Besides the
+  // sizes, an AIC unit's program depends on the flags below and, with a
+  // resident band, on whether it keeps the previous unit's band; an AIV
+  // unit's on the partial sums it reduces.
+  const bool a_band = schedule_.l1_residency == tiling::L1Residency::kABand;
+  const bool b_band = schedule_.l1_residency == tiling::L1Residency::kBBand;
+  std::vector<uint64_t> key;
+  key.reserve(units.size() * 6);
+  for (size_t u = 0; u < units.size(); ++u) {
+    const WorkUnit& unit = *units[u];
+    key.push_back(static_cast<uint64_t>(unit.op));
+    key.push_back(unit.m.size());
+    key.push_back(unit.n.size());
+    key.push_back(unit.k.size());
+    if (kind == CoreKind::kAic) {
+      const bool same_band =
+          u > 0 && ((a_band && units[u - 1]->m == unit.m) || (b_band && units[u - 1]->n == unit.n));
+      key.push_back(uint64_t{unit.writes_partial} | uint64_t{unit.k_slice == 0} << 1 |
+                    uint64_t{unit.signals_aiv} << 2 | uint64_t{unit.reduction != -1} << 3 |
+                    uint64_t{same_band} << 4);
+    } else if (unit.op == UnitOp::kReduce) {
+      const tiling::ReductionGroup& group = schedule_.reductions[unit.reduction];
+      key.push_back(group.slots.size());
+      key.push_back(group.workspace_row_stride);
+    }
+  }
+  return key;
+}
+
+absl::Status Builder::BuildCores(CoreKind kind, uint32_t count,
+                                 const std::vector<std::vector<const WorkUnit*>>& units,
+                                 bool share) {
+  // Each class's program is written for its first core; a later core of the
+  // class adds its operations to the count (and the work limit) as if its
+  // own were written, so limits and errors come out as without sharing.
+  std::map<std::vector<uint64_t>, size_t> classes;
+  for (uint32_t core = 0; core < count; ++core) {
+    if (share) {
+      const auto [it, added] =
+          classes.try_emplace(CoreClassKey(kind, units[core]), set_.cores.size());
+      if (!added) {
+        CoreProgram& program = set_.cores[it->second];
+        program.replicas.push_back(core);
+        for (const std::vector<Op>& pipe : program.pipes) set_.total_ops += pipe.size();
+        RETURN_IF_ERROR(CheckOps());
+        continue;
+      }
+    }
+    RETURN_IF_ERROR(kind == CoreKind::kAic ? BuildAic(core, units[core])
+                                           : BuildAiv(core, units[core]));
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<ProgramSet> Builder::Build() {
-  std::map<uint32_t, std::vector<const WorkUnit*>> aic_units, aiv_units;
+  uint32_t aic_count = schedule_.aic_cores, aiv_count = schedule_.aiv_cores;
+  for (const WorkUnit& unit : schedule_.units) {
+    uint32_t& count = unit.core_kind == CoreKind::kAic ? aic_count : aiv_count;
+    count = std::max(count, unit.core + 1);
+  }
+  std::vector<std::vector<const WorkUnit*>> aic_units(aic_count), aiv_units(aiv_count);
   for (const WorkUnit& unit : schedule_.units) {
     (unit.core_kind == CoreKind::kAic ? aic_units : aiv_units)[unit.core].push_back(&unit);
   }
@@ -152,9 +213,9 @@ absl::StatusOr<ProgramSet> Builder::Build() {
   if (stream_k) {
     for (uint32_t aiv = 0; aiv < schedule_.aiv_cores; ++aiv) {
       aic_sync_flags_.push_back(
-          NewFlag(absl::StrCat("AIC_SYNC_AIV to AIV ", aiv, " from AIC ", aiv / 2)));
+          NewCrossCoreFlag(absl::StrCat("AIC_SYNC_AIV to AIV ", aiv, " from AIC ", aiv / 2)));
     }
-    sync_all_ = NewFlag("SyncAll of the AIV cores");
+    sync_all_ = NewCrossCoreFlag("SyncAll of the AIV cores");
     set_.flags[sync_all_].barrier = true;
     set_.flags[sync_all_].participants = schedule_.aiv_cores;
   }
@@ -169,22 +230,30 @@ absl::StatusOr<ProgramSet> Builder::Build() {
       e.program.kind = CoreKind::kAiv;
       e.program.core = aiv;
       const std::string prefix = absl::StrCat("AIV ", aiv, " ");
-      e.ub_ready = NewFlag(absl::StrCat(prefix, "FIX_V from AIC ", aiv / 2));
-      e.ub_free = NewFlag(absl::StrCat(prefix, "MTE3_FIX to AIC ", aiv / 2), ub_stages);
-      e.vec_done = NewFlag(absl::StrCat(prefix, "V_MTE3 event 0"));
+      e.ub_ready = NewCrossCoreFlag(absl::StrCat(prefix, "FIX_V from AIC ", aiv / 2));
+      e.ub_free = NewCrossCoreFlag(absl::StrCat(prefix, "MTE3_FIX to AIC ", aiv / 2));
+      set_.flags[e.ub_free].initial_sets = ub_stages;
+      e.vec_done = NewFlag(CoreKind::kAiv, aiv, "V_MTE3 event", 0);
     }
   }
-  for (uint32_t core = 0; core < schedule_.aic_cores; ++core) {
-    RETURN_IF_ERROR(BuildAic(core, aic_units[core]));
-  }
-  for (uint32_t core = 0; core < schedule_.aiv_cores; ++core) {
-    RETURN_IF_ERROR(BuildAiv(core, aiv_units[core]));
-  }
+  // Only Stream-K's flags and the UB epilogue's cross cores (AIC -> AIV,
+  // SyncAll, FIXPIPE <-> AIV): without them every core's timeline is its
+  // own, and identical programs time alike.
+  const bool share = options_.share_identical_cores && !stream_k && ub_epilogues_.empty();
+  RETURN_IF_ERROR(BuildCores(CoreKind::kAic, schedule_.aic_cores, aic_units, share));
+  RETURN_IF_ERROR(BuildCores(CoreKind::kAiv, schedule_.aiv_cores, aiv_units, share));
   for (UbEpilogue& e : ub_epilogues_) set_.cores.push_back(std::move(e.program));
   return std::move(set_);
 }
 
 }  // namespace internal
+
+std::string FlagName(const FlagInfo& flag) {
+  if (!flag.name.empty()) return flag.name;
+  std::string name = absl::StrCat(tiling::CoreKindName(flag.kind), " ", flag.core, " ", flag.what);
+  if (flag.event >= 0) absl::StrAppend(&name, " ", flag.event);
+  return name;
+}
 
 PipelineConfig PipelineForPlan(const tiling::TilingPlan& plan) {
   PipelineConfig pipeline;

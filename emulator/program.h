@@ -9,6 +9,13 @@
 // the AIC -> AIV signal and SyncAll of the Stream-K reduction (buffers.h
 // checks first that every buffer the plan asks for fits the chip).
 // timing_model.h executes the streams in simulated time.
+//
+// Cores that share no flag with another core run independently (the timing
+// of an op depends on its own core only, timing_model.h), so two such cores
+// whose instruction streams are identical have identical timelines. When no
+// flag crosses cores, `BuildPrograms()` writes one program per class of
+// identical cores and lists the class's other cores as its replicas; the
+// timing model simulates the program once and reports it for every core.
 #ifndef NPU_EMULATOR_PROGRAM_H_
 #define NPU_EMULATOR_PROGRAM_H_
 
@@ -85,18 +92,36 @@ struct CoreProgram {
   uint32_t core = 0;
   uint32_t units = 0;
   std::array<std::vector<Op>, kPipeCount> pipes;
+  // Other cores of the same kind that run exactly this program (with flags
+  // of their own, shared with no other core), in increasing order: simulated
+  // once, reported for each.
+  std::vector<uint32_t> replicas;
 };
 
 struct FlagInfo {
-  std::string name;  // e.g. "MTE2_MTE1 event 1" or "AIC_SYNC_AIV from AIC 3"
+  // A core's own flag is named only when a report needs it (FlagName()):
+  // "<AIC|AIV> <core> <what>[ <event>]", e.g. "AIC 3 MTE2_MTE1 event 1".
+  // The few flags between cores carry their whole name, e.g.
+  // "AIC_SYNC_AIV to AIV 6 from AIC 3".
+  const char* what = "";
+  tiling::CoreKind kind = tiling::CoreKind::kAic;
+  uint32_t core = 0;
+  int32_t event = -1;  // appended when >= 0
+  std::string name;    // set for flags between cores
   uint32_t initial_sets = 0;
   bool barrier = false;  // SyncAll: a wait passes once `participants` sets arrived
   uint32_t participants = 0;
 };
 
+// The printable name of `flag`, as deadlock reports show it.
+std::string FlagName(const FlagInfo& flag);
+
 struct ProgramSet {
-  std::vector<CoreProgram> cores;  // AIC cores first, then AIV
+  // One program per core, or per class of identical cores (replicas); AIC
+  // cores first, then AIV, each kind in core order.
+  std::vector<CoreProgram> cores;
   std::vector<FlagInfo> flags;
+  // Operations of every core, replicas included.
   uint64_t total_ops = 0;
 };
 
@@ -127,11 +152,16 @@ struct ProgramOptions {
   PipelineConfig pipeline;
   FaultInjection faults;
   uint64_t max_ops = 0;  // 0: unlimited
+  // Write one program per class of identical cores when no flag crosses
+  // cores; off writes every core's own (the reference the shortcut is
+  // tested against).
+  bool share_identical_cores = true;
 };
 
 // Builds the instruction streams of every core. kResourceExhausted past
-// `max_ops`; kInternal reports a kernel hazard (L0C accumulated without
-// initialisation).
+// `max_ops` operations of all cores (replicas count as the cores they
+// stand for, so the verdict does not depend on sharing); kInternal reports a
+// kernel hazard (L0C accumulated without initialisation).
 absl::StatusOr<ProgramSet> BuildPrograms(const tiling::Schedule& schedule,
                                          const tiling::TilingPlan& plan,
                                          const tiling::MatmulProblem& problem,

@@ -32,7 +32,6 @@ using tiling::CeilDiv;
 // flags, its operand residency and the ping-pong positions.
 struct AicCursor {
   CoreProgram program;
-  std::string prefix;  // "AIC <core> " of its flag names
   uint64_t a_bytes = 0, b_bytes = 0, c_bytes = 0;
   bool a_full = false, b_full = false;  // whole matrix resident (full load)
   // Partial residency (advisor plans): a band of A rows or B columns, the
@@ -94,8 +93,21 @@ class Builder {
   absl::StatusOr<ProgramSet> Build();
 
  private:
-  uint32_t NewFlag(std::string name, uint32_t initial_sets = 0) {
-    set_.flags.push_back({std::move(name), initial_sets, false, 0});
+  // A flag of `core`'s own pipes, named "<kind> <core> <what>[ <event>]"
+  // (FlagName()) when a report needs it.
+  uint32_t NewFlag(CoreKind kind, uint32_t core, const char* what, int32_t event = -1,
+                   uint32_t initial_sets = 0) {
+    FlagInfo& flag = set_.flags.emplace_back();
+    flag.what = what;
+    flag.kind = kind;
+    flag.core = core;
+    flag.event = event;
+    flag.initial_sets = initial_sets;
+    return static_cast<uint32_t>(set_.flags.size() - 1);
+  }
+  // A flag between cores, named up front.
+  uint32_t NewCrossCoreFlag(std::string name) {
+    set_.flags.emplace_back().name = std::move(name);
     return static_cast<uint32_t>(set_.flags.size() - 1);
   }
   void Push(CoreProgram& core, Pipe pipe, Op op) {
@@ -110,6 +122,14 @@ class Builder {
     assert(op.n_sets < kMaxSets);
     op.sets[op.n_sets++] = flag;
   }
+  // Builds the programs of the `count` cores of `kind`; with `share`, one per
+  // class of cores whose programs are identical (CoreClassKey()).
+  absl::Status BuildCores(CoreKind kind, uint32_t count,
+                          const std::vector<std::vector<const WorkUnit*>>& units, bool share);
+  // What a core's program depends on: two cores of a kind with equal keys
+  // get identical programs up to their flags' numbering.
+  std::vector<uint64_t> CoreClassKey(CoreKind kind,
+                                     const std::vector<const WorkUnit*>& units) const;
   absl::Status BuildAic(uint32_t core, const std::vector<const WorkUnit*>& units);
   // Steps of BuildAic(), on the core's cursor.
   AicCursor StartAic(uint32_t core, const std::vector<const WorkUnit*>& units);

@@ -53,13 +53,14 @@ class Simulator {
   // Passes the op's waits in order; false when one is not yet satisfied and
   // the pipe is parked on its flag.
   bool PassWaits(uint32_t id, PipeState& pipe, const Op& op);
-  // Counts one simulated operation against the cancellation flag and the
-  // work limit.
-  absl::Status CountEvent();
-  // Executes `op` from `start` and returns its completion time.
-  uint64_t Execute(const Op& op, uint64_t start, bool aiv, PipeState& pipe);
-  uint64_t ReadGm(const Op& op, uint64_t start, bool aiv, PipeState& pipe);
-  uint64_t WriteGm(const Op& op, uint64_t start, bool aiv, PipeState& pipe);
+  // Counts `cores` simulated operations (one op of a program that stands
+  // for that many cores) against the cancellation flag and the work limit.
+  absl::Status CountEvent(uint64_t cores);
+  // Executes `op` from `start` and returns its completion time; its traffic
+  // counts `cores` times.
+  uint64_t Execute(const Op& op, uint64_t start, bool aiv, uint64_t cores, PipeState& pipe);
+  uint64_t ReadGm(const Op& op, uint64_t start, bool aiv, uint64_t cores, PipeState& pipe);
+  uint64_t WriteGm(const Op& op, uint64_t start, bool aiv, uint64_t cores, PipeState& pipe);
   void FillMsprof();
   void ChooseBound(const std::array<uint64_t, kPipeCount>& max_busy,
                    const std::array<uint64_t, kPipeCount>& max_port);
@@ -69,6 +70,8 @@ class Simulator {
   const TimingOptions& options_;
   std::vector<PipeState> pipes_;
   std::vector<FlagState> flags_;
+  // Cores each program stands for: itself and its replicas.
+  std::vector<uint64_t> weight_;
   // Bytes per cycle one core gets: GM reads and writes, AIC and AIV.
   double aic_read_rate_ = 1, aiv_read_rate_ = 1, aic_write_rate_ = 1, aiv_write_rate_ = 1;
   double write_chip_rate_ = 1;
@@ -84,14 +87,18 @@ Simulator::Simulator(const ProgramSet& programs, const ChipModel& chip,
       chip_(chip),
       options_(options),
       pipes_(programs.cores.size() * kPipeCount),
-      flags_(programs.flags.size()) {
+      flags_(programs.flags.size()),
+      weight_(programs.cores.size()) {
   for (size_t f = 0; f < flags_.size(); ++f) {
     flags_[f].set_times.assign(programs.flags[f].initial_sets, 0);
   }
   uint32_t active_aic = 0, active_aiv = 0;
-  for (const CoreProgram& core : programs.cores) {
+  for (size_t c = 0; c < programs.cores.size(); ++c) {
+    const CoreProgram& core = programs.cores[c];
+    weight_[c] = 1 + core.replicas.size();
     if (core.units == 0) continue;
-    ++(core.kind == tiling::CoreKind::kAic ? active_aic : active_aiv);
+    (core.kind == tiling::CoreKind::kAic ? active_aic : active_aiv) +=
+        static_cast<uint32_t>(weight_[c]);
   }
   // The chip's read bandwidth for this run's mix of L2 hits and misses:
   // every byte passes through L2, and the misses also through HBM, the two
@@ -177,9 +184,10 @@ bool Simulator::PassWaits(uint32_t id, PipeState& pipe, const Op& op) {
   return true;
 }
 
-absl::Status Simulator::CountEvent() {
-  ++events_;
-  if ((events_ & 4095) == 0) {
+absl::Status Simulator::CountEvent(uint64_t cores) {
+  const uint64_t before = events_;
+  events_ += cores;
+  if ((before >> 12) != (events_ >> 12)) {  // every 4096 operations
     if (options_.cancelled != nullptr && options_.cancelled->load(std::memory_order_relaxed)) {
       return absl::CancelledError(
           absl::StrCat("emulation cancelled after ", events_, " simulated operations"));
@@ -192,7 +200,8 @@ absl::Status Simulator::CountEvent() {
   return absl::OkStatus();
 }
 
-uint64_t Simulator::ReadGm(const Op& op, uint64_t start, bool aiv, PipeState& pipe) {
+uint64_t Simulator::ReadGm(const Op& op, uint64_t start, bool aiv, uint64_t cores,
+                           PipeState& pipe) {
   const double port = op.port_bytes_per_cycle != 0 ? static_cast<double>(op.port_bytes_per_cycle)
                                                    : chip_.arch.mte2_port_bytes_per_cycle;
   pipe.port_cycles += static_cast<uint64_t>(std::ceil(static_cast<double>(op.bytes) / port));
@@ -200,33 +209,37 @@ uint64_t Simulator::ReadGm(const Op& op, uint64_t start, bool aiv, PipeState& pi
   // A prefetched read (double-buffered L1) streams at the bandwidth; a cold
   // one at the rate its own requests in flight sustain.
   if (op.cold) rate = std::min(rate, chip_.arch.cold_read_bytes_per_cycle);
-  if (aiv) stats_.traffic.ub_in_bytes += op.bytes;
-  if (op.workspace) stats_.traffic.workspace_bytes += op.bytes;
-  read_bytes_ += op.bytes;
+  const uint64_t bytes = op.bytes * cores;
+  if (aiv) stats_.traffic.ub_in_bytes += bytes;
+  if (op.workspace) stats_.traffic.workspace_bytes += bytes;
+  read_bytes_ += bytes;
   return start + op.cycles + static_cast<uint64_t>(std::ceil(static_cast<double>(op.bytes) / rate));
 }
 
-uint64_t Simulator::WriteGm(const Op& op, uint64_t start, bool aiv, PipeState& pipe) {
+uint64_t Simulator::WriteGm(const Op& op, uint64_t start, bool aiv, uint64_t cores,
+                            PipeState& pipe) {
   const double port = static_cast<double>(op.port_bytes_per_cycle);
   pipe.port_cycles += static_cast<uint64_t>(std::ceil(static_cast<double>(op.bytes) / port));
   const double rate = std::min(port, aiv ? aiv_write_rate_ : aic_write_rate_);
-  stats_.traffic.gm_write_bytes += op.bytes;
-  if (options_.gm_split.enabled) stats_.traffic.ddr_write_bytes += op.bytes;
-  if (op.traffic == Traffic::kL0cOut) stats_.traffic.l0c_out_bytes += op.bytes;
-  if (op.traffic == Traffic::kUbOut) stats_.traffic.ub_out_bytes += op.bytes;
-  if (op.workspace) stats_.traffic.workspace_bytes += op.bytes;
+  const uint64_t bytes = op.bytes * cores;
+  stats_.traffic.gm_write_bytes += bytes;
+  if (options_.gm_split.enabled) stats_.traffic.ddr_write_bytes += bytes;
+  if (op.traffic == Traffic::kL0cOut) stats_.traffic.l0c_out_bytes += bytes;
+  if (op.traffic == Traffic::kUbOut) stats_.traffic.ub_out_bytes += bytes;
+  if (op.workspace) stats_.traffic.workspace_bytes += bytes;
   return start + op.cycles + static_cast<uint64_t>(std::ceil(static_cast<double>(op.bytes) / rate));
 }
 
-uint64_t Simulator::Execute(const Op& op, uint64_t start, bool aiv, PipeState& pipe) {
+uint64_t Simulator::Execute(const Op& op, uint64_t start, bool aiv, uint64_t cores,
+                            PipeState& pipe) {
   switch (op.kind) {
     case OpKind::kCycles:
-      if (op.traffic == Traffic::kL1ToL0) stats_.traffic.l1_to_l0_bytes += op.bytes;
+      if (op.traffic == Traffic::kL1ToL0) stats_.traffic.l1_to_l0_bytes += op.bytes * cores;
       return start + op.cycles;
     case OpKind::kGmRead:
-      return ReadGm(op, start, aiv, pipe);
+      return ReadGm(op, start, aiv, cores, pipe);
     case OpKind::kGmWrite:
-      return WriteGm(op, start, aiv, pipe);
+      return WriteGm(op, start, aiv, cores, pipe);
   }
   return start;
 }
@@ -245,9 +258,10 @@ absl::Status Simulator::Run() {
       queue_.emplace(start, core, pipe_index);
       continue;
     }
-    if (absl::Status status = CountEvent(); !status.ok()) return status;
+    const uint64_t cores = weight_[core];
+    if (absl::Status status = CountEvent(cores); !status.ok()) return status;
     const bool aiv = programs_.cores[core].kind == tiling::CoreKind::kAiv;
-    const uint64_t end = std::max(Execute(op, start, aiv, pipe), pipe.end_floor);
+    const uint64_t end = std::max(Execute(op, start, aiv, cores, pipe), pipe.end_floor);
     pipe.end_floor = 0;
     pipe.busy += end - start;
     pipe.time = end;
@@ -267,10 +281,11 @@ absl::Status Simulator::CheckDeadlock() const {
   // cause: a pipe waiting on a flag that no pending operation sets (the
   // others wait on its victims).
   std::vector<bool> pending_set(flags_.size(), false);
-  uint32_t blocked = 0;
-  for (const PipeState& pipe : pipes_) {
+  uint64_t blocked = 0;
+  for (uint32_t id = 0; id < pipes_.size(); ++id) {
+    const PipeState& pipe = pipes_[id];
     if (pipe.ops == nullptr || pipe.next >= pipe.ops->size()) continue;
-    ++blocked;
+    blocked += weight_[id / kPipeCount];
     for (size_t i = pipe.next; i < pipe.ops->size(); ++i) {
       const Op& op = (*pipe.ops)[i];
       for (uint8_t s = 0; s < op.n_sets; ++s) pending_set[op.sets[s]] = true;
@@ -293,7 +308,7 @@ absl::Status Simulator::CheckDeadlock() const {
   return absl::InternalError(
       absl::StrCat("deadlock: ", tiling::CoreKindName(program.kind), " core ", program.core,
                    " pipe ", PipeName(static_cast<Pipe>(first_id % kPipeCount)),
-                   " waits forever on flag \"", programs_.flags[first->blocked_on].name,
+                   " waits forever on flag \"", FlagName(programs_.flags[first->blocked_on]),
                    "\" at cycle ", first->time, " (", blocked, " pipes blocked)"));
 }
 
@@ -301,21 +316,37 @@ EmulatorStats Simulator::Collect() {
   stats_.events = events_;
   std::array<uint64_t, kPipeCount> max_busy{}, max_port{};
   uint64_t kernel_cycles = 0;
+  bool replicated = false;
   for (size_t c = 0; c < programs_.cores.size(); ++c) {
+    const CoreProgram& program = programs_.cores[c];
     CoreStats core_stats;
-    core_stats.kind = programs_.cores[c].kind;
-    core_stats.core = programs_.cores[c].core;
-    core_stats.units = programs_.cores[c].units;
+    core_stats.kind = program.kind;
+    core_stats.core = program.core;
+    core_stats.units = program.units;
     for (int p = 0; p < kPipeCount; ++p) {
       const PipeState& pipe = pipes_[c * kPipeCount + p];
       core_stats.pipe_busy_cycles[p] = pipe.busy;
       core_stats.finish_cycle = std::max(core_stats.finish_cycle, pipe.time);
-      stats_.pipe_busy_cycles[p] += pipe.busy;
+      stats_.pipe_busy_cycles[p] += pipe.busy * weight_[c];
       max_busy[p] = std::max(max_busy[p], pipe.busy);
       max_port[p] = std::max(max_port[p], pipe.port_cycles);
     }
     kernel_cycles = std::max(kernel_cycles, core_stats.finish_cycle);
     stats_.cores.push_back(core_stats);
+    for (uint32_t replica : program.replicas) {
+      core_stats.core = replica;
+      stats_.cores.push_back(core_stats);
+      replicated = true;
+    }
+  }
+  // Every core in its place, as if each had its own program: AIC cores
+  // first, then AIV, each kind in core order.
+  if (replicated) {
+    std::sort(stats_.cores.begin(), stats_.cores.end(), [](const CoreStats& x, const CoreStats& y) {
+      const bool x_aic = x.kind == tiling::CoreKind::kAic, y_aic = y.kind == tiling::CoreKind::kAic;
+      if (x_aic != y_aic) return x_aic;
+      return x.core < y.core;
+    });
   }
   // The read mix splits the bytes read between L2 and DDR.
   const double hit = options_.read_mix.HitFraction();

@@ -11,7 +11,11 @@
 // read nothing prefetched streams at the lower latency-bound rate. The run
 // is framed by the launch and end-of-task costs.
 // A wait that can never be satisfied is a deadlock report naming the core,
-// pipe and flag.
+// pipe and flag. A program that stands for several identical cores
+// (CoreProgram::replicas) is simulated once: its statistics are reported for
+// each of those cores, and its operations and traffic count once per core, so
+// the result, the event count and the work limit are those of simulating
+// every core.
 #ifndef NPU_EMULATOR_TIMING_MODEL_H_
 #define NPU_EMULATOR_TIMING_MODEL_H_
 
@@ -54,7 +58,8 @@ struct GmReadMix {
 
 struct TimingOptions {
   const std::atomic<bool>* cancelled = nullptr;  // checked every few thousand events
-  uint64_t max_events = 0;                        // 0: unlimited
+  // Operations of all cores, replicas included; 0: unlimited.
+  uint64_t max_events = 0;
   // For the utilization figure: useful MACs and the operand type.
   uint64_t useful_macs = 0;
   tiling::DataType dtype = tiling::DataType::kFloat16;
