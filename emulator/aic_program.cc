@@ -317,7 +317,14 @@ absl::Status Builder::EmitChunk(AicCursor& aic, const WorkUnit& unit, const Bloc
     // soon as the scalar unit issues it, which runs ahead of the cube by its
     // instruction queue, and waits there, busy, for L0C.
     const uint64_t steps = CeilDiv(chunk.size(), aic.base_k);
-    const uint64_t ahead = chip_.arch.scalar_run_ahead_mmads;
+    // Instructions the scalar unit issues per K step: two LoadData, the
+    // MMAD and the L0 wait / set, and per L1 stage of a streamed operand its
+    // load with its wait / set, shared by the stage's steps.
+    double per_step = 5;
+    if (!aic.a_resident) per_step += 3.0 / CeilDiv(aic.k_l1, aic.base_k);
+    if (!aic.b_resident) per_step += 3.0 / CeilDiv(aic.k_l1_b, aic.base_k);
+    const uint64_t ahead = static_cast<uint64_t>(
+        std::llround(static_cast<double>(chip_.arch.scalar_run_ahead_instructions) / per_step));
     aic.uf_k = chunk.begin + (steps > ahead ? steps - ahead : 0) * aic.base_k;
   }
   for (uint64_t ks = chunk.begin; ks < chunk.end; ks += aic.k_l1) {

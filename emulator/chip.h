@@ -90,11 +90,12 @@ struct ArchTiming {
   // row. Fitted.
   double fixpipe_unaligned_row_cycles = 0;
   // The scalar unit issues instructions ahead of the pipes that run them,
-  // as far as their queues allow: the MMADs it is ahead of the cube.
-  // Visible under UnitFlag, where the FIXPIPE starts when issued and waits,
-  // busy, for L0C (msprof's fixpipe time "includes the unit-flag wait").
-  // Fitted.
-  uint64_t scalar_run_ahead_mmads = 0;
+  // as far as their queues allow: how many instructions it runs ahead of
+  // the cube. Visible under UnitFlag, where the FIXPIPE starts when issued
+  // and waits, busy, for L0C (msprof's fixpipe time "includes the unit-flag
+  // wait"): single-buffered kernels, with more instructions per K step, see
+  // it issued fewer steps ahead. Fitted.
+  uint64_t scalar_run_ahead_instructions = 0;
   // Launch: task scheduling (~150 ns), hardware init (~50 ns) and software
   // init (~1 us) before the first instruction, the end-of-task report
   // (~500 ns) after the last (cann-samples npu_execution README).
