@@ -395,7 +395,7 @@ void WriteSummary(std::ostringstream& md, Totals& t) {
 void WritePerVariant(std::ostringstream& md, Totals& t) {
   md << "## Per variant\n\n"
      << "Offered: the variant was among the candidates (it is only offered where it is valid, "
-        "and the cube variants only when CANN's choice is more than 3% above the roofline "
+        "and the cube variants only when CANN's choice is more than 10% above the roofline "
         "bound). Wins: it was the best candidate.\n\n"
      << "| Variant | Offered | Wins | Wins / offered | Geo-mean gain when it wins | Best gain |\n"
      << "| --- | --- | --- | --- | --- | --- |\n";
