@@ -21,4 +21,10 @@ cmake --build "${build}" --target advise_sweep -j "$(nproc)"
   --out "${root}/bench/ADVISE_SWEEP.md" \
   --csv "${build}/advise_sweep.csv" \
   "$@"
+# How the recommendations moved against the last committed baseline.
+if [[ -f "${root}/bench/advise_sweep_baseline.csv" ]]; then
+  python3 "${root}/bench/advise_sweep_compare.py" "${root}/bench/advise_sweep_baseline.csv" \
+    "${build}/advise_sweep.csv" "${root}/bench/ADVISE_SWEEP.md" \
+    "the timing model before its calibration on measured kernels, bench/CALIBRATION.md"
+fi
 echo "wrote ${root}/bench/ADVISE_SWEEP.md and ${build}/advise_sweep.csv" >&2
