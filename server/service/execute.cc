@@ -188,15 +188,30 @@ void TimingToProto(const emu::EmulationResult& result, pb::TimingReport* out) {
   MsprofToProto(stats.msprof, out->mutable_msprof());
 }
 
+// `status` with its message put under `field`, the part of the request
+// whose size it is about (the fuzzers check every error names one).
+absl::Status UnderField(const absl::Status& status, absl::string_view field) {
+  if (status.ok() || absl::StartsWith(status.message(), field)) return status;
+  return absl::Status(status.code(), absl::StrCat(field, ": ", status.message()));
+}
+
+// The request field a work limit refused: the kernel schedule or explicit
+// tiling that asks for the work, else the problem's size.
+absl::string_view WorkField(const PreparedExecute& prepared) {
+  if (prepared.kernel.has_value()) return "kernel_schedule";
+  return prepared.explicit_tiling ? "tiling" : "problem";
+}
+
 // What an emulator error means for the caller. For an explicit tiling or a
 // kernel schedule every fault is the request's (its buffers, its schedule,
 // its kernel); for the engine's own plan it is our bug.
 absl::Status EmulatorError(const absl::Status& status, const PreparedExecute& prepared) {
   switch (status.code()) {
     case absl::StatusCode::kCancelled:
-    case absl::StatusCode::kResourceExhausted:
     case absl::StatusCode::kUnimplemented:
       return status;
+    case absl::StatusCode::kResourceExhausted:
+      return UnderField(status, WorkField(prepared));
     default:
       break;
   }
@@ -393,8 +408,9 @@ absl::Status PrepareKernel(const emu::KernelSchedule& kernel, const ExecuteOptio
       // request, whatever code the check picked.
       return absl::InvalidArgumentError(valid.message());
   }
-  RETURN_IF_ERROR(CheckEmulationWork(WorkEstimatePlan(kernel, prepared->problem), prepared->problem,
-                                     options.max_simulated_ops));
+  RETURN_IF_ERROR(UnderField(CheckEmulationWork(WorkEstimatePlan(kernel, prepared->problem),
+                                                prepared->problem, options.max_simulated_ops),
+                             "kernel_schedule"));
   prepared->kernel = kernel;
   prepared->kernel_schedule = KernelScheduleToProto(kernel);
   return absl::OkStatus();
@@ -444,7 +460,9 @@ absl::StatusOr<PreparedExecute> PrepareExecute(const pb::ExecuteRequest& request
 
   ASSIGN_OR_RETURN(tl::TilingDecision decision, TilingFor(request, registry, prepared));
   prepared.explicit_tiling = request.has_tiling();
-  RETURN_IF_ERROR(CheckEmulationWork(decision.plan, prepared.problem, options.max_simulated_ops));
+  RETURN_IF_ERROR(
+      UnderField(CheckEmulationWork(decision.plan, prepared.problem, options.max_simulated_ops),
+                 WorkField(prepared)));
   DecisionToProto(decision, prepared.chip, &prepared.tiling);
   prepared.tiling.set_id(request.id());
   prepared.plan = std::move(decision.plan);

@@ -19,7 +19,7 @@ inline bool NamesAField(absl::string_view message) {
   for (absl::string_view field :
        {"request", "id", "problem", "platform", "platform_overrides", "forced_strategy",
         "include_trace", "client_id", "mode", "advise", "view", "tiling", "inputs", "seed",
-        "timing_only", "return_c", "threads"}) {
+        "timing_only", "return_c", "threads", "kernel_schedule"}) {
     if (root == field) return true;
   }
   return false;

@@ -175,6 +175,25 @@ def explicit_tiling_seeds(pb, tilingctl):
         edited.tiling.ClearField("key")
         write("explicit_tiling", name + "-raw-key", edited.SerializeToString())
         count += 2
+    # Hand-written kernel schedules instead of a tiling: each kind, small and odd.
+    kinds = {"single-core": 1, "static-grid": 2, "round-robin": 3, "swizzle": 4, "aswt": 5,
+             "stream-k": 6}
+    for kind_name, kind in kinds.items():
+        request = pb.ExecuteRequest(id="seed", seed=7)
+        p = request.problem
+        p.m, p.n, p.k = 97, 80, 70
+        p.dtype_a = p.dtype_b = p.dtype_c = DTYPES["float16"]
+        s = request.kernel_schedule
+        s.kind = kind
+        s.block_dim = 1 if kind == 1 else 4
+        s.base_m = s.base_n = s.l1_m = s.l1_n = 32
+        s.base_k, s.l1_k = 16, 32
+        s.single_core_m, s.single_core_n = 64, 48
+        s.unit_flag = kind % 2 == 0
+        write("explicit_tiling", "kernel-" + kind_name, request.SerializeToString())
+        request.timing_only = True
+        write("explicit_tiling", "kernel-" + kind_name + "-timing", request.SerializeToString())
+        count += 2
     return count
 
 
