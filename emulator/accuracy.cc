@@ -204,8 +204,7 @@ double UnitRoundoff(DataType dtype) {
 
 absl::StatusOr<AccuracyReport> CompareWithReference(const MatmulProblem& problem,
                                                     const Tensors& inputs, const HostTensor& c,
-                                                    int threads,
-                                                    const std::atomic<bool>* cancelled,
+                                                    int threads, const std::atomic<bool>* cancelled,
                                                     Epilogue epilogue) {
   if (problem.m <= 0 || problem.n <= 0 || problem.k < 0) {
     return absl::InvalidArgumentError("problem sizes must be m, n > 0 and k >= 0");

@@ -57,8 +57,7 @@ struct AccuracyReport {
 // reference as it clamps C).
 absl::StatusOr<AccuracyReport> CompareWithReference(const tiling::MatmulProblem& problem,
                                                     const Tensors& inputs, const HostTensor& c,
-                                                    int threads,
-                                                    const std::atomic<bool>* cancelled,
+                                                    int threads, const std::atomic<bool>* cancelled,
                                                     Epilogue epilogue = Epilogue::kNone);
 
 }  // namespace npu::emu

@@ -33,8 +33,8 @@ Op L1ToL0Step(const ChipModel& chip, uint64_t sm, uint64_t sn, uint64_t bk, uint
 Op MmadStep(const ChipModel& chip, const tiling::MatmulProblem& problem, uint64_t sm, uint64_t sn,
             uint64_t bk) {
   Op mmad;
-  mmad.cycles =
-      chip.arch.mmad_instruction_cycles + chip.MmadCycles(sm, sn, bk, problem.dtype_a, problem.hf32);
+  mmad.cycles = chip.arch.mmad_instruction_cycles +
+                chip.MmadCycles(sm, sn, bk, problem.dtype_a, problem.hf32);
   mmad.macs = sm * sn * bk;
   return mmad;
 }

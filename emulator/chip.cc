@@ -68,8 +68,8 @@ ChipModel ChipModel::FromSpec(const tiling::ChipSpec& spec,
   ChipModel model;
   model.spec = spec;
   model.arch = timing.has_value() ? *timing : ArchTimingFor(spec.npu_arch);
-  model.ddr_bytes_per_cycle = static_cast<double>(spec.ddr_bytes_per_cycle) * spec.aic_num *
-                              model.arch.hbm_read_efficiency;
+  model.ddr_bytes_per_cycle =
+      static_cast<double>(spec.ddr_bytes_per_cycle) * spec.aic_num * model.arch.hbm_read_efficiency;
   model.l2_bytes_per_cycle = static_cast<double>(spec.l2_bytes_per_cycle) * spec.aic_num;
   model.cycles_per_us = static_cast<double>(spec.cube_freq_mhz);
   model.fixpipe_gm_bytes_per_cycle = std::max<uint64_t>(

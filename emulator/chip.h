@@ -128,8 +128,7 @@ struct ChipModel {
                             const std::optional<ArchTiming>& timing = std::nullopt);
   // Cube cycles of one MMAD of m x n x k with `dtype` operands (hf32 when
   // `hf32` and the operands are fp32), without the instruction's fixed cost.
-  uint64_t MmadCycles(uint64_t m, uint64_t n, uint64_t k, tiling::DataType dtype,
-                      bool hf32) const;
+  uint64_t MmadCycles(uint64_t m, uint64_t n, uint64_t k, tiling::DataType dtype, bool hf32) const;
   // Peak MACs per cycle of one AIC for `dtype` operands.
   double PeakMacsPerCycle(tiling::DataType dtype, bool hf32) const;
   // Nanoseconds as cube cycles, rounded up.

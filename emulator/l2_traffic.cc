@@ -145,10 +145,8 @@ class Estimator {
 
   void VisitMmad(const WorkUnit& unit, uint32_t slice) {
     using tiling::FullLoad;
-    const bool a_full =
-        schedule_.full_load == FullLoad::kA || schedule_.full_load == FullLoad::kAB;
-    const bool b_full =
-        schedule_.full_load == FullLoad::kB || schedule_.full_load == FullLoad::kAB;
+    const bool a_full = schedule_.full_load == FullLoad::kA || schedule_.full_load == FullLoad::kAB;
+    const bool b_full = schedule_.full_load == FullLoad::kB || schedule_.full_load == FullLoad::kAB;
     const bool a_band = schedule_.l1_residency == tiling::L1Residency::kABand;
     const bool b_band = schedule_.l1_residency == tiling::L1Residency::kBBand;
     const uint32_t slices = SlicesOf(unit);
@@ -222,8 +220,8 @@ class Estimator {
 
 }  // namespace
 
-GmReadMix EstimateGmReadMix(const tiling::Schedule& schedule,
-                            const tiling::MatmulProblem& problem, const tiling::ChipSpec& chip) {
+GmReadMix EstimateGmReadMix(const tiling::Schedule& schedule, const tiling::MatmulProblem& problem,
+                            const tiling::ChipSpec& chip) {
   return Estimator(schedule, problem, chip).Run();
 }
 

@@ -22,8 +22,8 @@ namespace npu::emu {
 
 // The read bytes of `schedule` that L2 serves and that miss it, for
 // `problem` on a chip with `chip.l2_bytes` of L2.
-GmReadMix EstimateGmReadMix(const tiling::Schedule& schedule,
-                            const tiling::MatmulProblem& problem, const tiling::ChipSpec& chip);
+GmReadMix EstimateGmReadMix(const tiling::Schedule& schedule, const tiling::MatmulProblem& problem,
+                            const tiling::ChipSpec& chip);
 
 }  // namespace npu::emu
 

@@ -131,8 +131,8 @@ struct ProgramSet {
 struct PipelineConfig {
   uint32_t l1_stages_a = 2;  // L1 buffers of A: 1 (load, use, reload) or 2 (ping-pong)
   uint32_t l1_stages_b = 2;
-  uint32_t l0_stages = 2;    // L0A / L0B halves
-  uint32_t l0c_stages = 1;   // output tiles in flight in L0C
+  uint32_t l0_stages = 2;   // L0A / L0B halves
+  uint32_t l0c_stages = 1;  // output tiles in flight in L0C
   // B's K per L1 stage when it differs from A's (schedule.k_l1); 0: the same.
   uint64_t k_l1_b = 0;
   // FIXPIPE drains L0C while the tile's last MMAD still runs (UnitFlag).

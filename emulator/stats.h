@@ -17,23 +17,23 @@ namespace npu::emu {
 struct CoreStats {
   tiling::CoreKind kind = tiling::CoreKind::kAic;
   uint32_t core = 0;
-  uint32_t units = 0;           // work units the core ran
-  uint64_t finish_cycle = 0;    // when its last pipe went idle
+  uint32_t units = 0;         // work units the core ran
+  uint64_t finish_cycle = 0;  // when its last pipe went idle
   // Busy cycles per pipe, indexed by Pipe; unused pipes stay 0.
   std::array<uint64_t, kPipeCount> pipe_busy_cycles{};
 };
 
 // Bytes moved per level of the memory hierarchy.
 struct TrafficStats {
-  uint64_t ddr_read_bytes = 0;    // GM reads that missed L2
-  uint64_t l2_read_bytes = 0;     // GM reads served by L2
-  uint64_t gm_write_bytes = 0;    // C, partial sums (absorbed by L2)
-  uint64_t ddr_write_bytes = 0;   // written back to DDR (GmReadWriteSplit only)
-  uint64_t l1_to_l0_bytes = 0;    // MTE1
-  uint64_t l0c_out_bytes = 0;     // FIXPIPE
-  uint64_t ub_in_bytes = 0;       // AIV MTE2
-  uint64_t ub_out_bytes = 0;      // AIV MTE3
-  uint64_t workspace_bytes = 0;   // partial-sum traffic (write + read)
+  uint64_t ddr_read_bytes = 0;   // GM reads that missed L2
+  uint64_t l2_read_bytes = 0;    // GM reads served by L2
+  uint64_t gm_write_bytes = 0;   // C, partial sums (absorbed by L2)
+  uint64_t ddr_write_bytes = 0;  // written back to DDR (GmReadWriteSplit only)
+  uint64_t l1_to_l0_bytes = 0;   // MTE1
+  uint64_t l0c_out_bytes = 0;    // FIXPIPE
+  uint64_t ub_in_bytes = 0;      // AIV MTE2
+  uint64_t ub_out_bytes = 0;     // AIV MTE3
+  uint64_t workspace_bytes = 0;  // partial-sum traffic (write + read)
 };
 
 // The run as msprof's op_summary reports it, the figures Ascend engineers

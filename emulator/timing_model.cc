@@ -115,9 +115,8 @@ Simulator::Simulator(const ProgramSet& programs, const ChipModel& chip,
     ddr_write = std::min(ddr_write, port_rate(options.gm_split.write_bytes_per_cycle));
   }
   const double hit = options.read_mix.HitFraction();
-  const double read_chip =
-      hit >= 1.0 ? chip.l2_bytes_per_cycle
-                 : std::min(chip.l2_bytes_per_cycle, ddr_read / (1.0 - hit));
+  const double read_chip = hit >= 1.0 ? chip.l2_bytes_per_cycle
+                                      : std::min(chip.l2_bytes_per_cycle, ddr_read / (1.0 - hit));
   // Writes land in L2 (write-back); with the split they are also written
   // back to DDR through its write port.
   write_chip_rate_ = options.gm_split.enabled ? std::min(chip.l2_bytes_per_cycle, ddr_write)

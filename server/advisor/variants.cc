@@ -274,9 +274,8 @@ double EstimateBlockCycles(const MatmulProblem& problem, const tiling::ChipSpec&
   const double port = in_bytes / model.arch.mte2_port_bytes_per_cycle;
   const double active = static_cast<double>(std::min<uint64_t>(tiles, chip.aic_num));
   const double l2_share = active * in_bytes / model.l2_bytes_per_cycle;
-  const double out =
-      static_cast<double>(base_m * base_n * sizes.c_bytes) /
-      static_cast<double>(model.arch.fixpipe_bytes_per_cycle);
+  const double out = static_cast<double>(base_m * base_n * sizes.c_bytes) /
+                     static_cast<double>(model.arch.fixpipe_bytes_per_cycle);
   const double per_round = std::max(std::max(cube, port), std::max(l2_share, out));
   const double ddr_floor =
       static_cast<double>(sizes.m * sizes.k * sizes.a_bytes + sizes.k * sizes.n * sizes.b_bytes) /

@@ -493,10 +493,9 @@ absl::Status RunExecute(const PreparedExecute& prepared, const ExecuteOptions& o
 
   response->Clear();
   if (!prepared.timing_only) {
-    absl::StatusOr<emu::AccuracyReport> accuracy =
-        emu::CompareWithReference(prepared.problem, inputs, result->c, prepared.threads, cancelled,
-                                  prepared.kernel.has_value() ? prepared.kernel->epilogue
-                                                              : emu::Epilogue::kNone);
+    absl::StatusOr<emu::AccuracyReport> accuracy = emu::CompareWithReference(
+        prepared.problem, inputs, result->c, prepared.threads, cancelled,
+        prepared.kernel.has_value() ? prepared.kernel->epilogue : emu::Epilogue::kNone);
     if (!accuracy.ok()) {
       if (accuracy.status().code() == absl::StatusCode::kCancelled) return accuracy.status();
       return absl::InternalError(absl::StrCat("reference check: ", accuracy.status().message()));

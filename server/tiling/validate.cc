@@ -17,14 +17,12 @@ constexpr uint64_t kMaxTensorBytes = uint64_t{1} << 46;
 // Tiling-data stride fields are 32-bit.
 constexpr int64_t kMaxStride = std::numeric_limits<uint32_t>::max();
 
-absl::Status Invalid(std::string message) {
-  return absl::InvalidArgumentError(std::move(message));
-}
+absl::Status Invalid(std::string message) { return absl::InvalidArgumentError(std::move(message)); }
 
 absl::Status CheckDim(std::string_view field, int64_t value, int64_t min) {
   if (value < min || value > kMaxDim) {
-    return Invalid(absl::StrCat("field ", std::string(field), "=", value, " must be in [", min, ", ", kMaxDim,
-                                "]"));
+    return Invalid(absl::StrCat("field ", std::string(field), "=", value, " must be in [", min,
+                                ", ", kMaxDim, "]"));
   }
   return absl::OkStatus();
 }
@@ -36,8 +34,8 @@ absl::Status CheckTensorBytes(std::string_view tensor, uint64_t rows, uint64_t c
       static_cast<unsigned __int128>(rows) * cols * DataTypeBytes(dtype);
   if (bytes > kMaxTensorBytes) {
     return Invalid(absl::StrCat("tensor ", std::string(tensor), " of ", rows, "x", cols, " ",
-                                std::string(DataTypeName(dtype)), " exceeds the limit of ", kMaxTensorBytes,
-                                " bytes"));
+                                std::string(DataTypeName(dtype)), " exceeds the limit of ",
+                                kMaxTensorBytes, " bytes"));
   }
   return absl::OkStatus();
 }
@@ -63,13 +61,13 @@ absl::Status CheckNzStorageOfB(const MatmulProblem& p) {
   const auto& s = p.storage_shape_b;
   const std::string shape = absl::StrCat("[", absl::StrJoin(s, ", "), "]");
   if (s.size() < 4) {
-    return Invalid(absl::StrCat("field storage_shape_b=", shape,
-                                " must have at least 4 dims for FRACTAL_NZ"));
+    return Invalid(
+        absl::StrCat("field storage_shape_b=", shape, " must have at least 4 dims for FRACTAL_NZ"));
   }
   for (int64_t d : s) {
     if (d <= 0 || d > kMaxDim) {
-      return Invalid(absl::StrCat("field storage_shape_b=", shape, " has a dim outside [1, ",
-                                  kMaxDim, "]"));
+      return Invalid(
+          absl::StrCat("field storage_shape_b=", shape, " has a dim outside [1, ", kMaxDim, "]"));
     }
   }
   const size_t r = s.size();
@@ -78,11 +76,11 @@ absl::Status CheckNzStorageOfB(const MatmulProblem& p) {
   const int64_t rows_needed = static_cast<int64_t>(CeilAlign(rows, 16));
   const int64_t cols_needed = static_cast<int64_t>(CeilAlign(cols, col_align));
   if (rows_stored != rows_needed || cols_stored != cols_needed) {
-    return Invalid(absl::StrCat(
-        "field storage_shape_b=", shape, " does not hold B of ", rows, "x", cols,
-        ": FRACTAL_NZ needs dims[-3]*dims[-2]=align16(rows)=", rows_needed,
-        " and dims[-4]*dims[-1]=align", col_align, "(cols)=", cols_needed, ", got ", rows_stored,
-        " and ", cols_stored));
+    return Invalid(absl::StrCat("field storage_shape_b=", shape, " does not hold B of ", rows, "x",
+                                cols,
+                                ": FRACTAL_NZ needs dims[-3]*dims[-2]=align16(rows)=", rows_needed,
+                                " and dims[-4]*dims[-1]=align", col_align, "(cols)=", cols_needed,
+                                ", got ", rows_stored, " and ", cols_stored));
   }
   return absl::OkStatus();
 }
@@ -90,7 +88,8 @@ absl::Status CheckNzStorageOfB(const MatmulProblem& p) {
 absl::Status CheckSlice(const MatmulProblem& p) {
   const SliceView& s = p.a_slice;
   if (!s.enabled) return absl::OkStatus();
-  if (p.trans_a) return Invalid("field a_slice: a non-contiguous slice view of A needs trans_a=false");
+  if (p.trans_a)
+    return Invalid("field a_slice: a non-contiguous slice view of A needs trans_a=false");
   if (s.rank != 2 && s.rank != 3) {
     return Invalid(absl::StrCat("field a_slice.rank=", s.rank, " must be 2 or 3"));
   }
@@ -121,8 +120,10 @@ absl::Status ValidateProblem(const MatmulProblem& p) {
   if (p.k == 0 && p.has_bias) {
     return Invalid("field k=0 is not allowed with a bias: k must be in [1, 2147483647]");
   }
-  if (p.format_a != Format::kNd) return Invalid("field format_a must be ND (FRACTAL_NZ A is unsupported)");
-  if (p.format_c != Format::kNd) return Invalid("field format_c must be ND (FRACTAL_NZ C is unsupported)");
+  if (p.format_a != Format::kNd)
+    return Invalid("field format_a must be ND (FRACTAL_NZ A is unsupported)");
+  if (p.format_c != Format::kNd)
+    return Invalid("field format_c must be ND (FRACTAL_NZ C is unsupported)");
   if (!DtypesSupported(p)) {
     return Invalid(absl::StrCat(
         "fields dtype_a/dtype_b/dtype_c", p.has_bias ? "/dtype_bias" : "", " = ",
@@ -133,8 +134,8 @@ absl::Status ValidateProblem(const MatmulProblem& p) {
         "bias is A's dtype or float32"));
   }
   if (p.deterministic_level < 0 || p.deterministic_level > 3) {
-    return Invalid(absl::StrCat("field deterministic_level=", p.deterministic_level,
-                                " must be in [0, 3]"));
+    return Invalid(
+        absl::StrCat("field deterministic_level=", p.deterministic_level, " must be in [0, 3]"));
   }
   if (p.hf32 && p.force_grp_acc_fp32) {
     return Invalid("fields hf32 and force_grp_acc_fp32 are exclusive (one opImplMode value)");

@@ -355,7 +355,6 @@ TEST(EmulatorTest, WorkLimitIsEnforced) {
               StatusIs(absl::StatusCode::kInvalidArgument));  // inputs checked first
 }
 
-
 // ---------------------------------------------------------------------------
 // Hand-written kernel schedules (kernel_schedule.h) through EmulateKernel().
 
@@ -470,7 +469,8 @@ TEST(EmulateKernelTest, DoubleBufferingHidesTheLoads) {
   single.depth_a1 = single.depth_b1 = 1;
   absl::StatusOr<EmulationResult> fast =
       EmulateKernel(pingpong, problem, Chip950(), {}, TimingOnly());
-  absl::StatusOr<EmulationResult> slow = EmulateKernel(single, problem, Chip950(), {}, TimingOnly());
+  absl::StatusOr<EmulationResult> slow =
+      EmulateKernel(single, problem, Chip950(), {}, TimingOnly());
   ASSERT_THAT(fast, IsOk());
   ASSERT_THAT(slow, IsOk());
   EXPECT_LT(fast->stats.total_cycles * 5, slow->stats.total_cycles * 4);

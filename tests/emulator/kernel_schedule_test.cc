@@ -766,11 +766,11 @@ TEST(ValidateKernelScheduleTest, RejectsReluUbOverflow) {
 }
 
 TEST(ValidateKernelScheduleTest, RejectsReluUbWithStreamK) {
-  EXPECT_THAT(ValidateEdited([](KernelSchedule& k,
-                                MatmulProblem&) { k.epilogue = Epilogue::kReluUb; },
-                             KernelScheduleKind::kStreamKDp),
-              InvalidField("kernel_schedule.epilogue=relu_ub must not be used with kind "
-                           "stream_k_dp"));
+  EXPECT_THAT(
+      ValidateEdited([](KernelSchedule& k, MatmulProblem&) { k.epilogue = Epilogue::kReluUb; },
+                     KernelScheduleKind::kStreamKDp),
+      InvalidField("kernel_schedule.epilogue=relu_ub must not be used with kind "
+                   "stream_k_dp"));
 }
 
 TEST(ValidateKernelScheduleTest, RejectsStaticGridWithoutBlock) {

@@ -76,7 +76,10 @@ INSTANTIATE_TEST_SUITE_P(
                    p.storage_shape_b = {16, 16, 16, 16};
                  },
                  "storage_shape_b"},
-        BadInput{"StorageWithoutNz", [](MatmulProblem& p) { p.storage_shape_b = {1, 2, 3, 4}; },
+        BadInput{"StorageWithoutNz",
+                 [](MatmulProblem& p) {
+                   p.storage_shape_b = {1, 2, 3, 4};
+                 },
                  "storage_shape_b"},
         BadInput{"DeterministicLevel", [](MatmulProblem& p) { p.deterministic_level = 4; },
                  "deterministic_level=4"},
