@@ -485,6 +485,9 @@ absl::Status RunExecute(const PreparedExecute& prepared, const ExecuteOptions& o
   emulator.cancelled = cancelled;
   emulator.max_simulated_ops = options.max_simulated_ops;
   emulator.max_numeric_macs = options.max_numeric_macs;
+  if (auto it = options.arch_timing.find(prepared.chip.npu_arch); it != options.arch_timing.end()) {
+    emulator.arch_timing = it->second;
+  }
   absl::StatusOr<emu::EmulationResult> result =
       prepared.kernel.has_value()
           ? emu::EmulateKernel(*prepared.kernel, prepared.problem, prepared.chip, inputs, emulator)

@@ -23,6 +23,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 
@@ -63,6 +64,10 @@ struct ExecuteOptions {
   // Host threads one run may use for its numerics; 0 means the machine's
   // CPU count.
   int max_threads_per_run = 0;
+  // Timing figures per architecture to use instead of the calibrated ones
+  // (emulator/chip.h): refitting the model (bench/calibration_fit.cc). The
+  // server never sets it.
+  std::map<npu::tiling::NpuArch, npu::emu::ArchTiming> arch_timing;
 };
 
 // Fixed wire limits of ExecuteRequest.
