@@ -20,12 +20,8 @@ using internal::ExpandStreamKDp;
 using internal::MakeGrid;
 using internal::MakeStreamKSplit;
 using internal::StreamKSplit;
-using internal::TileGrid;
 
-using tiling::CeilAlign;
 using tiling::CeilDiv;
-using tiling::CoreKind;
-using tiling::Range;
 using tiling::Schedule;
 using tiling::UnitOp;
 using tiling::WorkUnit;

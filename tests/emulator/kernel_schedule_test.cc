@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "server/tiling/schedule.h"
+#include "tests/testing/kernel_schedules.h"
 #include "tests/testing/problems.h"
 #include "tests/testing/status_matchers.h"
 
@@ -85,19 +86,7 @@ KernelSchedule A1Grid950(uint64_t single_core_m, uint64_t single_core_n, uint64_
   return kernel;
 }
 
-// catlass example 46's kernel: ASWT over 256 x 256 L1 tiles on 32 cores.
-KernelSchedule CatlassAswt() {
-  KernelSchedule kernel;
-  kernel.kind = KernelScheduleKind::kAswt;
-  kernel.block_dim = 32;
-  kernel.base_m = kernel.base_n = 256;
-  kernel.base_k = 64;
-  kernel.l1_m = kernel.l1_n = 256;
-  kernel.l1_k = 128;
-  kernel.unit_flag = true;
-  kernel.aswt_window = 4;
-  return kernel;
-}
+using ::npu::testing::CatlassAswt;
 
 // cann-samples' bf16 matmul kernels (1024 x 4096 x 2048 and the Stream-K
 // sample): 256 x 256 x 64 tiles, K packs of 256.

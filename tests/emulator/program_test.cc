@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "emulator/emulator.h"
 #include "server/tiling/schedule.h"
+#include "tests/testing/kernel_schedules.h"
 #include "tests/testing/problems.h"
 #include "tests/testing/status_matchers.h"
 
@@ -208,19 +209,7 @@ KernelSchedule SmallKernel(KernelScheduleKind kind, uint32_t block_dim) {
   return kernel;
 }
 
-// catlass example 46's kernel: ASWT over 256 x 256 L1 tiles on 32 cores.
-KernelSchedule CatlassAswt() {
-  KernelSchedule kernel;
-  kernel.kind = KernelScheduleKind::kAswt;
-  kernel.block_dim = 32;
-  kernel.base_m = kernel.base_n = 256;
-  kernel.base_k = 64;
-  kernel.l1_m = kernel.l1_n = 256;
-  kernel.l1_k = 128;
-  kernel.unit_flag = true;
-  kernel.aswt_window = 4;
-  return kernel;
-}
+using ::npu::testing::CatlassAswt;
 
 struct KernelCase {
   std::string name;
