@@ -65,7 +65,45 @@ tl::Format FormatFromProto(pb::Format format) {
   return tl::Format::kNd;
 }
 
+tl::MatmulOp OperatorFromProto(pb::Operator op) {
+  switch (op) {
+    case pb::OPERATOR_UNSPECIFIED:  // documented default
+    case pb::OPERATOR_MATMUL_V3:
+      return tl::MatmulOp::kMatMulV3;
+    case pb::OPERATOR_BATCH_MATMUL_V3:
+      return tl::MatmulOp::kBatchMatMulV3;
+    case pb::OPERATOR_FUSED_MATMUL:
+      return tl::MatmulOp::kFusedMatMul;
+    default:
+      break;
+  }
+  assert(false && "op must be validated before conversion");
+  return tl::MatmulOp::kMatMulV3;
+}
+
+// MatMulV3 stays unset (its documented default), so that the canonical form
+// of a request written before the field existed is unchanged.
+pb::Operator OperatorToProto(tl::MatmulOp op) {
+  switch (op) {
+    case tl::MatmulOp::kMatMulV3:
+      return pb::OPERATOR_UNSPECIFIED;
+    case tl::MatmulOp::kBatchMatMulV3:
+      return pb::OPERATOR_BATCH_MATMUL_V3;
+    case tl::MatmulOp::kFusedMatMul:
+      return pb::OPERATOR_FUSED_MATMUL;
+  }
+  return pb::OPERATOR_UNSPECIFIED;
+}
+
 }  // namespace
+
+// The wire values are CANN's OPTYPE nibbles, as the engine's.
+tl::FusedOp FusedOpFromProto(pb::FusedOp op) {
+  assert(pb::FusedOp_IsValid(op) && "fused_op must be validated before conversion");
+  return static_cast<tl::FusedOp>(op);
+}
+
+pb::FusedOp FusedOpToProto(tl::FusedOp op) { return static_cast<pb::FusedOp>(op); }
 
 pb::DataType DataTypeToProto(tl::DataType dtype) {
   switch (dtype) {
@@ -190,6 +228,16 @@ tl::MatmulProblem ProblemFromProto(const pb::MatmulProblem& in) {
     out.a_slice.batch_stride = in.a_slice().batch_stride();
     out.a_slice.row_stride = in.a_slice().row_stride();
   }
+  out.op = OperatorFromProto(in.op());
+  out.batch_a.assign(in.batch_a().begin(), in.batch_a().end());
+  out.batch_b.assign(in.batch_b().begin(), in.batch_b().end());
+  out.batch_c.assign(in.batch_c().begin(), in.batch_c().end());
+  out.batch_bias.assign(in.batch_bias().begin(), in.batch_bias().end());
+  out.fused_op = FusedOpFromProto(in.fused_op());
+  out.x3_shape.assign(in.x3_shape().begin(), in.x3_shape().end());
+  out.inner_precise = in.inner_precise();
+  out.a_batch_interleaved = in.a_batch_interleaved();
+  out.b_batch_interleaved = in.b_batch_interleaved();
   return out;
 }
 
@@ -221,6 +269,16 @@ pb::MatmulProblem ProblemToProto(const tl::MatmulProblem& in) {
     slice->set_batch_stride(in.a_slice.batch_stride);
     slice->set_row_stride(in.a_slice.row_stride);
   }
+  out.set_op(OperatorToProto(in.op));
+  out.mutable_batch_a()->Add(in.batch_a.begin(), in.batch_a.end());
+  out.mutable_batch_b()->Add(in.batch_b.begin(), in.batch_b.end());
+  out.mutable_batch_c()->Add(in.batch_c.begin(), in.batch_c.end());
+  out.mutable_batch_bias()->Add(in.batch_bias.begin(), in.batch_bias.end());
+  out.set_fused_op(FusedOpToProto(in.fused_op));
+  out.mutable_x3_shape()->Add(in.x3_shape.begin(), in.x3_shape.end());
+  out.set_inner_precise(in.inner_precise);
+  out.set_a_batch_interleaved(in.a_batch_interleaved);
+  out.set_b_batch_interleaved(in.b_batch_interleaved);
   return out;
 }
 
@@ -299,6 +357,11 @@ void DecisionToProto(const tl::TilingDecision& decision, const tl::ChipSpec& chi
     key->set_full_load_name(std::string(tl::FullLoadName(plan.key.full_load)));
     key->set_l0c2out(L0cToOutToProto(plan.key.l0c2out));
     key->set_l0c2out_name(std::string(tl::L0cToOutName(plan.key.l0c2out)));
+    if (plan.key.layout == tl::KeyLayout::kFused) {
+      key->set_fused_op(FusedOpToProto(plan.key.fused_op));
+      key->set_fused_op_name(std::string(tl::FusedOpKeyName(plan.key.fused_op)));
+      key->set_inner_precise(plan.key.inner_precise);
+    }
     response->set_tiling_struct(std::string(plan.data.struct_name));
     for (const tl::TilingField& field : plan.data.fields) {
       pb::TilingField* out = response->add_fields();

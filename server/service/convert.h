@@ -123,6 +123,9 @@ npu::tiling::v1::KernelModel KernelModelToProto(npu::tiling::KernelModel model);
 npu::tiling::v1::FullLoad FullLoadToProto(npu::tiling::FullLoad full_load);
 npu::tiling::v1::L0cToOut L0cToOutToProto(npu::tiling::L0cToOut out);
 npu::tiling::v1::KernelType KernelTypeToProto(npu::tiling::KernelType type);
+// FusedOp's wire values are CANN's OPTYPE nibbles (UNSPECIFIED is "").
+npu::tiling::v1::FusedOp FusedOpToProto(npu::tiling::FusedOp op);
+npu::tiling::FusedOp FusedOpFromProto(npu::tiling::v1::FusedOp op);
 
 }  // namespace npu::server
 

@@ -70,6 +70,32 @@ absl::Status ValidateProblemFields(const pb::MatmulProblem& problem) {
         FieldError("problem.a_slice.rank",
                    absl::StrCat("must be 2 or 3 when enabled, got ", problem.a_slice().rank())));
   }
+  if (!pb::Operator_IsValid(problem.op())) {
+    status.Update(FieldError("problem.op", absl::StrCat("unknown operator ", problem.op())));
+  }
+  if (!pb::FusedOp_IsValid(problem.fused_op())) {
+    status.Update(
+        FieldError("problem.fused_op", absl::StrCat("unknown fused op ", problem.fused_op())));
+  }
+  // The engine checks the op's own rules (validate.h); the wire only bounds
+  // the lists, so that nothing unbounded is converted.
+  struct DimList {
+    const char* field;
+    int size;
+  };
+  for (const DimList& list : {DimList{"problem.batch_a", problem.batch_a_size()},
+                              DimList{"problem.batch_b", problem.batch_b_size()},
+                              DimList{"problem.batch_c", problem.batch_c_size()},
+                              DimList{"problem.batch_bias", problem.batch_bias_size()}}) {
+    if (list.size > kMaxBatchRank) {
+      status.Update(FieldError(
+          list.field, absl::StrCat("at most ", kMaxBatchRank, " batch dims, got ", list.size)));
+    }
+  }
+  if (problem.x3_shape_size() > kMaxX3Rank) {
+    status.Update(FieldError("problem.x3_shape", absl::StrCat("at most ", kMaxX3Rank, " dims, got ",
+                                                              problem.x3_shape_size())));
+  }
   // Update() keeps the first error, so the message names the first field.
   return status;
 }

@@ -26,6 +26,10 @@ inline constexpr size_t kMaxClientIdBytes = 128;
 // A FRACTAL_NZ storage shape is [..., d0, d1, d2, d3]; 8 leaves room for four
 // batch dimensions, more than any CANN matmul accepts.
 inline constexpr int kMaxStorageShapeRank = 8;
+// Batch dims per operand (CANN's rank limit of 6, less the two matrix dims)
+// and the rank of FusedMatMul's x3.
+inline constexpr int kMaxBatchRank = 4;
+inline constexpr int kMaxX3Rank = 3;
 
 // PlatformOverrides are checked against the ranges of the engine's chip
 // table (npu::tiling::kChipFields, also what ValidateChip() checks), so that

@@ -232,6 +232,11 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline void PutDecodedKey(Writer& out, const tl::Ti
     PutString(out, Key::kFullLoadNameFieldNumber, tl::FullLoadName(key.full_load));
     PutEnum(out, Key::kL0C2OutFieldNumber, L0cToOutToProto(key.l0c2out));
     PutString(out, Key::kL0C2OutNameFieldNumber, tl::L0cToOutName(key.l0c2out));
+    if (key.layout == tl::KeyLayout::kFused) {
+      PutEnum(out, Key::kFusedOpFieldNumber, FusedOpToProto(key.fused_op));
+      PutString(out, Key::kFusedOpNameFieldNumber, tl::FusedOpKeyName(key.fused_op));
+      PutUint(out, Key::kInnerPreciseFieldNumber, key.inner_precise);
+    }
   });
 }
 

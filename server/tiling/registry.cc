@@ -1,5 +1,7 @@
 #include "server/tiling/registry.h"
 
+#include <algorithm>
+#include <array>
 #include <optional>
 #include <utility>
 
@@ -10,6 +12,57 @@
 #include "server/tiling/validate.h"
 
 namespace npu::tiling {
+
+namespace {
+
+// `dims` right-aligned into CANN's four batch slots (slot 3 innermost),
+// missing dims 1.
+std::array<uint64_t, kBatchSlots> BatchSlots(const std::vector<int64_t>& dims) {
+  std::array<uint64_t, kBatchSlots> slots{1, 1, 1, 1};
+  const size_t count = std::min(dims.size(), slots.size());
+  for (size_t i = 0; i < count; ++i) {
+    slots[kBatchSlots - 1 - i] = static_cast<uint64_t>(dims[dims.size() - 1 - i]);
+  }
+  return slots;
+}
+
+uint64_t SlotProduct(const std::array<uint64_t, kBatchSlots>& slots) {
+  uint64_t product = 1;
+  for (uint64_t slot : slots) product *= slot;
+  return product;
+}
+
+// CANN's batch context of BatchMatMulV3 and FusedMatMul (ExtractMatrixBatchInfo
+// and MergeBatchAndMAxis of the batch_mat_mul_v3 tiling).
+void DeriveBatchFacts(const MatmulProblem& problem, ProblemFacts& facts) {
+  facts.batch_context = true;
+  facts.batch_a_dims = BatchSlots(problem.batch_a);
+  facts.batch_b_dims = BatchSlots(problem.batch_b);
+  if (problem.batch_c.empty()) {
+    for (int i = 0; i < kBatchSlots; ++i) {
+      facts.batch_c_dims[i] = std::max(facts.batch_a_dims[i], facts.batch_b_dims[i]);
+    }
+  } else {
+    facts.batch_c_dims = BatchSlots(problem.batch_c);
+  }
+  facts.batch_a = SlotProduct(facts.batch_a_dims);
+  facts.batch_b = SlotProduct(facts.batch_b_dims);
+  facts.batch_c = SlotProduct(facts.batch_c_dims);
+  facts.batch_bias = problem.batch_bias.empty() ? 1 : BatchProduct(problem.batch_bias);
+  // A batched A times an unbatched B is one matmul of batch_a * m rows when
+  // A's rows are contiguous (A not transposed).
+  if (facts.batch_b == 1 && !problem.trans_a && facts.batch_a > 1) {
+    facts.batch_merged_into_m = true;
+    facts.m *= facts.batch_a;
+    facts.batch_a_dims = {1, 1, 1, 1};
+    facts.batch_c_dims = {1, 1, 1, 1};
+    facts.batch_a = 1;
+    facts.batch_c = 1;
+  }
+  if (problem.x3_shape.size() == 3) facts.batch_x3 = static_cast<uint64_t>(problem.x3_shape[0]);
+}
+
+}  // namespace
 
 ProblemFacts DeriveFacts(const MatmulProblem& problem) {
   ProblemFacts facts;
@@ -35,23 +88,26 @@ ProblemFacts DeriveFacts(const MatmulProblem& problem) {
     // Distance between rows of A in GM: K for row-major A, 1 when transposed.
     facts.row_stride = problem.trans_a ? 1 : facts.k;
   }
+  if (problem.op != MatmulOp::kMatMulV3) DeriveBatchFacts(problem, facts);
   return facts;
 }
 
-absl::Status StrategyRegistry::Add(std::unique_ptr<Strategy> strategy) {
-  for (const auto& existing : strategies_) {
+absl::Status StrategyRegistry::Add(std::unique_ptr<Strategy> strategy, MatmulOp op) {
+  std::vector<std::unique_ptr<Strategy>>& strategies = strategies_[static_cast<int>(op)];
+  for (const auto& existing : strategies) {
     if (existing->name() == strategy->name()) {
-      return absl::AlreadyExistsError(
-          absl::StrCat("strategy ", std::string(strategy->name()), " is already registered"));
+      return absl::AlreadyExistsError(absl::StrCat("strategy ", std::string(strategy->name()),
+                                                   " is already registered for ",
+                                                   std::string(MatmulOpName(op))));
     }
   }
-  strategies_.push_back(std::move(strategy));
+  strategies.push_back(std::move(strategy));
   return absl::OkStatus();
 }
 
-std::vector<std::string> StrategyRegistry::Names() const {
+std::vector<std::string> StrategyRegistry::Names(MatmulOp op) const {
   std::vector<std::string> names;
-  for (const auto& strategy : strategies_) names.emplace_back(strategy->name());
+  for (const auto& strategy : ListOf(op)) names.emplace_back(strategy->name());
   return names;
 }
 
@@ -65,26 +121,33 @@ absl::StatusOr<TilingDecision> StrategyRegistry::Decide(const MatmulProblem& pro
   // Always: a chip can be valid and still not one CANN's tiling covers.
   RETURN_IF_ERROR(ValidateTilingArch(chip));
   const bool forced = !options.forced_strategy.empty();
+  const std::vector<std::unique_ptr<Strategy>>& list = ListOf(problem.op);
+  // MatMulV3's capable strategies never fail (see the class comment).
+  const bool falls_through = problem.op != MatmulOp::kMatMulV3;
   ProblemFacts facts = DeriveFacts(problem);
   facts.explain = options.explain || forced;
   facts.describe = options.describe;
 
   if (forced) {
     bool known = false;
-    for (const auto& strategy : strategies_) known |= strategy->name() == options.forced_strategy;
+    for (const auto& strategy : list) known |= strategy->name() == options.forced_strategy;
     if (!known) {
       std::string names;
-      for (const auto& strategy : strategies_) {
+      for (const auto& strategy : list) {
         absl::StrAppend(&names, names.empty() ? "" : ", ", std::string(strategy->name()));
       }
-      return absl::NotFoundError(
-          absl::StrCat("unknown strategy \"", options.forced_strategy, "\"; registered: ", names));
+      const std::string op_names =
+          problem.op == MatmulOp::kMatMulV3
+              ? std::string()
+              : absl::StrCat(" for ", std::string(MatmulOpName(problem.op)));
+      return absl::NotFoundError(absl::StrCat("unknown strategy \"", options.forced_strategy,
+                                              "\"; registered", op_names, ": ", names));
     }
   }
 
   TilingDecision decision;
-  if (facts.explain) decision.trace.reserve(strategies_.size());
-  for (const auto& strategy : strategies_) {
+  if (facts.explain) decision.trace.reserve(list.size());
+  for (const auto& strategy : list) {
     if (forced && strategy->name() != options.forced_strategy) continue;
     Capability capability = strategy->IsCapable(problem, facts, chip);
     if (!capability.ok) {
@@ -101,8 +164,17 @@ absl::StatusOr<TilingDecision> StrategyRegistry::Decide(const MatmulProblem& pro
     }
     absl::StatusOr<TilingPlan> plan = strategy->DoTiling(problem, facts, chip);
     if (!plan.ok()) {
-      // Input-shaped failures keep their code; anything else is our bug.
       const absl::StatusCode code = plan.status().code();
+      if (falls_through && !forced && code == absl::StatusCode::kFailedPrecondition) {
+        if (facts.explain) {
+          decision.trace.push_back(
+              {std::string(strategy->name()), true, false,
+               absl::StrCat(capability.reason, capability.reason.empty() ? "" : "; ",
+                            "capable, but its tiling failed: ", plan.status().message())});
+        }
+        continue;
+      }
+      // Input-shaped failures keep their code; anything else is our bug.
       if (code == absl::StatusCode::kInvalidArgument ||
           code == absl::StatusCode::kFailedPrecondition) {
         return absl::Status(
@@ -119,6 +191,16 @@ absl::StatusOr<TilingDecision> StrategyRegistry::Decide(const MatmulProblem& pro
     }
     decision.plan = *std::move(plan);
     return decision;
+  }
+  if (falls_through && !list.empty()) {
+    // CANN's walk ended with no plan: the op cannot run this problem.
+    std::string why;
+    if (facts.explain && !decision.trace.empty()) {
+      why = absl::StrCat("; last: ", decision.trace.back().strategy, ": ",
+                         decision.trace.back().reason);
+    }
+    return absl::FailedPreconditionError(absl::StrCat("no ", std::string(MatmulOpName(problem.op)),
+                                                      " strategy could tile the problem", why));
   }
   return absl::InternalError("no strategy was capable; the fallback strategy is missing");
 }

@@ -41,20 +41,33 @@ struct DecideOptions {
   bool inputs_validated = false;
 };
 
+// One ordered list of strategies per operator (MatmulOp): Decide() walks the
+// list of the problem's op.
+//
+// MatMulV3's strategies never fail once capable. BatchMatMulV3's and
+// FusedMatMul's may (a full-load plan that does not fit, a search the kernel
+// API cannot satisfy); as in CANN, the walk then goes on with the next
+// strategy, and the trace keeps the failure as that strategy's reason
+// (capable, not chosen). A kFailedPrecondition from DoTiling() means such a
+// failure; any other error stops the walk.
 class StrategyRegistry {
  public:
-  // Appends `strategy` at the lowest priority so far; kAlreadyExists when a
-  // strategy of the same name is registered.
-  absl::Status Add(std::unique_ptr<Strategy> strategy);
+  // Appends `strategy` to `op`'s list at the lowest priority so far;
+  // kAlreadyExists when that list has a strategy of the same name.
+  absl::Status Add(std::unique_ptr<Strategy> strategy, MatmulOp op = MatmulOp::kMatMulV3);
 
-  // Names in priority order.
-  std::vector<std::string> Names() const;
+  // Names of `op`'s strategies in priority order.
+  std::vector<std::string> Names(MatmulOp op = MatmulOp::kMatMulV3) const;
 
   absl::StatusOr<TilingDecision> Decide(const MatmulProblem& problem, const ChipSpec& chip,
                                         const DecideOptions& options = {}) const;
 
  private:
-  std::vector<std::unique_ptr<Strategy>> strategies_;
+  static constexpr int kOpCount = 3;
+  const std::vector<std::unique_ptr<Strategy>>& ListOf(MatmulOp op) const {
+    return strategies_[static_cast<int>(op)];
+  }
+  std::vector<std::unique_ptr<Strategy>> strategies_[kOpCount];
 };
 
 // Checks that a plan respects the chip: block dim within the cores,

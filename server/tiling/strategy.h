@@ -9,6 +9,8 @@
 #ifndef NPU_SERVER_TILING_STRATEGY_H_
 #define NPU_SERVER_TILING_STRATEGY_H_
 
+#include <array>
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -28,6 +30,9 @@ struct Capability {
   static Capability No(std::string reason) { return {false, std::move(reason)}; }
 };
 
+// CANN keeps up to four batch dims per operand.
+inline constexpr int kBatchSlots = 4;
+
 // Facts derived once from a validated problem and shared by all strategies.
 struct ProblemFacts {
   uint64_t m = 0, n = 0, k = 0;
@@ -39,6 +44,21 @@ struct ProblemFacts {
   uint64_t slice_m_override = 0;  // 0: use base_m
   uint64_t src_nd_stride = 1;
   uint64_t row_stride = 1;
+  // CANN's batch context (its batchInfo), set for BatchMatMulV3 and
+  // FusedMatMul even when every operand is 2-D: several MatMulV3 helpers
+  // branch on it (alignment, balance, full load, core count, L2). Batch
+  // dims are right-aligned into four slots (slot 3 innermost, missing dims
+  // 1); products are over the slots. When B is unbatched and A is not
+  // transposed, A's batch is merged into M: `m` above is then
+  // batch_a * problem.m and A's and C's slots are all 1.
+  bool batch_context = false;
+  bool batch_merged_into_m = false;
+  std::array<uint64_t, kBatchSlots> batch_a_dims{1, 1, 1, 1};
+  std::array<uint64_t, kBatchSlots> batch_b_dims{1, 1, 1, 1};
+  std::array<uint64_t, kBatchSlots> batch_c_dims{1, 1, 1, 1};
+  uint64_t batch_a = 1, batch_b = 1, batch_c = 1;
+  uint64_t batch_bias = 1;  // product of a batched bias's dims
+  uint64_t batch_x3 = 1;    // FusedMatMul: x3's leading dim when it is 3-D
   // Whether strategies write their texts: the Capability reasons (explain)
   // and the plan's `detail` (describe). The registry turns them off when no
   // one reads them; the plan is otherwise the same.

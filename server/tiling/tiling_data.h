@@ -118,6 +118,147 @@ inline constexpr TilingFieldSpec kToVectorFields[] = {
     {"usedCoreNum"}, {"m"}, {"n"}, {"k"}, {"baseM"}, {"baseN"}, {"baseK"},
 };
 
+// BatchMatMulV3BasicTilingData: BatchMatMulV3's (and FusedMatMul's batched)
+// ASW basic, full-load and Stream-K kernels. MatMulV3BasicTilingData's fields
+// in the same order (so the BasicField value of a shared field indexes it
+// too), then the batch count of C and of FusedMatMul's x3.
+enum class BatchBasicField : uint8_t {
+  kUsedCoreNum,
+  kM,
+  kN,
+  kK,
+  kML1,
+  kNL1,
+  kKL1,
+  kBaseM,
+  kBaseN,
+  kBaseK,
+  kSkSingleCoreK,
+  kMTailCnt,
+  kNTailCnt,
+  kMBaseTailSplitCnt,
+  kNBaseTailSplitCnt,
+  kMTailMain,
+  kNTailMain,
+  kMmadParam,
+  kL1BufferNum,
+  kL0cDb,
+  kUbDb,
+  kL2CacheDisable,
+  kSliceM,
+  kSrcNdStride,
+  kRowStride,
+  kInnerBatch,
+  kBatchDimAll,
+  kBatchX3,
+};
+inline constexpr TilingFieldSpec kBatchBasicFields[] = {
+    {"usedCoreNum"},
+    {"m"},
+    {"n"},
+    {"k"},
+    {"mL1"},
+    {"nL1"},
+    {"kL1"},
+    {"baseM"},
+    {"baseN"},
+    {"baseK"},
+    {"skSingleCoreK"},
+    {"mTailCnt"},
+    {"nTailCnt"},
+    {"mBaseTailSplitCnt"},
+    {"nBaseTailSplitCnt"},
+    {"mTailMain"},
+    {"nTailMain"},
+    {"mmadParam", 8},
+    {"l1BufferNum", 8},
+    {"l0cDB", 8},
+    {"ubDB", 8},
+    {"l2CacheDisable"},
+    {"sliceM"},
+    {"srcNdStride"},
+    {"rowStride"},
+    {"innerBatch"},
+    {"batchDimAll"},
+    {"batchX3"},
+};
+
+// BatchMatMulV3IterBatchBasicTilingData: ITER_BATCH_BASICAPI (several
+// batches per L1 / L0 load).
+enum class IterBatchField : uint8_t {
+  kM,
+  kN,
+  kK,
+  kB,
+  kIterBatchL1,
+  kIterBatchL0,
+  kMmadParam,
+  kBaseM,
+  kBaseN,
+  kBaseK,
+  kInnerBatch,
+  kBatchX3,
+  kNeedNdDma,
+  kL2CacheDisable,
+};
+inline constexpr TilingFieldSpec kIterBatchFields[] = {
+    {"m"},           {"n"},
+    {"k"},           {"b"},
+    {"iterBatchL1"}, {"iterBatchL0"},
+    {"mmadParam"},   {"baseM"},
+    {"baseN"},       {"baseK"},
+    {"innerBatch"},  {"batchX3"},
+    {"needNdDma"},   {"l2CacheDisable"},
+};
+
+// BatchMatMulV3MergeBatchBasicTilingData: MERGE_BATCH_BASICAPI (several small
+// batches side by side in one L0 block).
+enum class MergeBatchField : uint8_t {
+  kM,
+  kN,
+  kK,
+  kB,
+  kBatchAL1,
+  kBatchBL1,
+  kBatchL0,
+  kKL1,
+  kBaseK,
+  kMmadParam,
+  kL2CacheDisable,
+  kBatchX3,
+};
+inline constexpr TilingFieldSpec kMergeBatchFields[] = {
+    {"m"},       {"n"},   {"k"},     {"b"},         {"batchAL1"},       {"batchBL1"},
+    {"batchL0"}, {"kL1"}, {"baseK"}, {"mmadParam"}, {"l2CacheDisable"}, {"batchX3"},
+};
+
+// BatchMatMulToMulBasicTilingData: BATCH_MATMUL_TO_MUL (k = 1 batches on the
+// vector cores).
+enum class BatchToMulField : uint8_t {
+  kM,
+  kN,
+  kB,
+  kUsedCoreNum,
+  kSingleCoreBatch,
+  kBatchNum,
+  kBatchNumLastRound,
+  kBatchNumLastRoundTail,
+  kLastCoreNum,
+  kAlignNum,
+};
+inline constexpr TilingFieldSpec kBatchToMulFields[] = {
+    {"m"},
+    {"n"},
+    {"b"},
+    {"usedCoreNum"},
+    {"singleCoreBatch"},
+    {"batchNum"},
+    {"batchNumLastRound"},
+    {"batchNumLastRoundTail"},
+    {"lastCoreNum"},
+    {"alignNum"},
+};
+
 // A tiling-data struct: its CANN name and field table.
 struct TilingStructSpec {
   std::string_view name;
@@ -136,6 +277,19 @@ constexpr TilingStructSpec StructOfField(ToMulField) {
 }
 constexpr TilingStructSpec StructOfField(ToVectorField) {
   return {"MatMulToVectorBasicTilingData", kToVectorFields};
+}
+
+constexpr TilingStructSpec StructOfField(BatchBasicField) {
+  return {"BatchMatMulV3BasicTilingData", kBatchBasicFields};
+}
+constexpr TilingStructSpec StructOfField(IterBatchField) {
+  return {"BatchMatMulV3IterBatchBasicTilingData", kIterBatchFields};
+}
+constexpr TilingStructSpec StructOfField(MergeBatchField) {
+  return {"BatchMatMulV3MergeBatchBasicTilingData", kMergeBatchFields};
+}
+constexpr TilingStructSpec StructOfField(BatchToMulField) {
+  return {"BatchMatMulToMulBasicTilingData", kBatchToMulFields};
 }
 
 // The struct of `Field` as compile-time constants.
@@ -253,7 +407,16 @@ inline constexpr BlockFieldBinding kBlockFields[] = {
 // MatMulV3BasicTilingData (otherwise leaves `data` as it is), so that the
 // typed BlockTiling stays the one place a strategy or the advisor writes
 // them.
+// (A BatchMatMulV3BasicTilingData holds the same fields at the same places.)
 inline void WriteBlockFields(const BlockTiling& block, TilingData& data) {
+  if (IsStruct<BatchBasicField>(data) &&
+      data.fields.size() == TilingStruct<BatchBasicField>::kFields.size()) {
+    const TilingStructWriter<BatchBasicField> put(data);
+    for (const BlockFieldBinding& binding : kBlockFields) {
+      put(static_cast<BatchBasicField>(binding.field), block.*binding.member);
+    }
+    return;
+  }
   if (!IsStruct<BasicField>(data) ||
       data.fields.size() != TilingStruct<BasicField>::kFields.size()) {
     return;
@@ -263,10 +426,14 @@ inline void WriteBlockFields(const BlockTiling& block, TilingData& data) {
 }
 
 // The inverse of WriteBlockFields(): the block members a
-// MatMulV3BasicTilingData carries, read into `block` (the others untouched).
+// MatMulV3BasicTilingData (or BatchMatMulV3BasicTilingData) carries, read
+// into `block` (the others untouched).
 inline void ReadBlockFields(const TilingData& data, BlockTiling& block) {
+  const bool batch = IsStruct<BatchBasicField>(data);
   for (const BlockFieldBinding& binding : kBlockFields) {
-    if (std::optional<uint64_t> value = Get(data, binding.field)) block.*binding.member = *value;
+    std::optional<uint64_t> value =
+        batch ? Get(data, static_cast<BatchBasicField>(binding.field)) : Get(data, binding.field);
+    if (value) block.*binding.member = *value;
   }
 }
 

@@ -246,29 +246,160 @@ std::string_view L1ResidencyName(L1Residency residency) {
 }
 
 uint64_t TilingKey::Encode() const {
-  return static_cast<uint64_t>(api_level) | (static_cast<uint64_t>(trans_a) << 4) |
-         (static_cast<uint64_t>(trans_b) << 6) | (static_cast<uint64_t>(batch_model) << 8) |
-         (static_cast<uint64_t>(model) << 12) | (static_cast<uint64_t>(full_load) << 16) |
-         (static_cast<uint64_t>(l0c2out) << 20);
+  uint64_t key = static_cast<uint64_t>(api_level) | (static_cast<uint64_t>(batch_model) << 8) |
+                 (static_cast<uint64_t>(model) << 12) | (static_cast<uint64_t>(full_load) << 16) |
+                 (static_cast<uint64_t>(l0c2out) << 20);
+  if (layout == KeyLayout::kFused) {
+    const uint64_t trans = static_cast<uint64_t>(trans_a) + 2 * static_cast<uint64_t>(trans_b);
+    return key | (trans << 4) | (static_cast<uint64_t>(fused_op) << 24) |
+           (static_cast<uint64_t>(inner_precise) << 28);
+  }
+  return key | (static_cast<uint64_t>(trans_a) << 4) | (static_cast<uint64_t>(trans_b) << 6);
 }
 
-absl::StatusOr<TilingKey> TilingKey::Decode(uint64_t key) {
+absl::StatusOr<TilingKey> TilingKey::Decode(uint64_t key, KeyLayout layout) {
   auto nibble = [key](int shift) { return (key >> shift) & 0xF; };
   TilingKey out;
+  out.layout = layout;
   if (nibble(0) > 2) return absl::InvalidArgumentError("tiling key: api_level above 2");
-  if ((key >> 4) & 0xA) return absl::InvalidArgumentError("tiling key: bad transpose bits");
+  if (nibble(8) > 7) return absl::InvalidArgumentError("tiling key: batch_model above 7");
   if (nibble(12) > 7) return absl::InvalidArgumentError("tiling key: model above 7");
   if (nibble(16) > 3) return absl::InvalidArgumentError("tiling key: full_load above 3");
   if (nibble(20) > 2) return absl::InvalidArgumentError("tiling key: l0c2out above 2");
-  if (key >> 24) return absl::InvalidArgumentError("tiling key: bits above 23 set");
+  if (layout == KeyLayout::kFused) {
+    if (nibble(4) > 3) return absl::InvalidArgumentError("tiling key: transpose field above 3");
+    if (nibble(24) > static_cast<uint64_t>(FusedOp::kCast16To32)) {
+      return absl::InvalidArgumentError("tiling key: fused op type above 6");
+    }
+    if (key >> 30) return absl::InvalidArgumentError("tiling key: bits above 29 set");
+    out.trans_a = nibble(4) & 1;
+    out.trans_b = (nibble(4) >> 1) & 1;
+    out.fused_op = static_cast<FusedOp>(nibble(24));
+    out.inner_precise = static_cast<uint8_t>((key >> 28) & 3);
+  } else {
+    if ((key >> 4) & 0xA) return absl::InvalidArgumentError("tiling key: bad transpose bits");
+    if (key >> 24) return absl::InvalidArgumentError("tiling key: bits above 23 set");
+    out.trans_a = (key >> 4) & 1;
+    out.trans_b = (key >> 6) & 1;
+  }
   out.api_level = static_cast<ApiLevel>(nibble(0));
-  out.trans_a = (key >> 4) & 1;
-  out.trans_b = (key >> 6) & 1;
   out.batch_model = static_cast<uint8_t>(nibble(8));
   out.model = static_cast<KernelModel>(nibble(12));
   out.full_load = static_cast<FullLoad>(nibble(16));
   out.l0c2out = static_cast<L0cToOut>(nibble(20));
   return out;
+}
+
+KeyLayout KeyLayoutOf(MatmulOp op) {
+  return op == MatmulOp::kFusedMatMul ? KeyLayout::kFused : KeyLayout::kMatMul;
+}
+
+std::string_view BatchModelName(uint8_t batch_model) {
+  switch (static_cast<BatchModel>(batch_model)) {
+    case BatchModel::kForBatch:
+      return "FOR_BATCH";
+    case BatchModel::kIterBatchSingleBias:
+      return "ITER_BATCH_SINGLE_BIAS";
+    case BatchModel::kBatchMatMulToMul:
+      return "BATCH_MATMUL_TO_MUL";
+    case BatchModel::kMergeBatch:
+      return "MERGE_BATCH";
+    case BatchModel::kFusedBatch:
+      return "FUSED_BATCH";
+    case BatchModel::kBroadcastBatch:
+      return "BROADCAST_BATCH";
+    case BatchModel::kIterBatchBroadcastA:
+      return "ITER_BATCH_BROADCAST_A";
+    case BatchModel::kIterBatchBroadcastB:
+      return "ITER_BATCH_BROADCAST_B";
+  }
+  return "?";
+}
+
+std::string_view MatmulOpName(MatmulOp op) {
+  switch (op) {
+    case MatmulOp::kMatMulV3:
+      return "MatMulV3";
+    case MatmulOp::kBatchMatMulV3:
+      return "BatchMatMulV3";
+    case MatmulOp::kFusedMatMul:
+      return "FusedMatMul";
+  }
+  return "?";
+}
+
+absl::StatusOr<MatmulOp> ParseMatmulOp(std::string_view name) {
+  for (MatmulOp op : {MatmulOp::kMatMulV3, MatmulOp::kBatchMatMulV3, MatmulOp::kFusedMatMul}) {
+    if (name == MatmulOpName(op)) return op;
+  }
+  if (name == "matmul_v3" || name == "mat_mul_v3") return MatmulOp::kMatMulV3;
+  if (name == "batch_matmul_v3" || name == "batch_mat_mul_v3") return MatmulOp::kBatchMatMulV3;
+  if (name == "fused_matmul" || name == "fused_mat_mul") return MatmulOp::kFusedMatMul;
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown op \"", std::string(name),
+                   "\"; expected matmul_v3, batch_matmul_v3 or fused_matmul"));
+}
+
+namespace {
+constexpr FusedOp kAllFusedOps[] = {FusedOp::kNone,      FusedOp::kAdd,      FusedOp::kMul,
+                                    FusedOp::kGeluErf,   FusedOp::kGeluTanh, FusedOp::kRelu,
+                                    FusedOp::kCast16To32};
+}  // namespace
+
+std::string_view FusedOpName(FusedOp op) {
+  switch (op) {
+    case FusedOp::kNone:
+      return "";
+    case FusedOp::kAdd:
+      return "add";
+    case FusedOp::kMul:
+      return "mul";
+    case FusedOp::kGeluErf:
+      return "gelu_erf";
+    case FusedOp::kGeluTanh:
+      return "gelu_tanh";
+    case FusedOp::kRelu:
+      return "relu";
+    case FusedOp::kCast16To32:
+      return "16cast32";
+  }
+  return "?";
+}
+
+std::string_view FusedOpKeyName(FusedOp op) {
+  switch (op) {
+    case FusedOp::kNone:
+      return "NONE";
+    case FusedOp::kAdd:
+      return "ADD";
+    case FusedOp::kMul:
+      return "MUL";
+    case FusedOp::kGeluErf:
+      return "GELU_ERF";
+    case FusedOp::kGeluTanh:
+      return "GELU_TANH";
+    case FusedOp::kRelu:
+      return "RELU";
+    case FusedOp::kCast16To32:
+      return "16CAST32";
+  }
+  return "?";
+}
+
+absl::StatusOr<FusedOp> ParseFusedOp(std::string_view name) {
+  if (name == "none") return FusedOp::kNone;
+  for (FusedOp op : kAllFusedOps) {
+    if (name == FusedOpName(op) || name == FusedOpKeyName(op)) return op;
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown fused op \"", std::string(name),
+                   "\"; expected none, relu, add, mul, gelu_erf, gelu_tanh or 16cast32"));
+}
+
+uint64_t BatchProduct(const std::vector<int64_t>& dims) {
+  uint64_t product = 1;
+  for (int64_t dim : dims) product *= static_cast<uint64_t>(dim);
+  return product;
 }
 
 std::optional<uint64_t> TilingData::Get(std::string_view name) const {

@@ -52,8 +52,43 @@ struct SliceView {
   int64_t row_stride = 0;    // elements between rows
 };
 
+// The CANN operator a problem is tiled for. Each has its own registry of
+// strategies, input rules and tiling-key layout.
+enum class MatmulOp : uint8_t {
+  kMatMulV3 = 0,       // one 2-D matmul
+  kBatchMatMulV3 = 1,  // batched A and B with NumPy broadcast of the batch dims
+  kFusedMatMul = 2,    // a matmul and its epilogue (FusedOp)
+};
+// CANN's op type names: "MatMulV3", "BatchMatMulV3", "FusedMatMul".
+std::string_view MatmulOpName(MatmulOp op);
+// Accepts CANN's names and the wire spellings "matmul_v3",
+// "batch_matmul_v3", "fused_matmul".
+absl::StatusOr<MatmulOp> ParseMatmulOp(std::string_view name);
+
+// FusedMatMul's epilogue (CANN's fused_op_type). The value is the OPTYPE
+// nibble of FusedMatMul's tiling key.
+enum class FusedOp : uint8_t {
+  kNone = 0,
+  kAdd = 1,         // C + x3
+  kMul = 2,         // C * x3
+  kGeluErf = 3,     // GELU, erf form
+  kGeluTanh = 4,    // GELU, tanh approximation
+  kRelu = 5,        // max(C, 0)
+  kCast16To32 = 6,  // 16-bit inputs, float32 output
+};
+// CANN's attribute values: "", "add", "mul", "gelu_erf", "gelu_tanh", "relu",
+// "16cast32".
+std::string_view FusedOpName(FusedOp op);
+// The key's names: "NONE", "ADD", "MUL", "GELU_ERF", "GELU_TANH", "RELU",
+// "16CAST32".
+std::string_view FusedOpKeyName(FusedOp op);
+// Accepts the attribute values ("none" for "") and the key's names.
+absl::StatusOr<FusedOp> ParseFusedOp(std::string_view name);
+
 // One matrix multiplication C[m, n] = A[m, k] * B[k, n] (+ bias[n]); m, n and k
-// are the sizes after the transposes are applied.
+// are the sizes after the transposes are applied. BatchMatMulV3 and
+// FusedMatMul problems add batch dims (one such matmul per batch) and
+// FusedMatMul an epilogue.
 struct MatmulProblem {
   int64_t m = 0;
   int64_t n = 0;
@@ -76,8 +111,39 @@ struct MatmulProblem {
   bool force_grp_acc_fp32 = false;  // opImplMode 0x4
   int deterministic_level = 0;      // 0..3; above 1 forbids cross-core K split
   bool avoid_tensor_api = false;    // offset_x == 0x80
-  SliceView a_slice;
+  SliceView a_slice;                // MatMulV3 only
+
+  MatmulOp op = MatmulOp::kMatMulV3;
+  // Batch dims of A, B and C, outermost first (at most 4 each); empty for a
+  // 2-D operand. An empty batch_c of a batched problem means the broadcast
+  // of batch_a and batch_b.
+  std::vector<int64_t> batch_a, batch_b, batch_c;
+  // BatchMatMulV3: batch dims of a bias of rank above 2 (one bias row per
+  // batch); empty for a bias shared by every batch.
+  std::vector<int64_t> batch_bias;
+  // FusedMatMul: the epilogue, the shape of its extra operand x3 for add and
+  // mul ([m, n] or [b, m, n]; empty means [m, n]) and CANN's inner_precise
+  // (0 high precision, 1 high performance).
+  FusedOp fused_op = FusedOp::kNone;
+  std::vector<int64_t> x3_shape;
+  int inner_precise = 0;
+  // BatchMatMulV3: A (B) is a transposed non-contiguous view, a 3-D operand
+  // stored [rows, batch, cols] and viewed [batch, rows, cols] (CANN's {1, 0, 2}
+  // permuted view).
+  bool a_batch_interleaved = false;
+  bool b_batch_interleaved = false;
+
+  // Whether the problem is exactly a MatMulV3 one as requests before the op
+  // field existed could state it (every new field at its default).
+  bool IsPlainMatMulV3() const {
+    return op == MatmulOp::kMatMulV3 && batch_a.empty() && batch_b.empty() && batch_c.empty() &&
+           batch_bias.empty() && fused_op == FusedOp::kNone && x3_shape.empty() &&
+           inner_precise == 0 && !a_batch_interleaved && !b_batch_interleaved;
+  }
 };
+
+// The product of `dims` (1 when empty).
+uint64_t BatchProduct(const std::vector<int64_t>& dims);
 
 // The chip's architecture (CANN's NpuArch). CANN's arch35 mat_mul_v3 tiling
 // applies to DAV_3510 only; the emulator times both.
@@ -143,6 +209,27 @@ std::string_view L0cToOutName(L0cToOut out);
 // "AIC_ONLY", "MIX_AIC_1_AIV_2", "AIV_ONLY".
 std::string_view KernelTypeName(KernelType type);
 
+// How an op packs its tiling key. MatMulV3 and BatchMatMulV3 share one
+// layout; FusedMatMul packs the transposes as one field and adds the
+// epilogue and the inner precision.
+enum class KeyLayout : uint8_t { kMatMul = 0, kFused = 1 };
+// The key layout of `op`.
+KeyLayout KeyLayoutOf(MatmulOp op);
+
+// BatchMatMulV3's BATCH_MODEL values (bits 11:8 of its and FusedMatMul's key).
+enum class BatchModel : uint8_t {
+  kForBatch = 0,
+  kIterBatchSingleBias = 1,
+  kBatchMatMulToMul = 2,
+  kMergeBatch = 3,
+  kFusedBatch = 4,
+  kBroadcastBatch = 5,
+  kIterBatchBroadcastA = 6,
+  kIterBatchBroadcastB = 7,
+};
+// "FOR_BATCH", "ITER_BATCH_SINGLE_BIAS", ... as CANN names them.
+std::string_view BatchModelName(uint8_t batch_model);
+
 struct TilingKey {
   ApiLevel api_level = ApiLevel::kHigh;
   bool trans_a = false;
@@ -151,12 +238,19 @@ struct TilingKey {
   KernelModel model = KernelModel::kBasic;
   FullLoad full_load = FullLoad::kNone;
   L0cToOut l0c2out = L0cToOut::kOnTheFly;
+  KeyLayout layout = KeyLayout::kMatMul;
+  // FusedMatMul layout only.
+  FusedOp fused_op = FusedOp::kNone;
+  uint8_t inner_precise = 0;
 
-  // CANN's packed key: level | ta<<4 | tb<<6 | batch<<8 | model<<12 |
-  // full_load<<16 | l0c2out<<20.
+  // CANN's packed key. MatMul layout: level | ta<<4 | tb<<6 | batch<<8 |
+  // model<<12 | full_load<<16 | l0c2out<<20. Fused layout: level |
+  // (ta + 2 tb)<<4 | batch<<8 | model<<12 | full_load<<16 | l0c2out<<20 |
+  // fused_op<<24 | inner_precise<<28.
   uint64_t Encode() const;
-  // The inverse of Encode(); kInvalidArgument when a field is out of range.
-  static absl::StatusOr<TilingKey> Decode(uint64_t key);
+  // The inverse of Encode() for `layout`; kInvalidArgument when a field is
+  // out of range.
+  static absl::StatusOr<TilingKey> Decode(uint64_t key, KeyLayout layout = KeyLayout::kMatMul);
   bool operator==(const TilingKey& other) const { return Encode() == other.Encode(); }
 };
 
