@@ -1,12 +1,16 @@
-// Conformance runs for tilingctl: files of schema "cann950-tiling-cases/1".
+// Conformance runs for tilingctl: files of schema "cann950-tiling-cases/1"
+// (MatMulV3) and "cann950-ut-decoded/1" (BatchMatMulV3 and FusedMatMul).
 //
 // A case is an input (a matmul problem and the platform's hardware facts)
-// and the outputs CANN's own tiling produced for it (block dim, tiling key,
-// the key's decoded names, the tiling-data struct and its fields by name).
-// tests/data/cann950/README.md describes the schema. This file turns a case
-// into a TilingRequest and compares a TilingResponse with the expectations;
-// it does no I/O of its own, so the comparison is unit-tested without a
-// server.
+// and the outputs CANN's own tiling produced for it. In
+// "cann950-tiling-cases/1" (tests/data/cann950/README.md) those are the block
+// dim, the tiling key, the key's decoded names, the tiling-data struct and its
+// fields by name. In "cann950-ut-decoded/1" (tests/data/cann950_ops/README.md)
+// they are CANN's status (a GRAPH_FAILED case must be refused), block dim,
+// tiling key and the tiling-data words CANN's own unit test compares. This
+// file turns a case into a TilingRequest and compares a TilingResponse with
+// the expectations; it does no I/O of its own, so the comparison is
+// unit-tested without a server.
 #ifndef NPU_CLIENT_TILINGCTL_CONFORM_H_
 #define NPU_CLIENT_TILINGCTL_CONFORM_H_
 
@@ -24,21 +28,62 @@
 namespace npu::client {
 
 inline constexpr char kConformanceSchema[] = "cann950-tiling-cases/1";
+inline constexpr char kUtDecodedSchema[] = "cann950-ut-decoded/1";
+
+enum class CaseSchema {
+  kTilingCases,  // kConformanceSchema
+  kUtDecoded,    // kUtDecodedSchema
+};
 
 struct ConformanceCase {
   std::string name;
+  CaseSchema schema = CaseSchema::kTilingCases;
   // The request for the case's input, or why the input is malformed.
   absl::StatusOr<npu::tiling::v1::TilingRequest> request;
+  // kUtDecoded only: why the API cannot state the case's input at all (for
+  // example A's K differing from B's: a problem has one k). Such a case is
+  // judged without a request: it passes when CANN refused it, since no
+  // request can ask the engine for it, and fails otherwise.
+  std::string inexpressible;
   // The case's "expected" object, keys in file order.
   nlohmann::ordered_json expected;
 };
 
-// Parses a whole file. kInvalidArgument when the text is not JSON, names
-// another schema or has no "cases" list; a malformed case is reported in its
-// own `request` so the other cases still run. Input keys the schema does not
-// define are ignored and listed in `ignored_keys` (when not null).
+// Parses a whole file of either schema. kInvalidArgument when the text is
+// not JSON, names another schema or has no "cases" list; a malformed case is
+// reported in its own `request` so the other cases still run. Input keys the
+// schema does not define are ignored and listed in `ignored_keys` (when not
+// null).
 absl::StatusOr<std::vector<ConformanceCase>> ParseConformanceFile(
     absl::string_view json_text, std::vector<std::string>* ignored_keys = nullptr);
+
+// The request for one "cann950-ut-decoded/1" case (the whole case object:
+// its input keys sit beside "expected"). What the API cannot state sets
+// `*inexpressible` to the reason and returns kFailedPrecondition; a
+// malformed case is kInvalidArgument naming the key.
+//
+// The mapping follows the harnesses of CANN's tests: op_type, m/n/k, dtypes,
+// trans, formats (B's NZ storage from storage_shapes.x2), the bias with
+// FusedMatMul's dtype quirk (its test gives the bias A's dtype whatever
+// bias_dtype says), hf32 = enable_hf32_attr, avoid_tensor_api = offset_x ==
+// 0x80 (BatchMatMulV3 only), the batch dims, a bias batch from a bias of rank
+// above 2, x3 from ori_shapes.x3 (add / mul only), batch-interleaved views
+// from the {1, 0, 2} `strides` pattern, inner_precise, and the platform's
+// core counts and buffer sizes.
+absl::StatusOr<npu::tiling::v1::TilingRequest> RequestFromDecodedCase(
+    const nlohmann::ordered_json& c, std::string* inexpressible,
+    std::vector<std::string>* ignored_keys = nullptr);
+
+// The first difference between a "cann950-ut-decoded/1" expectation and the
+// engine's answer, or nullopt when it holds: the status (GRAPH_FAILED needs
+// a refusal, INVALID_ARGUMENT or FAILED_PRECONDITION), then block_dim and
+// tiling_key (unless null), then the words of compared_word_indices against
+// tiling_data_words. A refusal that matches sets `*refusal` (when not null)
+// to the engine's message.
+std::optional<std::string> FirstDecodedMismatch(
+    const nlohmann::ordered_json& expected,
+    const absl::StatusOr<npu::tiling::v1::TilingResponse>& response,
+    std::string* refusal = nullptr);
 
 // The request for one case's "input" object: default platform plus every
 // hardware fact of "input.platform" as an override.
@@ -58,7 +103,10 @@ struct ConformanceSummary {
 };
 
 // Runs every case through `decide`, writing "PASS name" or
-// "FAIL name: <why>" per case and the final line "N passed, M failed".
+// "FAIL name: <why>" per case and the final line "N passed, M failed". A
+// "cann950-ut-decoded/1" case CANN refused passes as
+// "PASS name (refused: <engine's message>)", an inexpressible one as
+// "PASS name (not expressible, CANN refuses it too: <why>)".
 ConformanceSummary RunConformance(
     const std::vector<ConformanceCase>& cases,
     const std::function<absl::StatusOr<npu::tiling::v1::TilingResponse>(

@@ -153,6 +153,11 @@ std::string FormatTiling(const pb::TilingResponse& r) {
   absl::StrAppendFormat(&out, "  %-14s %s\n", "model", key.model_name());
   absl::StrAppendFormat(&out, "  %-14s %s\n", "full_load", key.full_load_name());
   absl::StrAppendFormat(&out, "  %-14s %s\n", "l0c2out", key.l0c2out_name());
+  // Only FusedMatMul keys carry the epilogue and the inner precision.
+  if (!key.fused_op_name().empty()) {
+    absl::StrAppendFormat(&out, "  %-14s %s\n", "fused_op", key.fused_op_name());
+    absl::StrAppendFormat(&out, "  %-14s %u\n", "inner_precise", key.inner_precise());
+  }
   absl::StrAppendFormat(&out, "%-16s %s\n", "kernel_type", r.kernel_type_name());
   absl::StrAppendFormat(&out, "%-16s %u\n", "block_dim", r.block_dim());
   absl::StrAppendFormat(&out, "%-16s %u bytes\n", "workspace", r.workspace_bytes());

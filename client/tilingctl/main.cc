@@ -2,7 +2,8 @@
 //
 //   tilingctl tile --m 4096 --n 1280 --k 8192 --dtype float16 --trans-b --format-b FRACTAL_NZ
 //   tilingctl batch problems.json        many problems over one GetTilingBatch stream
-//   tilingctl conform cases.json         runs a cann950-tiling-cases/1 file
+//   tilingctl conform cases.json         runs a cann950-tiling-cases/1 or
+//                                        cann950-ut-decoded/1 file
 //   tilingctl calibrate measured.json    npu-measured-matmul/1 rows against the emulator
 //   tilingctl platforms                  lists the platform profiles
 //   tilingctl health                     asks grpc.health.v1.Health
@@ -287,7 +288,8 @@ int main(int argc, char** argv) {
       "  tilingctl tile --m M --n N --k K [--dtype float16] [--trans-b] [--format-b FRACTAL_NZ] "
       "[--bias] ...\n"
       "  tilingctl batch FILE      JSON list of TilingRequests or MatmulProblems, one stream\n"
-      "  tilingctl conform FILE    cann950-tiling-cases/1 file; ends with \"N passed, M failed\"\n"
+      "  tilingctl conform FILE    cann950-tiling-cases/1 or cann950-ut-decoded/1 file; ends\n"
+      "                    with \"N passed, M failed\"\n"
       "  tilingctl calibrate FILE  npu-measured-matmul/1 file: each row's kernel emulated, the\n"
       "                    predicted msprof figures against the measured ones; ends with\n"
       "                    \"N rows: median |error| X%, max |error| Y%\"\n"

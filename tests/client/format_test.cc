@@ -9,6 +9,7 @@ namespace {
 
 using ::npu::testing::StatusIs;
 using ::testing::HasSubstr;
+using ::testing::Not;
 namespace pb = ::npu::tiling::v1;
 
 TEST(NamesTest, DtypesAndFormats) {
@@ -41,6 +42,24 @@ TEST(FormatTilingTest, ShowsWordPositionsOfPackedBytes) {
   EXPECT_THAT(text, HasSubstr("1.1    l1BufferNum"));
   EXPECT_THAT(text, HasSubstr("2      l2CacheDisable"));
   EXPECT_THAT(text, HasSubstr("K_EQUAL_ZERO"));
+}
+
+TEST(FormatTilingTest, FusedKeysShowTheEpilogueAndInnerPrecision) {
+  pb::TilingResponse response;
+  response.set_tiling_key(0x11002401);
+  response.mutable_key()->set_model_name("K_EQUAL_ZERO");
+  response.mutable_key()->set_fused_op(pb::FUSED_OP_ADD);
+  response.mutable_key()->set_fused_op_name("ADD");
+  response.mutable_key()->set_inner_precise(1);
+  const std::string text = FormatTiling(response);
+  EXPECT_THAT(text, HasSubstr("  fused_op       ADD\n"));
+  EXPECT_THAT(text, HasSubstr("  inner_precise  1\n"));
+
+  // Other operators' keys have neither.
+  response.mutable_key()->clear_fused_op_name();
+  response.mutable_key()->set_inner_precise(0);
+  EXPECT_THAT(FormatTiling(response), Not(HasSubstr("fused_op")));
+  EXPECT_THAT(FormatTiling(response), Not(HasSubstr("inner_precise")));
 }
 
 // Each position names the raw word (and byte) that holds the field's value,

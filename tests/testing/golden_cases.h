@@ -1,16 +1,19 @@
-// Reader for `cann950-tiling-cases/1` files (tests/data/cann950/README.md):
-// turns each case into a MatmulProblem + ChipSpec and its expected outputs.
+// Readers of the CANN golden files: `cann950-tiling-cases/1`
+// (tests/data/cann950/README.md, MatMulV3) and `cann950-ut-decoded/1`
+// (tests/data/cann950_ops/README.md, BatchMatMulV3 and FusedMatMul). Each
+// turns a case into a MatmulProblem + ChipSpec and its expected outputs.
 #ifndef NPU_TESTS_TESTING_GOLDEN_CASES_H_
 #define NPU_TESTS_TESTING_GOLDEN_CASES_H_
 
 #include <cstdint>
 #include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <ostream>
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "server/tiling/types.h"
 
@@ -25,6 +28,9 @@ struct GoldenCase {
   std::string api_level, model, full_load, l0c2out, tiling_struct;
   std::vector<std::pair<std::string, uint64_t>> fields;  // file order
 };
+
+// gtest prints a failing case by its name rather than its bytes.
+inline void PrintTo(const GoldenCase& c, std::ostream* os) { *os << c.name; }
 
 inline tiling::DataType DtypeOf(const nlohmann::json& value) {
   return *tiling::ParseDataType(value.get<std::string>());
@@ -75,6 +81,160 @@ inline std::vector<GoldenCase> LoadGoldenCases(const std::string& path) {
     g.tiling_struct = ex.at("tiling_struct");
     for (const auto& [field, value] : ex.at("fields").items()) {
       g.fields.emplace_back(field, value.get<uint64_t>());
+    }
+    cases.push_back(std::move(g));
+  }
+  return cases;
+}
+
+// One `cann950-ut-decoded/1` case. The mapping is the one of tilingctl's
+// conform (client/tilingctl/conform.cc, RequestFromDecodedCase), on the
+// engine's own types.
+struct DecodedGoldenCase {
+  std::string name;
+  tiling::MatmulProblem problem;
+  tiling::ChipSpec chip;
+  // Why no MatmulProblem can state the case's input (A's K differing from
+  // B's, a shape that does not follow from m/n/k); empty when it can.
+  std::string inexpressible;
+  bool expect_refusal = false;  // status GRAPH_FAILED
+  std::optional<uint32_t> block_dim;
+  std::optional<uint64_t> tiling_key;
+  // The words CANN's test compares: (index, expected word).
+  std::vector<std::pair<size_t, uint32_t>> words;
+};
+
+inline void PrintTo(const DecodedGoldenCase& c, std::ostream* os) { *os << c.name; }
+
+inline std::vector<int64_t> DimsOf(const nlohmann::json& object, const char* key) {
+  std::vector<int64_t> dims;
+  if (object.is_object() && object.contains(key) && !object.at(key).is_null()) {
+    dims = object.at(key).get<std::vector<int64_t>>();
+  }
+  return dims;
+}
+
+inline std::string DimsText(const std::vector<int64_t>& dims) {
+  std::string text = "[";
+  for (size_t i = 0; i < dims.size(); ++i) text += (i ? ", " : "") + std::to_string(dims[i]);
+  return text + "]";
+}
+
+inline std::vector<DecodedGoldenCase> LoadDecodedCases(const std::string& path) {
+  std::ifstream in(path);
+  nlohmann::json doc = nlohmann::json::parse(in);
+  std::vector<DecodedGoldenCase> cases;
+  for (const auto& c : doc.at("cases")) {
+    DecodedGoldenCase g;
+    g.name = c.at("name").get<std::string>();
+    tiling::MatmulProblem& p = g.problem;
+    p.op = *tiling::ParseMatmulOp(c.at("op_type").get<std::string>());
+    const bool fused = p.op == tiling::MatmulOp::kFusedMatMul;
+    p.m = c.at("m");
+    p.n = c.at("n");
+    p.k = c.at("k");
+    p.dtype_a = DtypeOf(c.at("dtype_a"));
+    p.dtype_b = DtypeOf(c.at("dtype_b"));
+    p.dtype_c = DtypeOf(c.at("dtype_c"));
+    p.trans_a = c.at("trans_a");
+    p.trans_b = c.at("trans_b");
+    p.format_a = *tiling::ParseFormat(c.at("format_a").get<std::string>());
+    p.format_b = *tiling::ParseFormat(c.at("format_b").get<std::string>());
+    p.format_c = *tiling::ParseFormat(c.at("format_c").get<std::string>());
+    p.has_bias = c.at("bias");
+    // FusedMatMul's test wires the bias with A's dtype whatever bias_dtype says.
+    if (p.has_bias) {
+      p.dtype_bias = fused || c.at("bias_dtype").is_null() ? (fused ? p.dtype_a : p.dtype_c)
+                                                           : DtypeOf(c.at("bias_dtype"));
+    }
+    p.hf32 = c.value("enable_hf32_attr", false);
+    if (!fused) p.avoid_tensor_api = c.value("offset_x", 0) == 0x80;
+    if (fused) {
+      p.fused_op = *tiling::ParseFusedOp(c.value("fused_op_type", std::string()));
+      p.inner_precise = c.value("inner_precise", 0);
+    }
+    const nlohmann::json& batch = c.at("batch");
+    p.batch_a = DimsOf(batch, "a_batch_dims");
+    p.batch_b = DimsOf(batch, "b_batch_dims");
+    p.batch_c = DimsOf(batch, "c_batch_dims");
+    if (!c.at("k_b").is_null() && c.at("k_b").get<int64_t>() != p.k) {
+      g.inexpressible = "A's K differs from B's K";
+    }
+    const nlohmann::json& ori = c.at("ori_shapes");
+    const nlohmann::json& storage = c.at("storage_shapes");
+    const nlohmann::json strides = c.value("strides", nlohmann::json::object());
+    auto concat = [](std::vector<int64_t> a, std::vector<int64_t> b) {
+      a.insert(a.end(), b.begin(), b.end());
+      return a;
+    };
+    struct Operand {
+      const char* name;
+      std::vector<int64_t> expected;
+      bool* view;
+    };
+    const Operand operands[] = {{"x1",
+                                 concat(p.batch_a, p.trans_a ? std::vector<int64_t>{p.k, p.m}
+                                                             : std::vector<int64_t>{p.m, p.k}),
+                                 &p.a_batch_interleaved},
+                                {"x2",
+                                 concat(p.batch_b, p.trans_b ? std::vector<int64_t>{p.n, p.k}
+                                                             : std::vector<int64_t>{p.k, p.n}),
+                                 &p.b_batch_interleaved},
+                                {"y", concat(p.batch_c, {p.m, p.n}), nullptr}};
+    for (const Operand& operand : operands) {
+      if (!g.inexpressible.empty()) break;
+      const std::vector<int64_t> view = DimsOf(ori, operand.name);
+      const std::vector<int64_t> stored = DimsOf(storage, operand.name);
+      const std::vector<int64_t> stride = DimsOf(strides, operand.name);
+      if (!view.empty() && view != operand.expected) {
+        g.inexpressible = std::string(operand.name) + "'s shape " + DimsText(view) + " is not " +
+                          DimsText(operand.expected);
+      } else if (!stride.empty()) {
+        // CANN's {1, 0, 2} view: [batch, rows, cols] over [rows, batch, cols].
+        if (operand.view != nullptr && view.size() == 3 && stored.size() == 1 &&
+            stride == std::vector<int64_t>{view[2], view[0] * view[2], 1}) {
+          *operand.view = true;
+        } else {
+          g.inexpressible = std::string(operand.name) + " is a view of another kind";
+        }
+      } else if (std::string(operand.name) == "x2" && p.format_b == tiling::Format::kFractalNz) {
+        p.storage_shape_b = stored;
+      }
+    }
+    const std::vector<int64_t> bias = DimsOf(ori, "bias");
+    if (p.has_bias && !bias.empty()) {
+      if (bias.back() != p.n || (bias.size() >= 2 && bias[bias.size() - 2] != 1)) {
+        if (g.inexpressible.empty()) g.inexpressible = "bias shape " + DimsText(bias);
+      } else if (bias.size() > 2) {
+        p.batch_bias.assign(bias.begin(), bias.end() - 2);
+      }
+    }
+    if (p.fused_op == tiling::FusedOp::kAdd || p.fused_op == tiling::FusedOp::kMul) {
+      p.x3_shape = ori.contains("x3") && !ori.at("x3").is_null() ? DimsOf(ori, "x3")
+                                                                 : concat(p.batch_c, {p.m, p.n});
+    }
+    g.chip = *tiling::FindPlatform(tiling::kDefaultPlatform);
+    const auto& pl = c.at("platform");
+    g.chip.aic_num = pl.at("core_num");
+    g.chip.aiv_num = pl.at("vector_core_num");
+    g.chip.l1_bytes = pl.at("l1");
+    g.chip.l0a_bytes = pl.at("l0a");
+    g.chip.l0b_bytes = pl.at("l0b");
+    g.chip.l0c_bytes = pl.at("l0c");
+    g.chip.ub_bytes = pl.at("ub");
+    g.chip.l2_bytes = pl.at("l2");
+    g.chip.bt_bytes = pl.at("bt");
+    const auto& ex = c.at("expected");
+    g.expect_refusal = ex.at("status") == "GRAPH_FAILED";
+    if (!ex.at("block_dim").is_null()) g.block_dim = ex.at("block_dim").get<uint32_t>();
+    if (!ex.at("tiling_key").is_null()) g.tiling_key = ex.at("tiling_key").get<uint64_t>();
+    if (ex.contains("compared_word_indices") && !ex.at("compared_word_indices").is_null()) {
+      const auto& words = ex.at("tiling_data_words");
+      for (const auto& index : ex.at("compared_word_indices")) {
+        const size_t i = index.get<size_t>();
+        // The tests print words as int32.
+        g.words.emplace_back(i, static_cast<uint32_t>(words.at(i).get<int64_t>()));
+      }
     }
     cases.push_back(std::move(g));
   }

@@ -1,5 +1,11 @@
-// Every golden case of CANN's own arch35 tiling tests, field by field.
+// Every golden case of CANN's own arch35 tiling tests: MatMulV3 field by
+// field (tests/data/cann950), BatchMatMulV3 and FusedMatMul by status, block
+// dim, key and the words CANN's test compares (tests/data/cann950_ops).
 #include <gtest/gtest.h>
+
+#include <cctype>
+#include <string>
+#include <vector>
 
 #include "server/tiling/builtin_strategies.h"
 #include "tests/testing/golden_cases.h"
@@ -7,6 +13,7 @@
 namespace npu::tiling {
 namespace {
 
+using ::npu::testing::DecodedGoldenCase;
 using ::npu::testing::GoldenCase;
 
 class ConformanceTest : public ::testing::TestWithParam<GoldenCase> {};
@@ -36,6 +43,52 @@ INSTANTIATE_TEST_SUITE_P(Cann950, ConformanceTest,
                          [](const ::testing::TestParamInfo<GoldenCase>& info) {
                            return info.param.name;
                          });
+
+class ConformanceOpsTest : public ::testing::TestWithParam<DecodedGoldenCase> {};
+
+TEST_P(ConformanceOpsTest, MatchesCann) {
+  const DecodedGoldenCase& golden = GetParam();
+  if (!golden.inexpressible.empty()) {
+    // No problem states the input; CANN must have refused it, as no request
+    // can ask the engine for it.
+    EXPECT_TRUE(golden.expect_refusal) << "not expressible: " << golden.inexpressible;
+    return;
+  }
+  const StrategyRegistry registry = MakeBuiltinRegistry();
+  absl::StatusOr<TilingDecision> decision = registry.Decide(golden.problem, golden.chip);
+  if (golden.expect_refusal) {
+    ASSERT_FALSE(decision.ok()) << "CANN refuses; the engine chose " << decision->plan.strategy;
+    EXPECT_TRUE(decision.status().code() == absl::StatusCode::kInvalidArgument ||
+                decision.status().code() == absl::StatusCode::kFailedPrecondition)
+        << decision.status();
+    return;
+  }
+  ASSERT_TRUE(decision.ok()) << decision.status();
+  const TilingPlan& plan = decision->plan;
+  if (golden.tiling_key.has_value()) {
+    EXPECT_EQ(plan.key.Encode(), *golden.tiling_key) << "key";
+  }
+  if (golden.block_dim.has_value()) {
+    EXPECT_EQ(plan.block_dim, *golden.block_dim) << "block_dim";
+  }
+  const std::vector<uint32_t> words = plan.data.RawWords();
+  for (const auto& [index, expected] : golden.words) {
+    ASSERT_LT(index, words.size()) << plan.data.struct_name << " has no word " << index;
+    EXPECT_EQ(words[index], expected) << "word " << index << " of " << plan.data.struct_name;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cann950Ops, ConformanceOpsTest,
+    ::testing::ValuesIn(npu::testing::LoadDecodedCases(NPU_CONFORMANCE_OPS_CASES)),
+    [](const ::testing::TestParamInfo<DecodedGoldenCase>& info) {
+      // gtest names allow only letters, digits and '_'; CANN's use '.' too.
+      std::string name = info.param.name;
+      for (char& ch : name) {
+        if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+      }
+      return name;
+    });
 
 }  // namespace
 }  // namespace npu::tiling
