@@ -392,9 +392,6 @@ void LimitBaseNForBias(const MatmulProblem& problem, const ChipSpec& chip, CubeR
   }
 }
 
-namespace {
-
-// CANN's L2CacheMode: which inputs bypass L2 because each byte is read once.
 uint64_t L2CacheDisableMode(const MatmulProblem& problem, const ProblemFacts& facts,
                             const ChipSpec& chip, const CubeRunState& state, uint64_t m_l1,
                             uint64_t k_l1, uint64_t n_l1) {
@@ -412,8 +409,6 @@ uint64_t L2CacheDisableMode(const MatmulProblem& problem, const ProblemFacts& fa
                       inner_b * facts.b_bytes % 128 == 0 && b_cut_aligned;
   return (a_once ? 1 : 0) | (b_once ? 2 : 0);
 }
-
-}  // namespace
 
 void FillBasicTilingData(const MatmulProblem& problem, const ProblemFacts& facts,
                          const ChipSpec& chip, const CubeRunState& state, TilingPlan& plan) {
