@@ -3,6 +3,8 @@
 #include <cassert>
 #include <memory>
 
+#include "server/tiling/strategies/batch_data_parallel.h"
+#include "server/tiling/strategies/batch_full_load.h"
 #include "server/tiling/strategies/batch_iterate.h"
 #include "server/tiling/strategies/batch_merge.h"
 #include "server/tiling/strategies/batch_stream_k.h"
@@ -29,10 +31,18 @@ void RegisterBuiltinStrategies(StrategyRegistry& registry) {
   status.Update(registry.Add(std::make_unique<BatchStreamKStrategy>(kBmm), kBmm));
   status.Update(registry.Add(std::make_unique<BatchMergeStrategy>(kBmm), kBmm));
   status.Update(registry.Add(std::make_unique<BatchIterateStrategy>(kBmm), kBmm));
+  status.Update(registry.Add(std::make_unique<BatchFullLoadStrategy>(kBmm, FullLoad::kA), kBmm));
+  status.Update(registry.Add(std::make_unique<BatchFullLoadStrategy>(kBmm, FullLoad::kB), kBmm));
+  status.Update(registry.Add(std::make_unique<BatchDataParallelStrategy>(kBmm), kBmm));
   constexpr MatmulOp kFused = MatmulOp::kFusedMatMul;
   status.Update(registry.Add(std::make_unique<BatchStreamKStrategy>(kFused), kFused));
   status.Update(registry.Add(std::make_unique<BatchMergeStrategy>(kFused), kFused));
   status.Update(registry.Add(std::make_unique<BatchIterateStrategy>(kFused), kFused));
+  status.Update(
+      registry.Add(std::make_unique<BatchFullLoadStrategy>(kFused, FullLoad::kA), kFused));
+  status.Update(
+      registry.Add(std::make_unique<BatchFullLoadStrategy>(kFused, FullLoad::kB), kFused));
+  status.Update(registry.Add(std::make_unique<BatchDataParallelStrategy>(kFused), kFused));
   assert(status.ok() && "built-in strategy names are unique");
   (void)status;
 }
