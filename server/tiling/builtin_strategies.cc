@@ -7,6 +7,7 @@
 #include "server/tiling/strategies/batch_full_load.h"
 #include "server/tiling/strategies/batch_iterate.h"
 #include "server/tiling/strategies/batch_merge.h"
+#include "server/tiling/strategies/batch_searched.h"
 #include "server/tiling/strategies/batch_stream_k.h"
 #include "server/tiling/strategies/batch_to_vector_mul.h"
 #include "server/tiling/strategies/stream_k.h"
@@ -30,10 +31,13 @@ void RegisterBuiltinStrategies(StrategyRegistry& registry) {
   status.Update(registry.Add(std::make_unique<BatchToVectorMulStrategy>(), kBmm));
   status.Update(registry.Add(std::make_unique<BatchStreamKStrategy>(kBmm), kBmm));
   status.Update(registry.Add(std::make_unique<BatchMergeStrategy>(kBmm), kBmm));
+  status.Update(registry.Add(std::make_unique<BatchIterateBroadcastStrategy>(), kBmm));
   status.Update(registry.Add(std::make_unique<BatchIterateStrategy>(kBmm), kBmm));
+  status.Update(registry.Add(std::make_unique<BatchIterateSearchedStrategy>(), kBmm));
   status.Update(registry.Add(std::make_unique<BatchFullLoadStrategy>(kBmm, FullLoad::kA), kBmm));
   status.Update(registry.Add(std::make_unique<BatchFullLoadStrategy>(kBmm, FullLoad::kB), kBmm));
   status.Update(registry.Add(std::make_unique<BatchDataParallelStrategy>(kBmm), kBmm));
+  status.Update(registry.Add(std::make_unique<BatchSearchedFallbackStrategy>(), kBmm));
   constexpr MatmulOp kFused = MatmulOp::kFusedMatMul;
   status.Update(registry.Add(std::make_unique<BatchStreamKStrategy>(kFused), kFused));
   status.Update(registry.Add(std::make_unique<BatchMergeStrategy>(kFused), kFused));

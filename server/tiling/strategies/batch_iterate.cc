@@ -46,42 +46,6 @@ BatchFit FitOf(const MatmulProblem& problem, const ProblemFacts& facts, const Ch
   return fit;
 }
 
-// Base block of a batch that does not fit L0: keep the smallest of the
-// aligned M / K (A) or N / K (B) whole and fill the L0A / L0B halves with the
-// others, then respect the bias table and L0C halves.
-void CutBaseBlock(const MatmulProblem& problem, const ProblemFacts& facts, const ChipSpec& chip,
-                  const BatchFit& fit, uint64_t& base_m, uint64_t& base_n, uint64_t& base_k) {
-  const uint64_t l0a_elems = chip.l0a_bytes / kDoubleBuffer / facts.a_bytes;
-  const uint64_t l0b_elems = chip.l0b_bytes / kDoubleBuffer / facts.b_bytes;
-  if (fit.m < fit.n && fit.m > fit.k) {
-    base_k = fit.k;
-    base_m = std::min(l0a_elems / base_k, fit.m);
-    base_n = std::min(l0b_elems / base_k, fit.n);
-  } else if (fit.m < fit.n) {
-    base_m = fit.m;
-    base_k = std::min(l0a_elems / base_m, fit.k);
-    base_n = std::min(l0b_elems / base_k, fit.n);
-  } else if (fit.n > fit.k) {
-    base_k = fit.k;
-    base_n = std::min(l0b_elems / base_k, fit.n);
-    base_m = std::min(l0a_elems / base_k, fit.m);
-  } else {
-    base_n = fit.n;
-    base_k = std::min(l0b_elems / base_n, fit.k);
-    base_m = std::min(l0a_elems / base_k, fit.m);
-  }
-  if (problem.has_bias) base_n = std::min(base_n, chip.bt_bytes / kDoubleBuffer / kFp32Bytes);
-  const uint64_t l0c_elems = chip.l0c_bytes / kDoubleBuffer / kFp32Bytes;
-  if (base_m >= base_n) {
-    base_m = std::min(base_m, l0c_elems / base_n);
-  } else {
-    base_n = std::min(base_n, l0c_elems / base_m);
-  }
-  base_m = FloorAlign(std::max(base_m, kBlock16), kBlock16);
-  base_n = FloorAlign(std::max(base_n, kBlock16), kBlock16);
-  base_k = FloorAlign(std::max(base_k, kBlock16), kBlock16);
-}
-
 // The output goes through the AIV cores when a row of N spans more than 256
 // bytes but not a whole number of them.
 L0cToOut IteratedOutput(const ProblemFacts& facts, const ChipSpec& chip) {
@@ -153,7 +117,9 @@ absl::StatusOr<TilingPlan> BatchIterateStrategy::DoTiling(const MatmulProblem& p
     batches_l0 = std::max<uint64_t>(std::min({fit.l0a, fit.l0c, batches_l0, batches_l1}), 1);
   }
   uint64_t base_m = fit.m, base_n = fit.n, base_k = fit.k;
-  if (!fit.l0_fits) CutBaseBlock(problem, facts, chip, fit, base_m, base_n, base_k);
+  if (!fit.l0_fits) {
+    CutBatchBaseBlock(problem, chip, facts.a_bytes, facts.b_bytes, base_m, base_n, base_k);
+  }
 
   TilingPlan plan;
   const bool fused = problem.op == MatmulOp::kFusedMatMul;

@@ -1,5 +1,9 @@
 #include "server/tiling/strategies/batch_shared.h"
 
+#include <algorithm>
+
+#include "server/tiling/hardware_constants.h"
+#include "server/tiling/int_math.h"
 #include "server/tiling/tiling_data.h"
 
 namespace npu::tiling {
@@ -16,6 +20,41 @@ TilingKey BatchKey(const MatmulProblem& problem, ApiLevel api_level, BatchModel 
     key.inner_precise = static_cast<uint8_t>(problem.inner_precise);
   }
   return key;
+}
+
+void CutBatchBaseBlock(const MatmulProblem& problem, const ChipSpec& chip, uint64_t l0a_elem_bytes,
+                       uint64_t l0b_elem_bytes, uint64_t& base_m, uint64_t& base_n,
+                       uint64_t& base_k) {
+  const uint64_t m = base_m, n = base_n, k = base_k;
+  const uint64_t l0a_elems = chip.l0a_bytes / kDoubleBuffer / l0a_elem_bytes;
+  const uint64_t l0b_elems = chip.l0b_bytes / kDoubleBuffer / l0b_elem_bytes;
+  if (m < n && m > k) {  // keep K of A, fill M and N
+    base_k = k;
+    base_m = std::min(l0a_elems / base_k, m);
+    base_n = std::min(l0b_elems / base_k, n);
+  } else if (m < n) {  // keep M, fill K then N
+    base_m = m;
+    base_k = std::min(l0a_elems / base_m, k);
+    base_n = std::min(l0b_elems / base_k, n);
+  } else if (n > k) {  // keep K of B, fill N and M
+    base_k = k;
+    base_n = std::min(l0b_elems / base_k, n);
+    base_m = std::min(l0a_elems / base_k, m);
+  } else {  // keep N, fill K then M
+    base_n = n;
+    base_k = std::min(l0b_elems / base_n, k);
+    base_m = std::min(l0a_elems / base_k, m);
+  }
+  if (problem.has_bias) base_n = std::min(base_n, chip.bt_bytes / kDoubleBuffer / kFp32Bytes);
+  const uint64_t l0c_elems = chip.l0c_bytes / kDoubleBuffer / kFp32Bytes;
+  if (base_m >= base_n) {
+    base_m = std::min(base_m, l0c_elems / base_n);
+  } else {
+    base_n = std::min(base_n, l0c_elems / base_m);
+  }
+  base_m = FloorAlign(std::max(base_m, kBlock16), kBlock16);
+  base_n = FloorAlign(std::max(base_n, kBlock16), kBlock16);
+  base_k = FloorAlign(std::max(base_k, kBlock16), kBlock16);
 }
 
 void FillBatchBasicTilingData(const MatmulProblem& problem, const ProblemFacts& facts,

@@ -74,6 +74,18 @@ inline KernelType CubeKernelType(const TilingKey& key) {
   return mixed ? KernelType::kMixed1To2 : KernelType::kAicOnly;
 }
 
+// The base block of one batch too large for L0, from its 16-aligned M, N
+// and K (in `base_m`, `base_n`, `base_k` on entry): the smallest of aligned
+// M and K (when M < N) or of N and K keeps its size and the L0A / L0B halves
+// (elements of `l0a_elem_bytes` / `l0b_elem_bytes`) bound the others; then
+// the bias table half and the L0C half bound base_n / the larger side, and
+// each ends floor-aligned to 16 (at least 16). CANN's iterated-batch
+// strategies (batch_matmul_v3_iterbatch_basicapi_tiling.cpp and
+// ..._iterbatch_broadcast_basicapi_tiling.cpp, which sizes L0B by A's dtype).
+void CutBatchBaseBlock(const MatmulProblem& problem, const ChipSpec& chip, uint64_t l0a_elem_bytes,
+                       uint64_t l0b_elem_bytes, uint64_t& base_m, uint64_t& base_n,
+                       uint64_t& base_k);
+
 // Serializes BatchMatMulV3BasicTilingData: MatMulV3BasicTilingData's fields
 // from `state` (as FillBasicTilingData() writes them, so the batch context's
 // L2 rule applies), then the batch count of C and of x3. Fills plan.block.
