@@ -25,6 +25,24 @@ inline bool EqualBatchSlots(const ProblemFacts& facts) {
   return facts.batch_a_dims == facts.batch_b_dims;
 }
 
+// Whether A (B) counts as CANN's transposed non-contiguous view, the {1, 0,
+// 2} permutation of a 3-D operand: the flag alone is not enough, because a
+// view with a dim of 1 has the strides of a contiguous tensor and CANN's
+// test (IsTransposeNonContiguous,
+// matmul/mat_mul_v3/op_host/op_tiling/arch35/matmul_v3_tiling_helper.cpp)
+// then says no. The view's dims are the batch and the operand's two axes.
+inline bool ATransposedView(const MatmulProblem& problem) {
+  return problem.a_batch_interleaved && !problem.batch_a.empty() && problem.batch_a.back() > 1 &&
+         problem.m > 1 && problem.k > 1;
+}
+inline bool BTransposedView(const MatmulProblem& problem) {
+  return problem.b_batch_interleaved && !problem.batch_b.empty() && problem.batch_b.back() > 1 &&
+         problem.k > 1 && problem.n > 1;
+}
+inline bool AnyTransposedView(const MatmulProblem& problem) {
+  return ATransposedView(problem) || BTransposedView(problem);
+}
+
 // FusedMatMul: x1, x2 or y has a batch dim (CANN's IsFusedMatMulBmmShape,
 // matmul/fused_mat_mul/op_host/op_tiling/arch35/fused_matmul_common.h). The
 // batched strategies' FusedMatMul variants only take such problems.
