@@ -47,6 +47,31 @@ absl::StatusOr<pb::Format> FormatFromName(absl::string_view name) {
       absl::StrCat("unknown format \"", name, "\"; expected ND or FRACTAL_NZ"));
 }
 
+absl::StatusOr<pb::Operator> OperatorFromName(absl::string_view name) {
+  if (name == "matmul_v3" || name == "MatMulV3") return pb::OPERATOR_MATMUL_V3;
+  if (name == "batch_matmul_v3" || name == "BatchMatMulV3") return pb::OPERATOR_BATCH_MATMUL_V3;
+  if (name == "fused_matmul" || name == "FusedMatMul") return pb::OPERATOR_FUSED_MATMUL;
+  return absl::InvalidArgumentError(absl::StrCat(
+      "unknown operator \"", name, "\"; expected matmul_v3, batch_matmul_v3 or fused_matmul"));
+}
+
+absl::StatusOr<pb::FusedOp> FusedOpFromName(absl::string_view name) {
+  struct Named {
+    const char* name;
+    pb::FusedOp op;
+  };
+  for (const Named& named :
+       {Named{"", pb::FUSED_OP_UNSPECIFIED}, Named{"none", pb::FUSED_OP_UNSPECIFIED},
+        Named{"relu", pb::FUSED_OP_RELU}, Named{"add", pb::FUSED_OP_ADD},
+        Named{"mul", pb::FUSED_OP_MUL}, Named{"gelu_erf", pb::FUSED_OP_GELU_ERF},
+        Named{"gelu_tanh", pb::FUSED_OP_GELU_TANH}, Named{"16cast32", pb::FUSED_OP_16CAST32}}) {
+    if (name == named.name) return named.op;
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown fused op \"", name,
+                   "\"; expected none, relu, add, mul, gelu_erf, gelu_tanh or 16cast32"));
+}
+
 std::string ToJson(const google::protobuf::Message& message) {
   google::protobuf::util::JsonPrintOptions options;
   options.always_print_primitive_fields = true;

@@ -22,6 +22,13 @@ absl::StatusOr<npu::tiling::v1::DataType> DataTypeFromName(absl::string_view nam
 // Parses a format name: ND, FRACTAL_NZ (also NZ).
 absl::StatusOr<npu::tiling::v1::Format> FormatFromName(absl::string_view name);
 
+// Parses an operator name: matmul_v3, batch_matmul_v3, fused_matmul (also
+// CANN's MatMulV3, BatchMatMulV3, FusedMatMul).
+absl::StatusOr<npu::tiling::v1::Operator> OperatorFromName(absl::string_view name);
+// Parses a fused op: none (or ""), relu, add, mul, gelu_erf, gelu_tanh,
+// 16cast32.
+absl::StatusOr<npu::tiling::v1::FusedOp> FusedOpFromName(absl::string_view name);
+
 // The message as one line of JSON.
 std::string ToJson(const google::protobuf::Message& message);
 

@@ -86,6 +86,24 @@ ABSL_FLAG(std::optional<int32_t>, slice_rank, std::nullopt,
 ABSL_FLAG(int64_t, slice_batch, 1, "Batches of a rank-3 slice view.");
 ABSL_FLAG(int64_t, slice_batch_stride, 0, "Elements between batches of a rank-3 slice view.");
 ABSL_FLAG(int64_t, slice_row_stride, 0, "Elements between rows of a slice view.");
+ABSL_FLAG(std::string, op, "matmul_v3",
+          "Operator: matmul_v3, batch_matmul_v3 or fused_matmul (CANN's names also work).");
+ABSL_FLAG(std::vector<std::string>, batch_a, {},
+          "Batch dims of A, outermost first, comma-separated (e.g. 10,10).");
+ABSL_FLAG(std::vector<std::string>, batch_b, {}, "Batch dims of B, comma-separated.");
+ABSL_FLAG(std::vector<std::string>, batch_c, {},
+          "Batch dims of C, comma-separated (default: the broadcast of A's and B's).");
+ABSL_FLAG(std::vector<std::string>, batch_bias, {},
+          "batch_matmul_v3: batch dims of a per-batch bias, comma-separated.");
+ABSL_FLAG(std::string, fused_op, "none",
+          "fused_matmul epilogue: none, relu, add, mul, gelu_erf, gelu_tanh or 16cast32.");
+ABSL_FLAG(std::vector<std::string>, x3_shape, {},
+          "fused_matmul add/mul: shape of x3, m,n or b,m,n (default: m,n).");
+ABSL_FLAG(int32_t, inner_precise, 0, "fused_matmul: 0 high precision, 1 high performance.");
+ABSL_FLAG(bool, a_batch_interleaved, false,
+          "batch_matmul_v3: A is a {1,0,2} view, stored [rows, batch, cols].");
+ABSL_FLAG(bool, b_batch_interleaved, false,
+          "batch_matmul_v3: B is a {1,0,2} view, stored [rows, batch, cols].");
 
 // The platform and the decision.
 ABSL_FLAG(std::string, platform, "", "Platform profile (default: the server's, ascend950pr).");

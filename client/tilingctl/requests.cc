@@ -122,6 +122,51 @@ absl::Status ApplyLayoutFlags(pb::MatmulProblem* p) {
   return absl::OkStatus();
 }
 
+// Appends the integers of a comma-separated list flag to `out`.
+absl::Status AppendDims(const std::vector<std::string>& dims, const char* flag,
+                        google::protobuf::RepeatedField<int64_t>* out) {
+  for (const std::string& dim : dims) {
+    int64_t value = 0;
+    if (!absl::SimpleAtoi(dim, &value)) {
+      return absl::InvalidArgumentError(absl::StrCat(flag, ": not an integer: ", dim));
+    }
+    out->Add(value);
+  }
+  return absl::OkStatus();
+}
+
+// Sets the operator, the batch dims and FusedMatMul's epilogue.
+absl::Status ApplyOperatorFlags(pb::MatmulProblem* p) {
+  absl::StatusOr<pb::Operator> op = OperatorFromName(absl::GetFlag(FLAGS_op));
+  if (!op.ok()) return absl::InvalidArgumentError(absl::StrCat("--op: ", op.status().message()));
+  // MatMulV3 stays unset, as requests that never name an operator.
+  if (*op != pb::OPERATOR_MATMUL_V3) p->set_op(*op);
+  absl::StatusOr<pb::FusedOp> fused = FusedOpFromName(absl::GetFlag(FLAGS_fused_op));
+  if (!fused.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("--fused-op: ", fused.status().message()));
+  }
+  p->set_fused_op(*fused);
+  struct DimsFlag {
+    const char* name;
+    std::vector<std::string> dims;
+    google::protobuf::RepeatedField<int64_t>* out;
+  };
+  for (const DimsFlag& flag :
+       {DimsFlag{"--batch-a", absl::GetFlag(FLAGS_batch_a), p->mutable_batch_a()},
+        DimsFlag{"--batch-b", absl::GetFlag(FLAGS_batch_b), p->mutable_batch_b()},
+        DimsFlag{"--batch-c", absl::GetFlag(FLAGS_batch_c), p->mutable_batch_c()},
+        DimsFlag{"--batch-bias", absl::GetFlag(FLAGS_batch_bias), p->mutable_batch_bias()},
+        DimsFlag{"--x3-shape", absl::GetFlag(FLAGS_x3_shape), p->mutable_x3_shape()}}) {
+    if (absl::Status status = AppendDims(flag.dims, flag.name, flag.out); !status.ok()) {
+      return status;
+    }
+  }
+  p->set_inner_precise(absl::GetFlag(FLAGS_inner_precise));
+  p->set_a_batch_interleaved(absl::GetFlag(FLAGS_a_batch_interleaved));
+  p->set_b_batch_interleaved(absl::GetFlag(FLAGS_b_batch_interleaved));
+  return absl::OkStatus();
+}
+
 // Sets the precision and determinism options and the slice view of A.
 void ApplyOptionFlags(pb::MatmulProblem* p) {
   p->set_hf32(absl::GetFlag(FLAGS_hf32));
@@ -250,6 +295,7 @@ absl::StatusOr<pb::TilingRequest> RequestFromFlags() {
   p->set_trans_b(absl::GetFlag(FLAGS_trans_b));
   if (absl::Status status = ApplyLayoutFlags(p); !status.ok()) return status;
   ApplyOptionFlags(p);
+  if (absl::Status status = ApplyOperatorFlags(p); !status.ok()) return status;
   if (absl::Status status = ApplyDecisionFlags(&request); !status.ok()) return status;
   return request;
 }
