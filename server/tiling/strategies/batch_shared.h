@@ -104,11 +104,7 @@ void CutBatchBaseBlock(const MatmulProblem& problem, const ChipSpec& chip, uint6
                        uint64_t l0b_elem_bytes, uint64_t& base_m, uint64_t& base_n,
                        uint64_t& base_k);
 
-// Serializes BatchMatMulV3BasicTilingData: MatMulV3BasicTilingData's fields
-// from `state` (as FillBasicTilingData() writes them, so the batch context's
-// L2 rule applies), then the batch count of C and of x3. Fills plan.block.
-void FillBatchBasicTilingData(const MatmulProblem& problem, const ProblemFacts& facts,
-                              const ChipSpec& chip, const CubeRunState& state, TilingPlan& plan);
+// (FillBatchBasicTilingData(), the 25-word struct, is in block_heuristics.h.)
 
 }  // namespace npu::tiling
 
