@@ -183,6 +183,8 @@ class Builder {
     uint32_t ub_ready = 0;  // FIXPIPE -> AIV: a half tile is in UB
     uint32_t ub_free = 0;   // AIV MTE3 -> FIXPIPE: a UB stage is free again
     uint32_t vec_done = 0;  // V -> MTE3
+    uint32_t x3_ready = 0;  // MTE2 -> V: x3's half tile is in UB
+    uint32_t x3_free = 0;   // V -> MTE2: x3's buffer may be refilled
   };
   std::vector<UbEpilogue> ub_epilogues_;  // AIV core 2c and 2c + 1 serve AIC c
 };

@@ -5,6 +5,7 @@
 #define NPU_SERVER_TILING_SCHEDULE_INTERNAL_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -19,7 +20,6 @@
 #include "server/tiling/types.h"
 
 namespace npu::tiling::schedule_internal {
-
 
 // The SWAT walk shared by the ASWT and Stream-K schedulers and the Stream-K
 // epilogue: tiles are taken in windows of up to kWindowLen rows of base
@@ -58,6 +58,13 @@ inline std::pair<uint64_t, uint64_t> SerpentineTile(uint64_t idx, uint64_t m_til
 template <typename Field>
 uint64_t FieldOr(const TilingPlan& plan, Field field, uint64_t fallback) {
   return Get(plan.data, field).value_or(fallback);
+}
+
+// A field of the MatMulV3 basic struct, also read from the batch basic
+// struct that extends it word for word (BatchMatMulV3BasicTilingData).
+inline uint64_t BasicFieldOr(const TilingPlan& plan, BasicField field, uint64_t fallback) {
+  if (std::optional<uint64_t> value = Get(plan.data, field)) return *value;
+  return Get(plan.data, static_cast<BatchBasicField>(field)).value_or(fallback);
 }
 
 inline absl::Status RequirePositive(std::string_view field, uint64_t value) {

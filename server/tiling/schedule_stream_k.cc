@@ -34,7 +34,7 @@ absl::StatusOr<StreamKGrid> MakeStreamKGrid(const TilingPlan& plan, const Matmul
   RETURN_IF_ERROR(RequireBaseBlock(b));
   RETURN_IF_ERROR(RequirePositive("skSingleCoreK", b.single_core_k));
   StreamKGrid g;
-  g.used = FieldOr(plan, BasicField::kUsedCoreNum, plan.block_dim);
+  g.used = BasicFieldOr(plan, BasicField::kUsedCoreNum, plan.block_dim);
   RETURN_IF_ERROR(RequirePositive("usedCoreNum", g.used));
   // Partial sums are stored in fixed 256x256 slots.
   if (b.base_m * b.base_n > kWorkspaceSlotElements) {
