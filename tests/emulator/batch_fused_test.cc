@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "emulator/accuracy.h"
 #include "emulator/emulator.h"
+#include "emulator/work_estimate.h"
 #include "server/tiling/tiling_data.h"
 #include "tests/testing/status_matchers.h"
 
@@ -224,6 +225,15 @@ TEST(BatchEmulationTest, IterBatchTilesAreIterBatchL1WholeBatches) {
   for (const tiling::WorkUnit& unit : result.schedule.units) {
     EXPECT_EQ(unit.batch / 3, unit.core) << "tile t holds batches 3t..3t+2";
   }
+}
+
+TEST(BatchEmulationTest, WorkEstimateCountsEveryBatchOfAStructWithoutBlock) {
+  // The plan carries no BlockTiling: the estimate reads the struct's bases.
+  const EmulationWork work =
+      EstimateEmulationWork(IterBatchGoldenPlan(), IterBatchGoldenProblem());
+  EXPECT_EQ(work.base_blocks, 90u);  // one 48x80 block per batch
+  EXPECT_EQ(work.units, 90u);
+  EXPECT_EQ(work.k_steps, 1u);
 }
 
 TEST(BatchEmulationTest, IterBatchNamesItsFieldWhenBuffersOverflow) {
