@@ -654,10 +654,8 @@ absl::StatusOr<Schedule> ExpandTileLoops(const TilingPlan& plan, const MatmulPro
       RETURN_IF_ERROR(
           RequireBatch("batchDimAll", FieldOr(plan, BatchBasicField::kBatchDimAll, 1), batch));
     }
-    const bool stream_k =
-        plan.key.model == KernelModel::kStreamK || plan.key.model == KernelModel::kStreamKSplitK;
-    if (batch > 1 && (stream_k || plan.key.model == KernelModel::kToMul ||
-                      plan.key.model == KernelModel::kToMultiMul)) {
+    if (batch > 1 &&
+        (plan.key.model == KernelModel::kToMul || plan.key.model == KernelModel::kToMultiMul)) {
       return absl::UnimplementedError(
           absl::StrCat("the emulator runs ", std::string(KernelModelName(plan.key.model)),
                        " plans on one batch only, the problem has ", batch));
@@ -670,7 +668,7 @@ absl::StatusOr<Schedule> ExpandTileLoops(const TilingPlan& plan, const MatmulPro
         break;
       case KernelModel::kStreamK:
       case KernelModel::kStreamKSplitK:
-        schedule = schedule_internal::ExpandStreamK(plan, walked);
+        schedule = schedule_internal::ExpandStreamK(plan, walked, batch);
         break;
       case KernelModel::kKEqualZero:
       case KernelModel::kToMul:

@@ -86,8 +86,10 @@ inline absl::Status RequireBaseBlock(const BlockTiling& b) {
 
 // BlockSchedulerStreamKBuiltIn, the Stream-K kernel's tile loop with the
 // DP+SK preload swap, and BlockEpilogueStreamK's split of the reduction over
-// the AIV cores (schedule_stream_k.cc).
-absl::StatusOr<Schedule> ExpandStreamK(const TilingPlan& plan, const MatmulProblem& problem);
+// the AIV cores (schedule_stream_k.cc), over `batch` C batches (kUnimplemented
+// unless every tile of every batch falls in one split round).
+absl::StatusOr<Schedule> ExpandStreamK(const TilingPlan& plan, const MatmulProblem& problem,
+                                       uint64_t batch);
 
 }  // namespace npu::tiling::schedule_internal
 

@@ -12,6 +12,7 @@
 #include "emulator/accuracy.h"
 #include "emulator/emulator.h"
 #include "emulator/work_estimate.h"
+#include "server/tiling/hardware_constants.h"
 #include "server/tiling/tiling_data.h"
 #include "tests/testing/status_matchers.h"
 
@@ -229,8 +230,7 @@ TEST(BatchEmulationTest, IterBatchTilesAreIterBatchL1WholeBatches) {
 
 TEST(BatchEmulationTest, WorkEstimateCountsEveryBatchOfAStructWithoutBlock) {
   // The plan carries no BlockTiling: the estimate reads the struct's bases.
-  const EmulationWork work =
-      EstimateEmulationWork(IterBatchGoldenPlan(), IterBatchGoldenProblem());
+  const EmulationWork work = EstimateEmulationWork(IterBatchGoldenPlan(), IterBatchGoldenProblem());
   EXPECT_EQ(work.base_blocks, 90u);  // one 48x80 block per batch
   EXPECT_EQ(work.units, 90u);
   EXPECT_EQ(work.k_steps, 1u);
@@ -243,6 +243,72 @@ TEST(BatchEmulationTest, IterBatchNamesItsFieldWhenBuffersOverflow) {
   options.timing_only = true;
   EXPECT_THAT(Emulate(plan, IterBatchGoldenProblem(), Chip950(), {}, options).status(),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("iterBatchL1=400")));
+}
+
+// A BATCH_STREAM_K plan: batch x MN tiles x K slices in one split round.
+TilingPlan BatchStreamKPlan(uint64_t m, uint64_t n, uint64_t k, uint64_t batch, uint64_t base_m,
+                            uint64_t base_n, uint64_t sk_k) {
+  TilingPlan plan;
+  plan.strategy = "BATCH_STREAM_K";
+  plan.key.api_level = tiling::ApiLevel::kTensor;
+  plan.key.model = KernelModel::kStreamK;
+  plan.block_dim = 32;
+  plan.kernel_type = tiling::KernelType::kMixed1To2;
+  plan.workspace_bytes = tiling::kRuntimeWorkspaceBytes + 32 * tiling::kWorkspaceSlotElements * 4;
+  tiling::BlockTiling& b = plan.block;
+  b.base_m = b.m_l1 = base_m;
+  b.base_n = b.n_l1 = base_n;
+  b.base_k = 32;
+  b.k_l1 = 128;
+  b.single_core_k = sk_k;
+  plan.data = tiling::NewTilingData<tiling::BatchBasicField>();
+  tiling::WriteBlockFields(b, plan.data);
+  using F = tiling::BatchBasicField;
+  tiling::Set(plan.data, F::kUsedCoreNum, 32);
+  tiling::Set(plan.data, F::kM, m);
+  tiling::Set(plan.data, F::kN, n);
+  tiling::Set(plan.data, F::kK, k);
+  tiling::Set(plan.data, F::kMBaseTailSplitCnt, 1);
+  tiling::Set(plan.data, F::kNBaseTailSplitCnt, 1);
+  tiling::Set(plan.data, F::kBatchDimAll, batch);
+  return plan;
+}
+
+TEST(BatchEmulationTest, BatchStreamKSplitsEveryBatchsTiles) {
+  MatmulProblem p = Problem(MatmulOp::kBatchMatMulV3, 40, 50, 2000);
+  p.batch_a = p.batch_b = {3};
+  const EmulationResult result = EmulateAndCheck(BatchStreamKPlan(40, 50, 2000, 3, 48, 64, 256), p);
+  // 3 batches x 1 MN tile x 8 K slices on 24 AICs; each batch's tile is
+  // reduced by 16 AIVs into its own rows of C.
+  uint64_t slices = 0, reduce_rows = 0;
+  for (const tiling::WorkUnit& unit : result.schedule.units) {
+    if (unit.op == tiling::UnitOp::kMmad) ++slices;
+    if (unit.op == tiling::UnitOp::kReduce) {
+      reduce_rows += unit.m.size();
+      EXPECT_GE(unit.m.begin, uint64_t{unit.batch} * 40);
+      EXPECT_LE(unit.m.end, uint64_t{unit.batch + 1} * 40);
+    }
+  }
+  EXPECT_EQ(slices, 24u);
+  EXPECT_EQ(reduce_rows, 120u);
+}
+
+// CANN's golden BatchMatMulV3_950_test_streamk_basicapi_01, timed.
+TEST(BatchTimingTest, GoldenBatchStreamKRunsOneSplitRound) {
+  MatmulProblem p = Problem(MatmulOp::kBatchMatMulV3, 133, 204, 217211, DataType::kFloat32);
+  p.batch_a = p.batch_b = {2};
+  p.trans_a = p.trans_b = true;
+  p.hf32 = true;
+  TilingPlan plan = BatchStreamKPlan(133, 204, 217211, 2, 144, 208, 13576);
+  EmulatorOptions options;
+  options.timing_only = true;
+  absl::StatusOr<EmulationResult> result = Emulate(plan, p, Chip950(), {}, options);
+  ASSERT_THAT(result.status(), IsOk());
+  EXPECT_EQ(result->schedule.rounds, 1u);
+  EXPECT_EQ(result->schedule.aic_cores, 32u);
+  // 2 x 16 K slices; each batch's 133 rows reduced by 32 AIVs in bands of
+  // ceil(133 / 32) = 5 rows: 27 bands, the last 5 AIVs of each batch idle.
+  EXPECT_EQ(result->schedule.units.size(), 32u + 2 * 27u);
 }
 
 // CANN's golden BatchMatMulV3_910D1_test_mergebatch_01.

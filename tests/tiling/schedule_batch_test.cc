@@ -124,8 +124,9 @@ TEST(BatchScheduleTest, KEqualZeroClearsEveryBatch) {
   EXPECT_EQ(schedule->aiv_cores, 47u);
 }
 
-TEST(BatchScheduleTest, StreamKOverSeveralBatchesIsUnimplemented) {
-  MatmulProblem p = BatchProblem(64, 64, 8192, {2});
+TEST(BatchScheduleTest, StreamKBeyondOneSplitRoundIsUnimplemented) {
+  // 4 x 4 MN tiles x 3 batches exceed the 32 cores of one split round.
+  MatmulProblem p = BatchProblem(256, 256, 8192, {3});
   TilingPlan plan;
   plan.key.model = KernelModel::kStreamK;
   plan.kernel_type = KernelType::kMixed1To2;
@@ -135,7 +136,7 @@ TEST(BatchScheduleTest, StreamKOverSeveralBatchesIsUnimplemented) {
   plan.block.k_l1 = 256;
   plan.block.single_core_k = 512;
   EXPECT_THAT(ExpandSchedule(plan, p, Chip950()).status(),
-              StatusIs(absl::StatusCode::kUnimplemented, HasSubstr("one batch only")));
+              StatusIs(absl::StatusCode::kUnimplemented, HasSubstr("within one round")));
 }
 
 }  // namespace
