@@ -28,7 +28,21 @@ uint64_t Builder::ReduceLoads(const WorkUnit& unit, std::vector<Op>& loads) cons
     loads.push_back(load);
   }
   // kCnt - 1 adds and one cast per element.
-  return CeilDiv(group.slots.size() * rows * cols, kVecFp32ElementsPerCycle);
+  uint64_t passes = group.slots.size();
+  const PipelineConfig& pipeline = options_.pipeline;
+  if (pipeline.output_through_ub) {
+    // A fused epilogue runs in the reduction (BlockEpilogueStreamK's fusion
+    // variant): x3's rows come in with the partials, and the op's passes
+    // follow the sum.
+    passes += pipeline.ub_vector_passes;
+    if (pipeline.ub_x3_bytes_per_element > 0) {
+      Op x3 = loads.back();
+      x3.workspace = false;
+      x3.bytes = rows * cols * pipeline.ub_x3_bytes_per_element;
+      loads.push_back(x3);
+    }
+  }
+  return CeilDiv(passes * rows * cols, kVecFp32ElementsPerCycle);
 }
 
 uint64_t Builder::VectorMulLoads(const WorkUnit& unit, std::vector<Op>& loads) const {

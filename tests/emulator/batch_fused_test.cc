@@ -560,5 +560,21 @@ TEST(FusedTimingTest, Fixpipe1To2PlansCopyOutThroughTheAivs) {
   EXPECT_EQ(stats.traffic.ub_out_bytes, 256u * 256 * 2);
 }
 
+TEST(FusedTimingTest, StreamKReductionRunsTheEpilogue) {
+  // FusedMatMul's Stream-K plans fold the add into the AIV reduction: x3 is
+  // read there and the reduction's vector work grows.
+  MatmulProblem p = Problem(MatmulOp::kFusedMatMul, 40, 50, 2000);
+  p.batch_a = p.batch_b = {3};
+  const TilingPlan plan = BatchStreamKPlan(40, 50, 2000, 3, 48, 64, 256);
+  const EmulatorStats none = TimeOf(plan, p);
+  p.fused_op = FusedOp::kAdd;
+  const EmulatorStats add = TimeOf(plan, p);
+  EXPECT_EQ(add.traffic.ub_in_bytes, none.traffic.ub_in_bytes + 3u * 40 * 50 * 2);
+  EXPECT_GT(add.pipe_busy_cycles[static_cast<int>(Pipe::kVec)],
+            none.pipe_busy_cycles[static_cast<int>(Pipe::kVec)]);
+  // And its numerics.
+  EmulateAndCheck(plan, p);
+}
+
 }  // namespace
 }  // namespace npu::emu
