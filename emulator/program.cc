@@ -192,9 +192,11 @@ std::vector<uint64_t> Builder::CoreClassKey(CoreKind kind,
     if (kind == CoreKind::kAic) {
       const bool same_band =
           u > 0 && ((a_band && units[u - 1]->m == unit.m) || (b_band && units[u - 1]->n == unit.n));
+      const bool same_tile =
+          schedule_.batches_share_loads && u > 0 && units[u - 1]->tile_idx == unit.tile_idx;
       key.push_back(uint64_t{unit.writes_partial} | uint64_t{unit.k_slice == 0} << 1 |
                     uint64_t{unit.signals_aiv} << 2 | uint64_t{unit.reduction != -1} << 3 |
-                    uint64_t{same_band} << 4);
+                    uint64_t{same_band} << 4 | uint64_t{same_tile} << 5);
     } else if (unit.op == UnitOp::kReduce) {
       const tiling::ReductionGroup& group = schedule_.reductions[unit.reduction];
       key.push_back(group.slots.size());

@@ -349,6 +349,7 @@ absl::StatusOr<Schedule> ExpandIterBatch(const TilingPlan& plan, const MatmulPro
   const uint64_t tiles = CeilDiv(b, iter_l1);
   const uint64_t cores = std::min(b, block_num);
   Schedule schedule;
+  schedule.batches_share_loads = true;
   schedule.aic_cores = static_cast<uint32_t>(std::min(cores, tiles));
   for (uint64_t core = 0; core < cores; ++core) {
     for (uint64_t tile = core; tile < tiles; tile += block_num) {
@@ -380,6 +381,7 @@ absl::StatusOr<Schedule> ExpandMergeBatch(const TilingPlan& plan, const MatmulPr
   const uint64_t tail_block = remainder % block_num;
   const uint64_t tiles = CeilAlign(CeilDiv(b, per_tile), block_num);
   Schedule schedule;
+  schedule.batches_share_loads = true;
   schedule.aic_cores = static_cast<uint32_t>(std::min(tiles, block_num));
   for (uint64_t core = 0; core < schedule.aic_cores; ++core) {
     for (uint64_t tile = core; tile < tiles; tile += block_num) {

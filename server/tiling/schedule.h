@@ -126,6 +126,9 @@ struct Schedule {
   // C batches walked and the rows of each (BatchWalk); 1 and m for 2-D.
   uint64_t batch = 1;
   uint64_t batch_rows = 0;
+  // ITER_BATCH / MERGE_BATCH: the consecutive units of one tile (its
+  // batches) are read by one MTE2 transfer per operand and L1 stage.
+  bool batches_share_loads = false;
 };
 
 inline constexpr size_t kMaxBatchDims = 4;

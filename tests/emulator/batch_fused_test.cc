@@ -576,5 +576,23 @@ TEST(FusedTimingTest, StreamKReductionRunsTheEpilogue) {
   EmulateAndCheck(plan, p);
 }
 
+TEST(BatchTimingTest, IterBatchTilesShareTheirLoads) {
+  // The same 90 batches as tiles of 3 and as tiles of 1: the 3-batch tiles
+  // pay one MTE2 instruction cost per operand and stage for three batches.
+  const MatmulProblem p = IterBatchGoldenProblem();
+  TilingPlan three = IterBatchGoldenPlan();
+  TilingPlan one = three;
+  tiling::Set(one.data, tiling::IterBatchField::kIterBatchL1, 1);
+  tiling::Set(one.data, tiling::IterBatchField::kIterBatchL0, 1);
+  const EmulatorStats grouped = TimeOf(three, p);
+  const EmulatorStats single = TimeOf(one, p);
+  const auto mte2 = [](const EmulatorStats& s) {
+    return s.pipe_busy_cycles[static_cast<int>(Pipe::kMte2)];
+  };
+  EXPECT_LT(mte2(grouped), mte2(single));
+  EXPECT_EQ(grouped.traffic.ddr_read_bytes + grouped.traffic.l2_read_bytes,
+            single.traffic.ddr_read_bytes + single.traffic.l2_read_bytes);
+}
+
 }  // namespace
 }  // namespace npu::emu
