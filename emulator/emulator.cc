@@ -374,29 +374,26 @@ std::vector<double> ReferenceMatmul(const MatmulProblem& problem, const Tensors&
     for (float v : inputs.x3->ToFloats()) x3.push_back(v);
     x3_batches = x3.size() / (m * n);
   }
-  const auto as_double = [&](const HostTensor& t) {
-    std::vector<double> values;
-    values.reserve(t.elements());
-    const bool hf32 = problem.hf32 && t.dtype == DataType::kFloat32;
-    for (uint64_t i = 0; i < t.elements(); ++i) {
-      const float v = t.Get(i);
-      values.push_back(hf32 ? RoundToHf32(v) : v);
-    }
-    return values;
-  };
-  const std::vector<double> a = as_double(inputs.a), b = as_double(inputs.b);
+  // Each batch's operands row-major in fp32 (which holds every input dtype
+  // exactly), hf32-rounded when the problem asks.
+  ThreadPool pool(1);
+  const std::vector<float> a =
+      BatchedOperandAsFloats(inputs.a, tiling::BatchProduct(problem.batch_a), m, k, problem.trans_a,
+                             problem.hf32 && inputs.a.dtype == DataType::kFloat32, pool);
+  const std::vector<float> b =
+      BatchedOperandAsFloats(inputs.b, tiling::BatchProduct(problem.batch_b), k, n, problem.trans_b,
+                             problem.hf32 && inputs.b.dtype == DataType::kFloat32, pool);
   std::vector<double> c(batches * m * n, 0.0);
   for (uint64_t batch = 0; batch < batches; ++batch) {
-    const double* ab = a.data() + BroadcastIndex(problem.batch_a, c_dims, batch) * m * k;
-    const double* bb = b.data() + BroadcastIndex(problem.batch_b, c_dims, batch) * k * n;
+    const float* ab = a.data() + BroadcastIndex(problem.batch_a, c_dims, batch) * m * k;
+    const float* bb = b.data() + BroadcastIndex(problem.batch_b, c_dims, batch) * k * n;
     const uint64_t bias_off = BroadcastIndex(problem.batch_bias, c_dims, batch) * n;
     for (uint64_t i = 0; i < m; ++i) {
       double* row = c.data() + (batch * m + i) * n;
       for (uint64_t p = 0; p < k; ++p) {
-        const double av = problem.trans_a ? ab[p * m + i] : ab[i * k + p];
-        for (uint64_t j = 0; j < n; ++j) {
-          row[j] += av * (problem.trans_b ? bb[j * k + p] : bb[p * n + j]);
-        }
+        const double av = ab[i * k + p];
+        const float* brow = bb + p * n;
+        for (uint64_t j = 0; j < n; ++j) row[j] += av * brow[j];
       }
       if (problem.has_bias && inputs.bias.has_value()) {
         for (uint64_t j = 0; j < n; ++j) row[j] += inputs.bias->Get(bias_off + j);
