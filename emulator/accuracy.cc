@@ -70,19 +70,17 @@ struct RowSummary {
 // The operands and C have the problem's dtypes and shapes.
 absl::Status CheckOperands(const MatmulProblem& problem, const Tensors& inputs,
                            const HostTensor& c) {
-  const uint64_t m = problem.m, n = problem.n, k = problem.k;
-  auto shape2 = [](uint64_t rows, uint64_t cols) {
-    return std::vector<int64_t>{static_cast<int64_t>(rows), static_cast<int64_t>(cols)};
-  };
-  RETURN_IF_ERROR(CheckShape("C", c, problem.dtype_c, shape2(m, n)));
-  RETURN_IF_ERROR(
-      CheckShape("A", inputs.a, problem.dtype_a, problem.trans_a ? shape2(k, m) : shape2(m, k)));
-  RETURN_IF_ERROR(
-      CheckShape("B", inputs.b, problem.dtype_b, problem.trans_b ? shape2(n, k) : shape2(k, n)));
+  const OperandShapes shapes = ShapesOf(problem);
+  RETURN_IF_ERROR(CheckShape("C", c, problem.dtype_c, shapes.c));
+  RETURN_IF_ERROR(CheckShape("A", inputs.a, problem.dtype_a, shapes.a));
+  RETURN_IF_ERROR(CheckShape("B", inputs.b, problem.dtype_b, shapes.b));
   if (problem.has_bias) {
     if (!inputs.bias.has_value()) return absl::InvalidArgumentError("the problem has a bias");
-    RETURN_IF_ERROR(
-        CheckShape("bias", *inputs.bias, problem.dtype_bias, {static_cast<int64_t>(n)}));
+    RETURN_IF_ERROR(CheckShape("bias", *inputs.bias, problem.dtype_bias, shapes.bias));
+  }
+  if (!shapes.x3.empty()) {
+    if (!inputs.x3.has_value()) return absl::InvalidArgumentError("the fused op reads x3");
+    RETURN_IF_ERROR(CheckShape("x3", *inputs.x3, problem.dtype_a, shapes.x3));
   }
   return absl::OkStatus();
 }
@@ -115,7 +113,50 @@ struct RowCheck {
   double accumulation_term = 0;
   DtypeLimits limits;
   bool relu = false;  // the kernel's ReLU epilogue (1-Lipschitz: the bound holds)
+  // Batched problems: rows of one C batch and, per C batch, the A, B, bias
+  // and x3 batch it reads.
+  uint64_t m = 0;
+  std::vector<uint64_t> a_of{}, b_of{}, bias_of{}, x3_of{};
+  // FusedMatMul's epilogue (kNone for the other ops) and x3.
+  tiling::FusedOp fused_op = tiling::FusedOp::kNone;
+  const std::vector<float>* x3 = nullptr;
+  int inner_precise = 0;
+  DataType dtype_c = DataType::kFloat16;
 };
+
+// The GELU's largest slope (about 1.13): an error of the matmul grows by at
+// most this much through it.
+constexpr double kGeluLipschitz = 1.13;
+
+// `ref` through the fused op in fp64 and the bound on the result's error
+// given `mm_bound` on the matmul's: the op's own fp32 rounding (2^-24
+// relative) is added by the caller.
+double FusedReference(const RowCheck& check, double ref, double x3, double& mm_bound) {
+  switch (check.fused_op) {
+    case tiling::FusedOp::kNone:
+    case tiling::FusedOp::kCast16To32:
+      return ref;
+    case tiling::FusedOp::kRelu:
+      return ref > 0 ? ref : (ref == ref ? 0.0 : ref);
+    case tiling::FusedOp::kAdd:
+    case tiling::FusedOp::kMul: {
+      // High performance (inner_precise 1) casts the matmul to C's type
+      // first: one more rounding of it.
+      if (check.inner_precise == 1) mm_bound += check.u_out * std::fabs(ref);
+      if (check.fused_op == tiling::FusedOp::kAdd) return ref + x3;
+      mm_bound *= std::fabs(x3);
+      return ref * x3;
+    }
+    case tiling::FusedOp::kGeluErf:
+      mm_bound *= kGeluLipschitz;
+      return 0.5 * ref * (1.0 + std::erf(ref / std::sqrt(2.0)));
+    case tiling::FusedOp::kGeluTanh:
+      mm_bound *= kGeluLipschitz;
+      return 0.5 * ref *
+             (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (ref + 0.044715 * ref * ref * ref)));
+  }
+  return ref;
+}
 
 // Row i of C against the fp64 reference and its error bound.
 RowSummary CheckRow(const RowCheck& check, uint64_t i) {
@@ -123,11 +164,13 @@ RowSummary CheckRow(const RowCheck& check, uint64_t i) {
   // The reference and sum_p |a_p * b_p| in one sweep over B, summed in
   // increasing p like ReferenceMatmul().
   std::vector<double> ref(n, 0.0), mag(n, 0.0);
-  const float* a_row = check.a.data() + i * k;
+  const uint64_t batch = i / check.m, local = i % check.m;
+  const float* a_row = check.a.data() + (check.a_of[batch] * check.m + local) * k;
+  const float* b_rows = check.b.data() + check.b_of[batch] * k * n;
   for (uint64_t p = 0; p < k; ++p) {
     const double av = a_row[p];
     const double av_abs = std::fabs(av);
-    const float* b_row = check.b.data() + p * n;
+    const float* b_row = b_rows + p * n;
     for (uint64_t j = 0; j < n; ++j) {
       const double bv = b_row[j];
       ref[j] += av * bv;
@@ -135,17 +178,27 @@ RowSummary CheckRow(const RowCheck& check, uint64_t i) {
     }
   }
   if (!check.bias.empty()) {
+    const float* bias = check.bias.data() + check.bias_of[batch] * n;
     for (uint64_t j = 0; j < n; ++j) {
-      ref[j] += check.bias[j];
-      mag[j] += std::fabs(static_cast<double>(check.bias[j]));
+      ref[j] += bias[j];
+      mag[j] += std::fabs(static_cast<double>(bias[j]));
     }
   }
+  const float* x3_row = check.x3 == nullptr || check.x3->empty()
+                            ? nullptr
+                            : check.x3->data() + (check.x3_of[batch] * check.m + local) * n;
   RowSummary row;
   for (uint64_t j = 0; j < n; ++j) {
-    const double r = check.relu && ref[j] < 0 ? 0.0 : ref[j];
+    double mm_bound = check.accumulation_term * mag[j];
+    double r = check.relu && ref[j] < 0 ? 0.0 : ref[j];
+    double op_rounding = 0;
+    if (check.fused_op != tiling::FusedOp::kNone) {
+      r = FusedReference(check, ref[j], x3_row ? x3_row[j] : 0.0, mm_bound);
+      op_rounding = kAccumulationUnitRoundoff * std::fabs(r);
+    }
     const double got = check.c.Get(i * n + j);
-    const double bound = check.u_out * std::fabs(r) + check.accumulation_term * mag[j] +
-                         check.limits.smallest_subnormal;
+    const double bound =
+        check.u_out * std::fabs(r) + mm_bound + op_rounding + check.limits.smallest_subnormal;
     const double err = ElementError(got, r, bound, check.limits);
     row.max_abs_error = std::max(row.max_abs_error, err);
     if (std::fabs(r) >= check.limits.smallest_normal && std::isfinite(r)) {
@@ -213,27 +266,42 @@ absl::StatusOr<AccuracyReport> CompareWithReference(const MatmulProblem& problem
   const uint64_t m = problem.m, n = problem.n, k = problem.k;
   ThreadPool pool(std::max(1, threads));
   const bool hf32 = problem.hf32;
-  const std::vector<float> a = OperandAsFloats(inputs.a, m, k, problem.trans_a,
-                                               hf32 && inputs.a.dtype == DataType::kFloat32, pool);
-  const std::vector<float> b = OperandAsFloats(inputs.b, k, n, problem.trans_b,
-                                               hf32 && inputs.b.dtype == DataType::kFloat32, pool);
+  // The reference walks the problem's own batch dims (no merge into M).
+  tiling::MatmulProblem unmerged = problem;
+  unmerged.op = tiling::MatmulOp::kMatMulV3;
+  ASSIGN_OR_RETURN(const tiling::BatchWalk walk, tiling::BatchWalkOf(unmerged));
+  const std::vector<float> a =
+      BatchedOperandAsFloats(inputs.a, tiling::BatchProduct(walk.a), m, k, problem.trans_a,
+                             hf32 && inputs.a.dtype == DataType::kFloat32, pool);
+  const std::vector<float> b =
+      BatchedOperandAsFloats(inputs.b, tiling::BatchProduct(walk.b), k, n, problem.trans_b,
+                             hf32 && inputs.b.dtype == DataType::kFloat32, pool);
   std::vector<float> bias;
   if (problem.has_bias) bias = inputs.bias->ToFloats();
+  std::vector<float> x3;
+  if (inputs.x3.has_value()) x3 = inputs.x3->ToFloats();
   const double u_out = UnitRoundoff(problem.dtype_c);
-  const RowCheck check{a,
-                       b,
-                       bias,
-                       c,
-                       n,
-                       k,
-                       u_out,
-                       2.0 * static_cast<double>(k + 2) * kAccumulationUnitRoundoff,
-                       Limits(problem.dtype_c),
-                       epilogue != Epilogue::kNone};
+  RowCheck check{a, b, bias, c, n, k, u_out, 0, Limits(problem.dtype_c)};
+  check.accumulation_term = 2.0 * static_cast<double>(k + 2) * kAccumulationUnitRoundoff;
+  check.relu = epilogue != Epilogue::kNone;
+  RowCheck& batched = check;
+  batched.m = m;
+  const bool x3_batched = problem.x3_shape.size() == 3 && problem.x3_shape[0] > 1;
+  for (uint64_t i = 0; i < walk.batch; ++i) {
+    batched.a_of.push_back(walk.ABatch(i));
+    batched.b_of.push_back(walk.BBatch(i));
+    batched.bias_of.push_back(
+        problem.batch_bias.empty() ? 0 : walk.OperandBatch(problem.batch_bias, i));
+    batched.x3_of.push_back(x3_batched ? i : 0);
+  }
+  if (problem.op == tiling::MatmulOp::kFusedMatMul) batched.fused_op = problem.fused_op;
+  batched.x3 = &x3;
+  batched.inner_precise = problem.inner_precise;
+  batched.dtype_c = problem.dtype_c;
 
-  std::vector<RowSummary> rows(m);
+  std::vector<RowSummary> rows(m * walk.batch);
   std::atomic<bool> stopped{false};
-  pool.ParallelFor(m, [&](size_t i) {
+  pool.ParallelFor(rows.size(), [&](size_t i) {
     if (stopped.load(std::memory_order_relaxed)) return;
     if (cancelled != nullptr && cancelled->load(std::memory_order_relaxed)) {
       stopped.store(true, std::memory_order_relaxed);

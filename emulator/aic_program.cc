@@ -173,6 +173,7 @@ void Builder::EmitStage(AicCursor& aic, const BlockAt& block, const Range& chunk
   // stage's K range; B's are k_l1_b deep and may start and end inside it.
   if (!a_resident) {
     Op load = StageRead(sm * stage_k * a_bytes, StageBursts(true, sm, sn, stage_k));
+    if (aic.tile_continues) load.cycles -= std::min(load.cycles, chip_.arch.mte2_transfer_cycles);
     load.cold = aic.l1_stages_a == 1;
     Wait(load, aic.l1_free[buf_a]);
     Set(load, aic.l1_ready[buf_a]);
@@ -192,6 +193,9 @@ void Builder::EmitStage(AicCursor& aic, const BlockAt& block, const Range& chunk
       aic.b_stage_end = kk + b_k;
       aic.b_buf = 2 + aic.b_count++ % aic.l1_stages_b;
       Op load = StageRead(b_k * sn * b_bytes, StageBursts(false, sm, sn, b_k));
+      if (aic.tile_continues) {
+        load.cycles -= std::min(load.cycles, chip_.arch.mte2_transfer_cycles);
+      }
       load.cold = aic.l1_stages_b == 1;
       Wait(load, aic.l1_free[aic.b_buf]);
       Set(load, aic.l1_ready[aic.b_buf]);
@@ -367,6 +371,8 @@ absl::Status Builder::BuildAic(uint32_t core, const std::vector<const WorkUnit*>
   }
   for (size_t u = 0; u < units.size(); ++u) {
     const WorkUnit& unit = *units[u];
+    aic.tile_continues =
+        schedule_.batches_share_loads && u > 0 && units[u - 1]->tile_idx == unit.tile_idx;
     if (aic.a_band || aic.b_band) EmitBandLoad(aic, units, u);
     const std::vector<Range> chunks = tiling::SplitKChunks(unit.k, schedule_.split_k_chunk);
     for (uint64_t mo = unit.m.begin; mo < unit.m.end; mo += aic.base_m) {

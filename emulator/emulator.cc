@@ -1,5 +1,6 @@
 #include "emulator/emulator.h"
 
+#include <cmath>
 #include <random>
 
 #include "absl/strings/str_cat.h"
@@ -61,12 +62,52 @@ absl::Status CheckTensor(std::string_view name, const HostTensor& tensor, DataTy
   return absl::OkStatus();
 }
 
+std::vector<int64_t> Prefixed(const std::vector<int64_t>& batch, std::vector<int64_t> matrix) {
+  std::vector<int64_t> shape = batch;
+  shape.insert(shape.end(), matrix.begin(), matrix.end());
+  return shape;
+}
+
 std::vector<int64_t> ShapeA(const MatmulProblem& p) {
   return p.trans_a ? Shape2(p.k, p.m) : Shape2(p.m, p.k);
 }
 std::vector<int64_t> ShapeB(const MatmulProblem& p) {
   return p.trans_b ? Shape2(p.n, p.k) : Shape2(p.k, p.n);
 }
+
+// C's batch dims: batch_c, or the broadcast of A's and B's.
+std::vector<int64_t> BatchDimsC(const MatmulProblem& p) {
+  if (!p.batch_c.empty()) return p.batch_c;
+  const size_t rank = std::max(p.batch_a.size(), p.batch_b.size());
+  std::vector<int64_t> dims(rank, 1);
+  for (size_t i = 0; i < rank; ++i) {
+    const size_t from_end = rank - 1 - i;
+    const int64_t a = from_end < p.batch_a.size() ? p.batch_a[p.batch_a.size() - 1 - from_end] : 1;
+    const int64_t b = from_end < p.batch_b.size() ? p.batch_b[p.batch_b.size() - 1 - from_end] : 1;
+    dims[i] = std::max(a, b);
+  }
+  return dims;
+}
+
+}  // namespace
+
+bool FusedOpReadsX3(tiling::FusedOp op) {
+  return op == tiling::FusedOp::kAdd || op == tiling::FusedOp::kMul;
+}
+
+OperandShapes ShapesOf(const MatmulProblem& p) {
+  OperandShapes shapes;
+  shapes.a = Prefixed(p.batch_a, ShapeA(p));
+  shapes.b = Prefixed(p.batch_b, ShapeB(p));
+  if (p.has_bias) shapes.bias = Prefixed(p.batch_bias, {p.n});
+  if (p.op == tiling::MatmulOp::kFusedMatMul && FusedOpReadsX3(p.fused_op)) {
+    shapes.x3 = p.x3_shape.empty() ? Shape2(p.m, p.n) : p.x3_shape;
+  }
+  shapes.c = Prefixed(BatchDimsC(p), Shape2(p.m, p.n));
+  return shapes;
+}
+
+namespace {
 
 // Rejects what the emulator cannot run at all, before any tensor is looked
 // at: a chip spec the tiling library would refuse, degenerate sizes, and the
@@ -83,6 +124,24 @@ absl::Status CheckProblem(const MatmulProblem& problem, const tiling::ChipSpec& 
     return absl::UnimplementedError(
         "the emulator models ND operands only (no FRACTAL_NZ, no slice views)");
   }
+  if (problem.a_batch_interleaved || problem.b_batch_interleaved) {
+    return absl::UnimplementedError(
+        "the emulator does not model transposed non-contiguous batch views "
+        "(a_batch_interleaved / b_batch_interleaved)");
+  }
+  RETURN_IF_ERROR(tiling::BatchWalkOf(problem).status());
+  if (problem.op == tiling::MatmulOp::kFusedMatMul && FusedOpReadsX3(problem.fused_op)) {
+    const std::vector<int64_t>& x3 = problem.x3_shape;
+    const uint64_t batch_c = tiling::BatchProduct(BatchDimsC(problem));
+    const bool ok_2d = x3.empty() || (x3.size() == 2 && x3[0] == problem.m && x3[1] == problem.n);
+    const bool ok_3d = x3.size() == 3 && x3[1] == problem.m && x3[2] == problem.n &&
+                       (x3[0] == 1 || static_cast<uint64_t>(x3[0]) == batch_c);
+    if (!ok_2d && !ok_3d) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("x3_shape must be [m, n] or [b, m, n] with b 1 or the ", batch_c,
+                       " C batches (m=", problem.m, ", n=", problem.n, ")"));
+    }
+  }
   return absl::OkStatus();
 }
 
@@ -91,14 +150,24 @@ absl::Status CheckProblem(const MatmulProblem& problem, const tiling::ChipSpec& 
 // budget rather than left to run.
 absl::Status CheckNumericInputs(const MatmulProblem& problem, const Tensors& inputs,
                                 const EmulatorOptions& options) {
-  RETURN_IF_ERROR(CheckTensor("A", inputs.a, problem.dtype_a, ShapeA(problem)));
-  RETURN_IF_ERROR(CheckTensor("B", inputs.b, problem.dtype_b, ShapeB(problem)));
+  const OperandShapes shapes = ShapesOf(problem);
+  RETURN_IF_ERROR(CheckTensor("A", inputs.a, problem.dtype_a, shapes.a));
+  RETURN_IF_ERROR(CheckTensor("B", inputs.b, problem.dtype_b, shapes.b));
   if (problem.has_bias) {
     if (!inputs.bias.has_value()) return absl::InvalidArgumentError("the problem has a bias");
-    RETURN_IF_ERROR(
-        CheckTensor("bias", *inputs.bias, problem.dtype_bias, {static_cast<int64_t>(problem.n)}));
+    RETURN_IF_ERROR(CheckTensor("bias", *inputs.bias, problem.dtype_bias, shapes.bias));
   }
-  const uint64_t macs = uint64_t(problem.m) * uint64_t(problem.n) * uint64_t(problem.k);
+  if (!shapes.x3.empty()) {
+    if (!inputs.x3.has_value()) {
+      return absl::InvalidArgumentError(absl::StrCat("the fused op ",
+                                                     std::string(FusedOpName(problem.fused_op)),
+                                                     " reads x3; none was given"));
+    }
+    // x3 has the dtype of x1 (FusedMatMul's dtype tuples).
+    RETURN_IF_ERROR(CheckTensor("x3", *inputs.x3, problem.dtype_a, shapes.x3));
+  }
+  const uint64_t macs = uint64_t(problem.m) * uint64_t(problem.n) * uint64_t(problem.k) *
+                        tiling::BatchProduct(BatchDimsC(problem));
   if (options.max_numeric_macs != 0 && macs > options.max_numeric_macs) {
     return absl::ResourceExhaustedError(
         absl::StrCat("numerics need ", macs, " MACs, above the work limit of ",
@@ -126,7 +195,8 @@ TimingOptions TimingOptionsFor(const MatmulProblem& problem, const EmulatorOptio
   TimingOptions timing;
   timing.cancelled = options.cancelled;
   timing.max_events = options.max_simulated_ops;
-  timing.useful_macs = uint64_t(problem.m) * uint64_t(problem.n) * uint64_t(problem.k);
+  timing.useful_macs = uint64_t(problem.m) * uint64_t(problem.n) * uint64_t(problem.k) *
+                       tiling::BatchProduct(BatchDimsC(problem));
   timing.dtype = problem.dtype_a;
   timing.hf32 = problem.hf32;
   timing.gm_split = options.gm_split;
@@ -160,11 +230,11 @@ absl::Status RunSchedule(const tiling::TilingPlan& plan, const PipelineConfig& p
   ASSIGN_OR_RETURN(result.stats, RunTiming(programs, chip, timing));
 
   if (!options.timing_only) {
-    result.c = HostTensor::Zeros(problem.dtype_c, Shape2(problem.m, problem.n));
+    result.c = HostTensor::Zeros(problem.dtype_c, ShapesOf(problem).c);
     ThreadPool pool(options.threads);
     RETURN_IF_ERROR(RunNumerics(result.schedule, problem, inputs.a, inputs.b,
                                 problem.has_bias ? &*inputs.bias : nullptr, pool, options.cancelled,
-                                result.c));
+                                result.c, inputs.x3.has_value() ? &*inputs.x3 : nullptr));
   }
   return absl::OkStatus();
 }
@@ -184,8 +254,8 @@ absl::StatusOr<EmulationResult> Emulate(const tiling::TilingPlan& input_plan,
   RETURN_IF_ERROR(CheckBuffers(result.schedule, plan, problem, ChipModel::FromSpec(chip_spec)));
   // A kernel whose tiles miss or repeat part of C is a kernel fault.
   RETURN_IF_ERROR(tiling::CheckScheduleCoverage(result.schedule, problem));
-  RETURN_IF_ERROR(
-      RunSchedule(plan, PipelineForPlan(plan), problem, chip_spec, inputs, options, result));
+  RETURN_IF_ERROR(RunSchedule(plan, PipelineForPlan(plan, problem), problem, chip_spec, inputs,
+                              options, result));
   return result;
 }
 
@@ -238,33 +308,103 @@ Tensors RandomInputs(const MatmulProblem& problem, uint64_t seed) {
     for (uint64_t i = 0; i < tensor.elements(); ++i) tensor.Set(i, draw());
     return tensor;
   };
+  const OperandShapes shapes = ShapesOf(problem);
   Tensors tensors;
-  tensors.a = fill(problem.dtype_a, ShapeA(problem));
-  tensors.b = fill(problem.dtype_b, ShapeB(problem));
-  if (problem.has_bias) tensors.bias = fill(problem.dtype_bias, {static_cast<int64_t>(problem.n)});
+  tensors.a = fill(problem.dtype_a, shapes.a);
+  tensors.b = fill(problem.dtype_b, shapes.b);
+  if (problem.has_bias) tensors.bias = fill(problem.dtype_bias, shapes.bias);
+  if (!shapes.x3.empty()) tensors.x3 = fill(problem.dtype_a, shapes.x3);
   return tensors;
 }
 
+namespace {
+
+// fp64 FusedMatMul epilogue of the reference (inner_precise's intermediate
+// cast included, it is part of the op's definition).
+double ReferenceFusedOp(const MatmulProblem& p, double value, double x3) {
+  switch (p.fused_op) {
+    case tiling::FusedOp::kNone:
+    case tiling::FusedOp::kCast16To32:
+      return value;
+    case tiling::FusedOp::kRelu:
+      return value > 0 ? value : (value == value ? 0.0 : value);
+    case tiling::FusedOp::kAdd:
+    case tiling::FusedOp::kMul: {
+      const double mm =
+          p.inner_precise == 1 ? RoundTo(p.dtype_c, static_cast<float>(value)) : value;
+      return p.fused_op == tiling::FusedOp::kAdd ? mm + x3 : mm * x3;
+    }
+    case tiling::FusedOp::kGeluErf:
+      return 0.5 * value * (1.0 + std::erf(value / std::sqrt(2.0)));
+    case tiling::FusedOp::kGeluTanh:
+      return 0.5 * value *
+             (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (value + 0.044715 * value * value * value)));
+  }
+  return value;
+}
+
+// Index of the batch of an operand with batch dims `dims` that C batch
+// `c_index` (of C's batch dims `c_dims`) reads: NumPy broadcast,
+// right-aligned.
+uint64_t BroadcastIndex(const std::vector<int64_t>& dims, const std::vector<int64_t>& c_dims,
+                        uint64_t c_index) {
+  uint64_t index = 0, stride = 1;
+  for (size_t i = 0; i < c_dims.size(); ++i) {
+    const size_t c_slot = c_dims.size() - 1 - i;
+    const uint64_t pos = c_index % static_cast<uint64_t>(c_dims[c_slot]);
+    c_index /= static_cast<uint64_t>(c_dims[c_slot]);
+    if (i >= dims.size()) continue;
+    const uint64_t dim = static_cast<uint64_t>(dims[dims.size() - 1 - i]);
+    if (dim != 1) index += pos * stride;
+    stride *= dim;
+  }
+  return index;
+}
+
+}  // namespace
+
 std::vector<double> ReferenceMatmul(const MatmulProblem& problem, const Tensors& inputs) {
   const uint64_t m = problem.m, n = problem.n, k = problem.k;
+  const std::vector<int64_t> c_dims = BatchDimsC(problem);
+  const uint64_t batches = tiling::BatchProduct(c_dims);
+  const bool fused = problem.op == tiling::MatmulOp::kFusedMatMul;
+  std::vector<double> x3;
+  uint64_t x3_batches = 1;
+  if (fused && FusedOpReadsX3(problem.fused_op) && inputs.x3.has_value()) {
+    for (float v : inputs.x3->ToFloats()) x3.push_back(v);
+    x3_batches = x3.size() / (m * n);
+  }
+  // Each batch's operands row-major in fp32 (which holds every input dtype
+  // exactly), hf32-rounded when the problem asks.
   ThreadPool pool(1);
-  auto operand = [&](const HostTensor& t, uint64_t rows, uint64_t cols, bool trans) {
-    const std::vector<float> values =
-        OperandAsFloats(t, rows, cols, trans, problem.hf32 && t.dtype == DataType::kFloat32, pool);
-    return std::vector<double>(values.begin(), values.end());
-  };
-  const std::vector<double> a = operand(inputs.a, m, k, problem.trans_a);
-  const std::vector<double> b = operand(inputs.b, k, n, problem.trans_b);
-  std::vector<double> c(m * n, 0.0);
-  for (uint64_t i = 0; i < m; ++i) {
-    double* row = c.data() + i * n;
-    for (uint64_t p = 0; p < k; ++p) {
-      const double av = a[i * k + p];
-      const double* brow = b.data() + p * n;
-      for (uint64_t j = 0; j < n; ++j) row[j] += av * brow[j];
-    }
-    if (problem.has_bias && inputs.bias.has_value()) {
-      for (uint64_t j = 0; j < n; ++j) row[j] += inputs.bias->Get(j);
+  const std::vector<float> a =
+      BatchedOperandAsFloats(inputs.a, tiling::BatchProduct(problem.batch_a), m, k, problem.trans_a,
+                             problem.hf32 && inputs.a.dtype == DataType::kFloat32, pool);
+  const std::vector<float> b =
+      BatchedOperandAsFloats(inputs.b, tiling::BatchProduct(problem.batch_b), k, n, problem.trans_b,
+                             problem.hf32 && inputs.b.dtype == DataType::kFloat32, pool);
+  std::vector<double> c(batches * m * n, 0.0);
+  for (uint64_t batch = 0; batch < batches; ++batch) {
+    const float* ab = a.data() + BroadcastIndex(problem.batch_a, c_dims, batch) * m * k;
+    const float* bb = b.data() + BroadcastIndex(problem.batch_b, c_dims, batch) * k * n;
+    const uint64_t bias_off = BroadcastIndex(problem.batch_bias, c_dims, batch) * n;
+    for (uint64_t i = 0; i < m; ++i) {
+      double* row = c.data() + (batch * m + i) * n;
+      for (uint64_t p = 0; p < k; ++p) {
+        const double av = ab[i * k + p];
+        const float* brow = bb + p * n;
+        for (uint64_t j = 0; j < n; ++j) row[j] += av * brow[j];
+      }
+      if (problem.has_bias && inputs.bias.has_value()) {
+        for (uint64_t j = 0; j < n; ++j) row[j] += inputs.bias->Get(bias_off + j);
+      }
+      if (fused) {
+        const double* x3_row =
+            x3.empty() ? nullptr : x3.data() + ((x3_batches > 1 ? batch : 0) * m + i) * n;
+        for (uint64_t j = 0; j < n; ++j) {
+          row[j] = ReferenceFusedOp(problem, row[j], x3_row ? x3_row[j] : 0.0);
+        }
+      }
     }
   }
   return c;

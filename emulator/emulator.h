@@ -34,12 +34,23 @@
 namespace npu::emu {
 
 // Operands as stored: A is [m, k] ([k, m] when trans_a), B is [k, n] ([n, k]
-// when trans_b), the optional bias is [n].
+// when trans_b), the optional bias is [n]. A batched problem prefixes A and
+// B with their batch dims (batch_a, batch_b) and the bias with batch_bias;
+// FusedMatMul's add / mul read x3 of problem.x3_shape ([m, n] when empty).
+// The shapes are OperandShapes()'s.
 struct Tensors {
   HostTensor a;
   HostTensor b;
   std::optional<HostTensor> bias;
+  std::optional<HostTensor> x3;
 };
+
+// The shapes the emulator expects of A, B, the bias, x3 and C for `problem`
+// (x3 empty unless the problem's fused op reads it).
+struct OperandShapes {
+  std::vector<int64_t> a, b, bias, x3, c;
+};
+OperandShapes ShapesOf(const tiling::MatmulProblem& problem);
 
 struct EmulatorOptions {
   int threads = 1;           // host threads for the numerics
@@ -66,7 +77,7 @@ struct EmulatorOptions {
 };
 
 struct EmulationResult {
-  HostTensor c;  // [m, n] of problem.dtype_c; empty when timing-only
+  HostTensor c;  // ShapesOf(problem).c of problem.dtype_c; empty when timing-only
   EmulatorStats stats;
   tiling::Schedule schedule;
 };
@@ -96,8 +107,14 @@ void ApplyEpilogue(Epilogue epilogue, std::vector<double>& reference);
 Tensors RandomInputs(const tiling::MatmulProblem& problem, uint64_t seed);
 
 // C in fp64 from the operands as given (hf32 rounding applied when the
-// problem asks), row-major [m, n].
+// problem asks), row-major [m, n]; for a batched problem the batches of C
+// stacked (NumPy broadcast of A's and B's batch dims, the bias row of each
+// batch), and FusedMatMul's epilogue applied in fp64 (with x3 broadcast
+// over the batches when it has none).
 std::vector<double> ReferenceMatmul(const tiling::MatmulProblem& problem, const Tensors& inputs);
+
+// Whether FusedMatMul's `op` reads x3 (add, mul).
+bool FusedOpReadsX3(tiling::FusedOp op);
 
 }  // namespace npu::emu
 

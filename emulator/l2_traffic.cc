@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <list>
+#include <optional>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -81,7 +82,12 @@ class Estimator {
         a_bytes_(tiling::DataTypeBytes(problem.dtype_a)),
         b_bytes_(tiling::DataTypeBytes(problem.dtype_b)),
         c_bytes_(tiling::DataTypeBytes(problem.dtype_c)),
-        stage_k_(std::max<uint64_t>(1, std::max(schedule.k_l1, schedule.base_k))) {}
+        stage_k_(std::max<uint64_t>(1, std::max(schedule.k_l1, schedule.base_k))) {
+    // Batches read their own A and B (broadcast ones shared): the keys
+    // carry the operand batch, so one batch's B is no L2 hit for another's.
+    absl::StatusOr<tiling::BatchWalk> walk = tiling::BatchWalkOf(problem);
+    if (walk.ok() && walk->batch > 1) walk_ = *std::move(walk);
+  }
 
   GmReadMix Run() {
     // Cores of one round walk K side by side: each unit's K is visited in
@@ -143,6 +149,18 @@ class Estimator {
     Read(Key(region, range.begin, range.end, 0, k), bytes, bytes);
   }
 
+  // A's rows of `unit` in A's batch-major row space, and B's batch offset
+  // (in columns) for the keys.
+  Range ARows(const WorkUnit& unit) const {
+    if (!walk_.has_value()) return unit.m;
+    const uint64_t base = walk_->ABatch(unit.batch) * walk_->rows;
+    const uint64_t local = unit.m.begin - uint64_t{unit.batch} * walk_->rows;
+    return {base + local, base + local + unit.m.size()};
+  }
+  uint64_t BOffset(const WorkUnit& unit) const {
+    return walk_.has_value() ? walk_->BBatch(unit.batch) * static_cast<uint64_t>(problem_.n) : 0;
+  }
+
   void VisitMmad(const WorkUnit& unit, uint32_t slice) {
     using tiling::FullLoad;
     const bool a_full = schedule_.full_load == FullLoad::kA || schedule_.full_load == FullLoad::kAB;
@@ -155,23 +173,29 @@ class Estimator {
     // Inside a unit A is re-read per base-block column and B per row.
     const uint64_t blocks_m = CeilDiv(m, std::max<uint64_t>(1, schedule_.base_m));
     const uint64_t blocks_n = CeilDiv(n, std::max<uint64_t>(1, schedule_.base_n));
+    const Range a_rows = ARows(unit);
+    const uint64_t b_off = BOffset(unit);
     if (a_full || a_band) {
       if (slice == 0) {
-        const Range rows = a_full ? Range{0, static_cast<uint64_t>(problem_.m)} : unit.m;
+        const uint64_t walked =
+            schedule_.batch_rows > 0 ? schedule_.batch_rows : static_cast<uint64_t>(problem_.m);
+        const uint64_t a_base = a_rows.begin - a_rows.begin % walked;
+        const Range rows = a_full ? Range{a_base, a_base + walked} : a_rows;
         ReadResident(resident_a_, unit.core, Region::kA, rows, a_bytes_);
       }
     } else {
-      Read(Key(Region::kA, unit.m.begin, unit.m.end, part.begin, part.end), m * k * a_bytes_,
+      Read(Key(Region::kA, a_rows.begin, a_rows.end, part.begin, part.end), m * k * a_bytes_,
            m * k * a_bytes_ * blocks_n);
     }
     if (b_full || b_band) {
       if (slice == 0) {
-        const Range cols = b_full ? Range{0, static_cast<uint64_t>(problem_.n)} : unit.n;
+        const Range cols = b_full ? Range{b_off, b_off + static_cast<uint64_t>(problem_.n)}
+                                  : Range{b_off + unit.n.begin, b_off + unit.n.end};
         ReadResident(resident_b_, unit.core, Region::kB, cols, b_bytes_);
       }
     } else {
-      Read(Key(Region::kB, unit.n.begin, unit.n.end, part.begin, part.end), n * k * b_bytes_,
-           n * k * b_bytes_ * blocks_m);
+      Read(Key(Region::kB, b_off + unit.n.begin, b_off + unit.n.end, part.begin, part.end),
+           n * k * b_bytes_, n * k * b_bytes_ * blocks_m);
     }
     if (slice + 1 != slices) return;
     if (unit.writes_partial) {
@@ -198,9 +222,11 @@ class Estimator {
       }
       case tiling::UnitOp::kVectorMul: {
         const uint64_t k = unit.k.size();
-        Read(Key(Region::kA, unit.m.begin, unit.m.end, unit.k.begin, unit.k.end),
+        const Range a_rows = ARows(unit);
+        const uint64_t b_off = BOffset(unit);
+        Read(Key(Region::kA, a_rows.begin, a_rows.end, unit.k.begin, unit.k.end),
              unit.m.size() * k * a_bytes_, unit.m.size() * k * a_bytes_);
-        Read(Key(Region::kB, unit.n.begin, unit.n.end, unit.k.begin, unit.k.end),
+        Read(Key(Region::kB, b_off + unit.n.begin, b_off + unit.n.end, unit.k.begin, unit.k.end),
              unit.n.size() * k * b_bytes_, unit.n.size() * k * b_bytes_);
         return;
       }
@@ -216,6 +242,7 @@ class Estimator {
   uint64_t stage_k_;
   std::vector<Range> resident_a_, resident_b_;
   GmReadMix mix_;
+  std::optional<tiling::BatchWalk> walk_;
 };
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include "emulator/numerics.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <map>
 
@@ -174,10 +175,33 @@ namespace {
 struct NumericsData {
   const tiling::Schedule& schedule;
   uint64_t n = 0, k = 0;
-  std::vector<float> af, bf;  // A [m, k] and B [k, n] as fp32, hf32-rounded when asked
-  std::vector<float> bias_f;  // empty without a bias
+  // A [batches][rows, k] and B [batches][k, n] as fp32, hf32-rounded when
+  // asked (rows: one batch's M as walked).
+  std::vector<float> af, bf;
+  std::vector<float> bias_f;  // empty without a bias; [bias batches][n]
   std::vector<float> workspace;
   HostTensor& c;
+  uint64_t rows = 0;  // rows of one C batch
+  // Per C batch: the A, B, bias and x3 batch it reads.
+  std::vector<uint64_t> a_of{}, b_of{}, bias_of{}, x3_of{};
+  tiling::FusedOp fused_op = tiling::FusedOp::kNone;
+  std::vector<float> x3f{};  // [x3 batches][rows, n]
+  int inner_precise = 0;
+
+  const float* ARow(uint32_t batch, uint64_t row) const {
+    return af.data() + (a_of[batch] * rows + row - uint64_t{batch} * rows) * k;
+  }
+  const float* BRows(uint32_t batch) const { return bf.data() + b_of[batch] * k * n; }
+  const float* Bias(uint32_t batch) const { return bias_f.data() + bias_of[batch] * n; }
+  // C[row, col] of the stacked C (the epilogue applied, cast to C's type).
+  void SetC(uint64_t row, uint64_t col, float value) {
+    if (fused_op != tiling::FusedOp::kNone) {
+      const uint64_t batch = row / rows;
+      const float x3 = x3f.empty() ? 0.0f : x3f[(x3_of[batch] * rows + row % rows) * n + col];
+      value = ApplyFusedOp(fused_op, value, x3, c.dtype, inner_precise);
+    }
+    c.Set(row * n + col, value);
+  }
 };
 
 // One cube unit: its K chunks accumulated in fp32 from the bias or zero,
@@ -192,12 +216,12 @@ void RunCubeUnit(NumericsData& d, const WorkUnit& unit, std::vector<float>& acc,
     // L0C starts from the bias in the first chunk of K slice 0.
     if (!d.bias_f.empty() && unit.k_slice == 0 && ci == 0) {
       for (uint64_t r = 0; r < rows; ++r) {
-        std::memcpy(acc.data() + r * cols, d.bias_f.data() + unit.n.begin, cols * sizeof(float));
+        std::memcpy(acc.data() + r * cols, d.Bias(unit.batch) + unit.n.begin, cols * sizeof(float));
       }
     }
     const Range chunk = chunks[ci];
-    GemmAccumulate(rows, cols, chunk.size(), d.af.data() + unit.m.begin * k + chunk.begin, k,
-                   d.bf.data() + chunk.begin * n + unit.n.begin, n, acc.data(), cols);
+    GemmAccumulate(rows, cols, chunk.size(), d.ARow(unit.batch, unit.m.begin) + chunk.begin, k,
+                   d.BRows(unit.batch) + chunk.begin * n + unit.n.begin, n, acc.data(), cols);
     if (ci == 0) {
       sum.swap(acc);
     } else {
@@ -215,7 +239,7 @@ void RunCubeUnit(NumericsData& d, const WorkUnit& unit, std::vector<float>& acc,
   } else {
     for (uint64_t r = 0; r < rows; ++r) {
       for (uint64_t j = 0; j < cols; ++j) {
-        d.c.Set((unit.m.begin + r) * n + unit.n.begin + j, sum[r * cols + j]);
+        d.SetC(unit.m.begin + r, unit.n.begin + j, sum[r * cols + j]);
       }
     }
   }
@@ -234,7 +258,7 @@ void RunReduceUnit(NumericsData& d, const WorkUnit& unit) {
       for (size_t i = 1; i < group.slots.size(); ++i) {
         s += d.workspace[uint64_t{group.slots[i]} * tiling::kWorkspaceSlotElements + row + col];
       }
-      d.c.Set(r * d.n + j, s);
+      d.SetC(r, j, s);
     }
   }
 }
@@ -243,15 +267,17 @@ void RunReduceUnit(NumericsData& d, const WorkUnit& unit) {
 // roundings, summed in k order.
 void RunVectorMulUnit(NumericsData& d, const WorkUnit& unit) {
   const uint64_t n = d.n, k = d.k;
+  const float* b = d.BRows(unit.batch);
   for (uint64_t r = unit.m.begin; r < unit.m.end; ++r) {
+    const float* a = d.ARow(unit.batch, r);
     for (uint64_t j = unit.n.begin; j < unit.n.end; ++j) {
       float s = 0.0f;
       for (uint64_t p = 0; p < k; ++p) {
-        const float product = d.af[r * k + p] * d.bf[p * n + j];
+        const float product = a[p] * b[p * n + j];
         s += product;
       }
-      if (!d.bias_f.empty()) s += d.bias_f[j];
-      d.c.Set(r * n + j, s);
+      if (!d.bias_f.empty()) s += d.Bias(unit.batch)[j];
+      d.SetC(r, j, s);
     }
   }
 }
@@ -263,7 +289,7 @@ void RunVectorUnit(NumericsData& d, const WorkUnit& unit) {
       break;
     case tiling::UnitOp::kClear:
       for (uint64_t r = unit.m.begin; r < unit.m.end; ++r) {
-        for (uint64_t j = unit.n.begin; j < unit.n.end; ++j) d.c.Set(r * d.n + j, 0.0f);
+        for (uint64_t j = unit.n.begin; j < unit.n.end; ++j) d.SetC(r, j, 0.0f);
       }
       break;
     case tiling::UnitOp::kVectorMul:
@@ -294,15 +320,83 @@ std::vector<float> OperandAsFloats(const HostTensor& tensor, uint64_t out_rows, 
   return out;
 }
 
+float ApplyFusedOp(tiling::FusedOp op, float value, float x3, DataType dtype_c, int inner_precise) {
+  switch (op) {
+    case tiling::FusedOp::kNone:
+    case tiling::FusedOp::kCast16To32:
+      return value;
+    case tiling::FusedOp::kRelu:
+      return value < 0 ? 0.0f : value;
+    case tiling::FusedOp::kAdd:
+    case tiling::FusedOp::kMul: {
+      const float mm = inner_precise == 1 ? RoundTo(dtype_c, value) : value;
+      return op == tiling::FusedOp::kAdd ? mm + x3 : mm * x3;
+    }
+    case tiling::FusedOp::kGeluErf: {
+      const double x = value;
+      return static_cast<float>(0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0))));
+    }
+    case tiling::FusedOp::kGeluTanh: {
+      const double x = value;
+      const double inner = std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x);
+      return static_cast<float>(0.5 * x * (1.0 + std::tanh(inner)));
+    }
+  }
+  return value;
+}
+
+std::vector<float> BatchedOperandAsFloats(const HostTensor& tensor, uint64_t count, uint64_t rows,
+                                          uint64_t cols, bool transposed, bool hf32,
+                                          ThreadPool& pool) {
+  std::vector<float> out(count * rows * cols);
+  constexpr uint64_t kRowsPerTask = 64;
+  const uint64_t tasks_per = std::max<uint64_t>(1, tiling::CeilDiv(rows, kRowsPerTask));
+  pool.ParallelFor(count * tasks_per, [&](size_t task) {
+    const uint64_t batch = task / tasks_per, r0 = (task % tasks_per) * kRowsPerTask;
+    const uint64_t base = batch * rows * cols;
+    for (uint64_t r = r0; r < std::min(rows, r0 + kRowsPerTask); ++r) {
+      for (uint64_t col = 0; col < cols; ++col) {
+        float v =
+            transposed ? tensor.Get(base + col * rows + r) : tensor.Get(base + r * cols + col);
+        if (hf32) v = RoundToHf32(v);
+        out[base + r * cols + col] = v;
+      }
+    }
+  });
+  return out;
+}
+
 absl::Status RunNumerics(const tiling::Schedule& schedule, const tiling::MatmulProblem& problem,
                          const HostTensor& a, const HostTensor& b, const HostTensor* bias,
-                         ThreadPool& pool, const std::atomic<bool>* cancelled, HostTensor& c) {
-  const uint64_t m = problem.m, n = problem.n, k = problem.k;
+                         ThreadPool& pool, const std::atomic<bool>* cancelled, HostTensor& c,
+                         const HostTensor* x3) {
+  const uint64_t n = problem.n, k = problem.k;
   const bool hf32 = problem.hf32;
+  absl::StatusOr<tiling::BatchWalk> walk = tiling::BatchWalkOf(problem);
+  if (!walk.ok()) return walk.status();
   NumericsData data{schedule, n, k, {}, {}, {}, {}, c};
-  data.af = OperandAsFloats(a, m, k, problem.trans_a, hf32 && a.dtype == DataType::kFloat32, pool);
-  data.bf = OperandAsFloats(b, k, n, problem.trans_b, hf32 && b.dtype == DataType::kFloat32, pool);
+  data.rows = walk->rows;
+  const uint64_t batches_a = tiling::BatchProduct(walk->a);
+  const uint64_t batches_b = tiling::BatchProduct(walk->b);
+  data.af = BatchedOperandAsFloats(a, batches_a, walk->rows, k, problem.trans_a,
+                                   hf32 && a.dtype == DataType::kFloat32, pool);
+  data.bf = BatchedOperandAsFloats(b, batches_b, k, n, problem.trans_b,
+                                   hf32 && b.dtype == DataType::kFloat32, pool);
   if (problem.has_bias && bias != nullptr) data.bias_f = bias->ToFloats();
+  // x3 is [m, n] or [b, m, n] with b 1 or batchC (FusedMatMul's check,
+  // matmul/fused_mat_mul/op_host/op_tiling/arch35/fused_matmul_builtin_tiling.cpp).
+  const bool x3_batched = problem.x3_shape.size() == 3 && problem.x3_shape[0] > 1;
+  for (uint64_t i = 0; i < walk->batch; ++i) {
+    data.a_of.push_back(walk->ABatch(i));
+    data.b_of.push_back(walk->BBatch(i));
+    data.bias_of.push_back(problem.batch_bias.empty() ? 0
+                                                      : walk->OperandBatch(problem.batch_bias, i));
+    data.x3_of.push_back(x3_batched ? i : 0);
+  }
+  data.fused_op =
+      problem.op == tiling::MatmulOp::kFusedMatMul ? problem.fused_op : tiling::FusedOp::kNone;
+  data.inner_precise = problem.inner_precise;
+  if (x3 != nullptr) data.x3f = x3->ToFloats();
   data.workspace.resize(uint64_t{schedule.workspace_slots} * tiling::kWorkspaceSlotElements);
 
   std::map<uint32_t, std::vector<const WorkUnit*>> aic;

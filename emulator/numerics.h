@@ -55,11 +55,30 @@ struct HostTensor {
 std::vector<float> OperandAsFloats(const HostTensor& tensor, uint64_t out_rows, uint64_t out_cols,
                                    bool transposed, bool hf32, ThreadPool& pool);
 
-// Computes C for every unit of `schedule`. `bias` may be null. Returns
-// kCancelled when `cancelled` turns true between units.
+// `count` matrices stored back to back in `tensor`, each [out_rows,
+// out_cols] as the operand reads it (OperandAsFloats() of each), in order.
+std::vector<float> BatchedOperandAsFloats(const HostTensor& tensor, uint64_t count,
+                                          uint64_t out_rows, uint64_t out_cols, bool transposed,
+                                          bool hf32, ThreadPool& pool);
+
+// `value` (an fp32 accumulator of C) through FusedMatMul's epilogue `op`,
+// before the cast to C's dtype: ReLU on the fixpipe; add / mul of the x3
+// element `x3` (the accumulator first cast to `dtype_c` when inner_precise
+// is 1, the high-performance path); GELU in its erf or tanh form, computed
+// in fp64 and rounded to fp32 (the AIV's own approximation is not modelled).
+// 16cast32 and "" leave the value as it is.
+float ApplyFusedOp(tiling::FusedOp op, float value, float x3, tiling::DataType dtype_c,
+                   int inner_precise);
+
+// Computes C for every unit of `schedule`. `bias` may be null; `x3` is
+// FusedMatMul's add / mul operand (null otherwise). A batched problem's
+// operands are stored batch-major with its batch dims (batch_a + A's
+// matrix, ...), C as the stacked batches. Returns kCancelled when
+// `cancelled` turns true between units.
 absl::Status RunNumerics(const tiling::Schedule& schedule, const tiling::MatmulProblem& problem,
                          const HostTensor& a, const HostTensor& b, const HostTensor* bias,
-                         ThreadPool& pool, const std::atomic<bool>* cancelled, HostTensor& c);
+                         ThreadPool& pool, const std::atomic<bool>* cancelled, HostTensor& c,
+                         const HostTensor* x3 = nullptr);
 
 }  // namespace npu::emu
 

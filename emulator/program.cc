@@ -28,7 +28,21 @@ uint64_t Builder::ReduceLoads(const WorkUnit& unit, std::vector<Op>& loads) cons
     loads.push_back(load);
   }
   // kCnt - 1 adds and one cast per element.
-  return CeilDiv(group.slots.size() * rows * cols, kVecFp32ElementsPerCycle);
+  uint64_t passes = group.slots.size();
+  const PipelineConfig& pipeline = options_.pipeline;
+  if (pipeline.output_through_ub) {
+    // A fused epilogue runs in the reduction (BlockEpilogueStreamK's fusion
+    // variant): x3's rows come in with the partials, and the op's passes
+    // follow the sum.
+    passes += pipeline.ub_vector_passes;
+    if (pipeline.ub_x3_bytes_per_element > 0) {
+      Op x3 = loads.back();
+      x3.workspace = false;
+      x3.bytes = rows * cols * pipeline.ub_x3_bytes_per_element;
+      loads.push_back(x3);
+    }
+  }
+  return CeilDiv(passes * rows * cols, kVecFp32ElementsPerCycle);
 }
 
 uint64_t Builder::VectorMulLoads(const WorkUnit& unit, std::vector<Op>& loads) const {
@@ -82,9 +96,26 @@ void Builder::EmitAivUnit(CoreProgram& program, const WorkUnit& unit, std::vecto
 void Builder::EmitUbEpilogue(uint32_t aiv, uint64_t rows, uint64_t cols) {
   UbEpilogue& e = ub_epilogues_[aiv];
   ++e.program.units;
+  const PipelineConfig& pipeline = options_.pipeline;
   Op relu;
-  // ReLU and the cast to C's type: two passes over the fp32 half tile.
-  relu.cycles = std::max<uint64_t>(1, CeilDiv(2 * rows * cols, kVecFp32ElementsPerCycle));
+  // The epilogue's passes over the fp32 half tile (ReLU and the cast to C's
+  // type: two).
+  relu.cycles = std::max<uint64_t>(
+      1, CeilDiv(uint64_t{pipeline.ub_vector_passes} * rows * cols, kVecFp32ElementsPerCycle));
+  if (pipeline.ub_x3_bytes_per_element > 0) {
+    // x3's rows of the half tile, read by MTE2 into a buffer of its own
+    // while the cube works (the wait on x3_free keeps one in flight).
+    Op load;
+    load.kind = OpKind::kGmRead;
+    load.traffic = Traffic::kUbIn;
+    load.bytes = rows * cols * pipeline.ub_x3_bytes_per_element;
+    load.cycles = chip_.arch.mte2_transfer_cycles;
+    Wait(load, e.x3_free);
+    Set(load, e.x3_ready);
+    Push(e.program, Pipe::kMte2, load);
+    Wait(relu, e.x3_ready);
+    Set(relu, e.x3_free);
+  }
   Wait(relu, e.ub_ready);
   Set(relu, e.vec_done);
   Push(e.program, Pipe::kVec, relu);
@@ -161,9 +192,11 @@ std::vector<uint64_t> Builder::CoreClassKey(CoreKind kind,
     if (kind == CoreKind::kAic) {
       const bool same_band =
           u > 0 && ((a_band && units[u - 1]->m == unit.m) || (b_band && units[u - 1]->n == unit.n));
+      const bool same_tile =
+          schedule_.batches_share_loads && u > 0 && units[u - 1]->tile_idx == unit.tile_idx;
       key.push_back(uint64_t{unit.writes_partial} | uint64_t{unit.k_slice == 0} << 1 |
                     uint64_t{unit.signals_aiv} << 2 | uint64_t{unit.reduction != -1} << 3 |
-                    uint64_t{same_band} << 4);
+                    uint64_t{same_band} << 4 | uint64_t{same_tile} << 5);
     } else if (unit.op == UnitOp::kReduce) {
       const tiling::ReductionGroup& group = schedule_.reductions[unit.reduction];
       key.push_back(group.slots.size());
@@ -234,6 +267,10 @@ absl::StatusOr<ProgramSet> Builder::Build() {
       e.ub_free = NewCrossCoreFlag(absl::StrCat(prefix, "MTE3_FIX to AIC ", aiv / 2));
       set_.flags[e.ub_free].initial_sets = ub_stages;
       e.vec_done = NewFlag(CoreKind::kAiv, aiv, "V_MTE3 event", 0);
+      if (options_.pipeline.ub_x3_bytes_per_element > 0) {
+        e.x3_ready = NewFlag(CoreKind::kAiv, aiv, "MTE2_V event", 1);
+        e.x3_free = NewFlag(CoreKind::kAiv, aiv, "V_MTE2 event", 1, 1);
+      }
     }
   }
   // Only Stream-K's flags and the UB epilogue's cross cores (AIC -> AIV,
@@ -258,6 +295,37 @@ std::string FlagName(const FlagInfo& flag) {
 PipelineConfig PipelineForPlan(const tiling::TilingPlan& plan) {
   PipelineConfig pipeline;
   pipeline.l0c_stages = static_cast<uint32_t>(std::max<uint64_t>(1, plan.block.l0c_db));
+  return pipeline;
+}
+
+PipelineConfig PipelineForPlan(const tiling::TilingPlan& plan,
+                               const tiling::MatmulProblem& problem) {
+  PipelineConfig pipeline = PipelineForPlan(plan);
+  if (problem.op == tiling::MatmulOp::kMatMulV3) return pipeline;
+  if (problem.op == tiling::MatmulOp::kFusedMatMul) {
+    switch (problem.fused_op) {
+      case tiling::FusedOp::kAdd:
+      case tiling::FusedOp::kMul:
+        pipeline.output_through_ub = true;
+        pipeline.ub_vector_passes = kAddMulVectorPasses;
+        pipeline.ub_x3_bytes_per_element = tiling::DataTypeBytes(problem.dtype_a);
+        return pipeline;
+      case tiling::FusedOp::kGeluErf:
+        pipeline.output_through_ub = true;
+        pipeline.ub_vector_passes = kGeluErfVectorPasses;
+        return pipeline;
+      case tiling::FusedOp::kGeluTanh:
+        pipeline.output_through_ub = true;
+        pipeline.ub_vector_passes = kGeluTanhVectorPasses;
+        return pipeline;
+      default:
+        break;
+    }
+  }
+  if (plan.key.l0c2out == tiling::L0cToOut::kNdFixpipe1To2) {
+    pipeline.output_through_ub = true;
+    pipeline.ub_vector_passes = 0;
+  }
   return pipeline;
 }
 

@@ -142,11 +142,34 @@ struct PipelineConfig {
   // C leaves through the AIV's UB (FIXPIPE L0C -> UB, AIV MTE3 UB -> GM)
   // instead of straight from FIXPIPE to GM.
   bool output_through_ub = false;
+  // What each AIV does to its half of a tile in UB (output_through_ub):
+  // vector passes over its fp32 elements, and the bytes per element of an
+  // extra operand (FusedMatMul's x3) it reads from GM first.
+  uint32_t ub_vector_passes = 2;
+  uint64_t ub_x3_bytes_per_element = 0;
 };
 
 // The pipeline CANN's kernel runs for `plan`: L1 and L0 ping-pong, l0cDB
 // output tiles, no UnitFlag.
 PipelineConfig PipelineForPlan(const tiling::TilingPlan& plan);
+
+// Vector passes of FusedMatMul's AIV epilogues over each fp32 element of C
+// in UB (an estimate from the ops each runs, not a calibrated figure):
+// add / mul cast x3 to fp32, apply the op and cast the result; the GELUs
+// evaluate their erf / tanh polynomial (about a dozen multiply-adds).
+inline constexpr uint32_t kAddMulVectorPasses = 3;
+inline constexpr uint32_t kGeluErfVectorPasses = 16;
+inline constexpr uint32_t kGeluTanhVectorPasses = 12;
+
+// PipelineForPlan() for a BatchMatMulV3 / FusedMatMul `problem`: C goes
+// through the two AIVs' UB when FusedMatMul's epilogue runs on the AIV
+// (add, mul, gelu_erf, gelu_tanh: mixed kernels,
+// matmul/fused_mat_mul/op_kernel/arch35/fused_mat_mul_tilingkey.h) or the
+// plan's L0C2OUT is ND_FIXPIPE_1_2 (the fixpipe applies ReLU / the fp32
+// cast and the AIVs only copy out). MatMulV3 problems keep the pipeline
+// above.
+PipelineConfig PipelineForPlan(const tiling::TilingPlan& plan,
+                               const tiling::MatmulProblem& problem);
 
 struct ProgramOptions {
   PipelineConfig pipeline;

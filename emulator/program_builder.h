@@ -41,6 +41,10 @@ struct AicCursor {
   uint64_t l0c_db = 1;
   uint64_t l1_stages_a = 2, l1_stages_b = 2, l0_stages = 2;
   bool unit_flag = false;
+  // The unit is a further batch of the previous unit's tile
+  // (Schedule::batches_share_loads): its L1 reads ride on that tile's
+  // transfers and pay no instruction cost of their own.
+  bool tile_continues = false;
   uint64_t base_m = 0, base_n = 0, base_k = 0, k_l1 = 0;
   uint64_t k_l1_b = 0;  // B's K per L1 stage (k_l1 unless the kernel says)
   // B's current L1 stage: where it ends in K, its slot, stages so far.
@@ -183,6 +187,8 @@ class Builder {
     uint32_t ub_ready = 0;  // FIXPIPE -> AIV: a half tile is in UB
     uint32_t ub_free = 0;   // AIV MTE3 -> FIXPIPE: a UB stage is free again
     uint32_t vec_done = 0;  // V -> MTE3
+    uint32_t x3_ready = 0;  // MTE2 -> V: x3's half tile is in UB
+    uint32_t x3_free = 0;   // V -> MTE2: x3's buffer may be refilled
   };
   std::vector<UbEpilogue> ub_epilogues_;  // AIV core 2c and 2c + 1 serve AIC c
 };

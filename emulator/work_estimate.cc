@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "server/tiling/int_math.h"
+#include "server/tiling/schedule.h"
 #include "server/tiling/tiling_data.h"
 
 namespace npu::emu {
@@ -25,13 +26,24 @@ using tiling::CeilDiv;
 
 EmulationWork EstimateEmulationWork(const tiling::TilingPlan& plan,
                                     const tiling::MatmulProblem& problem) {
-  const uint64_t m = problem.m, n = problem.n, k = problem.k;
+  // A batched problem is its batches' work: one batch's rows (M as the
+  // kernel walks it) times the C batches.
+  const absl::StatusOr<tiling::BatchWalk> walk = tiling::BatchWalkOf(problem);
+  const uint64_t m = walk.ok() ? walk->rows : static_cast<uint64_t>(problem.m);
+  const uint64_t batch = walk.ok() ? walk->batch : 1;
+  const uint64_t n = problem.n, k = problem.k;
   auto field = [&](auto name, uint64_t fallback) {
     return tiling::Get(plan.data, name).value_or(fallback);
   };
   EmulationWork work;
   if (plan.kernel_type == tiling::KernelType::kAivOnly) {
     // Every vector unit stores its part of C: at least one operation each.
+    if (tiling::IsStruct<tiling::BatchToMulField>(plan.data)) {
+      work.units = batch;  // one unit per batch
+      work.min_ops = work.expected_ops = work.units;
+      work.why = absl::StrCat(work.units, " vector work units");
+      return work;
+    }
     switch (plan.key.model) {
       case tiling::KernelModel::kToMul:
         work.units = CeilDiv(SatMul(m, n), field(tiling::ToMulField::kBaseMN, 0));
@@ -51,8 +63,13 @@ EmulationWork EstimateEmulationWork(const tiling::TilingPlan& plan,
   // Every base block takes one MMAD per baseK step of its K range, and every
   // work unit (an L1 tile, or a K slice of a Stream-K tile) at least one
   // operation.
-  const tiling::BlockTiling& b = plan.block;
-  work.base_blocks = SatMul(CeilDiv(m, b.base_m), CeilDiv(n, b.base_n));
+  tiling::MatmulProblem walked = problem;
+  walked.m = static_cast<int64_t>(m);
+  tiling::BlockTiling b = tiling::KernelBlock(plan, walked);
+  for (uint64_t* size : {&b.base_m, &b.base_n, &b.base_k, &b.m_l1, &b.n_l1, &b.single_core_k}) {
+    *size = std::max<uint64_t>(1, *size);  // the emulator names a zero field itself
+  }
+  work.base_blocks = SatMul(SatMul(CeilDiv(m, b.base_m), CeilDiv(n, b.base_n)), batch);
   work.k_steps = std::max<uint64_t>(1, CeilDiv(k, b.base_k));
   if (plan.key.model == tiling::KernelModel::kStreamK ||
       plan.key.model == tiling::KernelModel::kStreamKSplitK) {
@@ -61,7 +78,7 @@ EmulationWork EstimateEmulationWork(const tiling::TilingPlan& plan,
     const uint64_t tail = work.base_blocks % used;
     work.units = SatAdd(work.base_blocks - tail, SatMul(tail, CeilDiv(k, b.single_core_k)));
   } else {
-    work.units = SatMul(CeilDiv(m, b.m_l1), CeilDiv(n, b.n_l1));
+    work.units = SatMul(SatMul(CeilDiv(m, b.m_l1), CeilDiv(n, b.n_l1)), batch);
   }
   const uint64_t steps = SatMul(work.base_blocks, work.k_steps);
   work.min_ops = steps;

@@ -45,13 +45,18 @@ constexpr double kRooflineSlack = 0.10;
 // an operand misses L2), plus the task's fixed launch and end costs.
 double CubeRooflineCycles(const MatmulProblem& problem, const tiling::ChipSpec& chip) {
   const emu::ChipModel model = emu::ChipModel::FromSpec(chip);
-  const double macs = static_cast<double>(problem.m) * static_cast<double>(problem.n) *
-                      static_cast<double>(problem.k);
+  // Every C batch is a matmul (A's and B's bytes counted per batch: an
+  // upper bound on the unique bytes when a batch is broadcast).
+  uint64_t batches = 1;
+  const MatmulProblem one = OneBatchProblem(problem, &batches);
+  const double macs = static_cast<double>(one.m) * static_cast<double>(one.n) *
+                      static_cast<double>(one.k) * static_cast<double>(batches);
   const double cube = macs / (model.PeakMacsPerCycle(problem.dtype_a, problem.hf32) *
                               static_cast<double>(chip.aic_num));
   const double bytes =
-      static_cast<double>(problem.m) * problem.k * tiling::DataTypeBytes(problem.dtype_a) +
-      static_cast<double>(problem.k) * problem.n * tiling::DataTypeBytes(problem.dtype_b);
+      (static_cast<double>(one.m) * one.k * tiling::DataTypeBytes(problem.dtype_a) +
+       static_cast<double>(one.k) * one.n * tiling::DataTypeBytes(problem.dtype_b)) *
+      static_cast<double>(batches);
   return std::max(cube, bytes / model.ddr_bytes_per_cycle) +
          static_cast<double>(model.FixedTaskCycles());
 }
@@ -118,7 +123,7 @@ std::optional<TilingPlan> AddOtherStrategies(Session& session,
                                              const TilingPlan& cann_plan) {
   std::optional<TilingPlan> aswt;
   if (IsStrategy(cann_plan.strategy, StrategyId::kSwizzledDataParallel)) aswt = cann_plan;
-  for (const std::string& name : registry.Names()) {
+  for (const std::string& name : registry.Names(session.problem().op)) {
     if (name == cann_plan.strategy) continue;
     tiling::DecideOptions forced;
     forced.forced_strategy = name;
@@ -160,7 +165,19 @@ void AddVariants(Session& session, const std::optional<TilingPlan>& aswt,
     }
     return;
   }
-  OfferAivDot(session);
+  const bool batch_op = problem.op != tiling::MatmulOp::kMatMulV3;
+  if (batch_op) {
+    // The variants other than the block search rewrite MatMulV3's kernels
+    // (its window, its residency, its TO_MUL); the batch kernels have none.
+    for (VariantKind kind :
+         {VariantKind::kAivDot, VariantKind::kL1PartialResidency, VariantKind::kSwatWindow}) {
+      session.NotOffer(kind, std::string(VariantKindName(kind)),
+                       absl::StrCat("a MatMulV3 variant; not offered for ",
+                                    std::string(tiling::MatmulOpName(problem.op))));
+    }
+  } else {
+    OfferAivDot(session);
+  }
   const double roofline = CubeRooflineCycles(problem, session.chip());
   const bool at_roofline =
       static_cast<double>(cann_timing.cycles) <= (1 + kRooflineSlack) * roofline;
@@ -173,8 +190,13 @@ void AddVariants(Session& session, const std::optional<TilingPlan>& aswt,
                      static_cast<uint64_t>(roofline), " cycles): no cube variant can gain more");
     for (VariantKind kind :
          {VariantKind::kBlockSearch, VariantKind::kL1PartialResidency, VariantKind::kSwatWindow}) {
+      if (batch_op && kind != VariantKind::kBlockSearch) continue;
       session.NotOffer(kind, std::string(VariantKindName(kind)), why);
     }
+    return;
+  }
+  if (batch_op) {
+    SearchBlocks(session, std::nullopt, ops_cap);
     return;
   }
   SearchBlocks(session, aswt, ops_cap);
@@ -235,6 +257,12 @@ void VerifyRecommendation(Advice& advice, const MatmulProblem& problem,
           report.shrunk ? "verified on " : "verified at ", report.m, "x", report.n, "x", report.k,
           " (", report.note, "), worst error ", report.worst_error_ratio, " of the bound");
       advice.recommendation_check = report;
+      break;
+    }
+    if (status.code() == absl::StatusCode::kUnimplemented) {
+      // Too large to check (a batched problem is checked at full size
+      // only): the ranking stands, unverified.
+      best.numerics_detail = absl::StrCat("not checked: ", status.message());
       break;
     }
     advice.not_offered.push_back(

@@ -22,6 +22,9 @@ using tiling::TilingPlan;
 // them (e.g. "BASIC_ASWT/base_128x192").
 constexpr std::string_view kAswt = tiling::StrategyName(StrategyId::kSwizzledDataParallel);
 constexpr std::string_view kToMul = tiling::StrategyName(StrategyId::kVectorMul);
+// BatchMatMulV3's data-parallel strategy (CANN's ASW_BASIC), the base of the
+// block search of BatchMatMulV3 / FusedMatMul problems.
+constexpr std::string_view kBatchAsw = "ASW_BASIC";
 
 std::string BlockName(const TilingPlan& plan) {
   return absl::StrCat(plan.block.base_m, "x", plan.block.base_n);
@@ -94,15 +97,23 @@ void TimeOffer(Session& session, VariantKind kind, std::string name, Offer offer
 void SearchBlocks(Session& session, const std::optional<TilingPlan>& aswt, uint64_t ops_cap) {
   const MatmulProblem& problem = session.problem();
   const tiling::ChipSpec& chip = session.chip();
-  const std::vector<std::pair<uint64_t, uint64_t>> grid = BlockSearchGrid(problem, chip);
+  // A batched problem searches one batch's blocks; its estimates stack the
+  // batches' rows (the kernel walks batch x tiles over the cores).
+  uint64_t batches = 1;
+  const MatmulProblem one_batch = OneBatchProblem(problem, &batches);
+  MatmulProblem stacked = one_batch;
+  stacked.m = static_cast<int64_t>(static_cast<uint64_t>(one_batch.m) * batches);
+  const std::string prefix =
+      problem.op == tiling::MatmulOp::kMatMulV3 ? std::string(kAswt) : std::string(kBatchAsw);
+  const std::vector<std::pair<uint64_t, uint64_t>> grid = BlockSearchGrid(one_batch, chip);
   std::vector<std::tuple<double, uint64_t, uint64_t>> ranked;
   for (const auto& [bm, bn] : grid) {
     if (aswt.has_value() && IsStreamedAswt(*aswt) && aswt->block.base_m == bm &&
         aswt->block.base_n == bn) {
       continue;  // CANN's own block is already a candidate
     }
-    if (EstimateBlockOps(problem, chip, bm, bn) > ops_cap) continue;
-    ranked.emplace_back(EstimateBlockCycles(problem, chip, bm, bn), bm, bn);
+    if (EstimateBlockOps(stacked, chip, bm, bn) > ops_cap) continue;
+    ranked.emplace_back(EstimateBlockCycles(stacked, chip, bm, bn), bm, bn);
   }
   std::sort(ranked.begin(), ranked.end());
   FastestVariant fastest(VariantKind::kBlockSearch);
@@ -115,15 +126,13 @@ void SearchBlocks(Session& session, const std::optional<TilingPlan>& aswt, uint6
       continue;
     }
     if (session.OutOfBudget(absl::StrCat("block ", bm, "x", bn))) break;
-    fastest.Time(session, std::move(offer.plan),
-                 absl::StrCat(std::string(kAswt), "/base_", bm, "x", bn), [&] {
-                   return absl::StrCat(
-                       offer.reason, "; CANN's cubeBoundParam / balanceRate score picks ",
-                       aswt.has_value() ? BlockName(*aswt) : "another block", " for BASIC_ASWT");
-                 });
+    fastest.Time(session, std::move(offer.plan), absl::StrCat(prefix, "/base_", bm, "x", bn), [&] {
+      return absl::StrCat(offer.reason, "; CANN's cubeBoundParam / balanceRate score picks ",
+                          aswt.has_value() ? BlockName(*aswt) : "another block", " for ", prefix);
+    });
   }
   if (!fastest.found()) {
-    session.NotOffer(VariantKind::kBlockSearch, absl::StrCat(std::string(kAswt), "/base_*"),
+    session.NotOffer(VariantKind::kBlockSearch, absl::StrCat(prefix, "/base_*"),
                      ranked.empty() ? "no block of the search grid other than CANN's fits"
                                     : absl::StrCat("no grid block was timed (", rejected, ")"));
     return;

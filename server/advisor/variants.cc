@@ -10,7 +10,9 @@
 #include "server/tiling/hardware_constants.h"
 #include "server/tiling/int_math.h"
 #include "server/tiling/registry.h"
+#include "server/tiling/schedule.h"
 #include "server/tiling/strategy_id.h"
+#include "server/tiling/tiling_data.h"
 
 namespace npu::advisor {
 namespace {
@@ -210,8 +212,69 @@ std::string VariantObstacle(const MatmulProblem& problem) {
   return "";
 }
 
+MatmulProblem OneBatchProblem(const MatmulProblem& problem, uint64_t* batches) {
+  if (batches != nullptr) *batches = 1;
+  if (problem.op == tiling::MatmulOp::kMatMulV3) return problem;
+  MatmulProblem flat = problem;
+  const absl::StatusOr<tiling::BatchWalk> walk = tiling::BatchWalkOf(problem);
+  if (walk.ok()) {
+    flat.m = static_cast<int64_t>(walk->rows);
+    if (batches != nullptr) *batches = walk->batch;
+  }
+  flat.op = tiling::MatmulOp::kMatMulV3;
+  flat.batch_a.clear();
+  flat.batch_b.clear();
+  flat.batch_c.clear();
+  flat.batch_bias.clear();
+  flat.fused_op = tiling::FusedOp::kNone;
+  flat.x3_shape.clear();
+  flat.inner_precise = 0;
+  flat.a_batch_interleaved = flat.b_batch_interleaved = false;
+  return flat;
+}
+
+Offer BatchBlockPlan(const MatmulProblem& problem, const tiling::ChipSpec& chip, uint64_t base_m,
+                     uint64_t base_n) {
+  uint64_t batches = 1;
+  const MatmulProblem flat = OneBatchProblem(problem, &batches);
+  Offer offer = BlockPlan(flat, chip, base_m, base_n);
+  if (!offer.ok) return offer;
+  TilingPlan& plan = offer.plan;
+  tiling::TilingData data = tiling::NewTilingData<tiling::BatchBasicField>();
+  for (size_t i = 0; i < plan.data.fields.size() && i < data.fields.size(); ++i) {
+    data.fields[i].value = plan.data.fields[i].value;
+  }
+  const uint64_t tiles = CeilDiv(static_cast<uint64_t>(flat.m), plan.block.m_l1) *
+                         CeilDiv(static_cast<uint64_t>(flat.n), plan.block.n_l1);
+  const uint32_t cores = static_cast<uint32_t>(std::min<uint64_t>(chip.aic_num, tiles * batches));
+  plan.block_dim = cores;
+  tiling::Set(data, tiling::BatchBasicField::kUsedCoreNum, cores);
+  tiling::Set(data, tiling::BatchBasicField::kBatchDimAll, batches);
+  const bool batched_x3 = problem.x3_shape.size() == 3;
+  tiling::Set(data, tiling::BatchBasicField::kBatchX3,
+              batched_x3 ? static_cast<uint64_t>(problem.x3_shape[0]) : 1);
+  plan.data = std::move(data);
+  const bool fused = problem.op == tiling::MatmulOp::kFusedMatMul;
+  plan.key.api_level = tiling::ApiLevel::kBasic;
+  plan.key.layout = tiling::KeyLayoutOf(problem.op);
+  plan.key.batch_model = static_cast<uint8_t>(fused && batches > 1 ? tiling::BatchModel::kFusedBatch
+                                                                   : tiling::BatchModel::kForBatch);
+  plan.key.fused_op = problem.fused_op;
+  plan.key.inner_precise = static_cast<uint8_t>(problem.inner_precise);
+  const bool aiv_epilogue = fused && (problem.fused_op == tiling::FusedOp::kAdd ||
+                                      problem.fused_op == tiling::FusedOp::kMul ||
+                                      problem.fused_op == tiling::FusedOp::kGeluErf ||
+                                      problem.fused_op == tiling::FusedOp::kGeluTanh);
+  if (aiv_epilogue) plan.kernel_type = tiling::KernelType::kMixed1To2;
+  absl::StrAppend(&offer.reason, ", ", batches, " batch", batches == 1 ? "" : "es");
+  return offer;
+}
+
 Offer BlockPlan(const MatmulProblem& problem, const tiling::ChipSpec& chip, uint64_t base_m,
                 uint64_t base_n) {
+  if (problem.op != tiling::MatmulOp::kMatMulV3) {
+    return BatchBlockPlan(problem, chip, base_m, base_n);
+  }
   if (std::string why = VariantObstacle(problem); !why.empty()) return Offer::No(why);
   if (base_m == 0 || base_n == 0 || base_m % kBlock16 != 0 || base_n % kBlock16 != 0) {
     return Offer::No(absl::StrCat("block ", base_m, "x", base_n,

@@ -50,6 +50,21 @@ std::string VariantObstacle(const tiling::MatmulProblem& problem);
 Offer BlockPlan(const tiling::MatmulProblem& problem, const tiling::ChipSpec& chip, uint64_t base_m,
                 uint64_t base_n);
 
+// A BatchMatMulV3 / FusedMatMul problem as the block search sees one batch
+// of it: M as the kernel walks it (A's batch merged into M when CANN merges
+// it), no batch dims, no epilogue, op MatMulV3; `batches` receives the C
+// batch count. The problem itself when it is a MatMulV3 one.
+tiling::MatmulProblem OneBatchProblem(const tiling::MatmulProblem& problem, uint64_t* batches);
+
+// BlockPlan() for a BatchMatMulV3 / FusedMatMul problem: one batch's
+// streamed plan in BatchMatMulV3BasicTilingData with batchDimAll the C
+// batches and batchX3 x3's, keyed as CANN keys its ASW_BASIC plans (BASIC
+// level, FUSED_BATCH for a batched FusedMatMul, the fused op and
+// inner_precise in the fused layout) and launched on min(aic, batches x
+// tiles) cores; MIX 1:2 when FusedMatMul's epilogue runs on the AIV.
+Offer BatchBlockPlan(const tiling::MatmulProblem& problem, const tiling::ChipSpec& chip,
+                     uint64_t base_m, uint64_t base_n);
+
 // The (base_m, base_n) pairs the block search considers for `problem`: per
 // axis the multiples of 32 up to 256 that do not exceed the aligned size,
 // plus the aligned even splits of a small axis (no tail block), paired when

@@ -277,6 +277,10 @@ absl::StatusOr<ShrunkCase> ShrinkForVerification(const TilingPlan& plan,
   return out;
 }
 
+// How much larger than a MatMulV3 problem a batched one may be and still
+// be checked as it is.
+constexpr uint64_t kBatchVerifyFactor = 4;
+
 absl::Status VerifyNumerics(const TilingPlan& plan, const MatmulProblem& problem,
                             const tiling::ChipSpec& chip, uint64_t seed, NumericsReport* report,
                             int threads) {
@@ -288,7 +292,27 @@ absl::Status VerifyNumerics(const TilingPlan& plan, const MatmulProblem& problem
                             static_cast<uint64_t>(problem.m) * problem.k +
                             static_cast<uint64_t>(problem.k) * problem.n;
   bool shrunk = false;
-  if (Macs(problem) > kDirectVerifyMacs || elements > kDirectVerifyElements) {
+  if (problem.op != tiling::MatmulOp::kMatMulV3) {
+    // The shrinking keeps MatMulV3 kernels' structure only: a batched
+    // problem is checked as it is, within the direct limits times its
+    // batches' worth of slack (kBatchVerifyFactor).
+    const emu::OperandShapes shapes = emu::ShapesOf(problem);
+    uint64_t batch_elements = 0;
+    for (const auto* shape : {&shapes.a, &shapes.b, &shapes.c}) {
+      uint64_t count = 1;
+      for (int64_t dim : *shape) count *= static_cast<uint64_t>(dim);
+      batch_elements += count;
+    }
+    const uint64_t batches =
+        tiling::BatchProduct(shapes.c) / (static_cast<uint64_t>(problem.m) * problem.n);
+    const uint64_t macs = Macs(problem) * batches;
+    if (macs > kBatchVerifyFactor * kDirectVerifyMacs ||
+        batch_elements > kBatchVerifyFactor * kDirectVerifyElements) {
+      return absl::UnimplementedError(absl::StrCat(
+          "a ", std::string(tiling::MatmulOpName(problem.op)), " problem of ", macs, " MACs and ",
+          batch_elements, " operand elements is above the direct check's limits"));
+    }
+  } else if (Macs(problem) > kDirectVerifyMacs || elements > kDirectVerifyElements) {
     ASSIGN_OR_RETURN(run, ShrinkForVerification(plan, problem, chip, kDirectVerifyMacs));
     shrunk = true;
   }

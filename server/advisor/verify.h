@@ -57,7 +57,9 @@ absl::StatusOr<ShrunkCase> ShrinkForVerification(const tiling::TilingPlan& plan,
 // element against the fp64 reference within the bound the dtypes imply
 // (emu::CompareWithReference, emulator/accuracy.h). Problems above
 // kDirectVerifyMacs are checked
-// on ShrinkForVerification's copy. kInternal names the first element out of
+// on ShrinkForVerification's copy; BatchMatMulV3 / FusedMatMul problems are
+// checked as they are (x3 included), and kUnimplemented when that is more
+// than 4x the direct limits. kInternal names the first element out of
 // bounds; emulator errors pass through. `report` (optional) says what ran.
 absl::Status VerifyNumerics(const tiling::TilingPlan& plan, const tiling::MatmulProblem& problem,
                             const tiling::ChipSpec& chip, uint64_t seed,

@@ -88,21 +88,35 @@ absl::Status CheckTensor(absl::string_view field, const pb::Tensor& tensor, tl::
 }
 
 absl::Status CheckInputs(const pb::ExecuteInputs& inputs, const tl::MatmulProblem& p) {
-  const int64_t m = p.m, n = p.n, k = p.k;
+  const emu::OperandShapes shapes = emu::ShapesOf(p);
+  const bool batched = !p.batch_a.empty() || !p.batch_b.empty();
   if (!inputs.has_a()) return FieldError("inputs.a", "required with inputs");
   if (!inputs.has_b()) return FieldError("inputs.b", "required with inputs");
-  RETURN_IF_ERROR(CheckTensor("inputs.a", inputs.a(), p.dtype_a,
-                              p.trans_a ? std::vector<int64_t>{k, m} : std::vector<int64_t>{m, k},
-                              p.trans_a ? "[k, m]: trans_a" : "[m, k]"));
-  RETURN_IF_ERROR(CheckTensor("inputs.b", inputs.b(), p.dtype_b,
-                              p.trans_b ? std::vector<int64_t>{n, k} : std::vector<int64_t>{k, n},
-                              p.trans_b ? "[n, k]: trans_b" : "[k, n]"));
+  RETURN_IF_ERROR(CheckTensor(
+      "inputs.a", inputs.a(), p.dtype_a, shapes.a,
+      absl::StrCat(batched ? "batch_a + " : "", p.trans_a ? "[k, m]: trans_a" : "[m, k]")));
+  RETURN_IF_ERROR(CheckTensor(
+      "inputs.b", inputs.b(), p.dtype_b, shapes.b,
+      absl::StrCat(batched ? "batch_b + " : "", p.trans_b ? "[n, k]: trans_b" : "[k, n]")));
   if (p.has_bias != inputs.has_bias()) {
     return FieldError("inputs.bias", p.has_bias ? "required: problem.has_bias is set"
                                                 : "given, but problem.has_bias is not set");
   }
   if (p.has_bias) {
-    RETURN_IF_ERROR(CheckTensor("inputs.bias", inputs.bias(), p.dtype_bias, {n}, "[n]"));
+    RETURN_IF_ERROR(CheckTensor("inputs.bias", inputs.bias(), p.dtype_bias, shapes.bias,
+                                p.batch_bias.empty() ? "[n]" : "batch_bias + [n]"));
+  }
+  const bool needs_x3 = !shapes.x3.empty();
+  if (needs_x3 != inputs.has_x3()) {
+    return FieldError("inputs.x3",
+                      needs_x3
+                          ? absl::StrCat("required: problem.fused_op ",
+                                         std::string(tl::FusedOpKeyName(p.fused_op)), " reads x3")
+                          : "given, but only FusedMatMul's ADD and MUL read x3");
+  }
+  if (needs_x3) {
+    RETURN_IF_ERROR(CheckTensor("inputs.x3", inputs.x3(), p.dtype_a, shapes.x3,
+                                "problem.x3_shape, [m, n] when empty"));
   }
   return absl::OkStatus();
 }
@@ -258,6 +272,7 @@ emu::Tensors TensorsFromProto(const pb::ExecuteInputs& inputs) {
   tensors.a = convert(inputs.a());
   tensors.b = convert(inputs.b());
   if (inputs.has_bias()) tensors.bias = convert(inputs.bias());
+  if (inputs.has_x3()) tensors.x3 = convert(inputs.x3());
   return tensors;
 }
 
@@ -317,6 +332,14 @@ absl::Status CheckEmulated(const tl::MatmulProblem& problem, bool kernel_schedul
   if (problem.a_slice.enabled) {
     return absl::UnimplementedError("problem.a_slice: the emulator does not model slice views");
   }
+  if (problem.a_batch_interleaved || problem.b_batch_interleaved) {
+    return absl::UnimplementedError(
+        "problem.a_batch_interleaved / b_batch_interleaved: the emulator does not model "
+        "transposed non-contiguous batch views");
+  }
+  if (kernel_schedule && problem.op != tl::MatmulOp::kMatMulV3) {
+    return FieldError("kernel_schedule", "runs MatMulV3 problems only");
+  }
   return absl::OkStatus();
 }
 
@@ -325,16 +348,26 @@ absl::Status CheckEmulated(const tl::MatmulProblem& problem, bool kernel_schedul
 absl::Status CheckNumericLimits(const tl::MatmulProblem& problem, bool return_c,
                                 const ExecuteOptions& options) {
   const uint64_t m = problem.m, n = problem.n, k = problem.k;
-  const uint64_t macs = SatMul(SatMul(m, n), k);
+  // Every batch counts (A, B and C with their batch dims).
+  const emu::OperandShapes shapes = emu::ShapesOf(problem);
+  const auto elements_of = [](const std::vector<int64_t>& shape) {
+    uint64_t count = 1;
+    for (int64_t dim : shape) count = SatMul(count, static_cast<uint64_t>(dim));
+    return count;
+  };
+  const uint64_t batches = elements_of(shapes.c) / std::max<uint64_t>(1, m * n);
+  const uint64_t macs = SatMul(SatMul(SatMul(m, n), k), batches);
   if (options.max_numeric_macs != 0 && macs > options.max_numeric_macs) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "problem: the numerics need m * n * k = ", macs, " MACs, above the server's limit of ",
-        options.max_numeric_macs, " (--max_execute_work); use timing_only"));
+    return absl::ResourceExhaustedError(
+        absl::StrCat("problem: the numerics need m * n * k", batches > 1 ? " * batches" : "", " = ",
+                     macs, " MACs, above the server's limit of ", options.max_numeric_macs,
+                     " (--max_execute_work); use timing_only"));
   }
   const struct {
     const char* name;
     uint64_t elements;
-  } operands[] = {{"A", m * k}, {"B", k * n}, {"C", m * n}};
+  } operands[] = {
+      {"A", elements_of(shapes.a)}, {"B", elements_of(shapes.b)}, {"C", elements_of(shapes.c)}};
   for (const auto& operand : operands) {
     if (operand.elements > options.max_operand_elements) {
       return absl::ResourceExhaustedError(absl::StrCat(
@@ -343,7 +376,7 @@ absl::Status CheckNumericLimits(const tl::MatmulProblem& problem, bool return_c,
     }
   }
   if (return_c) {
-    const uint64_t c_bytes = m * n * tl::DataTypeBytes(problem.dtype_c);
+    const uint64_t c_bytes = SatMul(elements_of(shapes.c), tl::DataTypeBytes(problem.dtype_c));
     if (c_bytes > options.max_returned_c_bytes) {
       return absl::ResourceExhaustedError(
           absl::StrCat("return_c: C is ", c_bytes, " bytes, above the limit of ",
@@ -510,8 +543,12 @@ absl::Status RunExecute(const PreparedExecute& prepared, const ExecuteOptions& o
     out->set_worst_bound_ratio(accuracy->worst_bound_ratio);
     out->set_passed(accuracy->passed);
     out->set_elements_over_bound(accuracy->elements_over_bound);
-    out->set_worst_row(static_cast<int64_t>(accuracy->worst_index / prepared.problem.n));
-    out->set_worst_col(static_cast<int64_t>(accuracy->worst_index % prepared.problem.n));
+    // The index runs over the stacked batches of C.
+    const uint64_t n = static_cast<uint64_t>(prepared.problem.n);
+    const uint64_t m = static_cast<uint64_t>(prepared.problem.m);
+    out->set_worst_row(static_cast<int64_t>(accuracy->worst_index / n % m));
+    out->set_worst_col(static_cast<int64_t>(accuracy->worst_index % n));
+    out->set_worst_batch(static_cast<int64_t>(accuracy->worst_index / n / m));
     out->set_output_unit_roundoff(accuracy->output_unit_roundoff);
     out->set_accumulation_unit_roundoff(accuracy->accumulation_unit_roundoff);
     if (prepared.return_c) {

@@ -12,6 +12,7 @@
 #include "server/service/convert.h"
 #include "server/service/validate.h"
 #include "server/tiling/int_math.h"
+#include "server/tiling/schedule.h"
 #include "server/tiling/tiling_data.h"
 
 namespace npu::server {
@@ -46,9 +47,19 @@ bool IsStreamKModel(tl::KernelModel model) {
 // The kernel type the launch of `key` implies (what the strategies set): the
 // vector models run on AIV only, Stream-K and the fixpipe outputs through AIV
 // need both, the rest runs on AIC alone.
+// BatchMatMulV3's BATCH_MATMUL_TO_MUL runs on AIV; FusedMatMul's add, mul
+// and GELUs run their epilogue on the AIVs (MIX 1:2,
+// matmul/fused_mat_mul/op_kernel/arch35/fused_mat_mul_tilingkey.h).
 tl::KernelType KernelTypeOf(const tl::TilingKey& key) {
   if (IsVectorModel(key.model)) return tl::KernelType::kAivOnly;
-  if (IsStreamKModel(key.model) || key.l0c2out != tl::L0cToOut::kOnTheFly) {
+  if (key.batch_model == static_cast<uint8_t>(tl::BatchModel::kBatchMatMulToMul)) {
+    return tl::KernelType::kAivOnly;
+  }
+  const bool aiv_epilogue =
+      key.layout == tl::KeyLayout::kFused &&
+      (key.fused_op == tl::FusedOp::kAdd || key.fused_op == tl::FusedOp::kMul ||
+       key.fused_op == tl::FusedOp::kGeluErf || key.fused_op == tl::FusedOp::kGeluTanh);
+  if (IsStreamKModel(key.model) || key.l0c2out != tl::L0cToOut::kOnTheFly || aiv_epilogue) {
     return tl::KernelType::kMixed1To2;
   }
   return tl::KernelType::kAicOnly;
@@ -73,9 +84,10 @@ absl::StatusOr<Engine> EnumFromProto(absl::string_view field, int value, bool va
   return engine;
 }
 
-absl::StatusOr<tl::TilingKey> KeyFromProto(const pb::TilingResponse& tiling) {
+absl::StatusOr<tl::TilingKey> KeyFromProto(const pb::TilingResponse& tiling, tl::MatmulOp op) {
+  const tl::KeyLayout layout = tl::KeyLayoutOf(op);
   if (!tiling.has_key()) {
-    absl::StatusOr<tl::TilingKey> key = tl::TilingKey::Decode(tiling.tiling_key());
+    absl::StatusOr<tl::TilingKey> key = tl::TilingKey::Decode(tiling.tiling_key(), layout);
     if (!key.ok()) return FieldError("tiling.tiling_key", key.status().message());
     return key;
   }
@@ -107,6 +119,24 @@ absl::StatusOr<tl::TilingKey> KeyFromProto(const pb::TilingResponse& tiling) {
   key.model = *model;
   key.full_load = *full_load;
   key.l0c2out = *l0c2out;
+  key.layout = layout;
+  if (layout == tl::KeyLayout::kFused) {
+    if (!pb::FusedOp_IsValid(in.fused_op())) {
+      return FieldError("tiling.key.fused_op",
+                        absl::StrCat("unknown value ", static_cast<int>(in.fused_op())));
+    }
+    key.fused_op = FusedOpFromProto(in.fused_op());
+    if (!in.fused_op_name().empty() && in.fused_op_name() != tl::FusedOpKeyName(key.fused_op)) {
+      return FieldError("tiling.key.fused_op_name",
+                        absl::StrCat("\"", in.fused_op_name(), "\", but fused_op is ",
+                                     std::string(tl::FusedOpKeyName(key.fused_op))));
+    }
+    if (in.inner_precise() > 1) {
+      return FieldError("tiling.key.inner_precise",
+                        absl::StrCat(in.inner_precise(), " must be 0 or 1"));
+    }
+    key.inner_precise = static_cast<uint8_t>(in.inner_precise());
+  }
   return key;
 }
 
@@ -114,12 +144,26 @@ absl::StatusOr<tl::TilingKey> KeyFromProto(const pb::TilingResponse& tiling) {
 absl::Status CheckKey(const pb::TilingResponse& tiling, const tl::TilingKey& key,
                       const tl::MatmulProblem& problem) {
   const std::string prefix = tiling.has_key() ? "tiling.key." : "tiling.tiling_key ";
-  if (key.batch_model != 0) {
+  if (key.batch_model != 0 && problem.op == tl::MatmulOp::kMatMulV3) {
     return FieldError(absl::StrCat(prefix, "batch_model"),
                       absl::StrCat(key.batch_model, ", but MatMulV3 kernels use 0"));
   }
-  // CANN leaves the transpose bits 0 in the K_EQUAL_ZERO key.
-  if (key.model != tl::KernelModel::kKEqualZero) {
+  if (key.batch_model > static_cast<uint8_t>(tl::BatchModel::kIterBatchBroadcastB)) {
+    return FieldError(absl::StrCat(prefix, "batch_model"),
+                      absl::StrCat(key.batch_model, " is no BATCH_MODEL (0..7)"));
+  }
+  if (key.layout == tl::KeyLayout::kFused && key.fused_op != problem.fused_op) {
+    return FieldError(
+        absl::StrCat(prefix, "fused_op"),
+        absl::StrCat(std::string(tl::FusedOpKeyName(key.fused_op)), ", but problem.fused_op is ",
+                     std::string(tl::FusedOpKeyName(problem.fused_op))));
+  }
+  // CANN leaves the transpose bits 0 in the K_EQUAL_ZERO and TO_MUL keys,
+  // and clears MERGE_BATCH's transA when m is 1.
+  const bool trans_free =
+      key.batch_model == static_cast<uint8_t>(tl::BatchModel::kBatchMatMulToMul) ||
+      (key.batch_model == static_cast<uint8_t>(tl::BatchModel::kMergeBatch) && problem.m == 1);
+  if (key.model != tl::KernelModel::kKEqualZero && !trans_free) {
     if (key.trans_a != problem.trans_a) {
       return FieldError(absl::StrCat(prefix, "trans_a"),
                         absl::StrCat(key.trans_a, ", but problem.trans_a is ", problem.trans_a));
@@ -354,6 +398,77 @@ absl::Status CheckVectorFields(const FieldChecker& f, const tl::TilingKey& key,
   return status;
 }
 
+// The structs a kernel of `key` for `problem` reads: the model's for
+// MatMulV3; for the batch ops the batch model's (BatchMatMulV3's kernel
+// table, matmul/batch_mat_mul_v3/op_kernel/arch35/batch_mat_mul_v3.cpp),
+// where FusedMatMul's 2-D strategies inherited from MatMulV3 keep its
+// structs and its add / mul K=0 plans on batched shapes take the batch
+// basic struct (issue17 brief 3).
+std::vector<std::string_view> StructsOf(const tl::TilingKey& key, const tl::MatmulProblem& p) {
+  if (p.op == tl::MatmulOp::kMatMulV3) return {tl::TilingStructOf(key.model)};
+  const std::string_view batch_basic = tl::TilingStruct<tl::BatchBasicField>::kName;
+  switch (static_cast<tl::BatchModel>(key.batch_model)) {
+    case tl::BatchModel::kIterBatchSingleBias:
+      return {tl::TilingStruct<tl::IterBatchField>::kName};
+    case tl::BatchModel::kMergeBatch:
+      return {tl::TilingStruct<tl::MergeBatchField>::kName};
+    case tl::BatchModel::kBatchMatMulToMul:
+      return {tl::TilingStruct<tl::BatchToMulField>::kName};
+    case tl::BatchModel::kForBatch:
+      if (key.model == tl::KernelModel::kKEqualZero) {
+        return {tl::TilingStructOf(key.model), batch_basic};
+      }
+      if (p.op == tl::MatmulOp::kFusedMatMul) return {tl::TilingStructOf(key.model), batch_basic};
+      return {batch_basic};
+    default:
+      return {batch_basic};
+  }
+}
+
+// Checks of the batch structs. `walked` is the problem as the kernel walks
+// it (A's batch merged into M), `batch` its C batch count.
+absl::Status CheckBatchFields(const tl::TilingData& data, const tl::MatmulProblem& walked,
+                              uint64_t batch, uint32_t block_dim) {
+  const FieldChecker f(data, walked, block_dim);
+  const uint64_t c0 = 32 / tl::DataTypeBytes(walked.dtype_a);
+  const uint64_t u32 = std::numeric_limits<uint32_t>::max();
+  absl::Status status;
+  if (tl::IsStruct<tl::IterBatchField>(data)) {
+    using F = tl::IterBatchField;
+    status.Update(f.ProblemDims<F>());
+    status.Update(f.Equals(F::kB, batch, "the C batches"));
+    status.Update(f.InRange(F::kIterBatchL1, 1, u32, "batches per L1 tile"));
+    status.Update(f.InRange(F::kIterBatchL0, 1, u32, "batches per L0 block"));
+    status.Update(f.Multiple(F::kBaseM, 16, "16-row cube fractals"));
+    status.Update(f.Multiple(F::kBaseN, 16, "16-column cube fractals"));
+    status.Update(f.Multiple(F::kBaseK, c0, "32-byte K fractals of A's dtype"));
+    status.Update(f.Equals(F::kMmadParam, walked.hf32 ? 1 : 0, "problem.hf32"));
+    status.Update(f.InRange(F::kL2CacheDisable, 0, 3));
+  } else if (tl::IsStruct<tl::MergeBatchField>(data)) {
+    using F = tl::MergeBatchField;
+    status.Update(f.ProblemDims<F>());
+    status.Update(f.Equals(F::kB, batch, "the C batches"));
+    status.Update(f.InRange(F::kBatchAL1, 1, u32, "batches per tile"));
+    status.Update(f.InRange(F::kBatchBL1, 1, u32, "batches per tile"));
+    status.Update(f.InRange(F::kBatchL0, 1, u32, "batches per L0 block"));
+    status.Update(f.Multiple(F::kBaseK, c0, "32-byte K fractals of A's dtype"));
+    if (status.ok()) {
+      status.Update(f.Multiple(F::kKL1, f.Get(F::kBaseK), "whole baseK slices per L1 stage"));
+    }
+    status.Update(f.Equals(F::kMmadParam, walked.hf32 ? 1 : 0, "problem.hf32"));
+    status.Update(f.InRange(F::kL2CacheDisable, 0, 3));
+  } else if (tl::IsStruct<tl::BatchToMulField>(data)) {
+    using F = tl::BatchToMulField;
+    status.Update(f.Equals(F::kM, static_cast<uint64_t>(walked.m), "problem.m"));
+    status.Update(f.Equals(F::kN, static_cast<uint64_t>(walked.n), "problem.n"));
+    status.Update(f.Equals(F::kB, batch, "the C batches"));
+    status.Update(f.UsedCores(F::kUsedCoreNum));
+    status.Update(f.InRange(F::kSingleCoreBatch, 1, u32, "batches per core"));
+    status.Update(f.InRange(F::kBatchNum, 1, u32, "batches per round"));
+  }
+  return status;
+}
+
 // The launch fits the chip: block_dim within its vector or cube cores.
 absl::Status CheckBlockDim(const pb::TilingResponse& tiling, bool vector_only,
                            const tl::ChipSpec& chip) {
@@ -427,7 +542,7 @@ absl::StatusOr<tl::TilingPlan> PlanFromExplicitTiling(const pb::TilingResponse& 
     return FieldError("tiling.strategy", absl::StrCat("at most ", kMaxNameBytes, " bytes, got ",
                                                       tiling.strategy().size()));
   }
-  absl::StatusOr<tl::TilingKey> key = KeyFromProto(tiling);
+  absl::StatusOr<tl::TilingKey> key = KeyFromProto(tiling, problem.op);
   if (!key.ok()) return key.status();
   absl::Status status = CheckKey(tiling, *key, problem);
   if (!status.ok()) return status;
@@ -445,21 +560,65 @@ absl::StatusOr<tl::TilingPlan> PlanFromExplicitTiling(const pb::TilingResponse& 
   status = CheckBlockDim(tiling, vector_only, chip);
   if (!status.ok()) return status;
 
-  const std::string_view struct_name = tl::TilingStructOf(key->model);
-  if (tiling.tiling_struct() != struct_name) {
+  const std::vector<std::string_view> structs = StructsOf(*key, problem);
+  const auto chosen = std::find(structs.begin(), structs.end(), tiling.tiling_struct());
+  if (chosen == structs.end()) {
+    std::string names;
+    for (std::string_view name : structs) {
+      absl::StrAppend(&names, names.empty() ? "" : " or ", std::string(name));
+    }
     return FieldError("tiling.tiling_struct",
                       absl::StrCat("\"", tiling.tiling_struct(), "\", but model ",
-                                   std::string(tl::KernelModelName(key->model)), " reads ",
-                                   std::string(struct_name)));
+                                   std::string(tl::KernelModelName(key->model)),
+                                   problem.op == tl::MatmulOp::kMatMulV3
+                                       ? std::string()
+                                       : absl::StrCat(" with batch model ", key->batch_model),
+                                   " reads ", names));
   }
+  const std::string_view struct_name = *chosen;
   absl::StatusOr<tl::TilingData> data = DataFromProto(tiling, struct_name);
   if (!data.ok()) return data.status();
-  const FieldChecker fields(*data, problem, tiling.block_dim());
-  status = vector_only ? CheckVectorFields(fields, *key, problem)
-                       : CheckCubeFields(fields, *key, problem, tiling.block_dim());
+  absl::StatusOr<tl::BatchWalk> walk = tl::BatchWalkOf(problem);
+  if (!walk.ok()) return FieldError("problem", walk.status().message());
+  tl::MatmulProblem walked = problem;
+  walked.m = static_cast<int64_t>(walk->rows);
+  if (tl::IsStruct<tl::BatchBasicField>(*data)) {
+    // The batch basic struct is MatMulV3's words plus batchDimAll and
+    // batchX3: its first words get MatMulV3's checks.
+    tl::TilingData basic = tl::NewTilingData<tl::BasicField>();
+    for (size_t i = 0; i < basic.fields.size(); ++i) basic.fields[i].value = data->fields[i].value;
+    const FieldChecker fields(basic, walked, tiling.block_dim());
+    if (key->model == tl::KernelModel::kKEqualZero) {
+      status = fields.UsedCores(tl::BasicField::kUsedCoreNum);
+    } else {
+      status = CheckCubeFields(fields, *key, walked, tiling.block_dim());
+      const FieldChecker batch_fields(*data, walked, tiling.block_dim());
+      status.Update(
+          batch_fields.Equals(tl::BatchBasicField::kBatchDimAll, walk->batch, "the C batches"));
+    }
+  } else if (tl::IsStruct<tl::IterBatchField>(*data) || tl::IsStruct<tl::MergeBatchField>(*data) ||
+             tl::IsStruct<tl::BatchToMulField>(*data)) {
+    status = CheckBatchFields(*data, walked, walk->batch, tiling.block_dim());
+  } else {
+    const FieldChecker fields(*data, walked, tiling.block_dim());
+    if (key->model == tl::KernelModel::kKEqualZero) {
+      // K=0 clears every batch of C.
+      status =
+          fields.Equals(KEqZeroField::kTotalDataAmount,
+                        static_cast<uint64_t>(walked.m) * walked.n * walk->batch, "m * n * batch");
+      status.Update(fields.UsedCores(KEqZeroField::kAivNum));
+    } else {
+      status = vector_only ? CheckVectorFields(fields, *key, walked)
+                           : CheckCubeFields(fields, *key, walked, tiling.block_dim());
+    }
+  }
   if (!status.ok()) return status;
 
-  return PlanOf(tiling, *key, *kernel_type, *std::move(data));
+  tl::TilingPlan plan = PlanOf(tiling, *key, *kernel_type, *std::move(data));
+  if (tl::IsStruct<tl::IterBatchField>(plan.data) || tl::IsStruct<tl::MergeBatchField>(plan.data)) {
+    plan.block = tl::KernelBlock(plan, walked);
+  }
+  return plan;
 }
 
 }  // namespace npu::server

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "server/tiling/hardware_constants.h"
 #include "server/tiling/int_math.h"
 #include "server/tiling/schedule_internal.h"
 #include "server/tiling/status_macros.h"
@@ -14,6 +15,7 @@
 namespace npu::tiling {
 namespace {
 
+using schedule_internal::BasicFieldOr;
 using schedule_internal::FieldOr;
 using schedule_internal::RequirePositive;
 using schedule_internal::SerpentineTile;
@@ -87,20 +89,22 @@ struct AswtGrid {
   uint64_t m_tail_cnt = 1, n_tail_cnt = 1, tail_cnt = 1;
   uint64_t tile_num = 0;  // MN tiles plus the extra pieces of the tail round
   uint64_t window_rows = 0;
+  uint64_t batch = 1, batch_rows = 0;
 };
 
-absl::StatusOr<AswtGrid> MakeAswtGrid(const TilingPlan& plan, const MatmulProblem& problem) {
+absl::StatusOr<AswtGrid> MakeAswtGrid(const TilingPlan& plan, const MatmulProblem& problem,
+                                      uint64_t batch) {
   const BlockTiling& b = plan.block;
   RETURN_IF_ERROR(RequirePositive("mL1", b.m_l1));
   RETURN_IF_ERROR(RequirePositive("nL1", b.n_l1));
   RETURN_IF_ERROR(schedule_internal::RequireBaseBlock(b));
   AswtGrid g;
-  ASSIGN_OR_RETURN(
-      g.m_axis, MakeAxis("mL1", problem.m, b.m_l1, FieldOr(plan, BasicField::kMBaseTailSplitCnt, 1),
-                         FieldOr(plan, BasicField::kMTailMain, 0)));
-  ASSIGN_OR_RETURN(
-      g.n_axis, MakeAxis("nL1", problem.n, b.n_l1, FieldOr(plan, BasicField::kNBaseTailSplitCnt, 1),
-                         FieldOr(plan, BasicField::kNTailMain, 0)));
+  ASSIGN_OR_RETURN(g.m_axis, MakeAxis("mL1", problem.m, b.m_l1,
+                                      BasicFieldOr(plan, BasicField::kMBaseTailSplitCnt, 1),
+                                      BasicFieldOr(plan, BasicField::kMTailMain, 0)));
+  ASSIGN_OR_RETURN(g.n_axis, MakeAxis("nL1", problem.n, b.n_l1,
+                                      BasicFieldOr(plan, BasicField::kNBaseTailSplitCnt, 1),
+                                      BasicFieldOr(plan, BasicField::kNTailMain, 0)));
   g.k = problem.k;
   g.block_num = plan.block_dim;
   g.mn_tiles = g.m_axis.tiles * g.n_axis.tiles;
@@ -115,6 +119,15 @@ absl::StatusOr<AswtGrid> MakeAswtGrid(const TilingPlan& plan, const MatmulProble
   g.tail_cnt = g.m_tail_cnt * g.n_tail_cnt;
   g.tile_num = g.mn_tiles + (g.tail_cnt - 1) * tail_tiles;
   g.window_rows = WindowRows(plan);
+  g.batch = batch;
+  g.batch_rows = problem.m;
+  if (batch > 1) {
+    // BlockSchedulerAswtBuiltIn re-splits the tail only for batch 1; with
+    // batches its tiles are batch x MN tiles, batch outermost
+    // (matmul/mat_mul_v3/op_kernel/arch35/block_scheduler_aswt.h).
+    g.m_tail_cnt = g.n_tail_cnt = g.tail_cnt = 1;
+    g.tile_num = g.mn_tiles * batch;
+  }
   return g;
 }
 
@@ -127,8 +140,10 @@ void AppendAswtCoreUnits(const AswtGrid& g, uint64_t core, Schedule& schedule) {
     const uint64_t base_tile = tail_round ? round * g.block_num + core / g.tail_cnt : tile;
     auto [m_idx, n_idx] =
         SerpentineTile(base_tile % g.mn_tiles, g.m_axis.tiles, g.n_axis.tiles, g.window_rows);
+    const uint64_t batch = g.batch > 1 ? tile / g.mn_tiles : 0;
     uint64_t blk_m = g.m_axis.BlockSize(m_idx), blk_n = g.n_axis.BlockSize(n_idx);
-    uint64_t m_off = g.m_axis.BlockOffset(m_idx), n_off = g.n_axis.BlockOffset(n_idx);
+    uint64_t m_off = g.m_axis.BlockOffset(m_idx) + batch * g.batch_rows;
+    uint64_t n_off = g.n_axis.BlockOffset(n_idx);
     if (tail_round) {
       const uint64_t split_m = CeilDiv(blk_m, g.m_tail_cnt);
       const uint64_t split_n = CeilDiv(blk_n, g.n_tail_cnt);
@@ -148,13 +163,15 @@ void AppendAswtCoreUnits(const AswtGrid& g, uint64_t core, Schedule& schedule) {
     unit.m = {m_off, m_off + blk_m};
     unit.n = {n_off, n_off + blk_n};
     unit.k = {0, g.k};
+    unit.batch = static_cast<uint32_t>(batch);
     schedule.units.push_back(unit);
   }
 }
 
-// BlockSchedulerAswtBuiltIn with batch 1.
-absl::StatusOr<Schedule> ExpandAswt(const TilingPlan& plan, const MatmulProblem& problem) {
-  ASSIGN_OR_RETURN(const AswtGrid grid, MakeAswtGrid(plan, problem));
+// BlockSchedulerAswtBuiltIn, over `batch` batches of `problem`.
+absl::StatusOr<Schedule> ExpandAswt(const TilingPlan& plan, const MatmulProblem& problem,
+                                    uint64_t batch) {
+  ASSIGN_OR_RETURN(const AswtGrid grid, MakeAswtGrid(plan, problem, batch));
   const uint64_t cores = std::min<uint64_t>(grid.tile_num, grid.block_num);
   Schedule schedule;
   schedule.aic_cores = static_cast<uint32_t>(cores);
@@ -191,11 +208,16 @@ void AppendFlatRange(uint64_t begin, uint64_t end, uint64_t n, WorkUnit proto,
 }
 
 // MatMulInputKEqZeroClearOutput: every AIV clears one contiguous run of C.
+// With batches it clears the stacked C (totalDataAmount = m * n * batchC);
+// FusedMatMul's add / mul K=0 plans carry the batch basic struct, whose
+// usedCoreNum is the AIV count
+// (matmul/fused_mat_mul/op_host/op_tiling/arch35/fused_matmul_k_equal_zero_tiling.cpp).
 absl::StatusOr<Schedule> ExpandKEqualZero(const TilingPlan& plan, const MatmulProblem& problem,
-                                          const ChipSpec& chip, WorkUnit proto) {
+                                          const ChipSpec& chip, uint64_t batch, WorkUnit proto) {
   const uint64_t n = problem.n;
-  const uint64_t total = static_cast<uint64_t>(problem.m) * n;
-  const uint64_t aiv = FieldOr(plan, KEqZeroField::kAivNum, chip.aiv_num);
+  const uint64_t total = static_cast<uint64_t>(problem.m) * n * batch;
+  const uint64_t aiv = FieldOr(plan, KEqZeroField::kAivNum,
+                               FieldOr(plan, BatchBasicField::kUsedCoreNum, chip.aiv_num));
   RETURN_IF_ERROR(RequirePositive("aivNum", aiv));
   const uint64_t per = std::max<uint64_t>(1, CeilDiv(total, aiv));
   Schedule schedule;
@@ -264,13 +286,13 @@ absl::StatusOr<Schedule> ExpandToMultiMul(const TilingPlan& plan, const MatmulPr
 
 // The vector-only models, on AIV; every unit takes the whole K.
 absl::StatusOr<Schedule> ExpandVector(const TilingPlan& plan, const MatmulProblem& problem,
-                                      const ChipSpec& chip) {
+                                      const ChipSpec& chip, uint64_t batch) {
   WorkUnit proto;
   proto.core_kind = CoreKind::kAiv;
   proto.k = {0, static_cast<uint64_t>(problem.k)};
   switch (plan.key.model) {
     case KernelModel::kKEqualZero:
-      return ExpandKEqualZero(plan, problem, chip, proto);
+      return ExpandKEqualZero(plan, problem, chip, batch, proto);
     case KernelModel::kToMul:
       return ExpandToMul(plan, problem, proto);
     case KernelModel::kToMultiMul:
@@ -281,7 +303,273 @@ absl::StatusOr<Schedule> ExpandVector(const TilingPlan& plan, const MatmulProble
   return Schedule{};
 }
 
+// One unit per batch of a multi-batch tile: the whole (stacked) rows, N and
+// K of C batch `batch`.
+WorkUnit BatchUnit(const MatmulProblem& problem, uint64_t core, uint64_t round, uint64_t tile,
+                   uint64_t batch) {
+  WorkUnit unit;
+  unit.core = static_cast<uint32_t>(core);
+  unit.round = static_cast<uint32_t>(round);
+  unit.tile_idx = static_cast<int64_t>(tile);
+  unit.batch = static_cast<uint32_t>(batch);
+  const uint64_t rows = static_cast<uint64_t>(problem.m);
+  unit.m = {batch * rows, (batch + 1) * rows};
+  unit.n = {0, static_cast<uint64_t>(problem.n)};
+  unit.k = {0, static_cast<uint64_t>(problem.k)};
+  return unit;
+}
+
+// The batch count a batch struct states must be the problem's: the kernel
+// walks the struct's count.
+absl::Status RequireBatch(std::string_view field, uint64_t stated, uint64_t batch) {
+  if (stated != batch) {
+    return absl::InvalidArgumentError(absl::StrCat("tiling field ", std::string(field), "=", stated,
+                                                   " differs from the problem's ", batch,
+                                                   " C batches"));
+  }
+  return absl::OkStatus();
+}
+
+// BlockSchedulerIterBatchBuiltIn and KernelMatmulIterBatch: tile t is the
+// iterBatchL1 batches from t * iterBatchL1, each whole; the cores below
+// min(b, blockNum) stride over the tiles by the launched block count
+// (matmul/batch_mat_mul_v3/op_kernel/arch35/batch_mat_mul_v3_iterbatch_basicapi_block_scheduler.h,
+// matmul/common/cmct/kernel/kernel_matmul_iterbatch.h).
+absl::StatusOr<Schedule> ExpandIterBatch(const TilingPlan& plan, const MatmulProblem& problem,
+                                         uint64_t batch) {
+  const uint64_t b = FieldOr(plan, IterBatchField::kB, batch);
+  RETURN_IF_ERROR(RequireBatch("b", b, batch));
+  const uint64_t iter_l1 = FieldOr(plan, IterBatchField::kIterBatchL1, 0);
+  RETURN_IF_ERROR(RequirePositive("iterBatchL1", iter_l1));
+  RETURN_IF_ERROR(RequirePositive("iterBatchL0", FieldOr(plan, IterBatchField::kIterBatchL0, 0)));
+  RETURN_IF_ERROR(RequirePositive("baseM", FieldOr(plan, IterBatchField::kBaseM, 0)));
+  RETURN_IF_ERROR(RequirePositive("baseN", FieldOr(plan, IterBatchField::kBaseN, 0)));
+  RETURN_IF_ERROR(RequirePositive("baseK", FieldOr(plan, IterBatchField::kBaseK, 0)));
+  const uint64_t block_num = plan.block_dim;
+  const uint64_t tiles = CeilDiv(b, iter_l1);
+  const uint64_t cores = std::min(b, block_num);
+  Schedule schedule;
+  schedule.batches_share_loads = true;
+  schedule.aic_cores = static_cast<uint32_t>(std::min(cores, tiles));
+  for (uint64_t core = 0; core < cores; ++core) {
+    for (uint64_t tile = core; tile < tiles; tile += block_num) {
+      for (uint64_t i = tile * iter_l1; i < std::min(b, (tile + 1) * iter_l1); ++i) {
+        schedule.units.push_back(BatchUnit(problem, core, tile / block_num, tile, i));
+      }
+    }
+  }
+  return schedule;
+}
+
+// BlockSchedulerMergeBatchBuiltIn: tiles of batchAL1 batches while every
+// core gets one (the main loops), then the remaining batches spread over
+// the cores, the first `remainder % blockNum` taking one more
+// (matmul/batch_mat_mul_v3/op_kernel/arch35/batch_mat_mul_v3_mergebatch_basicapi_block_scheduler.h).
+absl::StatusOr<Schedule> ExpandMergeBatch(const TilingPlan& plan, const MatmulProblem& problem,
+                                          uint64_t batch) {
+  const uint64_t b = FieldOr(plan, MergeBatchField::kB, batch);
+  RETURN_IF_ERROR(RequireBatch("b", b, batch));
+  const uint64_t per_tile = FieldOr(plan, MergeBatchField::kBatchAL1, 0);
+  RETURN_IF_ERROR(RequirePositive("batchAL1", per_tile));
+  RETURN_IF_ERROR(RequirePositive("batchL0", FieldOr(plan, MergeBatchField::kBatchL0, 0)));
+  RETURN_IF_ERROR(RequirePositive("kL1", FieldOr(plan, MergeBatchField::kKL1, 0)));
+  RETURN_IF_ERROR(RequirePositive("baseK", FieldOr(plan, MergeBatchField::kBaseK, 0)));
+  const uint64_t block_num = plan.block_dim;
+  const uint64_t main_loops = b / per_tile / block_num;
+  const uint64_t remainder = b - main_loops * block_num * per_tile;
+  const uint64_t tail_batch = CeilDiv(remainder, block_num);
+  const uint64_t tail_block = remainder % block_num;
+  const uint64_t tiles = CeilAlign(CeilDiv(b, per_tile), block_num);
+  Schedule schedule;
+  schedule.batches_share_loads = true;
+  schedule.aic_cores = static_cast<uint32_t>(std::min(tiles, block_num));
+  for (uint64_t core = 0; core < schedule.aic_cores; ++core) {
+    for (uint64_t tile = core; tile < tiles; tile += block_num) {
+      const uint64_t loop = tile / block_num;
+      uint64_t first = tile * per_tile, count = per_tile;
+      if (loop >= main_loops && tail_batch > 0) {
+        const uint64_t idx = tile % block_num;
+        const uint64_t base = main_loops * per_tile * block_num;
+        if (tail_block > 0 && idx >= tail_block) {
+          first = base + tail_block * tail_batch + (tail_batch - 1) * (idx - tail_block);
+          count = tail_batch - 1;
+        } else {
+          first = base + idx * tail_batch;
+          count = tail_batch;
+        }
+      } else if (loop >= main_loops) {
+        count = 0;  // past the batches: the tile is empty
+      }
+      for (uint64_t i = first; i < std::min(b, first + count); ++i) {
+        schedule.units.push_back(BatchUnit(problem, core, loop, tile, i));
+      }
+    }
+  }
+  return schedule;
+}
+
+// KernelBatchMatMulToMul: in round r core c takes batchNum batches from
+// (r * usedCoreNum + c) * batchNum; in the last round batchNumLastRound
+// each, core lastCoreNum batchNumLastRoundTail and the cores after it none
+// (matmul/common/cmct/kernel/kernel_batch_matmul_to_mul.h). The AIV
+// multiplies each batch's [m, 1] x [1, n] on the vector unit.
+absl::StatusOr<Schedule> ExpandBatchToMul(const TilingPlan& plan, const MatmulProblem& problem,
+                                          uint64_t batch) {
+  const uint64_t b = FieldOr(plan, BatchToMulField::kB, batch);
+  RETURN_IF_ERROR(RequireBatch("b", b, batch));
+  const uint64_t used = FieldOr(plan, BatchToMulField::kUsedCoreNum, plan.block_dim);
+  const uint64_t single = FieldOr(plan, BatchToMulField::kSingleCoreBatch, 0);
+  const uint64_t batch_num = FieldOr(plan, BatchToMulField::kBatchNum, 0);
+  const uint64_t last_round = FieldOr(plan, BatchToMulField::kBatchNumLastRound, 0);
+  const uint64_t last_tail = FieldOr(plan, BatchToMulField::kBatchNumLastRoundTail, 0);
+  // lastCoreNum is an unsigned word CANN may wrap (issue17 brief 2, TO_MUL).
+  const uint32_t last_core = static_cast<uint32_t>(FieldOr(plan, BatchToMulField::kLastCoreNum, 0));
+  RETURN_IF_ERROR(RequirePositive("usedCoreNum", used));
+  RETURN_IF_ERROR(RequirePositive("singleCoreBatch", single));
+  RETURN_IF_ERROR(RequirePositive("batchNum", batch_num));
+  if (problem.k != 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("BATCH_MATMUL_TO_MUL multiplies k=1 matrices, the problem has k=", problem.k));
+  }
+  const uint64_t block_num = plan.block_dim;
+  const uint64_t tiles = used * CeilDiv(b, batch_num * used);
+  Schedule schedule;
+  uint32_t cores_used = 0;
+  for (uint64_t core = 0; core < block_num; ++core) {
+    for (uint64_t tile = core; tile < tiles; tile += block_num) {
+      const uint64_t round = tile / used;
+      uint64_t first = round * batch_num * used;
+      uint64_t count = batch_num;
+      bool stop = false;
+      if (batch_num >= single - first / used) {
+        count = last_round;
+        first += core * count;
+        if (core > last_core) break;
+        if (core == last_core) {
+          count = last_tail;
+          stop = true;
+        }
+      } else {
+        first += core * batch_num;
+      }
+      for (uint64_t i = first; i < std::min(b, first + count); ++i) {
+        WorkUnit unit = BatchUnit(problem, core, round, tile, i);
+        unit.core_kind = CoreKind::kAiv;
+        unit.op = UnitOp::kVectorMul;
+        schedule.units.push_back(unit);
+        cores_used = std::max(cores_used, static_cast<uint32_t>(core + 1));
+      }
+      if (stop) break;
+    }
+  }
+  schedule.aiv_cores = cores_used;
+  return schedule;
+}
+
+uint64_t Product(const std::vector<int64_t>& dims) {
+  uint64_t product = 1;
+  for (int64_t d : dims) product *= static_cast<uint64_t>(d);
+  return product;
+}
+
+// `dims` right-aligned into kMaxBatchDims slots, missing slots 1.
+std::vector<int64_t> RightAligned(const std::vector<int64_t>& dims) {
+  std::vector<int64_t> out(kMaxBatchDims, 1);
+  std::copy(dims.begin(), dims.end(), out.end() - static_cast<std::ptrdiff_t>(dims.size()));
+  return out;
+}
+
+std::string DimsText(const std::vector<int64_t>& dims) {
+  std::string text = "[";
+  for (size_t i = 0; i < dims.size(); ++i) absl::StrAppend(&text, i ? "," : "", dims[i]);
+  return text + "]";
+}
+
 }  // namespace
+
+uint64_t BatchWalk::OperandBatch(const std::vector<int64_t>& dims, uint64_t c_index) const {
+  // Walk C's slots innermost first, keeping the operand's index where its
+  // dim is not broadcast.
+  const std::vector<int64_t> aligned = RightAligned(dims);
+  uint64_t index = 0, stride = 1;
+  for (size_t slot = kMaxBatchDims; slot-- > 0;) {
+    const uint64_t c_dim = static_cast<uint64_t>(c[slot]);
+    const uint64_t pos = c_index % c_dim;
+    c_index /= c_dim;
+    const uint64_t dim = static_cast<uint64_t>(aligned[slot]);
+    if (dim != 1) index += pos * stride;
+    stride *= dim;
+  }
+  return index;
+}
+uint64_t BatchWalk::ABatch(uint64_t c_index) const { return OperandBatch(a, c_index); }
+uint64_t BatchWalk::BBatch(uint64_t c_index) const { return OperandBatch(b, c_index); }
+
+BlockTiling KernelBlock(const TilingPlan& plan, const MatmulProblem& problem) {
+  BlockTiling block = plan.block;
+  const uint64_t m = static_cast<uint64_t>(problem.m), n = static_cast<uint64_t>(problem.n);
+  const uint64_t k = static_cast<uint64_t>(problem.k);
+  if (IsStruct<IterBatchField>(plan.data)) {
+    block.base_m = FieldOr(plan, IterBatchField::kBaseM, 0);
+    block.base_n = FieldOr(plan, IterBatchField::kBaseN, 0);
+    block.base_k = FieldOr(plan, IterBatchField::kBaseK, 0);
+    block.m_l1 = m;
+    block.n_l1 = n;
+    block.k_l1 = std::max<uint64_t>(k, 1);
+  } else if (IsStruct<MergeBatchField>(plan.data)) {
+    block.base_m = CeilAlign(m, kBlock16);
+    block.base_n = CeilAlign(n, kBlock16);
+    block.base_k = FieldOr(plan, MergeBatchField::kBaseK, 0);
+    block.m_l1 = m;
+    block.n_l1 = n;
+    block.k_l1 = FieldOr(plan, MergeBatchField::kKL1, 0);
+  }
+  return block;
+}
+
+absl::StatusOr<BatchWalk> BatchWalkOf(const MatmulProblem& problem) {
+  for (const auto* dims : {&problem.batch_a, &problem.batch_b, &problem.batch_c}) {
+    if (dims->size() > kMaxBatchDims) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("batch dims ", DimsText(*dims), " exceed ", kMaxBatchDims, " dims"));
+    }
+    for (int64_t d : *dims) {
+      if (d <= 0) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("batch dims ", DimsText(*dims), " must be positive"));
+      }
+    }
+  }
+  BatchWalk walk;
+  walk.rows = static_cast<uint64_t>(problem.m);
+  walk.a = RightAligned(problem.batch_a);
+  walk.b = RightAligned(problem.batch_b);
+  walk.c.assign(kMaxBatchDims, 1);
+  for (size_t slot = 0; slot < kMaxBatchDims; ++slot) {
+    const int64_t a = walk.a[slot], b = walk.b[slot];
+    if (a != b && a != 1 && b != 1) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "batch dims ", DimsText(problem.batch_a), " of A and ", DimsText(problem.batch_b),
+          " of B do not broadcast (NumPy rule: equal or 1)"));
+    }
+    walk.c[slot] = std::max(a, b);
+  }
+  if (!problem.batch_c.empty() && RightAligned(problem.batch_c) != walk.c) {
+    return absl::InvalidArgumentError(absl::StrCat("batch_c ", DimsText(problem.batch_c),
+                                                   " is not the broadcast ", DimsText(walk.c),
+                                                   " of A's and B's batch dims"));
+  }
+  walk.batch = Product(walk.c);
+  if (problem.op != MatmulOp::kMatMulV3 && Product(walk.b) == 1 && !problem.trans_a &&
+      Product(walk.a) > 1) {
+    walk.merged_into_m = true;
+    walk.rows *= Product(walk.a);
+    walk.batch = 1;
+    walk.a.assign(kMaxBatchDims, 1);
+    walk.c.assign(kMaxBatchDims, 1);
+  }
+  return walk;
+}
 
 std::string CoreKindName(CoreKind kind) { return kind == CoreKind::kAic ? "AIC" : "AIV"; }
 
@@ -312,10 +600,12 @@ absl::Status CheckTilePattern(const TilingPlan& plan, const MatmulProblem& probl
     return absl::OkStatus();
   }
   const BlockTiling& b = plan.block;
-  const uint64_t used = FieldOr(plan, BasicField::kUsedCoreNum, plan.block_dim);
+  const uint64_t used = BasicFieldOr(plan, BasicField::kUsedCoreNum, plan.block_dim);
   assert(b.base_m != 0 && b.base_n != 0 && used != 0 && "CheckTilePattern of an unusable plan");
-  const uint64_t mn_tiles = CeilDiv(static_cast<uint64_t>(problem.m), b.base_m) *
-                            CeilDiv(static_cast<uint64_t>(problem.n), b.base_n);
+  const absl::StatusOr<BatchWalk> walk = BatchWalkOf(problem);
+  const uint64_t rows = walk.ok() ? walk->rows : static_cast<uint64_t>(problem.m);
+  const uint64_t mn_tiles =
+      CeilDiv(rows, b.base_m) * CeilDiv(static_cast<uint64_t>(problem.n), b.base_n);
   if (mn_tiles % used == 0) {
     return absl::FailedPreconditionError(absl::StrCat(
         "Stream-K needs a tail round: ", mn_tiles, " MN tiles are a multiple of usedCoreNum=", used,
@@ -333,9 +623,8 @@ absl::StatusOr<Schedule> ExpandTileLoops(const TilingPlan& plan, const MatmulPro
   const bool vector_only = plan.kernel_type == KernelType::kAivOnly;
   const uint64_t core_limit = vector_only ? chip.aiv_num : chip.aic_num;
   if (plan.block_dim == 0 || plan.block_dim > core_limit) {
-    return absl::InvalidArgumentError(absl::StrCat("plan block_dim=", plan.block_dim,
-                                                   " is outside [1, ", core_limit, "] of ",
-                                                   chip.name));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "plan block_dim=", plan.block_dim, " is outside [1, ", core_limit, "] of ", chip.name));
   }
   if (plan.l1_residency != L1Residency::kStreamed) {
     // A resident band only exists in the data-parallel (ASWT) tile loop, and
@@ -350,33 +639,59 @@ absl::StatusOr<Schedule> ExpandTileLoops(const TilingPlan& plan, const MatmulPro
                        std::string(FullLoadName(plan.key.full_load))));
     }
   }
+  ASSIGN_OR_RETURN(const BatchWalk walk, BatchWalkOf(problem));
+  // The kernels walk one batch's rows (A's batch merged into M) batch times.
+  MatmulProblem walked = problem;
+  walked.m = static_cast<int64_t>(walk.rows);
+  const uint64_t batch = walk.batch;
   absl::StatusOr<Schedule> schedule;
-  switch (plan.key.model) {
-    case KernelModel::kBasic:
-    case KernelModel::kSlice:
-    case KernelModel::kBasicSplitK:
-      schedule = ExpandAswt(plan, problem);
-      break;
-    case KernelModel::kStreamK:
-    case KernelModel::kStreamKSplitK:
-      schedule = schedule_internal::ExpandStreamK(plan, problem);
-      break;
-    case KernelModel::kKEqualZero:
-    case KernelModel::kToMul:
-    case KernelModel::kToMultiMul:
-      schedule = ExpandVector(plan, problem, chip);
-      break;
+  if (IsStruct<IterBatchField>(plan.data)) {
+    schedule = ExpandIterBatch(plan, walked, batch);
+  } else if (IsStruct<MergeBatchField>(plan.data)) {
+    schedule = ExpandMergeBatch(plan, walked, batch);
+  } else if (IsStruct<BatchToMulField>(plan.data)) {
+    schedule = ExpandBatchToMul(plan, walked, batch);
+  } else {
+    if (IsStruct<BatchBasicField>(plan.data) && plan.key.model != KernelModel::kKEqualZero) {
+      RETURN_IF_ERROR(
+          RequireBatch("batchDimAll", FieldOr(plan, BatchBasicField::kBatchDimAll, 1), batch));
+    }
+    if (batch > 1 &&
+        (plan.key.model == KernelModel::kToMul || plan.key.model == KernelModel::kToMultiMul)) {
+      return absl::UnimplementedError(
+          absl::StrCat("the emulator runs ", std::string(KernelModelName(plan.key.model)),
+                       " plans on one batch only, the problem has ", batch));
+    }
+    switch (plan.key.model) {
+      case KernelModel::kBasic:
+      case KernelModel::kSlice:
+      case KernelModel::kBasicSplitK:
+        schedule = ExpandAswt(plan, walked, batch);
+        break;
+      case KernelModel::kStreamK:
+      case KernelModel::kStreamKSplitK:
+        schedule = schedule_internal::ExpandStreamK(plan, walked, batch);
+        break;
+      case KernelModel::kKEqualZero:
+      case KernelModel::kToMul:
+      case KernelModel::kToMultiMul:
+        schedule = ExpandVector(plan, walked, chip, batch);
+        break;
+    }
   }
   if (!schedule.ok()) return schedule.status();
+  schedule->batch = batch;
+  schedule->batch_rows = walk.rows;
   schedule->model = plan.key.model;
   schedule->full_load = plan.key.full_load;
   schedule->swat_window_rows = static_cast<uint32_t>(WindowRows(plan));
   schedule->l1_residency = plan.l1_residency;
   if (!vector_only) {
-    schedule->base_m = plan.block.base_m;
-    schedule->base_n = plan.block.base_n;
-    schedule->base_k = plan.block.base_k;
-    schedule->k_l1 = plan.block.k_l1;
+    const BlockTiling block = KernelBlock(plan, walked);
+    schedule->base_m = block.base_m;
+    schedule->base_n = block.base_n;
+    schedule->base_k = block.base_k;
+    schedule->k_l1 = block.k_l1;
   }
   SortAndCountRounds(*schedule);
   return schedule;

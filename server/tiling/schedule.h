@@ -17,9 +17,22 @@
 // schedule.cc (entry points, ASWT, vector models), schedule_stream_k.cc and
 // schedule_coverage.cc.
 //
+// Batched problems (BatchMatMulV3, FusedMatMul): C is walked as the stacked
+// [batch * rows, n] matrix of its batches (rows = Schedule::batch_rows, M
+// after CANN merges A's batch into it), so a unit's m range names stacked
+// rows; cube and TO_MUL units stay inside one batch (WorkUnit::batch), the
+// K=0 clear runs may span batches. The kernels walk batches as follows:
+//   * ASWT with batchDimAll (BatchMatMulV3BasicTilingData): the scheduler's
+//     tiles are batch x MN tiles, batch outermost, no tail re-split;
+//   * ITER_BATCH (IterBatchBasic): a tile is iterBatchL1 whole batches;
+//   * MERGE_BATCH (MergeBatchBasic): batchAL1 batches per tile, the batches
+//     past the main loops spread evenly over the cores;
+//   * BATCH_MATMUL_TO_MUL (AIV): batchNum batches per core and round.
+//
 // Vocabulary: a *tile* is the scheduler's unit of indexing (an L1 block, or a
 // K slice of one under Stream-K); a *work unit* is one tile as one core runs
-// it in one round; a *workspace slot* holds one 256x256 fp32 partial sum.
+// it in one round (one batch of it for the batch kernels); a *workspace slot*
+// holds one 256x256 fp32 partial sum.
 #ifndef NPU_SERVER_TILING_SCHEDULE_H_
 #define NPU_SERVER_TILING_SCHEDULE_H_
 
@@ -39,9 +52,7 @@ struct Range {
   uint64_t end = 0;
   uint64_t size() const { return end - begin; }
   bool empty() const { return end <= begin; }
-  bool operator==(const Range& other) const {
-    return begin == other.begin && end == other.end;
-  }
+  bool operator==(const Range& other) const { return begin == other.begin && end == other.end; }
 };
 
 enum class CoreKind { kAic, kAiv };
@@ -59,9 +70,9 @@ std::string UnitOpName(UnitOp op);
 // One unit of work of one core in one round.
 struct WorkUnit {
   CoreKind core_kind = CoreKind::kAic;
-  uint32_t core = 0;      // index among the cores of `core_kind`
-  uint32_t round = 0;     // iteration of the core's tile loop
-  int64_t tile_idx = 0;   // scheduler tile index the unit was derived from
+  uint32_t core = 0;     // index among the cores of `core_kind`
+  uint32_t round = 0;    // iteration of the core's tile loop
+  int64_t tile_idx = 0;  // scheduler tile index the unit was derived from
   UnitOp op = UnitOp::kMmad;
   Range m, n, k;
   // kMmad under Stream-K: the unit writes an fp32 partial sum to workspace
@@ -76,12 +87,15 @@ struct WorkUnit {
   // kMmad: after this unit the AIC signals its two AIV cores that its
   // partial sums are in the workspace (AIC_SYNC_AIV).
   bool signals_aiv = false;
+  // The C batch the unit computes (0 for a 2-D problem); `m` lies inside
+  // rows [batch * batch_rows, (batch + 1) * batch_rows) of the stacked C.
+  uint32_t batch = 0;
 };
 
 // The K slices of one Stream-K tile, summed by AIV cores in slot order.
 struct ReductionGroup {
   Range m, n;
-  std::vector<uint32_t> slots;  // in K order; summed left to right
+  std::vector<uint32_t> slots;        // in K order; summed left to right
   uint64_t workspace_row_stride = 0;  // fp32 elements between partial rows
 };
 
@@ -109,11 +123,49 @@ struct Schedule {
   // Advisor extensions copied from the plan (defaults: CANN's behaviour).
   uint32_t swat_window_rows = kCannSwatWindowRows;
   L1Residency l1_residency = L1Residency::kStreamed;
+  // C batches walked and the rows of each (BatchWalk); 1 and m for 2-D.
+  uint64_t batch = 1;
+  uint64_t batch_rows = 0;
+  // ITER_BATCH / MERGE_BATCH: the consecutive units of one tile (its
+  // batches) are read by one MTE2 transfer per operand and L1 stage.
+  bool batches_share_loads = false;
 };
+
+inline constexpr size_t kMaxBatchDims = 4;
+
+// How the kernels see a problem's batch dims. CANN merges A's batch into M
+// when B has none and A is not transposed (MergeBatchAndMAxis,
+// matmul/batch_mat_mul_v3/op_host/op_tiling/arch35/batch_matmul_v3_tiling_advanced.cpp):
+// C then is one [batch_a * m, n] matrix.
+struct BatchWalk {
+  uint64_t rows = 0;   // M of one C batch as walked (m * batch_a when merged)
+  uint64_t batch = 1;  // C batches walked
+  bool merged_into_m = false;
+  // Batch dims right-aligned to kMaxBatchDims slots (missing = 1), as
+  // walked (all ones for A and C after a merge).
+  std::vector<int64_t> a, b, c;
+  // The A (B) batch that C batch `c_index` reads, NumPy broadcast.
+  uint64_t ABatch(uint64_t c_index) const;
+  uint64_t BBatch(uint64_t c_index) const;
+  // The batch of an operand with dims `dims` (right-aligned, any rank up to
+  // kMaxBatchDims) that C batch `c_index` reads.
+  uint64_t OperandBatch(const std::vector<int64_t>& dims, uint64_t c_index) const;
+};
+// The batch walk of `problem`. kInvalidArgument when the batch dims do not
+// broadcast (a slot where A and B differ and neither is 1), batch_c is not
+// their broadcast, or an operand has more than kMaxBatchDims batch dims.
+absl::StatusOr<BatchWalk> BatchWalkOf(const MatmulProblem& problem);
 
 // One workspace slot: a 256x256 fp32 partial tile (CANN's BLOCK_BASE_M x
 // BLOCK_BASE_N in the Stream-K kernel and its GetWorkSpace()).
 inline constexpr uint64_t kWorkspaceSlotElements = 256 * 256;
+
+// The block sizes the cube kernel of `plan` works with for `problem` (M as
+// walked, BatchWalk): plan.block, except for the batch structs that carry
+// their own: ITER_BATCH takes baseM/N/K from its struct and holds whole
+// batches in L1 (kL1 = K); MERGE_BATCH computes one batch's fractal-padded
+// M x N per L0 block with its struct's baseK and kL1.
+BlockTiling KernelBlock(const TilingPlan& plan, const MatmulProblem& problem);
 
 // Expands `plan` for `problem` on `chip` into per-core work units, using the
 // device schedulers' own index formulas. kInvalidArgument names the tiling

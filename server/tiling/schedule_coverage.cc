@@ -104,8 +104,11 @@ absl::Status CheckScheduleCoverage(const Schedule& schedule, const MatmulProblem
         break;
     }
   }
-  RETURN_IF_ERROR(CheckExactCover(mmad, problem.m, problem.n, problem.k, true, "(m, n, k)"));
-  return CheckExactCover(outputs, problem.m, problem.n, problem.k, false, "C (m, n)");
+  // A batched C is covered as its stacked [batch * rows, n] matrix.
+  const uint64_t m = schedule.batch_rows > 0 ? schedule.batch * schedule.batch_rows
+                                             : static_cast<uint64_t>(problem.m);
+  RETURN_IF_ERROR(CheckExactCover(mmad, m, problem.n, problem.k, true, "(m, n, k)"));
+  return CheckExactCover(outputs, m, problem.n, problem.k, false, "C (m, n)");
 }
 
 }  // namespace npu::tiling

@@ -5,6 +5,7 @@
 #define NPU_SERVER_TILING_SCHEDULE_INTERNAL_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -19,7 +20,6 @@
 #include "server/tiling/types.h"
 
 namespace npu::tiling::schedule_internal {
-
 
 // The SWAT walk shared by the ASWT and Stream-K schedulers and the Stream-K
 // epilogue: tiles are taken in windows of up to kWindowLen rows of base
@@ -60,6 +60,13 @@ uint64_t FieldOr(const TilingPlan& plan, Field field, uint64_t fallback) {
   return Get(plan.data, field).value_or(fallback);
 }
 
+// A field of the MatMulV3 basic struct, also read from the batch basic
+// struct that extends it word for word (BatchMatMulV3BasicTilingData).
+inline uint64_t BasicFieldOr(const TilingPlan& plan, BasicField field, uint64_t fallback) {
+  if (std::optional<uint64_t> value = Get(plan.data, field)) return *value;
+  return Get(plan.data, static_cast<BatchBasicField>(field)).value_or(fallback);
+}
+
 inline absl::Status RequirePositive(std::string_view field, uint64_t value) {
   if (value == 0) {
     return absl::InvalidArgumentError(
@@ -79,8 +86,10 @@ inline absl::Status RequireBaseBlock(const BlockTiling& b) {
 
 // BlockSchedulerStreamKBuiltIn, the Stream-K kernel's tile loop with the
 // DP+SK preload swap, and BlockEpilogueStreamK's split of the reduction over
-// the AIV cores (schedule_stream_k.cc).
-absl::StatusOr<Schedule> ExpandStreamK(const TilingPlan& plan, const MatmulProblem& problem);
+// the AIV cores (schedule_stream_k.cc), over `batch` C batches (kUnimplemented
+// unless every tile of every batch falls in one split round).
+absl::StatusOr<Schedule> ExpandStreamK(const TilingPlan& plan, const MatmulProblem& problem,
+                                       uint64_t batch);
 
 }  // namespace npu::tiling::schedule_internal
 

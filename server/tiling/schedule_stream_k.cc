@@ -24,17 +24,19 @@ struct StreamKGrid {
   uint64_t tile_num = 0;  // scheduler tiles: dp_tiles + tail_mn * k_tiles
   uint64_t last_round = 0;
   uint64_t window_rows = 0;
+  uint64_t batch = 1;  // C batches: each runs the split round's tiles
 
   // Whether scheduler tile `tile` falls in the split (last) round.
   bool IsSplit(uint64_t tile) const { return CeilDiv(tile + 1, used) == last_round; }
 };
 
-absl::StatusOr<StreamKGrid> MakeStreamKGrid(const TilingPlan& plan, const MatmulProblem& problem) {
+absl::StatusOr<StreamKGrid> MakeStreamKGrid(const TilingPlan& plan, const MatmulProblem& problem,
+                                            uint64_t batch) {
   const BlockTiling& b = plan.block;
   RETURN_IF_ERROR(RequireBaseBlock(b));
   RETURN_IF_ERROR(RequirePositive("skSingleCoreK", b.single_core_k));
   StreamKGrid g;
-  g.used = FieldOr(plan, BasicField::kUsedCoreNum, plan.block_dim);
+  g.used = BasicFieldOr(plan, BasicField::kUsedCoreNum, plan.block_dim);
   RETURN_IF_ERROR(RequirePositive("usedCoreNum", g.used));
   // Partial sums are stored in fixed 256x256 slots.
   if (b.base_m * b.base_n > kWorkspaceSlotElements) {
@@ -53,7 +55,17 @@ absl::StatusOr<StreamKGrid> MakeStreamKGrid(const TilingPlan& plan, const Matmul
   g.k_tiles = std::max<uint64_t>(1, CeilDiv(g.k, g.sk_k));
   g.tail_mn = g.mn_tiles % g.used;
   g.dp_tiles = g.mn_tiles - g.tail_mn;
-  g.tile_num = g.dp_tiles + g.tail_mn * g.k_tiles;
+  g.batch = batch;
+  if (batch > 1 && g.mn_tiles * batch > g.used) {
+    // BlockSchedulerStreamKBuiltIn multiplies only the split tiles by the
+    // batch; BATCH_STREAM_K keeps batch x MN tiles within half the cores
+    // (batch_matmul_v3_basic_streamk_tiling.cpp), so every tile is split.
+    return absl::UnimplementedError(
+        absl::StrCat("a Stream-K plan over ", batch, " batches of ", g.mn_tiles,
+                     " MN tiles needs more than usedCoreNum=", g.used,
+                     " tiles per round; the kernel splits every tile only within one round"));
+  }
+  g.tile_num = g.dp_tiles + g.tail_mn * g.k_tiles * batch;
   g.last_round = CeilDiv(g.tile_num, g.used);
   g.window_rows = WindowRows(plan);
   return g;
@@ -107,6 +119,7 @@ void AppendStreamKCoreUnits(const TilingPlan& plan, const StreamKGrid& g, uint64
     }
     const bool sk = g.IsSplit(tmp);
     const uint64_t cur_k_tiles = sk ? g.k_tiles : 1;
+    const uint64_t batch = tmp / (g.mn_tiles * g.k_tiles);
     const uint64_t mnk_idx = tmp % (g.mn_tiles * g.k_tiles);
     uint64_t k_idx = 0, mn_idx = 0;
     if (sk) {
@@ -120,8 +133,10 @@ void AppendStreamKCoreUnits(const TilingPlan& plan, const StreamKGrid& g, uint64
     unit.core = static_cast<uint32_t>(core);
     unit.round = static_cast<uint32_t>((tile - core) / g.used);
     unit.tile_idx = static_cast<int64_t>(tmp);
+    unit.batch = static_cast<uint32_t>(batch);
     const uint64_t m_off = m_idx * g.base_m, n_off = n_idx * g.base_n;
-    unit.m = {m_off, std::min(g.m, m_off + g.base_m)};
+    const uint64_t rows = batch * g.m;  // the batch's first row of the stacked C
+    unit.m = {rows + m_off, rows + std::min(g.m, m_off + g.base_m)};
     unit.n = {n_off, std::min(g.n, n_off + g.base_n)};
     if (sk) {
       MakeKSlice(plan, g, tmp, k_idx, unit, group_of_tile, schedule);
@@ -140,11 +155,13 @@ void AppendStreamKReduceUnits(const StreamKGrid& g,
                               const std::map<uint64_t, int32_t>& group_of_tile,
                               Schedule& schedule) {
   const uint64_t ratio = 2;  // AIV per AIC (GetTaskRation)
-  const uint64_t active_aiv = g.tail_mn * g.k_tiles * ratio;
+  const uint64_t active_aiv = g.tail_mn * g.batch * g.k_tiles * ratio;
   for (uint64_t aiv = 0; aiv < std::min<uint64_t>(active_aiv, schedule.aiv_cores); ++aiv) {
     const uint64_t group_pos = aiv / (ratio * g.k_tiles);
     const uint64_t band = aiv % (ratio * g.k_tiles);
     const uint64_t mn_idx = (group_pos + g.dp_tiles) % g.mn_tiles;
+    // BlockEpilogueStreamK: the group's batch, C offset by whole batches.
+    const uint64_t batch = group_pos / g.mn_tiles;
     auto [m_idx, n_idx] = SerpentineTile(mn_idx, g.m_tiles, g.n_tiles, g.window_rows);
     auto it = group_of_tile.find(group_pos);
     if (it == group_of_tile.end()) continue;  // no AIC produced this tile (faulty plan)
@@ -166,7 +183,8 @@ void AppendStreamKReduceUnits(const StreamKGrid& g,
     unit.round = 0;
     unit.tile_idx = static_cast<int64_t>(group_pos);
     unit.op = UnitOp::kReduce;
-    const uint64_t row0 = m_idx * g.base_m + band * band_base;
+    unit.batch = static_cast<uint32_t>(batch);
+    const uint64_t row0 = batch * g.m + m_idx * g.base_m + band * band_base;
     unit.m = {row0, row0 + rows};
     unit.n = {n_idx * g.base_n, n_idx * g.base_n + cur_n};
     unit.k = {0, g.k};
@@ -180,8 +198,9 @@ void AppendStreamKReduceUnits(const StreamKGrid& g,
 // BlockSchedulerStreamKBuiltIn, the Stream-K kernel's tile loop with the
 // DP+SK preload swap, and BlockEpilogueStreamK's split of the reduction over
 // the AIV cores.
-absl::StatusOr<Schedule> ExpandStreamK(const TilingPlan& plan, const MatmulProblem& problem) {
-  ASSIGN_OR_RETURN(const StreamKGrid grid, MakeStreamKGrid(plan, problem));
+absl::StatusOr<Schedule> ExpandStreamK(const TilingPlan& plan, const MatmulProblem& problem,
+                                       uint64_t batch) {
+  ASSIGN_OR_RETURN(const StreamKGrid grid, MakeStreamKGrid(plan, problem, batch));
   const uint64_t block_num = plan.block_dim;
   const uint64_t cores = std::min(grid.tile_num, grid.used);
 

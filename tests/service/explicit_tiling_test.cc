@@ -412,3 +412,117 @@ TEST(ExplicitTilingRobustnessTest, RandomEditsAlwaysGetAStatus) {
 
 }  // namespace
 }  // namespace npu::server
+
+namespace npu::server {
+namespace {
+
+// BatchMatMulV3 / FusedMatMul tilings in CANN's words (the goldens of
+// /work/shared/conformance/cann950_ops/cases.json) survive the wire: the
+// fused key layout, the batch structs, and their checks.
+struct BatchCase {
+  tl::MatmulProblem problem;
+  tl::TilingPlan plan;
+};
+
+template <typename Field, size_t N>
+tl::TilingData BatchWords(const uint64_t (&words)[N]) {
+  tl::TilingData data = tl::NewTilingData<Field>();
+  for (size_t i = 0; i < N; ++i) data.fields[i].value = words[i];
+  return data;
+}
+
+BatchCase MergeBatchGolden() {
+  // BatchMatMulV3_910D1_test_mergebatch_01.
+  BatchCase c;
+  c.problem = Problem(1, 4, 976, tl::DataType::kFloat32);
+  c.problem.op = tl::MatmulOp::kBatchMatMulV3;
+  c.problem.batch_a = c.problem.batch_b = {2400};
+  c.problem.trans_b = true;
+  c.problem.hf32 = true;
+  c.plan.strategy = "MERGE_BATCH_BASICAPI";
+  c.plan.key = *tl::TilingKey::Decode(0x341);
+  c.plan.block_dim = 32;
+  c.plan.data = BatchWords<tl::MergeBatchField>({1, 4, 976, 2400, 8, 8, 8, 256, 64, 1, 0, 1});
+  return c;
+}
+
+BatchCase FusedAswtReluGolden() {
+  // FusedMatMul_950_bmm_aswt_relu: 25 words, key 0x5000411.
+  BatchCase c;
+  c.problem = Problem(21, 9, 16559, tl::DataType::kFloat32);
+  c.problem.op = tl::MatmulOp::kFusedMatMul;
+  c.problem.fused_op = tl::FusedOp::kRelu;
+  c.problem.batch_a = c.problem.batch_b = {82, 22};
+  c.problem.trans_a = true;
+  c.plan.strategy = "ASWT_BASIC_INHERITED_FROM_BMMV3";
+  c.plan.key = *tl::TilingKey::Decode(0x5000411, tl::KeyLayout::kFused);
+  c.plan.block_dim = 32;
+  c.plan.data = BatchWords<tl::BatchBasicField>({32,    21, 9,  16559, 32, 16, 512,  32, 16, 256,
+                                                 16559, 1,  1,  1,     1,  0,  0,    0,  4,  2,
+                                                 2,     0,  32, 1,     1,  0,  1804, 1});
+  tl::ReadBlockFields(c.plan.data, c.plan.block);
+  return c;
+}
+
+TEST(PlanFromExplicitBatchTilingTest, BatchBasicStructIsTheGoldensWords) {
+  // Word 17 packs mmadParam 0, l1BufferNum 4, l0cDB 2, ubDB 2 (0x02020400).
+  EXPECT_EQ(FusedAswtReluGolden().plan.data.RawWords(),
+            (std::vector<uint32_t>{32, 21, 9, 16559, 32,       16, 512, 32, 16, 256, 16559, 1, 1,
+                                   1,  1,  0, 0,     33686528, 0,  32,  1,  1,  0,   1804,  1}));
+}
+
+TEST(PlanFromExplicitBatchTilingTest, GoldensRoundTrip) {
+  for (const BatchCase& c : {MergeBatchGolden(), FusedAswtReluGolden()}) {
+    SCOPED_TRACE(c.plan.strategy);
+    tl::TilingDecision decision;
+    decision.plan = c.plan;
+    pb::TilingResponse wire;
+    DecisionToProto(decision, Chip950(), &wire);
+    absl::StatusOr<tl::TilingPlan> plan = PlanFromExplicitTiling(wire, c.problem, Chip950());
+    ASSERT_THAT(plan, IsOk());
+    EXPECT_EQ(plan->key.Encode(), c.plan.key.Encode());
+    EXPECT_EQ(plan->data.struct_name, c.plan.data.struct_name);
+    EXPECT_EQ(plan->data.RawWords(), c.plan.data.RawWords());
+    // Only the key's packed form: the layout follows the problem's op.
+    wire.clear_key();
+    EXPECT_THAT(PlanFromExplicitTiling(wire, c.problem, Chip950()), IsOk());
+  }
+}
+
+TEST(PlanFromExplicitBatchTilingTest, BatchStructFieldsAreChecked) {
+  BatchCase c = FusedAswtReluGolden();
+  tl::TilingDecision decision;
+  decision.plan = c.plan;
+  pb::TilingResponse wire;
+  DecisionToProto(decision, Chip950(), &wire);
+  pb::TilingResponse bad = wire;
+  SetField(bad, "batchDimAll", 1803);
+  EXPECT_THAT(PlanFromExplicitTiling(bad, c.problem, Chip950()),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("tiling.fields[batchDimAll]: 1803, but the C batches is 1804")));
+  bad = wire;
+  SetField(bad, "baseM", 40);
+  EXPECT_THAT(PlanFromExplicitTiling(bad, c.problem, Chip950()),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("tiling.fields[baseM]")));
+  bad = wire;
+  bad.mutable_key()->set_fused_op(pb::FUSED_OP_ADD);
+  bad.mutable_key()->clear_fused_op_name();
+  bad.set_tiling_key(0);
+  EXPECT_THAT(PlanFromExplicitTiling(bad, c.problem, Chip950()),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("tiling.key.fused_op")));
+  // A MatMulV3 problem keeps refusing batch models.
+  tl::MatmulProblem plain = c.problem;
+  plain.op = tl::MatmulOp::kMatMulV3;
+  plain.fused_op = tl::FusedOp::kNone;
+  plain.batch_a.clear();
+  plain.batch_b.clear();
+  bad = wire;
+  bad.mutable_key()->clear_fused_op();
+  bad.mutable_key()->clear_fused_op_name();
+  EXPECT_THAT(
+      PlanFromExplicitTiling(bad, plain, Chip950()),
+      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("but MatMulV3 kernels use 0")));
+}
+
+}  // namespace
+}  // namespace npu::server
