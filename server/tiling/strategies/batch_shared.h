@@ -1,6 +1,8 @@
 // Pieces shared by the batched strategies of BatchMatMulV3 and FusedMatMul:
 // the batch-shape tests CANN's batched strategies start with, the tiling key
-// in the op's own layout, and the serializer of BatchMatMulV3BasicTilingData.
+// in the op's own layout, and the base block of a batch too large for L0.
+// (BatchMatMulV3BasicTilingData is serialized by FillBatchBasicTilingData()
+// of block_heuristics.h.)
 //
 // One strategy object serves one op: the FusedMatMul variants of the
 // BatchMatMulV3 strategies (CANN's "..._INHERITED_FROM_BMMV3") run the same
@@ -103,8 +105,6 @@ inline KernelType CubeKernelType(const TilingKey& key) {
 void CutBatchBaseBlock(const MatmulProblem& problem, const ChipSpec& chip, uint64_t l0a_elem_bytes,
                        uint64_t l0b_elem_bytes, uint64_t& base_m, uint64_t& base_n,
                        uint64_t& base_k);
-
-// (FillBatchBasicTilingData(), the 25-word struct, is in block_heuristics.h.)
 
 }  // namespace npu::tiling
 
