@@ -366,6 +366,24 @@ class CubeSearch {
 
   L0Block l0_;
   L1Plan l1_plan_;
+  // Set when CANN's search would divide by zero (the host process dies with
+  // SIGFPE there); the search then reports failure instead.
+  mutable bool divides_by_zero_ = false;
+
+  int32_t Quot(int32_t a, int32_t b) const {
+    if (b == 0) {
+      divides_by_zero_ = true;
+      return 0;
+    }
+    return a / b;
+  }
+  int32_t Rem(int32_t a, int32_t b) const {
+    if (b == 0) {
+      divides_by_zero_ = true;
+      return 0;
+    }
+    return a % b;
+  }
 };
 
 absl::Status Fail(const std::string& why) {
@@ -791,13 +809,13 @@ enum L1Axis { kAxisKA = 0, kAxisKB = 1, kAxisMA = 2, kAxisNB = 3 };
 // CalL1MaxLen: how many units of `axis` fit `bytes` with the rest of the plan.
 int32_t CubeSearch::MaxL1Len(int32_t bytes, const L1Plan& p, int32_t align, int axis) const {
   int32_t len = 1;
-  if (axis == kAxisKA) len = bytes / (p.m_a * l0_.m * p.db_a * kFractalBytes);
-  if (axis == kAxisKB) len = bytes / (p.n_b * l0_.n * p.db_b * kFractalBytes);
+  if (axis == kAxisKA) len = Quot(bytes, p.m_a * l0_.m * p.db_a * kFractalBytes);
+  if (axis == kAxisKB) len = Quot(bytes, p.n_b * l0_.n * p.db_b * kFractalBytes);
   len = AlignDown32(len, align);
-  if (axis == kAxisMA) len = bytes / (Align32(p.k_a, align) * l0_.m * p.db_a * kFractalBytes);
+  if (axis == kAxisMA) len = Quot(bytes, Align32(p.k_a, align) * l0_.m * p.db_a * kFractalBytes);
   if (axis == kAxisNB) {
-    len = bytes / (Align32(p.k_b, align) * l0_.n * p.db_b * kFractalBytes +
-                   p.bias_times * l0_.n * kFractalBytes);
+    len = Quot(bytes, Align32(p.k_b, align) * l0_.n * p.db_b * kFractalBytes +
+                          p.bias_times * l0_.n * kFractalBytes);
   }
   return len;
 }
@@ -923,9 +941,9 @@ void CubeSearch::NeitherKSideBySide(int axis) {
     p.a_size = p.k_a * p.m_a * l0_.m * kFractalBytes * p.db_a;
     p.b_size = l1_ - p.a_size;
     if (b_fp32_) {
-      p.k_b = std::min((p.b_size - bias) / (p.n_b * l0_.n * kC0 * p.db_b * align_k), core_.k);
+      p.k_b = std::min(Quot(p.b_size - bias, p.n_b * l0_.n * kC0 * p.db_b * align_k), core_.k);
     } else {
-      p.k_b = std::min((p.b_size - bias) / (p.n_b * l0_.n * kC0 * p.db_b * kC0Bytes), core_.k);
+      p.k_b = std::min(Quot(p.b_size - bias, p.n_b * l0_.n * kC0 * p.db_b * kC0Bytes), core_.k);
     }
     p.b_times = std::max(std::min(p.k_b / l0_.k, p.max_k_b), 1);
     NearestFactor(p.all_times, p.b_times);
@@ -940,7 +958,7 @@ void CubeSearch::NeitherKSideBySide(int axis) {
     p.a_size = p.k_a * p.m_a * l0_.m * kFractalBytes * p.db_a;
   }
   p.b_size = l1_ - p.a_size;
-  p.k_b = std::min((p.b_size - bias) / (p.n_b * l0_.n * kC0 * p.db_b * kC0Bytes), core_.k);
+  p.k_b = std::min(Quot(p.b_size - bias, p.n_b * l0_.n * kC0 * p.db_b * kC0Bytes), core_.k);
   p.b_times = std::max(p.k_b / l0_.k, 1);
   NearestFactor(p.all_times, p.b_times);
   p.k_b = p.b_times * l0_.k;
@@ -1004,11 +1022,17 @@ void CubeSearch::NeitherK() {
     NeitherKTransposedA();
   }
   // One K slice must divide the other (and K) so the loops nest.
-  if (p.k_a > p.k_b && p.k_b != 0 && p.k_a % p.k_b != 0) {
-    while (p.k_a % p.k_b != 0 || (p.k_a != p.k_b && core_.k % p.k_a != 0)) --p.k_a;
+  if (p.k_a > p.k_b && Rem(p.k_a, p.k_b) != 0) {
+    while (!divides_by_zero_ &&
+           (Rem(p.k_a, p.k_b) != 0 || (p.k_a != p.k_b && Rem(core_.k, p.k_a) != 0))) {
+      --p.k_a;
+    }
   }
-  if (p.k_a < p.k_b && p.k_a != 0 && p.k_b % p.k_a != 0) {
-    while (p.k_b % p.k_a != 0 || (p.k_a != p.k_b && core_.k % p.k_b != 0)) --p.k_b;
+  if (p.k_a < p.k_b && Rem(p.k_b, p.k_a) != 0) {
+    while (!divides_by_zero_ &&
+           (Rem(p.k_b, p.k_a) != 0 || (p.k_a != p.k_b && Rem(core_.k, p.k_b) != 0))) {
+      --p.k_b;
+    }
   }
 }
 
@@ -1263,6 +1287,7 @@ absl::StatusOr<CubeTiling> CubeSearch::Run() {
   SearchL0();
   if (l0_.m == 0 || l0_.n == 0 || l0_.k == 0) return Fail("ml0/nl0/kl0 is zero");
   SearchL1();
+  if (divides_by_zero_) return Fail("CANN's L1 search divides by zero for this problem");
   return Finish();
 }
 
