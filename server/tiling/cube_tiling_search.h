@@ -108,6 +108,72 @@ inline constexpr int kCubeTilingWords = 50;
 // The 50 words of `tiling` in struct order.
 std::array<uint32_t, kCubeTilingWords> CubeTilingWords(const CubeTiling& tiling);
 
+// What a high-level BatchMatMulV3 strategy writes into BatchMatMulV3TilingData
+// next to and over the search's words (CANN's runInfo, batch info and args as
+// the two GetTilingDataProcess overloads for MatMulV3TilingData and
+// BatchMatMulV3TilingData read them, matmul_v3_base_tiling_advanced.h).
+// Defaults are CANN's runInfo defaults (matmul_v3_common_advanced.h).
+struct HighLevelBatchPlan {
+  // Over TCubeTiling's words.
+  uint32_t used_core_num = 1;
+  uint32_t single_core_m = 1;
+  uint32_t single_core_n = 1;
+  uint32_t single_core_k = 1;
+  uint32_t base_m = 1;
+  uint32_t base_n = 1;
+  uint32_t base_k = 1;
+  uint32_t depth_a1 = 1;
+  uint32_t depth_b1 = 1;
+  uint32_t step_m = 1;
+  uint32_t step_n = 1;
+  uint32_t step_ka = 1;
+  uint32_t step_kb = 1;
+  uint32_t iterate_order = 0;
+  uint32_t db_l0c = 0;
+  uint32_t iter_batch = 0;  // TCubeTiling's BatchNum and the struct's iterBatch
+  // MatMulV3TilingData's words.
+  uint32_t m_tail_cnt = 1;
+  uint32_t n_tail_cnt = 1;
+  uint32_t k_tail_cnt = 1;
+  uint32_t m_base_tail_split_cnt = 1;
+  uint32_t n_base_tail_split_cnt = 1;
+  uint32_t m_tail_main = 0;
+  uint32_t n_tail_main = 0;
+  uint32_t mmad_param = 0;  // 1 with hf32
+  // SetDisableL2cache(baseM * stepM, baseK * stepKa, baseK * stepKb, baseN * stepN).
+  uint32_t l2_cache_disable = 0;
+  uint32_t aic_num = 1;  // aswWindowLen derives from it
+  // Batch dims: products, and the four right-aligned slots (index i = CANN's
+  // batchX<i>).
+  uint32_t batch_a = 1;
+  uint32_t batch_b = 1;
+  uint32_t batch_c = 1;
+  uint32_t batch_bias = 1;
+  std::array<uint32_t, 4> a_dims{1, 1, 1, 1};
+  std::array<uint32_t, 4> b_dims{1, 1, 1, 1};
+  std::array<uint32_t, 4> c_dims{1, 1, 1, 1};
+  uint32_t batch_out_num = 1;
+  // M and N of the problem (after the merge of A's batch into M): mL1 and nL1
+  // are the per-load extents clipped to them.
+  uint64_t m = 0;
+  uint64_t n = 0;
+  uint32_t l1_buffer_num = 2;
+  uint32_t ub_db = 1;
+  // GetSliceInfo: baseM and 1 unless A is a sliced view.
+  uint32_t slice_m = 1;
+  uint32_t src_nd_stride = 1;
+  uint32_t inner_batch = 0;
+  uint32_t iter_batch_l1 = 1;
+  uint32_t iter_batch_l0 = 1;
+  uint32_t broadcast_axis_a = 4;
+  uint32_t broadcast_axis_b = 4;
+};
+
+// The 90-word BatchMatMulV3TilingData (HighLevelBatchField) of a high-level
+// strategy: `searched`'s TCubeTiling with `plan` written over it, then the
+// rest of the struct from `plan`.
+TilingData HighLevelBatchTilingData(const CubeTiling& searched, const HighLevelBatchPlan& plan);
+
 // Runs the search for `input` on `chip` (its cube-core count and its L1, L0C
 // and UB sizes). kFailedPrecondition, saying which check failed, when CANN's
 // GetTiling returns -1.
