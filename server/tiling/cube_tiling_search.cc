@@ -271,7 +271,9 @@ class CubeSearch {
     bias_bytes_ = has_bias_ ? BitsOf(*input.bias_dtype) / 8 : 4;  // unset type: fp32
     a_fp32_ = input.a_dtype == DataType::kFloat32;
     b_fp32_ = input.b_dtype == DataType::kFloat32;
+    a_nz_ = input.a_format == Format::kFractalNz;
     b_nz_ = input.b_format == Format::kFractalNz;
+    c_nz_ = input.c_format == Format::kFractalNz;
     reduce_ = kC0Bytes * 8 / a_bits_;
     m_ = static_cast<int32_t>(input.m);
     n_ = static_cast<int32_t>(input.n);
@@ -303,6 +305,12 @@ class CubeSearch {
   int32_t LoadSizeOfSplit(int32_t m_factor, int32_t n_factor, int32_t a_size, int32_t b_size,
                           int32_t ori_a, int32_t ori_b, int32_t k_bytes) const;
 
+  // CheckK0Align: an fp32 NZ operand whose K is the inner axis in NZ
+  // fractals (A transposed, B not) loads K in pairs of fractals.
+  bool NeedsEvenK() const {
+    return (a_fp32_ && a_nz_ && in_.trans_a) || (b_fp32_ && b_nz_ && !in_.trans_b);
+  }
+
   void SearchL0();
   void SearchL0Candidates(int32_t major_axis, L0Block& best);
   void ConsiderL0(int32_t k0, int32_t major, int32_t minor);
@@ -333,7 +341,9 @@ class CubeSearch {
   bool has_bias_ = false;
   bool a_fp32_ = false;
   bool b_fp32_ = false;
+  bool a_nz_ = false;  // A and C are ND for BatchMatMulV3; the rules are kept
   bool b_nz_ = false;
+  bool c_nz_ = false;
   int32_t reduce_ = 16;  // elements of K per fractal row
   int32_t m_ = 0;
   int32_t n_ = 0;
@@ -635,7 +645,7 @@ void CubeSearch::ConsiderL0(int32_t k0, int32_t major, int32_t minor) {
   const bool mte1_hidden = (mte1 < mad && l0_.update_using_mte1) || !l0_.update_using_mte1;
   const int32_t last_reduce = (a_fp32_ || b_fp32_) ? 8 : 16;
   const bool n_wide_enough = !(core_.n >= last_reduce && l0_.n < last_reduce);
-  const bool k_even = !(b_fp32_ && b_nz_ && !in_.trans_b) || l0_.k % 2 == 0;
+  const bool k_even = !NeedsEvenK() || l0_.k % 2 == 0;
   if ((first || less_load || more_mad || fewer_loops) && mte1_hidden && L0FitsL1() &&
       n_wide_enough && k_even) {
     l0_.final_m = l0_.m;
@@ -727,8 +737,7 @@ void CubeSearch::SearchL0Candidates(int32_t major_axis, L0Block& best) {
       SortDescendingUnique(k0s);
       for (int32_t k0 : k0s) {
         if (k0 == 0 || minor * k0 > minor_k || major * k0 > major_k) continue;
-        // fp32 B in NZ without transpose needs an even K block.
-        if (b_fp32_ && b_nz_ && !in_.trans_b && k0 == 1) k0 = 2;
+        if (NeedsEvenK() && k0 == 1) k0 = 2;
         if (a_fp32_) {
           // fp32 blocks that must be K-aligned to two fractals take more L0.
           const int32_t m_l0 = major_axis != 0 ? minor : major;
@@ -1140,7 +1149,7 @@ void CubeSearch::SearchL1() {
   auto one_slice = [&](int32_t k_slice) {
     return k_slice > 0 ? CeilDiv32(k_fractals, core_.k_dim * k_slice) == 1 : true;
   };
-  const bool nd = !b_nz_;
+  const bool nd = !a_nz_ && !b_nz_;
   const bool a_ok = p.a_full_load && (!nd || one_slice(a_full[0]));
   const bool b_ok = p.b_full_load && (!nd || one_slice(b_full[3]));
   const bool both_ok = p.both_full_load && (!nd || (one_slice(both[0]) && one_slice(both[3])));
@@ -1175,7 +1184,7 @@ absl::StatusOr<CubeTiling> CubeSearch::Finish() {
     // leaves every core some work.
     const int32_t a_align = kDataCopyAlignBytes / a_bits_ * 8;
     const int32_t b_align = kDataCopyAlignBytes / b_bits_ * 8;
-    const bool need_align = b_nz_;
+    const bool need_align = a_nz_ || b_nz_;
     const bool output_heavy = static_cast<int64_t>(single_n * single_m) * (2 * c_bits_) >
                               static_cast<int64_t>(single_n * single_k * a_bits_) +
                                   static_cast<int64_t>(single_m * single_k * b_bits_);
@@ -1186,9 +1195,9 @@ absl::StatusOr<CubeTiling> CubeSearch::Finish() {
       if (aligned >= CeilDiv32(shape, dim - 1)) return;
       out = aligned;
     };
-    align_single(need_align && (!in_.trans_b || output_heavy), n32_ * kC0, core_.n_dim, b_align,
-                 single_n);
-    align_single(need_align && in_.trans_a, m32_ * kC0, core_.m_dim, a_align, single_m);
+    align_single((need_align && (!in_.trans_b || output_heavy)) || c_nz_, n32_ * kC0, core_.n_dim,
+                 b_align, single_n);
+    align_single((need_align && in_.trans_a) || c_nz_, m32_ * kC0, core_.m_dim, a_align, single_m);
   }
   t.single_core_m = single_m;
   t.single_core_n = single_n;

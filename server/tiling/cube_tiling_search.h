@@ -9,13 +9,13 @@
 // (impl/adv_api/tiling/matmul/matmul_tiling_algorithm.cpp, Process()). The
 // search can fail, and then the strategy fails; on success it fills the
 // 50-word TCubeTiling that heads BatchMatMulV3TilingData, most of which the
-// strategy then overwrites with its own plan (see FillBatchTilingData in
-// tiling_data.h).
+// strategy then overwrites with its own plan (HighLevelBatchTilingData below).
 //
 // Only the part of the search these callers reach is reproduced: inputs in
-// GM, A and C in ND, B in ND or FRACTAL_NZ, fp16/bf16/fp32, an optional bias,
-// several cores, no fixed split, no single-core shape, no batch layout, no
-// split K, no sparse/MX/int8 data and no N-buffer schedule.
+// GM, in ND or FRACTAL_NZ (BatchMatMulV3 passes A and C in ND),
+// fp16/bf16/fp32, an optional bias, any core count; no fixed split, no
+// single-core shape, no batch layout, no split K, no sparse/MX/int8 data, no
+// L1-resident (TSCM) inputs and no N-buffer schedule.
 #ifndef NPU_SERVER_TILING_CUBE_TILING_SEARCH_H_
 #define NPU_SERVER_TILING_CUBE_TILING_SEARCH_H_
 
