@@ -3,6 +3,8 @@
 // fit check) per iteration, with no cache in front of it. The benchmarks
 // take an argument: 1 formats the trace and the plan's detail (a FULL
 // answer, or one with the trace), 0 does not (what a COMPACT answer needs).
+// MatMulV3 runs on the golden shapes and a grid; BatchMatMulV3 and
+// FusedMatMul on problems that reach each of their batched strategies.
 //
 //   build/bin/tiling_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
 #include <benchmark/benchmark.h>
@@ -53,6 +55,65 @@ std::vector<Workload> SweepWorkloads() {
   return out;
 }
 
+MatmulProblem BatchedProblem(MatmulOp op, int64_t m, int64_t n, int64_t k,
+                             std::vector<int64_t> batch_a, std::vector<int64_t> batch_b,
+                             DataType dtype = DataType::kFloat16) {
+  MatmulProblem p;
+  p.op = op;
+  p.m = m;
+  p.n = n;
+  p.k = k;
+  p.dtype_a = p.dtype_b = p.dtype_c = p.dtype_bias = dtype;
+  p.batch_a = std::move(batch_a);
+  p.batch_b = std::move(batch_b);
+  return p;
+}
+
+// BatchMatMulV3 problems that reach each of its batched strategies the
+// engine can tile (vector outer products, Stream-K, merged and iterated
+// batches, A / B resident, the swizzled fallback), and a grid of equal
+// batches.
+std::vector<Workload> BatchMatMulWorkloads() {
+  const ChipSpec chip = *FindPlatform(kDefaultPlatform);
+  constexpr MatmulOp kOp = MatmulOp::kBatchMatMulV3;
+  std::vector<Workload> out = {
+      {BatchedProblem(kOp, 20, 300, 1, {1000}, {1000}), chip},
+      {BatchedProblem(kOp, 1536, 200, 16384, {2}, {2}), chip},
+      {BatchedProblem(kOp, 4, 16, 64, {128}, {128}), chip},
+      {BatchedProblem(kOp, 64, 64, 64, {40, 40}, {40, 40}), chip},
+      {BatchedProblem(kOp, 64, 2000, 64, {1}, {300}), chip},
+      {BatchedProblem(kOp, 3000, 100, 512, {4, 300}, {}), chip},
+      {BatchedProblem(kOp, 100, 300, 4096, {3}, {3}, DataType::kFloat32), chip},
+  };
+  for (int64_t batch : {2, 48, 1200}) {
+    for (int64_t mn : {16, 150, 1024}) {
+      for (int64_t k : {32, 700, 8192}) {
+        out.push_back({BatchedProblem(kOp, mn, mn + 32, k, {batch}, {batch}), chip});
+      }
+    }
+  }
+  return out;
+}
+
+// FusedMatMul problems on its batched strategies, with each epilogue.
+std::vector<Workload> FusedMatMulWorkloads() {
+  const ChipSpec chip = *FindPlatform(kDefaultPlatform);
+  constexpr MatmulOp kOp = MatmulOp::kFusedMatMul;
+  std::vector<Workload> out;
+  const FusedOp ops[] = {FusedOp::kNone, FusedOp::kRelu, FusedOp::kAdd, FusedOp::kMul};
+  for (FusedOp op : ops) {
+    for (MatmulProblem p : {BatchedProblem(kOp, 1536, 200, 16384, {2}, {2}),
+                            BatchedProblem(kOp, 8, 64, 64, {256}, {256}),
+                            BatchedProblem(kOp, 32, 32, 32, {1200}, {1200}),
+                            BatchedProblem(kOp, 16, 4096, 16, {1}, {1}),
+                            BatchedProblem(kOp, 300, 500, 700, {3}, {3})}) {
+      p.fused_op = op;
+      out.push_back({p, chip});
+    }
+  }
+  return out;
+}
+
 DecideOptions OptionsOf(const benchmark::State& state) {
   DecideOptions options;
   options.explain = state.range(0) != 0;  // the trace and the plan's detail
@@ -86,6 +147,18 @@ void BM_DecideSweep(benchmark::State& state) {
   RunDecisions(state, workloads);
 }
 BENCHMARK(BM_DecideSweep)->ArgName("explain")->Arg(1)->Arg(0);
+
+void BM_DecideBatchMatMul(benchmark::State& state) {
+  static const std::vector<Workload> workloads = BatchMatMulWorkloads();
+  RunDecisions(state, workloads);
+}
+BENCHMARK(BM_DecideBatchMatMul)->ArgName("explain")->Arg(1)->Arg(0);
+
+void BM_DecideFusedMatMul(benchmark::State& state) {
+  static const std::vector<Workload> workloads = FusedMatMulWorkloads();
+  RunDecisions(state, workloads);
+}
+BENCHMARK(BM_DecideFusedMatMul)->ArgName("explain")->Arg(1)->Arg(0);
 
 // Median over shapes of the per-shape decision time: every iteration times
 // each shape of the set separately (kRepeats decisions, averaged) and reports
@@ -124,6 +197,18 @@ void BM_MedianOverSweepShapes(benchmark::State& state) {
   MedianOverShapes(state, workloads);
 }
 BENCHMARK(BM_MedianOverSweepShapes)->ArgName("explain")->Arg(1)->Arg(0)->Iterations(3);
+
+void BM_MedianOverBatchMatMulShapes(benchmark::State& state) {
+  static const std::vector<Workload> workloads = BatchMatMulWorkloads();
+  MedianOverShapes(state, workloads);
+}
+BENCHMARK(BM_MedianOverBatchMatMulShapes)->ArgName("explain")->Arg(1)->Arg(0)->Iterations(20);
+
+void BM_MedianOverFusedMatMulShapes(benchmark::State& state) {
+  static const std::vector<Workload> workloads = FusedMatMulWorkloads();
+  MedianOverShapes(state, workloads);
+}
+BENCHMARK(BM_MedianOverFusedMatMulShapes)->ArgName("explain")->Arg(1)->Arg(0)->Iterations(20);
 
 }  // namespace
 }  // namespace npu::tiling

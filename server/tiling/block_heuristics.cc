@@ -45,9 +45,12 @@ uint64_t MaxBaseWithLimit(const MatmulProblem& problem, const ProblemFacts& fact
     max_block = std::min(max_block, chip.bt_bytes / kDoubleBuffer / kFp32Bytes);
   }
   // With K as the inner axis an L1 stage must cover 256 (memory bound) or
-  // 512 bytes of K.
+  // 512 bytes of K; CANN's batched ops always use 512 bytes
+  // (matmul/mat_mul_v3/op_host/op_tiling/arch35/matmul_v3_tiling_helper.cpp,
+  // GetMaxBaseWithLimit: the unit depends on batchInfo being set).
+  const bool k_unit_256 = memory_bound && !facts.batch_context;
   const uint64_t k_align_unit =
-      KIsInnerAxis(problem) ? (memory_bound ? 256 : 512) / facts.a_bytes : kBlock16;
+      KIsInnerAxis(problem) ? (k_unit_256 ? 256 : 512) / facts.a_bytes : kBlock16;
   const uint64_t max_with_k_inner =
       chip.l1_bytes / (2 * kDoubleBuffer * facts.a_bytes * std::min(k_align_unit, k_aligned));
   max_block = std::min(max_block, max_with_k_inner);
@@ -57,18 +60,23 @@ uint64_t MaxBaseWithLimit(const MatmulProblem& problem, const ProblemFacts& fact
 }
 
 // Fraction of the cores' time spent on useful blocks when the last round is
-// re-split into square-ish pieces.
+// re-split into square-ish pieces. In the batch context every batch of A
+// adds its blocks to the rounds and the tail is never re-split (CANN's
+// GetBalanceRateWithTail, matmul_v3_tiling_helper.cpp).
 double BalanceRateWithTail(const ProblemFacts& facts, uint64_t used_cores, uint64_t base_m,
                            uint64_t base_n, uint64_t m_blocks) {
-  const uint64_t total_rounds = m_blocks * CeilDiv(facts.n, base_n);
+  const uint64_t batch = facts.batch_context ? facts.batch_a : 1;
+  const uint64_t total_rounds = batch * m_blocks * CeilDiv(facts.n, base_n);
   const uint64_t main_rounds = CeilDiv(total_rounds, used_cores) - 1;
   const uint64_t tail_split = FloorDiv(used_cores, total_rounds - used_cores * main_rounds);
   if (facts.m <= kBlock16) base_m = facts.m;
   if (facts.n <= kBlock16) base_n = facts.n;
-  const double work_per_core = static_cast<double>(facts.m) * facts.n / used_cores;
-  if (main_rounds == 0 || FloorDiv(base_m * base_n, tail_split) < kMinTailPieceElements) {
+  if (main_rounds == 0 || FloorDiv(base_m * base_n, tail_split) < kMinTailPieceElements ||
+      facts.batch_context) {
+    const double work_per_core = static_cast<double>(batch) * facts.m * facts.n / used_cores;
     return work_per_core / static_cast<double>((main_rounds + 1) * base_m * base_n);
   }
+  const double work_per_core = static_cast<double>(facts.m) * facts.n / used_cores;
   const uint64_t split_root = static_cast<uint64_t>(std::sqrt(static_cast<double>(tail_split)));
   const uint64_t offset = FloorDiv(tail_split - split_root * split_root, split_root) + 1;
   const double tail_round = 1.0 / static_cast<double>(split_root * (split_root + offset - 1));
@@ -167,8 +175,11 @@ double CubeBoundEdge(const ProblemFacts& facts, const ChipSpec& chip, const Roof
   const double m = static_cast<double>(facts.m);
   const double n = static_cast<double>(facts.n);
   const double cmr = (m + n) / (m * n);
+  // Every batch of A reads its own operands through L2.
+  const uint64_t batch = facts.batch_context ? facts.batch_a : 1;
   const double l2_usage = std::max(
-      static_cast<double>((facts.m + facts.n) * facts.k * facts.a_bytes) / chip.l2_bytes, 1.0);
+      static_cast<double>(batch * (facts.m + facts.n) * facts.k * facts.a_bytes) / chip.l2_bytes,
+      1.0);
   return (roof.l2_bw / roof.compute) + l2_usage * (1 - roof.l2_bw / roof.hbm_bw) * cmr -
          (1 + roof.l2_bw / roof.hbm_bw) / static_cast<double>(facts.k);
 }
@@ -291,7 +302,8 @@ void FinishBlock(const MatmulProblem& problem, const ProblemFacts& facts, const 
   state.base_m = std::min(CeilAlign(facts.m, kBlock16), state.base_m);
   state.base_n = std::min(CeilAlign(facts.n, kBlock16), state.base_n);
   ChooseBaseK(problem, facts, chip, state);
-  const uint64_t blocks = CeilDiv(facts.m, state.base_m) * CeilDiv(facts.n, state.base_n);
+  const uint64_t batch = facts.batch_context ? facts.batch_a : 1;
+  const uint64_t blocks = batch * CeilDiv(facts.m, state.base_m) * CeilDiv(facts.n, state.base_n);
   state.used_core_num = std::min(blocks, state.used_core_num);
   const uint64_t out_bytes = state.base_m * state.base_n * kFp32Bytes;
   state.l0c_db = L0cDoubleBuffer(chip, state.base_m, state.base_n);
@@ -392,9 +404,6 @@ void LimitBaseNForBias(const MatmulProblem& problem, const ChipSpec& chip, CubeR
   }
 }
 
-namespace {
-
-// CANN's L2CacheMode: which inputs bypass L2 because each byte is read once.
 uint64_t L2CacheDisableMode(const MatmulProblem& problem, const ProblemFacts& facts,
                             const ChipSpec& chip, const CubeRunState& state, uint64_t m_l1,
                             uint64_t k_l1, uint64_t n_l1) {
@@ -402,9 +411,12 @@ uint64_t L2CacheDisableMode(const MatmulProblem& problem, const ProblemFacts& fa
   const uint64_t inner_b = problem.trans_b ? facts.k : facts.n;
   const bool a_cut_aligned = (problem.trans_a ? m_l1 : k_l1) * facts.a_bytes % 128 == 0;
   const bool b_cut_aligned = (problem.trans_b ? k_l1 : n_l1) * facts.b_bytes % 128 == 0;
-  const uint64_t total_bytes = facts.m * facts.n * facts.c_bytes +
-                               facts.m * facts.k * facts.a_bytes +
-                               facts.k * facts.n * facts.b_bytes;
+  // In the batch context every batch of each tensor counts
+  // (SetDisableL2cache, matmul_v3_base_tiling_advanced.h).
+  const bool batched = facts.batch_context;
+  const uint64_t total_bytes = facts.m * facts.n * facts.c_bytes * (batched ? facts.batch_c : 1) +
+                               facts.m * facts.k * facts.a_bytes * (batched ? facts.batch_a : 1) +
+                               facts.k * facts.n * facts.b_bytes * (batched ? facts.batch_b : 1);
   if (total_bytes < chip.l2_bytes) return 0;
   const bool a_once = state.base_n >= facts.n && state.tail_n_cnt <= 1 &&
                       inner_a * facts.a_bytes % 128 == 0 && a_cut_aligned;
@@ -412,8 +424,6 @@ uint64_t L2CacheDisableMode(const MatmulProblem& problem, const ProblemFacts& fa
                       inner_b * facts.b_bytes % 128 == 0 && b_cut_aligned;
   return (a_once ? 1 : 0) | (b_once ? 2 : 0);
 }
-
-}  // namespace
 
 void FillBasicTilingData(const MatmulProblem& problem, const ProblemFacts& facts,
                          const ChipSpec& chip, const CubeRunState& state, TilingPlan& plan) {

@@ -118,6 +118,15 @@ void SplitTailRoundAlong(const MatmulProblem& problem, const ProblemFacts& facts
 // Applies the bias-table limit on base_n that every cube plan gets last.
 void LimitBaseNForBias(const MatmulProblem& problem, const ChipSpec& chip, CubeRunState& state);
 
+// CANN's L2CacheMode (SetDisableL2cache, matmul_v3_base_tiling_advanced.h):
+// bit 0 when A, bit 1 when B is read exactly once and may bypass L2. Only
+// when all tensors together exceed L2; in the batch context every batch of
+// A, B and C counts. `m_l1`, `k_l1` and `n_l1` are the L1 cut of the
+// plan; the state gives the base blocks and tail counts.
+uint64_t L2CacheDisableMode(const MatmulProblem& problem, const ProblemFacts& facts,
+                            const ChipSpec& chip, const CubeRunState& state, uint64_t m_l1,
+                            uint64_t k_l1, uint64_t n_l1);
+
 // Serializes MatMulV3BasicTilingData (field names and order as CANN's kernel
 // reads them) and fills the typed BlockTiling of `plan`.
 void FillBasicTilingData(const MatmulProblem& problem, const ProblemFacts& facts,

@@ -3,6 +3,13 @@
 #include <cassert>
 #include <memory>
 
+#include "server/tiling/strategies/batch_data_parallel.h"
+#include "server/tiling/strategies/batch_full_load.h"
+#include "server/tiling/strategies/batch_iterate.h"
+#include "server/tiling/strategies/batch_merge.h"
+#include "server/tiling/strategies/batch_searched.h"
+#include "server/tiling/strategies/batch_stream_k.h"
+#include "server/tiling/strategies/batch_to_vector_mul.h"
 #include "server/tiling/strategies/stream_k.h"
 #include "server/tiling/strategies/swizzled_data_parallel.h"
 #include "server/tiling/strategies/vector_mul.h"
@@ -18,6 +25,28 @@ void RegisterBuiltinStrategies(StrategyRegistry& registry) {
   status.Update(registry.Add(std::make_unique<VectorMultiMulStrategy>()));
   status.Update(registry.Add(std::make_unique<StreamKStrategy>()));
   status.Update(registry.Add(std::make_unique<SwizzledDataParallelStrategy>()));  // fallback
+  // BatchMatMulV3 #2..#11 and FusedMatMul #2..#7 (batch_matmul_v3_tiling_strategy.h and
+  // fused_matmul_builtin_tiling_strategy.h, DAV_3510 order).
+  constexpr MatmulOp kBmm = MatmulOp::kBatchMatMulV3;
+  status.Update(registry.Add(std::make_unique<BatchToVectorMulStrategy>(), kBmm));
+  status.Update(registry.Add(std::make_unique<BatchStreamKStrategy>(kBmm), kBmm));
+  status.Update(registry.Add(std::make_unique<BatchMergeStrategy>(kBmm), kBmm));
+  status.Update(registry.Add(std::make_unique<BatchIterateBroadcastStrategy>(), kBmm));
+  status.Update(registry.Add(std::make_unique<BatchIterateStrategy>(kBmm), kBmm));
+  status.Update(registry.Add(std::make_unique<BatchIterateSearchedStrategy>(), kBmm));
+  status.Update(registry.Add(std::make_unique<BatchFullLoadStrategy>(kBmm, FullLoad::kA), kBmm));
+  status.Update(registry.Add(std::make_unique<BatchFullLoadStrategy>(kBmm, FullLoad::kB), kBmm));
+  status.Update(registry.Add(std::make_unique<BatchDataParallelStrategy>(kBmm), kBmm));
+  status.Update(registry.Add(std::make_unique<BatchSearchedFallbackStrategy>(), kBmm));
+  constexpr MatmulOp kFused = MatmulOp::kFusedMatMul;
+  status.Update(registry.Add(std::make_unique<BatchStreamKStrategy>(kFused), kFused));
+  status.Update(registry.Add(std::make_unique<BatchMergeStrategy>(kFused), kFused));
+  status.Update(registry.Add(std::make_unique<BatchIterateStrategy>(kFused), kFused));
+  status.Update(
+      registry.Add(std::make_unique<BatchFullLoadStrategy>(kFused, FullLoad::kA), kFused));
+  status.Update(
+      registry.Add(std::make_unique<BatchFullLoadStrategy>(kFused, FullLoad::kB), kFused));
+  status.Update(registry.Add(std::make_unique<BatchDataParallelStrategy>(kFused), kFused));
   assert(status.ok() && "built-in strategy names are unique");
   (void)status;
 }

@@ -120,6 +120,7 @@ absl::StatusOr<TilingDecision> StrategyRegistry::Decide(const MatmulProblem& pro
   }
   // Always: a chip can be valid and still not one CANN's tiling covers.
   RETURN_IF_ERROR(ValidateTilingArch(chip));
+  RETURN_IF_ERROR(ValidateProblemForChip(problem, chip));
   const bool forced = !options.forced_strategy.empty();
   const std::vector<std::unique_ptr<Strategy>>& list = ListOf(problem.op);
   // MatMulV3's capable strategies never fail (see the class comment).

@@ -1,8 +1,12 @@
 #include "server/tiling/validate.h"
 
+#include <algorithm>
+#include <array>
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -111,9 +115,262 @@ absl::Status CheckSlice(const MatmulProblem& p) {
   return absl::OkStatus();
 }
 
+// CANN keeps up to four batch dims per operand (ranks up to 6).
+constexpr size_t kMaxBatchDims = 4;
+
+std::string DimsText(const std::vector<int64_t>& dims) {
+  return absl::StrCat("[", absl::StrJoin(dims, ", "), "]");
+}
+
+// A field that only some operators read; refusing it elsewhere keeps a
+// request from meaning something the tiling silently ignores.
+absl::Status OnlyFor(std::string_view field, std::string_view ops, const MatmulProblem& p) {
+  return Invalid(absl::StrCat("field ", std::string(field), " is only valid for ", std::string(ops),
+                              ", not for ", std::string(MatmulOpName(p.op))));
+}
+
+absl::Status CheckFieldsOfOp(const MatmulProblem& p) {
+  if (p.op != MatmulOp::kMatMulV3) {
+    if (p.a_slice.enabled) return OnlyFor("a_slice", "MatMulV3", p);
+    if (p.force_grp_acc_fp32) return OnlyFor("force_grp_acc_fp32", "MatMulV3", p);
+  }
+  if (p.op == MatmulOp::kMatMulV3) {
+    constexpr std::string_view kBatchedOps = "BatchMatMulV3 and FusedMatMul";
+    if (!p.batch_a.empty()) return OnlyFor("batch_a", kBatchedOps, p);
+    if (!p.batch_b.empty()) return OnlyFor("batch_b", kBatchedOps, p);
+    if (!p.batch_c.empty()) return OnlyFor("batch_c", kBatchedOps, p);
+    if (!p.batch_bias.empty()) return OnlyFor("batch_bias", "BatchMatMulV3", p);
+    if (p.a_batch_interleaved) return OnlyFor("a_batch_interleaved", kBatchedOps, p);
+    if (p.b_batch_interleaved) return OnlyFor("b_batch_interleaved", kBatchedOps, p);
+  }
+  if (p.op != MatmulOp::kFusedMatMul) {
+    if (p.fused_op != FusedOp::kNone) return OnlyFor("fused_op", "FusedMatMul", p);
+    if (!p.x3_shape.empty()) return OnlyFor("x3_shape", "FusedMatMul", p);
+    if (p.inner_precise != 0) return OnlyFor("inner_precise", "FusedMatMul", p);
+  } else {
+    // FusedMatMul reads no offset_x attribute (fused_matmul_common.h).
+    if (p.avoid_tensor_api) return OnlyFor("avoid_tensor_api", "MatMulV3 and BatchMatMulV3", p);
+    // Its bias has rank <= 2 (ValidateBias, fused_matmul_builtin_tiling.cpp).
+    if (!p.batch_bias.empty()) {
+      return Invalid("field batch_bias is not valid for FusedMatMul: its bias has rank <= 2");
+    }
+  }
+  return absl::OkStatus();
+}
+
+// CANN's four batch slots of `dims`, right-aligned (slot 3 innermost).
+std::array<int64_t, kMaxBatchDims> Slots(const std::vector<int64_t>& dims) {
+  std::array<int64_t, kMaxBatchDims> slots{1, 1, 1, 1};
+  for (size_t i = 0; i < dims.size() && i < kMaxBatchDims; ++i) {
+    slots[kMaxBatchDims - 1 - i] = dims[dims.size() - 1 - i];
+  }
+  return slots;
+}
+
+int64_t SlotProduct(const std::array<int64_t, kMaxBatchDims>& slots) {
+  int64_t product = 1;
+  for (int64_t slot : slots) product *= slot;  // bounded by CheckBatchList
+  return product;
+}
+
+// At most four dims, each in [1, kMaxDim], with a product that stays in
+// [1, kMaxDim] (checked step by step, so it cannot overflow).
+absl::Status CheckBatchList(std::string_view field, const std::vector<int64_t>& dims) {
+  if (dims.size() > kMaxBatchDims) {
+    return Invalid(absl::StrCat("field ", std::string(field), "=", DimsText(dims), " has ",
+                                dims.size(), " dims; at most ", kMaxBatchDims,
+                                " batch dims are supported (operand rank <= 6)"));
+  }
+  int64_t product = 1;
+  for (int64_t d : dims) {
+    if (d < 1 || d > kMaxDim) {
+      return Invalid(absl::StrCat("field ", std::string(field), "=", DimsText(dims),
+                                  " has a dim outside [1, ", kMaxDim, "]"));
+    }
+    if (product > kMaxDim / d) {
+      return Invalid(absl::StrCat("field ", std::string(field), "=", DimsText(dims),
+                                  ": the product of the batch dims exceeds ", kMaxDim));
+    }
+    product *= d;
+  }
+  return absl::OkStatus();
+}
+
+// The batch rules of BatchMatMulV3 (ExtractMatrixBatchInfo,
+// ValidateMatrixBatchInfo, MergeBatchAndMAxis and ValidateOptionalBatchInfo,
+// matmul/batch_mat_mul_v3/op_host/op_tiling/arch35/batch_matmul_v3_tiling_advanced.cpp),
+// which FusedMatMul inherits.
+absl::Status CheckBatches(const MatmulProblem& p) {
+  if (auto s = CheckBatchList("batch_a", p.batch_a); !s.ok()) return s;
+  if (auto s = CheckBatchList("batch_b", p.batch_b); !s.ok()) return s;
+  if (auto s = CheckBatchList("batch_c", p.batch_c); !s.ok()) return s;
+  if (auto s = CheckBatchList("batch_bias", p.batch_bias); !s.ok()) return s;
+  std::array<int64_t, kMaxBatchDims> a = Slots(p.batch_a);
+  const std::array<int64_t, kMaxBatchDims> b = Slots(p.batch_b);
+  std::array<int64_t, kMaxBatchDims> broadcast{};
+  for (size_t i = 0; i < kMaxBatchDims; ++i) broadcast[i] = std::max(a[i], b[i]);
+  std::array<int64_t, kMaxBatchDims> c = p.batch_c.empty() ? broadcast : Slots(p.batch_c);
+  // An unbatched B times a row-major A is one matmul of batch_a * m rows:
+  // CANN merges A's batch into M before the broadcast check.
+  if (SlotProduct(b) == 1 && !p.trans_a && SlotProduct(a) > 1) {
+    if (p.m > kMaxDim / SlotProduct(a)) {
+      return Invalid(absl::StrCat("fields m=", p.m, " and batch_a=", DimsText(p.batch_a),
+                                  ": merging A's batch into M (B is unbatched) gives more than ",
+                                  kMaxDim, " rows"));
+    }
+  }
+  for (size_t i = 0; i < kMaxBatchDims; ++i) {
+    if (a[i] != b[i] && a[i] != 1 && b[i] != 1) {
+      return Invalid(absl::StrCat("fields batch_a=", DimsText(p.batch_a),
+                                  " and batch_b=", DimsText(p.batch_b),
+                                  " break the broadcast rule: aligned batch dims must be equal "
+                                  "or one of them 1"));
+    }
+  }
+  if (!p.batch_c.empty() && c != broadcast) {
+    return Invalid(absl::StrCat("field batch_c=", DimsText(p.batch_c),
+                                " must be the broadcast of batch_a=", DimsText(p.batch_a),
+                                " and batch_b=", DimsText(p.batch_b)));
+  }
+  if (p.a_batch_interleaved && p.batch_a.size() != 1) {
+    return Invalid(
+        absl::StrCat("field a_batch_interleaved needs a 3-D A (one batch dim), got batch_a=",
+                     DimsText(p.batch_a)));
+  }
+  if (p.b_batch_interleaved && p.batch_b.size() != 1) {
+    return Invalid(
+        absl::StrCat("field b_batch_interleaved needs a 3-D B (one batch dim), got batch_b=",
+                     DimsText(p.batch_b)));
+  }
+  if (p.batch_bias.empty()) return absl::OkStatus();
+  if (!p.has_bias) return Invalid("field batch_bias needs has_bias=true");
+  if (SlotProduct(b) == 1 && !p.trans_a) {  // the merge above: A and C lose their batch
+    a = {1, 1, 1, 1};
+    c = {1, 1, 1, 1};
+  }
+  if (a != b) {
+    return Invalid(absl::StrCat(
+        "field batch_bias: a batched bias needs identical batch dims of A and B, got batch_a=",
+        DimsText(p.batch_a), " and batch_b=", DimsText(p.batch_b)));
+  }
+  if (Slots(p.batch_bias) != c) {
+    return Invalid(absl::StrCat("field batch_bias=", DimsText(p.batch_bias),
+                                " must equal the output's batch dims"));
+  }
+  return absl::OkStatus();
+}
+
+// FusedMatMul's exact (x1, x2, y, bias) dtype tuples on DAV_3510
+// (DTYPE_LIST_*_DAV_3510, fused_matmul_builtin_tiling.cpp); x3 always has
+// the inputs' dtype here.
+bool FusedDtypesSupported(const MatmulProblem& p) {
+  const DataType in = p.dtype_a;
+  if (p.dtype_b != in) return false;
+  const bool sixteen = in == DataType::kFloat16 || in == DataType::kBFloat16;
+  switch (p.fused_op) {
+    case FusedOp::kGeluErf:
+    case FusedOp::kGeluTanh:
+      return sixteen && p.dtype_c == in && !p.has_bias;
+    case FusedOp::kCast16To32:
+      if (!sixteen || p.dtype_c != DataType::kFloat32) return false;
+      return !p.has_bias || p.dtype_bias == in || p.dtype_bias == DataType::kFloat32;
+    case FusedOp::kNone:
+    case FusedOp::kRelu:
+    case FusedOp::kAdd:
+    case FusedOp::kMul:
+      if (p.dtype_c != in) return false;
+      return !p.has_bias || p.dtype_bias == in || p.dtype_bias == DataType::kFloat32;
+  }
+  return false;
+}
+
+bool IsGelu(FusedOp op) { return op == FusedOp::kGeluErf || op == FusedOp::kGeluTanh; }
+bool IsAddOrMul(FusedOp op) { return op == FusedOp::kAdd || op == FusedOp::kMul; }
+
+// FusedMatMul's own input rules (ValidateOpSpecific, ValidateBias,
+// ValidateMatrixBatchInfo and ValidateOptionalBatchInfo of
+// matmul/fused_mat_mul/op_host/op_tiling/arch35/fused_matmul_builtin_tiling.cpp).
+absl::Status CheckFused(const MatmulProblem& p) {
+  const std::string op(FusedOpName(p.fused_op));
+  if (p.inner_precise != 0 && p.inner_precise != 1) {
+    return Invalid(absl::StrCat("field inner_precise=", p.inner_precise,
+                                " must be 0 (high precision) or 1 (high performance)"));
+  }
+  if (IsGelu(p.fused_op)) {
+    if (!p.batch_a.empty() || !p.batch_b.empty() || !p.batch_c.empty()) {
+      return Invalid(absl::StrCat("fields batch_a/batch_b/batch_c must be empty for fused_op ", op,
+                                  ": x1, x2 and y must be 2-D"));
+    }
+    if (p.has_bias) return Invalid(absl::StrCat("field has_bias: fused_op ", op, " takes no bias"));
+  }
+  if (IsAddOrMul(p.fused_op)) {
+    if (p.format_b != Format::kNd) {
+      return Invalid(
+          absl::StrCat("field format_b must be ND for fused_op ", op, " (x1, x2 and x3 are ND)"));
+    }
+    const std::vector<int64_t>& x3 = p.x3_shape;
+    if (!x3.empty()) {
+      if (x3.size() < 2 || x3.size() > 3) {
+        return Invalid(absl::StrCat("field x3_shape=", DimsText(x3), " must have 2 or 3 dims"));
+      }
+      if (x3[x3.size() - 2] != p.m || x3[x3.size() - 1] != p.n) {
+        return Invalid(absl::StrCat("field x3_shape=", DimsText(x3), " must end in [m, n] = [", p.m,
+                                    ", ", p.n, "]"));
+      }
+    }
+  } else if (!p.x3_shape.empty()) {
+    return Invalid(absl::StrCat("field x3_shape is only read by fused_op add and mul, not ",
+                                op.empty() ? "\"\"" : op));
+  }
+  if (!FusedDtypesSupported(p)) {
+    return Invalid(absl::StrCat(
+        "fields dtype_a/dtype_b/dtype_c", p.has_bias ? "/dtype_bias" : "", " = ",
+        std::string(DataTypeName(p.dtype_a)), "/", std::string(DataTypeName(p.dtype_b)), "/",
+        std::string(DataTypeName(p.dtype_c)),
+        p.has_bias ? absl::StrCat("/", std::string(DataTypeName(p.dtype_bias))) : "",
+        " are unsupported for FusedMatMul fused_op ", op.empty() ? "\"\"" : op,
+        ": A, B and C share float16, bfloat16 or float32 (16cast32: float16/bfloat16 in, float32 "
+        "out; gelu: 16-bit only, no bias); bias is A's dtype or float32"));
+  }
+  // DAV_3510 has no batch broadcast for FusedMatMul: x1 and x2 have the
+  // same rank and the same batch dims.
+  if (p.batch_a != p.batch_b) {
+    return Invalid(absl::StrCat("fields batch_a=", DimsText(p.batch_a),
+                                " and batch_b=", DimsText(p.batch_b),
+                                " differ: FusedMatMul on DAV_3510 has no batch broadcast"));
+  }
+  return absl::OkStatus();
+}
+
+// x3's batch dim of add/mul must be 1 or the output's batch count.
+absl::Status CheckX3Batch(const MatmulProblem& p) {
+  if (!IsAddOrMul(p.fused_op) || p.x3_shape.size() != 3) return absl::OkStatus();
+  std::array<int64_t, kMaxBatchDims> c = Slots(p.batch_c.empty() ? p.batch_a : p.batch_c);
+  if (SlotProduct(Slots(p.batch_b)) == 1 && !p.trans_a) c = {1, 1, 1, 1};  // merged into M
+  const int64_t batch_c = SlotProduct(c);
+  if (p.x3_shape[0] != 1 && p.x3_shape[0] != batch_c) {
+    return Invalid(absl::StrCat("field x3_shape=", DimsText(p.x3_shape),
+                                ": its batch dim must be 1 or the output's batch count ", batch_c));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
+absl::Status ValidateProblemForChip(const MatmulProblem& p, const ChipSpec& chip) {
+  // The add / mul epilogue runs on two AIV cores per AIC
+  // (ValidateOpSpecific, fused_matmul_builtin_tiling.cpp).
+  if (p.op == MatmulOp::kFusedMatMul && IsAddOrMul(p.fused_op) &&
+      chip.aiv_num != 2 * chip.aic_num) {
+    return Invalid(absl::StrCat("field fused_op ", std::string(FusedOpName(p.fused_op)),
+                                " needs aiv_num == 2 * aic_num on the platform; got aiv_num=",
+                                chip.aiv_num, ", aic_num=", chip.aic_num));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ValidateProblem(const MatmulProblem& p) {
+  if (auto s = CheckFieldsOfOp(p); !s.ok()) return s;
   if (auto s = CheckDim("m", p.m, 1); !s.ok()) return s;
   if (auto s = CheckDim("n", p.n, 1); !s.ok()) return s;
   if (auto s = CheckDim("k", p.k, 0); !s.ok()) return s;
@@ -124,7 +381,13 @@ absl::Status ValidateProblem(const MatmulProblem& p) {
     return Invalid("field format_a must be ND (FRACTAL_NZ A is unsupported)");
   if (p.format_c != Format::kNd)
     return Invalid("field format_c must be ND (FRACTAL_NZ C is unsupported)");
-  if (!DtypesSupported(p)) {
+  if (p.op != MatmulOp::kMatMulV3) {
+    if (auto s = CheckBatches(p); !s.ok()) return s;
+  }
+  if (p.op == MatmulOp::kFusedMatMul) {
+    if (auto s = CheckFused(p); !s.ok()) return s;
+    if (auto s = CheckX3Batch(p); !s.ok()) return s;
+  } else if (!DtypesSupported(p)) {
     return Invalid(absl::StrCat(
         "fields dtype_a/dtype_b/dtype_c", p.has_bias ? "/dtype_bias" : "", " = ",
         std::string(DataTypeName(p.dtype_a)), "/", std::string(DataTypeName(p.dtype_b)), "/",
@@ -146,10 +409,14 @@ absl::Status ValidateProblem(const MatmulProblem& p) {
     return Invalid("field storage_shape_b is only meaningful when format_b is FRACTAL_NZ");
   }
   if (auto s = CheckSlice(p); !s.ok()) return s;
+  // Every batch counts towards an operand's bytes (the products are at most
+  // kMaxDim, so the 128-bit products below cannot overflow).
+  const uint64_t batch_a = BatchProduct(p.batch_a), batch_b = BatchProduct(p.batch_b);
+  const uint64_t batch_c = p.batch_c.empty() ? std::max(batch_a, batch_b) : BatchProduct(p.batch_c);
   const uint64_t m = p.m, n = p.n, k = p.k;
-  if (auto s = CheckTensorBytes("A", m, k, p.dtype_a); !s.ok()) return s;
-  if (auto s = CheckTensorBytes("B", k, n, p.dtype_b); !s.ok()) return s;
-  if (auto s = CheckTensorBytes("C", m, n, p.dtype_c); !s.ok()) return s;
+  if (auto s = CheckTensorBytes("A", batch_a * m, k, p.dtype_a); !s.ok()) return s;
+  if (auto s = CheckTensorBytes("B", batch_b * k, n, p.dtype_b); !s.ok()) return s;
+  if (auto s = CheckTensorBytes("C", batch_c * m, n, p.dtype_c); !s.ok()) return s;
   return absl::OkStatus();
 }
 

@@ -1,6 +1,8 @@
-// Input validation of a matmul problem, as CANN's MatMulV3 host tiling does
-// it before any strategy runs: dimension ranges, dtype combinations, formats,
-// NZ storage shapes, bias and slice-view rules.
+// Input validation of a matmul problem, as CANN's host tiling does it before
+// any strategy runs: dimension ranges, dtype combinations, formats, NZ
+// storage shapes, bias and slice-view rules, and for BatchMatMulV3 and
+// FusedMatMul the batch, broadcast, epilogue and x3 rules. Fields one
+// operator does not read are refused for it.
 #ifndef NPU_SERVER_TILING_VALIDATE_H_
 #define NPU_SERVER_TILING_VALIDATE_H_
 
@@ -14,6 +16,11 @@ inline constexpr int64_t kMaxDim = 2147483647;
 
 // OK, or kInvalidArgument naming the field and the limit it broke.
 absl::Status ValidateProblem(const MatmulProblem& problem);
+
+// The input rules that depend on the chip: FusedMatMul's add and mul
+// epilogues need two AIV cores per AIC. OK, or kInvalidArgument naming the
+// field and the rule.
+absl::Status ValidateProblemForChip(const MatmulProblem& problem, const ChipSpec& chip);
 
 // OK when CANN's arch35 mat_mul_v3 tiling applies to `chip`, i.e. its
 // npu_arch is DAV_3510; otherwise kFailedPrecondition naming the platform

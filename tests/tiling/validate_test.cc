@@ -7,12 +7,14 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "server/tiling/registry.h"
 #include "tests/testing/problems.h"
 #include "tests/testing/status_matchers.h"
 
 namespace npu::tiling {
 namespace {
 
+using ::npu::testing::Chip950;
 using ::npu::testing::IsOk;
 using ::npu::testing::Problem;
 using ::npu::testing::StatusIs;
@@ -126,6 +128,313 @@ INSTANTIATE_TEST_SUITE_P(
                  },
                  "tensor A"}),
     [](const ::testing::TestParamInfo<BadInput>& info) { return info.param.name; });
+
+MatmulProblem OfOp(MatmulOp op, FusedOp fused_op = FusedOp::kNone) {
+  MatmulProblem p = Problem(128, 256, 512);
+  p.op = op;
+  p.fused_op = fused_op;
+  return p;
+}
+
+// One refused input of BatchMatMulV3 or FusedMatMul: the problem, and a word
+// the message must contain (the field that broke the rule).
+struct BadNewOpInput {
+  std::string name;
+  std::function<MatmulProblem()> make;
+  std::string field;
+};
+
+class ValidateNewOpBadInputTest : public ::testing::TestWithParam<BadNewOpInput> {};
+
+TEST_P(ValidateNewOpBadInputTest, RejectedNamingTheField) {
+  EXPECT_THAT(ValidateProblem(GetParam().make()),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr(GetParam().field)));
+}
+
+constexpr MatmulOp kBmm = MatmulOp::kBatchMatMulV3;
+constexpr MatmulOp kFused = MatmulOp::kFusedMatMul;
+
+template <typename Mutate>
+std::function<MatmulProblem()> Make(MatmulOp op, FusedOp fused_op, Mutate mutate) {
+  return [=]() {
+    MatmulProblem p = OfOp(op, fused_op);
+    mutate(p);
+    return p;
+  };
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Table, ValidateNewOpBadInputTest,
+    ::testing::Values(
+        // Fields of one operator refused on the others.
+        BadNewOpInput{
+            "MatMulV3BatchA",
+            Make(MatmulOp::kMatMulV3, FusedOp::kNone, [](MatmulProblem& p) { p.batch_a = {2}; }),
+            "batch_a"},
+        BadNewOpInput{
+            "MatMulV3BatchC",
+            Make(MatmulOp::kMatMulV3, FusedOp::kNone, [](MatmulProblem& p) { p.batch_c = {2}; }),
+            "batch_c"},
+        BadNewOpInput{
+            "MatMulV3BatchBias",
+            Make(MatmulOp::kMatMulV3, FusedOp::kNone, [](MatmulProblem& p) { p.batch_bias = {2}; }),
+            "batch_bias"},
+        BadNewOpInput{"MatMulV3FusedOp", Make(MatmulOp::kMatMulV3, FusedOp::kRelu, [](auto&) {}),
+                      "fused_op"},
+        BadNewOpInput{"MatMulV3X3",
+                      Make(MatmulOp::kMatMulV3, FusedOp::kNone,
+                           [](MatmulProblem& p) {
+                             p.x3_shape = {128, 256};
+                           }),
+                      "x3_shape"},
+        BadNewOpInput{"MatMulV3InnerPrecise",
+                      Make(MatmulOp::kMatMulV3, FusedOp::kNone,
+                           [](MatmulProblem& p) { p.inner_precise = 1; }),
+                      "inner_precise"},
+        BadNewOpInput{"MatMulV3InterleavedA",
+                      Make(MatmulOp::kMatMulV3, FusedOp::kNone,
+                           [](MatmulProblem& p) { p.a_batch_interleaved = true; }),
+                      "a_batch_interleaved"},
+        BadNewOpInput{"MatMulV3InterleavedB",
+                      Make(MatmulOp::kMatMulV3, FusedOp::kNone,
+                           [](MatmulProblem& p) { p.b_batch_interleaved = true; }),
+                      "b_batch_interleaved"},
+        BadNewOpInput{"BmmSlice",
+                      Make(kBmm, FusedOp::kNone,
+                           [](MatmulProblem& p) {
+                             p.a_slice.enabled = true;
+                             p.a_slice.row_stride = 512;
+                           }),
+                      "a_slice"},
+        BadNewOpInput{
+            "FusedForceFp32",
+            Make(kFused, FusedOp::kNone, [](MatmulProblem& p) { p.force_grp_acc_fp32 = true; }),
+            "force_grp_acc_fp32"},
+        BadNewOpInput{
+            "FusedAvoidTensorApi",
+            Make(kFused, FusedOp::kNone, [](MatmulProblem& p) { p.avoid_tensor_api = true; }),
+            "avoid_tensor_api"},
+        BadNewOpInput{"BmmFusedOp", Make(kBmm, FusedOp::kAdd, [](auto&) {}), "fused_op"},
+        BadNewOpInput{"BmmX3",
+                      Make(kBmm, FusedOp::kNone,
+                           [](MatmulProblem& p) {
+                             p.x3_shape = {128, 256};
+                           }),
+                      "x3_shape"},
+        BadNewOpInput{"BmmInnerPrecise",
+                      Make(kBmm, FusedOp::kNone, [](MatmulProblem& p) { p.inner_precise = 1; }),
+                      "inner_precise"},
+        BadNewOpInput{"FusedBatchBias",
+                      Make(kFused, FusedOp::kNone,
+                           [](MatmulProblem& p) {
+                             p.has_bias = true;
+                             p.batch_a = p.batch_b = p.batch_bias = {2};
+                           }),
+                      "batch_bias"},
+        // Batch dims (BatchMatMulV3's rules, inherited by FusedMatMul).
+        BadNewOpInput{"RankAboveSix",
+                      Make(kBmm, FusedOp::kNone,
+                           [](MatmulProblem& p) {
+                             p.batch_a = {1, 2, 3, 4, 5};
+                           }),
+                      "batch_a"},
+        BadNewOpInput{"BatchDimZero",
+                      Make(kBmm, FusedOp::kNone, [](MatmulProblem& p) { p.batch_b = {0}; }),
+                      "batch_b"},
+        BadNewOpInput{"BatchProductPastInt32",
+                      Make(kBmm, FusedOp::kNone,
+                           [](MatmulProblem& p) {
+                             p.batch_a = {65536, 65536, 65536};
+                             p.batch_b = {65536, 65536, 65536};
+                           }),
+                      "product of the batch dims"},
+        BadNewOpInput{"BroadcastRule",
+                      Make(kBmm, FusedOp::kNone,
+                           [](MatmulProblem& p) {
+                             p.batch_a = {3, 4};
+                             p.batch_b = {2, 4};
+                           }),
+                      "broadcast rule"},
+        BadNewOpInput{"MergedMPastInt32",
+                      Make(kBmm, FusedOp::kNone,
+                           [](MatmulProblem& p) {
+                             p.m = 1 << 20;
+                             p.batch_a = {4096};
+                           }),
+                      "batch_a"},
+        BadNewOpInput{"BatchCNotBroadcast",
+                      Make(kBmm, FusedOp::kNone,
+                           [](MatmulProblem& p) {
+                             p.batch_a = {3, 1};
+                             p.batch_b = {1, 4};
+                             p.batch_c = {3, 1};
+                           }),
+                      "batch_c"},
+        BadNewOpInput{"InterleavedNeeds3D",
+                      Make(kBmm, FusedOp::kNone,
+                           [](MatmulProblem& p) {
+                             p.batch_b = {2, 3};
+                             p.batch_a = {2, 3};
+                             p.b_batch_interleaved = true;
+                           }),
+                      "b_batch_interleaved"},
+        BadNewOpInput{"BatchBiasWithoutBias",
+                      Make(kBmm, FusedOp::kNone,
+                           [](MatmulProblem& p) { p.batch_a = p.batch_b = p.batch_bias = {2}; }),
+                      "batch_bias"},
+        BadNewOpInput{"BatchBiasNeedsEqualBatches",
+                      Make(kBmm, FusedOp::kNone,
+                           [](MatmulProblem& p) {
+                             p.has_bias = true;
+                             p.batch_a = {2, 3};
+                             p.batch_b = {1, 3};
+                             p.batch_bias = {2, 3};
+                           }),
+                      "batch_bias"},
+        BadNewOpInput{"BatchBiasNotOutputBatch",
+                      Make(kBmm, FusedOp::kNone,
+                           [](MatmulProblem& p) {
+                             p.has_bias = true;
+                             p.batch_a = p.batch_b = {2, 3};
+                             p.batch_bias = {3};
+                           }),
+                      "batch_bias"},
+        BadNewOpInput{"BatchBiasOfMergedOutput",
+                      Make(kBmm, FusedOp::kNone,
+                           [](MatmulProblem& p) {
+                             // B unbatched: A's batch moves into M and C has none.
+                             p.has_bias = true;
+                             p.batch_a = {2};
+                             p.batch_bias = {2};
+                           }),
+                      "batch_bias"},
+        BadNewOpInput{
+            "BmmDtypes",
+            Make(kBmm, FusedOp::kNone, [](MatmulProblem& p) { p.dtype_b = DataType::kBFloat16; }),
+            "dtype_a/dtype_b/dtype_c"},
+        // FusedMatMul's own rules.
+        BadNewOpInput{"InnerPreciseTwo",
+                      Make(kFused, FusedOp::kNone, [](MatmulProblem& p) { p.inner_precise = 2; }),
+                      "inner_precise=2"},
+        BadNewOpInput{
+            "GeluBatched",
+            Make(kFused, FusedOp::kGeluErf, [](MatmulProblem& p) { p.batch_a = p.batch_b = {2}; }),
+            "batch_a/batch_b/batch_c"},
+        BadNewOpInput{"GeluBias",
+                      Make(kFused, FusedOp::kGeluTanh, [](MatmulProblem& p) { p.has_bias = true; }),
+                      "has_bias"},
+        BadNewOpInput{
+            "GeluFloat32",
+            Make(kFused, FusedOp::kGeluErf,
+                 [](MatmulProblem& p) { p.dtype_a = p.dtype_b = p.dtype_c = DataType::kFloat32; }),
+            "dtype_a/dtype_b/dtype_c"},
+        BadNewOpInput{
+            "ReluFloat32Output",
+            Make(kFused, FusedOp::kRelu, [](MatmulProblem& p) { p.dtype_c = DataType::kFloat32; }),
+            "dtype_a/dtype_b/dtype_c"},
+        BadNewOpInput{"Cast16To32Float16Output", Make(kFused, FusedOp::kCast16To32, [](auto&) {}),
+                      "dtype_a/dtype_b/dtype_c"},
+        BadNewOpInput{
+            "Cast16To32Float32Input",
+            Make(kFused, FusedOp::kCast16To32,
+                 [](MatmulProblem& p) { p.dtype_a = p.dtype_b = p.dtype_c = DataType::kFloat32; }),
+            "dtype_a/dtype_b/dtype_c"},
+        BadNewOpInput{"Float32WithBFloat16Bias",
+                      Make(kFused, FusedOp::kMul,
+                           [](MatmulProblem& p) {
+                             p.dtype_a = p.dtype_b = p.dtype_c = DataType::kFloat32;
+                             p.has_bias = true;
+                             p.dtype_bias = DataType::kBFloat16;
+                           }),
+                      "dtype_bias"},
+        BadNewOpInput{
+            "AddNzB",
+            Make(kFused, FusedOp::kAdd, [](MatmulProblem& p) { p.format_b = Format::kFractalNz; }),
+            "format_b"},
+        BadNewOpInput{"X3Rank4",
+                      Make(kFused, FusedOp::kAdd,
+                           [](MatmulProblem& p) {
+                             p.x3_shape = {1, 1, 128, 256};
+                           }),
+                      "x3_shape"},
+        BadNewOpInput{"X3WrongN",
+                      Make(kFused, FusedOp::kMul,
+                           [](MatmulProblem& p) {
+                             p.x3_shape = {128, 255};
+                           }),
+                      "x3_shape"},
+        BadNewOpInput{"X3BatchNotOutput",
+                      Make(kFused, FusedOp::kMul,
+                           [](MatmulProblem& p) {
+                             p.batch_a = p.batch_b = {4};
+                             p.x3_shape = {2, 128, 256};
+                           }),
+                      "x3_shape"},
+        BadNewOpInput{"X3WithoutAddOrMul",
+                      Make(kFused, FusedOp::kRelu,
+                           [](MatmulProblem& p) {
+                             p.x3_shape = {128, 256};
+                           }),
+                      "x3_shape"},
+        BadNewOpInput{"FusedBatchBroadcast",
+                      Make(kFused, FusedOp::kMul,
+                           [](MatmulProblem& p) {
+                             // golden FusedMatMul_950_bmm_mul_x1_x2_batch_broadcast_failed
+                             p.batch_a = {1};
+                             p.batch_b = {230};
+                           }),
+                      "no batch broadcast"},
+        BadNewOpInput{"FusedRankDiffers",
+                      Make(kFused, FusedOp::kNone, [](MatmulProblem& p) { p.batch_a = {3}; }),
+                      "no batch broadcast"}),
+    [](const ::testing::TestParamInfo<BadNewOpInput>& info) { return info.param.name; });
+
+TEST(ValidateTest, AcceptsNewOpProblems) {
+  MatmulProblem bmm = OfOp(kBmm);
+  bmm.batch_a = {3, 1};
+  bmm.batch_b = {1, 4};
+  bmm.batch_c = {3, 4};
+  EXPECT_THAT(ValidateProblem(bmm), IsOk());
+  bmm.batch_a = bmm.batch_b = bmm.batch_bias = {2, 5};
+  bmm.batch_c.clear();
+  bmm.has_bias = true;
+  EXPECT_THAT(ValidateProblem(bmm), IsOk());
+  bmm = OfOp(kBmm);
+  bmm.batch_b = {7};
+  bmm.b_batch_interleaved = true;
+  bmm.avoid_tensor_api = true;
+  EXPECT_THAT(ValidateProblem(bmm), IsOk());
+
+  MatmulProblem add = OfOp(kFused, FusedOp::kAdd);
+  add.batch_a = add.batch_b = {4};
+  add.x3_shape = {4, 128, 256};
+  add.inner_precise = 1;
+  EXPECT_THAT(ValidateProblem(add), IsOk());
+  add.x3_shape = {1, 128, 256};
+  EXPECT_THAT(ValidateProblem(add), IsOk());
+  MatmulProblem cast = OfOp(kFused, FusedOp::kCast16To32);
+  cast.dtype_a = cast.dtype_b = DataType::kBFloat16;
+  cast.dtype_c = DataType::kFloat32;
+  cast.has_bias = true;
+  cast.dtype_bias = DataType::kBFloat16;
+  EXPECT_THAT(ValidateProblem(cast), IsOk());
+  MatmulProblem gelu = OfOp(kFused, FusedOp::kGeluTanh);
+  gelu.dtype_a = gelu.dtype_b = gelu.dtype_c = DataType::kBFloat16;
+  EXPECT_THAT(ValidateProblem(gelu), IsOk());
+}
+
+TEST(ValidateTest, AddAndMulNeedTwoAivPerAic) {
+  const MatmulProblem mul = OfOp(kFused, FusedOp::kMul);
+  EXPECT_THAT(ValidateProblemForChip(mul, Chip950(32, 64)), IsOk());
+  EXPECT_THAT(ValidateProblemForChip(mul, Chip950(28, 50)),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("aiv_num")));
+  EXPECT_THAT(ValidateProblemForChip(OfOp(kFused, FusedOp::kRelu), Chip950(28, 50)), IsOk());
+  // The registry applies the rule whatever the caller validated before.
+  DecideOptions options;
+  options.inputs_validated = true;
+  EXPECT_THAT(MakeBuiltinRegistry().Decide(mul, Chip950(28, 50), options),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("fused_op mul")));
+}
 
 TEST(ValidateTest, AcceptsCannDtypeTable) {
   const DataType f16 = DataType::kFloat16, bf16 = DataType::kBFloat16, f32 = DataType::kFloat32;

@@ -16,22 +16,13 @@ namespace {
 // With four L1 buffers the streamed operand is quadruple-buffered.
 constexpr uint64_t kQuadBuffer = 4;
 
-struct AswtChoice {
-  CubeRunState state;
-  FullLoad full_load = FullLoad::kNone;
-  L0cToOut out = L0cToOut::kOnTheFly;
-  ApiLevel api_level = ApiLevel::kBasic;
-  KernelModel model = KernelModel::kBasic;
-  std::string detail;
-};
-
 bool CubeBound(const CubeRunState& state) {
   return state.cube_bound_param <= state.cube_bound_edge;
 }
 
 // Why A may not stay resident in L1 (empty when it may).
 std::string AFullLoadObstacle(const MatmulProblem& problem, const ProblemFacts& facts,
-                              const ChipSpec& chip, const AswtChoice& choice) {
+                              const ChipSpec& chip, const SwizzledChoice& choice) {
   const CubeRunState& s = choice.state;
   if (choice.out != L0cToOut::kOnTheFly) return "fixpipe output chosen";
   if (CubeBound(s)) return "already cube bound";
@@ -51,7 +42,7 @@ std::string AFullLoadObstacle(const MatmulProblem& problem, const ProblemFacts& 
 }
 
 std::string BFullLoadObstacle(const MatmulProblem& problem, const ProblemFacts& facts,
-                              const ChipSpec& chip, const AswtChoice& choice) {
+                              const ChipSpec& chip, const SwizzledChoice& choice) {
   const CubeRunState& s = choice.state;
   if (CubeBound(s)) return "already cube bound";
   const uint64_t m_cnt = CeilDiv(facts.m, s.single_core_m);
@@ -99,6 +90,8 @@ void ResetTailBalance(CubeRunState& s) {
   s.n_tail_main = 0;
 }
 
+}  // namespace
+
 // A stays in L1 for the whole kernel; each core streams its own columns of B.
 absl::Status PlanAFullLoad(const MatmulProblem& problem, const ProblemFacts& facts,
                            const ChipSpec& chip, CubeRunState& s) {
@@ -113,7 +106,11 @@ absl::Status PlanAFullLoad(const MatmulProblem& problem, const ProblemFacts& fac
   const uint64_t max_n_by_l1 = free_l1 / (s.base_k * facts.b_bytes * kDoubleBuffer);
   const uint64_t max_n_by_l0c = chip.l0c_bytes / (s.base_m * kFp32Bytes * kDoubleBuffer);
   const uint64_t max_n = FloorAlign(std::min(max_n_by_l1, max_n_by_l0c), kBlock16);
-  const uint64_t balanced_n = CeilAlign(CeilDiv(facts.n, chip.aic_num), kBlock16);
+  // MatMulV3 spreads N over the cores; in the batch context the batches
+  // already do, so the buffers alone bound base_n (DoAL1FullLoad,
+  // matmul_v3_basic_aswt_tiling.cpp).
+  const uint64_t balanced_n =
+      facts.batch_context ? max_n : CeilAlign(CeilDiv(facts.n, chip.aic_num), kBlock16);
   s.base_n = std::min(s.base_n, std::min(max_n, balanced_n));
   if (s.base_n == 0) {
     // CANN divides by this width next; on real chips it is never empty.
@@ -142,7 +139,8 @@ absl::Status PlanAFullLoad(const MatmulProblem& problem, const ProblemFacts& fac
   const uint64_t bias_quad = bias_bytes / kDoubleBuffer * kQuadBuffer;
   s.l1_buffer_num = b_quad + a_bytes + bias_quad > chip.l1_bytes ? kDoubleBuffer : kQuadBuffer;
   s.l0c_db = L0cDoubleBuffer(chip, s.base_m, s.base_n);
-  s.used_core_num = std::min<uint64_t>(CeilDiv(facts.n, s.base_n), chip.aic_num);
+  const uint64_t batch = facts.batch_context ? facts.batch_c : 1;
+  s.used_core_num = std::min<uint64_t>(CeilDiv(facts.n, s.base_n) * batch, chip.aic_num);
   // Tail round: split the last columns' blocks along N only.
   SplitTailRoundAlong(problem, facts, chip, CeilDiv(facts.n, s.base_n), /*along_n=*/true, s);
   return absl::OkStatus();
@@ -162,7 +160,9 @@ absl::Status PlanBFullLoad(const MatmulProblem& problem, const ProblemFacts& fac
   const uint64_t max_m_by_l1 = free_l1 / (s.base_k * facts.a_bytes * kDoubleBuffer);
   const uint64_t max_m_by_l0c = chip.l0c_bytes / (s.base_n * kFp32Bytes * kDoubleBuffer);
   const uint64_t max_m = FloorAlign(std::min(max_m_by_l1, max_m_by_l0c), kBlock16);
-  const uint64_t balanced_m = CeilAlign(CeilDiv(facts.m, chip.aic_num), kBlock16);
+  // As for A resident: the batch context bounds base_m by the buffers only.
+  const uint64_t balanced_m =
+      facts.batch_context ? max_m : CeilAlign(CeilDiv(facts.m, chip.aic_num), kBlock16);
   s.base_m = std::min(s.base_m, std::min(max_m, balanced_m));
   if (s.base_m == 0) return NoBlockFits("B", "base_m", chip, max_m_by_l1, max_m_by_l0c);
   // With M as A's inner axis, keep base_m 128-byte aligned (CANN measures
@@ -190,12 +190,16 @@ absl::Status PlanBFullLoad(const MatmulProblem& problem, const ProblemFacts& fac
   const uint64_t out_bytes = s.base_m * s.base_n * kFp32Bytes;
   s.l0c_db = L0cDoubleBuffer(chip, s.base_m, s.base_n);
   s.ub_db = out_bytes <= chip.ub_bytes ? kDoubleBuffer : 1;
-  s.used_core_num = std::min<uint64_t>(CeilDiv(facts.m, s.base_m), chip.aic_num);
+  const uint64_t batch = facts.batch_context ? facts.batch_c : 1;
+  s.used_core_num = std::min<uint64_t>(CeilDiv(facts.m, s.base_m) * batch, chip.aic_num);
   SplitTailRoundAlong(problem, facts, chip, CeilDiv(facts.m, s.base_m), /*along_n=*/false, s);
   return absl::OkStatus();
 }
 
-void ChooseFp32SplitK(const MatmulProblem& problem, const ProblemFacts& facts, AswtChoice& choice) {
+namespace {
+
+void ChooseFp32SplitK(const MatmulProblem& problem, const ProblemFacts& facts,
+                      SwizzledChoice& choice) {
   if (UsesFp32SplitK(problem, facts) && choice.full_load == FullLoad::kNone) {
     choice.model = KernelModel::kBasicSplitK;
     if (facts.describe)
@@ -204,7 +208,7 @@ void ChooseFp32SplitK(const MatmulProblem& problem, const ProblemFacts& facts, A
 }
 
 void ChooseApiLevelAndModel(const MatmulProblem& problem, const ProblemFacts& facts,
-                            AswtChoice& choice) {
+                            SwizzledChoice& choice) {
   choice.api_level = problem.avoid_tensor_api ? ApiLevel::kBasic : ApiLevel::kTensor;
   if (facts.a_slice_3d) choice.model = KernelModel::kSlice;
 }
@@ -212,7 +216,7 @@ void ChooseApiLevelAndModel(const MatmulProblem& problem, const ProblemFacts& fa
 // The blocks every variant starts from: roofline-balanced base blocks, the
 // tail round split over idle cores, L1 stages and the output path.
 void ChooseBlocks(const MatmulProblem& problem, const ProblemFacts& facts, const ChipSpec& chip,
-                  AswtChoice& choice) {
+                  SwizzledChoice& choice) {
   CubeRunState& s = choice.state;
   ResetBase(facts, chip, s);
   RebalanceBlock(problem, facts, chip, s);
@@ -223,7 +227,7 @@ void ChooseBlocks(const MatmulProblem& problem, const ProblemFacts& facts, const
 
 // A resident in L1: each core reads A once and streams only B.
 absl::Status KeepAResident(const MatmulProblem& problem, const ProblemFacts& facts,
-                           const ChipSpec& chip, AswtChoice& choice) {
+                           const ChipSpec& chip, SwizzledChoice& choice) {
   if (absl::Status status = PlanAFullLoad(problem, facts, chip, choice.state); !status.ok()) {
     return status;
   }
@@ -237,7 +241,7 @@ absl::Status KeepAResident(const MatmulProblem& problem, const ProblemFacts& fac
 // B resident in L1; the answer says why A could not be.
 absl::Status KeepBResident(const MatmulProblem& problem, const ProblemFacts& facts,
                            const ChipSpec& chip, const std::string& a_obstacle,
-                           AswtChoice& choice) {
+                           SwizzledChoice& choice) {
   if (absl::Status status = PlanBFullLoad(problem, facts, chip, choice.state); !status.ok()) {
     return status;
   }
@@ -252,7 +256,7 @@ absl::Status KeepBResident(const MatmulProblem& problem, const ProblemFacts& fac
 // bug).
 absl::Status StreamBoth(const MatmulProblem& problem, const ProblemFacts& facts,
                         const ChipSpec& chip, const std::string& a_obstacle,
-                        const std::string& b_obstacle, AswtChoice& choice) {
+                        const std::string& b_obstacle, SwizzledChoice& choice) {
   const CubeRunState& s = choice.state;
   if (!StageStreamedL1(problem, facts, chip, choice.state)) {
     return absl::FailedPreconditionError(
@@ -268,7 +272,8 @@ absl::Status StreamBoth(const MatmulProblem& problem, const ProblemFacts& facts,
 
 // The fixpipe-bound case: a short K cannot hide an unaligned output row, so
 // the output leaves through the AIV cores.
-void OutputThroughAiv(const MatmulProblem& problem, const ProblemFacts& facts, AswtChoice& choice) {
+void OutputThroughAiv(const MatmulProblem& problem, const ProblemFacts& facts,
+                      SwizzledChoice& choice) {
   choice.detail = Describe(facts, "fixpipe-bound output through AIV (K=", facts.k,
                            " <= 256, M=", facts.m, " >= 256, N row unaligned)");
   // CANN leaves the API level at BASIC for slice views here.
@@ -279,7 +284,7 @@ void OutputThroughAiv(const MatmulProblem& problem, const ProblemFacts& facts, A
 // then neither. Each obstacle found on the way is kept for the answer's
 // detail line; B's is only looked for once A is ruled out.
 absl::Status ChooseResidency(const MatmulProblem& problem, const ProblemFacts& facts,
-                             const ChipSpec& chip, AswtChoice& choice) {
+                             const ChipSpec& chip, SwizzledChoice& choice) {
   const std::string a_obstacle =
       facts.a_slice_3d ? "slice view" : AFullLoadObstacle(problem, facts, chip, choice);
   if (a_obstacle.empty()) return KeepAResident(problem, facts, chip, choice);
@@ -293,10 +298,20 @@ absl::Status ChooseResidency(const MatmulProblem& problem, const ProblemFacts& f
   return absl::OkStatus();
 }
 
-// Packs the choice into the plan. Only the AIV output path needs the
-// vector cores.
-TilingPlan SwizzledPlan(const MatmulProblem& problem, const ProblemFacts& facts,
-                        const ChipSpec& chip, AswtChoice& choice) {
+}  // namespace
+
+absl::StatusOr<SwizzledChoice> ChooseSwizzledPlan(const MatmulProblem& problem,
+                                                  const ProblemFacts& facts, const ChipSpec& chip) {
+  SwizzledChoice choice;
+  ChooseBlocks(problem, facts, chip, choice);
+  if (absl::Status status = ChooseResidency(problem, facts, chip, choice); !status.ok()) {
+    return status;
+  }
+  return choice;
+}
+
+TilingPlan PackSwizzledPlan(const MatmulProblem& problem, const ProblemFacts& facts,
+                            const ChipSpec& chip, SwizzledChoice& choice) {
   const CubeRunState& s = choice.state;
   TilingPlan plan;
   plan.key.api_level = choice.api_level;
@@ -314,8 +329,6 @@ TilingPlan SwizzledPlan(const MatmulProblem& problem, const ProblemFacts& facts,
   return plan;
 }
 
-}  // namespace
-
 Capability SwizzledDataParallelStrategy::IsCapable(const MatmulProblem& problem,
                                                    const ProblemFacts& facts,
                                                    const ChipSpec& /*chip*/) const {
@@ -332,13 +345,10 @@ Capability SwizzledDataParallelStrategy::IsCapable(const MatmulProblem& problem,
 absl::StatusOr<TilingPlan> SwizzledDataParallelStrategy::DoTiling(const MatmulProblem& problem,
                                                                   const ProblemFacts& facts,
                                                                   const ChipSpec& chip) const {
-  AswtChoice choice;
-  ChooseBlocks(problem, facts, chip, choice);
-  if (absl::Status status = ChooseResidency(problem, facts, chip, choice); !status.ok()) {
-    return status;
-  }
-  LimitBaseNForBias(problem, chip, choice.state);
-  return SwizzledPlan(problem, facts, chip, choice);
+  absl::StatusOr<SwizzledChoice> choice = ChooseSwizzledPlan(problem, facts, chip);
+  if (!choice.ok()) return choice.status();
+  LimitBaseNForBias(problem, chip, choice->state);
+  return PackSwizzledPlan(problem, facts, chip, *choice);
 }
 
 }  // namespace npu::tiling

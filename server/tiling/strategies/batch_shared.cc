@@ -1,0 +1,75 @@
+#include "server/tiling/strategies/batch_shared.h"
+
+#include <algorithm>
+
+#include "server/tiling/hardware_constants.h"
+#include "server/tiling/int_math.h"
+#include "server/tiling/tiling_data.h"
+
+namespace npu::tiling {
+
+TilingKey BatchKey(const MatmulProblem& problem, ApiLevel api_level, BatchModel batch_model) {
+  TilingKey key;
+  key.layout = KeyLayoutOf(problem.op);
+  key.api_level = api_level;
+  key.trans_a = problem.trans_a;
+  key.trans_b = problem.trans_b;
+  key.batch_model = static_cast<uint8_t>(batch_model);
+  if (key.layout == KeyLayout::kFused) {
+    key.fused_op = problem.fused_op;
+    key.inner_precise = static_cast<uint8_t>(problem.inner_precise);
+  }
+  return key;
+}
+
+void CutBatchBaseBlock(const MatmulProblem& problem, const ChipSpec& chip, uint64_t l0a_elem_bytes,
+                       uint64_t l0b_elem_bytes, uint64_t& base_m, uint64_t& base_n,
+                       uint64_t& base_k) {
+  const uint64_t m = base_m, n = base_n, k = base_k;
+  const uint64_t l0a_elems = chip.l0a_bytes / kDoubleBuffer / l0a_elem_bytes;
+  const uint64_t l0b_elems = chip.l0b_bytes / kDoubleBuffer / l0b_elem_bytes;
+  if (m < n && m > k) {  // keep K of A, fill M and N
+    base_k = k;
+    base_m = std::min(l0a_elems / base_k, m);
+    base_n = std::min(l0b_elems / base_k, n);
+  } else if (m < n) {  // keep M, fill K then N
+    base_m = m;
+    base_k = std::min(l0a_elems / base_m, k);
+    base_n = std::min(l0b_elems / base_k, n);
+  } else if (n > k) {  // keep K of B, fill N and M
+    base_k = k;
+    base_n = std::min(l0b_elems / base_k, n);
+    base_m = std::min(l0a_elems / base_k, m);
+  } else {  // keep N, fill K then M
+    base_n = n;
+    base_k = std::min(l0b_elems / base_n, k);
+    base_m = std::min(l0a_elems / base_k, m);
+  }
+  if (problem.has_bias) base_n = std::min(base_n, chip.bt_bytes / kDoubleBuffer / kFp32Bytes);
+  const uint64_t l0c_elems = chip.l0c_bytes / kDoubleBuffer / kFp32Bytes;
+  if (base_m >= base_n) {
+    base_m = std::min(base_m, l0c_elems / base_n);
+  } else {
+    base_n = std::min(base_n, l0c_elems / base_m);
+  }
+  base_m = FloorAlign(std::max(base_m, kBlock16), kBlock16);
+  base_n = FloorAlign(std::max(base_n, kBlock16), kBlock16);
+  base_k = FloorAlign(std::max(base_k, kBlock16), kBlock16);
+}
+
+void FillBatchBasicTilingData(const MatmulProblem& problem, const ProblemFacts& facts,
+                              const ChipSpec& chip, const CubeRunState& state, TilingPlan& plan) {
+  FillBasicTilingData(problem, facts, chip, state, plan);
+  // BatchMatMulV3BasicTilingData is MatMulV3BasicTilingData's fields in the
+  // same order plus two (matmul/mat_mul_v3/op_kernel/arch35/mat_mul_tiling_data.h).
+  TilingData batch_data = NewTilingData<BatchBasicField>();
+  for (size_t i = 0; i < plan.data.fields.size(); ++i) {
+    batch_data.fields[i].value = plan.data.fields[i].value;
+  }
+  const TilingStructWriter<BatchBasicField> put(batch_data);
+  put(BatchBasicField::kBatchDimAll, facts.batch_c);
+  put(BatchBasicField::kBatchX3, facts.batch_x3);
+  plan.data = std::move(batch_data);
+}
+
+}  // namespace npu::tiling

@@ -1,0 +1,97 @@
+// Pieces shared by the batched strategies of BatchMatMulV3 and FusedMatMul:
+// the batch-shape tests CANN's batched strategies start with, the tiling key
+// in the op's own layout, and the serializer of BatchMatMulV3BasicTilingData.
+//
+// One strategy object serves one op: the FusedMatMul variants of the
+// BatchMatMulV3 strategies (CANN's "..._INHERITED_FROM_BMMV3") run the same
+// algorithm behind an extra filter on the epilogue and pack the fused key, so
+// each class takes the op it is registered for and answers CANN's name for
+// that op. Part of `npu_tiling`.
+#ifndef NPU_SERVER_TILING_STRATEGIES_BATCH_SHARED_H_
+#define NPU_SERVER_TILING_STRATEGIES_BATCH_SHARED_H_
+
+#include <cstdint>
+#include <string_view>
+
+#include "server/tiling/block_heuristics.h"
+#include "server/tiling/strategy.h"
+#include "server/tiling/types.h"
+
+namespace npu::tiling {
+
+// Whether A's and B's batch slots are equal position by position (after the
+// merge of A's batch into M): no batch broadcast.
+inline bool EqualBatchSlots(const ProblemFacts& facts) {
+  return facts.batch_a_dims == facts.batch_b_dims;
+}
+
+// FusedMatMul: x1, x2 or y has a batch dim (CANN's IsFusedMatMulBmmShape,
+// matmul/fused_mat_mul/op_host/op_tiling/arch35/fused_matmul_common.h). The
+// batched strategies' FusedMatMul variants only take such problems.
+inline bool HasBatchShape(const MatmulProblem& problem) {
+  return !problem.batch_a.empty() || !problem.batch_b.empty() || !problem.batch_c.empty();
+}
+
+// FusedMatMul's epilogue reads the extra operand x3 (add, mul).
+inline bool HasX3Operand(const MatmulProblem& problem) {
+  return problem.fused_op == FusedOp::kAdd || problem.fused_op == FusedOp::kMul;
+}
+
+// The epilogues the batched FusedMatMul strategies support: none, relu, add
+// and mul (gelu and 16cast32 only run the 2-D strategies).
+inline bool BatchedEpilogueSupported(const MatmulProblem& problem) {
+  return problem.fused_op == FusedOp::kNone || problem.fused_op == FusedOp::kRelu ||
+         HasX3Operand(problem);
+}
+
+// CANN's name of a batched strategy for `op`: `bmm_name` for BatchMatMulV3,
+// `fused_name` for FusedMatMul.
+inline std::string_view BatchStrategyName(MatmulOp op, std::string_view bmm_name,
+                                          std::string_view fused_name) {
+  return op == MatmulOp::kFusedMatMul ? fused_name : bmm_name;
+}
+
+// The key a batched strategy starts from, in the op's layout: FusedMatMul's
+// carries the epilogue and the inner precision (CANN pre-loads both into the
+// key object every FusedMatMul strategy writes), the transposes are the
+// problem's and every other field is at its default.
+TilingKey BatchKey(const MatmulProblem& problem, ApiLevel api_level, BatchModel batch_model);
+
+// The API level of BatchMatMulV3's tensor-API kernels: TENSOR_LEVEL for op
+// BatchMatMulV3 unless offset_x asked for the basic API; FusedMatMul's
+// kernels are basic-API only.
+inline ApiLevel TensorApiLevel(const MatmulProblem& problem) {
+  return problem.op == MatmulOp::kBatchMatMulV3 && !problem.avoid_tensor_api ? ApiLevel::kTensor
+                                                                             : ApiLevel::kBasic;
+}
+
+// AIC-only, unless the key's kernel reduces partial sums (Stream-K) or
+// writes the output through the vector cores (ND fixpipe), which is the mixed
+// 1 AIC : 2 AIV kernel.
+inline KernelType CubeKernelType(const TilingKey& key) {
+  const bool mixed = key.model == KernelModel::kStreamK ||
+                     key.model == KernelModel::kStreamKSplitK || key.l0c2out != L0cToOut::kOnTheFly;
+  return mixed ? KernelType::kMixed1To2 : KernelType::kAicOnly;
+}
+
+// The base block of one batch too large for L0, from its 16-aligned M, N
+// and K (in `base_m`, `base_n`, `base_k` on entry): the smallest of aligned
+// M and K (when M < N) or of N and K keeps its size and the L0A / L0B halves
+// (elements of `l0a_elem_bytes` / `l0b_elem_bytes`) bound the others; then
+// the bias table half and the L0C half bound base_n / the larger side, and
+// each ends floor-aligned to 16 (at least 16). CANN's iterated-batch
+// strategies (batch_matmul_v3_iterbatch_basicapi_tiling.cpp and
+// ..._iterbatch_broadcast_basicapi_tiling.cpp, which sizes L0B by A's dtype).
+void CutBatchBaseBlock(const MatmulProblem& problem, const ChipSpec& chip, uint64_t l0a_elem_bytes,
+                       uint64_t l0b_elem_bytes, uint64_t& base_m, uint64_t& base_n,
+                       uint64_t& base_k);
+
+// Serializes BatchMatMulV3BasicTilingData: MatMulV3BasicTilingData's fields
+// from `state` (as FillBasicTilingData() writes them, so the batch context's
+// L2 rule applies), then the batch count of C and of x3. Fills plan.block.
+void FillBatchBasicTilingData(const MatmulProblem& problem, const ProblemFacts& facts,
+                              const ChipSpec& chip, const CubeRunState& state, TilingPlan& plan);
+
+}  // namespace npu::tiling
+
+#endif  // NPU_SERVER_TILING_STRATEGIES_BATCH_SHARED_H_

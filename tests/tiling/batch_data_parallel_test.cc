@@ -1,0 +1,89 @@
+// ASW_BASIC and its FusedMatMul variant: the batch-context block search,
+// the four-buffer rule with a bias, the fp32 split-K and transposed-view
+// API levels and innerBatch. Expected words are CANN's
+// (batch_matmul_v3_asw_basic_tiling.cpp), checked against its compiled host
+// tiling.
+#include "server/tiling/strategies/batch_data_parallel.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "server/tiling/tiling_data.h"
+#include "tests/testing/problems.h"
+#include "tests/testing/status_matchers.h"
+
+namespace npu::tiling {
+namespace {
+
+using ::npu::testing::Chip950;
+using ::npu::testing::DecideBuiltin;
+using ::npu::testing::IsOk;
+using ::npu::testing::Problem;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+MatmulProblem Batched(MatmulOp op, int64_t m, int64_t n, int64_t k, int64_t batch,
+                      DataType dtype = DataType::kFloat16) {
+  MatmulProblem p = Problem(m, n, k, dtype);
+  p.op = op;
+  p.batch_a = p.batch_b = {batch};
+  return p;
+}
+
+TEST(BatchDataParallelTest, Fp32SplitKUsesTheBasicApi) {
+  MatmulProblem p = Batched(MatmulOp::kBatchMatMulV3, 100, 300, 4096, 3, DataType::kFloat32);
+  p.has_bias = true;
+  p.dtype_bias = DataType::kFloat32;
+  absl::StatusOr<TilingDecision> d = DecideBuiltin(p);
+  ASSERT_THAT(d, IsOk());
+  EXPECT_EQ(d->plan.strategy, "ASW_BASIC");
+  EXPECT_EQ(d->plan.key.Encode(), 0x1u);  // BASIC (split K), FOR_BATCH
+  EXPECT_EQ(d->plan.block_dim, 32u);      // all cores, while word 0 counts 30
+  EXPECT_THAT(d->plan.data.RawWords(),
+              ElementsAre(30, 100, 300, 4096, 64, 64, 256, 64, 64, 128, 4096, 1, 1, 1, 1, 0, 0,
+                          33686016, 0, 64, 1, 4096, 0, 3, 1));
+  EXPECT_TRUE(BatchUsesFp32SplitK(p, DeriveFacts(p)));
+  p.hf32 = true;
+  EXPECT_FALSE(BatchUsesFp32SplitK(p, DeriveFacts(p)));
+}
+
+TEST(BatchDataParallelTest, FusedBatchKey) {
+  MatmulProblem p = Batched(MatmulOp::kFusedMatMul, 300, 500, 700, 3);
+  absl::StatusOr<TilingDecision> d = DecideBuiltin(p);
+  ASSERT_THAT(d, IsOk());
+  EXPECT_EQ(d->plan.strategy, "ASWT_BASIC_INHERITED_FROM_BMMV3");
+  EXPECT_EQ(d->plan.key.Encode(), 0x401u);  // BASIC, FUSED_BATCH
+  EXPECT_THAT(d->plan.data.RawWords(),
+              ElementsAre(24, 300, 500, 700, 160, 128, 256, 160, 128, 64, 700, 1, 1, 1, 1, 0, 0,
+                          33686016, 0, 160, 1, 700, 0, 3, 1));
+}
+
+TEST(BatchDataParallelTest, BothTransposedViewsWalkTheBatchesInside) {
+  MatmulProblem p = Batched(MatmulOp::kBatchMatMulV3, 300, 500, 700, 3);
+  p.a_batch_interleaved = p.b_batch_interleaved = true;
+  const BatchDataParallelStrategy strategy(MatmulOp::kBatchMatMulV3);
+  const ProblemFacts facts = DeriveFacts(p);
+  ASSERT_TRUE(strategy.IsCapable(p, facts, Chip950()).ok);
+  absl::StatusOr<TilingPlan> plan = strategy.DoTiling(p, facts, Chip950());
+  ASSERT_THAT(plan, IsOk());
+  EXPECT_EQ(plan->key.api_level, ApiLevel::kBasic);
+  EXPECT_EQ(Get(plan->data, BatchBasicField::kInnerBatch), 3u);
+  // One view alone is not supported.
+  p.a_batch_interleaved = false;
+  Capability c = strategy.IsCapable(p, DeriveFacts(p), Chip950());
+  EXPECT_FALSE(c.ok);
+  EXPECT_THAT(c.reason, HasSubstr("only one input"));
+}
+
+TEST(BatchDataParallelTest, BroadcastIsNotItsCase) {
+  MatmulProblem p = Batched(MatmulOp::kBatchMatMulV3, 300, 500, 700, 3);
+  p.batch_a = {3, 1};
+  p.batch_b = {3, 4};
+  const BatchDataParallelStrategy strategy(MatmulOp::kBatchMatMulV3);
+  Capability c = strategy.IsCapable(p, DeriveFacts(p), Chip950());
+  EXPECT_FALSE(c.ok);
+  EXPECT_THAT(c.reason, HasSubstr("batches differ"));
+}
+
+}  // namespace
+}  // namespace npu::tiling
