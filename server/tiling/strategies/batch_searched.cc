@@ -5,10 +5,13 @@
 
 #include "absl/strings/str_cat.h"
 #include "server/tiling/block_heuristics.h"
+#include "server/tiling/cube_tiling_search.h"
 #include "server/tiling/hardware_constants.h"
 #include "server/tiling/int_math.h"
+#include "server/tiling/status_macros.h"
 #include "server/tiling/strategies/batch_data_parallel.h"
 #include "server/tiling/strategies/batch_shared.h"
+#include "server/tiling/tiling_data.h"
 
 namespace npu::tiling {
 namespace {
@@ -25,6 +28,116 @@ constexpr uint64_t kShortBatchLoop = 4;
 absl::Status MissingSearch(const std::string& computed) {
   return absl::FailedPreconditionError(
       absl::StrCat(computed, "; the plan ", std::string(kMissingTilingSearch)));
+}
+
+// What InitTCubeTilingData hands the high-level API's search
+// (matmul_v3_base_tiling_advanced.h): the op's dtypes, formats and
+// transposes, M after the merge of A's batch, N, K and the bias.
+CubeTilingSearchInput SearchInput(const MatmulProblem& problem, const ProblemFacts& facts) {
+  CubeTilingSearchInput input;
+  input.a_dtype = problem.dtype_a;
+  input.b_dtype = problem.dtype_b;
+  input.c_dtype = problem.dtype_c;
+  if (problem.has_bias) input.bias_dtype = problem.dtype_bias;
+  input.a_format = problem.format_a;
+  input.b_format = problem.format_b;
+  input.c_format = problem.format_c;
+  input.trans_a = problem.trans_a;
+  input.trans_b = problem.trans_b;
+  input.m = static_cast<int64_t>(facts.m);
+  input.n = static_cast<int64_t>(facts.n);
+  input.k = static_cast<int64_t>(facts.k);
+  return input;
+}
+
+// The run state's words of BatchMatMulV3TilingData (the two
+// GetTilingDataProcess overloads of matmul_v3_base_tiling_advanced.h); the
+// strategy adds its batch-loop words.
+HighLevelBatchPlan RunPlan(const MatmulProblem& problem, const ProblemFacts& facts,
+                           const ChipSpec& chip, const CubeRunState& state) {
+  HighLevelBatchPlan run;
+  run.used_core_num = static_cast<uint32_t>(state.used_core_num);
+  run.single_core_m = static_cast<uint32_t>(state.single_core_m);
+  run.single_core_n = static_cast<uint32_t>(state.single_core_n);
+  run.single_core_k = static_cast<uint32_t>(state.single_core_k);
+  run.base_m = static_cast<uint32_t>(state.base_m);
+  run.base_n = static_cast<uint32_t>(state.base_n);
+  run.base_k = static_cast<uint32_t>(state.base_k);
+  run.depth_a1 = static_cast<uint32_t>(state.depth_a1);
+  run.depth_b1 = static_cast<uint32_t>(state.depth_b1);
+  run.step_m = static_cast<uint32_t>(state.step_m);
+  run.step_n = static_cast<uint32_t>(state.step_n);
+  run.step_ka = static_cast<uint32_t>(state.step_ka);
+  run.step_kb = static_cast<uint32_t>(state.step_kb);
+  run.db_l0c = static_cast<uint32_t>(state.l0c_db);
+  run.m_tail_cnt = static_cast<uint32_t>(state.tail_m_cnt);
+  run.n_tail_cnt = static_cast<uint32_t>(state.tail_n_cnt);
+  run.k_tail_cnt = static_cast<uint32_t>(state.tail_k_cnt);
+  run.m_base_tail_split_cnt = static_cast<uint32_t>(state.m_base_tail_split_cnt);
+  run.n_base_tail_split_cnt = static_cast<uint32_t>(state.n_base_tail_split_cnt);
+  run.m_tail_main = static_cast<uint32_t>(state.m_tail_main);
+  run.n_tail_main = static_cast<uint32_t>(state.n_tail_main);
+  run.mmad_param = problem.hf32 ? 1 : 0;
+  // CANN passes kaL1 and kbL1 separately; these strategies keep stepKa ==
+  // stepKb, so one K cut serves both.
+  run.l2_cache_disable = static_cast<uint32_t>(
+      L2CacheDisableMode(problem, facts, chip, state, state.base_m * state.step_m,
+                         state.base_k * state.step_ka, state.base_n * state.step_n));
+  run.aic_num = chip.aic_num;
+  run.batch_a = static_cast<uint32_t>(facts.batch_a);
+  run.batch_b = static_cast<uint32_t>(facts.batch_b);
+  run.batch_c = static_cast<uint32_t>(facts.batch_c);
+  run.batch_bias = static_cast<uint32_t>(facts.batch_bias);
+  for (int i = 0; i < kBatchSlots; ++i) {
+    run.a_dims[i] = static_cast<uint32_t>(facts.batch_a_dims[i]);
+    run.b_dims[i] = static_cast<uint32_t>(facts.batch_b_dims[i]);
+    run.c_dims[i] = static_cast<uint32_t>(facts.batch_c_dims[i]);
+  }
+  run.m = facts.m;
+  run.n = facts.n;
+  run.l1_buffer_num = static_cast<uint32_t>(state.l1_buffer_num);
+  run.ub_db = static_cast<uint32_t>(state.ub_db);
+  run.slice_m =
+      static_cast<uint32_t>(facts.slice_m_override != 0 ? facts.slice_m_override : state.base_m);
+  run.src_nd_stride = static_cast<uint32_t>(facts.src_nd_stride);
+  return run;
+}
+
+// Runs the high-level API's search (its failure fails the strategy, as
+// CANN's GetTilingData does) and lays out the 90-word tiling data; the plan's
+// block mirrors the run state.
+absl::StatusOr<TilingPlan> SearchedPlan(const MatmulProblem& problem, const ProblemFacts& facts,
+                                        const ChipSpec& chip, const CubeRunState& state,
+                                        const HighLevelBatchPlan& run, const TilingKey& key,
+                                        std::string detail) {
+  ASSIGN_OR_RETURN(const CubeTiling searched, SearchCubeTiling(SearchInput(problem, facts), chip));
+  TilingPlan plan;
+  plan.key = key;
+  plan.block_dim = chip.aic_num;
+  plan.kernel_type = CubeKernelType(plan.key);
+  plan.workspace_bytes = kRuntimeWorkspaceBytes;
+  plan.detail = std::move(detail);
+  plan.data = HighLevelBatchTilingData(searched, run);
+  BlockTiling& block = plan.block;
+  block.base_m = state.base_m;
+  block.base_n = state.base_n;
+  block.base_k = state.base_k;
+  block.m_l1 = Get(plan.data, HighLevelBatchField::kML1).value_or(state.base_m);
+  block.n_l1 = Get(plan.data, HighLevelBatchField::kNL1).value_or(state.base_n);
+  block.k_l1 = Get(plan.data, HighLevelBatchField::kKL1).value_or(state.base_k);
+  block.step_m = state.step_m;
+  block.step_n = state.step_n;
+  block.step_ka = state.step_ka;
+  block.step_kb = state.step_kb;
+  block.depth_a1 = state.depth_a1;
+  block.depth_b1 = state.depth_b1;
+  block.single_core_m = state.single_core_m;
+  block.single_core_n = state.single_core_n;
+  block.single_core_k = state.single_core_k;
+  block.l1_buffer_num = state.l1_buffer_num;
+  block.l0c_db = state.l0c_db;
+  block.ub_db = state.ub_db;
+  return plan;
 }
 
 // The batch balance of loads of `per_load` batches over the cube cores.
@@ -262,15 +375,20 @@ absl::StatusOr<TilingPlan> BatchSearchedFallbackStrategy::DoTiling(const MatmulP
   CubeRunState state;
   ResetBase(facts, chip, state);
   StageL1(problem, facts, chip, state);
-  const uint64_t ub_db =
-      state.base_m * state.base_n * kFp32Bytes <= chip.ub_bytes ? kDoubleBuffer : 1;
+  state.ub_db = state.base_m * state.base_n * kFp32Bytes <= chip.ub_bytes ? kDoubleBuffer : 1;
   const bool both_views = problem.a_batch_interleaved && problem.b_batch_interleaved;
   const bool tensor = problem.op == MatmulOp::kBatchMatMulV3 && !both_views &&
                       !BatchUsesFp32SplitK(problem, facts) && !problem.avoid_tensor_api;
-  return MissingSearch(absl::StrCat(
-      tensor ? "TENSOR_LEVEL, BROADCAST_BATCH" : "HIGH_LEVEL, FOR_BATCH", ", base ", state.base_m,
-      "x", state.base_n, "x", state.base_k, ", stepKa=", state.step_ka, ", ubDB=", ub_db,
-      both_views ? absl::StrCat(", innerBatch=", facts.batch_c) : ""));
+  HighLevelBatchPlan run = RunPlan(problem, facts, chip, state);
+  if (both_views) run.inner_batch = static_cast<uint32_t>(facts.batch_c);
+  const TilingKey key = BatchKey(problem, tensor ? ApiLevel::kTensor : ApiLevel::kHigh,
+                                 tensor ? BatchModel::kBroadcastBatch : BatchModel::kForBatch);
+  return SearchedPlan(
+      problem, facts, chip, state, run, key,
+      Describe(facts, tensor ? "TENSOR_LEVEL, BROADCAST_BATCH" : "HIGH_LEVEL, FOR_BATCH", ", base ",
+               state.base_m, "x", state.base_n, "x", state.base_k, ", stepKa=", state.step_ka,
+               ", ubDB=", state.ub_db,
+               both_views ? absl::StrCat(", innerBatch=", facts.batch_c) : ""));
 }
 
 }  // namespace npu::tiling
