@@ -36,9 +36,19 @@ TEST(BatchSearchedTest, OneSidedBroadcastReachesIterBatchBroadcast) {
   Capability c = strategy.IsCapable(p, facts, Chip950());
   EXPECT_TRUE(c.ok) << c.reason;
   EXPECT_THAT(c.reason, HasSubstr("A broadcast in batch slot 3"));
-  EXPECT_THAT(
-      strategy.DoTiling(p, facts, Chip950()),
-      StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("MultiCoreMatmulTiling search")));
+  // CANN's answer (checked against its compiled tiling): key 0x602, the
+  // default run words around 64x96x128 blocks, 10 batches per L1 load, A
+  // broadcast in slot 3.
+  absl::StatusOr<TilingPlan> plan = strategy.DoTiling(p, facts, Chip950());
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(plan->key.Encode(), 0x602u);
+  const std::vector<uint32_t> expected = {
+      32, 64,    96,    128, 128, 1, 1, 1,    64,   96,  128,      1,  1, 1, 1,  0, 0, 0,
+      0,  40960, 24576, 0,   1,   1, 1, 1,    1,    1,   0,        0,  2, 2, 0,  0, 0, 0,
+      0,  0,     0,     0,   0,   0, 0, 0,    0,    0,   0,        0,  0, 0, 1,  1, 1, 1,
+      1,  0,     0,     0,   4,   0, 8, 2400, 2400, 1,   1,        1,  1, 1, 1,  1, 8, 8,
+      8,  1,     300,   300, 0,   1, 1, 64,   96,   128, 16843264, 64, 1, 0, 10, 1, 3, 4};
+  EXPECT_EQ(plan->data.RawWords(), expected);
 }
 
 TEST(BatchSearchedTest, IterBatchBroadcastRefusals) {

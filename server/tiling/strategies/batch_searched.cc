@@ -155,7 +155,7 @@ struct BroadcastPlan {
   int axis = kBatchSlots;    // the broadcast slot
   uint64_t m = 0, n = 0, k = 0;
   uint64_t a_bytes = 0, b_bytes = 0, c_bytes = 0, bias_bytes = 0;  // one batch, aligned
-  uint64_t per_load_l1 = 0;
+  uint64_t per_load_l1 = 0;  // iterBatchL1: batches per L1 load
   uint64_t l0a = 0, l0b = 0, l0c = 0;
   bool l0_fits = false;
 };
@@ -187,9 +187,12 @@ std::string FindBroadcastSlot(const ProblemFacts& facts, BroadcastPlan& plan) {
 
 }  // namespace
 
-Capability BatchIterateBroadcastStrategy::IsCapable(const MatmulProblem& problem,
-                                                    const ProblemFacts& facts,
-                                                    const ChipSpec& chip) const {
+namespace {
+
+// ITER_BATCH_BROADCAST's capability; on success `plan` holds the broadcast
+// slot, the per-batch sizes and the batches per L1 load.
+Capability AssessBroadcast(const MatmulProblem& problem, const ProblemFacts& facts,
+                           const ChipSpec& chip, BroadcastPlan& plan) {
   if (problem.format_a != Format::kNd || problem.format_b != Format::kNd) {
     return Capability::No(Explain(facts, "an input is FRACTAL_NZ"));
   }
@@ -199,7 +202,6 @@ Capability BatchIterateBroadcastStrategy::IsCapable(const MatmulProblem& problem
     return Capability::No(Explain(facts, "an input is a non-contiguous view"));
   }
   if (facts.batch_bias > 1) return Capability::No(Explain(facts, "batched bias"));
-  BroadcastPlan plan;
   if (std::string why = FindBroadcastSlot(facts, plan); !why.empty()) {
     return Capability::No(Explain(facts, why));
   }
@@ -261,18 +263,26 @@ Capability BatchIterateBroadcastStrategy::IsCapable(const MatmulProblem& problem
     return Capability::No(Explain(facts, "one batch overflows L0 and the batch balance ",
                                   BatchBalance(facts, chip, per_load), " < ", kMinBatchBalance));
   }
+  plan.per_load_l1 = per_load;
   return Capability::Yes(Explain(facts, plan.a_broadcast ? "A" : "B", " broadcast in batch slot ",
                                  plan.axis, ", ", per_load, " batches per L1 load"));
+}
+
+}  // namespace
+
+Capability BatchIterateBroadcastStrategy::IsCapable(const MatmulProblem& problem,
+                                                    const ProblemFacts& facts,
+                                                    const ChipSpec& chip) const {
+  BroadcastPlan plan;
+  return AssessBroadcast(problem, facts, chip, plan);
 }
 
 absl::StatusOr<TilingPlan> BatchIterateBroadcastStrategy::DoTiling(const MatmulProblem& problem,
                                                                    const ProblemFacts& facts,
                                                                    const ChipSpec& chip) const {
-  // IsCapable() holds, so the slot search and the per-load count repeat
-  // its numbers.
+  // IsCapable() holds, so the assessment repeats its numbers.
   BroadcastPlan plan;
-  FindBroadcastSlot(facts, plan);
-  const Capability capability = IsCapable(problem, facts, chip);
+  const Capability capability = AssessBroadcast(problem, facts, chip, plan);
   uint64_t base_m = CeilAlign(facts.m, kBlock16), base_n = CeilAlign(facts.n, kBlock16);
   uint64_t base_k = CeilAlign(facts.k, kBlock16);
   const uint64_t a_bytes = base_m * base_k * facts.a_bytes;
@@ -286,12 +296,27 @@ absl::StatusOr<TilingPlan> BatchIterateBroadcastStrategy::DoTiling(const MatmulP
   if (!l0_fits) {
     CutBatchBaseBlock(problem, chip, facts.a_bytes, facts.a_bytes, base_m, base_n, base_k);
   }
-  const uint64_t batch_model = static_cast<uint64_t>(
+  const uint64_t per_load_l0 = std::max<uint64_t>(std::min({l0a, l0b, l0c, plan.per_load_l1}), 1);
+  // CANN sets only the blocks, the core count and the batch loop; every
+  // other run word keeps its default (matmul_v3_common_advanced.h), dbL0C 0
+  // among them.
+  CubeRunState state;
+  state.used_core_num = chip.aic_num;
+  state.base_m = base_m;
+  state.base_n = base_n;
+  state.base_k = base_k;
+  state.l0c_db = 0;
+  HighLevelBatchPlan run = RunPlan(problem, facts, chip, state);
+  run.iter_batch_l1 = static_cast<uint32_t>(plan.per_load_l1);
+  run.iter_batch_l0 = static_cast<uint32_t>(per_load_l0);
+  run.broadcast_axis_a = plan.a_broadcast ? static_cast<uint32_t>(plan.axis) : kBatchSlots;
+  run.broadcast_axis_b = plan.a_broadcast ? kBatchSlots : static_cast<uint32_t>(plan.axis);
+  const TilingKey key = BatchKey(
+      problem, ApiLevel::kTensor,
       plan.a_broadcast ? BatchModel::kIterBatchBroadcastA : BatchModel::kIterBatchBroadcastB);
-  return MissingSearch(absl::StrCat(capability.reason, "; batch model ",
-                                    std::string(BatchModelName(batch_model)),
-                                    ", iterBatchL0=max(min(", l0a, ", ", l0b, ", ", l0c,
-                                    ", iterBatchL1), 1), base ", base_m, "x", base_n, "x", base_k));
+  return SearchedPlan(problem, facts, chip, state, run, key,
+                      Describe(facts, capability.reason, ", iterBatchL0=", per_load_l0, ", base ",
+                               base_m, "x", base_n, "x", base_k));
 }
 
 Capability BatchIterateSearchedStrategy::IsCapable(const MatmulProblem& problem,
