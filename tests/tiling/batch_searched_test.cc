@@ -93,8 +93,33 @@ TEST(BatchSearchedTest, IterBatchNeedsTwoBatchesPerLoad) {
   MatmulProblem small = Batched(32, 32, 32, {64}, {64});
   const ProblemFacts facts = DeriveFacts(small);
   ASSERT_TRUE(strategy.IsCapable(small, facts, Chip950()).ok);
-  EXPECT_THAT(strategy.DoTiling(small, facts, Chip950()),
-              StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("iterBatch=2")));
+  absl::StatusOr<TilingPlan> plan = strategy.DoTiling(small, facts, Chip950());
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_THAT(plan->detail, HasSubstr("iterBatch=2"));
+  EXPECT_EQ(plan->key.Encode(), 0x100u);  // HIGH_LEVEL, ITER_BATCH_SINGLE_BIAS
+  EXPECT_EQ(Get(plan->data, HighLevelBatchField::kIterBatch), 2u);
+  EXPECT_EQ(Get(plan->data, HighLevelBatchField::kBatchNum), 2u);
+  EXPECT_EQ(Get(plan->data, HighLevelBatchField::kBatchOutNum), 1u);
+}
+
+TEST(BatchSearchedTest, IterBatchMatchesCann) {
+  // The registry reaches ITER_BATCH; CANN's answer (checked against its
+  // compiled tiling): key 0x150, 90 words.
+  MatmulProblem p = Batched(19, 659, 15, {40}, {40});
+  p.trans_a = true;
+  p.trans_b = true;
+  p.has_bias = true;
+  absl::StatusOr<TilingDecision> d = DecideBuiltin(p);
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ(d->plan.strategy, "ITER_BATCH");
+  EXPECT_EQ(d->plan.key.Encode(), 336u);
+  const std::vector<uint32_t> expected = {
+      32, 19,   659,  15, 15, 19, 659, 15, 256, 256, 64,       1,   3, 1, 3, 1, 0, 0,
+      0,  2112, 4096, 0,  1,  1,  1,   1,  1,   1,   0,        0,   2, 2, 1, 0, 0, 0,
+      0,  0,    0,    0,  0,  0,  0,   0,  0,   0,   0,        0,   2, 0, 1, 1, 1, 1,
+      1,  0,    0,    0,  4,  0,  40,  40, 40,  1,   1,        1,   1, 1, 1, 1, 1, 1,
+      1,  40,   40,   40, 2,  1,  1,   32, 672, 64,  16843264, 256, 1, 0, 1, 1, 4, 4};
+  EXPECT_EQ(d->plan.data.RawWords(), expected);
 }
 
 TEST(BatchSearchedTest, BaseIsAlwaysCapable) {

@@ -25,11 +25,6 @@ constexpr uint64_t kMinBatchesPerLoad = 2;
 // batches (more mmads would queue behind each other otherwise).
 constexpr uint64_t kShortBatchLoop = 4;
 
-absl::Status MissingSearch(const std::string& computed) {
-  return absl::FailedPreconditionError(
-      absl::StrCat(computed, "; the plan ", std::string(kMissingTilingSearch)));
-}
-
 // What InitTCubeTilingData hands the high-level API's search
 // (matmul_v3_base_tiling_advanced.h): the op's dtypes, formats and
 // transposes, M after the merge of A's batch, N, K and the bias.
@@ -383,9 +378,25 @@ absl::StatusOr<TilingPlan> BatchIterateSearchedStrategy::DoTiling(const MatmulPr
                      even_load)
           : 1;
   if (outputs == even_load) outputs = even_load >> 1;
-  return MissingSearch(absl::StrCat("iterBatch=", even_load, ", batchOutNum=", outputs, ", base ",
-                                    state.base_m, "x", state.base_n, "x", state.base_k,
-                                    ", stepKa=stepKb=", step_k));
+  // One core computes whole batches: the single-core shape is the problem,
+  // L1 holds all of its K (batch_matmul_v3_iterbatch_tiling.cpp).
+  state.single_core_m = facts.m;
+  state.single_core_n = facts.n;
+  state.single_core_k = facts.k;
+  state.step_ka = step_k;
+  state.step_kb = step_k;
+  state.step_m = CeilDiv(facts.m, state.base_m);
+  state.step_n = CeilDiv(facts.n, state.base_n);
+  state.depth_a1 = state.step_ka * state.step_m;
+  state.depth_b1 = state.step_kb * state.step_n;
+  HighLevelBatchPlan run = RunPlan(problem, facts, chip, state);
+  run.iter_batch = static_cast<uint32_t>(even_load);
+  run.batch_out_num = static_cast<uint32_t>(outputs);
+  const TilingKey key = BatchKey(problem, ApiLevel::kHigh, BatchModel::kIterBatchSingleBias);
+  return SearchedPlan(
+      problem, facts, chip, state, run, key,
+      Describe(facts, "iterBatch=", even_load, ", batchOutNum=", outputs, ", base ", state.base_m,
+               "x", state.base_n, "x", state.base_k, ", stepKa=stepKb=", step_k));
 }
 
 Capability BatchSearchedFallbackStrategy::IsCapable(const MatmulProblem& /*problem*/,
