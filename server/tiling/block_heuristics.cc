@@ -479,4 +479,17 @@ void FillBasicTilingData(const MatmulProblem& problem, const ProblemFacts& facts
   put(BasicField::kInnerBatch, 0);
 }
 
+void FillBatchBasicTilingData(const MatmulProblem& problem, const ProblemFacts& facts,
+                              const ChipSpec& chip, const CubeRunState& state, TilingPlan& plan) {
+  FillBasicTilingData(problem, facts, chip, state, plan);
+  // The batch struct repeats the basic one's fields in the same order.
+  TilingData batch = NewTilingData<BatchBasicField>();
+  for (size_t i = 0; i < plan.data.fields.size(); ++i) {
+    batch.fields[i].value = plan.data.fields[i].value;
+  }
+  Set(batch, BatchBasicField::kBatchDimAll, facts.batch_c);
+  Set(batch, BatchBasicField::kBatchX3, facts.batch_x3);
+  plan.data = std::move(batch);
+}
+
 }  // namespace npu::tiling

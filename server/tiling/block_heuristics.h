@@ -132,6 +132,12 @@ uint64_t L2CacheDisableMode(const MatmulProblem& problem, const ProblemFacts& fa
 void FillBasicTilingData(const MatmulProblem& problem, const ProblemFacts& facts,
                          const ChipSpec& chip, const CubeRunState& state, TilingPlan& plan);
 
+// Serializes BatchMatMulV3BasicTilingData: the MatMulV3BasicTilingData
+// fields of FillBasicTilingData(), then batchDimAll (C's batch count) and
+// batchX3 (CANN's GetTilingDataProcess, matmul_v3_base_tiling_advanced.h).
+void FillBatchBasicTilingData(const MatmulProblem& problem, const ProblemFacts& facts,
+                              const ChipSpec& chip, const CubeRunState& state, TilingPlan& plan);
+
 }  // namespace npu::tiling
 
 #endif  // NPU_SERVER_TILING_BLOCK_HEURISTICS_H_

@@ -10,6 +10,9 @@
 #include "server/tiling/strategies/batch_searched.h"
 #include "server/tiling/strategies/batch_stream_k.h"
 #include "server/tiling/strategies/batch_to_vector_mul.h"
+#include "server/tiling/strategies/fused_data_parallel.h"
+#include "server/tiling/strategies/fused_stream_k.h"
+#include "server/tiling/strategies/fused_zero_k.h"
 #include "server/tiling/strategies/stream_k.h"
 #include "server/tiling/strategies/swizzled_data_parallel.h"
 #include "server/tiling/strategies/vector_mul.h"
@@ -25,9 +28,11 @@ void RegisterBuiltinStrategies(StrategyRegistry& registry) {
   status.Update(registry.Add(std::make_unique<VectorMultiMulStrategy>()));
   status.Update(registry.Add(std::make_unique<StreamKStrategy>()));
   status.Update(registry.Add(std::make_unique<SwizzledDataParallelStrategy>()));  // fallback
-  // BatchMatMulV3 #2..#11 and FusedMatMul #2..#7 (batch_matmul_v3_tiling_strategy.h and
-  // fused_matmul_builtin_tiling_strategy.h, DAV_3510 order).
+
+  // BatchMatMulV3, CANN's DAV_3510 order
+  // (matmul/batch_mat_mul_v3/op_host/op_tiling/arch35/batch_matmul_v3_tiling_strategy.h).
   constexpr MatmulOp kBmm = MatmulOp::kBatchMatMulV3;
+  status.Update(registry.Add(std::make_unique<BatchZeroKStrategy>(), kBmm));  // #1
   status.Update(registry.Add(std::make_unique<BatchToVectorMulStrategy>(), kBmm));
   status.Update(registry.Add(std::make_unique<BatchStreamKStrategy>(kBmm), kBmm));
   status.Update(registry.Add(std::make_unique<BatchMergeStrategy>(kBmm), kBmm));
@@ -37,8 +42,12 @@ void RegisterBuiltinStrategies(StrategyRegistry& registry) {
   status.Update(registry.Add(std::make_unique<BatchFullLoadStrategy>(kBmm, FullLoad::kA), kBmm));
   status.Update(registry.Add(std::make_unique<BatchFullLoadStrategy>(kBmm, FullLoad::kB), kBmm));
   status.Update(registry.Add(std::make_unique<BatchDataParallelStrategy>(kBmm), kBmm));
-  status.Update(registry.Add(std::make_unique<BatchSearchedFallbackStrategy>(), kBmm));
+  status.Update(registry.Add(std::make_unique<BatchSearchedFallbackStrategy>(), kBmm));  // #11
+
+  // FusedMatMul, CANN's DAV_3510 order
+  // (matmul/fused_mat_mul/op_host/op_tiling/arch35/fused_matmul_builtin_tiling_strategy.h).
   constexpr MatmulOp kFused = MatmulOp::kFusedMatMul;
+  status.Update(registry.Add(std::make_unique<FusedZeroKStrategy>(), kFused));  // #1
   status.Update(registry.Add(std::make_unique<BatchStreamKStrategy>(kFused), kFused));
   status.Update(registry.Add(std::make_unique<BatchMergeStrategy>(kFused), kFused));
   status.Update(registry.Add(std::make_unique<BatchIterateStrategy>(kFused), kFused));
@@ -46,7 +55,9 @@ void RegisterBuiltinStrategies(StrategyRegistry& registry) {
       registry.Add(std::make_unique<BatchFullLoadStrategy>(kFused, FullLoad::kA), kFused));
   status.Update(
       registry.Add(std::make_unique<BatchFullLoadStrategy>(kFused, FullLoad::kB), kFused));
-  status.Update(registry.Add(std::make_unique<BatchDataParallelStrategy>(kFused), kFused));
+  status.Update(registry.Add(std::make_unique<BatchDataParallelStrategy>(kFused), kFused));  // #7
+  status.Update(registry.Add(std::make_unique<FusedStreamKStrategy>(), kFused));             // #8
+  status.Update(registry.Add(std::make_unique<FusedDataParallelStrategy>(), kFused));        // #9
   assert(status.ok() && "built-in strategy names are unique");
   (void)status;
 }

@@ -6,8 +6,10 @@
 
 namespace npu::tiling {
 
-// Adds K_EQUAL_ZERO, TO_MUL, TO_MULTI_MUL, BASIC_STREAM_K and BASIC_ASWT, in
-// that order; BASIC_ASWT is always capable and acts as the fallback.
+// Adds MatMulV3's K_EQUAL_ZERO, TO_MUL, TO_MULTI_MUL, BASIC_STREAM_K and
+// BASIC_ASWT, in that order (BASIC_ASWT is always capable and acts as the
+// fallback), then BatchMatMulV3's and FusedMatMul's lists in CANN's
+// DAV_3510 priority order.
 void RegisterBuiltinStrategies(StrategyRegistry& registry);
 
 // A registry holding the built-in strategies.

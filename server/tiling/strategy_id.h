@@ -14,11 +14,31 @@
 namespace npu::tiling {
 
 enum class StrategyId : uint8_t {
+  // MatMulV3.
   kZeroK,                 // K_EQUAL_ZERO
   kVectorMul,             // TO_MUL
   kVectorMultiMul,        // TO_MULTI_MUL
   kStreamK,               // BASIC_STREAM_K
   kSwizzledDataParallel,  // BASIC_ASWT
+  // BatchMatMulV3.
+  kBatchZeroK,  // BATCH_MATMUL_INPUT_K_EQUAL_ZERO
+  // FusedMatMul's 2-D strategies (inherited from MatMulV3) and its K = 0.
+  kFusedZeroK,                 // INPUT_K_EQUAL_ZERO_INHERITED_FROM_BMMV3
+  kFusedStreamK,               // BASIC_STREAM_K_INHERITED_FROM_MMV3
+  kFusedSwizzledDataParallel,  // BASIC_ASWT_INHERITED_FROM_MMV3
+};
+
+// Every built-in strategy id.
+inline constexpr StrategyId kAllStrategyIds[] = {
+    StrategyId::kZeroK,
+    StrategyId::kVectorMul,
+    StrategyId::kVectorMultiMul,
+    StrategyId::kStreamK,
+    StrategyId::kSwizzledDataParallel,
+    StrategyId::kBatchZeroK,
+    StrategyId::kFusedZeroK,
+    StrategyId::kFusedStreamK,
+    StrategyId::kFusedSwizzledDataParallel,
 };
 
 // CANN's name of the strategy, e.g. "BASIC_ASWT".
@@ -34,14 +54,21 @@ constexpr std::string_view StrategyName(StrategyId id) {
       return "BASIC_STREAM_K";
     case StrategyId::kSwizzledDataParallel:
       return "BASIC_ASWT";
+    case StrategyId::kBatchZeroK:
+      return "BATCH_MATMUL_INPUT_K_EQUAL_ZERO";
+    case StrategyId::kFusedZeroK:
+      return "INPUT_K_EQUAL_ZERO_INHERITED_FROM_BMMV3";
+    case StrategyId::kFusedStreamK:
+      return "BASIC_STREAM_K_INHERITED_FROM_MMV3";
+    case StrategyId::kFusedSwizzledDataParallel:
+      return "BASIC_ASWT_INHERITED_FROM_MMV3";
   }
   return "?";
 }
 
 // The identifier of a built-in strategy's CANN name; nothing for other names.
 constexpr std::optional<StrategyId> FindStrategyId(std::string_view name) {
-  for (StrategyId id : {StrategyId::kZeroK, StrategyId::kVectorMul, StrategyId::kVectorMultiMul,
-                        StrategyId::kStreamK, StrategyId::kSwizzledDataParallel}) {
+  for (StrategyId id : kAllStrategyIds) {
     if (StrategyName(id) == name) return id;
   }
   return std::nullopt;

@@ -58,6 +58,50 @@ TEST(ProblemConversionTest, EveryFieldRoundTrips) {
       << ProblemToProto(problem).ShortDebugString();
 }
 
+TEST(ProblemConversionTest, OperatorFieldsRoundTrip) {
+  pb::MatmulProblem wire = StreamKRequest().problem();
+  wire.set_format_a(pb::FORMAT_ND);  // the canonical form spells formats out
+  wire.set_format_c(pb::FORMAT_ND);
+  wire.set_op(pb::OPERATOR_FUSED_MATMUL);
+  wire.add_batch_a(3);
+  wire.add_batch_a(5);
+  wire.add_batch_b(3);
+  wire.add_batch_b(5);
+  wire.add_batch_c(3);
+  wire.add_batch_c(5);
+  wire.add_batch_bias(15);
+  wire.set_fused_op(pb::FUSED_OP_MUL);
+  wire.add_x3_shape(15);
+  wire.add_x3_shape(wire.m());
+  wire.add_x3_shape(wire.n());
+  wire.set_inner_precise(1);
+  wire.set_a_batch_interleaved(true);
+  wire.set_b_batch_interleaved(true);
+
+  const tl::MatmulProblem problem = ProblemFromProto(wire);
+  EXPECT_EQ(problem.op, tl::MatmulOp::kFusedMatMul);
+  EXPECT_EQ(problem.batch_a, (std::vector<int64_t>{3, 5}));
+  EXPECT_EQ(problem.batch_bias, (std::vector<int64_t>{15}));
+  EXPECT_EQ(problem.fused_op, tl::FusedOp::kMul);
+  EXPECT_EQ(problem.x3_shape.size(), 3u);
+  EXPECT_EQ(problem.inner_precise, 1);
+  EXPECT_TRUE(problem.b_batch_interleaved);
+  EXPECT_FALSE(problem.IsPlainMatMulV3());
+  EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(ProblemToProto(problem), wire))
+      << ProblemToProto(problem).ShortDebugString();
+}
+
+TEST(ProblemConversionTest, MatMulV3StaysUnsetSoOldCacheKeysHold) {
+  pb::MatmulProblem wire = StreamKRequest().problem();
+  wire.set_op(pb::OPERATOR_MATMUL_V3);
+  const tl::MatmulProblem problem = ProblemFromProto(wire);
+  EXPECT_TRUE(problem.IsPlainMatMulV3());
+  const pb::MatmulProblem canonical = ProblemToProto(problem);
+  EXPECT_EQ(canonical.op(), pb::OPERATOR_UNSPECIFIED);
+  EXPECT_EQ(canonical.SerializeAsString(),
+            ProblemToProto(ProblemFromProto(StreamKRequest().problem())).SerializeAsString());
+}
+
 TEST(ProblemConversionTest, DefaultsAreCanonical) {
   pb::MatmulProblem wire = StreamKRequest().problem();
   wire.set_format_a(pb::FORMAT_UNSPECIFIED);

@@ -70,6 +70,34 @@ TEST(ValidateRequestTest, SliceRankMustBeTwoOrThreeWhenEnabled) {
   EXPECT_THAT(ValidateRequest(request), IsOk());
 }
 
+TEST(ValidateRequestTest, OperatorAndFusedOpMustBeKnown) {
+  pb::TilingRequest request = StreamKRequest();
+  request.mutable_problem()->set_op(pb::OPERATOR_FUSED_MATMUL);
+  request.mutable_problem()->set_fused_op(pb::FUSED_OP_16CAST32);
+  EXPECT_THAT(ValidateRequest(request), IsOk());
+  request.mutable_problem()->set_op(static_cast<pb::Operator>(4));
+  EXPECT_THAT(ValidateRequest(request),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("problem.op")));
+  request.mutable_problem()->set_op(pb::OPERATOR_BATCH_MATMUL_V3);
+  request.mutable_problem()->set_fused_op(static_cast<pb::FusedOp>(7));  // CANN's quant
+  EXPECT_THAT(ValidateRequest(request),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("problem.fused_op")));
+}
+
+TEST(ValidateRequestTest, BatchDimListsAreBounded) {
+  pb::TilingRequest request = StreamKRequest();
+  request.mutable_problem()->set_op(pb::OPERATOR_BATCH_MATMUL_V3);
+  for (int i = 0; i < kMaxBatchRank; ++i) request.mutable_problem()->add_batch_b(2);
+  EXPECT_THAT(ValidateRequest(request), IsOk());
+  request.mutable_problem()->add_batch_b(2);
+  EXPECT_THAT(ValidateRequest(request),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("problem.batch_b")));
+  request.mutable_problem()->clear_batch_b();
+  for (int i = 0; i <= kMaxX3Rank; ++i) request.mutable_problem()->add_x3_shape(1);
+  EXPECT_THAT(ValidateRequest(request),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("problem.x3_shape")));
+}
+
 TEST(ValidatePlatformOverridesTest, EveryOverrideFieldHasARange) {
   const google::protobuf::Descriptor* descriptor = pb::PlatformOverrides::descriptor();
   ASSERT_EQ(static_cast<size_t>(descriptor->field_count()), tl::kChipFieldCount);

@@ -75,6 +75,26 @@ TEST(BatchDataParallelTest, BothTransposedViewsWalkTheBatchesInside) {
   EXPECT_THAT(c.reason, HasSubstr("only one input"));
 }
 
+TEST(BatchDataParallelTest, ViewsWithADimOfOneAreContiguous) {
+  // A batch of 1 gives the views the strides of contiguous tensors: CANN
+  // keeps the tensor API and walks no inner batch.
+  MatmulProblem p = Batched(MatmulOp::kBatchMatMulV3, 16, 200, 52, 1, DataType::kBFloat16);
+  p.trans_b = true;
+  p.a_batch_interleaved = p.b_batch_interleaved = true;
+  absl::StatusOr<TilingDecision> d = DecideBuiltin(p);
+  ASSERT_THAT(d, IsOk());
+  EXPECT_EQ(d->plan.strategy, "ASW_BASIC");
+  EXPECT_EQ(d->plan.key.Encode(), 0x42u);  // TENSOR, B transposed
+  EXPECT_THAT(d->plan.data.RawWords(), ElementsAre(13, 16, 200, 52, 16, 16, 64, 16, 16, 64, 52, 1,
+                                                   1, 1, 1, 0, 0, 33686528, 0, 16, 1, 52, 0, 1, 1));
+  EXPECT_FALSE(ATransposedView(p));
+  p.batch_a = p.batch_b = {2};
+  EXPECT_TRUE(ATransposedView(p));
+  EXPECT_TRUE(BTransposedView(p));
+  p.n = 1;  // B viewed [2, 1, 52]
+  EXPECT_FALSE(BTransposedView(p));
+}
+
 TEST(BatchDataParallelTest, BroadcastIsNotItsCase) {
   MatmulProblem p = Batched(MatmulOp::kBatchMatMulV3, 300, 500, 700, 3);
   p.batch_a = {3, 1};

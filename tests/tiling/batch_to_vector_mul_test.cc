@@ -71,16 +71,13 @@ TEST(BatchToVectorMulTest, Refusals) {
   MatmulProblem ub = Batched(1024, 300, 1, 128);
   MatmulProblem mixed = Batched(16, 8, 1, 128);
   mixed.dtype_c = DataType::kFloat32;
-  MatmulProblem view = Batched(16, 8, 1, 128);
-  view.b_batch_interleaved = true;
   for (const Case& c : std::vector<Case>{{few, "batch=127"},
                                          {k2, "K=2"},
                                          {one_register, "partial vector register"},
                                          {n1, "N=1"},
                                          {register_multiple, "multiple of 128"},
                                          {ub, "ub_bytes"},
-                                         {mixed, "dtypes differ"},
-                                         {view, "view"}}) {
+                                         {mixed, "dtypes differ"}}) {
     Capability capability = strategy.IsCapable(c.problem, DeriveFacts(c.problem), chip);
     EXPECT_FALSE(capability.ok) << c.reason;
     EXPECT_THAT(capability.reason, HasSubstr(c.reason));

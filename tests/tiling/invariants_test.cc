@@ -4,7 +4,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <string>
 #include <tuple>
+#include <vector>
 
 #include "server/tiling/builtin_strategies.h"
 #include "tests/testing/problems.h"
@@ -21,11 +23,11 @@ uint64_t Align16(uint64_t v) { return (v + 15) / 16 * 16; }
 
 void CheckInvariants(const MatmulProblem& p, const ChipSpec& chip, const TilingDecision& d) {
   const TilingPlan& plan = d.plan;
-  SCOPED_TRACE(::testing::Message() << "m=" << p.m << " n=" << p.n << " k=" << p.k << " "
-                                    << DataTypeName(p.dtype_a) << " ta=" << p.trans_a
-                                    << " tb=" << p.trans_b << " bias=" << p.has_bias
-                                    << " aic=" << chip.aic_num << " aiv=" << chip.aiv_num
-                                    << " -> " << plan.strategy << " key=" << plan.key.Encode());
+  SCOPED_TRACE(::testing::Message()
+               << "m=" << p.m << " n=" << p.n << " k=" << p.k << " " << DataTypeName(p.dtype_a)
+               << " ta=" << p.trans_a << " tb=" << p.trans_b << " bias=" << p.has_bias
+               << " aic=" << chip.aic_num << " aiv=" << chip.aiv_num << " -> " << plan.strategy
+               << " key=" << plan.key.Encode());
   // Trace: every strategy before the chosen one was not capable.
   const std::vector<std::string> names = MakeBuiltinRegistry().Names();
   ASSERT_FALSE(d.trace.empty());
@@ -125,6 +127,140 @@ INSTANTIATE_TEST_SUITE_P(
              "_aic" + std::to_string(std::get<3>(info.param));
     });
 
+// FusedMatMul's 2-D problems: every epilogue with each of its dtypes, on a
+// chip with two AIV per AIC and one without (add and mul refuse it).
+using FusedSweepParam = std::tuple<FusedOp, bool>;
+
+class FusedPlanInvariantsTest : public ::testing::TestWithParam<FusedSweepParam> {};
+
+std::vector<DataType> FusedInputDtypes(FusedOp op) {
+  if (op == FusedOp::kGeluErf || op == FusedOp::kGeluTanh || op == FusedOp::kCast16To32) {
+    return {DataType::kFloat16, DataType::kBFloat16};
+  }
+  return {DataType::kFloat16, DataType::kBFloat16, DataType::kFloat32};
+}
+
+void CheckFusedInvariants(const MatmulProblem& p, const ChipSpec& chip, const TilingDecision& d) {
+  const TilingPlan& plan = d.plan;
+  SCOPED_TRACE(::testing::Message()
+               << "m=" << p.m << " n=" << p.n << " k=" << p.k << " " << DataTypeName(p.dtype_a)
+               << " op=" << FusedOpName(p.fused_op) << " ta=" << p.trans_a << " tb=" << p.trans_b
+               << " bias=" << p.has_bias << " hf32=" << p.hf32 << " aic=" << chip.aic_num << " aiv="
+               << chip.aiv_num << " -> " << plan.strategy << " key=" << plan.key.Encode());
+  // Trace: FusedMatMul's list in order up to the chosen strategy, which is
+  // the only one chosen; a capable strategy before it failed to tile.
+  const std::vector<std::string> names = MakeBuiltinRegistry().Names(MatmulOp::kFusedMatMul);
+  ASSERT_FALSE(d.trace.empty());
+  ASSERT_LE(d.trace.size(), names.size());
+  for (size_t i = 0; i < d.trace.size(); ++i) {
+    EXPECT_EQ(d.trace[i].strategy, names[i]);
+    EXPECT_FALSE(d.trace[i].reason.empty());
+    EXPECT_EQ(d.trace[i].chosen, i + 1 == d.trace.size());
+  }
+  EXPECT_TRUE(d.trace.back().capable);
+  EXPECT_EQ(d.trace.back().strategy, plan.strategy);
+
+  absl::StatusOr<TilingKey> decoded = TilingKey::Decode(plan.key.Encode(), KeyLayout::kFused);
+  ASSERT_THAT(decoded, IsOk());
+  EXPECT_EQ(decoded->fused_op, p.fused_op);
+  EXPECT_EQ(decoded->batch_model, 0u);
+  EXPECT_NE(decoded->model, KernelModel::kBasicSplitK);
+  EXPECT_NE(decoded->model, KernelModel::kStreamKSplitK);
+  EXPECT_NE(decoded->l0c2out, L0cToOut::kNdFixpipe1To1);
+  if (plan.key.model == KernelModel::kKEqualZero) {
+    EXPECT_FALSE(decoded->trans_a || decoded->trans_b);
+    EXPECT_EQ(plan.kernel_type, KernelType::kAivOnly);
+    EXPECT_EQ(plan.block_dim, chip.aiv_num);
+    EXPECT_EQ(plan.data.RawWords().size(), 2u);
+    return;
+  }
+  EXPECT_EQ(decoded->api_level, ApiLevel::kBasic);
+  EXPECT_EQ(decoded->inner_precise, p.inner_precise);
+  EXPECT_EQ(decoded->trans_a, p.trans_a);
+  EXPECT_EQ(decoded->trans_b, p.trans_b);
+  EXPECT_GE(plan.block_dim, 1u);
+  EXPECT_LE(plan.block_dim, chip.aic_num);
+  EXPECT_EQ(plan.data.RawWords().size(), 23u);
+
+  const BlockTiling& b = plan.block;
+  const uint64_t a_bytes = DataTypeBytes(p.dtype_a);
+  EXPECT_EQ(b.base_m % 16, 0u);
+  EXPECT_EQ(b.base_n % 16, 0u);
+  EXPECT_TRUE(b.base_k % 8 == 0 || b.base_k == b.single_core_k) << "baseK=" << b.base_k;
+  EXPECT_LE(b.base_m * b.base_k * a_bytes * 2, chip.l0a_bytes);
+  EXPECT_LE(b.base_n * b.base_k * DataTypeBytes(p.dtype_b) * 2, chip.l0b_bytes);
+  EXPECT_LE(b.base_m * b.base_n * 4 * b.l0c_db, chip.l0c_bytes);
+  EXPECT_EQ(b.k_l1 % b.base_k, 0u);
+  if (plan.key.full_load == FullLoad::kNone) {
+    EXPECT_LE((b.m_l1 + b.n_l1) * b.k_l1 * a_bytes * 2, chip.l1_bytes);
+  }
+  if (plan.key.model == KernelModel::kStreamK) {
+    EXPECT_GE(b.single_core_k * b.k_cnt, static_cast<uint64_t>(p.k));
+  }
+}
+
+TEST_P(FusedPlanInvariantsTest, HoldOverShapes) {
+  const auto [op, trans_a] = GetParam();
+  const StrategyRegistry registry = MakeBuiltinRegistry();
+  const int64_t dims[] = {1, 15, 200, 1537, 4096, 20000};
+  const int64_t ks[] = {0, 31, 300, 2048, 8192, 70000};
+  const bool x3 = op == FusedOp::kAdd || op == FusedOp::kMul;
+  const bool gelu = op == FusedOp::kGeluErf || op == FusedOp::kGeluTanh;
+  for (const ChipSpec& chip : {Chip950(32), Chip950(24, 40)}) {
+    for (DataType dtype : FusedInputDtypes(op)) {
+      for (int64_t m : dims) {
+        for (int64_t n : dims) {
+          for (int64_t k : ks) {
+            for (bool bias : {false, true}) {
+              if (bias && (k == 0 || gelu)) continue;
+              MatmulProblem p = Problem(m, n, k, dtype);
+              p.op = MatmulOp::kFusedMatMul;
+              p.fused_op = op;
+              if (op == FusedOp::kCast16To32) p.dtype_c = DataType::kFloat32;
+              p.trans_a = trans_a;
+              p.trans_b = (m + n + k) % 2 == 0;
+              p.has_bias = bias;
+              p.dtype_bias = DataType::kFloat32;
+              p.hf32 = dtype == DataType::kFloat32 && (m + k) % 3 == 0;
+              p.inner_precise = static_cast<int>((n + k) % 2);
+              absl::StatusOr<TilingDecision> d = registry.Decide(p, chip);
+              const std::string where = ::testing::PrintToString(std::make_tuple(m, n, k, bias));
+              if (x3 && chip.aiv_num != 2 * chip.aic_num) {
+                EXPECT_EQ(d.status().code(), absl::StatusCode::kInvalidArgument) << where;
+                continue;
+              }
+              if (gelu && k != 0 && chip.aiv_num != 2 * chip.aic_num) {
+                // The gelu epilogue needs two AIV per AIC and has no Stream-K.
+                EXPECT_EQ(d.status().code(), absl::StatusCode::kFailedPrecondition) << where;
+                continue;
+              }
+              if (op == FusedOp::kCast16To32 && k == 0) {
+                // No FusedMatMul strategy tiles a 16cast32 K = 0 (CANN crashes).
+                EXPECT_EQ(d.status().code(), absl::StatusCode::kFailedPrecondition) << where;
+                continue;
+              }
+              ASSERT_THAT(d, IsOk()) << where;
+              CheckFusedInvariants(p, chip, *d);
+              if (HasFatalFailure()) return;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Sweep, FusedPlanInvariantsTest,
+                         ::testing::Combine(::testing::Values(FusedOp::kNone, FusedOp::kRelu,
+                                                              FusedOp::kAdd, FusedOp::kMul,
+                                                              FusedOp::kGeluErf, FusedOp::kGeluTanh,
+                                                              FusedOp::kCast16To32),
+                                            ::testing::Bool()),
+                         [](const ::testing::TestParamInfo<FusedSweepParam>& info) {
+                           return std::string(FusedOpKeyName(std::get<0>(info.param))) +
+                                  (std::get<1>(info.param) ? "_TA" : "_A");
+                         });
+
 TEST(DeterminismTest, SameProblemSameAnswer) {
   const StrategyRegistry registry = MakeBuiltinRegistry();
   MatmulProblem p = Problem(1537, 4096, 300);
@@ -173,9 +309,9 @@ TEST(RandomPlatformTest, EveryAnswerIsAPlanOrARefusal) {
     chip.ub_bytes = pick(4 * kKiB, 2 * kKiB * kKiB);
     chip.l2_bytes = pick(1, 1024 * kKiB * kKiB);
     chip.bt_bytes = pick(kKiB, 64 * kKiB);
-    MatmulProblem p = Problem(static_cast<int64_t>(pick(1, 1 << 20)),
-                              static_cast<int64_t>(pick(1, 1 << 20)),
-                              static_cast<int64_t>(pick(1, 1 << 20)), dtypes[next() % 3]);
+    MatmulProblem p =
+        Problem(static_cast<int64_t>(pick(1, 1 << 20)), static_cast<int64_t>(pick(1, 1 << 20)),
+                static_cast<int64_t>(pick(1, 1 << 20)), dtypes[next() % 3]);
     p.trans_a = next() % 2;
     p.trans_b = next() % 2;
     p.has_bias = next() % 4 == 0;

@@ -13,13 +13,14 @@ using ::npu::testing::StatusIs;
 using ::testing::HasSubstr;
 
 TEST(TilingKeyTest, EncodesCannExamples) {
-  TilingKey stream_k{ApiLevel::kTensor, false, true, 0, KernelModel::kStreamK, FullLoad::kNone,
+  TilingKey stream_k{ApiLevel::kTensor,  false, true, 0, KernelModel::kStreamK, FullLoad::kNone,
                      L0cToOut::kOnTheFly};
   EXPECT_EQ(stream_k.Encode(), 4162u);  // 0x1042
-  TilingKey fixpipe{ApiLevel::kTensor, false, false, 0, KernelModel::kStreamK, FullLoad::kNone,
-                    L0cToOut::kNdFixpipe1To2};
+  TilingKey fixpipe{
+      ApiLevel::kTensor,       false, false, 0, KernelModel::kStreamK, FullLoad::kNone,
+      L0cToOut::kNdFixpipe1To2};
   EXPECT_EQ(fixpipe.Encode(), 2101250u);  // 0x201002
-  TilingKey to_mul{ApiLevel::kBasic, false, false, 0, KernelModel::kToMul, FullLoad::kNone,
+  TilingKey to_mul{ApiLevel::kBasic,   false, false, 0, KernelModel::kToMul, FullLoad::kNone,
                    L0cToOut::kOnTheFly};
   EXPECT_EQ(to_mul.Encode(), 12289u);  // 0x3001
 }
@@ -29,8 +30,12 @@ TEST(TilingKeyTest, DecodeInvertsEncodeForEveryField) {
     for (int model = 0; model <= 7; ++model) {
       for (int full = 0; full <= 3; ++full) {
         for (int out = 0; out <= 2; ++out) {
-          TilingKey key{static_cast<ApiLevel>(level), model % 2 == 0, full % 2 == 1, 0,
-                        static_cast<KernelModel>(model), static_cast<FullLoad>(full),
+          TilingKey key{static_cast<ApiLevel>(level),
+                        model % 2 == 0,
+                        full % 2 == 1,
+                        0,
+                        static_cast<KernelModel>(model),
+                        static_cast<FullLoad>(full),
                         static_cast<L0cToOut>(out)};
           absl::StatusOr<TilingKey> decoded = TilingKey::Decode(key.Encode());
           ASSERT_THAT(decoded, IsOk());
@@ -48,6 +53,64 @@ TEST(TilingKeyTest, DecodeRejectsOutOfRangeFields) {
   EXPECT_THAT(TilingKey::Decode(0x8000), StatusIs(absl::StatusCode::kInvalidArgument));
   EXPECT_THAT(TilingKey::Decode(0x300000), StatusIs(absl::StatusCode::kInvalidArgument));
   EXPECT_THAT(TilingKey::Decode(0x20), StatusIs(absl::StatusCode::kInvalidArgument));
+}
+
+// Keys of the golden FusedMatMul cases (cann950_ops README, section 3).
+TEST(TilingKeyTest, EncodesFusedMatMulExamples) {
+  TilingKey gelu{ApiLevel::kBasic,   false, true, 0, KernelModel::kBasic, FullLoad::kNone,
+                 L0cToOut::kOnTheFly};
+  gelu.layout = KeyLayout::kFused;
+  gelu.fused_op = FusedOp::kGeluErf;
+  EXPECT_EQ(gelu.Encode(), 0x3000021u);
+  TilingKey add_k0{ApiLevel::kBasic,   false, false, 4, KernelModel::kKEqualZero, FullLoad::kNone,
+                   L0cToOut::kOnTheFly};
+  add_k0.layout = KeyLayout::kFused;
+  add_k0.fused_op = FusedOp::kAdd;
+  add_k0.inner_precise = 1;
+  EXPECT_EQ(add_k0.Encode(), 0x11002401u);
+  // Both transposes: a + 2b = 3 in bits 7:4, where the MatMul layout puts 0x50.
+  TilingKey both{ApiLevel::kBasic,   true, true, 0, KernelModel::kBasic, FullLoad::kNone,
+                 L0cToOut::kOnTheFly};
+  EXPECT_EQ(both.Encode(), 0x51u);
+  both.layout = KeyLayout::kFused;
+  EXPECT_EQ(both.Encode(), 0x31u);
+}
+
+TEST(TilingKeyTest, FusedDecodeInvertsEncode) {
+  for (int op = 0; op <= 6; ++op) {
+    for (int trans = 0; trans <= 3; ++trans) {
+      TilingKey key{ApiLevel::kBasic,      (trans & 1) != 0, (trans & 2) != 0,        3,
+                    KernelModel::kStreamK, FullLoad::kB,     L0cToOut::kNdFixpipe1To2};
+      key.layout = KeyLayout::kFused;
+      key.fused_op = static_cast<FusedOp>(op);
+      key.inner_precise = static_cast<uint8_t>(op % 2);
+      absl::StatusOr<TilingKey> decoded = TilingKey::Decode(key.Encode(), KeyLayout::kFused);
+      ASSERT_THAT(decoded, IsOk());
+      EXPECT_EQ(decoded->Encode(), key.Encode());
+      EXPECT_EQ(decoded->fused_op, key.fused_op);
+      EXPECT_EQ(decoded->trans_b, key.trans_b);
+    }
+  }
+  EXPECT_THAT(TilingKey::Decode(0x7000001, KeyLayout::kFused),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("fused op")));
+  EXPECT_THAT(TilingKey::Decode(0x1000001, KeyLayout::kMatMul),
+              StatusIs(absl::StatusCode::kInvalidArgument));
+}
+
+TEST(MatmulOpTest, NamesParseBack) {
+  for (MatmulOp op : {MatmulOp::kMatMulV3, MatmulOp::kBatchMatMulV3, MatmulOp::kFusedMatMul}) {
+    EXPECT_THAT(ParseMatmulOp(MatmulOpName(op)), IsOk());
+    EXPECT_EQ(*ParseMatmulOp(MatmulOpName(op)), op);
+  }
+  EXPECT_EQ(*ParseMatmulOp("batch_matmul_v3"), MatmulOp::kBatchMatMulV3);
+  EXPECT_THAT(ParseMatmulOp("gemm"), StatusIs(absl::StatusCode::kInvalidArgument));
+  for (int value = 0; value <= 6; ++value) {
+    const FusedOp op = static_cast<FusedOp>(value);
+    EXPECT_EQ(*ParseFusedOp(FusedOpKeyName(op)), op);
+  }
+  EXPECT_EQ(*ParseFusedOp("none"), FusedOp::kNone);
+  EXPECT_EQ(*ParseFusedOp("16cast32"), FusedOp::kCast16To32);
+  EXPECT_THAT(ParseFusedOp("quant"), StatusIs(absl::StatusCode::kInvalidArgument));
 }
 
 TEST(TilingDataTest, RawWordsPackEightBitFieldsLowByteFirst) {
@@ -72,8 +135,8 @@ TEST(PlatformTest, DefaultIsAscend950pr) {
 }
 
 TEST(PlatformTest, UnknownNameIsNotFound) {
-  EXPECT_THAT(FindPlatform("ascend999"), StatusIs(absl::StatusCode::kNotFound,
-                                                  HasSubstr("ascend999")));
+  EXPECT_THAT(FindPlatform("ascend999"),
+              StatusIs(absl::StatusCode::kNotFound, HasSubstr("ascend999")));
 }
 
 TEST(PlatformTest, ValidateChipNamesTheField) {

@@ -52,3 +52,50 @@ TEST(ZeroKStrategyTest, OutputTooLargeForTheCounterIsRejected) {
 
 }  // namespace
 }  // namespace npu::tiling
+
+namespace npu::tiling {
+namespace {
+
+using ::npu::testing::Chip950;
+using ::npu::testing::IsOk;
+using ::npu::testing::Problem;
+using ::testing::HasSubstr;
+
+MatmulProblem BatchedProblem(int64_t m, int64_t n) {
+  MatmulProblem p = Problem(m, n, 0);
+  p.op = MatmulOp::kBatchMatMulV3;
+  return p;
+}
+
+TEST(BatchZeroKStrategyTest, ClearsEveryBatchOfC) {
+  MatmulProblem p = BatchedProblem(100, 70);
+  p.batch_a = {3, 2};
+  p.batch_b = {1, 2};
+  p.trans_b = true;
+  absl::StatusOr<TilingDecision> d = MakeBuiltinRegistry().Decide(p, Chip950());
+  ASSERT_THAT(d, IsOk());
+  EXPECT_EQ(d->plan.strategy, "BATCH_MATMUL_INPUT_K_EQUAL_ZERO");
+  EXPECT_EQ(d->plan.key.Encode(), 0x2001u);  // trans forced off
+  EXPECT_EQ(d->plan.block_dim, 64u);
+  EXPECT_EQ(d->plan.data.RawWords(), (std::vector<uint32_t>{42000, 64}));  // 6 batches
+}
+
+TEST(BatchZeroKStrategyTest, MergedBatchCountsOnceThroughM) {
+  // B unbatched: A's batch of 6 becomes M = 600 and C has one batch.
+  MatmulProblem p = BatchedProblem(100, 70);
+  p.batch_a = {3, 2};
+  absl::StatusOr<TilingDecision> d = MakeBuiltinRegistry().Decide(p, Chip950());
+  ASSERT_THAT(d, IsOk());
+  EXPECT_EQ(d->plan.data.Get("totalDataAmount"), 42000u);
+}
+
+TEST(BatchZeroKStrategyTest, NotCapableWithNzB) {
+  MatmulProblem p = BatchedProblem(64, 64);
+  p.format_b = Format::kFractalNz;
+  Capability c = BatchZeroKStrategy().IsCapable(p, DeriveFacts(p), Chip950());
+  EXPECT_FALSE(c.ok);
+  EXPECT_THAT(c.reason, HasSubstr("FRACTAL_NZ"));
+}
+
+}  // namespace
+}  // namespace npu::tiling

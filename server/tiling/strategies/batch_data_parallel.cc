@@ -21,7 +21,7 @@ constexpr uint64_t kFp32SplitKMinKHuge = 8192;
 constexpr uint64_t kFp32HugeK = 268435456;
 
 bool BothViews(const MatmulProblem& problem) {
-  return problem.a_batch_interleaved && problem.b_batch_interleaved;
+  return ATransposedView(problem) && BTransposedView(problem);
 }
 
 }  // namespace
@@ -44,7 +44,7 @@ Capability BatchDataParallelStrategy::IsCapable(const MatmulProblem& problem,
                                     " is not none, relu, add or mul"));
     }
   }
-  if (problem.a_batch_interleaved != problem.b_batch_interleaved) {
+  if (ATransposedView(problem) != BTransposedView(problem)) {
     return Capability::No(Explain(facts, "only one input is a transposed non-contiguous view"));
   }
   if (!EqualBatchSlots(facts)) return Capability::No(Explain(facts, "A and B batches differ"));

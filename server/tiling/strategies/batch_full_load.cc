@@ -47,7 +47,7 @@ Capability BatchFullLoadStrategy::IsCapable(const MatmulProblem& problem, const 
                                     " is not none, relu, add or mul"));
     }
   }
-  if (problem.a_batch_interleaved || problem.b_batch_interleaved) {
+  if (AnyTransposedView(problem)) {
     return Capability::No(Explain(facts, "an input is a transposed non-contiguous view"));
   }
   if (NzNeedsHalfInputs(problem)) {

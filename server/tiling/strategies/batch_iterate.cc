@@ -65,7 +65,7 @@ Capability BatchIterateStrategy::IsCapable(const MatmulProblem& problem, const P
       (problem.fused_op == FusedOp::kGeluErf || problem.fused_op == FusedOp::kGeluTanh)) {
     return Capability::No(Explain(facts, "gelu epilogue"));
   }
-  if (problem.a_batch_interleaved) {
+  if (ATransposedView(problem)) {
     return Capability::No(Explain(facts, "A is a transposed non-contiguous view"));
   }
   if (problem.format_a != Format::kNd || problem.format_b != Format::kNd) {
@@ -107,7 +107,7 @@ absl::StatusOr<TilingPlan> BatchIterateStrategy::DoTiling(const MatmulProblem& p
   uint64_t batches_l1 = std::min({fit.l1, per_core, large_batches ? kMaxQueuedMmads : per_core});
   uint64_t batches_l0 = std::max<uint64_t>(std::min({fit.l0a, fit.l0b, fit.l0c, batches_l1}), 1);
   uint64_t inner_batch = 0;
-  if (problem.b_batch_interleaved && !problem.batch_b.empty()) {
+  if (BTransposedView(problem)) {
     // An L1 load of a transposed view must not straddle its inner batch
     // dim: take the largest divisor of it.
     inner_batch = static_cast<uint64_t>(problem.batch_b.back());

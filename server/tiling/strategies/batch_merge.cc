@@ -73,7 +73,7 @@ Capability BatchMergeStrategy::IsCapable(const MatmulProblem& problem, const Pro
                                          const ChipSpec& chip) const {
   const bool fused = problem.op == MatmulOp::kFusedMatMul;
   if (fused) {
-    if (HasX3Operand(problem) && problem.b_batch_interleaved) {
+    if (HasX3Operand(problem) && BTransposedView(problem)) {
       return Capability::No(Explain(facts, "add/mul epilogue with a transposed view of B"));
     }
     if (!BatchedEpilogueSupported(problem)) {
@@ -82,7 +82,7 @@ Capability BatchMergeStrategy::IsCapable(const MatmulProblem& problem, const Pro
                                     " is not none, relu, add or mul"));
     }
   }
-  if (problem.a_batch_interleaved || problem.b_batch_interleaved) {
+  if (AnyTransposedView(problem)) {
     return Capability::No(Explain(facts, "an input is a transposed non-contiguous view"));
   }
   if (problem.format_a != Format::kNd || problem.format_b != Format::kNd) {

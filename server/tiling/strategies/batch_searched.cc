@@ -193,7 +193,7 @@ Capability AssessBroadcast(const MatmulProblem& problem, const ProblemFacts& fac
   }
   // CANN's general stride test; the only views the API states are the
   // transposed ones, which it counts as non-contiguous.
-  if (problem.a_batch_interleaved || problem.b_batch_interleaved) {
+  if (AnyTransposedView(problem)) {
     return Capability::No(Explain(facts, "an input is a non-contiguous view"));
   }
   if (facts.batch_bias > 1) return Capability::No(Explain(facts, "batched bias"));
@@ -317,7 +317,7 @@ absl::StatusOr<TilingPlan> BatchIterateBroadcastStrategy::DoTiling(const MatmulP
 Capability BatchIterateSearchedStrategy::IsCapable(const MatmulProblem& problem,
                                                    const ProblemFacts& facts,
                                                    const ChipSpec& chip) const {
-  if (problem.a_batch_interleaved || problem.b_batch_interleaved) {
+  if (AnyTransposedView(problem)) {
     return Capability::No(Explain(facts, "an input is a transposed non-contiguous view"));
   }
   if (problem.format_a != Format::kNd || problem.format_b != Format::kNd) {
@@ -412,7 +412,7 @@ absl::StatusOr<TilingPlan> BatchSearchedFallbackStrategy::DoTiling(const MatmulP
   ResetBase(facts, chip, state);
   StageL1(problem, facts, chip, state);
   state.ub_db = state.base_m * state.base_n * kFp32Bytes <= chip.ub_bytes ? kDoubleBuffer : 1;
-  const bool both_views = problem.a_batch_interleaved && problem.b_batch_interleaved;
+  const bool both_views = ATransposedView(problem) && BTransposedView(problem);
   const bool tensor = problem.op == MatmulOp::kBatchMatMulV3 && !both_views &&
                       !BatchUsesFp32SplitK(problem, facts) && !problem.avoid_tensor_api;
   HighLevelBatchPlan run = RunPlan(problem, facts, chip, state);

@@ -57,19 +57,4 @@ void CutBatchBaseBlock(const MatmulProblem& problem, const ChipSpec& chip, uint6
   base_k = FloorAlign(std::max(base_k, kBlock16), kBlock16);
 }
 
-void FillBatchBasicTilingData(const MatmulProblem& problem, const ProblemFacts& facts,
-                              const ChipSpec& chip, const CubeRunState& state, TilingPlan& plan) {
-  FillBasicTilingData(problem, facts, chip, state, plan);
-  // BatchMatMulV3BasicTilingData is MatMulV3BasicTilingData's fields in the
-  // same order plus two (matmul/mat_mul_v3/op_kernel/arch35/mat_mul_tiling_data.h).
-  TilingData batch_data = NewTilingData<BatchBasicField>();
-  for (size_t i = 0; i < plan.data.fields.size(); ++i) {
-    batch_data.fields[i].value = plan.data.fields[i].value;
-  }
-  const TilingStructWriter<BatchBasicField> put(batch_data);
-  put(BatchBasicField::kBatchDimAll, facts.batch_c);
-  put(BatchBasicField::kBatchX3, facts.batch_x3);
-  plan.data = std::move(batch_data);
-}
-
 }  // namespace npu::tiling

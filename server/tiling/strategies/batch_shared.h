@@ -1,6 +1,8 @@
 // Pieces shared by the batched strategies of BatchMatMulV3 and FusedMatMul:
 // the batch-shape tests CANN's batched strategies start with, the tiling key
-// in the op's own layout, and the serializer of BatchMatMulV3BasicTilingData.
+// in the op's own layout, and the base block of a batch too large for L0.
+// (BatchMatMulV3BasicTilingData is serialized by FillBatchBasicTilingData()
+// of block_heuristics.h.)
 //
 // One strategy object serves one op: the FusedMatMul variants of the
 // BatchMatMulV3 strategies (CANN's "..._INHERITED_FROM_BMMV3") run the same
@@ -23,6 +25,24 @@ namespace npu::tiling {
 // merge of A's batch into M): no batch broadcast.
 inline bool EqualBatchSlots(const ProblemFacts& facts) {
   return facts.batch_a_dims == facts.batch_b_dims;
+}
+
+// Whether A (B) counts as CANN's transposed non-contiguous view, the {1, 0,
+// 2} permutation of a 3-D operand: the flag alone is not enough, because a
+// view with a dim of 1 has the strides of a contiguous tensor and CANN's
+// test (IsTransposeNonContiguous,
+// matmul/mat_mul_v3/op_host/op_tiling/arch35/matmul_v3_tiling_helper.cpp)
+// then says no. The view's dims are the batch and the operand's two axes.
+inline bool ATransposedView(const MatmulProblem& problem) {
+  return problem.a_batch_interleaved && !problem.batch_a.empty() && problem.batch_a.back() > 1 &&
+         problem.m > 1 && problem.k > 1;
+}
+inline bool BTransposedView(const MatmulProblem& problem) {
+  return problem.b_batch_interleaved && !problem.batch_b.empty() && problem.batch_b.back() > 1 &&
+         problem.k > 1 && problem.n > 1;
+}
+inline bool AnyTransposedView(const MatmulProblem& problem) {
+  return ATransposedView(problem) || BTransposedView(problem);
 }
 
 // FusedMatMul: x1, x2 or y has a batch dim (CANN's IsFusedMatMulBmmShape,
@@ -85,12 +105,6 @@ inline KernelType CubeKernelType(const TilingKey& key) {
 void CutBatchBaseBlock(const MatmulProblem& problem, const ChipSpec& chip, uint64_t l0a_elem_bytes,
                        uint64_t l0b_elem_bytes, uint64_t& base_m, uint64_t& base_n,
                        uint64_t& base_k);
-
-// Serializes BatchMatMulV3BasicTilingData: MatMulV3BasicTilingData's fields
-// from `state` (as FillBasicTilingData() writes them, so the batch context's
-// L2 rule applies), then the batch count of C and of x3. Fills plan.block.
-void FillBatchBasicTilingData(const MatmulProblem& problem, const ProblemFacts& facts,
-                              const ChipSpec& chip, const CubeRunState& state, TilingPlan& plan);
 
 }  // namespace npu::tiling
 

@@ -54,7 +54,7 @@ Capability BatchStreamKStrategy::IsCapable(const MatmulProblem& problem, const P
   if (!EqualBatchSlots(facts)) return Capability::No(Explain(facts, "A and B batches differ"));
   if (problem.format_a != Format::kNd) return Capability::No(Explain(facts, "A is not ND"));
   if (facts.batch_bias > 1) return Capability::No(Explain(facts, "batched bias"));
-  if (problem.a_batch_interleaved || problem.b_batch_interleaved) {
+  if (AnyTransposedView(problem)) {
     return Capability::No(Explain(facts, "an input is a transposed non-contiguous view"));
   }
   if (chip.aiv_num != 2 * chip.aic_num) {

@@ -23,7 +23,7 @@ constexpr uint64_t kVectorRegisterBytes = 256;
 Capability BatchToVectorMulStrategy::IsCapable(const MatmulProblem& problem,
                                                const ProblemFacts& facts,
                                                const ChipSpec& chip) const {
-  if (problem.a_batch_interleaved || problem.b_batch_interleaved) {
+  if (AnyTransposedView(problem)) {
     return Capability::No(Explain(facts, "an input is a transposed non-contiguous view"));
   }
   if (problem.dtype_a != problem.dtype_b || problem.dtype_a != problem.dtype_c) {

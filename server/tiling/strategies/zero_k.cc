@@ -20,11 +20,31 @@ Capability ZeroKStrategy::IsCapable(const MatmulProblem& problem, const ProblemF
 absl::StatusOr<TilingPlan> ZeroKStrategy::DoTiling(const MatmulProblem& /*problem*/,
                                                    const ProblemFacts& facts,
                                                    const ChipSpec& chip) const {
-  const uint64_t elements = facts.m * facts.n;
+  return ZeroKPlan(facts, chip);
+}
+
+Capability BatchZeroKStrategy::IsCapable(const MatmulProblem& problem, const ProblemFacts& facts,
+                                         const ChipSpec& chip) const {
+  if (problem.format_a != Format::kNd || problem.format_b != Format::kNd) {
+    return Capability::No(Explain(facts, "FRACTAL_NZ input: the batched clear reads ND only"));
+  }
+  return ZeroKStrategy().IsCapable(problem, facts, chip);
+}
+
+absl::StatusOr<TilingPlan> BatchZeroKStrategy::DoTiling(const MatmulProblem& /*problem*/,
+                                                        const ProblemFacts& facts,
+                                                        const ChipSpec& chip) const {
+  return ZeroKPlan(facts, chip);
+}
+
+absl::StatusOr<TilingPlan> ZeroKPlan(const ProblemFacts& facts, const ChipSpec& chip) {
+  // batch_c is 1 outside the batch context.
+  const uint64_t elements = facts.m * facts.n * facts.batch_c;
   // totalDataAmount is a 32-bit field of the kernel's tiling data.
   if (elements > std::numeric_limits<uint32_t>::max()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "m*n=", elements, " exceeds 4294967295, the limit of totalDataAmount for K=0"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(facts.batch_context ? "m*n*batch_c=" : "m*n=", elements,
+                     " exceeds 4294967295, the limit of totalDataAmount for K=0"));
   }
   TilingPlan plan;
   plan.key.api_level = ApiLevel::kBasic;
