@@ -39,6 +39,9 @@ absl::Span<const TilingFieldSpec> TilingStructFields(std::string_view struct_nam
   if (struct_name == TilingStruct<BatchToMulField>::kName) {
     return TilingStruct<BatchToMulField>::kFields;
   }
+  if (struct_name == TilingStruct<HighLevelBatchField>::kName) {
+    return TilingStruct<HighLevelBatchField>::kFields;
+  }
   return {};
 }
 

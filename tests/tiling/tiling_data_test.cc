@@ -34,6 +34,7 @@ TEST(TilingDataTest, EveryStructHasUniqueNamesAndWholeWords) {
   ExpectWellFormed<KEqZeroField>();
   ExpectWellFormed<ToMulField>();
   ExpectWellFormed<ToVectorField>();
+  ExpectWellFormed<HighLevelBatchField>();
   EXPECT_TRUE(TilingStructFields("NoSuchTilingData").empty());
 }
 
@@ -55,6 +56,19 @@ TEST(TilingDataTest, EnumsIndexTheirTables) {
   EXPECT_EQ(FieldSpec(ToVectorField::kBaseN).name, "baseN");
   EXPECT_EQ(TilingStruct<ToVectorField>::kFields.size(),
             static_cast<size_t>(ToVectorField::kBaseK) + 1);
+}
+
+TEST(TilingDataTest, HighLevelBatchStructHasNinetyWords) {
+  const TilingData data = NewTilingData<HighLevelBatchField>();
+  EXPECT_EQ(data.struct_name, "BatchMatMulV3TilingData");
+  EXPECT_EQ(data.RawWords().size(), 90u);
+  EXPECT_EQ(FieldSpec(HighLevelBatchField::kMxTypePara).name, "mxTypePara");
+  EXPECT_EQ(static_cast<int>(HighLevelBatchField::kMTailCnt), 50);
+  EXPECT_EQ(static_cast<int>(HighLevelBatchField::kABatchDimAll), 60);
+  EXPECT_EQ(FieldSpec(HighLevelBatchField::kL0cDb).bits, 8);
+  EXPECT_EQ(FieldSpec(HighLevelBatchField::kBroadcastAxisB).name, "broadcastAxisB");
+  EXPECT_EQ(TilingStruct<HighLevelBatchField>::kFields.size(),
+            static_cast<size_t>(HighLevelBatchField::kBroadcastAxisB) + 1);
 }
 
 TEST(TilingDataTest, ModelsReadTheirStruct) {

@@ -5,10 +5,13 @@
 
 #include "absl/strings/str_cat.h"
 #include "server/tiling/block_heuristics.h"
+#include "server/tiling/cube_tiling_search.h"
 #include "server/tiling/hardware_constants.h"
 #include "server/tiling/int_math.h"
+#include "server/tiling/status_macros.h"
 #include "server/tiling/strategies/batch_data_parallel.h"
 #include "server/tiling/strategies/batch_shared.h"
+#include "server/tiling/tiling_data.h"
 
 namespace npu::tiling {
 namespace {
@@ -22,9 +25,114 @@ constexpr uint64_t kMinBatchesPerLoad = 2;
 // batches (more mmads would queue behind each other otherwise).
 constexpr uint64_t kShortBatchLoop = 4;
 
-absl::Status MissingSearch(const std::string& computed) {
-  return absl::FailedPreconditionError(
-      absl::StrCat(computed, "; the plan ", std::string(kMissingTilingSearch)));
+// What InitTCubeTilingData hands the high-level API's search
+// (matmul_v3_base_tiling_advanced.h): the op's dtypes, formats and
+// transposes, M after the merge of A's batch, N, K and the bias.
+CubeTilingSearchInput SearchInput(const MatmulProblem& problem, const ProblemFacts& facts) {
+  CubeTilingSearchInput input;
+  input.a_dtype = problem.dtype_a;
+  input.b_dtype = problem.dtype_b;
+  input.c_dtype = problem.dtype_c;
+  if (problem.has_bias) input.bias_dtype = problem.dtype_bias;
+  input.a_format = problem.format_a;
+  input.b_format = problem.format_b;
+  input.c_format = problem.format_c;
+  input.trans_a = problem.trans_a;
+  input.trans_b = problem.trans_b;
+  input.m = static_cast<int64_t>(facts.m);
+  input.n = static_cast<int64_t>(facts.n);
+  input.k = static_cast<int64_t>(facts.k);
+  return input;
+}
+
+// The run state's words of BatchMatMulV3TilingData (the two
+// GetTilingDataProcess overloads of matmul_v3_base_tiling_advanced.h); the
+// strategy adds its batch-loop words.
+HighLevelBatchPlan RunPlan(const MatmulProblem& problem, const ProblemFacts& facts,
+                           const ChipSpec& chip, const CubeRunState& state) {
+  HighLevelBatchPlan run;
+  run.used_core_num = static_cast<uint32_t>(state.used_core_num);
+  run.single_core_m = static_cast<uint32_t>(state.single_core_m);
+  run.single_core_n = static_cast<uint32_t>(state.single_core_n);
+  run.single_core_k = static_cast<uint32_t>(state.single_core_k);
+  run.base_m = static_cast<uint32_t>(state.base_m);
+  run.base_n = static_cast<uint32_t>(state.base_n);
+  run.base_k = static_cast<uint32_t>(state.base_k);
+  run.depth_a1 = static_cast<uint32_t>(state.depth_a1);
+  run.depth_b1 = static_cast<uint32_t>(state.depth_b1);
+  run.step_m = static_cast<uint32_t>(state.step_m);
+  run.step_n = static_cast<uint32_t>(state.step_n);
+  run.step_ka = static_cast<uint32_t>(state.step_ka);
+  run.step_kb = static_cast<uint32_t>(state.step_kb);
+  run.db_l0c = static_cast<uint32_t>(state.l0c_db);
+  run.m_tail_cnt = static_cast<uint32_t>(state.tail_m_cnt);
+  run.n_tail_cnt = static_cast<uint32_t>(state.tail_n_cnt);
+  run.k_tail_cnt = static_cast<uint32_t>(state.tail_k_cnt);
+  run.m_base_tail_split_cnt = static_cast<uint32_t>(state.m_base_tail_split_cnt);
+  run.n_base_tail_split_cnt = static_cast<uint32_t>(state.n_base_tail_split_cnt);
+  run.m_tail_main = static_cast<uint32_t>(state.m_tail_main);
+  run.n_tail_main = static_cast<uint32_t>(state.n_tail_main);
+  run.mmad_param = problem.hf32 ? 1 : 0;
+  // CANN passes kaL1 and kbL1 separately; these strategies keep stepKa ==
+  // stepKb, so one K cut serves both.
+  run.l2_cache_disable = static_cast<uint32_t>(
+      L2CacheDisableMode(problem, facts, chip, state, state.base_m * state.step_m,
+                         state.base_k * state.step_ka, state.base_n * state.step_n));
+  run.aic_num = chip.aic_num;
+  run.batch_a = static_cast<uint32_t>(facts.batch_a);
+  run.batch_b = static_cast<uint32_t>(facts.batch_b);
+  run.batch_c = static_cast<uint32_t>(facts.batch_c);
+  run.batch_bias = static_cast<uint32_t>(facts.batch_bias);
+  for (int i = 0; i < kBatchSlots; ++i) {
+    run.a_dims[i] = static_cast<uint32_t>(facts.batch_a_dims[i]);
+    run.b_dims[i] = static_cast<uint32_t>(facts.batch_b_dims[i]);
+    run.c_dims[i] = static_cast<uint32_t>(facts.batch_c_dims[i]);
+  }
+  run.m = facts.m;
+  run.n = facts.n;
+  run.l1_buffer_num = static_cast<uint32_t>(state.l1_buffer_num);
+  run.ub_db = static_cast<uint32_t>(state.ub_db);
+  run.slice_m =
+      static_cast<uint32_t>(facts.slice_m_override != 0 ? facts.slice_m_override : state.base_m);
+  run.src_nd_stride = static_cast<uint32_t>(facts.src_nd_stride);
+  return run;
+}
+
+// Runs the high-level API's search (its failure fails the strategy, as
+// CANN's GetTilingData does) and lays out the 90-word tiling data; the plan's
+// block mirrors the run state.
+absl::StatusOr<TilingPlan> SearchedPlan(const MatmulProblem& problem, const ProblemFacts& facts,
+                                        const ChipSpec& chip, const CubeRunState& state,
+                                        const HighLevelBatchPlan& run, const TilingKey& key,
+                                        std::string detail) {
+  ASSIGN_OR_RETURN(const CubeTiling searched, SearchCubeTiling(SearchInput(problem, facts), chip));
+  TilingPlan plan;
+  plan.key = key;
+  plan.block_dim = chip.aic_num;
+  plan.kernel_type = CubeKernelType(plan.key);
+  plan.workspace_bytes = kRuntimeWorkspaceBytes;
+  plan.detail = std::move(detail);
+  plan.data = HighLevelBatchTilingData(searched, run);
+  BlockTiling& block = plan.block;
+  block.base_m = state.base_m;
+  block.base_n = state.base_n;
+  block.base_k = state.base_k;
+  block.m_l1 = Get(plan.data, HighLevelBatchField::kML1).value_or(state.base_m);
+  block.n_l1 = Get(plan.data, HighLevelBatchField::kNL1).value_or(state.base_n);
+  block.k_l1 = Get(plan.data, HighLevelBatchField::kKL1).value_or(state.base_k);
+  block.step_m = state.step_m;
+  block.step_n = state.step_n;
+  block.step_ka = state.step_ka;
+  block.step_kb = state.step_kb;
+  block.depth_a1 = state.depth_a1;
+  block.depth_b1 = state.depth_b1;
+  block.single_core_m = state.single_core_m;
+  block.single_core_n = state.single_core_n;
+  block.single_core_k = state.single_core_k;
+  block.l1_buffer_num = state.l1_buffer_num;
+  block.l0c_db = state.l0c_db;
+  block.ub_db = state.ub_db;
+  return plan;
 }
 
 // The batch balance of loads of `per_load` batches over the cube cores.
@@ -42,7 +150,7 @@ struct BroadcastPlan {
   int axis = kBatchSlots;    // the broadcast slot
   uint64_t m = 0, n = 0, k = 0;
   uint64_t a_bytes = 0, b_bytes = 0, c_bytes = 0, bias_bytes = 0;  // one batch, aligned
-  uint64_t per_load_l1 = 0;
+  uint64_t per_load_l1 = 0;  // iterBatchL1: batches per L1 load
   uint64_t l0a = 0, l0b = 0, l0c = 0;
   bool l0_fits = false;
 };
@@ -74,9 +182,12 @@ std::string FindBroadcastSlot(const ProblemFacts& facts, BroadcastPlan& plan) {
 
 }  // namespace
 
-Capability BatchIterateBroadcastStrategy::IsCapable(const MatmulProblem& problem,
-                                                    const ProblemFacts& facts,
-                                                    const ChipSpec& chip) const {
+namespace {
+
+// ITER_BATCH_BROADCAST's capability; on success `plan` holds the broadcast
+// slot, the per-batch sizes and the batches per L1 load.
+Capability AssessBroadcast(const MatmulProblem& problem, const ProblemFacts& facts,
+                           const ChipSpec& chip, BroadcastPlan& plan) {
   if (problem.format_a != Format::kNd || problem.format_b != Format::kNd) {
     return Capability::No(Explain(facts, "an input is FRACTAL_NZ"));
   }
@@ -86,7 +197,6 @@ Capability BatchIterateBroadcastStrategy::IsCapable(const MatmulProblem& problem
     return Capability::No(Explain(facts, "an input is a non-contiguous view"));
   }
   if (facts.batch_bias > 1) return Capability::No(Explain(facts, "batched bias"));
-  BroadcastPlan plan;
   if (std::string why = FindBroadcastSlot(facts, plan); !why.empty()) {
     return Capability::No(Explain(facts, why));
   }
@@ -148,18 +258,26 @@ Capability BatchIterateBroadcastStrategy::IsCapable(const MatmulProblem& problem
     return Capability::No(Explain(facts, "one batch overflows L0 and the batch balance ",
                                   BatchBalance(facts, chip, per_load), " < ", kMinBatchBalance));
   }
+  plan.per_load_l1 = per_load;
   return Capability::Yes(Explain(facts, plan.a_broadcast ? "A" : "B", " broadcast in batch slot ",
                                  plan.axis, ", ", per_load, " batches per L1 load"));
+}
+
+}  // namespace
+
+Capability BatchIterateBroadcastStrategy::IsCapable(const MatmulProblem& problem,
+                                                    const ProblemFacts& facts,
+                                                    const ChipSpec& chip) const {
+  BroadcastPlan plan;
+  return AssessBroadcast(problem, facts, chip, plan);
 }
 
 absl::StatusOr<TilingPlan> BatchIterateBroadcastStrategy::DoTiling(const MatmulProblem& problem,
                                                                    const ProblemFacts& facts,
                                                                    const ChipSpec& chip) const {
-  // IsCapable() holds, so the slot search and the per-load count repeat
-  // its numbers.
+  // IsCapable() holds, so the assessment repeats its numbers.
   BroadcastPlan plan;
-  FindBroadcastSlot(facts, plan);
-  const Capability capability = IsCapable(problem, facts, chip);
+  const Capability capability = AssessBroadcast(problem, facts, chip, plan);
   uint64_t base_m = CeilAlign(facts.m, kBlock16), base_n = CeilAlign(facts.n, kBlock16);
   uint64_t base_k = CeilAlign(facts.k, kBlock16);
   const uint64_t a_bytes = base_m * base_k * facts.a_bytes;
@@ -173,12 +291,27 @@ absl::StatusOr<TilingPlan> BatchIterateBroadcastStrategy::DoTiling(const MatmulP
   if (!l0_fits) {
     CutBatchBaseBlock(problem, chip, facts.a_bytes, facts.a_bytes, base_m, base_n, base_k);
   }
-  const uint64_t batch_model = static_cast<uint64_t>(
+  const uint64_t per_load_l0 = std::max<uint64_t>(std::min({l0a, l0b, l0c, plan.per_load_l1}), 1);
+  // CANN sets only the blocks, the core count and the batch loop; every
+  // other run word keeps its default (matmul_v3_common_advanced.h), dbL0C 0
+  // among them.
+  CubeRunState state;
+  state.used_core_num = chip.aic_num;
+  state.base_m = base_m;
+  state.base_n = base_n;
+  state.base_k = base_k;
+  state.l0c_db = 0;
+  HighLevelBatchPlan run = RunPlan(problem, facts, chip, state);
+  run.iter_batch_l1 = static_cast<uint32_t>(plan.per_load_l1);
+  run.iter_batch_l0 = static_cast<uint32_t>(per_load_l0);
+  run.broadcast_axis_a = plan.a_broadcast ? static_cast<uint32_t>(plan.axis) : kBatchSlots;
+  run.broadcast_axis_b = plan.a_broadcast ? kBatchSlots : static_cast<uint32_t>(plan.axis);
+  const TilingKey key = BatchKey(
+      problem, ApiLevel::kTensor,
       plan.a_broadcast ? BatchModel::kIterBatchBroadcastA : BatchModel::kIterBatchBroadcastB);
-  return MissingSearch(absl::StrCat(capability.reason, "; batch model ",
-                                    std::string(BatchModelName(batch_model)),
-                                    ", iterBatchL0=max(min(", l0a, ", ", l0b, ", ", l0c,
-                                    ", iterBatchL1), 1), base ", base_m, "x", base_n, "x", base_k));
+  return SearchedPlan(problem, facts, chip, state, run, key,
+                      Describe(facts, capability.reason, ", iterBatchL0=", per_load_l0, ", base ",
+                               base_m, "x", base_n, "x", base_k));
 }
 
 Capability BatchIterateSearchedStrategy::IsCapable(const MatmulProblem& problem,
@@ -245,9 +378,25 @@ absl::StatusOr<TilingPlan> BatchIterateSearchedStrategy::DoTiling(const MatmulPr
                      even_load)
           : 1;
   if (outputs == even_load) outputs = even_load >> 1;
-  return MissingSearch(absl::StrCat("iterBatch=", even_load, ", batchOutNum=", outputs, ", base ",
-                                    state.base_m, "x", state.base_n, "x", state.base_k,
-                                    ", stepKa=stepKb=", step_k));
+  // One core computes whole batches: the single-core shape is the problem,
+  // L1 holds all of its K (batch_matmul_v3_iterbatch_tiling.cpp).
+  state.single_core_m = facts.m;
+  state.single_core_n = facts.n;
+  state.single_core_k = facts.k;
+  state.step_ka = step_k;
+  state.step_kb = step_k;
+  state.step_m = CeilDiv(facts.m, state.base_m);
+  state.step_n = CeilDiv(facts.n, state.base_n);
+  state.depth_a1 = state.step_ka * state.step_m;
+  state.depth_b1 = state.step_kb * state.step_n;
+  HighLevelBatchPlan run = RunPlan(problem, facts, chip, state);
+  run.iter_batch = static_cast<uint32_t>(even_load);
+  run.batch_out_num = static_cast<uint32_t>(outputs);
+  const TilingKey key = BatchKey(problem, ApiLevel::kHigh, BatchModel::kIterBatchSingleBias);
+  return SearchedPlan(
+      problem, facts, chip, state, run, key,
+      Describe(facts, "iterBatch=", even_load, ", batchOutNum=", outputs, ", base ", state.base_m,
+               "x", state.base_n, "x", state.base_k, ", stepKa=stepKb=", step_k));
 }
 
 Capability BatchSearchedFallbackStrategy::IsCapable(const MatmulProblem& /*problem*/,
@@ -262,15 +411,20 @@ absl::StatusOr<TilingPlan> BatchSearchedFallbackStrategy::DoTiling(const MatmulP
   CubeRunState state;
   ResetBase(facts, chip, state);
   StageL1(problem, facts, chip, state);
-  const uint64_t ub_db =
-      state.base_m * state.base_n * kFp32Bytes <= chip.ub_bytes ? kDoubleBuffer : 1;
+  state.ub_db = state.base_m * state.base_n * kFp32Bytes <= chip.ub_bytes ? kDoubleBuffer : 1;
   const bool both_views = ATransposedView(problem) && BTransposedView(problem);
   const bool tensor = problem.op == MatmulOp::kBatchMatMulV3 && !both_views &&
                       !BatchUsesFp32SplitK(problem, facts) && !problem.avoid_tensor_api;
-  return MissingSearch(absl::StrCat(
-      tensor ? "TENSOR_LEVEL, BROADCAST_BATCH" : "HIGH_LEVEL, FOR_BATCH", ", base ", state.base_m,
-      "x", state.base_n, "x", state.base_k, ", stepKa=", state.step_ka, ", ubDB=", ub_db,
-      both_views ? absl::StrCat(", innerBatch=", facts.batch_c) : ""));
+  HighLevelBatchPlan run = RunPlan(problem, facts, chip, state);
+  if (both_views) run.inner_batch = static_cast<uint32_t>(facts.batch_c);
+  const TilingKey key = BatchKey(problem, tensor ? ApiLevel::kTensor : ApiLevel::kHigh,
+                                 tensor ? BatchModel::kBroadcastBatch : BatchModel::kForBatch);
+  return SearchedPlan(
+      problem, facts, chip, state, run, key,
+      Describe(facts, tensor ? "TENSOR_LEVEL, BROADCAST_BATCH" : "HIGH_LEVEL, FOR_BATCH", ", base ",
+               state.base_m, "x", state.base_n, "x", state.base_k, ", stepKa=", state.step_ka,
+               ", ubDB=", state.ub_db,
+               both_views ? absl::StrCat(", innerBatch=", facts.batch_c) : ""));
 }
 
 }  // namespace npu::tiling

@@ -2,13 +2,11 @@
 // the high-level Matmul API's MultiCoreMatmulTiling search (asc-devkit):
 // ITER_BATCH_BROADCAST_BASICAPI, ITER_BATCH and BASE.
 //
-// Their capability rules and their own block choice are implemented here,
-// so the decision trace shows which of them CANN would take and with what
-// blocks. The search itself is not: it decides whether the strategy
-// succeeds (CANN moves on when it fails) and two words CANN keeps from it
-// (shareL1Size, shareL0CSize). DoTiling() therefore answers
-// kFailedPrecondition naming what is missing; the registry then tries the
-// next strategy, and after BASE, the last one, refuses the problem. (CANN:
+// Each runs its own block choice, then the search (cube_tiling_search.h):
+// a failed search fails the strategy (kFailedPrecondition; the registry then
+// tries the next one, and after BASE, the last one, refuses the problem);
+// otherwise the 90-word BatchMatMulV3TilingData keeps the search's own words
+// (shareL1Size, shareL0CSize and constants) under the strategy's plan. (CANN:
 // matmul/batch_mat_mul_v3/op_host/op_tiling/arch35/batch_matmul_v3_iterbatch_broadcast_basicapi_tiling.cpp,
 // batch_matmul_v3_iterbatch_tiling.cpp, batch_matmul_v3_asw_tiling.cpp;
 // the search: asc-devkit impl/adv_api/tiling/matmul/matmul_tiling_algorithm.cpp.)
@@ -18,11 +16,6 @@
 #include "server/tiling/strategy.h"
 
 namespace npu::tiling {
-
-// What DoTiling() of these strategies reports as missing.
-inline constexpr std::string_view kMissingTilingSearch =
-    "needs the high-level Matmul API's MultiCoreMatmulTiling search (asc-devkit), which this "
-    "engine does not implement";
 
 // ITER_BATCH_BROADCAST_BASICAPI: one batch slot broadcast on one side; many
 // batches per L1 load, the broadcast operand resident when it is a single

@@ -1,0 +1,1455 @@
+// The TCubeTiling search of asc-devkit's MultiCoreMatmulTiling, restricted to
+// what BatchMatMulV3's high-level strategies give it. Facts are from
+// asc-devkit impl/adv_api/tiling/matmul/ (matmul_tiling_algorithm.cpp unless
+// another file is named) and include/adv_api/matmul/matmul_tiling_base.h.
+//
+// The arithmetic is CANN's: 32-bit signed integers, float where CANN uses
+// float, and the same order of ties, because every choice below is a
+// comparison whose outcome decides the words.
+//
+// Facts that shape the whole search:
+// - InitTCubeTilingData builds the tiling object with its default
+//   constructor (matmul_tiling_base.cpp), so the search believes it runs on
+//   an Ascend910B: L0A = L0B = 64 KiB, a 1 KiB bias table, and the 910B rules
+//   (bias-table limits, the fp32 depthB1 correction) apply. Only
+//   SetBufferSpace(L1, L0C, UB) brings the chip in, and it changes nothing
+//   when any size exceeds the 910B default (512 KiB - 256 L1, 128 KiB L0C,
+//   192 KiB - 256 UB) -- the case on the 950, whose L1 is 512 KiB.
+// - SetShape() sets the single shape, so the multi-core scenario is always
+//   "OTHERS" (GetMultiCoreScenario) and the SPLIT_MN basic-block path never
+//   runs; the template configuration is fixed (L0C double buffer off, L1
+//   double buffer on, factor split on).
+#include "server/tiling/cube_tiling_search.h"
+
+#include <algorithm>
+#include <climits>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "server/tiling/tiling_data.h"
+
+namespace npu::tiling {
+namespace {
+
+// --- Constants of the search -------------------------------------------------
+
+constexpr int32_t kC0 = 16;       // rows of a fractal
+constexpr int32_t kC0Bytes = 32;  // bytes of a fractal row
+constexpr int32_t kFractalBytes = kC0 * kC0Bytes;
+constexpr int32_t kMinFractal = 256;  // 16 x 16 elements
+constexpr int32_t kFp32Bytes = 4;
+constexpr int32_t kDbOn = 2;
+constexpr int32_t kDbOff = 1;
+constexpr int32_t kMinMte1Load = 32;
+constexpr int32_t kDataCopyAlignBytes = 256;
+constexpr int32_t kFp32AlignSize = 16;
+constexpr int32_t kMaxN0WithBias = 64;
+constexpr int32_t kFp32InvalidBaseK = 8;
+
+// The buffers of the default-constructed tiling object (matmul_tiling_base.cpp,
+// the 910B branch of its constants).
+constexpr int32_t kDefaultL1 = 512 * 1024 - 256;
+constexpr int32_t kDefaultL0c = 128 * 1024;
+constexpr int32_t kDefaultL0a = 64 * 1024;
+constexpr int32_t kDefaultL0b = 64 * 1024;
+constexpr int32_t kDefaultBiasTable = 1024;
+constexpr int32_t kDefaultUb = 192 * 1024 - 256;
+constexpr int32_t kBufferAlign = 32;
+
+// --- Integer helpers with CANN's semantics (math_util.{h,cpp}) ---------------
+
+int32_t CeilDiv32(int32_t a, int32_t b) {
+  if (b == 0) return 0;
+  return static_cast<int32_t>((static_cast<int64_t>(a) + b - 1) / b);
+}
+int32_t Align32(int32_t a, int32_t b) { return CeilDiv32(a, b) * b; }
+int32_t AlignDown32(int32_t a, int32_t b) { return b == 0 ? 0 : a / b * b; }
+
+// a * b when both are positive and the product fits; otherwise nullopt.
+std::optional<int32_t> CheckedMul(int32_t a, int32_t b) {
+  if (a <= 0 || b <= 0 || a > INT32_MAX / b) return std::nullopt;
+  return a * b;
+}
+
+// Rounds `shape` up to a power of two between 16 and 2048 (MapShape).
+int32_t MapShape(int32_t shape) {
+  uint32_t seed = 16;
+  if (shape < static_cast<int32_t>(seed)) return shape;
+  while (static_cast<int32_t>(seed) < 1024) {
+    if (static_cast<int32_t>(seed) < shape && static_cast<int32_t>(seed << 1U) >= shape) break;
+    seed <<= 1U;
+  }
+  return static_cast<int32_t>(seed << 1U);
+}
+
+void CountFactors(int32_t shape, int32_t& count, int32_t first, int32_t last) {
+  for (int32_t i = first; i <= last; ++i) {
+    if (shape < i) return;
+    if (shape % i == 0) ++count;
+  }
+}
+
+// The largest factor count among the divisors of `shape` in [first, last].
+void CountFactorLayers(int32_t shape, int32_t& count, int32_t first, int32_t last) {
+  for (int32_t factor = last; factor >= first; --factor) {
+    if (shape % factor != 0) continue;
+    int32_t layer = 0;
+    CountFactors(factor, layer, 1, factor + 1);
+    count = std::max(count, layer);
+  }
+}
+
+// Whether `dim` has enough small divisors to split well (CheckFactorNumSatisfy).
+bool HasEnoughFactors(int32_t dim) {
+  if (dim <= 8) return true;
+  int32_t l0_count = 0;
+  int32_t l1_count = 0;
+  CountFactorLayers(dim, l0_count, 1, 64);
+  if (dim > 128) CountFactorLayers(dim, l1_count, 65, 128);
+  const bool too_few = l0_count <= 2 || (dim > 128 && l0_count + l1_count <= 4);
+  return !too_few;
+}
+
+// FindBestSingleCore: the per-core extent nearest ceil(shape / cores) (walking
+// towards the mapped shape's) whose divisors suffice.
+int32_t BestSingleCore(int32_t shape, int32_t mapped, int32_t cores, bool is_k) {
+  if (is_k) {
+    const int32_t best_shape = shape % cores == 0 ? shape : mapped;
+    return CeilDiv32(best_shape, cores);
+  }
+  if (cores == 1 && HasEnoughFactors(shape)) return shape;
+  int32_t best = CeilDiv32(shape, cores);
+  const int32_t target = CeilDiv32(mapped, cores);
+  while (best != target) {
+    if (HasEnoughFactors(best)) return best;
+    best += best < target ? 1 : -1;
+  }
+  return best;
+}
+
+// Sorted, duplicate-free insert (AddFactor).
+void AddFactor(std::vector<int32_t>& factors, int32_t value) {
+  factors.push_back(value);
+  std::sort(factors.begin(), factors.end());
+  factors.erase(std::unique(factors.begin(), factors.end()), factors.end());
+}
+
+// Up to two divisors of `dim` around `base`: the first above it (at most
+// `max_num`), then the ones at or below it (GetTwoFactors).
+void TwoFactors(int32_t (&out)[2], int32_t base, int32_t dim, int32_t max_num) {
+  if (dim == 1) {
+    out[0] = out[1] = 1;
+    return;
+  }
+  out[0] = out[1] = 0;
+  int count = 0;
+  for (int32_t up = base + 1; up <= max_num && up <= dim; ++up) {
+    if (dim % up == 0) {
+      out[count++] = up;
+      break;
+    }
+  }
+  for (int32_t down = base; down >= 1; --down) {
+    if (dim % down == 0) {
+      out[count++] = down;
+      if (count == 2) break;
+    }
+  }
+}
+
+// The largest power of two (up to 4096) not above `base`, 1 at least.
+int32_t BestPowerOfTwo(int32_t base) {
+  static constexpr int32_t kValues[] = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096};
+  for (size_t i = 1; i < std::size(kValues); ++i) {
+    if (kValues[i] > base) return kValues[i - 1];
+  }
+  return kValues[std::size(kValues) - 1];
+}
+
+// Lowers `factor` until it divides `base` and is at most `cap` (GetNearestFactor).
+void NearestFactor(int32_t base, int32_t& factor, int32_t cap = INT32_MAX) {
+  if (cap == INT32_MAX) cap = base;
+  while (factor > cap || (factor > 0 && base % factor != 0)) --factor;
+}
+
+// Values in descending order without repeats.
+void SortDescendingUnique(std::vector<int32_t>& values) {
+  std::sort(values.rbegin(), values.rend());
+  values.erase(std::unique(values.begin(), values.end()), values.end());
+}
+
+int32_t BitsOf(DataType type) { return type == DataType::kFloat32 ? 32 : 16; }
+
+// --- Search state --------------------------------------------------------------
+
+// Per-core extents in fractal units and the core split (CoreStatusPack).
+struct CoreSplit {
+  int32_t batch = 1;
+  int32_t m = 1;
+  int32_t k = 1;
+  int32_t n = 1;
+  int32_t batch_dim = 1;
+  int32_t m_dim = 1;
+  int32_t n_dim = 1;
+  int32_t k_dim = 1;
+};
+
+// The L0 block being searched (L0StatusPack).
+struct L0Block {
+  int32_t m = 1;  // mL0, in fractals
+  int32_t n = 1;
+  int32_t k = 1;
+  int32_t db_a = 1;
+  int32_t db_b = 1;
+  int32_t db_c = 1;
+  int32_t final_m = 0;
+  int32_t final_k = 0;
+  int32_t final_n = 0;
+  int32_t final_load_size = INT_MAX;
+  float final_l0c_use = 0;
+  int32_t final_mad = 0;
+  int32_t final_mte1_loop = INT_MAX;
+  int32_t final_mte1_cycles = 0;
+  int32_t max_mk = 1;
+  int32_t max_nk = 1;
+  int32_t max_mn = 1;
+  int32_t major_axis = 0;  // 0: M is the major axis, else N
+  int32_t max_axis_num = 0;
+  int32_t max_axis_point = 1;
+  int32_t max_n = 1;
+  int32_t bias_bytes = 0;
+  bool update_using_mte1 = false;
+};
+
+// The L1 plan being searched (L1StatusPack). Every field persists from one
+// phase of the search to the next, as in CANN.
+struct L1Plan {
+  int32_t k_a = 1;  // kAL1, in fractals
+  int32_t k_b = 1;
+  int32_t m_a = 1;  // mAL1, in L0 blocks
+  int32_t n_b = 1;
+  int32_t db_a = 1;
+  int32_t db_b = 1;
+  int32_t a_size = 0;
+  int32_t b_size = 0;
+  int32_t a_times = 1;
+  int32_t b_times = 1;
+  int32_t all_times = 1;
+  int32_t load_size = 0;
+  int32_t max_m_a = 1;
+  int32_t max_n_b = 1;
+  int32_t max_k_a = 1;
+  int32_t max_k_b = 1;
+  bool both_full_load = false;
+  bool a_full_load = false;
+  bool b_full_load = false;
+  int32_t bias_times = 0;  // channelWiseTimes
+
+  void Set(int32_t ka, int32_t kb, int32_t ma, int32_t nb, int32_t dba, int32_t dbb) {
+    k_a = ka;
+    k_b = kb;
+    m_a = ma;
+    n_b = nb;
+    db_a = dba;
+    db_b = dbb;
+  }
+};
+
+// One row of candidate L1 factors: kAL1, mAL1, dbAL1, kBL1, nBL1, dbBL1, load.
+using L1Candidate = std::array<int32_t, 7>;
+
+class CubeSearch {
+ public:
+  CubeSearch(const CubeTilingSearchInput& input, const ChipSpec& chip) : in_(input) {
+    a_bits_ = BitsOf(input.a_dtype);
+    b_bits_ = BitsOf(input.b_dtype);
+    c_bits_ = BitsOf(input.c_dtype);
+    has_bias_ = input.bias_dtype.has_value();
+    bias_bytes_ = has_bias_ ? BitsOf(*input.bias_dtype) / 8 : 4;  // unset type: fp32
+    a_fp32_ = input.a_dtype == DataType::kFloat32;
+    b_fp32_ = input.b_dtype == DataType::kFloat32;
+    a_nz_ = input.a_format == Format::kFractalNz;
+    b_nz_ = input.b_format == Format::kFractalNz;
+    c_nz_ = input.c_format == Format::kFractalNz;
+    reduce_ = kC0Bytes * 8 / a_bits_;
+    m_ = static_cast<int32_t>(input.m);
+    n_ = static_cast<int32_t>(input.n);
+    k_ = static_cast<int32_t>(input.k);
+    cores_ = static_cast<int32_t>(chip.aic_num);
+    SetBufferSpace(static_cast<int32_t>(chip.l1_bytes), static_cast<int32_t>(chip.l0c_bytes),
+                   static_cast<int32_t>(chip.ub_bytes));
+  }
+
+  absl::StatusOr<CubeTiling> Run();
+
+ private:
+  // SetBufferSpace (matmul_tiling_base.cpp): all-or-nothing when a size is
+  // out of range, because it returns before storing anything; CANN ignores
+  // the return value.
+  void SetBufferSpace(int32_t l1, int32_t l0c, int32_t ub) {
+    if (l1 < -1 || l1 > l1_) return;
+    if (l0c < -1 || l0c > l0c_) return;
+    if (ub < -1 || ub > ub_) return;
+    if (l1 != -1) l1_ = l1 - l1 % kBufferAlign;
+    if (l0c != -1) l0c_ = l0c - l0c % kBufferAlign;
+    if (ub != -1) ub_ = ub - ub % kBufferAlign;
+  }
+
+  void SplitCores();
+  void SplitCoresByFactors();
+  bool SplitMiniShape();
+  void TryCoreFactors(int32_t m_factor, int32_t n_factor);
+  int32_t LoadSizeOfSplit(int32_t m_factor, int32_t n_factor, int32_t a_size, int32_t b_size,
+                          int32_t ori_a, int32_t ori_b, int32_t k_bytes) const;
+
+  // CheckK0Align: an fp32 NZ operand whose K is the inner axis in NZ
+  // fractals (A transposed, B not) loads K in pairs of fractals.
+  bool NeedsEvenK() const {
+    return (a_fp32_ && a_nz_ && in_.trans_a) || (b_fp32_ && b_nz_ && !in_.trans_b);
+  }
+
+  void SearchL0();
+  void SearchL0Candidates(int32_t major_axis, L0Block& best);
+  void ConsiderL0(int32_t k0, int32_t major, int32_t minor);
+  int32_t L0LoadSize() const;
+  bool L0FitsL1() const;
+
+  void SearchL1();
+  int32_t L1Bytes(const L1Plan& plan) const;
+  int32_t MaxL1Len(int32_t bytes, const L1Plan& plan, int32_t align, int axis) const;
+  void KAlign(int32_t& ka, int32_t& kb) const;
+  void BothFullLoad(L1Candidate& out);
+  void AFullLoad(L1Candidate& out);
+  void BFullLoad(L1Candidate& out);
+  void NeitherFullLoad(L1Candidate& out);
+  void NeitherDoubleBuffer();
+  void NeitherK();
+  void NeitherKSideBySide(int axis);
+  void NeitherKTransposedA();
+  void NeitherMN();
+
+  absl::StatusOr<CubeTiling> Finish();
+
+  const CubeTilingSearchInput& in_;
+  int32_t a_bits_ = 16;
+  int32_t b_bits_ = 16;
+  int32_t c_bits_ = 16;
+  int32_t bias_bytes_ = 4;
+  bool has_bias_ = false;
+  bool a_fp32_ = false;
+  bool b_fp32_ = false;
+  bool a_nz_ = false;  // A and C are ND for BatchMatMulV3; the rules are kept
+  bool b_nz_ = false;
+  bool c_nz_ = false;
+  int32_t reduce_ = 16;  // elements of K per fractal row
+  int32_t m_ = 0;
+  int32_t n_ = 0;
+  int32_t k_ = 0;
+  int32_t cores_ = 1;
+  int32_t l1_ = kDefaultL1;
+  int32_t l0c_ = kDefaultL0c;
+  int32_t ub_ = kDefaultUb;
+  int32_t l0a_ = kDefaultL0a;
+  int32_t l0b_ = kDefaultL0b;
+  int32_t bt_ = kDefaultBiasTable;
+  int32_t db_l0a_ = kDbOn;
+  int32_t db_l0b_ = kDbOn;
+
+  // Fractal counts of the problem (MatmulRunParas).
+  int32_t m32_ = 1;
+  int32_t n32_ = 1;
+  int32_t k32_ = 1;
+  int32_t m_mapped_ = 1;
+  int32_t n_mapped_ = 1;
+  int32_t k_mapped_ = 1;
+
+  CoreSplit core_;
+  // The core-split search's running best (DimCalculator).
+  int32_t best_m_factor_ = 1;
+  int32_t best_n_factor_ = 1;
+  int32_t best_load_ = INT_MAX;
+  int32_t best_core_use_ = 1;
+  int32_t best_loop_ = INT_MAX;
+  bool best_big_package_ = false;
+
+  L0Block l0_;
+  L1Plan l1_plan_;
+  // Set when CANN's search would divide by zero (the host process dies with
+  // SIGFPE there); the search then reports failure instead.
+  mutable bool divides_by_zero_ = false;
+
+  int32_t Quot(int32_t a, int32_t b) const {
+    if (b == 0) {
+      divides_by_zero_ = true;
+      return 0;
+    }
+    return a / b;
+  }
+  int32_t Rem(int32_t a, int32_t b) const {
+    if (b == 0) {
+      divides_by_zero_ = true;
+      return 0;
+    }
+    return a % b;
+  }
+};
+
+absl::Status Fail(const std::string& why) {
+  return absl::FailedPreconditionError(absl::StrCat("TCubeTiling search failed: ", why));
+}
+
+// --- Core split (GetDims and helpers) ----------------------------------------
+
+// PreProcessMiniShape: a problem that fits one core's L0 in every dimension
+// is spread over 32-fractal pieces only.
+bool CubeSearch::SplitMiniShape() {
+  const int32_t mini_l0c = l0c_ / kMinFractal / kFp32Bytes;
+  const int32_t mini_l0ab = l0a_ / kFractalBytes;
+  if (!(n32_ * m32_ <= cores_ && m32_ * k32_ <= mini_l0ab && n32_ * k32_ <= mini_l0ab &&
+        m32_ * n32_ <= mini_l0c)) {
+    return false;
+  }
+  core_.n_dim = n32_ <= kMinMte1Load ? 1 : n_mapped_ / kMinMte1Load;
+  core_.m_dim = m32_ <= kMinMte1Load ? 1 : m_mapped_ / kMinMte1Load;
+  core_.k_dim = 1;
+  core_.batch = 1;
+  core_.n = core_.n_dim == 1 ? n32_ : CeilDiv32(n_mapped_, core_.n_dim);
+  core_.m = core_.m_dim == 1 ? m32_ : CeilDiv32(m_mapped_, core_.m_dim);
+  core_.k = k32_;
+  core_.batch_dim = 1;
+  core_.n_dim = CeilDiv32(n32_, core_.n);
+  core_.m_dim = CeilDiv32(m32_, core_.m);
+  core_.k_dim = CeilDiv32(k32_, core_.k);
+  return true;
+}
+
+// CalcLoadSize: the GM traffic of an (m, n) core split, by which of A and B
+// (or their K slices) L1 can hold.
+int32_t CubeSearch::LoadSizeOfSplit(int32_t m_factor, int32_t n_factor, int32_t a_size,
+                                    int32_t b_size, int32_t ori_a, int32_t ori_b,
+                                    int32_t k_bytes) const {
+  int32_t total = INT_MAX;
+  auto offer = [&](int32_t a, int32_t b) { total = std::min(total, a + b); };
+  const int32_t n0 = std::min(16, core_.n);
+  const int32_t m0 = std::min(16, n0 == 0 ? 0 : std::min(core_.m, 128 / n0));
+  const int32_t k0 = (m0 != 0 && n0 != 0) ? std::min(std::min(64 / m0, 64 / n0), core_.k) : core_.k;
+  const int64_t l1 = l1_;
+  const bool both = static_cast<int64_t>(a_size + b_size) * k_bytes <= l1;
+  const bool a_full_b_k = static_cast<int64_t>(a_size + n0 * 2) * k_bytes <= l1;
+  const bool b_full_a_k = static_cast<int64_t>(b_size + m0 * 2) * k_bytes <= l1;
+  if (a_full_b_k || b_full_a_k || both) {
+    offer(ori_a * n_factor, ori_b * m_factor);
+    return total;
+  }
+  const int32_t fractal_k0 = k0 * kFractalBytes;
+  if ((n0 * k_bytes + m0 * fractal_k0) * 2 > l1_ && (m0 * k_bytes + n0 * fractal_k0) * 2 > l1_) {
+    offer(ori_a * CeilDiv32(n32_, n0), ori_b * CeilDiv32(m32_, m0));
+    return total;
+  }
+  if ((m0 + n0) * k_bytes * 2 <= l1_) {
+    const int32_t m1 = CeilDiv32(l1_ - n0 * k_bytes * 2, k_bytes * 2 * m0) * m0;
+    const int32_t n1 = CeilDiv32(l1_ - m0 * k_bytes * 2, k_bytes * 2 * n0) * n0;
+    const int32_t m_first = ori_a * n_factor + ori_b * CeilDiv32(m32_, m1);
+    const int32_t n_first = ori_b * m_factor + ori_a * CeilDiv32(n32_, n1);
+    if (m_first < n_first) {
+      offer(ori_a * n_factor, ori_b * CeilDiv32(m32_, m1));
+    } else {
+      offer(ori_a * CeilDiv32(n32_, n1), ori_b * m_factor);
+    }
+    return total;
+  }
+  if (a_size * k_bytes + n0 * fractal_k0 * 2 <= l1_ ||
+      m0 * k_bytes * 2 + n0 * fractal_k0 * 2 <= l1_) {
+    // An improvement also replaces the sizes the next test reads
+    // (UpdateDimCalculator).
+    const int32_t a = ori_a * n_factor;
+    const int32_t b = ori_b * CeilDiv32(m32_, m0);
+    if (a + b < total) {
+      a_size = a;
+      b_size = b;
+    }
+    offer(a, b);
+  }
+  if (b_size * k_bytes + m0 * fractal_k0 * 2 <= l1_ ||
+      n0 * k_bytes * 2 + m0 * fractal_k0 * 2 <= l1_) {
+    offer(ori_b * m_factor, ori_a * CeilDiv32(n32_, n0));
+  }
+  return total;
+}
+
+// GetDimsHelper for one (m, n) core factor pair (batch and K are not split).
+void CubeSearch::TryCoreFactors(int32_t m_factor, int32_t n_factor) {
+  const int32_t k_bytes = k32_ * kC0 * kC0 * 2;
+  core_.batch = 1;
+  core_.m = CeilDiv32(m32_, m_factor);
+  core_.n = CeilDiv32(n32_, n_factor);
+  core_.k = k32_;
+  const int32_t load = LoadSizeOfSplit(m_factor, n_factor, core_.m, core_.n, m32_, n32_, k_bytes);
+
+  // The "big package" rule prefers splits that keep 16 fractals on the
+  // contiguous side of each non-transposed operand.
+  int flag_kind = 0;
+  if (!(in_.trans_b && !in_.trans_a)) {
+    bool keeps = true;
+    if (!in_.trans_b && n32_ >= 16 && core_.n < 16) keeps = false;
+    if (in_.trans_a && m32_ >= 16 && core_.m < 16) keeps = false;
+    if (!best_big_package_ && keeps) {
+      flag_kind = 2;
+    } else if (best_big_package_ && !keeps) {
+      flag_kind = 1;
+    }
+  }
+  // LoopNumFromSingleCoreToL0: L0 loops of a minimal block.
+  int32_t n0 = std::min(std::min(16, core_.n), 64);
+  int32_t m0 = n0 == 0 ? 0 : std::min(std::min(core_.m, 128 / n0), 64);
+  n0 = m0 == 0 ? 0 : std::min(std::min(core_.n, 128 / m0), 64);
+  m0 = n0 == 0 ? 0 : std::min(std::min(core_.m, 128 / n0), 64);
+  const int32_t k0 = (m0 != 0 && n0 != 0) ? std::min(std::min(64 / m0, 64 / n0), core_.k) : core_.k;
+  const int32_t loops = CeilDiv32(core_.m, m0) * CeilDiv32(core_.n, n0) * CeilDiv32(core_.k, k0);
+
+  const int32_t used = m_factor * n_factor;
+  const bool by_cores =
+      flag_kind == 0 && (loops < best_loop_ || (used > best_core_use_ && loops == best_loop_));
+  const bool by_load = !by_cores && used == best_core_use_ && load < best_load_;
+  const bool by_n_dim = !by_cores && used == best_core_use_ && load == best_load_ &&
+                        best_n_factor_ * best_m_factor_ < m_factor * n_factor;
+  if ((flag_kind == 2 || by_cores || by_load || by_n_dim) && flag_kind != 1) {
+    best_load_ = load;
+    best_n_factor_ = n_factor;
+    best_m_factor_ = m_factor;
+    best_core_use_ = used;
+    best_loop_ = loops;
+    best_big_package_ = (!in_.trans_b ? core_.n >= 16 : true) &&
+                        (in_.trans_a ? core_.m >= 16 : true) && n_factor * m_factor > 1;
+  }
+}
+
+// GetDims without split K and with one batch.
+void CubeSearch::SplitCoresByFactors() {
+  // GetBlockFactors: candidates divide the extent, its mapped extent or the
+  // core count.
+  auto candidates = [&](int32_t shape, int32_t mapped) {
+    std::vector<int32_t> out;
+    for (int32_t i = 1; i <= std::min(cores_, shape); ++i) {
+      if (shape % i == 0 || mapped % i == 0 || cores_ % i == 0) out.push_back(i);
+    }
+    return out;
+  };
+  std::vector<int32_t> m_factors = candidates(m32_, m_mapped_);
+  std::vector<int32_t> n_factors = candidates(n32_, n_mapped_);
+  // AddOptimalFactors: the split of the cores in the ratio of M to N.
+  if (cores_ > 1) {
+    const float point = static_cast<float>(std::sqrt(
+        (static_cast<float>(m32_) + 0.0f) / static_cast<float>(n32_) * static_cast<float>(cores_)));
+    const int32_t m_dim = static_cast<int32_t>(std::ceil(point));
+    const int32_t n_dim = static_cast<int32_t>(std::ceil(static_cast<float>(cores_) / point));
+    AddFactor(m_factors, m_dim);
+    AddFactor(m_factors, n_dim == 0 ? 1 : cores_ / n_dim);
+    AddFactor(n_factors, n_dim);
+    AddFactor(n_factors, m_dim == 0 ? 1 : cores_ / m_dim);
+  }
+  auto invalid = [&](int32_t used) { return used > cores_ || used <= 0; };
+  for (const int32_t n_factor : n_factors) {
+    if (invalid(n_factor)) continue;
+    for (const int32_t m_factor : m_factors) {
+      if (invalid(n_factor * m_factor)) continue;
+      TryCoreFactors(m_factor, n_factor);
+    }
+  }
+  core_.batch = 1;
+  core_.n = CeilDiv32(n32_, best_n_factor_);
+  core_.m = CeilDiv32(m32_, best_m_factor_);
+  core_.k = k32_;
+  // Factor split: move the per-core extents to ones with enough divisors
+  // when the core count allows.
+  const int32_t n = BestSingleCore(n32_, n_mapped_, best_n_factor_, false);
+  const int32_t m = BestSingleCore(m32_, m_mapped_, best_m_factor_, false);
+  const int32_t k = BestSingleCore(k32_, k_mapped_, 1, true);
+  const int32_t need = CeilDiv32(n32_, n) * CeilDiv32(m32_, m) * CeilDiv32(k32_, k);
+  if (!invalid(need)) {
+    core_.n = n;
+    core_.m = m;
+    core_.k = k;
+  }
+  core_.batch_dim = 1;
+  core_.n_dim = std::min(CeilDiv32(n32_, core_.n), cores_);
+  core_.m_dim = std::min(CeilDiv32(m32_, core_.m), cores_);
+  core_.k_dim = 1;
+}
+
+void CubeSearch::SplitCores() {
+  if (cores_ == 1) {
+    core_.m = BestSingleCore(m32_, m_mapped_, 1, false);
+    core_.k = BestSingleCore(k32_, k_mapped_, 1, false);
+    core_.n = BestSingleCore(n32_, n_mapped_, 1, false);
+    return;
+  }
+  // NonFactorMap without split K: K keeps its extent.
+  k_mapped_ = k32_;
+  if (SplitMiniShape()) return;
+  SplitCoresByFactors();
+}
+
+// --- L0 block (GetL0Factors and helpers) --------------------------------------
+
+int32_t CubeSearch::L0LoadSize() const {
+  const bool a_fits = static_cast<int64_t>(core_.m * core_.k) * kFractalBytes <= l0a_;
+  const bool b_fits = static_cast<int64_t>(core_.n * core_.k) * kFractalBytes <= l0b_;
+  if (a_fits || b_fits) return core_.m + core_.n;
+  if (l0_.k >= core_.k) {
+    return std::min(core_.n + CeilDiv32(core_.n, l0_.n) * core_.m,
+                    core_.m + CeilDiv32(core_.m, l0_.m) * core_.n);
+  }
+  return CeilDiv32(core_.m, l0_.m) * core_.n + CeilDiv32(core_.n, l0_.n) * core_.m;
+}
+
+// CheckBaseMNKL1Size: the L0 blocks of A and B (and, under the 910B rules,
+// a bias row) fit L1 once.
+bool CubeSearch::L0FitsL1() const {
+  const int32_t a = l0_.m * l0_.k * kFractalBytes;
+  const int32_t b = l0_.n * l0_.k * kFractalBytes;
+  const int32_t bias = has_bias_ ? l0_.n * kC0 * bias_bytes_ : 0;
+  return a + b + bias <= l1_;
+}
+
+// GetFinalMkn: keeps (major, minor, k0) when it loads less or computes more
+// per load than the best so far.
+void CubeSearch::ConsiderL0(int32_t k0, int32_t major, int32_t minor) {
+  if (k0 == 0) return;
+  if (l0_.major_axis == 0) {
+    l0_.m = major;
+    l0_.n = minor;
+  } else {
+    l0_.m = minor;
+    l0_.n = major;
+  }
+  l0_.k = k0;
+  const float l0c_use =
+      static_cast<float>(l0_.m * l0_.n * l0_.db_c * kMinFractal * kFp32Bytes * 1.0 / l0c_);
+  const int32_t mte1 = std::max(6, l0_.m * l0_.k * kFractalBytes / 256) +
+                       std::max(6, l0_.k * l0_.n * kFractalBytes / 128);
+  const int32_t mad = l0_.m * l0_.k * l0_.n;
+  const int32_t load = L0LoadSize();
+  const int32_t mte1_loop = (l0_.n != 1 ? l0_.k : 1) + (l0_.k != 1 ? l0_.m : 1);
+
+  const bool first = l0_.final_m == 0;
+  const bool less_load = load < l0_.final_load_size || (mte1 < mad && !l0_.update_using_mte1);
+  const bool more_mad =
+      load == l0_.final_load_size && mad > l0_.final_mad &&
+      static_cast<float>(mad) * l0c_use >= static_cast<float>(l0_.final_mad) * l0_.final_l0c_use;
+  const bool fewer_loops =
+      mad == l0_.final_mad && load == l0_.final_load_size && mte1_loop < l0_.final_mte1_loop;
+  const bool mte1_hidden = (mte1 < mad && l0_.update_using_mte1) || !l0_.update_using_mte1;
+  const int32_t last_reduce = (a_fp32_ || b_fp32_) ? 8 : 16;
+  const bool n_wide_enough = !(core_.n >= last_reduce && l0_.n < last_reduce);
+  const bool k_even = !NeedsEvenK() || l0_.k % 2 == 0;
+  if ((first || less_load || more_mad || fewer_loops) && mte1_hidden && L0FitsL1() &&
+      n_wide_enough && k_even) {
+    l0_.final_m = l0_.m;
+    l0_.final_k = l0_.k;
+    l0_.final_n = l0_.n;
+    l0_.final_load_size = load;
+    l0_.final_l0c_use = l0c_use;
+    l0_.final_mad = mad;
+    l0_.final_mte1_cycles = mte1;
+    l0_.final_mte1_loop = mte1_loop;
+    l0_.update_using_mte1 = l0_.update_using_mte1 || mte1 < mad;
+  }
+}
+
+// GetL0FactorsCand for one major axis; `best` receives the result when the
+// pass found one.
+void CubeSearch::SearchL0Candidates(int32_t major_axis, L0Block& best) {
+  // The combination with L0C double buffering off (the template's setting):
+  // dbL0A, dbL0B, dbL0C = 2, 2, 1; L0A/L0B halves; the whole L0C.
+  const int32_t mn_max = l0c_ / (kC0 * kC0) / kFp32Bytes;
+  const int32_t bias_n_max = bt_ / kC0 / kFp32Bytes;
+  const int32_t left = std::min(l1_, l0a_ / db_l0a_);
+  const int32_t right = std::min(l1_, l0b_ / db_l0b_);
+  l0_.final_m = l0_.final_k = l0_.final_n = 0;
+  l0_.final_load_size = INT_MAX;
+  l0_.final_l0c_use = 0;
+  l0_.final_mad = 0;
+  l0_.final_mte1_loop = INT_MAX;
+  l0_.final_mte1_cycles = 0;
+  l0_.update_using_mte1 = false;
+  l0_.db_a = db_l0a_;
+  l0_.db_b = db_l0b_;
+  l0_.db_c = 1;
+  l0_.max_mk = left / kC0 / kC0Bytes;
+  l0_.max_nk = right / kC0 / kC0Bytes;
+  l0_.max_mn = mn_max;
+  l0_.major_axis = major_axis;
+  l0_.max_axis_num = 64;
+  l0_.max_axis_point = std::min(11, 64);
+  l0_.max_n = has_bias_ ? bias_n_max : 64;
+
+  const int32_t major_dim = major_axis == 0 ? core_.m : core_.n;
+  const int32_t minor_dim = major_axis == 0 ? core_.n : core_.m;
+  const int32_t major_k = major_axis == 0 ? l0_.max_mk : l0_.max_nk;
+  const int32_t minor_k = major_axis == 0 ? l0_.max_nk : l0_.max_mk;
+  const int32_t max_n = l0_.max_n;
+  // With a bias, the N side is limited by the bias table.
+  const bool bias_on_major = major_axis != 0 && has_bias_;
+  const bool bias_on_minor = major_axis == 0 && has_bias_;
+  int32_t two[2] = {0, 0};
+
+  std::vector<int32_t> majors(4, 0);
+  const int32_t point = bias_on_major ? std::min(l0_.max_axis_point, max_n) : l0_.max_axis_point;
+  const int32_t limit = bias_on_major ? std::min(l0_.max_axis_num, max_n) : l0_.max_axis_num;
+  TwoFactors(two, point, major_dim, limit);
+  majors[0] = two[0];
+  majors[1] = two[1];
+  TwoFactors(two, point, BestPowerOfTwo(major_dim), limit);
+  majors[2] = two[0];
+  majors[3] = two[1];
+  SortDescendingUnique(majors);
+  for (const int32_t major : majors) {
+    if (major == 0 || major > l0_.max_mn || major > major_k || major > major_dim) continue;
+    const int32_t minor_max = std::min(l0_.max_mn / major, minor_k);
+    std::vector<int32_t> minors(4, 0);
+    const int32_t minor_cap = bias_on_minor ? std::min(minor_max, max_n) : minor_max;
+    TwoFactors(two, minor_cap, minor_dim, minor_cap);
+    minors[0] = two[0];
+    minors[1] = two[1];
+    TwoFactors(two, minor_cap, BestPowerOfTwo(minor_dim), minor_cap);
+    minors[2] = two[0];
+    minors[3] = two[1];
+    SortDescendingUnique(minors);
+    for (const int32_t minor : minors) {
+      if (minor == 0 || minor * major > l0_.max_mn || minor > minor_k || minor > minor_dim ||
+          minor > major_k) {
+        continue;
+      }
+      const int32_t n_side = major_axis != 0 ? major : minor;
+      if (n_side > kMaxN0WithBias && has_bias_) continue;
+      const int32_t k0_max = std::min(major_k / major, minor_k / minor);
+      std::vector<int32_t> k0s(4, 0);
+      TwoFactors(two, k0_max, core_.k, k0_max);
+      k0s[0] = two[0];
+      k0s[1] = two[1];
+      TwoFactors(two, k0_max, BestPowerOfTwo(core_.k), l0_.max_axis_num);
+      k0s[2] = two[0];
+      k0s[3] = two[1];
+      SortDescendingUnique(k0s);
+      for (int32_t k0 : k0s) {
+        if (k0 == 0 || minor * k0 > minor_k || major * k0 > major_k) continue;
+        if (NeedsEvenK() && k0 == 1) k0 = 2;
+        if (a_fp32_) {
+          // fp32 blocks that must be K-aligned to two fractals take more L0.
+          const int32_t m_l0 = major_axis != 0 ? minor : major;
+          const int32_t n_l0 = major_axis != 0 ? major : minor;
+          const int32_t a_bytes =
+              (in_.trans_a ? Align32(k0, 2) : k0) * kC0Bytes * m_l0 * kC0 * kDbOn;
+          const int32_t b_bytes =
+              (in_.trans_a || !in_.trans_b ? Align32(k0, 2) : k0) * kC0Bytes * n_l0 * kC0 * kDbOn;
+          if (a_bytes > l0a_ || b_bytes > l0b_) continue;
+        }
+        ConsiderL0(k0, major, minor);
+      }
+    }
+  }
+  if (l0_.final_m != 0 && l0_.final_k != 0 && l0_.final_n != 0) {
+    best.final_m = l0_.final_m;
+    best.final_k = l0_.final_k;
+    best.final_n = l0_.final_n;
+  }
+}
+
+void CubeSearch::SearchL0() {
+  l0_.bias_bytes = has_bias_ ? bias_bytes_ : 0;
+  L0Block best;
+  // M-major, then N-major; the later pass wins when it finds a block.
+  SearchL0Candidates(0, best);
+  SearchL0Candidates(1, best);
+  l0_.db_c = kDbOff;
+  l0_.db_a = db_l0a_;
+  l0_.db_b = db_l0b_;
+  l0_.m = best.final_m;
+  l0_.k = best.final_k;
+  l0_.n = best.final_n;
+}
+
+// --- L1 plan (GetL1Factors and helpers) ---------------------------------------
+
+// GetABL1KAlignValue: fp32 data aligns the K slices of the side that is
+// K-major in L1 to two fractals.
+void CubeSearch::KAlign(int32_t& ka, int32_t& kb) const {
+  ka = 1;
+  kb = 1;
+  if (a_fp32_ || b_fp32_) {
+    ka = in_.trans_a ? 2 : 1;
+    kb = (in_.trans_a || !in_.trans_b) ? 2 : 1;
+  }
+}
+
+// GetL1Size: L1 bytes of a plan; 0 when a product is not positive or
+// overflows.
+int32_t CubeSearch::L1Bytes(const L1Plan& p) const {
+  const int32_t a_const = kFractalBytes * p.db_a * (a_fp32_ ? 2 : 1);
+  const int32_t b_const = kFractalBytes * p.db_b * (b_fp32_ ? 2 : 1);
+  const int32_t bias_const = p.bias_times * kC0 * p.db_b * l0_.bias_bytes;
+  int32_t ka = 1;
+  int32_t kb = 1;
+  KAlign(ka, kb);
+  std::optional<int32_t> a = CheckedMul(p.m_a, l0_.m);
+  if (a) a = CheckedMul(*a, a_const);
+  if (a) a = CheckedMul(*a, Align32(p.k_a, ka));
+  if (!a) return 0;
+  std::optional<int32_t> b = CheckedMul(p.n_b, l0_.n);
+  if (b) b = CheckedMul(*b, b_const);
+  if (b) b = CheckedMul(*b, Align32(p.k_b, kb));
+  if (!b) return 0;
+  int32_t bias = 0;
+  if (p.bias_times > 0) {
+    std::optional<int32_t> c = CheckedMul(p.n_b, l0_.n);
+    if (c) c = CheckedMul(*c, bias_const);
+    if (!c) return 0;
+    bias = *c;
+  }
+  const int64_t total = static_cast<int64_t>(*a) + *b + bias;
+  return total > INT_MAX ? INT_MAX : static_cast<int32_t>(total);
+}
+
+enum L1Axis { kAxisKA = 0, kAxisKB = 1, kAxisMA = 2, kAxisNB = 3 };
+
+// CalL1MaxLen: how many units of `axis` fit `bytes` with the rest of the plan.
+int32_t CubeSearch::MaxL1Len(int32_t bytes, const L1Plan& p, int32_t align, int axis) const {
+  int32_t len = 1;
+  if (axis == kAxisKA) len = Quot(bytes, p.m_a * l0_.m * p.db_a * kFractalBytes);
+  if (axis == kAxisKB) len = Quot(bytes, p.n_b * l0_.n * p.db_b * kFractalBytes);
+  len = AlignDown32(len, align);
+  if (axis == kAxisMA) len = Quot(bytes, Align32(p.k_a, align) * l0_.m * p.db_a * kFractalBytes);
+  if (axis == kAxisNB) {
+    len = Quot(bytes, Align32(p.k_b, align) * l0_.n * p.db_b * kFractalBytes +
+                          p.bias_times * l0_.n * kFractalBytes);
+  }
+  return len;
+}
+
+void CubeSearch::BothFullLoad(L1Candidate& out) {
+  L1Plan& p = l1_plan_;
+  p.k_a = CeilDiv32(p.k_a, l0_.k) * l0_.k;
+  p.k_b = CeilDiv32(p.k_b, l0_.k) * l0_.k;
+  const int32_t bytes = L1Bytes(p);
+  if (bytes > 0 && bytes <= l1_ && 0 <= ub_) {
+    p.both_full_load = true;
+    p.load_size = core_.m + core_.n;
+    out = {p.k_a, p.m_a, p.db_a, p.k_b, p.n_b, p.db_b, p.load_size};
+  }
+}
+
+void CubeSearch::AFullLoad(L1Candidate& out) {
+  L1Plan& p = l1_plan_;
+  const int32_t m_repeat = CeilDiv32(core_.m, l0_.m);
+  const int32_t n_repeat = CeilDiv32(core_.n, l0_.n);
+  int32_t ka = 1;
+  int32_t kb = 1;
+  KAlign(ka, kb);
+  p.k_a = CeilDiv32(p.k_a, l0_.k) * l0_.k;
+  const int32_t bytes = L1Bytes(p);
+  if (!(bytes > 0 && bytes <= l1_ && 0 < ub_)) return;
+  p.a_full_load = true;
+  p.a_size = std::max(Align32(core_.k, ka), Align32(p.k_a, ka)) * std::max(p.m_a * l0_.m, core_.m) *
+             kFractalBytes;
+  p.b_size = l1_ - p.a_size;
+  p.db_b = kDbOn;
+  if (L1Bytes(p) > l1_) p.db_b = kDbOff;
+  const int32_t bias = p.bias_times * p.n_b * l0_.n * kC0 * l0_.bias_bytes * p.db_b;
+  p.k_b = std::min(MaxL1Len(p.b_size - bias, p, kb, kAxisKB), core_.k);
+  p.b_times = std::min(p.k_b / l0_.k, p.max_k_b);
+  NearestFactor(p.all_times, p.b_times);
+  p.k_b = p.b_times * l0_.k;
+  if (p.k_b == core_.k) {
+    p.n_b = std::min(MaxL1Len(p.b_size, p, kb, kAxisNB), p.max_n_b);
+    NearestFactor(n_repeat, p.n_b);
+  }
+  const bool invalid = p.n_b == 0 || p.k_b == 0;
+  const int32_t m_passes = p.k_b == core_.k ? 1 : m_repeat;
+  p.load_size = invalid ? INT32_MAX : core_.m + m_passes * core_.n;
+  if (p.k_b == core_.k && p.n_b * l0_.n == core_.n) p.db_b = kDbOff;
+  out = {p.k_a, p.m_a, p.db_a, p.k_b, p.n_b, p.db_b, p.load_size};
+}
+
+void CubeSearch::BFullLoad(L1Candidate& out) {
+  L1Plan& p = l1_plan_;
+  const int32_t m_repeat = CeilDiv32(core_.m, l0_.m);
+  const int32_t n_repeat = CeilDiv32(core_.n, l0_.n);
+  int32_t ka = 1;
+  int32_t kb = 1;
+  KAlign(ka, kb);
+  p.k_b = CeilDiv32(p.k_b, l0_.k) * l0_.k;
+  const int32_t bytes = L1Bytes(p);
+  if (!(bytes > 0 && bytes <= l1_ && 0 < ub_)) return;
+  p.b_full_load = true;
+  p.b_size = std::max(Align32(core_.k, kb), Align32(p.k_b, kb)) * std::max(p.n_b * l0_.n, core_.n) *
+             kFractalBytes;
+  p.a_size = l1_ - p.b_size;
+  p.db_a = kDbOn;
+  if (L1Bytes(p) > l1_) p.db_a = kDbOff;
+  const int32_t bias = p.bias_times * p.n_b * l0_.n * kC0 * l0_.bias_bytes * p.db_b;
+  p.k_a = std::min(MaxL1Len(p.a_size - bias, p, ka, kAxisKA), core_.k);
+  p.a_times = std::min(p.k_a / l0_.k, p.max_k_a);
+  NearestFactor(p.all_times, p.a_times);
+  p.k_a = p.a_times * l0_.k;
+  if (p.k_a == core_.k) {
+    p.m_a = std::min(MaxL1Len(p.a_size - bias, p, ka, kAxisMA), p.max_m_a);
+    NearestFactor(m_repeat, p.m_a);
+  }
+  const bool invalid = p.m_a == 0 || p.k_a == 0;
+  const int32_t n_passes = p.k_a == core_.k ? 1 : n_repeat;
+  p.load_size = invalid ? INT32_MAX : core_.n + n_passes * core_.m;
+  if (p.k_a == core_.k && p.m_a * l0_.m >= core_.m) p.db_a = kDbOff;
+  out = {p.k_a, p.m_a, p.db_a, p.k_b, p.n_b, p.db_b, p.load_size};
+}
+
+// NeitherFullLoadDb: double buffers that L1 can hold with a 2-fractal B
+// slice, then both on again when the whole K of B would not fit anyway.
+void CubeSearch::NeitherDoubleBuffer() {
+  L1Plan& p = l1_plan_;
+  const int32_t saved_kb = p.k_b;
+  p.k_b = kDbOn;
+  if (L1Bytes(p) > l1_) {
+    p.db_b = kDbOff;
+    if (L1Bytes(p) > l1_) p.db_a = kDbOff;
+  }
+  p.k_b = core_.k;
+  const bool both_double = core_.m != l0_.m && core_.k > l0_.k && L1Bytes(p) > l1_;
+  p.k_b = saved_kb;
+  if (both_double) {
+    p.db_a = kDbOn;
+    p.db_b = kDbOn;
+    if (L1Bytes(p) > l1_) {
+      p.db_b = kDbOff;
+      if (L1Bytes(p) > l1_) p.db_a = kDbOff;
+    }
+  }
+}
+
+// NeitherFullLoadKforND: grow the K slice of one side first (axis 1: A,
+// axis 2: B), then fill the rest of L1 with the other side's.
+void CubeSearch::NeitherKSideBySide(int axis) {
+  L1Plan& p = l1_plan_;
+  const int32_t bias = p.bias_times * p.n_b * l0_.n * kC0 * l0_.bias_bytes * p.db_b;
+  const int32_t align_k = CeilDiv32(l0_.k * reduce_, kFp32AlignSize) * kFp32AlignSize * a_bits_ / 8;
+  if (axis == 1) {
+    p.k_b = l0_.k;
+    if (b_fp32_) {
+      p.b_size = p.k_b * l0_.n * kC0 * align_k * p.n_b * p.db_b;
+    } else {
+      p.b_size = p.k_b * p.n_b * l0_.n * kFractalBytes * p.db_b;
+    }
+    p.a_size = l1_ - p.b_size;
+    const int32_t factor = p.m_a * l0_.m * kC0 * p.db_a * kC0Bytes;
+    p.k_a = factor == 0 ? core_.k : std::min((p.a_size - bias) / factor, core_.k);
+    p.a_times = std::max(p.k_a / l0_.k, 1);
+    NearestFactor(p.all_times, p.a_times);
+    p.k_a = p.a_times * l0_.k;
+    p.a_size = p.k_a * p.m_a * l0_.m * kFractalBytes * p.db_a;
+    p.b_size = l1_ - p.a_size;
+    if (b_fp32_) {
+      p.k_b = std::min(Quot(p.b_size - bias, p.n_b * l0_.n * kC0 * p.db_b * align_k), core_.k);
+    } else {
+      p.k_b = std::min(Quot(p.b_size - bias, p.n_b * l0_.n * kC0 * p.db_b * kC0Bytes), core_.k);
+    }
+    p.b_times = std::max(std::min(p.k_b / l0_.k, p.max_k_b), 1);
+    NearestFactor(p.all_times, p.b_times);
+    p.k_b = p.b_times * l0_.k;
+    return;
+  }
+  const bool a_wide_k = in_.trans_a && a_fp32_;
+  p.k_a = l0_.k;
+  if (a_wide_k) {
+    p.a_size = p.k_a * p.m_a * l0_.m * kC0 * align_k * p.db_a;
+  } else {
+    p.a_size = p.k_a * p.m_a * l0_.m * kFractalBytes * p.db_a;
+  }
+  p.b_size = l1_ - p.a_size;
+  p.k_b = std::min(Quot(p.b_size - bias, p.n_b * l0_.n * kC0 * p.db_b * kC0Bytes), core_.k);
+  p.b_times = std::max(p.k_b / l0_.k, 1);
+  NearestFactor(p.all_times, p.b_times);
+  p.k_b = p.b_times * l0_.k;
+  p.b_size = p.k_b * p.n_b * l0_.n * kFractalBytes * p.db_b;
+  p.a_size = l1_ - p.b_size;
+  const int32_t factor = p.m_a * l0_.m * kC0 * p.db_a * (a_wide_k ? align_k : kC0Bytes);
+  p.k_a = factor == 0 ? core_.k : std::min((p.a_size - bias) / factor, core_.k);
+  p.a_times = std::max(std::min(p.k_a / l0_.k, p.max_k_a), 1);
+  NearestFactor(p.all_times, p.a_times);
+  p.k_a = p.a_times * l0_.k;
+}
+
+// NeitherFullLoadKforNZ (reached with A transposed and B not): the whole K
+// of B if L1 holds it, else one common K slice.
+void CubeSearch::NeitherKTransposedA() {
+  L1Plan& p = l1_plan_;
+  p.k_b = core_.k;
+  const int32_t bias = p.bias_times * p.n_b * l0_.n * kC0 * l0_.bias_bytes * p.db_b;
+  int32_t ka = 1;
+  int32_t kb = 1;
+  KAlign(ka, kb);
+  const int32_t bytes = L1Bytes(p);
+  if (bytes > 0 && bytes <= l1_) {
+    p.b_size = Align32(core_.k, kb) * p.n_b * l0_.n * kFractalBytes * p.db_b;
+    p.a_size = l1_ - p.b_size;
+    p.k_a = std::min(MaxL1Len(p.a_size - bias, p, ka, kAxisKA), core_.k);
+    p.a_times = std::max(std::min(p.k_a / l0_.k, p.max_k_a), 1);
+    NearestFactor(p.all_times, p.a_times);
+    p.k_a = p.a_times * l0_.k;
+    return;
+  }
+  int32_t per_k =
+      std::min((l1_ - bias) / (l0_.m * kFractalBytes * p.db_a + kC0 * l0_.n * kC0Bytes * p.db_b) /
+                   l0_.k * l0_.k,
+               core_.k);
+  const int32_t bias_factor = has_bias_ ? p.n_b * l0_.n : 0;
+  if (a_fp32_) {
+    const int64_t a = p.m_a * l0_.m * Align32(per_k, ka) * p.db_a;
+    const int64_t b = p.n_b * l0_.n * Align32(per_k, kb) * p.db_b;
+    const int64_t need = (a + b) * kFractalBytes + bias_factor * kC0 * l0_.bias_bytes * p.db_b;
+    if (need > l1_) per_k -= 1;
+  }
+  int32_t times = std::min(per_k / l0_.k, std::max(p.max_k_a, p.max_k_b));
+  NearestFactor(p.all_times, times);
+  times = std::min(times, p.all_times);
+  per_k = times * l0_.k;
+  p.k_a = per_k;
+  p.k_b = per_k;
+}
+
+void CubeSearch::NeitherK() {
+  L1Plan& p = l1_plan_;
+  if (l0_.k == core_.k) return;
+  int axis = 0;
+  if (!in_.trans_a && !in_.trans_b) axis = 1;
+  if (in_.trans_a && in_.trans_b) axis = 2;
+  if (!in_.trans_a && in_.trans_b) axis = l0_.m > l0_.n ? 1 : 2;
+  if (axis != 0) {
+    NeitherKSideBySide(axis);
+  } else {
+    NeitherKTransposedA();
+  }
+  // One K slice must divide the other (and K) so the loops nest.
+  if (p.k_a > p.k_b && Rem(p.k_a, p.k_b) != 0) {
+    while (!divides_by_zero_ &&
+           (Rem(p.k_a, p.k_b) != 0 || (p.k_a != p.k_b && Rem(core_.k, p.k_a) != 0))) {
+      --p.k_a;
+    }
+  }
+  if (p.k_a < p.k_b && Rem(p.k_b, p.k_a) != 0) {
+    while (!divides_by_zero_ &&
+           (Rem(p.k_b, p.k_a) != 0 || (p.k_a != p.k_b && Rem(core_.k, p.k_b) != 0))) {
+      --p.k_b;
+    }
+  }
+}
+
+// NeitherFullLoadMN: the M and N depths, M-first or N-first, chosen by
+// which K slices cover the whole K.
+void CubeSearch::NeitherMN() {
+  L1Plan& p = l1_plan_;
+  const int32_t m_repeat = CeilDiv32(core_.m, l0_.m);
+  const int32_t n_repeat = CeilDiv32(core_.n, l0_.n);
+  if (l0_.bias_bytes == kFp32Bytes && p.bias_times > 0) ++p.bias_times;
+  int32_t bias = p.bias_times * p.n_b * l0_.n * kC0 * 2 * p.db_b;
+  int32_t ka = 1;
+  int32_t kb = 1;
+  KAlign(ka, kb);
+  L1Plan m_first = p;
+  L1Plan n_first = p;
+
+  m_first.b_size = Align32(m_first.k_b, kb) * l0_.n * kFractalBytes * m_first.db_b;
+  m_first.a_size = l1_ - m_first.b_size;
+  m_first.m_a = std::max(
+      std::min(std::min(MaxL1Len(m_first.a_size - bias, m_first, ka, kAxisMA), m_first.max_m_a),
+               m_repeat),
+      1);
+  NearestFactor(m_repeat, m_first.m_a);
+  m_first.a_size = Align32(m_first.k_a, ka) * m_first.m_a * l0_.m * kFractalBytes * m_first.db_a;
+  m_first.b_size = l1_ - m_first.a_size;
+  m_first.n_b = std::max(
+      std::min(std::min(MaxL1Len(m_first.b_size - bias, m_first, kb, kAxisNB), m_first.max_n_b),
+               n_repeat),
+      1);
+  NearestFactor(n_repeat, m_first.n_b);
+  m_first.load_size = core_.m + core_.n * CeilDiv32(core_.m, m_first.m_a * l0_.m);
+
+  n_first.a_size = Align32(n_first.k_a, ka) * l0_.m * kFractalBytes * n_first.db_a;
+  n_first.b_size = l1_ - n_first.a_size;
+  n_first.n_b = std::max(
+      std::min(std::min(MaxL1Len(n_first.b_size - bias, n_first, kb, kAxisNB), n_first.max_n_b),
+               n_repeat),
+      1);
+  NearestFactor(n_repeat, n_first.n_b);
+  n_first.b_size = Align32(core_.k, kb) * n_first.n_b * l0_.n * kFractalBytes * n_first.db_b;
+  n_first.a_size = l1_ - n_first.b_size;
+  bias = bias * n_first.n_b;
+  n_first.m_a = std::max(
+      std::min(std::min(MaxL1Len(n_first.a_size - bias, n_first, ka, kAxisMA), n_first.max_m_a),
+               m_repeat),
+      1);
+  NearestFactor(m_repeat, n_first.m_a);
+  n_first.load_size = core_.m * CeilDiv32(core_.n, n_first.n_b * l0_.n) + core_.n;
+
+  if (p.k_a >= core_.k && p.k_b >= core_.k) {
+    p = n_first.load_size > m_first.load_size ? m_first : n_first;
+  }
+  if (p.k_a >= core_.k && p.k_b < core_.k) {
+    m_first.n_b = 1;
+    p = m_first;
+  }
+  if (p.k_a < core_.k && p.k_b >= core_.k) {
+    n_first.m_a = 1;
+    p = n_first;
+  }
+  if (p.k_a < core_.k && p.k_b < core_.k) {
+    p.m_a = 1;
+    p.n_b = 1;
+    p.load_size = core_.m * CeilDiv32(core_.n, m_first.n_b * l0_.n) +
+                  core_.n * CeilDiv32(core_.m, m_first.m_a * l0_.m);
+  }
+}
+
+void CubeSearch::NeitherFullLoad(L1Candidate& out) {
+  NeitherDoubleBuffer();
+  NeitherK();
+  NeitherMN();
+  const L1Plan& p = l1_plan_;
+  out = {p.k_a, p.m_a, p.db_a, p.k_b, p.n_b, p.db_b, p.load_size};
+}
+
+void CubeSearch::SearchL1() {
+  L1Plan& p = l1_plan_;
+  const int32_t mte1_loop = kMinMte1Load / ((l0_.n == 1 ? 1 : l0_.k) + (l0_.k == 1 ? 1 : l0_.m));
+  L1Candidate both{}, a_full{}, b_full{}, neither{};
+  p.all_times = CeilDiv32(core_.k, l0_.k);
+  p.max_m_a = (core_.m + l0_.m - 1) / l0_.m;
+  p.max_n_b = (core_.n + l0_.n - 1) / l0_.n;
+  p.max_k_a = std::max(mte1_loop, ((kMinMte1Load + l0_.m - 1) / l0_.m + l0_.k - 1) / l0_.k);
+  p.max_k_b = std::max(mte1_loop, ((kMinMte1Load + l0_.n - 1) / l0_.n + l0_.k - 1) / l0_.k);
+  if (has_bias_) ++p.bias_times;
+
+  p.Set(core_.k, core_.k, p.max_m_a, p.max_n_b, kDbOff, kDbOff);
+  BothFullLoad(both);
+  p.Set(core_.k, l0_.k, p.max_m_a, 1, kDbOff, kDbOff);
+  AFullLoad(a_full);
+  p.Set(l0_.k, core_.k, 1, p.max_n_b, kDbOff, kDbOff);
+  BFullLoad(b_full);
+  neither[6] = INT_MAX;
+  p.Set(l0_.k, l0_.k, 1, 1, kDbOn, kDbOn);
+  NeitherFullLoad(neither);
+
+  // Choose among the four: least GM traffic, then the larger depths. With A
+  // and B in ND a full load must also hold the whole K in one slice.
+  const L1Candidate* pick = &neither;
+  int32_t pick_load = neither[6];
+  const int32_t k_fractals = CeilDiv32(k_, reduce_);
+  auto one_slice = [&](int32_t k_slice) {
+    return k_slice > 0 ? CeilDiv32(k_fractals, core_.k_dim * k_slice) == 1 : true;
+  };
+  const bool nd = !a_nz_ && !b_nz_;
+  const bool a_ok = p.a_full_load && (!nd || one_slice(a_full[0]));
+  const bool b_ok = p.b_full_load && (!nd || one_slice(b_full[3]));
+  const bool both_ok = p.both_full_load && (!nd || (one_slice(both[0]) && one_slice(both[3])));
+  auto better = [&](const L1Candidate& c) {
+    return c[6] < pick_load || (c[6] == pick_load && c[1] + c[4] >= (*pick)[1] + (*pick)[4]);
+  };
+  if (a_ok && better(a_full)) {
+    pick = &a_full;
+    pick_load = a_full[6];
+  }
+  if (b_ok && better(b_full)) {
+    pick = &b_full;
+    pick_load = b_full[6];
+  }
+  if (both_ok && better(both)) pick = &both;
+  const L1Candidate chosen = *pick;
+  p.Set(chosen[0], chosen[3], chosen[1], chosen[4], chosen[2], chosen[5]);
+}
+
+// --- Result (UpdateTiling, CheckFinalParams) ----------------------------------
+
+absl::StatusOr<CubeTiling> CubeSearch::Finish() {
+  CubeTiling t;
+  const L1Plan& p = l1_plan_;
+  t.used_core_num = core_.batch_dim * core_.m_dim * core_.k_dim * core_.n_dim;
+  int32_t single_m = CeilDiv32(m_, core_.m_dim);
+  int32_t single_n = CeilDiv32(n_, core_.n_dim);
+  int32_t single_k = CeilDiv32(k_, core_.k_dim);
+  if (cores_ > 1) {
+    // GetSingleShape re-derives M and N per core from the fractal-aligned
+    // extents, and aligns them to 256 bytes for an NZ input when that still
+    // leaves every core some work.
+    const int32_t a_align = kDataCopyAlignBytes / a_bits_ * 8;
+    const int32_t b_align = kDataCopyAlignBytes / b_bits_ * 8;
+    const bool need_align = a_nz_ || b_nz_;
+    const bool output_heavy = static_cast<int64_t>(single_n * single_m) * (2 * c_bits_) >
+                              static_cast<int64_t>(single_n * single_k * a_bits_) +
+                                  static_cast<int64_t>(single_m * single_k * b_bits_);
+    auto align_single = [](bool align, int32_t shape, int32_t dim, int32_t unit, int32_t& out) {
+      out = CeilDiv32(shape, dim);
+      if (!align || unit == 0 || dim <= 1) return;
+      const int32_t aligned = Align32(out, unit);
+      if (aligned >= CeilDiv32(shape, dim - 1)) return;
+      out = aligned;
+    };
+    align_single((need_align && (!in_.trans_b || output_heavy)) || c_nz_, n32_ * kC0, core_.n_dim,
+                 b_align, single_n);
+    align_single((need_align && in_.trans_a) || c_nz_, m32_ * kC0, core_.m_dim, a_align, single_m);
+  }
+  t.single_core_m = single_m;
+  t.single_core_n = single_n;
+  t.single_core_k = single_k;
+  t.m = m_;
+  t.n = n_;
+  t.ka = k_;
+  t.kb = k_;
+  t.batch_m = 1;
+  t.batch_n = 1;
+  t.single_batch_m = 1;
+  t.single_batch_n = 1;
+  t.base_m = l0_.m * kC0;
+  t.base_n = l0_.n * kC0;
+  t.base_k = l0_.k * reduce_;
+
+  // GetIteratorOrder: 0 walks M first, 1 walks N first.
+  const bool a_whole_k =
+      !(static_cast<float>(single_k) / static_cast<float>(p.k_a * reduce_) > 1.0);
+  const bool b_whole_k =
+      !(static_cast<float>(single_k) / static_cast<float>(p.k_b * reduce_) > 1.0);
+  if (!a_whole_k && !b_whole_k) {
+    t.iterate_order = 0;
+  } else if (a_whole_k && !b_whole_k) {
+    t.iterate_order = 1;
+  } else if (!a_whole_k && b_whole_k) {
+    t.iterate_order = 0;
+  } else {
+    const int32_t m_loops = CeilDiv32(single_m, p.m_a * l0_.m * kC0);
+    const int32_t n_loops = CeilDiv32(single_n, p.n_b * l0_.n * kC0);
+    t.iterate_order = single_m + single_n * m_loops < single_n + single_m * n_loops ? 1 : 0;
+  }
+
+  t.depth_a1 = CeilDiv32(p.k_a, l0_.k) * p.m_a * p.db_a;
+  int32_t depth_b1 = CeilDiv32(p.k_b, l0_.k) * p.n_b * p.db_b;
+  if (b_fp32_) {
+    // UpdateDepthB1 (910B rule): fp32 B rows are padded to 16 elements of K;
+    // when A and the padded B overflow L1 the B depth shrinks. CANN computes
+    // the block sizes in 16 bits.
+    const uint16_t aligned_k = static_cast<uint16_t>(CeilDiv32(t.base_k, 16) * 16);
+    const uint16_t aligned_kn = static_cast<uint16_t>(aligned_k * t.base_n);
+    uint16_t aligned_km = static_cast<uint16_t>(t.base_k * t.base_m);
+    if (in_.trans_a && a_fp32_) aligned_km = static_cast<uint16_t>(aligned_k * t.base_m);
+    if ((static_cast<size_t>(t.depth_a1 * aligned_km + aligned_kn * depth_b1)) * sizeof(float) >
+        static_cast<size_t>(l1_)) {
+      depth_b1 = aligned_kn == 0 ? depth_b1 : t.base_n * t.base_k * depth_b1 / aligned_kn;
+      depth_b1 = std::max(depth_b1, 1);
+    }
+  }
+  t.depth_b1 = depth_b1;
+  const int32_t n_b = std::min(p.n_b, depth_b1);
+  t.step_m = p.m_a;
+  t.step_n = n_b;
+  t.step_ka = CeilDiv32(p.k_a, l0_.k);
+  t.step_kb = CeilDiv32(p.k_b, l0_.k);
+  if (b_fp32_ && t.base_k == kFp32InvalidBaseK) {
+    // AdjustFloatL1Factor: an 8-element fp32 K block loads B one step at a time.
+    t.step_kb = 1;
+    t.depth_b1 = n_b * p.db_b;
+  }
+  t.is_bias = has_bias_ ? 1 : 0;
+  t.db_l0a = l0_.db_a;
+  t.db_l0b = l0_.db_b;
+  t.db_l0c = l0_.db_c;
+  // UpdateUsedSize / GetUsedSize (910B): the L1 of both depths plus a bias
+  // row; L0C of one block; no UB (no ND-to-NZ in UB on this chip class).
+  t.share_l1_size = t.depth_a1 * (t.base_m * t.base_k * a_bits_ / 8) +
+                    t.depth_b1 * (t.base_n * t.base_k * b_bits_ / 8) +
+                    (has_bias_ ? t.base_n * bias_bytes_ : 0);
+  t.share_l0c_size = t.base_m * t.base_n * kFp32Bytes;
+
+  if (t.step_m == 0 || t.step_n == 0 || t.depth_a1 == 0 || t.depth_b1 == 0) {
+    return Fail("stepM/stepN/depthA1/depthB1 is zero");
+  }
+  if (t.step_m > t.depth_a1 || t.step_n > t.depth_b1) {
+    return Fail("stepM/stepN exceeds depthA1/depthB1");
+  }
+  if (t.share_l1_size > l1_ || t.share_l0c_size > l0c_ || t.share_ub_size > ub_) {
+    return Fail(absl::StrCat("used L1/L0C/UB (", t.share_l1_size, "/", t.share_l0c_size, "/",
+                             t.share_ub_size, " bytes) exceeds the buffer space (", l1_, "/", l0c_,
+                             "/", ub_, ")"));
+  }
+  return t;
+}
+
+absl::StatusOr<CubeTiling> CubeSearch::Run() {
+  // CheckSetParam.
+  if (m_ == 0 || n_ == 0 || k_ == 0) return Fail("singleM/N/K is zero");
+  // FillParam.
+  k32_ = CeilDiv32(k_, reduce_);
+  m32_ = CeilDiv32(m_, kC0);
+  n32_ = CeilDiv32(n_, kC0);
+  m_mapped_ = MapShape(m32_);
+  k_mapped_ = MapShape(k32_);
+  n_mapped_ = MapShape(n32_);
+  SplitCores();
+  SearchL0();
+  if (l0_.m == 0 || l0_.n == 0 || l0_.k == 0) return Fail("ml0/nl0/kl0 is zero");
+  SearchL1();
+  if (divides_by_zero_) return Fail("CANN's L1 search divides by zero for this problem");
+  return Finish();
+}
+
+}  // namespace
+
+std::array<uint32_t, kCubeTilingWords> CubeTilingWords(const CubeTiling& t) {
+  const int32_t values[kCubeTilingWords] = {
+      t.used_core_num,
+      t.m,
+      t.n,
+      t.ka,
+      t.kb,
+      t.single_core_m,
+      t.single_core_n,
+      t.single_core_k,
+      t.base_m,
+      t.base_n,
+      t.base_k,
+      t.depth_a1,
+      t.depth_b1,
+      t.step_m,
+      t.step_n,
+      t.is_bias,
+      t.trans_length,
+      t.iterate_order,
+      t.share_mode,
+      t.share_l1_size,
+      t.share_l0c_size,
+      t.share_ub_size,
+      t.batch_m,
+      t.batch_n,
+      t.single_batch_m,
+      t.single_batch_n,
+      t.step_ka,
+      t.step_kb,
+      t.depth_al1_cache_ub,
+      t.depth_bl1_cache_ub,
+      t.db_l0a,
+      t.db_l0b,
+      t.db_l0c,
+      t.a_layout_b,
+      t.a_layout_s,
+      t.a_layout_n,
+      t.a_layout_g,
+      t.a_layout_d,
+      t.b_layout_b,
+      t.b_layout_s,
+      t.b_layout_n,
+      t.b_layout_g,
+      t.b_layout_d,
+      t.c_layout_b,
+      t.c_layout_s1,
+      t.c_layout_n,
+      t.c_layout_g,
+      t.c_layout_s2,
+      t.batch_num,
+      t.mx_type_para,
+  };
+  std::array<uint32_t, kCubeTilingWords> words{};
+  for (int i = 0; i < kCubeTilingWords; ++i) words[i] = static_cast<uint32_t>(values[i]);
+  return words;
+}
+
+TilingData HighLevelBatchTilingData(const CubeTiling& searched, const HighLevelBatchPlan& plan) {
+  using F = HighLevelBatchField;
+  TilingData data = NewTilingData<F>();
+  const TilingStructWriter<F> set(data);
+  // TCubeTiling occupies words 0-49 in the same order as CubeTilingWords.
+  const std::array<uint32_t, kCubeTilingWords> words = CubeTilingWords(searched);
+  for (int i = 0; i < kCubeTilingWords; ++i) set(static_cast<F>(i), words[i]);
+  // GetTilingDataProcess(MatMulV3TilingData): the strategy's own plan
+  // replaces the search's split, blocks and depths.
+  set(F::kUsedCoreNum, plan.used_core_num);
+  set(F::kSingleCoreM, plan.single_core_m);
+  set(F::kSingleCoreN, plan.single_core_n);
+  set(F::kSingleCoreK, plan.single_core_k);
+  set(F::kBaseM, plan.base_m);
+  set(F::kBaseN, plan.base_n);
+  set(F::kBaseK, plan.base_k);
+  set(F::kDepthA1, plan.depth_a1);
+  set(F::kDepthB1, plan.depth_b1);
+  set(F::kStepM, plan.step_m);
+  set(F::kStepN, plan.step_n);
+  set(F::kStepKa, plan.step_ka);
+  set(F::kStepKb, plan.step_kb);
+  set(F::kIterateOrder, plan.iterate_order);
+  set(F::kDbL0c, plan.db_l0c);
+  set(F::kBatchNum, plan.iter_batch);
+  set(F::kMTailCnt, plan.m_tail_cnt);
+  set(F::kNTailCnt, plan.n_tail_cnt);
+  set(F::kKTailCnt, plan.k_tail_cnt);
+  set(F::kMBaseTailSplitCnt, plan.m_base_tail_split_cnt);
+  set(F::kNBaseTailSplitCnt, plan.n_base_tail_split_cnt);
+  set(F::kMTailMain, plan.m_tail_main);
+  set(F::kNTailMain, plan.n_tail_main);
+  set(F::kMatmulMmadParam, plan.mmad_param);
+  // GetAswWindowLen: the largest divisor of the core count not above its
+  // square root.
+  uint32_t window = 1;
+  for (uint32_t f = static_cast<uint32_t>(std::sqrt(static_cast<double>(plan.aic_num))); f >= 1;
+       --f) {
+    if (plan.aic_num % f == 0) {
+      window = f;
+      break;
+    }
+  }
+  set(F::kAswWindowLen, window);
+  set(F::kL2CacheDisable, plan.l2_cache_disable);
+  // GetTilingDataProcess(BatchMatMulV3TilingData).
+  set(F::kABatchDimAll, plan.batch_a);
+  set(F::kBBatchDimAll, plan.batch_b);
+  set(F::kCBatchDimAll, plan.batch_c);
+  set(F::kBiasBatchDimAll, plan.batch_bias);
+  constexpr F kDims[4][3] = {{F::kABatchDim0, F::kBBatchDim0, F::kCBatchDim0},
+                             {F::kABatchDim1, F::kBBatchDim1, F::kCBatchDim1},
+                             {F::kABatchDim2, F::kBBatchDim2, F::kCBatchDim2},
+                             {F::kABatchDim3, F::kBBatchDim3, F::kCBatchDim3}};
+  for (int i = 0; i < 4; ++i) {
+    set(kDims[i][0], plan.a_dims[i]);
+    set(kDims[i][1], plan.b_dims[i]);
+    set(kDims[i][2], plan.c_dims[i]);
+  }
+  set(F::kIterBatch, plan.iter_batch);
+  set(F::kBatchOutNum, plan.batch_out_num);
+  set(F::kBatchSplitFactor, 1);
+  const uint64_t m_l1 =
+      std::min<uint64_t>((plan.m + 15) / 16 * 16, static_cast<uint64_t>(plan.base_m) * plan.step_m);
+  const uint64_t n_l1 =
+      std::min<uint64_t>((plan.n + 15) / 16 * 16, static_cast<uint64_t>(plan.base_n) * plan.step_n);
+  set(F::kML1, static_cast<uint32_t>(m_l1));
+  set(F::kNL1, static_cast<uint32_t>(n_l1));
+  // kL1: at most four K blocks of the smaller of the two K depths.
+  const int32_t k_steps =
+      std::min(4, std::min(static_cast<int32_t>(plan.step_kb), static_cast<int32_t>(plan.step_ka)));
+  set(F::kKL1, plan.base_k * static_cast<uint32_t>(k_steps));
+  set(F::kMmadParam, plan.mmad_param & 0xFF);
+  set(F::kL1BufferNum, plan.l1_buffer_num & 0xFF);
+  set(F::kUbDb, plan.ub_db & 0xFF);
+  set(F::kL0cDb, 1);  // never written by CANN: the struct's default
+  set(F::kSliceM, plan.slice_m);
+  set(F::kSrcNdStride, plan.src_nd_stride);
+  set(F::kInnerBatch, plan.inner_batch);
+  set(F::kIterBatchL1, plan.iter_batch_l1);
+  set(F::kIterBatchL0, plan.iter_batch_l0);
+  set(F::kBroadcastAxisA, plan.broadcast_axis_a);
+  set(F::kBroadcastAxisB, plan.broadcast_axis_b);
+  return data;
+}
+
+absl::StatusOr<CubeTiling> SearchCubeTiling(const CubeTilingSearchInput& input,
+                                            const ChipSpec& chip) {
+  return CubeSearch(input, chip).Run();
+}
+
+}  // namespace npu::tiling
