@@ -52,8 +52,10 @@ class FixedBlockStrategy : public tiling::Strategy {
   uint64_t base_m_, base_n_;
 };
 
+// Only the two stand-ins for `op`, so that CANN's answer is a known poor
+// block (the built-in registry is exercised by RanksCannsOwnBatchedStrategy).
 tiling::StrategyRegistry RegistryWith(MatmulOp op) {
-  tiling::StrategyRegistry registry = tiling::MakeBuiltinRegistry();
+  tiling::StrategyRegistry registry;
   // CANN's priority: the first capable one answers.
   EXPECT_THAT(registry.Add(std::make_unique<FixedBlockStrategy>("AL1_FULL_LOAD_BASIC", 32, 32), op),
               IsOk());
@@ -118,6 +120,28 @@ TEST(AdviseBatchTest, RanksCannsAnswerTheOtherStrategyAndTheBlockSearch) {
     }
   }
   EXPECT_TRUE(aiv_dot_refused);
+}
+
+TEST(AdviseBatchTest, RanksCannsOwnBatchedStrategy) {
+  const tiling::StrategyRegistry registry = tiling::MakeBuiltinRegistry();
+  for (MatmulOp op : {MatmulOp::kBatchMatMulV3, MatmulOp::kFusedMatMul}) {
+    MatmulProblem p = BatchProblem();
+    p.op = op;
+    absl::StatusOr<Advice> advice = Advise(registry, p, Chip950(), Quick());
+    ASSERT_THAT(advice.status(), IsOk()) << tiling::MatmulOpName(op);
+    absl::StatusOr<tiling::TilingDecision> cann = registry.Decide(p, Chip950());
+    ASSERT_THAT(cann.status(), IsOk());
+    EXPECT_EQ(advice->cann.plan.strategy, cann->plan.strategy);
+    EXPECT_EQ(advice->cann.plan.key.Encode(), cann->plan.key.Encode());
+    bool has_cann = false, has_search = false;
+    for (const Candidate& c : advice->candidates) {
+      has_cann |= c.is_cann_choice;
+      has_search |= c.kind == VariantKind::kBlockSearch;
+      EXPECT_GT(c.predicted_cycles, 0u) << c.name;
+    }
+    EXPECT_TRUE(has_cann) << tiling::MatmulOpName(op);
+    EXPECT_TRUE(has_search) << tiling::MatmulOpName(op);
+  }
 }
 
 TEST(AdviseBatchTest, RecommendationPassesNumericsWithBatchesAndX3) {

@@ -225,7 +225,7 @@ INSTANTIATE_TEST_SUITE_P(
                                 [](tl::MatmulProblem& p, pb::ExecuteRequest&) {
                                   p.batch_b = {10, 3};
                                 },
-                                "do not broadcast"},
+                                "break the broadcast rule"},
                       BadTiling{"BatchModelOutOfRange",
                                 [](tl::MatmulProblem&, pb::ExecuteRequest& r) {
                                   r.mutable_tiling()->mutable_key()->set_batch_model(9);
@@ -246,6 +246,7 @@ TEST_F(ExecuteBatchTest, FusedKeyMustCarryTheProblemsOp) {
 
 TEST_F(ExecuteBatchTest, BatchViewsAreUnimplemented) {
   tl::MatmulProblem problem = IterBatchProblem();
+  problem.batch_a = problem.batch_b = {90};  // a view has one batch dim
   problem.b_batch_interleaved = true;
   pb::ExecuteRequest request = RequestFor(problem, IterBatchPlan());
   request.set_timing_only(true);
