@@ -88,9 +88,16 @@ inline ApiLevel TensorApiLevel(const MatmulProblem& problem) {
 // AIC-only, unless the key's kernel reduces partial sums (Stream-K) or
 // writes the output through the vector cores (ND fixpipe), which is the mixed
 // 1 AIC : 2 AIV kernel.
+// FusedMatMul's add, mul and gelu run on the AIVs even with the on-the-fly
+// output (the MIX_AIC_1_2 selections of fused_mat_mul_tilingkey.h).
 inline KernelType CubeKernelType(const TilingKey& key) {
+  const bool vector_epilogue =
+      key.layout == KeyLayout::kFused &&
+      (key.fused_op == FusedOp::kAdd || key.fused_op == FusedOp::kMul ||
+       key.fused_op == FusedOp::kGeluErf || key.fused_op == FusedOp::kGeluTanh);
   const bool mixed = key.model == KernelModel::kStreamK ||
-                     key.model == KernelModel::kStreamKSplitK || key.l0c2out != L0cToOut::kOnTheFly;
+                     key.model == KernelModel::kStreamKSplitK ||
+                     key.l0c2out != L0cToOut::kOnTheFly || vector_epilogue;
   return mixed ? KernelType::kMixed1To2 : KernelType::kAicOnly;
 }
 
