@@ -6,6 +6,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 #include <string>
 #include <vector>
@@ -166,6 +167,76 @@ void Sweep(MatmulOp op, uint32_t seed, int count, int min_decided) {
     CheckPlan(p, chip, *d, names);
   }
   EXPECT_GE(decided, min_decided);
+}
+
+// Every combination the API can state, valid or not (k = 0, FRACTAL_NZ B,
+// transposed views, every epilogue, batched bias, small chips), gets a plan
+// or a refusal: never a crash, a hang or an internal error. CANN's own host
+// tiling divides by zero on some of them.
+TEST(BatchInvariantsTest, AnyProblemGetsAPlanOrARefusal) {
+  const StrategyRegistry registry = MakeBuiltinRegistry();
+  std::mt19937 rng(31);
+  const auto pick = [&rng](uint32_t n) {
+    return std::uniform_int_distribution<uint32_t>(0, n - 1)(rng);
+  };
+  const int64_t dims[] = {0, 1, 2, 15, 16, 17, 64, 150, 256, 1000, 4096};
+  const DataType dtypes[] = {DataType::kFloat16, DataType::kBFloat16, DataType::kFloat32};
+  const FusedOp ops[] = {FusedOp::kNone,    FusedOp::kRelu,     FusedOp::kAdd,       FusedOp::kMul,
+                         FusedOp::kGeluErf, FusedOp::kGeluTanh, FusedOp::kCast16To32};
+  int decided = 0;
+  for (int i = 0; i < 3000; ++i) {
+    MatmulProblem p =
+        Problem(std::max<int64_t>(1, dims[pick(11)]), std::max<int64_t>(1, dims[pick(11)]),
+                dims[pick(11)], dtypes[pick(3)]);
+    p.op = pick(2) == 0 ? MatmulOp::kBatchMatMulV3 : MatmulOp::kFusedMatMul;
+    p.trans_a = pick(2) == 0;
+    p.trans_b = pick(2) == 0;
+    p.hf32 = p.dtype_a == DataType::kFloat32 && pick(2) == 0;
+    if (pick(4) == 0 && p.dtype_a != DataType::kFloat32) p.format_b = Format::kFractalNz;
+    if (pick(3) == 0) p.dtype_c = DataType::kFloat32;
+    const int64_t batches[] = {1, 2, 3, 8, 64, 300};
+    for (uint32_t r = pick(3); r > 0; --r) p.batch_a.push_back(batches[pick(6)]);
+    p.batch_b = p.batch_a;
+    if (pick(3) == 0 && !p.batch_b.empty()) p.batch_b.back() = 1;
+    if (pick(5) == 0) p.batch_b.clear();
+    if (pick(4) == 0) {
+      p.has_bias = true;
+      p.dtype_bias = pick(2) == 0 ? DataType::kFloat32 : p.dtype_a;
+      if (pick(3) == 0 && p.batch_a.size() == 1 && p.batch_a == p.batch_b) {
+        p.batch_bias = p.batch_a;
+      }
+    }
+    if (p.op == MatmulOp::kFusedMatMul) {
+      p.fused_op = ops[pick(7)];
+      if (p.fused_op == FusedOp::kAdd || p.fused_op == FusedOp::kMul) {
+        p.inner_precise = static_cast<int>(pick(2));
+        if (pick(2) == 0 && p.batch_a.size() == 1 && p.batch_a == p.batch_b) {
+          p.x3_shape = {pick(2) == 0 ? 1 : p.batch_a[0], p.m, p.n};
+        }
+      }
+    } else if (p.batch_a.size() == 1 && p.batch_b.size() == 1 && pick(4) == 0) {
+      (pick(2) == 0 ? p.a_batch_interleaved : p.b_batch_interleaved) = true;
+      p.avoid_tensor_api = pick(2) == 0;
+    }
+    ChipSpec chip = Chip950(pick(2) == 0 ? 32 : 1 + pick(32));
+    if (pick(4) == 0) {
+      chip.l1_bytes = 256 * 1024;
+      chip.l0a_bytes = chip.l0b_bytes = 32 * 1024;
+      chip.bt_bytes = 1024;
+    }
+    absl::StatusOr<TilingDecision> d = registry.Decide(p, chip);
+    SCOPED_TRACE(::testing::Message()
+                 << MatmulOpName(p.op) << " m=" << p.m << " n=" << p.n << " k=" << p.k << " "
+                 << DataTypeName(p.dtype_a) << " op=" << FusedOpKeyName(p.fused_op));
+    if (d.ok()) {
+      ++decided;
+      continue;
+    }
+    EXPECT_TRUE(d.status().code() == absl::StatusCode::kInvalidArgument ||
+                d.status().code() == absl::StatusCode::kFailedPrecondition)
+        << d.status();
+  }
+  EXPECT_GT(decided, 1000);
 }
 
 TEST(BatchInvariantsTest, BatchMatMulV3Plans) { Sweep(MatmulOp::kBatchMatMulV3, 17, 1500, 900); }

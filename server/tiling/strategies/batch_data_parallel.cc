@@ -60,6 +60,13 @@ Capability BatchDataParallelStrategy::IsCapable(const MatmulProblem& problem,
 absl::StatusOr<TilingPlan> BatchDataParallelStrategy::DoTiling(const MatmulProblem& problem,
                                                                const ProblemFacts& facts,
                                                                const ChipSpec& chip) const {
+  // Only K_EQUAL_ZERO (ND inputs) tiles k = 0; CANN lets other k = 0
+  // problems reach this block search, which divides by k (its host tiling
+  // stops with a division by zero). Fail so that the walk goes on.
+  if (facts.k == 0) {
+    return absl::FailedPreconditionError(
+        "k=0: the block search divides by k; only K_EQUAL_ZERO (ND inputs) tiles k=0");
+  }
   CubeRunState state;
   ResetBase(facts, chip, state);
   RebalanceBlock(problem, facts, chip, state);
