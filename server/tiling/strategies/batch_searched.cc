@@ -191,11 +191,10 @@ Capability AssessBroadcast(const MatmulProblem& problem, const ProblemFacts& fac
   if (problem.format_a != Format::kNd || problem.format_b != Format::kNd) {
     return Capability::No(Explain(facts, "an input is FRACTAL_NZ"));
   }
-  // CANN's general stride test; the only views the API states are the
-  // transposed ones, which it counts as non-contiguous.
-  if (AnyTransposedView(problem)) {
-    return Capability::No(Explain(facts, "an input is a non-contiguous view"));
-  }
+  // CANN refuses views whose strides, sorted, are not the running products
+  // of their dims (a gap or an overlap). The only views the API states, the
+  // {1, 0, 2} permutations of a dense tensor, always pass that test, so they
+  // do not stop this strategy (unlike ITER_BATCH's transpose test).
   if (facts.batch_bias > 1) return Capability::No(Explain(facts, "batched bias"));
   if (std::string why = FindBroadcastSlot(facts, plan); !why.empty()) {
     return Capability::No(Explain(facts, why));
