@@ -5,6 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <utility>
+#include <vector>
+
 #include "server/tiling/builtin_strategies.h"
 #include "server/tiling/types.h"
 
@@ -17,6 +21,40 @@ inline tiling::MatmulProblem Problem(int64_t m, int64_t n, int64_t k,
   p.n = n;
   p.k = k;
   p.dtype_a = p.dtype_b = p.dtype_c = p.dtype_bias = dtype;
+  return p;
+}
+
+// A problem of `op` whose A and B both carry the batch dims `batch`.
+inline tiling::MatmulProblem Batched(tiling::MatmulOp op, int64_t m, int64_t n, int64_t k,
+                                     std::vector<int64_t> batch,
+                                     tiling::DataType dtype = tiling::DataType::kFloat16) {
+  tiling::MatmulProblem p = Problem(m, n, k, dtype);
+  p.op = op;
+  p.batch_a = p.batch_b = std::move(batch);
+  return p;
+}
+
+// The same with one batch dim.
+inline tiling::MatmulProblem Batched(tiling::MatmulOp op, int64_t m, int64_t n, int64_t k,
+                                     int64_t batch,
+                                     tiling::DataType dtype = tiling::DataType::kFloat16) {
+  return Batched(op, m, n, k, std::vector<int64_t>{batch}, dtype);
+}
+
+// A BatchMatMulV3 problem with one batch dim on A and B.
+inline tiling::MatmulProblem Batched(int64_t m, int64_t n, int64_t k, int64_t batch,
+                                     tiling::DataType dtype = tiling::DataType::kFloat16) {
+  return Batched(tiling::MatmulOp::kBatchMatMulV3, m, n, k, batch, dtype);
+}
+
+// A BatchMatMulV3 problem with A's and B's own batch dims (broadcast).
+inline tiling::MatmulProblem Batched(int64_t m, int64_t n, int64_t k, std::vector<int64_t> batch_a,
+                                     std::vector<int64_t> batch_b,
+                                     tiling::DataType dtype = tiling::DataType::kFloat16) {
+  tiling::MatmulProblem p = Problem(m, n, k, dtype);
+  p.op = tiling::MatmulOp::kBatchMatMulV3;
+  p.batch_a = std::move(batch_a);
+  p.batch_b = std::move(batch_b);
   return p;
 }
 

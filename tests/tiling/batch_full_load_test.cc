@@ -16,21 +16,13 @@
 namespace npu::tiling {
 namespace {
 
+using ::npu::testing::Batched;
 using ::npu::testing::Chip950;
 using ::npu::testing::DecideBuiltin;
 using ::npu::testing::IsOk;
 using ::npu::testing::Problem;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
-
-MatmulProblem Batched(int64_t m, int64_t n, int64_t k, std::vector<int64_t> batch_a,
-                      std::vector<int64_t> batch_b, DataType dtype = DataType::kFloat16) {
-  MatmulProblem p = Problem(m, n, k, dtype);
-  p.op = MatmulOp::kBatchMatMulV3;
-  p.batch_a = std::move(batch_a);
-  p.batch_b = std::move(batch_b);
-  return p;
-}
 
 TEST(BatchFullLoadTest, UnbatchedAStaysResident) {
   absl::StatusOr<TilingDecision> d = DecideBuiltin(Batched(64, 2000, 64, {1}, {300}));

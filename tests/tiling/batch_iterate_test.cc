@@ -18,20 +18,13 @@
 namespace npu::tiling {
 namespace {
 
+using ::npu::testing::Batched;
 using ::npu::testing::Chip950;
 using ::npu::testing::DecideBuiltin;
 using ::npu::testing::IsOk;
 using ::npu::testing::Problem;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
-
-MatmulProblem Batched(MatmulOp op, int64_t m, int64_t n, int64_t k, std::vector<int64_t> batch,
-                      DataType dtype = DataType::kFloat16) {
-  MatmulProblem p = Problem(m, n, k, dtype);
-  p.op = op;
-  p.batch_a = p.batch_b = batch;
-  return p;
-}
 
 absl::StatusOr<TilingPlan> Tile(const BatchIterateStrategy& strategy, const MatmulProblem& p) {
   const ProblemFacts facts = DeriveFacts(p);

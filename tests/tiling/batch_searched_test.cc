@@ -13,20 +13,12 @@
 namespace npu::tiling {
 namespace {
 
+using ::npu::testing::Batched;
 using ::npu::testing::Chip950;
 using ::npu::testing::DecideBuiltin;
 using ::npu::testing::Problem;
 using ::npu::testing::StatusIs;
 using ::testing::HasSubstr;
-
-MatmulProblem Batched(int64_t m, int64_t n, int64_t k, std::vector<int64_t> batch_a,
-                      std::vector<int64_t> batch_b) {
-  MatmulProblem p = Problem(m, n, k);
-  p.op = MatmulOp::kBatchMatMulV3;
-  p.batch_a = std::move(batch_a);
-  p.batch_b = std::move(batch_b);
-  return p;
-}
 
 TEST(BatchSearchedTest, OneSidedBroadcastReachesIterBatchBroadcast) {
   const BatchIterateBroadcastStrategy strategy;

@@ -15,20 +15,13 @@
 namespace npu::tiling {
 namespace {
 
+using ::npu::testing::Batched;
 using ::npu::testing::Chip950;
 using ::npu::testing::DecideBuiltin;
 using ::npu::testing::IsOk;
 using ::npu::testing::Problem;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
-
-MatmulProblem Batched(int64_t m, int64_t n, int64_t k, int64_t batch,
-                      DataType dtype = DataType::kFloat16) {
-  MatmulProblem p = Problem(m, n, k, dtype);
-  p.op = MatmulOp::kBatchMatMulV3;
-  p.batch_a = p.batch_b = {batch};
-  return p;
-}
 
 TEST(BatchToVectorMulTest, EvenSplitWrapsLastCoreNum) {
   // 128 batches on 64 AIV cores, two per round: no core has a short last
