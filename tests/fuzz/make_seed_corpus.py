@@ -122,6 +122,29 @@ def tiling_request_seeds(pb):
     r = base(); r.problem.dtype_b = 2; variants["dtype-mix"] = r
     r = base(); r.problem.m = -1; variants["m-negative"] = r
     r = base(); r.client_id = "graph-compiler@host"; r.include_trace = True; variants["trace"] = r
+    # BatchMatMulV3 and FusedMatMul: broadcast, merge into M, views, a batched bias, epilogues.
+    r = base(m=320, n=32, k=32); r.problem.op = 2
+    r.problem.batch_a.extend([10, 10]); r.problem.batch_b.extend([10, 10]); variants["bmm"] = r
+    r = base(m=64, n=96, k=128); r.problem.op = 2; r.problem.trans_a = True
+    r.problem.batch_a.extend([4, 1]); r.problem.batch_b.extend([1, 8]); variants["bmm-broadcast"] = r
+    r = base(m=64, n=96, k=128); r.problem.op = 2; r.problem.batch_a.extend([30])
+    variants["bmm-merge-into-m"] = r
+    r = base(m=150, n=32, k=150); r.problem.op = 2; r.problem.batch_a.extend([512])
+    r.problem.batch_b.extend([512]); r.problem.b_batch_interleaved = True; variants["bmm-view"] = r
+    r = base(m=16, n=16, k=16); r.problem.op = 2; r.problem.batch_a.extend([2048])
+    r.problem.batch_b.extend([2048]); r.problem.has_bias = True; r.problem.dtype_bias = 1
+    r.problem.batch_bias.extend([2048]); variants["bmm-batch-bias"] = r
+    r = base(m=1, n=8, k=1); r.problem.op = 2; r.problem.batch_a.extend([2400])
+    r.problem.batch_b.extend([2400]); variants["bmm-to-mul"] = r
+    r = base(m=4096, n=1280, k=8192); r.problem.op = 3; r.problem.fused_op = 1
+    r.problem.trans_b = True; r.problem.x3_shape.extend([4096, 1280]); variants["fused-add"] = r
+    r = base(m=128, n=256, k=64); r.problem.op = 3; r.problem.fused_op = 2
+    r.problem.batch_a.extend([8]); r.problem.batch_b.extend([8]); r.problem.inner_precise = 1
+    r.problem.x3_shape.extend([1, 128, 256]); variants["fused-mul-batched"] = r
+    r = base(m=2048, n=8, k=1024); r.problem.op = 3; r.problem.fused_op = 3
+    r.problem.trans_b = True; variants["fused-gelu-small-n"] = r
+    r = base(m=512, n=512, k=0); r.problem.op = 3; r.problem.fused_op = 6; r.problem.dtype_c = 3
+    variants["fused-16cast32-k0"] = r
     for name, r in variants.items():
         write("tiling_request", name, r.SerializeToString())
     write("tiling_request", "empty", b"")
@@ -174,6 +197,35 @@ def explicit_tiling_seeds(pb, tilingctl):
         edited = pb.ExecuteRequest(); edited.CopyFrom(request)
         edited.tiling.ClearField("key")
         write("explicit_tiling", name + "-raw-key", edited.SerializeToString())
+        count += 2
+    # BatchMatMulV3 / FusedMatMul plans of the engine (batch structs, fused keys, x3).
+    op_shapes = [("batch_matmul_v3", 47, 77, 8, ["--batch-a", "10,9", "--batch-b", "10,9"]),
+                 ("batch_matmul_v3", 16, 64, 64, ["--batch-a", "128", "--batch-b", "128"]),
+                 ("batch_matmul_v3", 1, 8, 1, ["--batch-a", "300", "--batch-b", "300"]),
+                 ("fused_matmul", 96, 80, 64, ["--fused-op", "add", "--batch-a", "3",
+                                               "--batch-b", "3", "--x3-shape", "3,96,80"]),
+                 ("fused_matmul", 64, 48, 32, ["--fused-op", "gelu_tanh"])]
+    for op, m, n, k, flags in op_shapes:
+        out = subprocess.run([tilingctl, "tile", "--local", "--json", "--notrace", "--op", op,
+                              "--m", str(m), "--n", str(n), "--k", str(k), "--dtype", "float16"]
+                             + flags, check=True, stdout=subprocess.PIPE).stdout.decode()
+        tiling = json_format.Parse(out, pb.TilingResponse())
+        request = pb.ExecuteRequest(id="seed", seed=7)
+        p = request.problem
+        p.op = 2 if op == "batch_matmul_v3" else 3
+        p.m, p.n, p.k = m, n, k
+        p.dtype_a = p.dtype_b = p.dtype_c = DTYPES["float16"]
+        for flag, value in zip(flags[::2], flags[1::2]):
+            dims = [int(d) for d in value.split(",")] if flag != "--fused-op" else []
+            if flag == "--batch-a": p.batch_a.extend(dims)
+            if flag == "--batch-b": p.batch_b.extend(dims)
+            if flag == "--x3-shape": p.x3_shape.extend(dims)
+            if flag == "--fused-op":
+                p.fused_op = {"add": 1, "mul": 2, "gelu_erf": 3, "gelu_tanh": 4}[value]
+        name = "%s-%dx%dx%d" % (op, m, n, k)
+        write("explicit_tiling", name + "-engine", request.SerializeToString())
+        request.tiling.CopyFrom(tiling)
+        write("explicit_tiling", name, request.SerializeToString())
         count += 2
     # Hand-written kernel schedules instead of a tiling: each kind, small and odd.
     kinds = {"single-core": 1, "static-grid": 2, "round-robin": 3, "swizzle": 4, "aswt": 5,
