@@ -239,6 +239,48 @@ TEST(BatchInvariantsTest, AnyProblemGetsAPlanOrARefusal) {
   EXPECT_GT(decided, 1000);
 }
 
+// k = 0 reaches strategies past K_EQUAL_ZERO (FRACTAL_NZ B, 16cast32, a
+// bias), whose formulas divide by per-batch sizes that are then zero; CANN's
+// division helper keeps the dividend there, and none may fault.
+TEST(BatchInvariantsTest, ZeroKNeverFaults) {
+  const StrategyRegistry registry = MakeBuiltinRegistry();
+  const std::vector<std::vector<int64_t>> batches = {{}, {1}, {3}, {40}, {130, 4}, {600}};
+  int decided = 0;
+  for (MatmulOp op : {MatmulOp::kBatchMatMulV3, MatmulOp::kFusedMatMul}) {
+    for (int fused = 0; fused <= 6; ++fused) {
+      if (op == MatmulOp::kBatchMatMulV3 && fused > 0) break;
+      for (const auto& batch_a : batches) {
+        for (const auto& batch_b : {batch_a, std::vector<int64_t>{}}) {
+          for (int variant = 0; variant < 8; ++variant) {
+            MatmulProblem p = Problem(variant % 2 == 0 ? 78 : 1, variant < 4 ? 71 : 300, 0,
+                                      variant % 3 == 0 ? DataType::kBFloat16 : DataType::kFloat16);
+            p.op = op;
+            p.fused_op = static_cast<FusedOp>(fused);
+            if (p.fused_op == FusedOp::kCast16To32) p.dtype_c = DataType::kFloat32;
+            p.batch_a = batch_a;
+            p.batch_b = batch_b;
+            p.trans_a = variant & 1;
+            p.trans_b = variant & 2;
+            if (variant & 4) p.format_b = Format::kFractalNz;
+            if (op == MatmulOp::kBatchMatMulV3 && variant == 7) p.b_batch_interleaved = true;
+            for (uint32_t cores : {32u, 4u}) {
+              absl::StatusOr<TilingDecision> d = registry.Decide(p, Chip950(cores));
+              if (d.ok()) {
+                ++decided;
+              } else {
+                EXPECT_TRUE(d.status().code() == absl::StatusCode::kInvalidArgument ||
+                            d.status().code() == absl::StatusCode::kFailedPrecondition)
+                    << d.status();
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(decided, 100);
+}
+
 TEST(BatchInvariantsTest, BatchMatMulV3Plans) { Sweep(MatmulOp::kBatchMatMulV3, 17, 1500, 900); }
 
 TEST(BatchInvariantsTest, FusedMatMulPlans) { Sweep(MatmulOp::kFusedMatMul, 23, 1500, 900); }

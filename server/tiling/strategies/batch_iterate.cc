@@ -34,11 +34,12 @@ BatchFit FitOf(const MatmulProblem& problem, const ProblemFacts& facts, const Ch
   fit.n = CeilAlign(facts.n, kBlock16);
   fit.bias_bytes = problem.has_bias ? fit.n * facts.bias_bytes : 0;
   // CANN sizes B's L0 share with A's element size too.
-  fit.l0a = chip.l0a_bytes / kDoubleBuffer / (fit.m * fit.k * facts.a_bytes);
-  fit.l0b = chip.l0b_bytes / kDoubleBuffer / (fit.k * fit.n * facts.a_bytes);
-  fit.l0c = chip.l0c_bytes / kDoubleBuffer / (fit.m * fit.n * kFp32Bytes);
-  fit.l1 = chip.l1_bytes / kDoubleBuffer /
-           ((fit.m * fit.k + fit.k * fit.n) * facts.a_bytes + fit.bias_bytes);
+  fit.l0a = FloorDiv(chip.l0a_bytes / kDoubleBuffer, fit.m * fit.k * facts.a_bytes);
+  fit.l0b = FloorDiv(chip.l0b_bytes / kDoubleBuffer, fit.k * fit.n * facts.a_bytes);
+  fit.l0c = FloorDiv(chip.l0c_bytes / kDoubleBuffer, fit.m * fit.n * kFp32Bytes);
+  // CANN's FloorDiv keeps the dividend for a zero divisor (k = 0).
+  fit.l1 = FloorDiv(chip.l1_bytes / kDoubleBuffer,
+                    (fit.m * fit.k + fit.k * fit.n) * facts.a_bytes + fit.bias_bytes);
   fit.l0_fits = std::min({fit.l0a, fit.l0b, fit.l0c, fit.l1}) >= 1;
   if (problem.has_bias) {
     fit.l0_fits = fit.l0_fits && chip.bt_bytes / kDoubleBuffer / (fit.n * kFp32Bytes) >= 1;

@@ -335,8 +335,8 @@ Capability BatchIterateSearchedStrategy::IsCapable(const MatmulProblem& problem,
   if (per_load <= 1) {
     return Capability::No(Explain(facts, "L1 holds ", per_load, " batch(es) per load"));
   }
-  const uint64_t l0a = chip.l0a_bytes / kDoubleBuffer / (m * k * facts.a_bytes);
-  const uint64_t l0b = chip.l0b_bytes / kDoubleBuffer / (k * n * facts.a_bytes);
+  const uint64_t l0a = FloorDiv(chip.l0a_bytes / kDoubleBuffer, m * k * facts.a_bytes);
+  const uint64_t l0b = FloorDiv(chip.l0b_bytes / kDoubleBuffer, k * n * facts.a_bytes);
   const uint64_t l0c = chip.l0c_bytes / kDoubleBuffer / (m * n * kFp32Bytes);
   const uint64_t per_half_l1 = chip.l1_bytes / kDoubleBuffer / inputs_bytes;
   if (std::min({l0a, l0b, l0c}) < 1 && BatchBalance(facts, chip, per_half_l1) < kMinBatchBalance) {
