@@ -332,5 +332,71 @@ TEST(RandomPlatformTest, EveryAnswerIsAPlanOrARefusal) {
   }
 }
 
+// The same for FusedMatMul's 2-D problems with every epilogue.
+TEST(RandomPlatformTest, EveryFusedAnswerIsAPlanOrARefusal) {
+  uint64_t state = 0xD1B54A32D192ED03ull;
+  auto next = [&state]() {
+    state ^= state << 13;
+    state ^= state >> 7;
+    state ^= state << 17;
+    return state;
+  };
+  auto pick = [&next](uint64_t lo, uint64_t hi) {
+    const int bits_lo = 63 - __builtin_clzll(lo), bits_hi = 63 - __builtin_clzll(hi);
+    const int bits = bits_lo + static_cast<int>(next() % (bits_hi - bits_lo + 1));
+    const uint64_t value = (uint64_t{1} << bits) + next() % (uint64_t{1} << bits);
+    return std::min(std::max(value, lo), hi);
+  };
+  const StrategyRegistry registry = MakeBuiltinRegistry();
+  constexpr uint64_t kKiB = 1024;
+  const FusedOp ops[] = {FusedOp::kNone,    FusedOp::kRelu,     FusedOp::kAdd,       FusedOp::kMul,
+                         FusedOp::kGeluErf, FusedOp::kGeluTanh, FusedOp::kCast16To32};
+  int plans = 0;
+  for (int i = 0; i < 10000; ++i) {
+    ChipSpec chip = Chip950();
+    chip.aic_num = static_cast<uint32_t>(pick(1, 128));
+    chip.aiv_num = next() % 4 ? 2 * chip.aic_num : static_cast<uint32_t>(pick(1, 256));
+    chip.l1_bytes = pick(16 * kKiB, 64 * kKiB * kKiB);
+    chip.l0a_bytes = pick(4 * kKiB, 512 * kKiB);
+    chip.l0b_bytes = pick(4 * kKiB, 512 * kKiB);
+    chip.l0c_bytes = pick(4 * kKiB, 16 * kKiB * kKiB);
+    chip.ub_bytes = pick(4 * kKiB, 2 * kKiB * kKiB);
+    chip.l2_bytes = pick(1, 1024 * kKiB * kKiB);
+    chip.bt_bytes = pick(kKiB, 64 * kKiB);
+    const FusedOp op = ops[next() % 7];
+    const bool sixteen_only =
+        op == FusedOp::kGeluErf || op == FusedOp::kGeluTanh || op == FusedOp::kCast16To32;
+    const DataType dtype = sixteen_only ? (next() % 2 ? DataType::kFloat16 : DataType::kBFloat16)
+                                        : static_cast<DataType>(next() % 3);
+    MatmulProblem p = Problem(static_cast<int64_t>(pick(1, 1 << 20)),
+                              static_cast<int64_t>(next() % 3 ? pick(1, 64) : pick(1, 1 << 20)),
+                              static_cast<int64_t>(next() % 8 ? pick(1, 1 << 20) : 0), dtype);
+    p.op = MatmulOp::kFusedMatMul;
+    p.fused_op = op;
+    if (op == FusedOp::kCast16To32) p.dtype_c = DataType::kFloat32;
+    p.trans_a = next() % 2;
+    p.trans_b = next() % 2;
+    p.has_bias = p.k != 0 && op != FusedOp::kGeluErf && op != FusedOp::kGeluTanh && next() % 4 == 0;
+    p.dtype_bias = DataType::kFloat32;
+    p.hf32 = dtype == DataType::kFloat32 && next() % 2;
+    p.inner_precise = static_cast<int>(next() % 2);
+    absl::StatusOr<TilingDecision> d = registry.Decide(p, chip);
+    if (d.ok()) {
+      const uint32_t cores =
+          d->plan.kernel_type == KernelType::kAivOnly ? chip.aiv_num : chip.aic_num;
+      EXPECT_LE(d->plan.block_dim, cores);
+      ++plans;
+      continue;
+    }
+    const absl::StatusCode code = d.status().code();
+    EXPECT_TRUE(code == absl::StatusCode::kFailedPrecondition ||
+                code == absl::StatusCode::kInvalidArgument)
+        << d.status() << " on case " << i;
+    if (HasFailure()) return;
+  }
+  // Most random problems get a plan; a sweep of refusals would test little.
+  EXPECT_GT(plans, 5000) << plans;
+}
+
 }  // namespace
 }  // namespace npu::tiling
