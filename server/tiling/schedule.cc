@@ -408,6 +408,125 @@ absl::StatusOr<Schedule> ExpandMergeBatch(const TilingPlan& plan, const MatmulPr
   return schedule;
 }
 
+// The kernels of the 90-word BatchMatMulV3TilingData (high-level Matmul API
+// driven by TCubeTiling) on devkits without the tensor-API headers
+// (matmul/batch_mat_mul_v3/op_kernel/arch35/batch_mat_mul_v3.cpp):
+//   * ITER_BATCH_SINGLE_BIAS runs BatchMatMulMultiBatchKernel;
+//   * every other batch model (BROADCAST_BATCH and FOR_BATCH of BASE,
+//     ITER_BATCH_BROADCAST_A / B) runs BatchMatMulAswKernel.
+// Simplification: the tensor-API kernels that newer devkits select for
+// BROADCAST_BATCH and ITER_BATCH_BROADCAST (their schedulers live in the
+// devkit, not in ops-nn) are not modelled; both fall back to the ASW walk.
+
+// BatchMatMulAswBlock: C is baseM x baseN tiles, batch x mCnt x nCnt of them,
+// batch outermost; core c runs tiles c, c + usedCoreNum, ... Inside a batch
+// the tiles follow the SWAT window of aswWindowLen rows, serpentine, with no
+// tail re-split; each tile runs its whole K through the high-level API
+// (matmul/batch_mat_mul_v3/op_kernel/arch35/batch_mat_mul_v3_asw_block_advanced.h).
+// fp32 output without hf32 splits a K above 8192 into chunks summed in GM.
+absl::StatusOr<Schedule> ExpandHighLevelAsw(const TilingPlan& plan, const MatmulProblem& problem,
+                                            uint64_t batch) {
+  using F = HighLevelBatchField;
+  const uint64_t used = FieldOr(plan, F::kUsedCoreNum, plan.block_dim);
+  const uint64_t base_m = FieldOr(plan, F::kBaseM, 0), base_n = FieldOr(plan, F::kBaseN, 0);
+  const uint64_t window = FieldOr(plan, F::kAswWindowLen, kCannSwatWindowRows);
+  RETURN_IF_ERROR(RequirePositive("usedCoreNum", used));
+  RETURN_IF_ERROR(RequirePositive("baseM", base_m));
+  RETURN_IF_ERROR(RequirePositive("baseN", base_n));
+  RETURN_IF_ERROR(RequirePositive("aswWindowLen", window));
+  if (used > plan.block_dim) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "tiling field usedCoreNum=", used, " exceeds the plan's block_dim=", plan.block_dim));
+  }
+  const uint64_t m = static_cast<uint64_t>(problem.m), n = static_cast<uint64_t>(problem.n);
+  const uint64_t k = static_cast<uint64_t>(problem.k);
+  const uint64_t m_cnt = CeilDiv(m, base_m), n_cnt = CeilDiv(n, base_n);
+  const uint64_t mn = m_cnt * n_cnt, total = mn * batch;
+  Schedule schedule;
+  schedule.aic_cores = static_cast<uint32_t>(std::min(used, total));
+  const uint64_t single_k = FieldOr(plan, F::kSingleCoreK, k);
+  constexpr uint64_t kFp32SplitK = 8192;
+  constexpr uint64_t kFp32PerBlock = 32 / kFp32Bytes;  // chunks align to 32 bytes of fp32
+  if (problem.dtype_c == DataType::kFloat32 && FieldOr(plan, F::kMatmulMmadParam, 0) == 0 &&
+      problem.format_b == Format::kNd && single_k > kFp32SplitK) {
+    // Simplification: SplitKChunks keeps full chunks and gives the last one
+    // the rest, where the kernel's last chunk is K % chunk; the two differ
+    // only in where the final boundary lies.
+    const uint64_t rounds = CeilDiv(single_k, kFp32SplitK);
+    schedule.split_k_chunk = CeilAlign(CeilDiv(single_k, rounds), kFp32PerBlock);
+  }
+  for (uint64_t core = 0; core < schedule.aic_cores; ++core) {
+    for (uint64_t index = core, round = 0; index < total; index += used, ++round) {
+      const auto [m_idx, n_idx] = SerpentineTile(index % mn, m_cnt, n_cnt, window);
+      const uint64_t c_batch = index / mn;
+      WorkUnit unit;
+      unit.core = static_cast<uint32_t>(core);
+      unit.round = static_cast<uint32_t>(round);
+      unit.tile_idx = static_cast<int64_t>(index);
+      unit.batch = static_cast<uint32_t>(batch > 1 ? c_batch : 0);
+      const uint64_t m_off = c_batch * m + m_idx * base_m, n_off = n_idx * base_n;
+      unit.m = {m_off, std::min(m_off + base_m, (c_batch + 1) * m)};
+      unit.n = {n_off, std::min(n_off + base_n, n)};
+      unit.k = {0, k};
+      schedule.units.push_back(unit);
+    }
+  }
+  return schedule;
+}
+
+// BatchMatMulMultiBatchBaseBlock: each loop a core computes iterBatch
+// consecutive whole batches (one IterateBatch, its batches loaded together);
+// the last loop spreads the remaining batches over the usedCoreNum cores,
+// the first `remaining % usedCoreNum` taking one more
+// (matmul/batch_mat_mul_v3/op_kernel/arch35/batch_mat_mul_v3_iterbatch_block_advanced.h).
+// Simplification: batchOutNum (how many batch outputs the API leaves in L0C
+// before one fixpipe) is not modelled; every batch is written on its own.
+absl::StatusOr<Schedule> ExpandHighLevelIterBatch(const TilingPlan& plan,
+                                                  const MatmulProblem& problem, uint64_t batch) {
+  using F = HighLevelBatchField;
+  const uint64_t used = FieldOr(plan, F::kUsedCoreNum, plan.block_dim);
+  const uint64_t per_core = FieldOr(plan, F::kIterBatch, 0);
+  RETURN_IF_ERROR(RequirePositive("usedCoreNum", used));
+  RETURN_IF_ERROR(RequirePositive("iterBatch", per_core));
+  if (used > plan.block_dim) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "tiling field usedCoreNum=", used, " exceeds the plan's block_dim=", plan.block_dim));
+  }
+  const uint64_t per_loop = per_core * used;
+  const uint64_t loops = CeilDiv(batch, per_loop);
+  const uint64_t last_all = batch % per_loop == 0 ? per_loop : batch % per_loop;
+  const uint64_t last_per_core = last_all / used, last_extra = last_all % used;
+  Schedule schedule;
+  schedule.batches_share_loads = true;
+  for (uint64_t core = 0; core < used; ++core) {
+    for (uint64_t loop = 0; loop < loops; ++loop) {
+      uint64_t first = loop * per_loop + core * per_core, count = per_core;
+      if (loop + 1 == loops) {
+        const uint64_t base = loop * per_loop;
+        count = core < last_extra ? last_per_core + 1 : last_per_core;
+        first = core < last_extra
+                    ? base + core * count
+                    : base + last_extra * (last_per_core + 1) + (core - last_extra) * last_per_core;
+      }
+      for (uint64_t i = first; i < std::min(batch, first + count); ++i) {
+        schedule.units.push_back(BatchUnit(problem, core, loop, loop * used + core, i));
+        schedule.aic_cores = std::max(schedule.aic_cores, static_cast<uint32_t>(core + 1));
+      }
+    }
+  }
+  return schedule;
+}
+
+absl::StatusOr<Schedule> ExpandHighLevelBatch(const TilingPlan& plan, const MatmulProblem& problem,
+                                              uint64_t batch) {
+  RETURN_IF_ERROR(
+      RequireBatch("cBatchDimAll", FieldOr(plan, HighLevelBatchField::kCBatchDimAll, 1), batch));
+  if (plan.key.batch_model == static_cast<uint8_t>(BatchModel::kIterBatchSingleBias)) {
+    return ExpandHighLevelIterBatch(plan, problem, batch);
+  }
+  return ExpandHighLevelAsw(plan, problem, batch);
+}
+
 // KernelBatchMatMulToMul: in round r core c takes batchNum batches from
 // (r * usedCoreNum + c) * batchNum; in the last round batchNumLastRound
 // each, core lastCoreNum batchNumLastRoundTail and the cores after it none
@@ -523,6 +642,19 @@ BlockTiling KernelBlock(const TilingPlan& plan, const MatmulProblem& problem) {
     block.m_l1 = m;
     block.n_l1 = n;
     block.k_l1 = FieldOr(plan, MergeBatchField::kKL1, 0);
+  } else if (IsStruct<HighLevelBatchField>(plan.data)) {
+    // The high-level API walks baseM x baseN x baseK L0 blocks through L1
+    // stages of stepKa base K blocks; an ASW tile is one baseM x baseN block,
+    // an ITER_BATCH unit one whole batch.
+    using F = HighLevelBatchField;
+    block.base_m = FieldOr(plan, F::kBaseM, block.base_m);
+    block.base_n = FieldOr(plan, F::kBaseN, block.base_n);
+    block.base_k = FieldOr(plan, F::kBaseK, block.base_k);
+    const bool whole_batches =
+        plan.key.batch_model == static_cast<uint8_t>(BatchModel::kIterBatchSingleBias);
+    block.m_l1 = whole_batches ? m : block.base_m;
+    block.n_l1 = whole_batches ? n : block.base_n;
+    block.k_l1 = block.base_k * std::max<uint64_t>(1, FieldOr(plan, F::kStepKa, 1));
   }
   return block;
 }
@@ -651,6 +783,8 @@ absl::StatusOr<Schedule> ExpandTileLoops(const TilingPlan& plan, const MatmulPro
     schedule = ExpandMergeBatch(plan, walked, batch);
   } else if (IsStruct<BatchToMulField>(plan.data)) {
     schedule = ExpandBatchToMul(plan, walked, batch);
+  } else if (IsStruct<HighLevelBatchField>(plan.data)) {
+    schedule = ExpandHighLevelBatch(plan, walked, batch);
   } else {
     if (IsStruct<BatchBasicField>(plan.data) && plan.key.model != KernelModel::kKEqualZero) {
       RETURN_IF_ERROR(

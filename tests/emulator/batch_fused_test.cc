@@ -7,12 +7,19 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "emulator/accuracy.h"
 #include "emulator/emulator.h"
 #include "emulator/work_estimate.h"
+#include "server/tiling/builtin_strategies.h"
 #include "server/tiling/hardware_constants.h"
+#include "server/tiling/int_math.h"
+#include "server/tiling/schedule.h"
 #include "server/tiling/tiling_data.h"
 #include "tests/testing/status_matchers.h"
 
@@ -592,6 +599,180 @@ TEST(BatchTimingTest, IterBatchTilesShareTheirLoads) {
   EXPECT_LT(mte2(grouped), mte2(single));
   EXPECT_EQ(grouped.traffic.ddr_read_bytes + grouped.traffic.l2_read_bytes,
             single.traffic.ddr_read_bytes + single.traffic.l2_read_bytes);
+}
+
+// The engine's own plans that carry the 90-word BatchMatMulV3TilingData
+// (BASE, ITER_BATCH, ITER_BATCH_BROADCAST_BASICAPI): Decide() must pick
+// `strategy` for `problem`.
+TilingPlan EnginePlan(const MatmulProblem& problem, std::string_view strategy) {
+  absl::StatusOr<tiling::TilingDecision> decision =
+      tiling::MakeBuiltinRegistry().Decide(problem, Chip950());
+  EXPECT_THAT(decision.status(), IsOk());
+  if (!decision.ok()) return {};
+  std::string trace;
+  for (const tiling::TraceEntry& entry : decision->trace) {
+    absl::StrAppend(&trace, "\n  ", entry.strategy,
+                    entry.capable ? " yes: " : " no: ", entry.reason);
+  }
+  EXPECT_EQ(decision->plan.strategy, strategy) << trace;
+  EXPECT_TRUE(tiling::IsStruct<tiling::HighLevelBatchField>(decision->plan.data));
+  return decision->plan;
+}
+
+// Counts how often each C element (stacked batches) is written by a cube
+// unit: every one must be exactly once.
+void ExpectEveryCElementOnce(const tiling::Schedule& schedule, const MatmulProblem& problem) {
+  const uint64_t rows = schedule.batch_rows * schedule.batch, n = static_cast<uint64_t>(problem.n);
+  std::vector<int> writes(rows * n, 0);
+  for (const tiling::WorkUnit& unit : schedule.units) {
+    ASSERT_EQ(unit.op, tiling::UnitOp::kMmad);
+    ASSERT_LE(unit.m.end, rows);
+    ASSERT_LE(unit.n.end, n);
+    EXPECT_EQ(unit.k.size(), static_cast<uint64_t>(problem.k));
+    EXPECT_GE(unit.m.begin, uint64_t{unit.batch} * schedule.batch_rows);
+    EXPECT_LE(unit.m.end, uint64_t{unit.batch + 1} * schedule.batch_rows);
+    for (uint64_t i = unit.m.begin; i < unit.m.end; ++i) {
+      for (uint64_t j = unit.n.begin; j < unit.n.end; ++j) ++writes[i * n + j];
+    }
+  }
+  for (uint64_t i = 0; i < writes.size(); ++i) {
+    ASSERT_EQ(writes[i], 1) << "C element " << i << " (row " << i / n << ")";
+  }
+  EXPECT_THAT(tiling::CheckScheduleCoverage(schedule, problem), IsOk());
+}
+
+// Numerics against the fp64 reference, C bit-identical with 1 and 3 host
+// threads, every C element written once.
+EmulationResult EmulateEnginePlan(const TilingPlan& plan, const MatmulProblem& problem) {
+  const Tensors inputs = RandomInputs(problem, 11);
+  absl::StatusOr<EmulationResult> one = Emulate(plan, problem, Chip950(), inputs, Options(1));
+  EXPECT_THAT(one.status(), IsOk());
+  if (!one.ok()) return {};
+  absl::StatusOr<EmulationResult> three = Emulate(plan, problem, Chip950(), inputs, Options(3));
+  EXPECT_THAT(three.status(), IsOk());
+  if (three.ok()) {
+    EXPECT_EQ(one->c.bytes, three->c.bytes) << "C depends on the host threads";
+  }
+  ExpectMatchesReference(problem, inputs, one->c);
+  ExpectEveryCElementOnce(one->schedule, problem);
+  return *std::move(one);
+}
+
+// BASE: A [4,1] x B [1,3] broadcast both ways, trans_a so A's batch is not
+// merged into M; odd sizes leave tail blocks on both axes.
+MatmulProblem BaseBroadcastProblem(int64_t outer = 4) {
+  MatmulProblem p = Problem(MatmulOp::kBatchMatMulV3, 77, 93, 45);
+  p.trans_a = true;
+  p.batch_a = {outer, 1};
+  p.batch_b = {1, 3};
+  p.batch_c = {outer, 3};
+  return p;
+}
+
+TEST(HighLevelBatchTest, BaseWalksBaseBlocksOfEveryBroadcastBatch) {
+  const MatmulProblem p = BaseBroadcastProblem();
+  const TilingPlan plan = EnginePlan(p, "BASE");
+  const EmulationResult result = EmulateEnginePlan(plan, p);
+  const tiling::Schedule& s = result.schedule;
+  EXPECT_EQ(s.batch, 12u);
+  EXPECT_EQ(s.batch_rows, 77u);
+  // One unit per baseM x baseN block of each batch, dealt round-robin over
+  // usedCoreNum cores (BatchMatMulAswBlock).
+  const uint64_t base_m = *tiling::Get(plan.data, tiling::HighLevelBatchField::kBaseM);
+  const uint64_t base_n = *tiling::Get(plan.data, tiling::HighLevelBatchField::kBaseN);
+  const uint64_t used = *tiling::Get(plan.data, tiling::HighLevelBatchField::kUsedCoreNum);
+  const uint64_t tiles = 12 * tiling::CeilDiv(77, base_m) * tiling::CeilDiv(93, base_n);
+  EXPECT_EQ(s.units.size(), tiles);
+  EXPECT_EQ(s.base_m, base_m);
+  EXPECT_EQ(s.rounds, tiling::CeilDiv(tiles, used));
+  for (const tiling::WorkUnit& unit : s.units) {
+    EXPECT_EQ(unit.core, unit.tile_idx % used);
+    EXPECT_EQ(unit.batch, unit.tile_idx / (tiles / 12));
+  }
+}
+
+TEST(HighLevelBatchTest, BaseWithMoreBatchesTakesLonger) {
+  const MatmulProblem few = BaseBroadcastProblem(4), many = BaseBroadcastProblem(40);
+  const TilingPlan few_plan = EnginePlan(few, "BASE"), many_plan = EnginePlan(many, "BASE");
+  EXPECT_GT(TimeOf(many_plan, many).kernel_cycles, TimeOf(few_plan, few).kernel_cycles);
+}
+
+// ITER_BATCH_BROADCAST_BASICAPI: one A shared by 40 B batches on 32 cores.
+MatmulProblem IterBroadcastProblem(int64_t batch = 40) {
+  MatmulProblem p = Problem(MatmulOp::kBatchMatMulV3, 24, 40, 32);
+  p.batch_a = {1};
+  p.batch_b = {batch};
+  p.batch_c = {batch};
+  return p;
+}
+
+TEST(HighLevelBatchTest, IterBatchBroadcastReadsTheOneABatchForEveryC) {
+  const MatmulProblem p = IterBroadcastProblem();
+  const TilingPlan plan = EnginePlan(p, "ITER_BATCH_BROADCAST_BASICAPI");
+  EXPECT_EQ(plan.key.batch_model, static_cast<uint8_t>(tiling::BatchModel::kIterBatchBroadcastA));
+  const EmulationResult result = EmulateEnginePlan(plan, p);
+  EXPECT_EQ(result.schedule.batch, 40u);
+  // 40 single-block batches on 32 cores: two rounds, the first eight cores
+  // take two batches.
+  EXPECT_EQ(result.schedule.units.size(), 40u);
+  EXPECT_EQ(result.schedule.aic_cores, 32u);
+  EXPECT_EQ(result.schedule.rounds, 2u);
+  const EmulatorStats more =
+      TimeOf(EnginePlan(IterBroadcastProblem(160), "ITER_BATCH_BROADCAST_BASICAPI"),
+             IterBroadcastProblem(160));
+  EXPECT_GT(more.kernel_cycles, result.stats.kernel_cycles);
+}
+
+// ITER_BATCH: equal batches, both operands transposed, with a bias of
+// n > 512 (the 4 KiB bias table rejects ITER_BATCH_BASICAPI's L0 load).
+MatmulProblem IterBatchBiasProblem(int64_t batch = 40) {
+  MatmulProblem p = Problem(MatmulOp::kBatchMatMulV3, 19, 659, 15);
+  p.trans_a = p.trans_b = true;
+  p.batch_a = p.batch_b = {batch};
+  p.has_bias = true;
+  return p;
+}
+
+TEST(HighLevelBatchTest, IterBatchGivesEachCoreIterBatchWholeBatches) {
+  const MatmulProblem p = IterBatchBiasProblem();
+  const TilingPlan plan = EnginePlan(p, "ITER_BATCH");
+  EXPECT_EQ(plan.key.batch_model, static_cast<uint8_t>(tiling::BatchModel::kIterBatchSingleBias));
+  const EmulationResult result = EmulateEnginePlan(plan, p);
+  const tiling::Schedule& s = result.schedule;
+  EXPECT_TRUE(s.batches_share_loads);
+  const uint64_t per_core = *tiling::Get(plan.data, tiling::HighLevelBatchField::kIterBatch);
+  const uint64_t used = *tiling::Get(plan.data, tiling::HighLevelBatchField::kUsedCoreNum);
+  ASSERT_GT(per_core, 0u);
+  std::map<std::pair<uint32_t, uint32_t>, std::vector<uint32_t>> loads;
+  for (const tiling::WorkUnit& unit : s.units) {
+    EXPECT_EQ(unit.m.size(), 19u);
+    EXPECT_EQ(unit.n.size(), 659u);
+    loads[{unit.core, unit.round}].push_back(unit.batch);
+  }
+  const uint64_t loops = tiling::CeilDiv(40, per_core * used);
+  for (const auto& [core_round, batches] : loads) {
+    // Consecutive batches; iterBatch of them before the last loop.
+    for (size_t i = 1; i < batches.size(); ++i) EXPECT_EQ(batches[i], batches[i - 1] + 1);
+    if (core_round.second + 1 < loops) {
+      EXPECT_EQ(batches.size(), per_core);
+    }
+    EXPECT_LE(batches.size(), per_core);
+  }
+  EXPECT_GT(TimeOf(EnginePlan(IterBatchBiasProblem(160), "ITER_BATCH"), IterBatchBiasProblem(160))
+                .kernel_cycles,
+            result.stats.kernel_cycles);
+}
+
+// A bias per C batch (batch_bias = C's batch dims): BASE reads bias batch
+// c % biasBatchDimAll for C batch c.
+TEST(HighLevelBatchTest, BatchedBiasAddsEachBatchsRow) {
+  MatmulProblem p = BaseBroadcastProblem();
+  p.batch_a = p.batch_b = p.batch_c = {2, 3};
+  p.has_bias = true;
+  p.batch_bias = {2, 3};
+  const TilingPlan plan = EnginePlan(p, "BASE");
+  EXPECT_EQ(*tiling::Get(plan.data, tiling::HighLevelBatchField::kBiasBatchDimAll), 6u);
+  EmulateEnginePlan(plan, p);
 }
 
 }  // namespace

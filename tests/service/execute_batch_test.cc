@@ -254,5 +254,28 @@ TEST_F(ExecuteBatchTest, BatchViewsAreUnimplemented) {
               StatusIs(absl::StatusCode::kUnimplemented, HasSubstr("b_batch_interleaved")));
 }
 
+TEST_F(ExecuteBatchTest, EnginePlanOfTheHighLevelStructRunsEveryBatch) {
+  // Broadcast batches A [4,1] x B [1,3] with transposed A: the engine ends
+  // in BASE (the 90-word BatchMatMulV3TilingData), which Execute runs.
+  tl::MatmulProblem p = Problem(tl::MatmulOp::kBatchMatMulV3, 77, 93, 45, tl::DataType::kFloat16);
+  p.trans_a = true;
+  p.batch_a = {4, 1};
+  p.batch_b = {1, 3};
+  p.batch_c = {4, 3};
+  pb::ExecuteRequest request;
+  request.set_id("base");
+  *request.mutable_problem() = ProblemToProto(p);
+  request.set_seed(5);
+  request.set_return_c(true);
+  absl::StatusOr<pb::ExecuteResponse> response = Run(request);
+  ASSERT_THAT(response, IsOk());
+  EXPECT_FALSE(response->explicit_tiling());
+  EXPECT_EQ(response->tiling().strategy(), "BASE");
+  EXPECT_EQ(response->tiling().tiling_struct(), "BatchMatMulV3TilingData");
+  EXPECT_TRUE(response->accuracy().passed());
+  EXPECT_THAT(response->c().shape(), ElementsAre(4, 3, 77, 93));
+  EXPECT_GT(response->timing().aic_cores(), 0u);
+}
+
 }  // namespace
 }  // namespace npu::server

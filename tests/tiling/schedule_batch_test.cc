@@ -6,7 +6,11 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <string_view>
+#include <utility>
+#include <vector>
 
+#include "server/tiling/builtin_strategies.h"
 #include "server/tiling/schedule.h"
 #include "server/tiling/tiling_data.h"
 #include "tests/testing/status_matchers.h"
@@ -137,6 +141,119 @@ TEST(BatchScheduleTest, StreamKBeyondOneSplitRoundIsUnimplemented) {
   plan.block.single_core_k = 512;
   EXPECT_THAT(ExpandSchedule(plan, p, Chip950()).status(),
               StatusIs(absl::StatusCode::kUnimplemented, HasSubstr("within one round")));
+}
+
+// The engine's plan for `problem`; Decide() must pick `strategy`.
+TilingPlan EnginePlan(const MatmulProblem& problem, std::string_view strategy) {
+  absl::StatusOr<TilingDecision> decision = MakeBuiltinRegistry().Decide(problem, Chip950());
+  EXPECT_THAT(decision.status(), IsOk());
+  if (!decision.ok()) return {};
+  EXPECT_EQ(decision->plan.strategy, strategy) << decision->plan.detail;
+  return decision->plan;
+}
+
+TEST(BatchScheduleTest, HighLevelIterBatchSpreadsTheLastLoopOverTheCores) {
+  // ITER_BATCH (a bias of n > 512 keeps ITER_BATCH_BASICAPI out).
+  MatmulProblem p = BatchProblem(19, 659, 15, {40});
+  p.dtype_a = p.dtype_b = p.dtype_c = p.dtype_bias = DataType::kFloat16;
+  p.trans_a = p.trans_b = true;
+  p.has_bias = true;
+  TilingPlan plan = EnginePlan(p, "ITER_BATCH");
+  // 8 cores of 4 batches per loop: a loop of 32, then 8 batches, one on
+  // each core (BatchMatMulMultiBatchBaseBlock's last loop).
+  Set(plan.data, HighLevelBatchField::kUsedCoreNum, 8);
+  Set(plan.data, HighLevelBatchField::kIterBatch, 4);
+  absl::StatusOr<Schedule> schedule = ExpandSchedule(plan, p, Chip950());
+  ASSERT_THAT(schedule.status(), IsOk());
+  EXPECT_THAT(CheckScheduleCoverage(*schedule, p), IsOk());
+  EXPECT_TRUE(schedule->batches_share_loads);
+  EXPECT_EQ(schedule->aic_cores, 8u);
+  EXPECT_EQ(schedule->rounds, 2u);
+  std::map<std::pair<uint32_t, uint32_t>, std::vector<uint32_t>> loads;
+  for (const WorkUnit& unit : schedule->units) loads[{unit.core, unit.round}].push_back(unit.batch);
+  EXPECT_THAT(loads[std::make_pair(0u, 0u)], ::testing::ElementsAre(0, 1, 2, 3));
+  EXPECT_THAT(loads[std::make_pair(7u, 0u)], ::testing::ElementsAre(28, 29, 30, 31));
+  EXPECT_THAT(loads[std::make_pair(5u, 1u)], ::testing::ElementsAre(37));
+
+  // 6 cores of 4: a loop of 24, then 16 spread as 3, 3, 3, 3, 2, 2.
+  Set(plan.data, HighLevelBatchField::kUsedCoreNum, 6);
+  schedule = ExpandSchedule(plan, p, Chip950());
+  ASSERT_THAT(schedule.status(), IsOk());
+  EXPECT_THAT(CheckScheduleCoverage(*schedule, p), IsOk());
+  loads.clear();
+  for (const WorkUnit& unit : schedule->units) loads[{unit.core, unit.round}].push_back(unit.batch);
+  EXPECT_THAT(loads[std::make_pair(3u, 1u)], ::testing::ElementsAre(33, 34, 35));
+  EXPECT_THAT(loads[std::make_pair(4u, 1u)], ::testing::ElementsAre(36, 37));
+  EXPECT_THAT(loads[std::make_pair(5u, 1u)], ::testing::ElementsAre(38, 39));
+
+  Set(plan.data, HighLevelBatchField::kCBatchDimAll, 39);
+  EXPECT_THAT(ExpandSchedule(plan, p, Chip950()).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("cBatchDimAll=39")));
+}
+
+TEST(BatchScheduleTest, HighLevelAswTilesAreBaseBlocksBatchOutermost) {
+  // BASE on broadcast batches: A [4,1] x B [1,3], transposed A (no merge).
+  MatmulProblem p = BatchProblem(120, 93, 45, {});
+  p.dtype_a = p.dtype_b = p.dtype_c = DataType::kFloat16;
+  p.trans_a = true;
+  p.batch_a = {4, 1};
+  p.batch_b = {1, 3};
+  TilingPlan plan = EnginePlan(p, "BASE");
+  // Blocks of 32 x 32 walked on 5 cores in windows of 2 rows.
+  Set(plan.data, HighLevelBatchField::kBaseM, 32);
+  Set(plan.data, HighLevelBatchField::kBaseN, 32);
+  Set(plan.data, HighLevelBatchField::kUsedCoreNum, 5);
+  Set(plan.data, HighLevelBatchField::kAswWindowLen, 2);
+  absl::StatusOr<Schedule> schedule = ExpandSchedule(plan, p, Chip950());
+  ASSERT_THAT(schedule.status(), IsOk());
+  EXPECT_THAT(CheckScheduleCoverage(*schedule, p), IsOk());
+  // 4 x 3 blocks per batch, 12 batches: 144 tiles, 29 rounds on 5 cores.
+  ASSERT_EQ(schedule->units.size(), 144u);
+  EXPECT_EQ(schedule->rounds, 29u);
+  EXPECT_EQ(schedule->base_m, 32u);
+  int checked = 0;
+  for (const WorkUnit& unit : schedule->units) {
+    EXPECT_EQ(unit.core, unit.tile_idx % 5);
+    EXPECT_EQ(unit.batch, unit.tile_idx / 12);
+    // Two windows of 2 block rows: inside a window the row moves fastest;
+    // the second window walks its columns backwards.
+    const int64_t in_batch = unit.tile_idx % 12;
+    const uint64_t row0 = uint64_t{unit.batch} * 120;
+    if (in_batch == 2) {
+      EXPECT_EQ(unit.m, (Range{row0, row0 + 32}));
+      EXPECT_EQ(unit.n, (Range{32, 64}));
+      ++checked;
+    }
+    if (in_batch == 6) {
+      EXPECT_EQ(unit.m, (Range{row0 + 64, row0 + 96}));
+      EXPECT_EQ(unit.n, (Range{64, 93}));
+      ++checked;
+    }
+    if (in_batch == 11) {
+      EXPECT_EQ(unit.m, (Range{row0 + 96, row0 + 120}));
+      EXPECT_EQ(unit.n, (Range{0, 32}));
+      ++checked;
+    }
+  }
+  EXPECT_EQ(checked, 36);
+}
+
+TEST(BatchScheduleTest, HighLevelAswSplitsLongFp32KIntoChunks) {
+  // fp32 without hf32 and K > 8192: BASE (HIGH_LEVEL, FOR_BATCH); the ASW
+  // block sums ceil(K / 8192) chunks of K in GM.
+  MatmulProblem p = BatchProblem(40, 40, 20000, {});
+  p.trans_a = true;
+  p.batch_a = {2, 1};
+  p.batch_b = {1, 2};
+  const TilingPlan plan = EnginePlan(p, "BASE");
+  absl::StatusOr<Schedule> schedule = ExpandSchedule(plan, p, Chip950());
+  ASSERT_THAT(schedule.status(), IsOk());
+  EXPECT_THAT(CheckScheduleCoverage(*schedule, p), IsOk());
+  EXPECT_EQ(schedule->split_k_chunk, 6672u);  // align8(ceil(20000 / 3))
+  p.hf32 = true;
+  schedule = ExpandSchedule(EnginePlan(p, "BASE"), p, Chip950());
+  ASSERT_THAT(schedule.status(), IsOk());
+  EXPECT_EQ(schedule->split_k_chunk, 0u);
 }
 
 }  // namespace
