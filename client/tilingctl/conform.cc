@@ -364,8 +364,9 @@ absl::Status ApplyDecodedPlatform(const Json& platform, pb::TilingRequest* reque
                                   {"l2", &pb::PlatformOverrides::set_l2_bytes},
                                   {"bt", &pb::PlatformOverrides::set_bt_bytes}};
     const bool core = key == "core_num" || key == "vector_core_num";
+    const std::string& name = key;  // a structured binding cannot be captured in C++17
     const Size* size = std::find_if(std::begin(kSizes), std::end(kSizes),
-                                    [&](const Size& s) { return key == s.key; });
+                                    [&name](const Size& s) { return name == s.key; });
     if (!core && size == std::end(kSizes)) {
       if (ignored_keys != nullptr) ignored_keys->push_back(path);
       continue;

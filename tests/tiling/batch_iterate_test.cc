@@ -37,7 +37,7 @@ TEST(BatchIterateTest, BatchTooLargeForL0IsCutKeepingN) {
   // 256x256 of A overflows an L0A half; N (128) is the smallest aligned
   // side of B, so it stays whole and K, then M, fill L0B / L0A.
   absl::StatusOr<TilingDecision> d =
-      DecideBuiltin(Batched(MatmulOp::kBatchMatMulV3, 256, 128, 256, {64}));
+      DecideBuiltin(Batched(MatmulOp::kBatchMatMulV3, 256, 128, 256, 64));
   ASSERT_THAT(d, IsOk());
   EXPECT_EQ(d->plan.strategy, "ITER_BATCH_BASICAPI");
   EXPECT_EQ(d->plan.key.Encode(), 0x101u);
@@ -59,7 +59,7 @@ TEST(BatchIterateTest, LargeBatchesQueueAtMostEightMmads) {
 TEST(BatchIterateTest, FusedEpilogueReadsSharedX3OnceForSeveralBatches) {
   const BatchIterateStrategy strategy(MatmulOp::kFusedMatMul);
   EXPECT_EQ(strategy.name(), "ITER_BATCH_BASICAPI_INHERITED_FROM_BMMV3");
-  MatmulProblem relu = Batched(MatmulOp::kFusedMatMul, 32, 32, 32, {1200});
+  MatmulProblem relu = Batched(MatmulOp::kFusedMatMul, 32, 32, 32, 1200);
   relu.fused_op = FusedOp::kRelu;
   absl::StatusOr<TilingPlan> plan = Tile(strategy, relu);
   ASSERT_THAT(plan, IsOk());
@@ -94,18 +94,18 @@ TEST(BatchIterateTest, Refusals) {
     EXPECT_FALSE(c.ok);
     return c.reason;
   };
-  EXPECT_THAT(reason(bmm, Batched(MatmulOp::kBatchMatMulV3, 32, 32, 32, {32})),
+  EXPECT_THAT(reason(bmm, Batched(MatmulOp::kBatchMatMulV3, 32, 32, 32, 32)),
               HasSubstr("<= aic"));
-  EXPECT_THAT(reason(bmm, Batched(MatmulOp::kBatchMatMulV3, 512, 512, 512, {64})),
+  EXPECT_THAT(reason(bmm, Batched(MatmulOp::kBatchMatMulV3, 512, 512, 512, 64)),
               HasSubstr("of L1"));
   // One batch overflows L0 and 33 single-batch loads leave most cores idle
   // in the second round.
-  EXPECT_THAT(reason(bmm, Batched(MatmulOp::kBatchMatMulV3, 256, 128, 256, {33})),
+  EXPECT_THAT(reason(bmm, Batched(MatmulOp::kBatchMatMulV3, 256, 128, 256, 33)),
               HasSubstr("balance"));
-  MatmulProblem view = Batched(MatmulOp::kBatchMatMulV3, 32, 32, 32, {64});
+  MatmulProblem view = Batched(MatmulOp::kBatchMatMulV3, 32, 32, 32, 64);
   view.a_batch_interleaved = true;
   EXPECT_THAT(reason(bmm, view), HasSubstr("A is a transposed"));
-  MatmulProblem gelu = Batched(MatmulOp::kFusedMatMul, 32, 32, 32, {64});
+  MatmulProblem gelu = Batched(MatmulOp::kFusedMatMul, 32, 32, 32, 64);
   gelu.fused_op = FusedOp::kGeluTanh;
   EXPECT_THAT(reason(fused, gelu), HasSubstr("gelu"));
 }
