@@ -34,6 +34,12 @@
 namespace npu::tiling {
 namespace {
 
+// a * b with 32-bit two's-complement wrap-around (the machine's result for
+// CANN's signed int products that overflow), without undefined behaviour.
+int32_t WrapMul32(int32_t a, int32_t b) {
+  return static_cast<int32_t>(static_cast<uint32_t>(a) * static_cast<uint32_t>(b));
+}
+
 // --- Constants of the search -------------------------------------------------
 
 constexpr int32_t kC0 = 16;       // rows of a fractal
@@ -1185,9 +1191,12 @@ absl::StatusOr<CubeTiling> CubeSearch::Finish() {
     const int32_t a_align = kDataCopyAlignBytes / a_bits_ * 8;
     const int32_t b_align = kDataCopyAlignBytes / b_bits_ * 8;
     const bool need_align = a_nz_ || b_nz_;
-    const bool output_heavy = static_cast<int64_t>(single_n * single_m) * (2 * c_bits_) >
-                              static_cast<int64_t>(single_n * single_k * a_bits_) +
-                                  static_cast<int64_t>(single_m * single_k * b_bits_);
+    // CANN forms these products in 32 bits; past 2^31 they wrap as its
+    // compiled code does (WrapMul32 makes that defined behaviour here).
+    const bool output_heavy =
+        static_cast<int64_t>(WrapMul32(single_n, single_m)) * (2 * c_bits_) >
+        static_cast<int64_t>(WrapMul32(WrapMul32(single_n, single_k), a_bits_)) +
+            static_cast<int64_t>(WrapMul32(WrapMul32(single_m, single_k), b_bits_));
     auto align_single = [](bool align, int32_t shape, int32_t dim, int32_t unit, int32_t& out) {
       out = CeilDiv32(shape, dim);
       if (!align || unit == 0 || dim <= 1) return;
