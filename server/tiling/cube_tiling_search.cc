@@ -5,7 +5,13 @@
 //
 // The arithmetic is CANN's: 32-bit signed integers, float where CANN uses
 // float, and the same order of ties, because every choice below is a
-// comparison whose outcome decides the words.
+// comparison whose outcome decides the words. Products past 2^31 wrap as
+// CANN's compiled code computes them; this file is compiled with -fwrapv
+// (server/tiling/CMakeLists.txt), so a wrapped product is defined
+// behaviour, and every division by a value that can reach zero or -1 goes
+// through a guard. Where CANN's compiled search divides by zero (its
+// optimizer drops the zero test of a divisor it assumes cannot wrap), the
+// search reports CANN's fault instead of a plan (server/tiling/cann_fault.h).
 //
 // Facts that shape the whole search:
 // - InitTCubeTilingData builds the tiling object with its default
@@ -29,6 +35,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "server/tiling/cann_fault.h"
 #include "server/tiling/tiling_data.h"
 
 namespace npu::tiling {
@@ -72,7 +79,12 @@ int32_t CeilDiv32(int32_t a, int32_t b) {
   return static_cast<int32_t>((static_cast<int64_t>(a) + b - 1) / b);
 }
 int32_t Align32(int32_t a, int32_t b) { return CeilDiv32(a, b) * b; }
-int32_t AlignDown32(int32_t a, int32_t b) { return b == 0 ? 0 : a / b * b; }
+// a / b in 32 bits, wrapping INT32_MIN / -1 (which the machine traps on)
+// to INT32_MIN; b must not be 0.
+int32_t WrapQuot32(int32_t a, int32_t b) {
+  return b == -1 ? static_cast<int32_t>(0U - static_cast<uint32_t>(a)) : a / b;
+}
+int32_t AlignDown32(int32_t a, int32_t b) { return b == 0 ? 0 : WrapQuot32(a, b) * b; }
 
 // a * b when both are positive and the product fits; otherwise nullopt.
 std::optional<int32_t> CheckedMul(int32_t a, int32_t b) {
@@ -384,22 +396,37 @@ class CubeSearch {
   L0Block l0_;
   L1Plan l1_plan_;
   // Set when CANN's search would divide by zero (the host process dies with
-  // SIGFPE there); the search then reports failure instead.
+  // SIGFPE there); the search then reports CANN's fault instead of a plan.
+  // `fault_site_` names the first such division.
   mutable bool divides_by_zero_ = false;
+  mutable const char* fault_site_ = "";
 
-  int32_t Quot(int32_t a, int32_t b) const {
+  void NoteFault(const char* site) const {
+    if (!divides_by_zero_) fault_site_ = site;
+    divides_by_zero_ = true;
+  }
+  int32_t Quot(int32_t a, int32_t b, const char* site = "an L1 depth of the L1 search") const {
     if (b == 0) {
-      divides_by_zero_ = true;
+      NoteFault(site);
       return 0;
     }
-    return a / b;
+    return WrapQuot32(a, b);
   }
   int32_t Rem(int32_t a, int32_t b) const {
     if (b == 0) {
-      divides_by_zero_ = true;
+      NoteFault("the K-slice nesting of the L1 search");
       return 0;
     }
-    return a % b;
+    return b == -1 ? 0 : a % b;
+  }
+  // CeilDiv32 by a product whose zero test CANN's compiled code has dropped:
+  // a divisor that wraps to zero faults there.
+  int32_t CeilQuot(int32_t a, int32_t b, const char* site) const {
+    if (b == 0) {
+      NoteFault(site);
+      return 0;
+    }
+    return CeilDiv32(a, b);
   }
 };
 
@@ -456,8 +483,12 @@ int32_t CubeSearch::LoadSizeOfSplit(int32_t m_factor, int32_t n_factor, int32_t 
     return total;
   }
   if ((m0 + n0) * k_bytes * 2 <= l1_) {
-    const int32_t m1 = CeilDiv32(l1_ - n0 * k_bytes * 2, k_bytes * 2 * m0) * m0;
-    const int32_t n1 = CeilDiv32(l1_ - m0 * k_bytes * 2, k_bytes * 2 * n0) * n0;
+    // kBytes * 2 * m0 passes 2^31 when K is long (k around 2^22 and more)
+    // and can wrap to exactly zero.
+    constexpr const char* kSite =
+        "CalcLoadSize of the core split: kBytes * 2 * m0 wraps to 0 in 32 bits";
+    const int32_t m1 = CeilQuot(l1_ - n0 * k_bytes * 2, k_bytes * 2 * m0, kSite) * m0;
+    const int32_t n1 = CeilQuot(l1_ - m0 * k_bytes * 2, k_bytes * 2 * n0, kSite) * n0;
     const int32_t m_first = ori_a * n_factor + ori_b * CeilDiv32(m32_, m1);
     const int32_t n_first = ori_b * m_factor + ori_a * CeilDiv32(n32_, n1);
     if (m_first < n_first) {
@@ -1007,8 +1038,9 @@ void CubeSearch::NeitherKTransposedA() {
     return;
   }
   int32_t per_k =
-      std::min((l1_ - bias) / (l0_.m * kFractalBytes * p.db_a + kC0 * l0_.n * kC0Bytes * p.db_b) /
-                   l0_.k * l0_.k,
+      std::min(Quot(Quot(l1_ - bias, l0_.m * kFractalBytes * p.db_a + kC0 * l0_.n * kC0Bytes * p.db_b),
+                    l0_.k) *
+                   l0_.k,
                core_.k);
   const int32_t bias_factor = has_bias_ ? p.n_b * l0_.n : 0;
   if (a_fp32_) {
@@ -1302,11 +1334,15 @@ absl::StatusOr<CubeTiling> CubeSearch::Run() {
   m_mapped_ = MapShape(m32_);
   k_mapped_ = MapShape(k32_);
   n_mapped_ = MapShape(n32_);
+  auto fault = [&] {
+    return CannFaultError(absl::StrCat("asc-devkit's TCubeTiling search, ", fault_site_));
+  };
   SplitCores();
+  if (divides_by_zero_) return fault();
   SearchL0();
   if (l0_.m == 0 || l0_.n == 0 || l0_.k == 0) return Fail("ml0/nl0/kl0 is zero");
   SearchL1();
-  if (divides_by_zero_) return Fail("CANN's L1 search divides by zero for this problem");
+  if (divides_by_zero_) return fault();
   return Finish();
 }
 

@@ -5,8 +5,10 @@
 #include <optional>
 #include <utility>
 
+#include "absl/strings/cord.h"
 #include "absl/strings/str_cat.h"
 #include "server/tiling/block_heuristics.h"
+#include "server/tiling/cann_fault.h"
 #include "server/tiling/plan_fit.h"
 #include "server/tiling/status_macros.h"
 #include "server/tiling/validate.h"
@@ -166,6 +168,13 @@ absl::StatusOr<TilingDecision> StrategyRegistry::Decide(const MatmulProblem& pro
     absl::StatusOr<TilingPlan> plan = strategy->DoTiling(problem, facts, chip);
     if (!plan.ok()) {
       const absl::StatusCode code = plan.status().code();
+      if (IsCannFault(plan.status())) {
+        // CANN's process dies here, so its walk ends here too.
+        absl::Status fault(code, absl::StrCat(std::string(strategy->name()), ": ",
+                                              plan.status().message()));
+        fault.SetPayload(kCannFaultPayload, absl::Cord(plan.status().message()));
+        return fault;
+      }
       if (falls_through && !forced && code == absl::StatusCode::kFailedPrecondition) {
         if (facts.explain) {
           decision.trace.push_back(

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "server/tiling/block_heuristics.h"
+#include "server/tiling/cann_fault.h"
 #include "server/tiling/hardware_constants.h"
 #include "server/tiling/int_math.h"
 #include "server/tiling/tiling_data.h"
@@ -61,11 +62,11 @@ absl::StatusOr<TilingPlan> BatchDataParallelStrategy::DoTiling(const MatmulProbl
                                                                const ProblemFacts& facts,
                                                                const ChipSpec& chip) const {
   // Only K_EQUAL_ZERO (ND inputs) tiles k = 0; CANN lets other k = 0
-  // problems reach this block search, which divides by k (its host tiling
-  // stops with a division by zero). Fail so that the walk goes on.
+  // problems reach this block search, which divides by k: its host process
+  // dies there, so no later strategy is tried.
   if (facts.k == 0) {
-    return absl::FailedPreconditionError(
-        "k=0: the block search divides by k; only K_EQUAL_ZERO (ND inputs) tiles k=0");
+    return CannFaultError(
+        "ASW_BASIC's block search divides by k=0; only K_EQUAL_ZERO, for ND inputs, tiles k=0");
   }
   CubeRunState state;
   ResetBase(facts, chip, state);

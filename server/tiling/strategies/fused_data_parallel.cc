@@ -4,6 +4,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "server/tiling/cann_fault.h"
 #include "server/tiling/hardware_constants.h"
 #include "server/tiling/int_math.h"
 #include "server/tiling/strategies/fused_zero_k.h"
@@ -169,15 +170,17 @@ Capability FusedDataParallelStrategy::IsCapable(const MatmulProblem& problem,
                                   " needs aiv=2*aic, got aiv=", chip.aiv_num,
                                   " aic=", chip.aic_num));
   }
-  // Only a forced strategy gets here with K = 0 (K=0 comes first); the
-  // block sizing divides by the bytes of a K step.
-  if (problem.k == 0) return Capability::No(Explain(facts, "K=0 leaves the cube nothing to do"));
   return Capability::Yes(Explain(facts, "one batch, ND inputs"));
 }
 
 absl::StatusOr<TilingPlan> FusedDataParallelStrategy::DoTiling(const MatmulProblem& problem,
                                                                const ProblemFacts& facts,
                                                                const ChipSpec& chip) const {
+  // K_EQUAL_ZERO takes k = 0 except for 16CAST32 (and a forced strategy);
+  // CANN's block rebalancing then divides by the bytes of a K step.
+  if (problem.k == 0) {
+    return CannFaultError("the block rebalancing of BASIC_ASWT divides by the bytes of K=0");
+  }
   const bool gelu = IsGeluEpilogue(problem.fused_op);
   absl::StatusOr<SwizzledChoice> choice =
       gelu ? ChooseGeluPlan(problem, facts, chip) : ChooseEpiloguePlan(problem, facts, chip);

@@ -1,0 +1,37 @@
+// Problems on which CANN's own host tiling faults.
+//
+// CANN's tiling code divides by values that can be zero for valid inputs
+// (k = 0 past K_EQUAL_ZERO, a 32-bit product that wraps to zero). There the
+// host process dies with SIGFPE and CANN gives no plan at all: its walk does
+// not go on to the next strategy. The engine reports such a problem as
+// FAILED_PRECONDITION with a message that says so, and marks the status so
+// that the registry ends the walk where CANN's would end.
+#ifndef NPU_SERVER_TILING_CANN_FAULT_H_
+#define NPU_SERVER_TILING_CANN_FAULT_H_
+
+#include "absl/status/status.h"
+#include "absl/strings/cord.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+
+namespace npu::tiling {
+
+inline constexpr char kCannFaultPayload[] = "npu.tiling/cann-divides-by-zero";
+
+// FAILED_PRECONDITION: CANN's host tiling divides by zero at `where` (a
+// short account of the division and why its divisor is zero).
+inline absl::Status CannFaultError(absl::string_view where) {
+  absl::Status status = absl::FailedPreconditionError(absl::StrCat(
+      "CANN's host tiling divides by zero on this problem (", where, "), so CANN has no plan"));
+  status.SetPayload(kCannFaultPayload, absl::Cord(where));
+  return status;
+}
+
+// Whether `status` came from CannFaultError (possibly re-worded on the way).
+inline bool IsCannFault(const absl::Status& status) {
+  return status.GetPayload(kCannFaultPayload).has_value();
+}
+
+}  // namespace npu::tiling
+
+#endif  // NPU_SERVER_TILING_CANN_FAULT_H_
