@@ -95,6 +95,14 @@ void AppendTrace(const pb::TilingResponse& r, std::string* out) {
   }
 }
 
+// The buffers CANN's plan overflows, first thing after the plan: a caller
+// who runs it must know.
+void AppendWarnings(const pb::TilingResponse& r, std::string* out) {
+  for (const pb::PlanWarning& warning : r.warnings()) {
+    absl::StrAppendFormat(out, "%-16s %s\n", "WARNING", warning.message());
+  }
+}
+
 // A compact answer (RESPONSE_VIEW_COMPACT) has no decoded key, no named
 // fields and no platform: the launcher's numbers only.
 std::string FormatCompactTiling(const pb::TilingResponse& r) {
@@ -106,6 +114,7 @@ std::string FormatCompactTiling(const pb::TilingResponse& r) {
   absl::StrAppendFormat(&out, "%-16s %u bytes\n", "workspace", r.workspace_bytes());
   absl::StrAppendFormat(&out, "%-16s %s\n", "from_cache", r.from_cache() ? "yes" : "no");
   absl::StrAppendFormat(&out, "%-16s %s\n", "raw_words", absl::StrJoin(r.raw_words(), " "));
+  AppendWarnings(r, &out);
   AppendTrace(r, &out);
   return out;
 }
@@ -174,6 +183,8 @@ std::string FormatTiling(const pb::TilingResponse& r) {
   }
   absl::StrAppendFormat(&out, "  raw words: %s\n", absl::StrJoin(r.raw_words(), " "));
 
+  if (r.warnings_size() > 0) out += "\n";
+  AppendWarnings(r, &out);
   AppendTrace(r, &out);
   return out;
 }

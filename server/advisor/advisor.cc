@@ -99,6 +99,14 @@ namespace {
 
 // CANN's choice: always timed, it is the baseline of every speed-up.
 absl::StatusOr<Timing> AddCannChoice(Session& session, const TilingPlan& cann_plan) {
+  if (!cann_plan.warnings.empty()) {
+    // The baseline cannot be timed: the kernel would run past a buffer.
+    return absl::FailedPreconditionError(
+        absl::StrCat("hazard: CANN's ", cann_plan.strategy, " plan does not fit this chip (",
+                     cann_plan.warnings.front().message,
+                     "), so there is no baseline to rank against; GetTiling in CANN_COMPATIBLE "
+                     "mode gives the plan with this warning"));
+  }
   absl::StatusOr<Timing> timing = session.Time(cann_plan, false);
   if (!timing.ok()) {
     return absl::Status(

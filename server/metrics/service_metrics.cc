@@ -207,6 +207,15 @@ ServiceMetrics::ServiceMetrics(prometheus::Registry& registry)
     request_errors_[code] = &errors.Add(
         {{"grpc_code", std::string(PrometheusCodeName(static_cast<absl::StatusCode>(code)))}});
   }
+  auto& warnings = prometheus::BuildCounter()
+                       .Name("npu_tiling_plan_warnings_total")
+                       .Help(
+                           "Answers whose CANN plan overflows an on-chip buffer of the requested "
+                           "chip, by buffer (the answer carries the plan and a warning).")
+                       .Register(registry);
+  for (const char* buffer : {"L0A", "L0B", "L0C", "BT", "L1"}) {
+    plan_warnings_.emplace_back(buffer, &warnings.Add({{"buffer", buffer}}));
+  }
   auto& execute = prometheus::BuildCounter()
                       .Name("npu_execute_total")
                       .Help(
@@ -370,6 +379,13 @@ void ServiceMetrics::DecisionServed(absl::string_view strategy) {
   // the family's lock. Strategy names come from the registry, so the label
   // set stays small.
   decisions_.Add({{"strategy", std::string(strategy)}}).Increment();
+}
+
+void ServiceMetrics::PlanWarned(absl::string_view buffer) {
+  // Rare (custom platforms mostly): a registry counter, no stripes.
+  for (auto& [name, series] : plan_warnings_) {
+    if (name == buffer) series->Increment();
+  }
 }
 
 void ServiceMetrics::DecisionTimed(double seconds) { Observe(decision_seconds_, seconds); }

@@ -16,6 +16,8 @@
 // plus the service's own:
 //
 //   npu_tiling_decisions_total{strategy}   answers served, cache hits included
+//   npu_tiling_plan_warnings_total{buffer} answers whose CANN plan overflows a
+//                                          buffer (L0A, L0B, L0C, BT, L1)
 //   npu_tiling_request_errors_total{grpc_code}  failed requests and batch items
 //   npu_tiling_cache_hits_total / npu_tiling_cache_misses_total
 //   npu_tiling_decision_seconds            engine time of a cache miss (histogram)
@@ -109,6 +111,9 @@ class ServiceMetrics {
   void AddStrategies(const std::vector<std::string>& strategies);
   // Counts an answer produced by `strategy` (fresh or cached).
   void DecisionServed(absl::string_view strategy);
+  // Counts an answer whose plan overflows `buffer` ("L0A", "L0B", "L0C",
+  // "BT", "L1"; TilingResponse.warnings).
+  void PlanWarned(absl::string_view buffer);
   // Records the engine time of one decision.
   void DecisionTimed(double seconds);
   // Counts a request (unary or batch item) that failed with `code`.
@@ -183,6 +188,8 @@ class ServiceMetrics {
   std::vector<std::pair<std::string, size_t>> strategy_series_;
   size_t strategy_first_ = 0;  // kMaxStripedStrategies indices in counts_
   std::array<prometheus::Counter*, kNumCodes> request_errors_{};
+  // npu_tiling_plan_warnings_total, one series per buffer name.
+  std::vector<std::pair<std::string, prometheus::Counter*>> plan_warnings_;
   size_t cache_hits_ = 0;
   size_t cache_misses_ = 0;
   size_t decision_seconds_ = 0;  // in histograms_

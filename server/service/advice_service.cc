@@ -43,6 +43,7 @@ void AdviceService::AnswerFromCache(const pb::TilingResponse& cached,
   response->set_from_cache(true);
   ApplyCall(request, response);
   metrics_.DecisionServed(response->strategy());
+  for (const pb::PlanWarning& warning : response->warnings()) metrics_.PlanWarned(warning.buffer());
 }
 
 absl::Status AdviceService::Prepare(const pb::TilingRequest& request, AdviseWork* work,
@@ -102,6 +103,7 @@ absl::Status AdviceService::Run(const pb::TilingRequest& request, const AdviseWo
     advice_.Insert(work.cache_key, *response);
   }
   metrics_.DecisionServed(response->strategy());
+  for (const pb::PlanWarning& warning : response->warnings()) metrics_.PlanWarned(warning.buffer());
   ApplyCall(request, response);
   return absl::OkStatus();
 }

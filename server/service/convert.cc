@@ -390,6 +390,13 @@ void DecisionToProto(const tl::TilingDecision& decision, const tl::ChipSpec& chi
     }
   }
   if (full) *response->mutable_platform() = ChipToProto(chip);
+  for (const tl::PlanWarning& warning : plan.warnings) {
+    pb::PlanWarning* out = response->add_warnings();
+    out->set_buffer(warning.buffer);
+    out->set_need_bytes(warning.need_bytes);
+    out->set_have_bytes(warning.have_bytes);
+    out->set_message(warning.message);
+  }
 }
 
 void ApplyView(pb::ResponseView view, pb::TilingResponse* response) {

@@ -493,6 +493,14 @@ absl::StatusOr<PreparedExecute> PrepareExecute(const pb::ExecuteRequest& request
 
   ASSIGN_OR_RETURN(tl::TilingDecision decision, TilingFor(request, registry, prepared));
   prepared.explicit_tiling = request.has_tiling();
+  if (!prepared.explicit_tiling && !decision.plan.warnings.empty()) {
+    // CANN's plan overflows a buffer of this chip (GetTiling answers it with
+    // a warning): the kernel would run past the buffer, so nothing is run.
+    return absl::FailedPreconditionError(
+        absl::StrCat("hazard: CANN's ", decision.plan.strategy, " plan does not fit this chip (",
+                     decision.plan.warnings.front().message,
+                     "); the emulator does not run a kernel past a buffer"));
+  }
   RETURN_IF_ERROR(
       UnderField(CheckEmulationWork(decision.plan, prepared.problem, options.max_simulated_ops),
                  WorkField(prepared)));

@@ -86,6 +86,9 @@ absl::Status TilingAnswers::DecideAndEncode(const pb::TilingRequest& request, st
   Decided decided;
   RETURN_IF_ERROR(Decide(request, &decided));
   metrics_.DecisionServed(decided.decision().plan.strategy);
+  for (const tl::PlanWarning& warning : decided.decision().plan.warnings) {
+    metrics_.PlanWarned(warning.buffer);
+  }
   *size = EncodeAnswer(decided.decision(), decided.resolved.chip,
                        FormOf(request, decided.from_cache), buffer);
   return absl::OkStatus();
@@ -98,6 +101,9 @@ absl::Status TilingAnswers::Answer(const pb::TilingRequest& request, pb::TilingR
   Decided decided;
   RETURN_IF_ERROR(Decide(request, &decided));
   metrics_.DecisionServed(decided.decision().plan.strategy);
+  for (const tl::PlanWarning& warning : decided.decision().plan.warnings) {
+    metrics_.PlanWarned(warning.buffer);
+  }
   DecisionToProto(decided.decision(), decided.resolved.chip, response, request.include_trace(),
                   request.view());
   response->set_id(request.id());

@@ -294,6 +294,20 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline void PutTrace(Writer& out,
   }
 }
 
+// One PlanWarning message per buffer the plan overflows.
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline void PutWarnings(Writer& out,
+                                                     const std::vector<tl::PlanWarning>& warnings) {
+  for (const tl::PlanWarning& warning : warnings) {
+    PutMessage(out, pb::TilingResponse::kWarningsFieldNumber, [&] {
+      using Warning = pb::PlanWarning;
+      PutString(out, Warning::kBufferFieldNumber, warning.buffer);
+      PutUint(out, Warning::kNeedBytesFieldNumber, warning.need_bytes);
+      PutUint(out, Warning::kHaveBytesFieldNumber, warning.have_bytes);
+      PutString(out, Warning::kMessageFieldNumber, warning.message);
+    });
+  }
+}
+
 // The chip the plan was made for: its name, then its fields in the wire
 // order ForEachChipField() walks, all under one reservation.
 ABSL_ATTRIBUTE_ALWAYS_INLINE inline void PutPlatform(Writer& out, const tl::ChipSpec& chip) {
@@ -344,6 +358,7 @@ size_t EncodeAnswer(const tl::TilingDecision& decision, const tl::ChipSpec& chip
   if (form.include_trace) PutTrace(out, decision.trace);
   if (full) PutPlatform(out, chip);
   PutUint(out, Response::kFromCacheFieldNumber, form.from_cache);
+  PutWarnings(out, plan.warnings);
   return out.size();
 }
 

@@ -51,6 +51,17 @@ void DeriveBatchFacts(const MatmulProblem& problem, ProblemFacts& facts) {
   facts.batch_b = SlotProduct(facts.batch_b_dims);
   facts.batch_c = SlotProduct(facts.batch_c_dims);
   facts.batch_bias = problem.batch_bias.empty() ? 1 : BatchProduct(problem.batch_bias);
+  // A {1, 0, 2} view of A times a 2-D B is CANN's non-contiguous slice of
+  // batch * m rows (validation keeps it to one batch dim and no transpose);
+  // the merge below then multiplies by A's batch once more, as CANN does.
+  if (problem.a_batch_interleaved && problem.batch_b.empty()) {
+    facts.m *= facts.batch_a;
+    // The slice's words (GetSliceInfo): rows per batch, the batch stride and
+    // the row stride of the [rows, batch, k] storage.
+    facts.slice_m_override = static_cast<uint64_t>(problem.m);
+    facts.src_nd_stride = facts.k;
+    facts.row_stride = facts.k * facts.batch_a;
+  }
   // A batched A times an unbatched B is one matmul of batch_a * m rows when
   // A's rows are contiguous (A not transposed).
   if (facts.batch_b == 1 && !problem.trans_a && facts.batch_a > 1) {
@@ -194,7 +205,12 @@ absl::StatusOr<TilingDecision> StrategyRegistry::Decide(const MatmulProblem& pro
           absl::StrCat(std::string(strategy->name()), ": ", plan.status().message()));
     }
     plan->strategy = std::string(strategy->name());
-    RETURN_IF_ERROR(CheckPlanFits(*plan, problem, chip));
+    // A plan the kernel cannot launch is refused; one that overflows a
+    // buffer is CANN's answer all the same, and goes out with a warning.
+    RETURN_IF_ERROR(CheckPlanShape(*plan, chip));
+    if (std::optional<PlanWarning> overflow = FindPlanOverflow(*plan, problem, chip)) {
+      plan->warnings.push_back(*std::move(overflow));
+    }
     if (facts.explain) {
       decision.trace.push_back(
           {std::string(strategy->name()), true, true, std::move(capability.reason)});
@@ -215,11 +231,8 @@ absl::StatusOr<TilingDecision> StrategyRegistry::Decide(const MatmulProblem& pro
   return absl::InternalError("no strategy was capable; the fallback strategy is missing");
 }
 
-absl::Status CheckPlanFits(const TilingPlan& plan, const MatmulProblem& problem,
-                           const ChipSpec& chip) {
+absl::Status CheckPlanShape(const TilingPlan& plan, const ChipSpec& chip) {
   auto fail = [&](std::string_view what) {
-    // CANN's heuristics are tuned for real Ascend buffers; a plan that does
-    // not fit means the configured platform cannot run this problem.
     return absl::FailedPreconditionError(
         absl::StrCat("plan of ", plan.strategy, " does not fit the platform: ", std::string(what)));
   };
@@ -240,26 +253,75 @@ absl::Status CheckPlanFits(const TilingPlan& plan, const MatmulProblem& problem,
     return fail(absl::StrCat("baseM=", b.base_m, " baseN=", b.base_n, " baseK=", b.base_k,
                              " break the 16 (baseK: 8) element alignment"));
   }
-  // The buffer formulas are shared with the emulator (plan_fit.h).
-  const std::optional<BufferOverflow> overflow =
-      FindBufferOverflow(ComputeCubeBufferDemand(plan, problem), chip);
-  if (!overflow.has_value()) return absl::OkStatus();
-  const uint64_t need = overflow->need_bytes, have = overflow->have_bytes;
-  switch (overflow->buffer) {
-    case CubeBuffer::kL0a:
-      return fail(absl::StrCat("baseM*baseK*", DataTypeBytes(problem.dtype_a), "*2=", need,
-                               " > l0a_bytes=", have));
-    case CubeBuffer::kL0b:
-      return fail(absl::StrCat("baseN*baseK*", DataTypeBytes(problem.dtype_b), "*2=", need,
-                               " > l0b_bytes=", have));
-    case CubeBuffer::kL0c:
-      return fail(absl::StrCat("baseM*baseN*4*l0cDB=", need, " > l0c_bytes=", have));
-    case CubeBuffer::kBiasTable:
-      return fail(absl::StrCat("bias baseN*4=", need, " > bt_bytes=", have));
-    case CubeBuffer::kL1:
-      return fail(absl::StrCat("L1 stages need ", need, " bytes > l1_bytes=", have));
-  }
   return absl::OkStatus();
+}
+
+namespace {
+
+// The buffer formula of `overflow` with its sizes, as CheckPlanFits() words it.
+std::string OverflowFormula(const BufferOverflow& overflow, const MatmulProblem& problem) {
+  const uint64_t need = overflow.need_bytes, have = overflow.have_bytes;
+  switch (overflow.buffer) {
+    case CubeBuffer::kL0a:
+      return absl::StrCat("baseM*baseK*", DataTypeBytes(problem.dtype_a), "*2=", need,
+                          " > l0a_bytes=", have);
+    case CubeBuffer::kL0b:
+      return absl::StrCat("baseN*baseK*", DataTypeBytes(problem.dtype_b), "*2=", need,
+                          " > l0b_bytes=", have);
+    case CubeBuffer::kL0c:
+      return absl::StrCat("baseM*baseN*4*l0cDB=", need, " > l0c_bytes=", have);
+    case CubeBuffer::kBiasTable:
+      return absl::StrCat("bias baseN*4=", need, " > bt_bytes=", have);
+    case CubeBuffer::kL1:
+      return absl::StrCat("L1 stages need ", need, " bytes > l1_bytes=", have);
+  }
+  return std::string();
+}
+
+std::optional<BufferOverflow> FindOverflow(const TilingPlan& plan, const MatmulProblem& problem,
+                                           const ChipSpec& chip) {
+  if (plan.kernel_type == KernelType::kAivOnly) return std::nullopt;
+  // The buffer formulas are shared with the emulator (plan_fit.h).
+  return FindBufferOverflow(ComputeCubeBufferDemand(plan, problem), chip);
+}
+
+}  // namespace
+
+std::optional<PlanWarning> FindPlanOverflow(const TilingPlan& plan, const MatmulProblem& problem,
+                                            const ChipSpec& chip) {
+  const std::optional<BufferOverflow> overflow = FindOverflow(plan, problem, chip);
+  if (!overflow.has_value()) return std::nullopt;
+  PlanWarning warning;
+  warning.buffer = std::string(CubeBufferName(overflow->buffer));
+  warning.need_bytes = overflow->need_bytes;
+  warning.have_bytes = overflow->have_bytes;
+  warning.message = absl::StrCat(warning.buffer, " overflows: ", OverflowFormula(*overflow, problem));
+  const bool l0_ab =
+      overflow->buffer == CubeBuffer::kL0a || overflow->buffer == CubeBuffer::kL0b;
+  if (l0_ab) {
+    // L0A and L0B hold two blocks (ping and pong), each in a fixed half.
+    const uint64_t one_block = overflow->need_bytes / 2;
+    absl::StrAppend(&warning.message,
+                    one_block <= overflow->have_bytes
+                        ? absl::StrCat("; one block fits, but the kernel's ping-pong halves are "
+                                       "fixed at ",
+                                       overflow->have_bytes / 2,
+                                       " bytes, so its double buffering runs past the buffer")
+                        : std::string("; even one block does not fit"));
+  }
+  return warning;
+}
+
+absl::Status CheckPlanFits(const TilingPlan& plan, const MatmulProblem& problem,
+                           const ChipSpec& chip) {
+  RETURN_IF_ERROR(CheckPlanShape(plan, chip));
+  const std::optional<BufferOverflow> overflow = FindOverflow(plan, problem, chip);
+  if (!overflow.has_value()) return absl::OkStatus();
+  // CANN's heuristics are tuned for real Ascend buffers; a plan that does
+  // not fit means the configured platform cannot run this problem.
+  return absl::FailedPreconditionError(absl::StrCat("plan of ", plan.strategy,
+                                                    " does not fit the platform: ",
+                                                    OverflowFormula(*overflow, problem)));
 }
 
 }  // namespace npu::tiling

@@ -11,6 +11,7 @@
 #define NPU_SERVER_TILING_REGISTRY_H_
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -76,6 +77,16 @@ class StrategyRegistry {
 // names the field.
 absl::Status CheckPlanFits(const TilingPlan& plan, const MatmulProblem& problem,
                            const ChipSpec& chip);
+
+// The part of CheckPlanFits() a plan cannot run without: block dim within
+// the cores, non-empty and aligned blocks. kFailedPrecondition names it.
+absl::Status CheckPlanShape(const TilingPlan& plan, const ChipSpec& chip);
+
+// The first buffer the plan overflows on `chip` (CheckPlanFits()'s buffer
+// check), as a warning that names the formula and the sizes; nothing when
+// every buffer fits or the plan runs on the vector cores only.
+std::optional<PlanWarning> FindPlanOverflow(const TilingPlan& plan, const MatmulProblem& problem,
+                                            const ChipSpec& chip);
 
 }  // namespace npu::tiling
 

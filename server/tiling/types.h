@@ -340,6 +340,17 @@ struct TraceEntry {
 };
 
 // The engine's full answer for one problem.
+// A buffer that CANN's plan needs more of than the chip has. CANN emits such
+// plans (on custom platforms, and for some one-batch L0 blocks of
+// ITER_BATCH_BROADCAST_BASICAPI on the 950PR); the engine answers CANN's plan
+// unchanged and attaches this warning.
+struct PlanWarning {
+  std::string buffer;  // "L0A", "L0B", "L0C", "BT" or "L1"
+  uint64_t need_bytes = 0;
+  uint64_t have_bytes = 0;
+  std::string message;  // the formula, the sizes and what the kernel would do
+};
+
 struct TilingPlan {
   std::string strategy;  // the strategy that produced the plan
   TilingKey key;
@@ -353,6 +364,9 @@ struct TilingPlan {
   // Rows of base blocks per SWAT window; 0 also means CANN's value.
   uint32_t swat_window_rows = kCannSwatWindowRows;
   L1Residency l1_residency = L1Residency::kStreamed;
+  // Buffers the plan overflows on the chip it was decided for; empty for a
+  // plan that fits.
+  std::vector<PlanWarning> warnings;
 };
 
 struct TilingDecision {

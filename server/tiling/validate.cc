@@ -210,10 +210,36 @@ absl::Status CheckBatches(const MatmulProblem& p) {
   std::array<int64_t, kMaxBatchDims> broadcast{};
   for (size_t i = 0; i < kMaxBatchDims; ++i) broadcast[i] = std::max(a[i], b[i]);
   std::array<int64_t, kMaxBatchDims> c = p.batch_c.empty() ? broadcast : Slots(p.batch_c);
+  // CANN reads a {1, 0, 2} view of A by B's rank (ExtractNonContiguousDims of
+  // the mat_mul_v3 tiling): with a 3-D B it is the transposed-view case; with
+  // a 2-D B a non-contiguous slice of batch * m rows, whose M is then merged
+  // with A's batch once more; a B of rank 4 to 6 is neither, and CANN fails.
+  int64_t rows = p.m;
+  if (p.a_batch_interleaved && p.batch_a.size() == 1) {
+    if (p.batch_b.size() > 1) {
+      return Invalid(absl::StrCat(
+          "field a_batch_interleaved needs a 2-D or 3-D B (at most one batch dim), got batch_b=",
+          DimsText(p.batch_b)));
+    }
+    if (p.batch_b.empty()) {
+      if (p.trans_a) {
+        return Invalid(
+            "field trans_a must be false when a_batch_interleaved meets a 2-D B: CANN reads "
+            "that view as a non-contiguous slice of A's rows");
+      }
+      if (p.m > kMaxDim / p.batch_a[0]) {
+        return Invalid(absl::StrCat("fields m=", p.m, " and batch_a=", DimsText(p.batch_a),
+                                    ": the slice view of A (B is 2-D) has batch * m rows, more "
+                                    "than ",
+                                    kMaxDim));
+      }
+      rows = p.m * p.batch_a[0];
+    }
+  }
   // An unbatched B times a row-major A is one matmul of batch_a * m rows:
   // CANN merges A's batch into M before the broadcast check.
   if (SlotProduct(b) == 1 && !p.trans_a && SlotProduct(a) > 1) {
-    if (p.m > kMaxDim / SlotProduct(a)) {
+    if (rows > kMaxDim / SlotProduct(a)) {
       return Invalid(absl::StrCat("fields m=", p.m, " and batch_a=", DimsText(p.batch_a),
                                   ": merging A's batch into M (B is unbatched) gives more than ",
                                   kMaxDim, " rows"));
