@@ -458,6 +458,23 @@ TEST_F(ExecutePipelineTest, ExplicitTilingOnAnotherArchitectureIsFailedPrecondit
   EXPECT_THAT(Run(old_answer), IsOk());
 }
 
+// CANN's plan that overflows a buffer (GetTiling answers it with a warning)
+// is a hazard Execute names instead of running it.
+TEST_F(ExecutePipelineTest, CannPlanThatOverflowsABufferIsAHazard) {
+  tl::MatmulProblem problem = ::npu::testing::Batched(1, 200, 64, {5, 256, 8}, {5, 1, 8},
+                                                      tl::DataType::kFloat32);
+  problem.trans_b = true;
+  absl::StatusOr<tl::TilingDecision> decision = DecideBuiltin(problem);
+  ASSERT_THAT(decision, IsOk());
+  ASSERT_EQ(decision->plan.warnings.size(), 1u);
+  pb::ExecuteRequest request = RequestFor(problem);
+  request.set_timing_only(true);
+  EXPECT_THAT(Run(request),
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       ::testing::AllOf(HasSubstr("hazard: CANN's ITER_BATCH_BROADCAST_BASICAPI"),
+                                        HasSubstr("l0b_bytes=65536"))));
+}
+
 // A kernel schedule is prepared on any built-in platform, overrides
 // included, with its defaults filled in for the echo; no CANN tiling is
 // decided.

@@ -64,7 +64,8 @@ TEST(ServiceMetricsTest, LabelsNeverCarryShapes) {
   metrics.ExecuteRan(0.5);
   metrics.ExecutePredicted(0.8);
   const std::set<std::string> allowed = {"grpc_type", "grpc_service", "grpc_method", "grpc_code",
-                                         "strategy",  "result",       "le"};
+                                         "strategy",  "result",       "le",
+                                         "buffer"};
   for (const auto& family : metrics.Collect()) {
     for (const auto& metric : family.metric) {
       for (const auto& label : metric.label) {
@@ -72,6 +73,31 @@ TEST(ServiceMetricsTest, LabelsNeverCarryShapes) {
       }
     }
   }
+}
+
+TEST(ServiceMetricsTest, PlanWarningsAreCountedPerBufferFromZero) {
+  prometheus::Registry registry;
+  ServiceMetrics metrics(registry);
+  auto counts = [&] {
+    std::map<std::string, double> by_buffer;
+    for (const auto& family : metrics.Collect()) {
+      if (family.name != "npu_tiling_plan_warnings_total") continue;
+      for (const auto& metric : family.metric) {
+        by_buffer[metric.label.at(0).value] = metric.counter.value;
+      }
+    }
+    return by_buffer;
+  };
+  const std::map<std::string, double> zero = {
+      {"L0A", 0}, {"L0B", 0}, {"L0C", 0}, {"BT", 0}, {"L1", 0}};
+  EXPECT_EQ(counts(), zero);
+  metrics.PlanWarned("L0B");
+  metrics.PlanWarned("L0B");
+  metrics.PlanWarned("L1");
+  std::map<std::string, double> expected = zero;
+  expected["L0B"] = 2;
+  expected["L1"] = 1;
+  EXPECT_EQ(counts(), expected);
 }
 
 TEST(ServiceMetricsTest, InflightFollowsStartedAndHandled) {

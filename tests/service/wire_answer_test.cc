@@ -133,6 +133,20 @@ TEST(WireAnswerTest, SameBytesAsProtobufForEdgeValues) {
     decision.plan.kernel_type = type;
     ExpectSameBytes(decision, chip);
   }
+
+  // Warnings after from_cache, in every view: none, one with a long
+  // message, several, and one with every field at its default.
+  tl::TilingDecision warned = edge;
+  warned.plan.warnings = {{"L0B", 106496, 65536, std::string(200, 'w')}};
+  ExpectSameBytes(warned, chip);
+  warned.plan.warnings.push_back({"L1", kMax64, 0, "L1 stages need more"});
+  warned.plan.warnings.push_back({});
+  ExpectSameBytes(warned, chip);
+  pb::TilingResponse compact;
+  DecisionToProto(warned, chip, &compact, false, pb::RESPONSE_VIEW_COMPACT);
+  ASSERT_EQ(compact.warnings_size(), 3);
+  EXPECT_EQ(compact.warnings(0).buffer(), "L0B");
+  EXPECT_EQ(compact.warnings(0).need_bytes(), 106496u);
 }
 
 // The platform's architecture (a string after the numeric figures, not one

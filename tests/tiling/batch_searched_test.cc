@@ -143,5 +143,41 @@ TEST(BatchSearchedTest, FailedSearchFailsTheStrategy) {
               StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("ml0/nl0/kl0 is zero")));
 }
 
+// A {1, 0, 2} view of A with a 2-D B is CANN's non-contiguous slice: M is
+// batch * m rows, merged with A's batch once more, and the slice words give
+// the rows per batch and the batch stride. CANN's own answer for A [7, 58,
+// 64] (a view) x B [64, 256], bf16: BASE, key 1282, M 2842, sliceM 58,
+// srcNdStride 64.
+TEST(BatchSearchedTest, ViewOfATimesTwoDimensionalBIsCannsSlice) {
+  MatmulProblem p = Batched(58, 256, 64, {7}, {}, DataType::kBFloat16);
+  p.a_batch_interleaved = true;
+  absl::StatusOr<TilingDecision> decision = DecideBuiltin(p);
+  ASSERT_TRUE(decision.ok()) << decision.status();
+  EXPECT_EQ(decision->plan.strategy, "BASE");
+  EXPECT_EQ(decision->plan.key.Encode(), 1282u);
+  const std::vector<uint32_t> words = decision->plan.data.RawWords();
+  ASSERT_EQ(words.size(), 90u);
+  EXPECT_EQ(words[1], 2842u);
+  EXPECT_EQ(words[83], 58u);
+  EXPECT_EQ(words[84], 64u);
+}
+
+TEST(BatchSearchedTest, ViewOfAIsRefusedWhereCannReadsNoView) {
+  MatmulProblem transposed = Batched(58, 256, 64, {7}, {}, DataType::kBFloat16);
+  transposed.a_batch_interleaved = true;
+  transposed.trans_a = true;
+  EXPECT_THAT(DecideBuiltin(transposed),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("field trans_a")));
+  MatmulProblem four_d_b = Batched(58, 131072, 63, {7}, {8, 7}, DataType::kBFloat16);
+  four_d_b.a_batch_interleaved = true;
+  EXPECT_THAT(DecideBuiltin(four_d_b),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("a_batch_interleaved needs a 2-D or 3-D B")));
+  MatmulProblem too_many_rows = Batched(1 << 28, 256, 64, {8}, {}, DataType::kBFloat16);
+  too_many_rows.a_batch_interleaved = true;
+  EXPECT_THAT(DecideBuiltin(too_many_rows),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("batch * m rows")));
+}
+
 }  // namespace
 }  // namespace npu::tiling

@@ -5,8 +5,11 @@
 
 #include <set>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "server/tiling/builtin_strategies.h"
+#include "server/tiling/cann_fault.h"
 #include "server/tiling/strategies/swizzled_data_parallel.h"
 #include "server/tiling/validate.h"
 #include "tests/testing/problems.h"
@@ -221,6 +224,147 @@ TEST(StrategyRegistryTest, RefusesAChipOfAnotherArchitecture) {
   EXPECT_THAT(registry.Decide(Problem(1024, 1024, 1024), relabelled),
               StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("DAV_2201")));
   EXPECT_THAT(registry.Decide(Problem(1024, 1024, 1024), Chip950()), IsOk());
+}
+
+}  // namespace
+}  // namespace npu::tiling
+
+namespace npu::tiling {
+namespace {
+
+using ::npu::testing::Chip950;
+using ::npu::testing::IsOk;
+using ::npu::testing::Problem;
+using ::npu::testing::StatusIs;
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+
+using ::npu::testing::Batched;
+
+// Problems on which CANN's own host tiling divides by zero (its process dies
+// with SIGFPE): FAILED_PRECONDITION that says so, never a fault here, and the
+// walk ends at the strategy where CANN's ends.
+TEST(CannFaultTest, LongKWrapsTheCoreSplitDivisorToZero) {
+  // kBytes * 2 * m0 = 2^27 * 32 wraps to 0 in CANN's 32-bit search.
+  MatmulProblem p = Batched(512, 128, 4194304, {24, 1}, {}, DataType::kBFloat16);
+  p.trans_a = true;
+  absl::StatusOr<TilingDecision> decision = MakeBuiltinRegistry().Decide(p, Chip950());
+  ASSERT_THAT(decision, StatusIs(absl::StatusCode::kFailedPrecondition,
+                                 AllOf(HasSubstr("CANN's host tiling divides by zero"),
+                                       HasSubstr("kBytes * 2 * m0 wraps to 0"))));
+  EXPECT_TRUE(IsCannFault(decision.status()));
+}
+
+TEST(CannFaultTest, ZeroKPastKEqualZeroNamesTheDivision) {
+  MatmulProblem nz = Batched(64, 64, 0, 2);
+  nz.format_b = Format::kFractalNz;
+  EXPECT_THAT(MakeBuiltinRegistry().Decide(nz, Chip950()),
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       AllOf(HasSubstr("ASW_BASIC: CANN's host tiling divides by zero"),
+                             HasSubstr("k=0"))));
+  MatmulProblem fused_nz = nz;
+  fused_nz.op = MatmulOp::kFusedMatMul;
+  for (FusedOp op : {FusedOp::kNone, FusedOp::kRelu}) {
+    fused_nz.fused_op = op;
+    EXPECT_THAT(MakeBuiltinRegistry().Decide(fused_nz, Chip950()),
+                StatusIs(absl::StatusCode::kFailedPrecondition,
+                         HasSubstr("CANN's host tiling divides by zero")));
+  }
+  MatmulProblem cast = Problem(64, 64, 0);
+  cast.op = MatmulOp::kFusedMatMul;
+  cast.fused_op = FusedOp::kCast16To32;
+  cast.dtype_c = DataType::kFloat32;
+  EXPECT_THAT(MakeBuiltinRegistry().Decide(cast, Chip950()),
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       HasSubstr("BASIC_ASWT_INHERITED_FROM_MMV3: CANN's host tiling divides")));
+  // A 2-D relu with an NZ B is no fault: no strategy takes it, as in CANN.
+  MatmulProblem relu = Problem(64, 64, 0);
+  relu.op = MatmulOp::kFusedMatMul;
+  relu.fused_op = FusedOp::kRelu;
+  relu.format_b = Format::kFractalNz;
+  absl::StatusOr<TilingDecision> refused = MakeBuiltinRegistry().Decide(relu, Chip950());
+  EXPECT_THAT(refused, StatusIs(absl::StatusCode::kFailedPrecondition,
+                                HasSubstr("no FusedMatMul strategy could tile")));
+  EXPECT_FALSE(IsCannFault(refused.status()));
+}
+
+// Long K values at and around the wrap of CANN's 32-bit byte counts, every
+// dtype and transpose: each answer is a plan or a FAILED_PRECONDITION.
+TEST(CannFaultTest, LongKSweepNeverFaults) {
+  const StrategyRegistry registry = MakeBuiltinRegistry();
+  int faults = 0;
+  for (int64_t k : {1 << 20, (1 << 21) + 7, 1 << 22, 4194304 + 16, 1 << 23, 12582912, 1 << 24,
+                    (1 << 24) + 1, 2147483647}) {
+    for (DataType dtype : {DataType::kFloat16, DataType::kBFloat16, DataType::kFloat32}) {
+      for (int transposes = 0; transposes < 4; ++transposes) {
+        for (const auto& [batch_a, batch_b] :
+             std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>>{
+                 {{24, 1}, {}}, {{3}, {3}}, {{2, 5}, {1, 5}}, {{}, {4}}}) {
+          MatmulProblem p = Batched(512, 128, k, batch_a, batch_b, dtype);
+          p.trans_a = transposes & 1;
+          p.trans_b = transposes & 2;
+          absl::StatusOr<TilingDecision> decision = registry.Decide(p, Chip950());
+          if (decision.ok()) continue;
+          EXPECT_THAT(decision.status().code(),
+                      ::testing::AnyOf(absl::StatusCode::kFailedPrecondition,
+                                       absl::StatusCode::kInvalidArgument))
+              << decision.status();
+          faults += IsCannFault(decision.status());
+        }
+      }
+    }
+  }
+  EXPECT_GT(faults, 0);  // the sweep reaches the wrap
+}
+
+
+// CANN's unit test expects this ITER_BATCH_BROADCAST_BASICAPI plan on the
+// stock 950PR (key 0x742, block dim 32), although its one-batch L0B blocks
+// fit only single-buffered: the answer is CANN's plan with a warning.
+TEST(PlanWarningTest, CannPlanThatOverflowsL0BIsAnsweredWithAWarning) {
+  MatmulProblem p = ::npu::testing::Batched(1, 200, 64, {5, 256, 8}, {5, 1, 8}, DataType::kFloat32);
+  p.trans_b = true;
+  absl::StatusOr<TilingDecision> decision = MakeBuiltinRegistry().Decide(p, Chip950());
+  ASSERT_THAT(decision, IsOk());
+  const TilingPlan& plan = decision->plan;
+  EXPECT_EQ(plan.strategy, "ITER_BATCH_BROADCAST_BASICAPI");
+  EXPECT_EQ(plan.key.Encode(), 0x742u);
+  EXPECT_EQ(plan.block_dim, 32u);
+  ASSERT_EQ(plan.warnings.size(), 1u);
+  EXPECT_EQ(plan.warnings[0].buffer, "L0B");
+  EXPECT_EQ(plan.warnings[0].need_bytes, 106496u);
+  EXPECT_EQ(plan.warnings[0].have_bytes, 65536u);
+  EXPECT_THAT(plan.warnings[0].message,
+              AllOf(HasSubstr("baseN*baseK*4*2=106496 > l0b_bytes=65536"),
+                    HasSubstr("double buffering runs past the buffer")));
+  // The same plan fails the strict check the advisor applies to its own plans.
+  EXPECT_THAT(CheckPlanFits(plan, p, Chip950()),
+              StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("l0b_bytes=65536")));
+}
+
+TEST(PlanWarningTest, PlansThatFitCarryNoWarning) {
+  absl::StatusOr<TilingDecision> decision =
+      MakeBuiltinRegistry().Decide(Problem(4096, 1280, 8192), Chip950());
+  ASSERT_THAT(decision, IsOk());
+  EXPECT_TRUE(decision->plan.warnings.empty());
+}
+
+TEST(PlanWarningTest, SmallCustomL0BGivesCannsMatMulV3PlanWithAWarning) {
+  // CANN's own answer (its host tiling, compiled): key 66, block dim 32,
+  // baseN 256 x baseK 64 bf16 blocks, twice 32 KiB of a 16 KiB L0B.
+  ChipSpec chip = Chip950();
+  chip.l0b_bytes = 16384;
+  MatmulProblem p = Problem(20000, 1024, 256, DataType::kBFloat16);
+  p.trans_b = true;
+  absl::StatusOr<TilingDecision> decision = MakeBuiltinRegistry().Decide(p, chip);
+  ASSERT_THAT(decision, IsOk());
+  EXPECT_EQ(decision->plan.key.Encode(), 66u);
+  EXPECT_EQ(decision->plan.block_dim, 32u);
+  ASSERT_EQ(decision->plan.warnings.size(), 1u);
+  EXPECT_EQ(decision->plan.warnings[0].buffer, "L0B");
+  EXPECT_THAT(decision->plan.warnings[0].message,
+              AllOf(HasSubstr("baseN*baseK*2*2=65536 > l0b_bytes=16384"),
+                    HasSubstr("even one block does not fit")));
 }
 
 }  // namespace
