@@ -145,6 +145,28 @@ def tiling_request_seeds(pb):
     r.problem.trans_b = True; variants["fused-gelu-small-n"] = r
     r = base(m=512, n=512, k=0); r.problem.op = 3; r.problem.fused_op = 6; r.problem.dtype_c = 3
     variants["fused-16cast32-k0"] = r
+    # Edges: K at and around the 32-bit wrap of CANN's K byte counts (the
+    # request that once killed the server with SIGFPE is the first), views of
+    # A with every rank of B, batch products past 2^31, an NZ B with k = 0.
+    r = base(m=512, n=128, k=4194304, dtype="bfloat16"); r.problem.op = 2; r.problem.trans_a = True
+    r.problem.batch_a.extend([24, 1]); variants["bmm-long-k-sigfpe"] = r
+    for k in (1 << 20, (1 << 22) + 16, 12582912, 1 << 24, 2147483647):
+        for dtype in ("float16", "float32"):
+            r = base(m=512, n=128, k=k, dtype=dtype); r.problem.op = 2
+            r.problem.batch_a.extend([3]); r.problem.batch_b.extend([3])
+            variants["bmm-long-k-%d-%s" % (k, dtype)] = r
+    for rank_b in range(5):
+        r = base(m=58, n=256, k=64, dtype="bfloat16"); r.problem.op = 2
+        r.problem.batch_a.extend([7]); r.problem.a_batch_interleaved = True
+        r.problem.batch_b.extend([7] * min(rank_b, 1) + [1] * max(rank_b - 1, 0))
+        variants["bmm-a-view-b-rank-%d" % rank_b] = r
+    r = base(m=16, n=16, k=16); r.problem.op = 2
+    r.problem.batch_a.extend([65536, 65536]); r.problem.batch_b.extend([1]); variants["bmm-batch-2^32"] = r
+    r = base(m=64, n=64, k=0); r.problem.op = 3; r.problem.format_b = 2
+    r.problem.batch_a.extend([2]); r.problem.batch_b.extend([2]); variants["fused-nz-k0"] = r
+    r = base(m=1, n=200, k=64, dtype="float32"); r.problem.op = 2; r.problem.trans_b = True
+    r.problem.batch_a.extend([5, 256, 8]); r.problem.batch_b.extend([5, 1, 8])
+    variants["bmm-l0b-overflow-warning"] = r
     for name, r in variants.items():
         write("tiling_request", name, r.SerializeToString())
     write("tiling_request", "empty", b"")
