@@ -45,6 +45,10 @@ struct ConformanceCase {
   // judged without a request: it passes when CANN refused it, since no
   // request can ask the engine for it, and fails otherwise.
   std::string inexpressible;
+  // kUtDecoded only: what the case states that the request leaves out, for
+  // its PASS / FAIL line (a y shape whose [m, n] disagrees with x1 and x2:
+  // CANN tiles from x1 and x2 and reads only y's batch dims).
+  std::string note;
   // The case's "expected" object, keys in file order.
   nlohmann::ordered_json expected;
 };
@@ -72,7 +76,7 @@ absl::StatusOr<std::vector<ConformanceCase>> ParseConformanceFile(
 // core counts and buffer sizes.
 absl::StatusOr<npu::tiling::v1::TilingRequest> RequestFromDecodedCase(
     const nlohmann::ordered_json& c, std::string* inexpressible,
-    std::vector<std::string>* ignored_keys = nullptr);
+    std::vector<std::string>* ignored_keys = nullptr, std::string* note = nullptr);
 
 // The first difference between a "cann950-ut-decoded/1" expectation and the
 // engine's answer, or nullopt when it holds: the status (GRAPH_FAILED needs

@@ -313,13 +313,52 @@ TEST(DecodedCaseTest, DifferentKOfAAndBIsNotExpressible) {
               StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("not expressible")));
   EXPECT_EQ(inexpressible, "A's K (64) differs from B's K (28): a problem has one k");
 
-  // A shape that does not follow from m, n, k and the batch dims.
+  // An input shape that does not follow from m, n, k and the batch dims.
   c = Case(kBatchCase);
-  c["ori_shapes"]["y"] = {2, 3, 16, 33};
+  c["ori_shapes"]["x2"] = {2, 3, 64, 33};
   inexpressible.clear();
   EXPECT_THAT(RequestFromDecodedCase(c, &inexpressible),
               StatusIs(absl::StatusCode::kFailedPrecondition));
-  EXPECT_THAT(inexpressible, HasSubstr("y's shape [2, 3, 16, 33] is not [2, 3, 16, 32]"));
+  EXPECT_THAT(inexpressible, HasSubstr("x2's shape [2, 3, 64, 33] is not [2, 3, 64, 32]"));
+  // So is a y of other batch dims.
+  c = Case(kBatchCase);
+  c["ori_shapes"]["y"] = {2, 4, 16, 32};
+  inexpressible.clear();
+  EXPECT_THAT(RequestFromDecodedCase(c, &inexpressible),
+              StatusIs(absl::StatusCode::kFailedPrecondition));
+  EXPECT_THAT(inexpressible, HasSubstr("y's shape [2, 4, 16, 32] is not [2, 3, 16, 32]"));
+}
+
+// CANN tiles from x1 and x2 and reads only y's batch dims: a y whose [m, n]
+// disagrees (as in some of CANN's own goldens) is the problem of x1 and x2,
+// with the disagreement noted on the case's line.
+TEST(DecodedCaseTest, YShapeThatDisagreesWithTheInputsIsNotedNotRefused) {
+  Json c = Case(kBatchCase);
+  c["ori_shapes"]["y"] = {2, 3, 12, 30};
+  std::string inexpressible;
+  std::string note;
+  absl::StatusOr<pb::TilingRequest> request =
+      RequestFromDecodedCase(c, &inexpressible, nullptr, &note);
+  ASSERT_THAT(request, IsOk());
+  EXPECT_EQ(inexpressible, "");
+  EXPECT_EQ(request->problem().m(), 16);
+  EXPECT_EQ(request->problem().n(), 32);
+  EXPECT_EQ(note,
+            "y's shape [2, 3, 12, 30] disagrees with x1 and x2 ([2, 3, 16, 32]); CANN tiles "
+            "from x1 and x2");
+
+  absl::StatusOr<std::vector<ConformanceCase>> cases = ParseConformanceFile(File({c}));
+  ASSERT_THAT(cases, IsOk());
+  ASSERT_EQ(cases->size(), 1u);
+  EXPECT_EQ((*cases)[0].note, note);
+  std::ostringstream out;
+  RunConformance(
+      *cases,
+      [](const pb::TilingRequest&) -> absl::StatusOr<pb::TilingResponse> {
+        return absl::FailedPreconditionError("refused");
+      },
+      out);
+  EXPECT_THAT(out.str(), HasSubstr("(y's shape [2, 3, 12, 30] disagrees with x1 and x2"));
 }
 
 TEST(DecodedCaseTest, MalformedKeysAreNamed) {
