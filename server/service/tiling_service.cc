@@ -38,7 +38,12 @@ TilingService::TilingService(const tl::StrategyRegistry& registry, ServiceMetric
       advice_(registry, metrics, options.advise, options.execute.max_simulated_ops,
               options.cache_capacity),
       execute_(registry, metrics, options.execute) {
-  metrics_.AddStrategies(registry.Names());
+  // Every operator's strategies, so that each series exists (at zero) from
+  // the first scrape.
+  for (tl::MatmulOp op :
+       {tl::MatmulOp::kMatMulV3, tl::MatmulOp::kBatchMatMulV3, tl::MatmulOp::kFusedMatMul}) {
+    metrics_.AddStrategies(registry.Names(op));
+  }
 }
 
 absl::Status TilingService::ParseRequest(const grpc::ByteBuffer& bytes,

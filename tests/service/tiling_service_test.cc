@@ -15,6 +15,7 @@
 #include "gmock/gmock.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "gtest/gtest.h"
+#include "server/tiling/builtin_strategies.h"
 #include "server/tiling/strategy.h"
 #include "tests/service/test_server.h"
 
@@ -31,6 +32,7 @@ using ::npu::server::testing::VariedRequests;
 using ::npu::server::testing::WaitForNoAdmittedCalls;
 using ::testing::HasSubstr;
 namespace pb = ::npu::tiling::v1;
+namespace tl = ::npu::tiling;
 
 grpc::Status Call(TestServer& server, const pb::TilingRequest& request,
                   pb::TilingResponse* response) {
@@ -540,6 +542,52 @@ TEST(ShutdownTest, DrainDeadlineCancelsStreamsThatDoNotEnd) {
   while (stream->Read(&response)) {
   }
   EXPECT_FALSE(stream->Finish().ok());
+}
+
+// A fresh server has a zero series for every strategy of every operator,
+// and for every buffer a plan warning can name.
+TEST(MetricsTest, EveryStrategyOfEveryOperatorHasAZeroSeriesFromTheStart) {
+  TestServer server;
+  const tl::StrategyRegistry registry = tl::MakeBuiltinRegistry();
+  size_t strategies = 0;
+  for (tl::MatmulOp op :
+       {tl::MatmulOp::kMatMulV3, tl::MatmulOp::kBatchMatMulV3, tl::MatmulOp::kFusedMatMul}) {
+    for (const std::string& name : registry.Names(op)) {
+      EXPECT_EQ(server.Metric("npu_tiling_decisions_total", {{"strategy", name}}), 0) << name;
+      ++strategies;
+    }
+  }
+  EXPECT_EQ(strategies, 25u);
+  for (const char* buffer : {"L0A", "L0B", "L0C", "BT", "L1"}) {
+    EXPECT_EQ(server.Metric("npu_tiling_plan_warnings_total", {{"buffer", buffer}}), 0) << buffer;
+  }
+}
+
+// An answer with a buffer warning counts it.
+TEST(MetricsTest, PlanWarningsAreCounted) {
+  TestServer server;
+  pb::TilingRequest request;
+  pb::MatmulProblem* p = request.mutable_problem();
+  p->set_op(pb::OPERATOR_BATCH_MATMUL_V3);
+  p->set_m(1);
+  p->set_n(200);
+  p->set_k(64);
+  p->set_dtype_a(pb::DATA_TYPE_FLOAT32);
+  p->set_dtype_b(pb::DATA_TYPE_FLOAT32);
+  p->set_dtype_c(pb::DATA_TYPE_FLOAT32);
+  p->set_trans_b(true);
+  for (int64_t d : {5, 256, 8}) p->add_batch_a(d);
+  for (int64_t d : {5, 1, 8}) p->add_batch_b(d);
+  pb::TilingResponse response;
+  ASSERT_TRUE(Call(server, request, &response).ok());
+  ASSERT_EQ(response.warnings_size(), 1);
+  EXPECT_EQ(response.warnings(0).buffer(), "L0B");
+  request.set_view(pb::RESPONSE_VIEW_COMPACT);
+  ASSERT_TRUE(Call(server, request, &response).ok());  // a cache hit, compact
+  EXPECT_TRUE(response.from_cache());
+  ASSERT_EQ(response.warnings_size(), 1);
+  EXPECT_EQ(server.Metric("npu_tiling_plan_warnings_total", {{"buffer", "L0B"}}), 2);
+  EXPECT_EQ(server.Metric("npu_tiling_plan_warnings_total", {{"buffer", "L0A"}}), 0);
 }
 
 TEST(MetricsTest, CallsMoveTheServiceMetrics) {
