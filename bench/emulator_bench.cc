@@ -1,10 +1,13 @@
 // Emulator speed: the numerics beside OpenBLAS sgemm on the same problem, and
 // the timing-only prediction of a large problem.
 //
-// Run on an otherwise idle machine with OpenBLAS's AVX-512 kernels selected
-// (Debian's DYNAMIC_ARCH build picks "Haswell" on this CPU otherwise; see
-// ../shared/notes/toolchain.md section 6):
-//   OPENBLAS_CORETYPE=SkylakeX build/bin/emulator_bench
+// The emulator's block products go through OpenBLAS too (emulator/gemm_kernel.h),
+// one host thread per call, with the emulator's workers in parallel; the
+// yardstick runs OpenBLAS on the same two threads. Run on an otherwise idle
+// machine:
+//   build/bin/emulator_bench
+// (OPENBLAS_CORETYPE=... overrides the kernel Debian's DYNAMIC_ARCH build picks
+// for both; the labels name it.)
 #include <benchmark/benchmark.h>
 
 #include <cstdlib>
@@ -14,10 +17,7 @@
 #include "emulator/gemm_kernel.h"
 #include "server/tiling/builtin_strategies.h"
 
-#ifdef NPU_HAVE_OPENBLAS
 #include <cblas.h>
-extern "C" void openblas_set_num_threads(int threads);
-#endif
 
 namespace {
 
@@ -25,6 +25,8 @@ using npu::tiling::DataType;
 
 // The machine the benchmarks were written for has two cores.
 constexpr int kThreads = 2;
+constexpr float kOne = 1.0f;
+float scratch_ = 0.0f;
 
 npu::tiling::MatmulProblem Square(int64_t size, DataType dtype) {
   npu::tiling::MatmulProblem problem;
@@ -43,7 +45,9 @@ void SetFlops(benchmark::State& state, double flops) {
       benchmark::Counter(flops * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
 }
 
-// Full emulation (schedule, simulated time and numerics) of an n^3 problem.
+// Full emulation (schedule, simulated time and numerics) of an n^3 problem,
+// on the process's GEMM back end (the label; NPU_EMULATOR_GEMM=openblas
+// measures the OpenBLAS one on an AVX-512 host).
 void BM_EmulateNumerics(benchmark::State& state, DataType dtype) {
   const int64_t n = state.range(0);
   const auto problem = Square(n, dtype);
@@ -57,6 +61,7 @@ void BM_EmulateNumerics(benchmark::State& state, DataType dtype) {
     if (!result.ok()) state.SkipWithError(std::string(result.status().message()).c_str());
     benchmark::DoNotOptimize(result);
   }
+  state.SetLabel(npu::emu::GemmBackendName());
   SetFlops(state, 2.0 * n * n * n);
 }
 BENCHMARK_CAPTURE(BM_EmulateNumerics, fp16, DataType::kFloat16)
@@ -64,23 +69,29 @@ BENCHMARK_CAPTURE(BM_EmulateNumerics, fp16, DataType::kFloat16)
 BENCHMARK_CAPTURE(BM_EmulateNumerics, fp32, DataType::kFloat32)
     ->Arg(2048)->Unit(benchmark::kMillisecond)->UseRealTime();
 
-// The fp32 kernel alone, one host thread.
-void BM_GemmKernel(benchmark::State& state) {
+// The fp32 block product alone, one host thread (as each emulator worker
+// runs it), on each back end.
+void BM_GemmKernel(benchmark::State& state, npu::emu::GemmBackend backend) {
   const uint64_t n = state.range(0);
   std::vector<float> a(n * n, 0.5f), b(n * n, 0.25f), c(n * n, 0.0f);
   for (auto _ : state) {
-    npu::emu::GemmAccumulate(n, n, n, a.data(), n, b.data(), n, c.data(), n);
+    npu::emu::GemmAccumulateWith(backend, n, n, n, a.data(), n, b.data(), n, c.data(), n);
     benchmark::ClobberMemory();
   }
-  state.SetLabel(npu::emu::GemmUsesAvx512() ? "avx512" : "scalar");
+  state.SetLabel(npu::emu::GemmBackendName(backend));
   SetFlops(state, 2.0 * n * n * n);
 }
-BENCHMARK(BM_GemmKernel)->Arg(1024)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_CAPTURE(BM_GemmKernel, avx512, npu::emu::GemmBackend::kAvx512)
+    ->Arg(1024)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_CAPTURE(BM_GemmKernel, openblas, npu::emu::GemmBackend::kOpenBlas)
+    ->Arg(1024)->Unit(benchmark::kMillisecond)->UseRealTime();
 
-#ifdef NPU_HAVE_OPENBLAS
 // The yardstick: OpenBLAS sgemm, row-major, on the same host threads.
 void BM_OpenBlasSgemm(benchmark::State& state) {
   const int n = static_cast<int>(state.range(0));
+  // Warm the emulator's one-thread setting first, then take both threads
+  // for this run and give them back after it.
+  npu::emu::GemmAccumulate(1, 1, 1, &kOne, 1, &kOne, 1, &scratch_, 1);
   openblas_set_num_threads(kThreads);
   std::vector<float> a(size_t(n) * n, 0.5f), b(size_t(n) * n, 0.25f), c(size_t(n) * n, 0.0f);
   for (auto _ : state) {
@@ -88,12 +99,11 @@ void BM_OpenBlasSgemm(benchmark::State& state) {
                 n, 0.0f, c.data(), n);
     benchmark::ClobberMemory();
   }
-  const char* coretype = std::getenv("OPENBLAS_CORETYPE");
-  state.SetLabel(coretype != nullptr ? coretype : "OPENBLAS_CORETYPE unset");
+  openblas_set_num_threads(1);
+  state.SetLabel(npu::emu::GemmBackendName(npu::emu::GemmBackend::kOpenBlas));
   SetFlops(state, 2.0 * n * n * n);
 }
 BENCHMARK(BM_OpenBlasSgemm)->Arg(1024)->Arg(2048)->Unit(benchmark::kMillisecond)->UseRealTime();
-#endif
 
 // Timing-only prediction: simulated time without the numerics.
 void BM_EmulateTimingOnly(benchmark::State& state) {

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "emulator/buffers.h"
+#include "emulator/gemm_kernel.h"
 #include "emulator/l2_traffic.h"
 #include "emulator/thread_pool.h"
 #include "emulator/timing_model.h"
@@ -409,5 +410,7 @@ std::vector<double> ReferenceMatmul(const MatmulProblem& problem, const Tensors&
   }
   return c;
 }
+
+std::string NumericsBackendName() { return GemmBackendName(); }
 
 }  // namespace npu::emu

@@ -20,6 +20,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <string>
 #include <optional>
 
 #include "absl/status/statusor.h"
@@ -105,6 +106,11 @@ void ApplyEpilogue(Epilogue epilogue, std::vector<double>& reference);
 // Operands drawn uniformly from [-1, 1) by a fixed generator seeded with
 // `seed`, rounded to the problem's dtypes.
 Tensors RandomInputs(const tiling::MatmulProblem& problem, uint64_t seed);
+
+// The host library behind the numerics' fp32 block products and the kernel
+// it picked for this CPU, e.g. "OpenBLAS Haswell" (OPENBLAS_CORETYPE
+// overrides the pick).
+std::string NumericsBackendName();
 
 // C in fp64 from the operands as given (hf32 rounding applied when the
 // problem asks), row-major [m, n]; for a batched problem the batches of C

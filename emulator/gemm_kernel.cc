@@ -1,8 +1,11 @@
 #include "emulator/gemm_kernel.h"
 
+#include <cblas.h>
+
 #include <algorithm>
-#include <cmath>
+#include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <vector>
 
 #include "server/tiling/int_math.h"
@@ -39,16 +42,6 @@ void PackB(uint64_t nr, uint64_t kc, const float* b, uint64_t ldb, float* out) {
     float* dst = out + p * kNr;
     std::memcpy(dst, row, nr * sizeof(float));
     for (uint64_t c = nr; c < kNr; ++c) dst[c] = 0.0f;
-  }
-}
-
-void MicroKernelScalar(uint64_t kc, const float* ap, const float* bp, float* c, uint64_t ldc) {
-  for (uint64_t r = 0; r < kMr; ++r) {
-    for (uint64_t j = 0; j < kNr; ++j) {
-      float acc = c[r * ldc + j];
-      for (uint64_t p = 0; p < kc; ++p) acc = std::fma(ap[p * kMr + r], bp[p * kNr + j], acc);
-      c[r * ldc + j] = acc;
-    }
   }
 }
 
@@ -91,15 +84,6 @@ bool DetectAvx512() {
 #endif
 }
 
-using MicroKernel = void (*)(uint64_t, const float*, const float*, float*, uint64_t);
-
-MicroKernel SelectKernel() {
-#if defined(__x86_64__)
-  if (DetectAvx512()) return MicroKernelAvx512;
-#endif
-  return MicroKernelScalar;
-}
-
 // 64-byte aligned scratch per host thread.
 struct Scratch {
   std::vector<float> storage;
@@ -110,17 +94,11 @@ struct Scratch {
   }
 };
 
-}  // namespace
-
-bool GemmUsesAvx512() {
-  static const bool uses = DetectAvx512();
-  return uses;
-}
-
-void GemmAccumulate(uint64_t m, uint64_t n, uint64_t k, const float* a, uint64_t lda,
-                    const float* b, uint64_t ldb, float* c, uint64_t ldc) {
-  if (m == 0 || n == 0 || k == 0) return;
-  static const MicroKernel kernel = SelectKernel();
+#if defined(__x86_64__)
+// The blocked product with the AVX-512 micro-kernel: every element of C is a
+// chain of fused multiply-adds in k order.
+void BlockedAvx512(uint64_t m, uint64_t n, uint64_t k, const float* a, uint64_t lda,
+                   const float* b, uint64_t ldb, float* c, uint64_t ldc) {
   thread_local Scratch a_scratch, b_scratch;
   float edge[kMr * kNr] __attribute__((aligned(64)));
   for (uint64_t kk = 0; kk < k; kk += kKc) {
@@ -147,7 +125,7 @@ void GemmAccumulate(uint64_t m, uint64_t n, uint64_t k, const float* a, uint64_t
             const uint64_t mr = std::min(kMr, mc - ip * kMr);
             float* ct = c + (ii + ip * kMr) * ldc + jj + jp * kNr;
             if (mr == kMr && nr == kNr) {
-              kernel(kc, ap + ip * kMr * kc, bp + jp * kNr * kc, ct, ldc);
+              MicroKernelAvx512(kc, ap + ip * kMr * kc, bp + jp * kNr * kc, ct, ldc);
               continue;
             }
             // Edge tile: run on a padded copy, write back the valid part.
@@ -156,7 +134,7 @@ void GemmAccumulate(uint64_t m, uint64_t n, uint64_t k, const float* a, uint64_t
                 edge[r * kNr + j] = (r < mr && j < nr) ? ct[r * ldc + j] : 0.0f;
               }
             }
-            kernel(kc, ap + ip * kMr * kc, bp + jp * kNr * kc, edge, kNr);
+            MicroKernelAvx512(kc, ap + ip * kMr * kc, bp + jp * kNr * kc, edge, kNr);
             for (uint64_t r = 0; r < mr; ++r) {
               std::memcpy(ct + r * ldc, edge + r * kNr, nr * sizeof(float));
             }
@@ -166,5 +144,63 @@ void GemmAccumulate(uint64_t m, uint64_t n, uint64_t k, const float* a, uint64_t
     }
   }
 }
+#endif
+
+// OpenBLAS's thread count is process-wide: one thread, so that a call never
+// fans out behind the emulator's own workers (and never contends with
+// them). Set once, before the first product.
+void UseCallingThreadOnly() {
+  static std::once_flag once;
+  std::call_once(once, [] { openblas_set_num_threads(1); });
+}
+
+void OpenBlas(uint64_t m, uint64_t n, uint64_t k, const float* a, uint64_t lda, const float* b,
+              uint64_t ldb, float* c, uint64_t ldc) {
+  UseCallingThreadOnly();
+  // BLAS takes int sizes: every extent and stride here is a problem dim or a
+  // part of one, at most 2147483647 (validation's limit).
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(m), static_cast<int>(n),
+              static_cast<int>(k), 1.0f, a, static_cast<int>(lda), b, static_cast<int>(ldb), 1.0f,
+              c, static_cast<int>(ldc));
+}
+
+}  // namespace
+
+bool GemmHasAvx512() {
+  static const bool has = DetectAvx512();
+  return has;
+}
+
+GemmBackend DefaultGemmBackend() {
+  const char* forced = std::getenv("NPU_EMULATOR_GEMM");
+  if (forced != nullptr && std::strcmp(forced, "openblas") == 0) return GemmBackend::kOpenBlas;
+  return GemmHasAvx512() ? GemmBackend::kAvx512 : GemmBackend::kOpenBlas;
+}
+
+void GemmAccumulateWith(GemmBackend backend, uint64_t m, uint64_t n, uint64_t k, const float* a,
+                        uint64_t lda, const float* b, uint64_t ldb, float* c, uint64_t ldc) {
+  if (m == 0 || n == 0 || k == 0) return;
+#if defined(__x86_64__)
+  if (backend == GemmBackend::kAvx512 && GemmHasAvx512()) {
+    BlockedAvx512(m, n, k, a, lda, b, ldb, c, ldc);
+    return;
+  }
+#endif
+  OpenBlas(m, n, k, a, lda, b, ldb, c, ldc);
+}
+
+void GemmAccumulate(uint64_t m, uint64_t n, uint64_t k, const float* a, uint64_t lda,
+                    const float* b, uint64_t ldb, float* c, uint64_t ldc) {
+  static const GemmBackend backend = DefaultGemmBackend();
+  GemmAccumulateWith(backend, m, n, k, a, lda, b, ldb, c, ldc);
+}
+
+std::string GemmBackendName(GemmBackend backend) {
+  if (backend == GemmBackend::kAvx512 && GemmHasAvx512()) return "AVX-512 micro-kernel";
+  const char* core = openblas_get_corename();
+  return std::string("OpenBLAS ") + (core != nullptr ? core : "unknown");
+}
+
+std::string GemmBackendName() { return GemmBackendName(DefaultGemmBackend()); }
 
 }  // namespace npu::emu

@@ -5,14 +5,14 @@
 set -eu
 
 BUILD_PACKAGES="g++ cmake ninja-build pkg-config libgrpc++-dev libgrpc-dev protobuf-compiler-grpc \
-libprotobuf-dev protobuf-compiler libabsl-dev prometheus-cpp-dev nlohmann-json3-dev"
+libprotobuf-dev protobuf-compiler libabsl-dev prometheus-cpp-dev nlohmann-json3-dev libopenblas-dev"
 # Test tools: GoogleTest / Benchmark, grpc-proto (health.proto for clients), Python grpcio and
 # YAML for the end-to-end checks, a real Prometheus, docker-compose v1 to validate the compose
-# file without a daemon, h2load, BLAS for the emulator's reference benchmark,
+# file without a daemon, h2load,
 # clang with its libFuzzer runtime (scripts/fuzz.sh), openssl for the TLS test
 # certificates, Python protobuf for the fuzz seed and Execute bench scripts.
 TEST_PACKAGES="libgtest-dev libgmock-dev libbenchmark-dev grpc-proto python3 python3-grpcio \
-python3-yaml prometheus docker-compose nghttp2-client binutils curl libopenblas-dev libeigen3-dev \
+python3-yaml prometheus docker-compose nghttp2-client binutils curl \
 clang libclang-rt-14-dev openssl python3-protobuf"
 
 packages="$BUILD_PACKAGES"

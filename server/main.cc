@@ -29,6 +29,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "google/protobuf/stubs/logging.h"
+#include "emulator/emulator.h"
 #include "prometheus/exposer.h"
 #include "prometheus/registry.h"
 #include "server/metrics/service_metrics.h"
@@ -303,7 +304,8 @@ void LogServing(const TilingServer& server, const ServerOptions& options, int64_
       absl::StrCat("serving npu.tiling.v1.TilingService on ", server.address(), "; cache ",
                    cache_size, " decisions; max in-flight ", options.service.max_inflight, "; ",
                    options.service.execute.workers, " emulation workers, queue ",
-                   options.service.execute.max_queued));
+                   options.service.execute.max_queued, "; numerics on ",
+                   ::npu::emu::NumericsBackendName()));
 }
 
 // Waits for SIGTERM or SIGINT, then drains `server` for up to
