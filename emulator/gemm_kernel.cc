@@ -154,6 +154,22 @@ void UseCallingThreadOnly() {
   std::call_once(once, [] { openblas_set_num_threads(1); });
 }
 
+// Debian's OpenBLAS (the pthread build) starts its worker threads while the
+// library loads, before main(). Those threads would take process signals the
+// server's threads block and wait for (a SIGTERM meant for the drain would
+// kill the process instead), so they are stopped here, at static
+// initialisation, still single-threaded: the emulator never uses them, and
+// OpenBLAS starts them again only for a call with more than one thread,
+// from the calling thread (whose signal mask they then inherit).
+// blas_thread_shutdown_ is the exported function OpenBLAS itself runs
+// around fork().
+extern "C" int blas_thread_shutdown_(void);
+[[maybe_unused]] const bool kOpenBlasThreadsStopped = [] {
+  UseCallingThreadOnly();
+  blas_thread_shutdown_();
+  return true;
+}();
+
 void OpenBlas(uint64_t m, uint64_t n, uint64_t k, const float* a, uint64_t lda, const float* b,
               uint64_t ldb, float* c, uint64_t ldc) {
   UseCallingThreadOnly();
