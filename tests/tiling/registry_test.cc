@@ -226,19 +226,6 @@ TEST(StrategyRegistryTest, RefusesAChipOfAnotherArchitecture) {
   EXPECT_THAT(registry.Decide(Problem(1024, 1024, 1024), Chip950()), IsOk());
 }
 
-}  // namespace
-}  // namespace npu::tiling
-
-namespace npu::tiling {
-namespace {
-
-using ::npu::testing::Chip950;
-using ::npu::testing::IsOk;
-using ::npu::testing::Problem;
-using ::npu::testing::StatusIs;
-using ::testing::AllOf;
-using ::testing::HasSubstr;
-
 using ::npu::testing::Batched;
 
 // Problems on which CANN's own host tiling divides by zero (its process dies
