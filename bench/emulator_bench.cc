@@ -9,6 +9,7 @@
 // (OPENBLAS_CORETYPE=... overrides the kernel Debian's DYNAMIC_ARCH build picks
 // for both; the labels name it.)
 #include <benchmark/benchmark.h>
+#include <cblas.h>
 
 #include <cstdlib>
 #include <vector>
@@ -16,8 +17,6 @@
 #include "emulator/emulator.h"
 #include "emulator/gemm_kernel.h"
 #include "server/tiling/builtin_strategies.h"
-
-#include <cblas.h>
 
 namespace {
 

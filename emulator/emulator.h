@@ -20,8 +20,8 @@
 
 #include <atomic>
 #include <cstdint>
-#include <string>
 #include <optional>
+#include <string>
 
 #include "absl/status/statusor.h"
 #include "emulator/kernel_schedule.h"

@@ -97,8 +97,8 @@ struct Scratch {
 #if defined(__x86_64__)
 // The blocked product with the AVX-512 micro-kernel: every element of C is a
 // chain of fused multiply-adds in k order.
-void BlockedAvx512(uint64_t m, uint64_t n, uint64_t k, const float* a, uint64_t lda,
-                   const float* b, uint64_t ldb, float* c, uint64_t ldc) {
+void BlockedAvx512(uint64_t m, uint64_t n, uint64_t k, const float* a, uint64_t lda, const float* b,
+                   uint64_t ldb, float* c, uint64_t ldc) {
   thread_local Scratch a_scratch, b_scratch;
   float edge[kMr * kNr] __attribute__((aligned(64)));
   for (uint64_t kk = 0; kk < k; kk += kKc) {

@@ -1037,11 +1037,11 @@ void CubeSearch::NeitherKTransposedA() {
     p.k_a = p.a_times * l0_.k;
     return;
   }
-  int32_t per_k =
-      std::min(Quot(Quot(l1_ - bias, l0_.m * kFractalBytes * p.db_a + kC0 * l0_.n * kC0Bytes * p.db_b),
-                    l0_.k) *
-                   l0_.k,
-               core_.k);
+  int32_t per_k = std::min(
+      Quot(Quot(l1_ - bias, l0_.m * kFractalBytes * p.db_a + kC0 * l0_.n * kC0Bytes * p.db_b),
+           l0_.k) *
+          l0_.k,
+      core_.k);
   const int32_t bias_factor = has_bias_ ? p.n_b * l0_.n : 0;
   if (a_fp32_) {
     const int64_t a = p.m_a * l0_.m * Align32(per_k, ka) * p.db_a;

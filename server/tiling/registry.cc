@@ -181,8 +181,8 @@ absl::StatusOr<TilingDecision> StrategyRegistry::Decide(const MatmulProblem& pro
       const absl::StatusCode code = plan.status().code();
       if (IsCannFault(plan.status())) {
         // CANN's process dies here, so its walk ends here too.
-        absl::Status fault(code, absl::StrCat(std::string(strategy->name()), ": ",
-                                              plan.status().message()));
+        absl::Status fault(
+            code, absl::StrCat(std::string(strategy->name()), ": ", plan.status().message()));
         fault.SetPayload(kCannFaultPayload, absl::Cord(plan.status().message()));
         return fault;
       }
@@ -295,9 +295,9 @@ std::optional<PlanWarning> FindPlanOverflow(const TilingPlan& plan, const Matmul
   warning.buffer = std::string(CubeBufferName(overflow->buffer));
   warning.need_bytes = overflow->need_bytes;
   warning.have_bytes = overflow->have_bytes;
-  warning.message = absl::StrCat(warning.buffer, " overflows: ", OverflowFormula(*overflow, problem));
-  const bool l0_ab =
-      overflow->buffer == CubeBuffer::kL0a || overflow->buffer == CubeBuffer::kL0b;
+  warning.message =
+      absl::StrCat(warning.buffer, " overflows: ", OverflowFormula(*overflow, problem));
+  const bool l0_ab = overflow->buffer == CubeBuffer::kL0a || overflow->buffer == CubeBuffer::kL0b;
   if (l0_ab) {
     // L0A and L0B hold two blocks (ping and pong), each in a fixed half.
     const uint64_t one_block = overflow->need_bytes / 2;
@@ -319,9 +319,9 @@ absl::Status CheckPlanFits(const TilingPlan& plan, const MatmulProblem& problem,
   if (!overflow.has_value()) return absl::OkStatus();
   // CANN's heuristics are tuned for real Ascend buffers; a plan that does
   // not fit means the configured platform cannot run this problem.
-  return absl::FailedPreconditionError(absl::StrCat("plan of ", plan.strategy,
-                                                    " does not fit the platform: ",
-                                                    OverflowFormula(*overflow, problem)));
+  return absl::FailedPreconditionError(
+      absl::StrCat("plan of ", plan.strategy,
+                   " does not fit the platform: ", OverflowFormula(*overflow, problem)));
 }
 
 }  // namespace npu::tiling

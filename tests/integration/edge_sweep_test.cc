@@ -83,7 +83,7 @@ const std::vector<pb::DataType>& Dtypes() {
 
 const std::vector<pb::FusedOp>& Epilogues() {
   static const auto* ops = new std::vector<pb::FusedOp>{
-      pb::FUSED_OP_UNSPECIFIED, pb::FUSED_OP_RELU,      pb::FUSED_OP_ADD,      pb::FUSED_OP_MUL,
+      pb::FUSED_OP_UNSPECIFIED, pb::FUSED_OP_RELU,      pb::FUSED_OP_ADD,     pb::FUSED_OP_MUL,
       pb::FUSED_OP_GELU_ERF,    pb::FUSED_OP_GELU_TANH, pb::FUSED_OP_16CAST32};
   return *ops;
 }

@@ -461,8 +461,8 @@ TEST_F(ExecutePipelineTest, ExplicitTilingOnAnotherArchitectureIsFailedPrecondit
 // CANN's plan that overflows a buffer (GetTiling answers it with a warning)
 // is a hazard Execute names instead of running it.
 TEST_F(ExecutePipelineTest, CannPlanThatOverflowsABufferIsAHazard) {
-  tl::MatmulProblem problem = ::npu::testing::Batched(1, 200, 64, {5, 256, 8}, {5, 1, 8},
-                                                      tl::DataType::kFloat32);
+  tl::MatmulProblem problem =
+      ::npu::testing::Batched(1, 200, 64, {5, 256, 8}, {5, 1, 8}, tl::DataType::kFloat32);
   problem.trans_b = true;
   absl::StatusOr<tl::TilingDecision> decision = DecideBuiltin(problem);
   ASSERT_THAT(decision, IsOk());

@@ -64,8 +64,7 @@ TEST(ServiceMetricsTest, LabelsNeverCarryShapes) {
   metrics.ExecuteRan(0.5);
   metrics.ExecutePredicted(0.8);
   const std::set<std::string> allowed = {"grpc_type", "grpc_service", "grpc_method", "grpc_code",
-                                         "strategy",  "result",       "le",
-                                         "buffer"};
+                                         "strategy",  "result",       "le",          "buffer"};
   for (const auto& family : metrics.Collect()) {
     for (const auto& metric : family.metric) {
       for (const auto& label : metric.label) {

@@ -5,6 +5,7 @@
 #ifndef NPU_TESTS_TESTING_GOLDEN_CASES_H_
 #define NPU_TESTS_TESTING_GOLDEN_CASES_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <fstream>
 #include <map>
@@ -12,7 +13,6 @@
 #include <optional>
 #include <ostream>
 #include <sstream>
-#include <algorithm>
 #include <string>
 #include <vector>
 

@@ -304,7 +304,6 @@ TEST(CannFaultTest, LongKSweepNeverFaults) {
   EXPECT_GT(faults, 0);  // the sweep reaches the wrap
 }
 
-
 // CANN's unit test expects this ITER_BATCH_BROADCAST_BASICAPI plan on the
 // stock 950PR (key 0x742, block dim 32), although its one-batch L0B blocks
 // fit only single-buffered: the answer is CANN's plan with a warning.
@@ -321,9 +320,8 @@ TEST(PlanWarningTest, CannPlanThatOverflowsL0BIsAnsweredWithAWarning) {
   EXPECT_EQ(plan.warnings[0].buffer, "L0B");
   EXPECT_EQ(plan.warnings[0].need_bytes, 106496u);
   EXPECT_EQ(plan.warnings[0].have_bytes, 65536u);
-  EXPECT_THAT(plan.warnings[0].message,
-              AllOf(HasSubstr("baseN*baseK*4*2=106496 > l0b_bytes=65536"),
-                    HasSubstr("double buffering runs past the buffer")));
+  EXPECT_THAT(plan.warnings[0].message, AllOf(HasSubstr("baseN*baseK*4*2=106496 > l0b_bytes=65536"),
+                                              HasSubstr("double buffering runs past the buffer")));
   // The same plan fails the strict check the advisor applies to its own plans.
   EXPECT_THAT(CheckPlanFits(plan, p, Chip950()),
               StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("l0b_bytes=65536")));
