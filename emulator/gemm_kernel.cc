@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
-#include <mutex>
 #include <vector>
 
 #include "server/tiling/int_math.h"
@@ -146,33 +145,27 @@ void BlockedAvx512(uint64_t m, uint64_t n, uint64_t k, const float* a, uint64_t 
 }
 #endif
 
-// OpenBLAS's thread count is process-wide: one thread, so that a call never
-// fans out behind the emulator's own workers (and never contends with
-// them). Set once, before the first product.
-void UseCallingThreadOnly() {
-  static std::once_flag once;
-  std::call_once(once, [] { openblas_set_num_threads(1); });
-}
-
-// Debian's OpenBLAS (the pthread build) starts its worker threads while the
-// library loads, before main(). Those threads would take process signals the
-// server's threads block and wait for (a SIGTERM meant for the drain would
-// kill the process instead), so they are stopped here, at static
-// initialisation, still single-threaded: the emulator never uses them, and
-// OpenBLAS starts them again only for a call with more than one thread,
-// from the calling thread (whose signal mask they then inherit).
-// blas_thread_shutdown_ is the exported function OpenBLAS itself runs
-// around fork().
+// OpenBLAS's thread count is process-wide, and Debian's OpenBLAS (the
+// pthread build) starts its worker threads while the library loads, before
+// main(). Both are settled here, at static initialisation, still
+// single-threaded:
+// - one thread, so that a call runs on the calling emulator worker only
+//   and never fans out behind (or contends with) the other workers;
+// - the loader-started threads stopped: they would take process signals
+//   the server's threads block and wait for (a SIGTERM meant for the drain
+//   would kill the process instead). OpenBLAS starts them again only for a
+//   call with more than one thread, from the calling thread, whose signal
+//   mask they then inherit. blas_thread_shutdown_ is the exported function
+//   OpenBLAS itself runs around fork().
 extern "C" int blas_thread_shutdown_(void);
-[[maybe_unused]] const bool kOpenBlasThreadsStopped = [] {
-  UseCallingThreadOnly();
+[[maybe_unused]] const bool kOpenBlasOnCallingThread = [] {
+  openblas_set_num_threads(1);
   blas_thread_shutdown_();
   return true;
 }();
 
 void OpenBlas(uint64_t m, uint64_t n, uint64_t k, const float* a, uint64_t lda, const float* b,
               uint64_t ldb, float* c, uint64_t ldc) {
-  UseCallingThreadOnly();
   // BLAS takes int sizes: every extent and stride here is a problem dim or a
   // part of one, at most 2147483647 (validation's limit).
   cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(m), static_cast<int>(n),

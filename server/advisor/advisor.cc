@@ -12,6 +12,7 @@
 #include "server/advisor/variant_search.h"
 #include "server/advisor/variants.h"
 #include "server/tiling/builtin_strategies.h"
+#include "server/tiling/registry.h"
 #include "server/tiling/status_macros.h"
 #include "server/tiling/strategy_id.h"
 
@@ -99,14 +100,10 @@ namespace {
 
 // CANN's choice: always timed, it is the baseline of every speed-up.
 absl::StatusOr<Timing> AddCannChoice(Session& session, const TilingPlan& cann_plan) {
-  if (!cann_plan.warnings.empty()) {
-    // The baseline cannot be timed: the kernel would run past a buffer.
-    return absl::FailedPreconditionError(
-        absl::StrCat("hazard: CANN's ", cann_plan.strategy, " plan does not fit this chip (",
-                     cann_plan.warnings.front().message,
-                     "), so there is no baseline to rank against; GetTiling in CANN_COMPATIBLE "
-                     "mode gives the plan with this warning"));
-  }
+  // The baseline cannot be timed when the kernel would run past a buffer.
+  RETURN_IF_ERROR(PlanHazard(cann_plan,
+                             ", so there is no baseline to rank against; GetTiling in "
+                             "CANN_COMPATIBLE mode gives the plan with this warning"));
   absl::StatusOr<Timing> timing = session.Time(cann_plan, false);
   if (!timing.ok()) {
     return absl::Status(

@@ -21,6 +21,7 @@
 #include "server/service/status_mapping.h"
 #include "server/service/validate.h"
 #include "server/tiling/int_math.h"
+#include "server/tiling/registry.h"
 #include "server/tiling/status_macros.h"
 #include "server/tiling/tiling_data.h"
 #include "server/tiling/validate.h"
@@ -493,13 +494,11 @@ absl::StatusOr<PreparedExecute> PrepareExecute(const pb::ExecuteRequest& request
 
   ASSIGN_OR_RETURN(tl::TilingDecision decision, TilingFor(request, registry, prepared));
   prepared.explicit_tiling = request.has_tiling();
-  if (!prepared.explicit_tiling && !decision.plan.warnings.empty()) {
+  if (!prepared.explicit_tiling) {
     // CANN's plan overflows a buffer of this chip (GetTiling answers it with
     // a warning): the kernel would run past the buffer, so nothing is run.
-    return absl::FailedPreconditionError(
-        absl::StrCat("hazard: CANN's ", decision.plan.strategy, " plan does not fit this chip (",
-                     decision.plan.warnings.front().message,
-                     "); the emulator does not run a kernel past a buffer"));
+    RETURN_IF_ERROR(
+        tl::PlanHazard(decision.plan, "; the emulator does not run a kernel past a buffer"));
   }
   RETURN_IF_ERROR(
       UnderField(CheckEmulationWork(decision.plan, prepared.problem, options.max_simulated_ops),

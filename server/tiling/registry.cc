@@ -312,6 +312,14 @@ std::optional<PlanWarning> FindPlanOverflow(const TilingPlan& plan, const Matmul
   return warning;
 }
 
+absl::Status PlanHazard(const TilingPlan& plan, std::string_view consequence) {
+  if (plan.warnings.empty()) return absl::OkStatus();
+  return absl::FailedPreconditionError(absl::StrCat("hazard: CANN's ", plan.strategy,
+                                                    " plan does not fit this chip (",
+                                                    plan.warnings.front().message, ")",
+                                                    std::string(consequence)));
+}
+
 absl::Status CheckPlanFits(const TilingPlan& plan, const MatmulProblem& problem,
                            const ChipSpec& chip) {
   RETURN_IF_ERROR(CheckPlanShape(plan, chip));

@@ -88,6 +88,11 @@ absl::Status CheckPlanShape(const TilingPlan& plan, const ChipSpec& chip);
 std::optional<PlanWarning> FindPlanOverflow(const TilingPlan& plan, const MatmulProblem& problem,
                                             const ChipSpec& chip);
 
+// FAILED_PRECONDITION "hazard: CANN's <strategy> plan does not fit this chip
+// (<first warning>)<consequence>" for a plan with warnings, which nothing
+// may run; OK for a plan without.
+absl::Status PlanHazard(const TilingPlan& plan, std::string_view consequence);
+
 }  // namespace npu::tiling
 
 #endif  // NPU_SERVER_TILING_REGISTRY_H_

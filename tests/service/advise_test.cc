@@ -486,5 +486,32 @@ TEST(AdviseTest, CallsMoveTheAdviseMetrics) {
   EXPECT_EQ(server.Metric("npu_inflight_requests"), 0);
 }
 
+// CANN's plan that overflows a buffer cannot be timed as the baseline: ADVISE
+// names the hazard, and CANN_COMPATIBLE still answers the plan with its
+// warning.
+TEST(AdviseTest, CannPlanThatOverflowsABufferIsAHazard) {
+  TestServer server;
+  pb::TilingRequest request;
+  pb::MatmulProblem* p = request.mutable_problem();
+  p->set_op(pb::OPERATOR_BATCH_MATMUL_V3);
+  p->set_m(1);
+  p->set_n(200);
+  p->set_k(64);
+  p->set_dtype_a(pb::DATA_TYPE_FLOAT32);
+  p->set_dtype_b(pb::DATA_TYPE_FLOAT32);
+  p->set_dtype_c(pb::DATA_TYPE_FLOAT32);
+  p->set_trans_b(true);
+  for (int64_t d : {5, 256, 8}) p->add_batch_a(d);
+  for (int64_t d : {5, 1, 8}) p->add_batch_b(d);
+  pb::TilingResponse response;
+  ASSERT_TRUE(Call(server, request, &response).ok());
+  EXPECT_EQ(response.warnings_size(), 1);
+  request.set_mode(pb::TILING_MODE_ADVISE);
+  const grpc::Status status = Call(server, request, &response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_THAT(status.error_message(),
+              HasSubstr("hazard: CANN's ITER_BATCH_BROADCAST_BASICAPI plan does not fit"));
+}
+
 }  // namespace
 }  // namespace npu::server

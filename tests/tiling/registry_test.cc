@@ -322,9 +322,15 @@ TEST(PlanWarningTest, CannPlanThatOverflowsL0BIsAnsweredWithAWarning) {
   EXPECT_EQ(plan.warnings[0].have_bytes, 65536u);
   EXPECT_THAT(plan.warnings[0].message, AllOf(HasSubstr("baseN*baseK*4*2=106496 > l0b_bytes=65536"),
                                               HasSubstr("double buffering runs past the buffer")));
-  // The same plan fails the strict check the advisor applies to its own plans.
+  // The same plan fails the strict check the advisor applies to its own plans,
+  // and is a hazard nothing may run.
   EXPECT_THAT(CheckPlanFits(plan, p, Chip950()),
               StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("l0b_bytes=65536")));
+  EXPECT_THAT(PlanHazard(plan, "; not run"),
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       AllOf(HasSubstr("hazard: CANN's ITER_BATCH_BROADCAST_BASICAPI plan does "
+                                       "not fit this chip (L0B overflows: "),
+                             HasSubstr("); not run"))));
 }
 
 TEST(PlanWarningTest, PlansThatFitCarryNoWarning) {
@@ -332,6 +338,7 @@ TEST(PlanWarningTest, PlansThatFitCarryNoWarning) {
       MakeBuiltinRegistry().Decide(Problem(4096, 1280, 8192), Chip950());
   ASSERT_THAT(decision, IsOk());
   EXPECT_TRUE(decision->plan.warnings.empty());
+  EXPECT_THAT(PlanHazard(decision->plan, ""), IsOk());
 }
 
 TEST(PlanWarningTest, SmallCustomL0BGivesCannsMatMulV3PlanWithAWarning) {
