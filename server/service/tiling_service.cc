@@ -40,8 +40,7 @@ TilingService::TilingService(const tl::StrategyRegistry& registry, ServiceMetric
       execute_(registry, metrics, options.execute) {
   // Every operator's strategies, so that each series exists (at zero) from
   // the first scrape.
-  for (tl::MatmulOp op :
-       {tl::MatmulOp::kMatMulV3, tl::MatmulOp::kBatchMatMulV3, tl::MatmulOp::kFusedMatMul}) {
+  for (tl::MatmulOp op : tl::kAllMatmulOps) {
     metrics_.AddStrategies(registry.Names(op));
   }
 }

@@ -23,11 +23,12 @@ namespace npu::tiling {
 
 void RegisterBuiltinStrategies(StrategyRegistry& registry) {
   // List order is priority (CANN's DAV_3510 order).
-  absl::Status status = registry.Add(std::make_unique<ZeroKStrategy>());
-  status.Update(registry.Add(std::make_unique<VectorMulStrategy>()));
-  status.Update(registry.Add(std::make_unique<VectorMultiMulStrategy>()));
-  status.Update(registry.Add(std::make_unique<StreamKStrategy>()));
-  status.Update(registry.Add(std::make_unique<SwizzledDataParallelStrategy>()));  // fallback
+  constexpr MatmulOp kMm = MatmulOp::kMatMulV3;
+  absl::Status status = registry.Add(std::make_unique<ZeroKStrategy>(), kMm);
+  status.Update(registry.Add(std::make_unique<VectorMulStrategy>(), kMm));
+  status.Update(registry.Add(std::make_unique<VectorMultiMulStrategy>(), kMm));
+  status.Update(registry.Add(std::make_unique<StreamKStrategy>(), kMm));
+  status.Update(registry.Add(std::make_unique<SwizzledDataParallelStrategy>(), kMm));  // fallback
 
   // BatchMatMulV3, CANN's DAV_3510 order
   // (matmul/batch_mat_mul_v3/op_host/op_tiling/arch35/batch_matmul_v3_tiling_strategy.h).

@@ -55,20 +55,19 @@ class StrategyRegistry {
  public:
   // Appends `strategy` to `op`'s list at the lowest priority so far;
   // kAlreadyExists when that list has a strategy of the same name.
-  absl::Status Add(std::unique_ptr<Strategy> strategy, MatmulOp op = MatmulOp::kMatMulV3);
+  absl::Status Add(std::unique_ptr<Strategy> strategy, MatmulOp op);
 
   // Names of `op`'s strategies in priority order.
-  std::vector<std::string> Names(MatmulOp op = MatmulOp::kMatMulV3) const;
+  std::vector<std::string> Names(MatmulOp op) const;
 
   absl::StatusOr<TilingDecision> Decide(const MatmulProblem& problem, const ChipSpec& chip,
                                         const DecideOptions& options = {}) const;
 
  private:
-  static constexpr int kOpCount = 3;
   const std::vector<std::unique_ptr<Strategy>>& ListOf(MatmulOp op) const {
     return strategies_[static_cast<int>(op)];
   }
-  std::vector<std::unique_ptr<Strategy>> strategies_[kOpCount];
+  std::vector<std::unique_ptr<Strategy>> strategies_[kMatmulOpCount];
 };
 
 // Checks that a plan respects the chip: block dim within the cores,

@@ -329,7 +329,7 @@ std::string_view MatmulOpName(MatmulOp op) {
 }
 
 absl::StatusOr<MatmulOp> ParseMatmulOp(std::string_view name) {
-  for (MatmulOp op : {MatmulOp::kMatMulV3, MatmulOp::kBatchMatMulV3, MatmulOp::kFusedMatMul}) {
+  for (MatmulOp op : kAllMatmulOps) {
     if (name == MatmulOpName(op)) return op;
   }
   if (name == "matmul_v3" || name == "mat_mul_v3") return MatmulOp::kMatMulV3;

@@ -59,6 +59,10 @@ enum class MatmulOp : uint8_t {
   kBatchMatMulV3 = 1,  // batched A and B with NumPy broadcast of the batch dims
   kFusedMatMul = 2,    // a matmul and its epilogue (FusedOp)
 };
+// Every operator, in enum order (an index of per-operator tables).
+inline constexpr MatmulOp kAllMatmulOps[] = {MatmulOp::kMatMulV3, MatmulOp::kBatchMatMulV3,
+                                             MatmulOp::kFusedMatMul};
+inline constexpr int kMatmulOpCount = static_cast<int>(sizeof(kAllMatmulOps) / sizeof(MatmulOp));
 // CANN's op type names: "MatMulV3", "BatchMatMulV3", "FusedMatMul".
 std::string_view MatmulOpName(MatmulOp op);
 // Accepts CANN's names and the wire spellings "matmul_v3",

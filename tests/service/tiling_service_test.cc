@@ -272,7 +272,7 @@ class BrokenStrategy : public npu::tiling::Strategy {
 
 TEST(GetTilingTest, EngineBugIsInternal) {
   npu::tiling::StrategyRegistry broken;
-  ASSERT_TRUE(broken.Add(std::make_unique<BrokenStrategy>()).ok());
+  ASSERT_TRUE(broken.Add(std::make_unique<BrokenStrategy>(), tl::MatmulOp::kMatMulV3).ok());
   TestServer server(LoopbackOptions(), &broken);
   pb::TilingResponse response;
   grpc::Status status = Call(server, StreamKRequest(), &response);
@@ -550,8 +550,7 @@ TEST(MetricsTest, EveryStrategyOfEveryOperatorHasAZeroSeriesFromTheStart) {
   TestServer server;
   const tl::StrategyRegistry registry = tl::MakeBuiltinRegistry();
   size_t strategies = 0;
-  for (tl::MatmulOp op :
-       {tl::MatmulOp::kMatMulV3, tl::MatmulOp::kBatchMatMulV3, tl::MatmulOp::kFusedMatMul}) {
+  for (tl::MatmulOp op : tl::kAllMatmulOps) {
     for (const std::string& name : registry.Names(op)) {
       EXPECT_EQ(server.Metric("npu_tiling_decisions_total", {{"strategy", name}}), 0) << name;
       ++strategies;

@@ -29,7 +29,7 @@ void CheckInvariants(const MatmulProblem& p, const ChipSpec& chip, const TilingD
                << " aic=" << chip.aic_num << " aiv=" << chip.aiv_num << " -> " << plan.strategy
                << " key=" << plan.key.Encode());
   // Trace: every strategy before the chosen one was not capable.
-  const std::vector<std::string> names = MakeBuiltinRegistry().Names();
+  const std::vector<std::string> names = MakeBuiltinRegistry().Names(MatmulOp::kMatMulV3);
   ASSERT_FALSE(d.trace.empty());
   ASSERT_LE(d.trace.size(), names.size());
   for (size_t i = 0; i < d.trace.size(); ++i) {

@@ -27,14 +27,16 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
 TEST(StrategyRegistryTest, BuiltinOrderIsCannPriority) {
-  EXPECT_THAT(MakeBuiltinRegistry().Names(), ElementsAre("K_EQUAL_ZERO", "TO_MUL", "TO_MULTI_MUL",
-                                                         "BASIC_STREAM_K", "BASIC_ASWT"));
+  EXPECT_THAT(
+      MakeBuiltinRegistry().Names(MatmulOp::kMatMulV3),
+      ElementsAre("K_EQUAL_ZERO", "TO_MUL", "TO_MULTI_MUL", "BASIC_STREAM_K", "BASIC_ASWT"));
 }
 
 TEST(StrategyRegistryTest, DuplicateNameIsRejected) {
   StrategyRegistry registry;
-  EXPECT_THAT(registry.Add(std::make_unique<SwizzledDataParallelStrategy>()), IsOk());
-  EXPECT_THAT(registry.Add(std::make_unique<SwizzledDataParallelStrategy>()),
+  EXPECT_THAT(registry.Add(std::make_unique<SwizzledDataParallelStrategy>(), MatmulOp::kMatMulV3),
+              IsOk());
+  EXPECT_THAT(registry.Add(std::make_unique<SwizzledDataParallelStrategy>(), MatmulOp::kMatMulV3),
               StatusIs(absl::StatusCode::kAlreadyExists, HasSubstr("BASIC_ASWT")));
 }
 
@@ -152,7 +154,7 @@ TEST(StrategyRegistryTest, WithoutTextsOrChecksThePlanIsTheSame) {
     }
   }
   // The sweep reaches every built-in strategy.
-  EXPECT_EQ(strategies.size(), registry.Names().size());
+  EXPECT_EQ(strategies.size(), registry.Names(MatmulOp::kMatMulV3).size());
 }
 
 TEST(StrategyRegistryTest, ForcedStrategyExplainsEvenWithoutTexts) {

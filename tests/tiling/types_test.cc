@@ -98,7 +98,7 @@ TEST(TilingKeyTest, FusedDecodeInvertsEncode) {
 }
 
 TEST(MatmulOpTest, NamesParseBack) {
-  for (MatmulOp op : {MatmulOp::kMatMulV3, MatmulOp::kBatchMatMulV3, MatmulOp::kFusedMatMul}) {
+  for (MatmulOp op : kAllMatmulOps) {
     EXPECT_THAT(ParseMatmulOp(MatmulOpName(op)), IsOk());
     EXPECT_EQ(*ParseMatmulOp(MatmulOpName(op)), op);
   }
