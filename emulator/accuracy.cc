@@ -133,29 +133,23 @@ constexpr double kGeluLipschitz = 1.13;
 // relative) is added by the caller.
 double FusedReference(const RowCheck& check, double ref, double x3, double& mm_bound) {
   switch (check.fused_op) {
-    case tiling::FusedOp::kNone:
-    case tiling::FusedOp::kCast16To32:
-      return ref;
-    case tiling::FusedOp::kRelu:
-      return ref > 0 ? ref : (ref == ref ? 0.0 : ref);
     case tiling::FusedOp::kAdd:
-    case tiling::FusedOp::kMul: {
+    case tiling::FusedOp::kMul:
       // High performance (inner_precise 1) casts the matmul to C's type
       // first: one more rounding of it.
       if (check.inner_precise == 1) mm_bound += check.u_out * std::fabs(ref);
-      if (check.fused_op == tiling::FusedOp::kAdd) return ref + x3;
-      mm_bound *= std::fabs(x3);
-      return ref * x3;
-    }
+      if (check.fused_op == tiling::FusedOp::kMul) mm_bound *= std::fabs(x3);
+      break;
     case tiling::FusedOp::kGeluErf:
-      mm_bound *= kGeluLipschitz;
-      return 0.5 * ref * (1.0 + std::erf(ref / std::sqrt(2.0)));
     case tiling::FusedOp::kGeluTanh:
       mm_bound *= kGeluLipschitz;
-      return 0.5 * ref *
-             (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (ref + 0.044715 * ref * ref * ref)));
+      break;
+    case tiling::FusedOp::kNone:
+    case tiling::FusedOp::kCast16To32:
+    case tiling::FusedOp::kRelu:
+      break;
   }
-  return ref;
+  return EpilogueFp64(check.fused_op, ref, x3);
 }
 
 // Row i of C against the fp64 reference and its error bound.
@@ -242,6 +236,25 @@ AccuracyReport MergeRows(const std::vector<RowSummary>& rows, uint64_t n, double
 }
 
 }  // namespace
+
+double EpilogueFp64(tiling::FusedOp op, double mm, double x3) {
+  switch (op) {
+    case tiling::FusedOp::kNone:
+    case tiling::FusedOp::kCast16To32:
+      return mm;
+    case tiling::FusedOp::kRelu:
+      return mm > 0 ? mm : (mm == mm ? 0.0 : mm);  // NaN stays NaN
+    case tiling::FusedOp::kAdd:
+      return mm + x3;
+    case tiling::FusedOp::kMul:
+      return mm * x3;
+    case tiling::FusedOp::kGeluErf:
+      return 0.5 * mm * (1.0 + std::erf(mm / std::sqrt(2.0)));
+    case tiling::FusedOp::kGeluTanh:
+      return 0.5 * mm * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (mm + 0.044715 * mm * mm * mm)));
+  }
+  return mm;
+}
 
 double UnitRoundoff(DataType dtype) {
   switch (dtype) {

@@ -31,6 +31,11 @@ namespace npu::emu {
 
 // Unit roundoff (half an ulp of 1) of `dtype`: 2^-11, 2^-8 or 2^-24.
 double UnitRoundoff(tiling::DataType dtype);
+// FusedMatMul's epilogue `op` applied in fp64 to the matmul's value `mm` (x3
+// is read by add and mul only): the one fp64 definition that the reference
+// (ReferenceMatmul) and the accuracy check share.
+double EpilogueFp64(tiling::FusedOp op, double mm, double x3);
+
 // The fp32 accumulation's unit roundoff used in the bound.
 inline constexpr double kAccumulationUnitRoundoff = 1.0 / 16777216.0;  // 2^-24
 

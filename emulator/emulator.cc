@@ -4,6 +4,7 @@
 #include <random>
 
 #include "absl/strings/str_cat.h"
+#include "emulator/accuracy.h"
 #include "emulator/buffers.h"
 #include "emulator/gemm_kernel.h"
 #include "emulator/l2_traffic.h"
@@ -92,16 +93,12 @@ std::vector<int64_t> BatchDimsC(const MatmulProblem& p) {
 
 }  // namespace
 
-bool FusedOpReadsX3(tiling::FusedOp op) {
-  return op == tiling::FusedOp::kAdd || op == tiling::FusedOp::kMul;
-}
-
 OperandShapes ShapesOf(const MatmulProblem& p) {
   OperandShapes shapes;
   shapes.a = Prefixed(p.batch_a, ShapeA(p));
   shapes.b = Prefixed(p.batch_b, ShapeB(p));
   if (p.has_bias) shapes.bias = Prefixed(p.batch_bias, {p.n});
-  if (p.op == tiling::MatmulOp::kFusedMatMul && FusedOpReadsX3(p.fused_op)) {
+  if (p.op == tiling::MatmulOp::kFusedMatMul && tiling::TraitsOf(p.fused_op).reads_x3) {
     shapes.x3 = p.x3_shape.empty() ? Shape2(p.m, p.n) : p.x3_shape;
   }
   shapes.c = Prefixed(BatchDimsC(p), Shape2(p.m, p.n));
@@ -131,7 +128,7 @@ absl::Status CheckProblem(const MatmulProblem& problem, const tiling::ChipSpec& 
         "(a_batch_interleaved / b_batch_interleaved)");
   }
   RETURN_IF_ERROR(tiling::BatchWalkOf(problem).status());
-  if (problem.op == tiling::MatmulOp::kFusedMatMul && FusedOpReadsX3(problem.fused_op)) {
+  if (problem.op == tiling::MatmulOp::kFusedMatMul && tiling::TraitsOf(problem.fused_op).reads_x3) {
     const std::vector<int64_t>& x3 = problem.x3_shape;
     const uint64_t batch_c = tiling::BatchProduct(BatchDimsC(problem));
     const bool ok_2d = x3.empty() || (x3.size() == 2 && x3[0] == problem.m && x3[1] == problem.n);
@@ -323,25 +320,12 @@ namespace {
 // fp64 FusedMatMul epilogue of the reference (inner_precise's intermediate
 // cast included, it is part of the op's definition).
 double ReferenceFusedOp(const MatmulProblem& p, double value, double x3) {
-  switch (p.fused_op) {
-    case tiling::FusedOp::kNone:
-    case tiling::FusedOp::kCast16To32:
-      return value;
-    case tiling::FusedOp::kRelu:
-      return value > 0 ? value : (value == value ? 0.0 : value);
-    case tiling::FusedOp::kAdd:
-    case tiling::FusedOp::kMul: {
-      const double mm =
-          p.inner_precise == 1 ? RoundTo(p.dtype_c, static_cast<float>(value)) : value;
-      return p.fused_op == tiling::FusedOp::kAdd ? mm + x3 : mm * x3;
-    }
-    case tiling::FusedOp::kGeluErf:
-      return 0.5 * value * (1.0 + std::erf(value / std::sqrt(2.0)));
-    case tiling::FusedOp::kGeluTanh:
-      return 0.5 * value *
-             (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (value + 0.044715 * value * value * value)));
-  }
-  return value;
+  // High performance (inner_precise 1) casts the matmul to C's type before
+  // x3 applies.
+  const double mm = tiling::TraitsOf(p.fused_op).reads_x3 && p.inner_precise == 1
+                        ? RoundTo(p.dtype_c, static_cast<float>(value))
+                        : value;
+  return EpilogueFp64(p.fused_op, mm, x3);
 }
 
 // Index of the batch of an operand with batch dims `dims` that C batch
@@ -371,7 +355,7 @@ std::vector<double> ReferenceMatmul(const MatmulProblem& problem, const Tensors&
   const bool fused = problem.op == tiling::MatmulOp::kFusedMatMul;
   std::vector<double> x3;
   uint64_t x3_batches = 1;
-  if (fused && FusedOpReadsX3(problem.fused_op) && inputs.x3.has_value()) {
+  if (fused && tiling::TraitsOf(problem.fused_op).reads_x3 && inputs.x3.has_value()) {
     for (float v : inputs.x3->ToFloats()) x3.push_back(v);
     x3_batches = x3.size() / (m * n);
   }

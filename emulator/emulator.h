@@ -119,9 +119,6 @@ std::string NumericsBackendName();
 // over the batches when it has none).
 std::vector<double> ReferenceMatmul(const tiling::MatmulProblem& problem, const Tensors& inputs);
 
-// Whether FusedMatMul's `op` reads x3 (add, mul).
-bool FusedOpReadsX3(tiling::FusedOp op);
-
 }  // namespace npu::emu
 
 #endif  // NPU_EMULATOR_EMULATOR_H_

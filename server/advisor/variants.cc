@@ -261,10 +261,7 @@ Offer BatchBlockPlan(const MatmulProblem& problem, const tiling::ChipSpec& chip,
                                                                    : tiling::BatchModel::kForBatch);
   plan.key.fused_op = problem.fused_op;
   plan.key.inner_precise = static_cast<uint8_t>(problem.inner_precise);
-  const bool aiv_epilogue = fused && (problem.fused_op == tiling::FusedOp::kAdd ||
-                                      problem.fused_op == tiling::FusedOp::kMul ||
-                                      problem.fused_op == tiling::FusedOp::kGeluErf ||
-                                      problem.fused_op == tiling::FusedOp::kGeluTanh);
+  const bool aiv_epilogue = fused && tiling::TraitsOf(problem.fused_op).on_vector_cores;
   if (aiv_epilogue) plan.kernel_type = tiling::KernelType::kMixed1To2;
   absl::StrAppend(&offer.reason, ", ", batches, " batch", batches == 1 ? "" : "es");
   return offer;

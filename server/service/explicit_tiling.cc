@@ -56,9 +56,7 @@ tl::KernelType KernelTypeOf(const tl::TilingKey& key) {
     return tl::KernelType::kAivOnly;
   }
   const bool aiv_epilogue =
-      key.layout == tl::KeyLayout::kFused &&
-      (key.fused_op == tl::FusedOp::kAdd || key.fused_op == tl::FusedOp::kMul ||
-       key.fused_op == tl::FusedOp::kGeluErf || key.fused_op == tl::FusedOp::kGeluTanh);
+      key.layout == tl::KeyLayout::kFused && tl::TraitsOf(key.fused_op).on_vector_cores;
   if (IsStreamKModel(key.model) || key.l0c2out != tl::L0cToOut::kOnTheFly || aiv_epilogue) {
     return tl::KernelType::kMixed1To2;
   }

@@ -80,6 +80,31 @@ enum class FusedOp : uint8_t {
   kRelu = 5,        // max(C, 0)
   kCast16To32 = 6,  // 16-bit inputs, float32 output
 };
+// What an epilogue is, as the strategies, validation, the kernel type, the
+// advisor and the emulator read it: the one table of those facts (CANN's
+// fused_matmul_builtin_tiling.cpp and fused_mat_mul_tilingkey.h).
+struct EpilogueTraits {
+  bool reads_x3 = false;         // ADD, MUL: a second operand x3 of C's shape
+  bool gelu = false;             // GELU_ERF, GELU_TANH: 2-D float16 / bfloat16 only, no bias
+  bool on_vector_cores = false;  // the AIVs apply it, so the kernel is mixed (MIX_AIC_1_2)
+  bool batched = false;          // the batched strategies (..._INHERITED_FROM_BMMV3) take it
+};
+constexpr EpilogueTraits TraitsOf(FusedOp op) {
+  switch (op) {
+    case FusedOp::kNone:
+    case FusedOp::kRelu:
+      return {false, false, false, true};
+    case FusedOp::kAdd:
+    case FusedOp::kMul:
+      return {true, false, true, true};
+    case FusedOp::kGeluErf:
+    case FusedOp::kGeluTanh:
+      return {false, true, true, false};
+    case FusedOp::kCast16To32:
+      return {false, false, false, false};
+  }
+  return {};
+}
 // CANN's attribute values: "", "add", "mul", "gelu_erf", "gelu_tanh", "relu",
 // "16cast32".
 std::string_view FusedOpName(FusedOp op);

@@ -310,9 +310,6 @@ bool FusedDtypesSupported(const MatmulProblem& p) {
   return false;
 }
 
-bool IsGelu(FusedOp op) { return op == FusedOp::kGeluErf || op == FusedOp::kGeluTanh; }
-bool IsAddOrMul(FusedOp op) { return op == FusedOp::kAdd || op == FusedOp::kMul; }
-
 // FusedMatMul's own input rules (ValidateOpSpecific, ValidateBias,
 // ValidateMatrixBatchInfo and ValidateOptionalBatchInfo of
 // matmul/fused_mat_mul/op_host/op_tiling/arch35/fused_matmul_builtin_tiling.cpp).
@@ -322,14 +319,14 @@ absl::Status CheckFused(const MatmulProblem& p) {
     return Invalid(absl::StrCat("field inner_precise=", p.inner_precise,
                                 " must be 0 (high precision) or 1 (high performance)"));
   }
-  if (IsGelu(p.fused_op)) {
+  if (TraitsOf(p.fused_op).gelu) {
     if (!p.batch_a.empty() || !p.batch_b.empty() || !p.batch_c.empty()) {
       return Invalid(absl::StrCat("fields batch_a/batch_b/batch_c must be empty for fused_op ", op,
                                   ": x1, x2 and y must be 2-D"));
     }
     if (p.has_bias) return Invalid(absl::StrCat("field has_bias: fused_op ", op, " takes no bias"));
   }
-  if (IsAddOrMul(p.fused_op)) {
+  if (TraitsOf(p.fused_op).reads_x3) {
     if (p.format_b != Format::kNd) {
       return Invalid(
           absl::StrCat("field format_b must be ND for fused_op ", op, " (x1, x2 and x3 are ND)"));
@@ -370,7 +367,7 @@ absl::Status CheckFused(const MatmulProblem& p) {
 
 // x3's batch dim of add/mul must be 1 or the output's batch count.
 absl::Status CheckX3Batch(const MatmulProblem& p) {
-  if (!IsAddOrMul(p.fused_op) || p.x3_shape.size() != 3) return absl::OkStatus();
+  if (!TraitsOf(p.fused_op).reads_x3 || p.x3_shape.size() != 3) return absl::OkStatus();
   std::array<int64_t, kMaxBatchDims> c = Slots(p.batch_c.empty() ? p.batch_a : p.batch_c);
   if (SlotProduct(Slots(p.batch_b)) == 1 && !p.trans_a) c = {1, 1, 1, 1};  // merged into M
   const int64_t batch_c = SlotProduct(c);
@@ -386,7 +383,7 @@ absl::Status CheckX3Batch(const MatmulProblem& p) {
 absl::Status ValidateProblemForChip(const MatmulProblem& p, const ChipSpec& chip) {
   // The add / mul epilogue runs on two AIV cores per AIC
   // (ValidateOpSpecific, fused_matmul_builtin_tiling.cpp).
-  if (p.op == MatmulOp::kFusedMatMul && IsAddOrMul(p.fused_op) &&
+  if (p.op == MatmulOp::kFusedMatMul && TraitsOf(p.fused_op).reads_x3 &&
       chip.aiv_num != 2 * chip.aic_num) {
     return Invalid(absl::StrCat("field fused_op ", std::string(FusedOpName(p.fused_op)),
                                 " needs aiv_num == 2 * aic_num on the platform; got aiv_num=",

@@ -113,6 +113,31 @@ TEST(MatmulOpTest, NamesParseBack) {
   EXPECT_THAT(ParseFusedOp("quant"), StatusIs(absl::StatusCode::kInvalidArgument));
 }
 
+TEST(EpilogueTraitsTest, EachEpilogueAsCannsFusedMatMulTreatsIt) {
+  // x3 is read by add and mul only.
+  EXPECT_TRUE(TraitsOf(FusedOp::kAdd).reads_x3);
+  EXPECT_TRUE(TraitsOf(FusedOp::kMul).reads_x3);
+  EXPECT_FALSE(TraitsOf(FusedOp::kRelu).reads_x3);
+  EXPECT_FALSE(TraitsOf(FusedOp::kGeluErf).reads_x3);
+  EXPECT_TRUE(TraitsOf(FusedOp::kGeluErf).gelu);
+  EXPECT_TRUE(TraitsOf(FusedOp::kGeluTanh).gelu);
+  // The batched strategies take none, relu, add and mul.
+  EXPECT_TRUE(TraitsOf(FusedOp::kNone).batched);
+  EXPECT_TRUE(TraitsOf(FusedOp::kRelu).batched);
+  EXPECT_TRUE(TraitsOf(FusedOp::kMul).batched);
+  EXPECT_FALSE(TraitsOf(FusedOp::kCast16To32).batched);
+  for (FusedOp op : {FusedOp::kNone, FusedOp::kAdd, FusedOp::kMul, FusedOp::kGeluErf,
+                     FusedOp::kGeluTanh, FusedOp::kRelu, FusedOp::kCast16To32}) {
+    const EpilogueTraits traits = TraitsOf(op);
+    // The vector cores run exactly the epilogues that read x3 or compute GELU.
+    EXPECT_EQ(traits.on_vector_cores, traits.reads_x3 || traits.gelu) << FusedOpName(op);
+    // GELU is a 2-D epilogue.
+    if (traits.gelu) {
+      EXPECT_FALSE(traits.batched) << FusedOpName(op);
+    }
+  }
+}
+
 TEST(TilingDataTest, RawWordsPackEightBitFieldsLowByteFirst) {
   TilingData data;
   data.fields = {{"a", 7, 32}, {"p", 1, 8}, {"q", 2, 8}, {"r", 3, 8}, {"s", 4, 8}, {"b", 9, 32}};

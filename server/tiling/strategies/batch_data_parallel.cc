@@ -39,7 +39,7 @@ Capability BatchDataParallelStrategy::IsCapable(const MatmulProblem& problem,
                                                 const ChipSpec& /*chip*/) const {
   if (problem.op == MatmulOp::kFusedMatMul) {
     if (!HasBatchShape(problem)) return Capability::No(Explain(facts, "2-D shapes"));
-    if (!BatchedEpilogueSupported(problem)) {
+    if (!TraitsOf(problem.fused_op).batched) {
       return Capability::No(Explain(facts, "epilogue ",
                                     std::string(FusedOpKeyName(problem.fused_op)),
                                     " is not none, relu, add or mul"));

@@ -62,8 +62,7 @@ L0cToOut IteratedOutput(const ProblemFacts& facts, const ChipSpec& chip) {
 
 Capability BatchIterateStrategy::IsCapable(const MatmulProblem& problem, const ProblemFacts& facts,
                                            const ChipSpec& chip) const {
-  if (problem.op == MatmulOp::kFusedMatMul &&
-      (problem.fused_op == FusedOp::kGeluErf || problem.fused_op == FusedOp::kGeluTanh)) {
+  if (problem.op == MatmulOp::kFusedMatMul && TraitsOf(problem.fused_op).gelu) {
     return Capability::No(Explain(facts, "gelu epilogue"));
   }
   if (ATransposedView(problem)) {
@@ -125,8 +124,8 @@ absl::StatusOr<TilingPlan> BatchIterateStrategy::DoTiling(const MatmulProblem& p
   TilingPlan plan;
   const bool fused = problem.op == MatmulOp::kFusedMatMul;
   plan.key = BatchKey(problem, ApiLevel::kBasic, BatchModel::kIterBatchSingleBias);
-  plan.key.l0c2out =
-      fused && HasX3Operand(problem) ? L0cToOut::kNdFixpipe1To2 : IteratedOutput(facts, chip);
+  plan.key.l0c2out = fused && TraitsOf(problem.fused_op).reads_x3 ? L0cToOut::kNdFixpipe1To2
+                                                                  : IteratedOutput(facts, chip);
   bool need_nd_dma = false;
   if (fused) {
     // The epilogue reads x3 with one ND DMA for several batches when UB

@@ -73,10 +73,10 @@ Capability BatchMergeStrategy::IsCapable(const MatmulProblem& problem, const Pro
                                          const ChipSpec& chip) const {
   const bool fused = problem.op == MatmulOp::kFusedMatMul;
   if (fused) {
-    if (HasX3Operand(problem) && BTransposedView(problem)) {
+    if (TraitsOf(problem.fused_op).reads_x3 && BTransposedView(problem)) {
       return Capability::No(Explain(facts, "add/mul epilogue with a transposed view of B"));
     }
-    if (!BatchedEpilogueSupported(problem)) {
+    if (!TraitsOf(problem.fused_op).batched) {
       return Capability::No(Explain(facts, "epilogue ",
                                     std::string(FusedOpKeyName(problem.fused_op)),
                                     " is not none, relu, add or mul"));
@@ -117,7 +117,7 @@ Capability BatchMergeStrategy::IsCapable(const MatmulProblem& problem, const Pro
     return Capability::No(Explain(facts, kMinMergedBatches, " merged batches overflow L0 (L0A ",
                                   l0a, ", L0B ", l0b, ", L0C ", l0c, " bytes)"));
   }
-  if (fused && HasX3Operand(problem)) {
+  if (fused && TraitsOf(problem.fused_op).reads_x3) {
     Capability ub = CheckEpilogueUb(problem, facts, chip);
     if (!ub.ok) return ub;
   }
@@ -158,7 +158,7 @@ absl::StatusOr<TilingPlan> BatchMergeStrategy::DoTiling(const MatmulProblem& pro
   plan.key = BatchKey(problem, ApiLevel::kBasic, BatchModel::kMergeBatch);
   // A transposed single row is the same layout as an untransposed one.
   plan.key.trans_a = problem.trans_a && facts.m > 1;
-  if (fused && HasX3Operand(problem)) plan.key.l0c2out = L0cToOut::kNdFixpipe1To2;
+  if (fused && TraitsOf(problem.fused_op).reads_x3) plan.key.l0c2out = L0cToOut::kNdFixpipe1To2;
   plan.block_dim = chip.aic_num;
   plan.kernel_type = CubeKernelType(plan.key);
   plan.workspace_bytes = kRuntimeWorkspaceBytes;

@@ -52,18 +52,6 @@ inline bool HasBatchShape(const MatmulProblem& problem) {
   return !problem.batch_a.empty() || !problem.batch_b.empty() || !problem.batch_c.empty();
 }
 
-// FusedMatMul's epilogue reads the extra operand x3 (add, mul).
-inline bool HasX3Operand(const MatmulProblem& problem) {
-  return problem.fused_op == FusedOp::kAdd || problem.fused_op == FusedOp::kMul;
-}
-
-// The epilogues the batched FusedMatMul strategies support: none, relu, add
-// and mul (gelu and 16cast32 only run the 2-D strategies).
-inline bool BatchedEpilogueSupported(const MatmulProblem& problem) {
-  return problem.fused_op == FusedOp::kNone || problem.fused_op == FusedOp::kRelu ||
-         HasX3Operand(problem);
-}
-
 // CANN's name of a batched strategy for `op`: `bmm_name` for BatchMatMulV3,
 // `fused_name` for FusedMatMul.
 inline std::string_view BatchStrategyName(MatmulOp op, std::string_view bmm_name,
@@ -92,9 +80,7 @@ inline ApiLevel TensorApiLevel(const MatmulProblem& problem) {
 // output (the MIX_AIC_1_2 selections of fused_mat_mul_tilingkey.h).
 inline KernelType CubeKernelType(const TilingKey& key) {
   const bool vector_epilogue =
-      key.layout == KeyLayout::kFused &&
-      (key.fused_op == FusedOp::kAdd || key.fused_op == FusedOp::kMul ||
-       key.fused_op == FusedOp::kGeluErf || key.fused_op == FusedOp::kGeluTanh);
+      key.layout == KeyLayout::kFused && TraitsOf(key.fused_op).on_vector_cores;
   const bool mixed = key.model == KernelModel::kStreamK ||
                      key.model == KernelModel::kStreamKSplitK ||
                      key.l0c2out != L0cToOut::kOnTheFly || vector_epilogue;

@@ -12,11 +12,11 @@ Capability FusedStreamKStrategy::IsCapable(const MatmulProblem& problem, const P
   if (facts.batch_c > 1) {
     return Capability::No(Explain(facts, "batch_c=", facts.batch_c, " > 1"));
   }
-  if (IsGeluEpilogue(problem.fused_op)) {
+  if (TraitsOf(problem.fused_op).gelu) {
     return Capability::No(Explain(facts, "fused_op ", std::string(FusedOpName(problem.fused_op)),
                                   " has no Stream-K kernel"));
   }
-  if (HasX3Epilogue(problem.fused_op)) {
+  if (TraitsOf(problem.fused_op).reads_x3) {
     // x3 is applied by the SK reduction only; DP tiles would skip it.
     const uint64_t blocks = CeilDiv(facts.m, kBlock256) * CeilDiv(facts.n, kBlock256);
     if (blocks > chip.aic_num / 2) {

@@ -30,12 +30,6 @@ inline bool IsBatchedShape(const MatmulProblem& problem) {
   return !problem.batch_a.empty() || !problem.batch_b.empty() || !problem.batch_c.empty();
 }
 
-// The epilogue applies x3 (add or mul).
-inline bool HasX3Epilogue(FusedOp op) { return op == FusedOp::kAdd || op == FusedOp::kMul; }
-inline bool IsGeluEpilogue(FusedOp op) {
-  return op == FusedOp::kGeluErf || op == FusedOp::kGeluTanh;
-}
-
 // FusedMatMul's key with `problem`'s epilogue and inner precision; the
 // caller sets the other fields.
 inline TilingKey FusedKey(const MatmulProblem& problem) {
