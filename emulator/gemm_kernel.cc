@@ -45,14 +45,16 @@ void PackB(uint64_t nr, uint64_t kc, const float* b, uint64_t ldb, float* out) {
 }
 
 #if defined(__x86_64__)
+// `overwrite`: the tile starts from +0 instead of C's values (the same
+// fused multiply-adds as from a zeroed C, without reading it).
 __attribute__((target("avx512f,fma"))) void MicroKernelAvx512(uint64_t kc, const float* ap,
                                                               const float* bp, float* c,
-                                                              uint64_t ldc) {
+                                                              uint64_t ldc, bool overwrite) {
   __m512 acc[kMr][2];
 #pragma GCC unroll 12
   for (uint64_t r = 0; r < kMr; ++r) {
-    acc[r][0] = _mm512_loadu_ps(c + r * ldc);
-    acc[r][1] = _mm512_loadu_ps(c + r * ldc + 16);
+    acc[r][0] = overwrite ? _mm512_setzero_ps() : _mm512_loadu_ps(c + r * ldc);
+    acc[r][1] = overwrite ? _mm512_setzero_ps() : _mm512_loadu_ps(c + r * ldc + 16);
   }
   for (uint64_t p = 0; p < kc; ++p) {
     const __m512 b0 = _mm512_load_ps(bp);
@@ -97,11 +99,13 @@ struct Scratch {
 // The blocked product with the AVX-512 micro-kernel: every element of C is a
 // chain of fused multiply-adds in k order.
 void BlockedAvx512(uint64_t m, uint64_t n, uint64_t k, const float* a, uint64_t lda, const float* b,
-                   uint64_t ldb, float* c, uint64_t ldc) {
+                   uint64_t ldb, float* c, uint64_t ldc, bool overwrite) {
   thread_local Scratch a_scratch, b_scratch;
   float edge[kMr * kNr] __attribute__((aligned(64)));
   for (uint64_t kk = 0; kk < k; kk += kKc) {
     const uint64_t kc = std::min(kKc, k - kk);
+    // Only the first K block may start from zero; the later ones add to it.
+    const bool fresh = overwrite && kk == 0;
     for (uint64_t jj = 0; jj < n; jj += kNc) {
       const uint64_t nc = std::min(kNc, n - jj);
       const uint64_t n_panels = tiling::CeilDiv(nc, kNr);
@@ -124,16 +128,16 @@ void BlockedAvx512(uint64_t m, uint64_t n, uint64_t k, const float* a, uint64_t 
             const uint64_t mr = std::min(kMr, mc - ip * kMr);
             float* ct = c + (ii + ip * kMr) * ldc + jj + jp * kNr;
             if (mr == kMr && nr == kNr) {
-              MicroKernelAvx512(kc, ap + ip * kMr * kc, bp + jp * kNr * kc, ct, ldc);
+              MicroKernelAvx512(kc, ap + ip * kMr * kc, bp + jp * kNr * kc, ct, ldc, fresh);
               continue;
             }
             // Edge tile: run on a padded copy, write back the valid part.
             for (uint64_t r = 0; r < kMr; ++r) {
               for (uint64_t j = 0; j < kNr; ++j) {
-                edge[r * kNr + j] = (r < mr && j < nr) ? ct[r * ldc + j] : 0.0f;
+                edge[r * kNr + j] = (!fresh && r < mr && j < nr) ? ct[r * ldc + j] : 0.0f;
               }
             }
-            MicroKernelAvx512(kc, ap + ip * kMr * kc, bp + jp * kNr * kc, edge, kNr);
+            MicroKernelAvx512(kc, ap + ip * kMr * kc, bp + jp * kNr * kc, edge, kNr, false);
             for (uint64_t r = 0; r < mr; ++r) {
               std::memcpy(ct + r * ldc, edge + r * kNr, nr * sizeof(float));
             }
@@ -165,12 +169,12 @@ extern "C" int blas_thread_shutdown_(void);
 }();
 
 void OpenBlas(uint64_t m, uint64_t n, uint64_t k, const float* a, uint64_t lda, const float* b,
-              uint64_t ldb, float* c, uint64_t ldc) {
+              uint64_t ldb, float* c, uint64_t ldc, bool overwrite) {
   // BLAS takes int sizes: every extent and stride here is a problem dim or a
   // part of one, at most 2147483647 (validation's limit).
   cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(m), static_cast<int>(n),
-              static_cast<int>(k), 1.0f, a, static_cast<int>(lda), b, static_cast<int>(ldb), 1.0f,
-              c, static_cast<int>(ldc));
+              static_cast<int>(k), 1.0f, a, static_cast<int>(lda), b, static_cast<int>(ldb),
+              overwrite ? 0.0f : 1.0f, c, static_cast<int>(ldc));
 }
 
 }  // namespace
@@ -186,22 +190,51 @@ GemmBackend DefaultGemmBackend() {
   return GemmHasAvx512() ? GemmBackend::kAvx512 : GemmBackend::kOpenBlas;
 }
 
-void GemmAccumulateWith(GemmBackend backend, uint64_t m, uint64_t n, uint64_t k, const float* a,
-                        uint64_t lda, const float* b, uint64_t ldb, float* c, uint64_t ldc) {
-  if (m == 0 || n == 0 || k == 0) return;
+namespace {
+
+void Gemm(GemmBackend backend, uint64_t m, uint64_t n, uint64_t k, const float* a, uint64_t lda,
+          const float* b, uint64_t ldb, float* c, uint64_t ldc, bool overwrite) {
+  if (m == 0 || n == 0) return;
+  if (k == 0) {
+    if (overwrite) {
+      for (uint64_t r = 0; r < m; ++r) std::fill(c + r * ldc, c + r * ldc + n, 0.0f);
+    }
+    return;
+  }
 #if defined(__x86_64__)
   if (backend == GemmBackend::kAvx512 && GemmHasAvx512()) {
-    BlockedAvx512(m, n, k, a, lda, b, ldb, c, ldc);
+    BlockedAvx512(m, n, k, a, lda, b, ldb, c, ldc, overwrite);
     return;
   }
 #endif
-  OpenBlas(m, n, k, a, lda, b, ldb, c, ldc);
+  OpenBlas(m, n, k, a, lda, b, ldb, c, ldc, overwrite);
+}
+
+GemmBackend ProcessBackend() {
+  static const GemmBackend backend = DefaultGemmBackend();
+  return backend;
+}
+
+}  // namespace
+
+void GemmAccumulateWith(GemmBackend backend, uint64_t m, uint64_t n, uint64_t k, const float* a,
+                        uint64_t lda, const float* b, uint64_t ldb, float* c, uint64_t ldc) {
+  Gemm(backend, m, n, k, a, lda, b, ldb, c, ldc, /*overwrite=*/false);
+}
+
+void GemmProductWith(GemmBackend backend, uint64_t m, uint64_t n, uint64_t k, const float* a,
+                     uint64_t lda, const float* b, uint64_t ldb, float* c, uint64_t ldc) {
+  Gemm(backend, m, n, k, a, lda, b, ldb, c, ldc, /*overwrite=*/true);
 }
 
 void GemmAccumulate(uint64_t m, uint64_t n, uint64_t k, const float* a, uint64_t lda,
                     const float* b, uint64_t ldb, float* c, uint64_t ldc) {
-  static const GemmBackend backend = DefaultGemmBackend();
-  GemmAccumulateWith(backend, m, n, k, a, lda, b, ldb, c, ldc);
+  Gemm(ProcessBackend(), m, n, k, a, lda, b, ldb, c, ldc, /*overwrite=*/false);
+}
+
+void GemmProduct(uint64_t m, uint64_t n, uint64_t k, const float* a, uint64_t lda, const float* b,
+                 uint64_t ldb, float* c, uint64_t ldc) {
+  Gemm(ProcessBackend(), m, n, k, a, lda, b, ldb, c, ldc, /*overwrite=*/true);
 }
 
 std::string GemmBackendName(GemmBackend backend) {

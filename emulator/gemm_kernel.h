@@ -38,6 +38,14 @@ void GemmAccumulate(uint64_t m, uint64_t n, uint64_t k, const float* a, uint64_t
 void GemmAccumulateWith(GemmBackend backend, uint64_t m, uint64_t n, uint64_t k, const float* a,
                         uint64_t lda, const float* b, uint64_t ldb, float* c, uint64_t ldc);
 
+// C[m x n] = A[m x k] * B[k x n]: the same fp32 chains as GemmAccumulate()
+// on a zeroed C, without zeroing or reading C first (a fresh L0C
+// accumulator).
+void GemmProduct(uint64_t m, uint64_t n, uint64_t k, const float* a, uint64_t lda, const float* b,
+                 uint64_t ldb, float* c, uint64_t ldc);
+void GemmProductWith(GemmBackend backend, uint64_t m, uint64_t n, uint64_t k, const float* a,
+                     uint64_t lda, const float* b, uint64_t ldb, float* c, uint64_t ldc);
+
 // Whether this CPU runs the AVX-512 micro-kernel (AVX-512F and FMA).
 bool GemmHasAvx512();
 // kAvx512 when the CPU has it, else kOpenBlas; the environment variable

@@ -212,16 +212,20 @@ void RunCubeUnit(NumericsData& d, const WorkUnit& unit, std::vector<float>& acc,
   const uint64_t rows = unit.m.size(), cols = unit.n.size();
   const std::vector<Range> chunks = tiling::SplitKChunks(unit.k, d.schedule.split_k_chunk);
   for (size_t ci = 0; ci < chunks.size(); ++ci) {
-    acc.assign(rows * cols, 0.0f);
-    // L0C starts from the bias in the first chunk of K slice 0.
+    acc.resize(rows * cols);
+    const Range chunk = chunks[ci];
+    const float* a_chunk = d.ARow(unit.batch, unit.m.begin) + chunk.begin;
+    const float* b_chunk = d.BRows(unit.batch) + chunk.begin * n + unit.n.begin;
+    // L0C starts from the bias in the first chunk of K slice 0, else from
+    // zero (a product that writes the whole block, with nothing to clear).
     if (!d.bias_f.empty() && unit.k_slice == 0 && ci == 0) {
       for (uint64_t r = 0; r < rows; ++r) {
         std::memcpy(acc.data() + r * cols, d.Bias(unit.batch) + unit.n.begin, cols * sizeof(float));
       }
+      GemmAccumulate(rows, cols, chunk.size(), a_chunk, k, b_chunk, n, acc.data(), cols);
+    } else {
+      GemmProduct(rows, cols, chunk.size(), a_chunk, k, b_chunk, n, acc.data(), cols);
     }
-    const Range chunk = chunks[ci];
-    GemmAccumulate(rows, cols, chunk.size(), d.ARow(unit.batch, unit.m.begin) + chunk.begin, k,
-                   d.BRows(unit.batch) + chunk.begin * n + unit.n.begin, n, acc.data(), cols);
     if (ci == 0) {
       sum.swap(acc);
     } else {

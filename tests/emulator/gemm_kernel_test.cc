@@ -106,6 +106,34 @@ TEST_P(GemmBackendTest, EmptyProductsLeaveCAlone) {
   EXPECT_THAT(c, ::testing::Each(3.0f));
 }
 
+// A product into C that holds anything (NaN here) gives the bits of an
+// accumulation into a zeroed C, edge tiles and K blocks past the first
+// included, and writes only the block; an empty product writes zeros.
+TEST_P(GemmBackendTest, ProductIsAnAccumulationFromZero) {
+  for (const auto& [m, n, k] : std::vector<std::tuple<uint64_t, uint64_t, uint64_t>>{
+           {13, 37, 70}, {256, 256, 512}, {3, 300, 2000}}) {
+    const Operands o = Make(m, n, k);
+    const uint64_t ldc = n + 3;
+    std::vector<float> zeroed(m * ldc, 0.0f);
+    GemmAccumulateWith(GetParam(), m, n, k, o.a.data(), k, o.b.data(), n, zeroed.data(), ldc);
+    std::vector<float> product(m * ldc, std::nanf(""));
+    GemmProductWith(GetParam(), m, n, k, o.a.data(), k, o.b.data(), n, product.data(), ldc);
+    for (uint64_t i = 0; i < m; ++i) {
+      for (uint64_t j = 0; j < ldc; ++j) {
+        if (j < n) {
+          ASSERT_EQ(product[i * ldc + j], zeroed[i * ldc + j]) << m << "x" << n << "x" << k;
+        } else {
+          ASSERT_TRUE(std::isnan(product[i * ldc + j]));  // past the block: untouched
+        }
+      }
+    }
+  }
+  std::vector<float> c(4, 3.0f);
+  const float one = 1.0f;
+  GemmProductWith(GetParam(), 2, 2, 0, &one, 1, &one, 2, c.data(), 2);
+  EXPECT_THAT(c, ::testing::Each(0.0f));
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, GemmBackendTest,
                          ::testing::Values(GemmBackend::kAvx512, GemmBackend::kOpenBlas),
                          [](const ::testing::TestParamInfo<GemmBackend>& info) {
