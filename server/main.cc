@@ -73,6 +73,9 @@ ABSL_FLAG(int, max_advisory_ms, 2000,
 ABSL_FLAG(int, max_advise_candidates, 16,
           "ADVISE: most candidates one answer may list (larger requests are lowered to it); "
           "1..64.");
+ABSL_FLAG(int, max_graph_gears, 64,
+          "GetGraphTiling: most gears (sets of symbolic dim values) one request may ask for; "
+          "1..4096.");
 ABSL_FLAG(double, drain_seconds, 5.0,
           "On SIGTERM/SIGINT, how long in-flight calls may run before they are cancelled.");
 ABSL_FLAG(std::string, tls_cert, "",
@@ -289,6 +292,16 @@ absl::StatusOr<ServerOptions> ReadServerFlags(const std::string& address, int64_
   options.service.max_batch = absl::GetFlag(FLAGS_max_batch);
   RETURN_IF_ERROR(ReadExecuteFlags(&options.service.execute));
   RETURN_IF_ERROR(ReadAdviseFlags(&options.service.advise));
+  const int max_graph_gears = absl::GetFlag(FLAGS_max_graph_gears);
+  if (max_graph_gears < 1 || max_graph_gears > 4096) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--max_graph_gears must be in [1, 4096], got ", max_graph_gears));
+  }
+  options.service.graph.max_gears = static_cast<size_t>(max_graph_gears);
+  // The receive limit bounds a request before the service sees it; a model
+  // is the bulk of its request.
+  options.service.graph.max_model_bytes = static_cast<size_t>(options.max_message_bytes);
+  options.service.graph.threads = options.service.execute.max_threads_per_run;
   return options;
 }
 

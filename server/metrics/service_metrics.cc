@@ -20,6 +20,7 @@ constexpr MethodInfo kMethods[] = {
     {RpcMethod::kGetTilingBatch, "GetTilingBatch", "bidi_stream"},
     {RpcMethod::kListPlatforms, "ListPlatforms", "unary"},
     {RpcMethod::kExecute, "Execute", "unary"},
+    {RpcMethod::kGetGraphTiling, "GetGraphTiling", "unary"},
 };
 
 // RPC latency: from ~50 us (a cached unary answer on loopback) to 10 s (a
@@ -138,7 +139,19 @@ ServiceMetrics::ServiceMetrics(prometheus::Registry& registry)
                           .Help("Host time of one ADVISE advisor run on a worker (cache hits "
                                 "and queueing excluded).")
                           .Register(registry)
-                          .Add({}, AdviseBuckets())) {
+                          .Add({}, AdviseBuckets())),
+      graph_nodes_(prometheus::BuildCounter()
+                       .Name("npu_graph_nodes_total")
+                       .Help("Matmul-like nodes listed by GetGraphTiling answers, over every "
+                             "gear (lowered or not).")
+                       .Register(registry)
+                       .Add({})),
+      graph_problems_(prometheus::BuildCounter()
+                          .Name("npu_graph_problems_total")
+                          .Help("Distinct problems GetGraphTiling answers decided (each once "
+                                "per call).")
+                          .Register(registry)
+                          .Add({})) {
   cache_hits_ = NewCounter(prometheus::BuildCounter()
                                .Name("npu_tiling_cache_hits_total")
                                .Help("Decision cache lookups that found an answer.")
@@ -420,6 +433,11 @@ void ServiceMetrics::AdviseFinished(absl::StatusCode code, bool budget_exhausted
 }
 
 void ServiceMetrics::AdviseRan(double seconds) { advise_seconds_.Observe(seconds); }
+
+void ServiceMetrics::GraphAnswered(uint64_t nodes, uint64_t problems) {
+  graph_nodes_.Increment(static_cast<double>(nodes));
+  graph_problems_.Increment(static_cast<double>(problems));
+}
 
 void ServiceMetrics::CacheHit() { counts_->Add(cache_hits_); }
 void ServiceMetrics::CacheMiss() { counts_->Add(cache_misses_); }

@@ -75,7 +75,7 @@ inline double SecondsSince(std::chrono::steady_clock::time_point start) {
 }
 
 // The RPCs of npu.tiling.v1.TilingService.
-enum class RpcMethod { kGetTiling, kGetTilingBatch, kListPlatforms, kExecute };
+enum class RpcMethod { kGetTiling, kGetTilingBatch, kListPlatforms, kExecute, kGetGraphTiling };
 
 class ServiceMetrics {
  public:
@@ -136,10 +136,14 @@ class ServiceMetrics {
   // Records the host time of one advisor run.
   void AdviseRan(double seconds);
 
+  // Counts one answered GetGraphTiling: its matmul-like nodes (over every
+  // gear) and its distinct problems.
+  void GraphAnswered(uint64_t nodes, uint64_t problems);
+
  private:
   // google.rpc.Code has 17 values, 0..16.
   static constexpr int kNumCodes = 17;
-  static constexpr int kNumMethods = 4;
+  static constexpr int kNumMethods = 5;
 
   // A series counted in `counts_` at `index`, and how much of it the
   // registry's series has been given.
@@ -202,6 +206,8 @@ class ServiceMetrics {
   std::array<prometheus::Counter*, kNumCodes> advise_results_{};
   prometheus::Counter* advise_budget_exhausted_ = nullptr;
   prometheus::Histogram& advise_seconds_;
+  prometheus::Counter& graph_nodes_;
+  prometheus::Counter& graph_problems_;
   absl::Mutex sync_mutex_;
   // Sized last, once every index is known.
   std::unique_ptr<StripedCounts> counts_;

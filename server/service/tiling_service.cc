@@ -37,6 +37,7 @@ TilingService::TilingService(const tl::StrategyRegistry& registry, ServiceMetric
       answers_(registry, metrics, options.cache_capacity),
       advice_(registry, metrics, options.advise, options.execute.max_simulated_ops,
               options.cache_capacity),
+      graph_(answers_, registry, metrics, options_.execute, options.graph),
       execute_(registry, metrics, options.execute) {
   // Every operator's strategies, so that each series exists (at zero) from
   // the first scrape.
@@ -125,6 +126,12 @@ grpc::ServerUnaryReactor* TilingService::Execute(grpc::CallbackServerContext* co
                                                  const grpc::ByteBuffer* request_bytes,
                                                  grpc::ByteBuffer* response_bytes) {
   return execute_.Start(admission_, context, request_bytes, response_bytes);
+}
+
+grpc::ServerUnaryReactor* TilingService::GetGraphTiling(grpc::CallbackServerContext* context,
+                                                        const grpc::ByteBuffer* request_bytes,
+                                                        grpc::ByteBuffer* response_bytes) {
+  return graph_.Start(execute_.queue(), admission_, context, request_bytes, response_bytes);
 }
 
 }  // namespace npu::server

@@ -47,6 +47,7 @@
 #include "server/service/execute.h"
 #include "server/service/execute_queue.h"
 #include "server/service/execute_service.h"
+#include "server/service/graph_service.h"
 #include "server/service/tiling_answers.h"
 #include "server/tiling/registry.h"
 
@@ -64,6 +65,8 @@ struct ServiceOptions {
   ExecuteOptions execute;
   // ADVISE: defaults and caps of the per-request options.
   AdviseLimits advise;
+  // GetGraphTiling: the model and gear limits.
+  GraphOptions graph;
 };
 
 // Every method takes serialized messages (see above).
@@ -71,7 +74,8 @@ using TilingServiceBase = npu::tiling::v1::TilingService::WithRawCallbackMethod_
     npu::tiling::v1::TilingService::WithRawCallbackMethod_GetTilingBatch<
         npu::tiling::v1::TilingService::WithRawCallbackMethod_ListPlatforms<
             npu::tiling::v1::TilingService::WithRawCallbackMethod_Execute<
-                npu::tiling::v1::TilingService::Service>>>>;
+                npu::tiling::v1::TilingService::WithRawCallbackMethod_GetGraphTiling<
+                    npu::tiling::v1::TilingService::Service>>>>>;
 
 class TilingService final : public TilingServiceBase {
  public:
@@ -112,6 +116,10 @@ class TilingService final : public TilingServiceBase {
   grpc::ServerUnaryReactor* Execute(grpc::CallbackServerContext* context,
                                     const grpc::ByteBuffer* request,
                                     grpc::ByteBuffer* response) override;
+  // Runs on the emulation workers, as Execute does (graph_service.h).
+  grpc::ServerUnaryReactor* GetGraphTiling(grpc::CallbackServerContext* context,
+                                           const grpc::ByteBuffer* request,
+                                           grpc::ByteBuffer* response) override;
 
   // RPCs currently admitted.
   int inflight() const { return admission_.inflight(); }
@@ -135,8 +143,9 @@ class TilingService final : public TilingServiceBase {
   Admission admission_;
   TilingAnswers answers_;
   AdviceService advice_;
+  GraphService graph_;
   // Declared last: destroyed first, after gRPC has finished every call; its
-  // queue completes the calls still waiting, ADVISE ones included.
+  // queue completes the calls still waiting, ADVISE and graph ones included.
   ExecuteService execute_;
 };
 

@@ -1,0 +1,91 @@
+// Lowering an ONNX graph's matmuls to CANN's matmul operators, rule by rule
+// after CANN's own graph passes (MatMulToMatmulV3FusionPass,
+// MatMulBiasAddOpenFusionPass, BatchMatMulTransposeFusionPass):
+//
+//   * MatMul (NumPy semantics; a 1-D operand is promoted to a matrix) is
+//     MatMulV3 when B is 2-D, A's batch dims folded into m, and
+//     BatchMatMulV3 otherwise (also when an absorbed transpose of a batched
+//     A forbids the fold).
+//   * A Transpose that swaps only the last two dims and feeds nothing else
+//     becomes trans_a / trans_b.
+//   * An Add of a 1-D [n] tensor that is the matmul's only consumer becomes
+//     the bias.
+//   * Gemm: transA / transB are the flags, a C of [n] or [1, n] the bias;
+//     another C is added by a separate elementwise Add (or, with
+//     fuse_epilogues and C of C's shape, FusedMatMul's add); alpha or beta
+//     other than 1 is unsupported.
+//   * Einsum of a batch matmul ("bmk,bkn->bmn" and its transposed forms) is
+//     one too; other equations are unsupported.
+//   * With fuse_epilogues, the matmul's only consumer Relu, Gelu (the op, or
+//     the Erf / Tanh subgraph exporters emit for it), Add or Mul of C's shape
+//     becomes FusedMatMul's epilogue when FusedMatMul takes the problem.
+//   * MatMulInteger, QLinearMatMul and a MatMul fed by DequantizeLinear are
+//     QuantBatchMatmulV3's, which the engine does not serve yet: they are
+//     listed unsupported with that reason.
+//
+// Only the main graph is read (not the bodies of If / Loop / Scan), and only
+// nodes of the default domain.
+#ifndef NPU_SERVER_GRAPH_LOWERING_H_
+#define NPU_SERVER_GRAPH_LOWERING_H_
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "onnx/onnx_pb.h"
+#include "server/graph/onnx_model.h"
+#include "server/tiling/types.h"
+
+namespace npu::graph {
+
+enum class NodeStatus {
+  kOk,           // lowered to `problem`
+  kUnsupported,  // no CANN operator here takes it; `reason` says why
+  kUnresolved,   // a shape is unknown; `reason` names the dim or tensor
+};
+
+// How a node's problem came out of the graph.
+struct Derivation {
+  std::vector<std::string> absorbed_transposes;
+  std::string fused_bias;
+  std::vector<std::string> fused_epilogue;
+  bool folded_batch = false;
+  bool promoted_a = false;
+  bool promoted_b = false;
+  bool compute_dtype_applied = false;
+  std::vector<std::string> notes;
+};
+
+struct LoweredNode {
+  int node_index = 0;
+  std::string name;  // "#<index>" when the model gives none
+  std::string op_type;
+  NodeStatus status = NodeStatus::kOk;
+  std::string reason;
+  tiling::MatmulProblem problem;  // when kOk
+  Derivation derivation;
+};
+
+struct LoweringOptions {
+  // float16 or bfloat16: the dtype float32 tensors run in.
+  std::optional<tiling::DataType> compute_dtype;
+  bool fuse_epilogues = false;
+};
+
+// Whether `op_type` (default domain) is one of the matmul-like ops the
+// lowering lists.
+bool IsMatmulLike(const std::string& op_type);
+
+// Sets the gear's values into the graph's symbolic input dims, runs ONNX's
+// shape inference (with data propagation) and lowers every matmul-like node
+// of the main graph, in graph order. `model` must have passed CheckModel().
+// An error is returned only when shape inference itself fails on the model
+// (kInvalidArgument naming "model"); a node that cannot be lowered is listed
+// with its status.
+absl::StatusOr<std::vector<LoweredNode>> LowerGraph(const onnx::ModelProto& model, const Gear& gear,
+                                                    const LoweringOptions& options);
+
+}  // namespace npu::graph
+
+#endif  // NPU_SERVER_GRAPH_LOWERING_H_

@@ -1,0 +1,68 @@
+#include "server/service/provenance.h"
+
+#include <cstdint>
+
+#include "absl/strings/str_format.h"
+#include "absl/strings/string_view.h"
+#include "google/protobuf/io/coded_stream.h"
+#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
+#include "server/service/convert.h"
+
+#ifndef NPU_ENGINE_VERSION
+#error "NPU_ENGINE_VERSION is set by server/CMakeLists.txt"
+#endif
+#ifndef NPU_ENGINE_REVISION
+#error "NPU_ENGINE_REVISION is set by server/CMakeLists.txt"
+#endif
+
+namespace npu::server {
+namespace {
+
+namespace pb = ::npu::tiling::v1;
+
+// 64-bit FNV-1a, continued from `hash`.
+uint64_t Fnv1a(absl::string_view bytes, uint64_t hash = 14695981039346656037ull) {
+  for (unsigned char byte : bytes) {
+    hash ^= byte;
+    hash *= 1099511628211ull;
+  }
+  return hash;
+}
+
+std::string Deterministic(const google::protobuf::MessageLite& message) {
+  std::string bytes;
+  {
+    google::protobuf::io::StringOutputStream stream(&bytes);
+    google::protobuf::io::CodedOutputStream coded(&stream);
+    coded.SetSerializationDeterministic(true);
+    message.SerializeToCodedStream(&coded);
+  }
+  return bytes;
+}
+
+std::string Hex(uint64_t hash) { return absl::StrFormat("%016x", hash); }
+
+}  // namespace
+
+pb::Provenance EngineProvenance() {
+  pb::Provenance provenance;
+  provenance.set_engine_version(NPU_ENGINE_VERSION);
+  provenance.set_engine_revision(NPU_ENGINE_REVISION);
+  provenance.set_cann_revision(kCannRevision);
+  return provenance;
+}
+
+std::string ChipFingerprint(const npu::tiling::ChipSpec& chip) {
+  pb::ChipSpec figures = ChipToProto(chip);
+  figures.clear_name();
+  return Hex(Fnv1a(Deterministic(figures)));
+}
+
+std::string DecisionKey(const pb::MatmulProblem& problem, const std::string& chip_fingerprint) {
+  uint64_t hash = Fnv1a(Deterministic(problem));
+  hash = Fnv1a(chip_fingerprint, hash);
+  hash = Fnv1a(NPU_ENGINE_VERSION, hash);
+  return Hex(hash);
+}
+
+}  // namespace npu::server
