@@ -236,23 +236,36 @@ absl::StatusOr<std::vector<pb::TilingResponse>> TilingClient::GetTilingBatch(
   return responses;
 }
 
-absl::StatusOr<pb::ListPlatformsResponse> TilingClient::ListPlatforms() {
+namespace {
+
+// One unary call of `stub` with a deadline `timeout` from now.
+template <typename Response, typename Request, typename Method>
+absl::StatusOr<Response> UnaryCall(pb::TilingService::Stub& stub, Method method,
+                                   const Request& request, absl::Duration timeout) {
   grpc::ClientContext context;
-  context.set_deadline(DeadlineAfter(options_.timeout));
-  pb::ListPlatformsResponse response;
-  absl::Status status =
-      FromGrpcStatus(stub_->ListPlatforms(&context, pb::ListPlatformsRequest(), &response));
+  context.set_deadline(DeadlineAfter(timeout));
+  Response response;
+  absl::Status status = FromGrpcStatus((stub.*method)(&context, request, &response));
   if (!status.ok()) return status;
   return response;
 }
 
+}  // namespace
+
+absl::StatusOr<pb::ListPlatformsResponse> TilingClient::ListPlatforms() {
+  return UnaryCall<pb::ListPlatformsResponse>(*stub_, &pb::TilingService::Stub::ListPlatforms,
+                                              pb::ListPlatformsRequest(), options_.timeout);
+}
+
 absl::StatusOr<pb::ExecuteResponse> TilingClient::Execute(const pb::ExecuteRequest& request) {
-  grpc::ClientContext context;
-  context.set_deadline(DeadlineAfter(options_.execute_timeout));
-  pb::ExecuteResponse response;
-  absl::Status status = FromGrpcStatus(stub_->Execute(&context, request, &response));
-  if (!status.ok()) return status;
-  return response;
+  return UnaryCall<pb::ExecuteResponse>(*stub_, &pb::TilingService::Stub::Execute, request,
+                                        options_.execute_timeout);
+}
+
+absl::StatusOr<pb::GraphTilingResponse> TilingClient::GetGraphTiling(
+    const pb::GraphTilingRequest& request) {
+  return UnaryCall<pb::GraphTilingResponse>(*stub_, &pb::TilingService::Stub::GetGraphTiling,
+                                            request, options_.execute_timeout);
 }
 
 absl::StatusOr<ServingStatus> TilingClient::CheckHealth(absl::string_view service) {

@@ -99,6 +99,11 @@ class TilingClient {
   absl::StatusOr<npu::tiling::v1::ExecuteResponse> Execute(
       const npu::tiling::v1::ExecuteRequest& request);
 
+  // Every matmul of an ONNX model, answered (deadline: `execute_timeout`:
+  // the call runs on the server's emulation workers).
+  absl::StatusOr<npu::tiling::v1::GraphTilingResponse> GetGraphTiling(
+      const npu::tiling::v1::GraphTilingRequest& request);
+
   // Asks grpc.health.v1.Health/Check about `service` ("" is the server as a
   // whole). An unknown service name is kNotFound.
   absl::StatusOr<ServingStatus> CheckHealth(absl::string_view service);

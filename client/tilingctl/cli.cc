@@ -10,7 +10,8 @@ namespace npu::client {
 
 int Usage(absl::string_view message) {
   std::cerr << "tilingctl: " << message << "\n"
-            << "usage: tilingctl tile|advise|batch FILE|conform FILE|calibrate FILE|platforms|"
+            << "usage: tilingctl tile|advise|batch FILE|conform FILE|calibrate FILE|graph MODEL|"
+               "platforms|"
                "health|execute [flags]; "
                "see --help\n";
   return kExitUsage;

@@ -14,12 +14,16 @@
 #include "client/tilingctl/execute.h"
 #include "client/tilingctl/flags.h"
 #include "client/tilingctl/format.h"
+#include "client/tilingctl/graph.h"
 #include "client/tilingctl/requests.h"
 
 namespace npu::client {
 namespace {
 
 namespace pb = ::npu::tiling::v1;
+
+// Graphs this large get a progress line on stderr.
+constexpr int kGraphProgressNodes = 1000;
 
 }  // namespace
 
@@ -150,6 +154,46 @@ int RunHealth(TilingClient& client) {
     std::cout << label << " " << ServingStatusName(*status) << "\n";
   }
   return all_serving ? kExitOk : kExitFailed;
+}
+
+int RunGraph(TilingClient& client, const std::string& path,
+             const std::vector<std::string>& dim_specs) {
+  absl::StatusOr<ModelFile> model = ReadModel(path);
+  if (!model.ok()) return Failed(model.status());
+  pb::GraphTilingRequest request;
+  request.set_model(std::move(model->bytes));
+  std::vector<std::string> specs = dim_specs;
+  if (!absl::GetFlag(FLAGS_dims).empty()) specs.push_back(absl::GetFlag(FLAGS_dims));
+  absl::Status dims = AddDimSpecs(specs, &request);
+  if (!dims.ok()) return Usage(dims.message());
+  const std::string gears = absl::GetFlag(FLAGS_gears);
+  if (gears == "zip") {
+    request.set_gears(pb::GEAR_POLICY_ZIP);
+  } else if (gears == "product") {
+    request.set_gears(pb::GEAR_POLICY_PRODUCT);
+  } else {
+    return Usage(absl::StrCat("--gears must be zip or product, got \"", gears, "\""));
+  }
+  if (!absl::GetFlag(FLAGS_compute_dtype).empty()) {
+    absl::StatusOr<pb::DataType> dtype = DataTypeFromName(absl::GetFlag(FLAGS_compute_dtype));
+    if (!dtype.ok()) return Usage(absl::StrCat("--compute_dtype: ", dtype.status().message()));
+    request.set_compute_dtype(*dtype);
+  }
+  request.set_emulate(absl::GetFlag(FLAGS_emulate));
+  request.set_fuse_epilogues(absl::GetFlag(FLAGS_fuse_epilogues));
+  request.set_platform(absl::GetFlag(FLAGS_platform));
+  request.set_id(path);
+  // A large graph takes a while (shape inference per gear, then the
+  // decisions and emulations): say what is being waited for.
+  if (model->nodes >= kGraphProgressNodes) {
+    std::cerr << "graph " << path << ": " << model->nodes << " nodes, " << request.model().size()
+              << " bytes sent (" << model->stripped_initializers
+              << " initializers without their data); waiting for the answer..." << std::endl;
+  }
+  absl::StatusOr<pb::GraphTilingResponse> response = client.GetGraphTiling(request);
+  if (!response.ok()) return Failed(response.status());
+  std::cout << (absl::GetFlag(FLAGS_json) ? ToJson(*response) + "\n" : FormatGraph(*response, path));
+  return kExitOk;
 }
 
 }  // namespace npu::client

@@ -31,6 +31,11 @@ int RunExecute(TilingClient& client);
 // against the emulator's prediction (calibrate.h).
 int RunCalibrate(TilingClient& client, const std::string& path);
 
+// `graph MODEL [name=values...]`: every matmul of an ONNX model
+// (GetGraphTiling); `dim_specs` are the operands after MODEL.
+int RunGraph(TilingClient& client, const std::string& path,
+             const std::vector<std::string>& dim_specs);
+
 // `platforms`: the platform profiles the server knows.
 int RunPlatforms(TilingClient& client);
 

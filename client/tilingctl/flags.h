@@ -16,6 +16,11 @@
 #include "absl/time/time.h"
 
 ABSL_DECLARE_FLAG(std::string, server);
+ABSL_DECLARE_FLAG(std::string, dims);
+ABSL_DECLARE_FLAG(std::string, gears);
+ABSL_DECLARE_FLAG(std::string, compute_dtype);
+ABSL_DECLARE_FLAG(bool, emulate);
+ABSL_DECLARE_FLAG(bool, fuse_epilogues);
 ABSL_DECLARE_FLAG(bool, local);
 ABSL_DECLARE_FLAG(absl::Duration, timeout);
 ABSL_DECLARE_FLAG(bool, json);

@@ -5,6 +5,8 @@
 //   tilingctl conform cases.json         runs a cann950-tiling-cases/1 or
 //                                        cann950-ut-decoded/1 file
 //   tilingctl calibrate measured.json    npu-measured-matmul/1 rows against the emulator
+//   tilingctl graph model.onnx [batch=1,8 seq=128] [--emulate]
+//                                        every matmul of an ONNX model (GetGraphTiling)
 //   tilingctl platforms                  lists the platform profiles
 //   tilingctl health                     asks grpc.health.v1.Health
 //   tilingctl execute --m 512 --n 512 --k 512 [--a A.npy --b B.npy --out C.npy]
@@ -59,6 +61,18 @@ ABSL_FLAG(std::string, tls_cert, "",
 ABSL_FLAG(std::string, tls_key, "", "TLS: PEM private key of --tls_cert.");
 ABSL_FLAG(std::string, tls_server_name, "",
           "TLS: name to check the server's certificate against instead of --server's host.");
+
+// graph.
+ABSL_FLAG(std::string, dims, "",
+          "graph: values of the model's symbolic dims, \"name=v1,v2 name2=v3\" (also as operands "
+          "after MODEL).");
+ABSL_FLAG(std::string, gears, "zip",
+          "graph: zip (gear i takes each dim's i-th value) or product (every combination).");
+ABSL_FLAG(std::string, compute_dtype, "",
+          "graph: float16 or bfloat16 to run a float32 export in (default: the model's dtypes).");
+ABSL_FLAG(bool, emulate, false, "graph: emulate each distinct problem and report times.");
+ABSL_FLAG(bool, fuse_epilogues, false,
+          "graph: fuse Relu / Gelu / Add / Mul after a matmul into FusedMatMul.");
 
 // The problem (tile; the defaults of problems in a batch file).
 ABSL_FLAG(std::optional<int64_t>, m, std::nullopt, "Rows of A and C.");
@@ -239,6 +253,9 @@ int RunCommand(const std::string& command, const std::vector<std::string>& opera
   if (command == "conform") return RunConform(client, operands[0]);
   if (command == "calibrate") return RunCalibrate(client, operands[0]);
   if (command == "execute") return RunExecute(client);
+  if (command == "graph") {
+    return RunGraph(client, operands[0], std::vector<std::string>(operands.begin() + 1, operands.end()));
+  }
   if (command == "platforms") return RunPlatforms(client);
   if (command == "health") return RunHealth(client);
   return Usage(absl::StrCat("unknown command \"", command, "\""));
@@ -252,7 +269,8 @@ int Run(const std::vector<char*>& positional) {
   const std::vector<std::string> operands(positional.begin() + 2, positional.end());
   const bool takes_file = command == "batch" || command == "conform" || command == "calibrate";
   if (takes_file && operands.size() != 1) return Usage(absl::StrCat(command, " needs one FILE"));
-  if (!takes_file && !operands.empty()) {
+  if (command == "graph" && operands.empty()) return Usage("graph needs a MODEL file");
+  if (!takes_file && command != "graph" && !operands.empty()) {
     return Usage(absl::StrCat("unexpected argument \"", operands.front(), "\""));
   }
   absl::StatusOr<ClientOptions> options = ClientOptionsFromFlags(command);
@@ -296,6 +314,9 @@ int main(int argc, char** argv) {
       "  tilingctl advise [tile flags] [--max-candidates N] [--budget-ms MS] [--no-verify]\n"
       "                    ranks every applicable tiling by predicted time (ADVISE mode;\n"
       "                    `tile --mode advise` is the same)\n"
+      "  tilingctl graph MODEL.onnx [name=v1,v2 ...] [--gears zip|product] [--emulate]\n"
+      "                    [--fuse-epilogues] [--compute-dtype float16]  every matmul of an\n"
+      "                    ONNX model: CANN's operator, tiling and (--emulate) time per gear\n"
       "  tilingctl platforms | health\n"
       "  tilingctl execute [tile flags] [--a A.npy --b B.npy [--bias X.npy] --out C.npy | --seed "
       "N]\n"

@@ -11,6 +11,7 @@
 #include "absl/strings/str_join.h"
 #include "onnx/defs/schema.h"
 #include "onnx/shape_inference/implementation.h"
+#include "server/graph/shape_propagation.h"
 #include "server/tiling/validate.h"
 
 namespace npu::graph {
@@ -26,18 +27,6 @@ constexpr size_t kMaxGeluNodes = 12;
 bool IsDefaultDomain(const onnx::NodeProto& node) {
   return node.domain().empty() || node.domain() == "ai.onnx";
 }
-
-// A dim as shape inference left it: a value, a symbol, or nothing.
-struct Dim {
-  int64_t value = -1;
-  std::string param;
-};
-
-struct TensorInfo {
-  int32_t elem_type = 0;
-  bool ranked = false;
-  std::vector<Dim> dims;
-};
 
 // Why a node did not lower.
 struct Outcome {
@@ -76,32 +65,9 @@ const onnx::AttributeProto* FindAttribute(const onnx::NodeProto& node, const std
 // The graph's tensors after shape inference: who makes and who reads each.
 class GraphIndex {
  public:
-  explicit GraphIndex(const onnx::GraphProto& graph) : graph_(graph) {
-    auto add_info = [this](const onnx::ValueInfoProto& value) {
-      if (!value.type().has_tensor_type()) return;
-      const onnx::TypeProto_Tensor& type = value.type().tensor_type();
-      TensorInfo& info = infos_[value.name()];
-      info.elem_type = type.elem_type();
-      info.ranked = type.has_shape();
-      info.dims.clear();
-      for (const onnx::TensorShapeProto_Dimension& dim : type.shape().dim()) {
-        Dim d;
-        if (dim.has_dim_value()) d.value = dim.dim_value();
-        if (dim.has_dim_param()) d.param = dim.dim_param();
-        info.dims.push_back(std::move(d));
-      }
-    };
-    for (const onnx::ValueInfoProto& value : graph.value_info()) add_info(value);
-    for (const onnx::ValueInfoProto& value : graph.output()) add_info(value);
-    for (const onnx::ValueInfoProto& value : graph.input()) add_info(value);
-    for (const onnx::TensorProto& tensor : graph.initializer()) {
-      TensorInfo& info = infos_[tensor.name()];
-      info.elem_type = tensor.data_type();
-      info.ranked = true;
-      info.dims.clear();
-      for (int64_t dim : tensor.dims()) info.dims.push_back(Dim{dim, ""});
-      constants_.insert(tensor.name());
-    }
+  GraphIndex(const onnx::GraphProto& graph, std::unordered_map<std::string, TensorFacts> facts)
+      : graph_(graph), facts_(std::move(facts)) {
+    for (const onnx::TensorProto& tensor : graph.initializer()) constants_.insert(tensor.name());
     for (const onnx::ValueInfoProto& value : graph.input()) inputs_.insert(value.name());
     for (const onnx::ValueInfoProto& value : graph.output()) outputs_.insert(value.name());
     for (int i = 0; i < graph.node_size(); ++i) {
@@ -138,14 +104,14 @@ class GraphIndex {
   bool IsConstantLike(const std::string& tensor) const {
     return constants_.count(tensor) != 0 || inputs_.count(tensor) != 0;
   }
-  const TensorInfo* Info(const std::string& tensor) const {
-    auto it = infos_.find(tensor);
-    return it == infos_.end() ? nullptr : &it->second;
+  const TensorFacts* Info(const std::string& tensor) const {
+    auto it = facts_.find(tensor);
+    return it == facts_.end() ? nullptr : &it->second;
   }
 
  private:
   const onnx::GraphProto& graph_;
-  std::unordered_map<std::string, TensorInfo> infos_;
+  std::unordered_map<std::string, TensorFacts> facts_;
   std::unordered_map<std::string, int> producers_;
   std::unordered_map<std::string, std::vector<int>> consumers_;
   std::unordered_set<std::string> inputs_, outputs_, constants_;
@@ -197,30 +163,23 @@ class Lowerer {
  private:
   // The known dims of `tensor`, or why they are not known.
   std::optional<Outcome> DimsOf(const std::string& tensor, std::vector<int64_t>* dims) const {
-    const TensorInfo* info = index_.Info(tensor);
-    if (info == nullptr || !info->ranked) {
-      return Unresolved(absl::StrCat("no shape is known for tensor '", tensor, "'"));
+    const TensorFacts* info = index_.Info(tensor);
+    if (info != nullptr && info->dims.has_value()) {
+      *dims = *info->dims;
+      return std::nullopt;
     }
-    dims->clear();
-    for (const Dim& dim : info->dims) {
-      if (dim.value >= 0) {
-        dims->push_back(dim.value);
-      } else if (!dim.param.empty()) {
-        return Unresolved(absl::StrCat("dim '", dim.param, "' of tensor '", tensor,
-                                       "' has no value (GraphTilingRequest.dims)"));
-      } else {
-        return Unresolved(absl::StrCat("tensor '", tensor,
-                                       "' has a dim shape inference could not compute"));
-      }
+    if (info != nullptr && !info->symbolic_dim.empty()) {
+      return Unresolved(absl::StrCat("dim '", info->symbolic_dim, "' of tensor '", tensor,
+                                     "' has no value (GraphTilingRequest.dims)"));
     }
-    return std::nullopt;
+    return Unresolved(absl::StrCat("no shape is known for tensor '", tensor, "'"));
   }
 
   // The engine's dtype of `tensor` (float32 in the compute dtype when one
   // is set), or why it has none.
   std::optional<Outcome> DtypeOf(const std::string& tensor, tl::DataType* dtype,
                                  Derivation* derivation) const {
-    const TensorInfo* info = index_.Info(tensor);
+    const TensorFacts* info = index_.Info(tensor);
     const int32_t elem = info == nullptr ? 0 : info->elem_type;
     switch (elem) {
       case onnx::TensorProto_DataType_FLOAT16:
@@ -682,7 +641,7 @@ absl::StatusOr<std::vector<LoweredNode>> LowerGraph(const onnx::ModelProto& mode
     return absl::InvalidArgumentError(
         absl::StrCat("model: ONNX shape inference failed: ", error.what()));
   }
-  const GraphIndex index(graph);
+  const GraphIndex index(graph, PropagateShapes(graph, DefaultOpset(shaped)));
   const Lowerer lowerer(index, options);
   std::vector<LoweredNode> nodes;
   for (int i = 0; i < graph.node_size(); ++i) {

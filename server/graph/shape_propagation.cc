@@ -1,0 +1,679 @@
+#include "server/graph/shape_propagation.h"
+
+#include <algorithm>
+#include <cstring>
+#include <functional>
+#include <unordered_set>
+
+namespace npu::graph {
+namespace {
+
+using Dims = std::vector<int64_t>;
+using Facts = std::unordered_map<std::string, TensorFacts>;
+
+// A tensor value's elements, when it is an integer tensor small enough.
+std::optional<std::vector<int64_t>> IntValues(const onnx::TensorProto& tensor) {
+  size_t count = 1;
+  for (int64_t dim : tensor.dims()) {
+    if (dim < 0) return std::nullopt;
+    count *= static_cast<size_t>(dim);
+  }
+  if (count > kMaxValueElements) return std::nullopt;
+  std::vector<int64_t> values;
+  switch (tensor.data_type()) {
+    case onnx::TensorProto_DataType_INT64:
+      if (tensor.has_raw_data()) {
+        if (tensor.raw_data().size() != count * 8) return std::nullopt;
+        values.resize(count);
+        std::memcpy(values.data(), tensor.raw_data().data(), count * 8);
+      } else {
+        values.assign(tensor.int64_data().begin(), tensor.int64_data().end());
+      }
+      break;
+    case onnx::TensorProto_DataType_INT32:
+      if (tensor.has_raw_data()) {
+        if (tensor.raw_data().size() != count * 4) return std::nullopt;
+        std::vector<int32_t> narrow(count);
+        std::memcpy(narrow.data(), tensor.raw_data().data(), count * 4);
+        values.assign(narrow.begin(), narrow.end());
+      } else {
+        values.assign(tensor.int32_data().begin(), tensor.int32_data().end());
+      }
+      break;
+    default:
+      return std::nullopt;
+  }
+  if (values.size() != count) return std::nullopt;
+  return values;
+}
+
+const onnx::AttributeProto* Attribute(const onnx::NodeProto& node, const char* name) {
+  for (const onnx::AttributeProto& attribute : node.attribute()) {
+    if (attribute.name() == name) return &attribute;
+  }
+  return nullptr;
+}
+
+int64_t IntAttr(const onnx::NodeProto& node, const char* name, int64_t fallback) {
+  const onnx::AttributeProto* attribute = Attribute(node, name);
+  return attribute == nullptr ? fallback : attribute->i();
+}
+
+std::optional<Dims> IntsAttr(const onnx::NodeProto& node, const char* name) {
+  const onnx::AttributeProto* attribute = Attribute(node, name);
+  if (attribute == nullptr) return std::nullopt;
+  return Dims(attribute->ints().begin(), attribute->ints().end());
+}
+
+int64_t Product(const Dims& dims, size_t from = 0, size_t to = SIZE_MAX) {
+  int64_t product = 1;
+  for (size_t i = from; i < std::min(to, dims.size()); ++i) product *= dims[i];
+  return product;
+}
+
+// NumPy broadcasting of two shapes; nullopt when they do not broadcast.
+std::optional<Dims> Broadcast(const Dims& a, const Dims& b) {
+  Dims out(std::max(a.size(), b.size()), 1);
+  for (size_t i = 0; i < out.size(); ++i) {
+    const int64_t x = i < out.size() - a.size() ? 1 : a[i - (out.size() - a.size())];
+    const int64_t y = i < out.size() - b.size() ? 1 : b[i - (out.size() - b.size())];
+    if (x != y && x != 1 && y != 1) return std::nullopt;
+    out[i] = x == 1 ? y : x;
+  }
+  return out;
+}
+
+// `axis` of a rank-`rank` tensor, negative counting from the end.
+std::optional<size_t> Axis(int64_t axis, size_t rank) {
+  if (axis < 0) axis += static_cast<int64_t>(rank);
+  if (axis < 0 || axis >= static_cast<int64_t>(rank)) return std::nullopt;
+  return static_cast<size_t>(axis);
+}
+
+int64_t Clamp(int64_t value, int64_t low, int64_t high) {
+  return std::max(low, std::min(value, high));
+}
+
+class Propagator {
+ public:
+  Propagator(const onnx::GraphProto& graph, int64_t opset) : graph_(graph), opset_(opset) {}
+
+  Facts Run() {
+    auto add_info = [this](const onnx::ValueInfoProto& value) {
+      if (!value.type().has_tensor_type()) return;
+      const onnx::TypeProto_Tensor& type = value.type().tensor_type();
+      TensorFacts& facts = facts_[value.name()];
+      if (type.elem_type() != 0) facts.elem_type = type.elem_type();
+      if (!type.has_shape() || facts.dims.has_value()) return;
+      Dims dims;
+      for (const onnx::TensorShapeProto_Dimension& dim : type.shape().dim()) {
+        if (dim.has_dim_value() && dim.dim_value() >= 0) {
+          dims.push_back(dim.dim_value());
+        } else {
+          if (dim.has_dim_param() && facts.symbolic_dim.empty()) {
+            facts.symbolic_dim = dim.dim_param();
+          }
+          return;
+        }
+      }
+      facts.dims = std::move(dims);
+    };
+    for (const onnx::ValueInfoProto& value : graph_.input()) add_info(value);
+    for (const onnx::TensorProto& tensor : graph_.initializer()) {
+      TensorFacts& facts = facts_[tensor.name()];
+      facts.elem_type = tensor.data_type();
+      facts.dims = Dims(tensor.dims().begin(), tensor.dims().end());
+      facts.values = IntValues(tensor);
+    }
+    // ONNX's own inference, kept where this pass computes nothing.
+    Facts inferred;
+    std::swap(inferred, facts_);
+    for (const onnx::ValueInfoProto& value : graph_.value_info()) add_info(value);
+    for (const onnx::ValueInfoProto& value : graph_.output()) add_info(value);
+    std::swap(inferred, facts_);
+    for (const onnx::NodeProto& node : graph_.node()) {
+      Visit(node);
+      for (const std::string& output : node.output()) {
+        auto it = inferred.find(output);
+        if (it == inferred.end()) continue;
+        TensorFacts& facts = facts_[output];
+        if (facts.elem_type == 0) facts.elem_type = it->second.elem_type;
+        if (!facts.dims.has_value()) facts.dims = it->second.dims;
+        if (facts.symbolic_dim.empty()) facts.symbolic_dim = it->second.symbolic_dim;
+      }
+    }
+    return std::move(facts_);
+  }
+
+ private:
+  const TensorFacts* Get(const onnx::NodeProto& node, int input) const {
+    if (input >= node.input_size() || node.input(input).empty()) return nullptr;
+    auto it = facts_.find(node.input(input));
+    return it == facts_.end() ? nullptr : &it->second;
+  }
+  const Dims* DimsOf(const onnx::NodeProto& node, int input) const {
+    const TensorFacts* facts = Get(node, input);
+    return facts == nullptr || !facts->dims.has_value() ? nullptr : &*facts->dims;
+  }
+  const Dims* ValuesOf(const onnx::NodeProto& node, int input) const {
+    const TensorFacts* facts = Get(node, input);
+    return facts == nullptr || !facts->values.has_value() ? nullptr : &*facts->values;
+  }
+  int32_t TypeOf(const onnx::NodeProto& node, int input) const {
+    const TensorFacts* facts = Get(node, input);
+    return facts == nullptr ? 0 : facts->elem_type;
+  }
+  // Axes from the attribute (older opsets) or input `input`.
+  std::optional<Dims> AxesOf(const onnx::NodeProto& node, int input) const {
+    if (std::optional<Dims> axes = IntsAttr(node, "axes")) return axes;
+    if (const Dims* values = ValuesOf(node, input)) return *values;
+    return std::nullopt;
+  }
+
+  void Set(const onnx::NodeProto& node, int output, std::optional<Dims> dims, int32_t elem_type,
+           std::optional<Dims> values = std::nullopt) {
+    if (output >= node.output_size() || node.output(output).empty()) return;
+    TensorFacts& facts = facts_[node.output(output)];
+    if (elem_type != 0) facts.elem_type = elem_type;
+    if (dims.has_value()) facts.dims = std::move(dims);
+    if (values.has_value() && facts.dims.has_value() &&
+        static_cast<int64_t>(values->size()) == Product(*facts.dims)) {
+      facts.values = std::move(values);
+    }
+  }
+
+  // Elementwise over broadcast inputs; `fn` computes values when given.
+  void Elementwise(const onnx::NodeProto& node, int32_t elem_type,
+                   const std::function<int64_t(const Dims&)>& fn = nullptr) {
+    std::optional<Dims> dims = Dims{};
+    for (int i = 0; i < node.input_size(); ++i) {
+      const Dims* input = DimsOf(node, i);
+      if (input == nullptr || !dims.has_value()) {
+        dims.reset();
+        break;
+      }
+      dims = Broadcast(*dims, *input);
+    }
+    std::optional<Dims> values;
+    if (dims.has_value() && fn != nullptr && Product(*dims) <= static_cast<int64_t>(kMaxValueElements)) {
+      std::vector<const Dims*> inputs;
+      for (int i = 0; i < node.input_size(); ++i) inputs.push_back(ValuesOf(node, i));
+      if (std::all_of(inputs.begin(), inputs.end(), [](const Dims* v) { return v != nullptr; })) {
+        // Index each input by broadcasting: only scalars, equal shapes and
+        // 1-D tensors occur in shape arithmetic.
+        const int64_t count = Product(*dims);
+        values = Dims();
+        for (int64_t e = 0; e < count; ++e) {
+          Dims args;
+          for (const Dims* input : inputs) {
+            if (input->size() == 1) {
+              args.push_back((*input)[0]);
+            } else if (static_cast<int64_t>(input->size()) == count) {
+              args.push_back((*input)[e]);
+            } else {
+              values.reset();
+              break;
+            }
+          }
+          if (!values.has_value()) break;
+          values->push_back(fn(args));
+        }
+      }
+    }
+    Set(node, 0, dims, elem_type, values);
+  }
+
+  void Visit(const onnx::NodeProto& node) {
+    static const std::unordered_set<std::string> kSameShape = {
+        "Identity", "Dropout", "Cast", "Relu", "Erf", "Tanh", "Sqrt", "Neg", "Sigmoid",
+        "Softmax", "LogSoftmax", "LayerNormalization", "Gelu", "Abs", "Exp", "Log",
+        "Reciprocal", "Not", "Floor", "Ceil", "Clip", "BatchNormalization",
+        "InstanceNormalization", "HardSigmoid", "HardSwish", "Softplus", "Round", "Sign", "Sin",
+        "Cos", "LeakyRelu", "Elu", "Selu", "IsNaN", "IsInf", "ScatterND", "ScatterElements",
+        "Trilu", "CumSum", "Mish"};
+    const std::string& op = node.op_type();
+    const int32_t first_type = TypeOf(node, 0);
+    if (op == "Constant") {
+      if (const onnx::AttributeProto* value = Attribute(node, "value")) {
+        Set(node, 0, Dims(value->t().dims().begin(), value->t().dims().end()),
+            value->t().data_type(), IntValues(value->t()));
+      } else if (const onnx::AttributeProto* ints = Attribute(node, "value_ints")) {
+        Set(node, 0, Dims{ints->ints_size()}, onnx::TensorProto_DataType_INT64,
+            Dims(ints->ints().begin(), ints->ints().end()));
+      } else if (const onnx::AttributeProto* scalar = Attribute(node, "value_int")) {
+        Set(node, 0, Dims{}, onnx::TensorProto_DataType_INT64, Dims{scalar->i()});
+      }
+      return;
+    }
+    if (kSameShape.count(op) != 0) {
+      const Dims* dims = DimsOf(node, 0);
+      int32_t type = first_type;
+      if (op == "Cast") type = static_cast<int32_t>(IntAttr(node, "to", 0));
+      std::optional<Dims> values;
+      if ((op == "Identity" || op == "Cast") && ValuesOf(node, 0) != nullptr) values = *ValuesOf(node, 0);
+      if (dims != nullptr) Set(node, 0, *dims, type, values);
+      return;
+    }
+    using Fn = std::function<int64_t(const Dims&)>;
+    static const std::unordered_map<std::string, Fn> kArithmetic = {
+        {"Add", [](const Dims& v) { return v[0] + v[1]; }},
+        {"Sub", [](const Dims& v) { return v[0] - v[1]; }},
+        {"Mul", [](const Dims& v) { return v[0] * v[1]; }},
+        {"Div", [](const Dims& v) { return v[1] == 0 ? 0 : v[0] / v[1]; }},
+        {"Mod", [](const Dims& v) { return v[1] == 0 ? 0 : v[0] % v[1]; }},
+        {"Max", [](const Dims& v) { return *std::max_element(v.begin(), v.end()); }},
+        {"Min", [](const Dims& v) { return *std::min_element(v.begin(), v.end()); }},
+        {"Pow", nullptr},
+        {"PRelu", nullptr},
+        {"Sum", nullptr},
+        {"Mean", nullptr},
+    };
+    static const std::unordered_map<std::string, Fn> kComparisons = {
+        {"Equal", [](const Dims& v) { return int64_t{v[0] == v[1]}; }},
+        {"Less", [](const Dims& v) { return int64_t{v[0] < v[1]}; }},
+        {"Greater", [](const Dims& v) { return int64_t{v[0] > v[1]}; }},
+        {"LessOrEqual", nullptr},
+        {"GreaterOrEqual", nullptr},
+        {"And", nullptr},
+        {"Or", nullptr},
+        {"Xor", nullptr},
+    };
+    if (auto it = kArithmetic.find(op); it != kArithmetic.end()) {
+      const bool integer = first_type == onnx::TensorProto_DataType_INT64 ||
+                           first_type == onnx::TensorProto_DataType_INT32;
+      Elementwise(node, first_type, integer ? it->second : nullptr);
+      return;
+    }
+    if (auto it = kComparisons.find(op); it != kComparisons.end()) {
+      Elementwise(node, onnx::TensorProto_DataType_BOOL, it->second);
+      return;
+    }
+    if (op == "Where") {
+      Elementwise(node, TypeOf(node, 1), [](const Dims& v) { return v[0] != 0 ? v[1] : v[2]; });
+      return;
+    }
+    if (op == "Shape") {
+      const Dims* dims = DimsOf(node, 0);
+      if (dims == nullptr) return;
+      const int64_t rank = static_cast<int64_t>(dims->size());
+      int64_t start = IntAttr(node, "start", 0), end = IntAttr(node, "end", rank);
+      if (start < 0) start += rank;
+      if (end < 0) end += rank;
+      start = Clamp(start, 0, rank);
+      end = Clamp(end, start, rank);
+      Dims values(dims->begin() + start, dims->begin() + end);
+      Set(node, 0, Dims{static_cast<int64_t>(values.size())}, onnx::TensorProto_DataType_INT64,
+          values);
+      return;
+    }
+    if (op == "Size") {
+      if (const Dims* dims = DimsOf(node, 0)) {
+        Set(node, 0, Dims{}, onnx::TensorProto_DataType_INT64, Dims{Product(*dims)});
+      }
+      return;
+    }
+    if (op == "Gather") {
+      const Dims* data = DimsOf(node, 0);
+      const Dims* indices = DimsOf(node, 1);
+      if (data == nullptr || indices == nullptr) return;
+      std::optional<size_t> axis = Axis(IntAttr(node, "axis", 0), data->size());
+      if (!axis.has_value()) return;
+      Dims out(data->begin(), data->begin() + *axis);
+      out.insert(out.end(), indices->begin(), indices->end());
+      out.insert(out.end(), data->begin() + *axis + 1, data->end());
+      std::optional<Dims> values;
+      const Dims* data_values = ValuesOf(node, 0);
+      const Dims* index_values = ValuesOf(node, 1);
+      if (data->size() == 1 && data_values != nullptr && index_values != nullptr) {
+        values = Dims();
+        for (int64_t index : *index_values) {
+          if (index < 0) index += (*data)[0];
+          if (index < 0 || index >= (*data)[0]) {
+            values.reset();
+            break;
+          }
+          values->push_back((*data_values)[index]);
+        }
+      }
+      Set(node, 0, out, first_type, values);
+      return;
+    }
+    if (op == "Unsqueeze" || op == "Squeeze") {
+      const Dims* dims = DimsOf(node, 0);
+      if (dims == nullptr) return;
+      std::optional<Dims> axes = AxesOf(node, 1);
+      Dims out;
+      if (op == "Unsqueeze") {
+        if (!axes.has_value()) return;
+        const size_t rank = dims->size() + axes->size();
+        std::vector<bool> inserted(rank, false);
+        for (int64_t a : *axes) {
+          std::optional<size_t> axis = Axis(a, rank);
+          if (!axis.has_value()) return;
+          inserted[*axis] = true;
+        }
+        size_t next = 0;
+        for (size_t i = 0; i < rank; ++i) {
+          if (inserted[i]) {
+            out.push_back(1);
+          } else if (next < dims->size()) {
+            out.push_back((*dims)[next++]);
+          }
+        }
+      } else {
+        std::vector<bool> removed(dims->size(), false);
+        if (axes.has_value()) {
+          for (int64_t a : *axes) {
+            std::optional<size_t> axis = Axis(a, dims->size());
+            if (!axis.has_value()) return;
+            removed[*axis] = true;
+          }
+        } else {
+          for (size_t i = 0; i < dims->size(); ++i) removed[i] = (*dims)[i] == 1;
+        }
+        for (size_t i = 0; i < dims->size(); ++i) {
+          if (!removed[i]) out.push_back((*dims)[i]);
+        }
+      }
+      std::optional<Dims> values;
+      if (const Dims* v = ValuesOf(node, 0)) values = *v;
+      Set(node, 0, out, first_type, values);
+      return;
+    }
+    if (op == "Concat") {
+      Dims out;
+      std::optional<Dims> values = Dims();
+      for (int i = 0; i < node.input_size(); ++i) {
+        const Dims* dims = DimsOf(node, i);
+        if (dims == nullptr) return;
+        if (i == 0) {
+          out = *dims;
+        } else {
+          std::optional<size_t> axis = Axis(IntAttr(node, "axis", 0), out.size());
+          if (!axis.has_value() || dims->size() != out.size()) return;
+          out[*axis] += (*dims)[*axis];
+        }
+        const Dims* v = ValuesOf(node, i);
+        if (v == nullptr || dims->size() != 1) {
+          values.reset();
+        } else if (values.has_value()) {
+          values->insert(values->end(), v->begin(), v->end());
+        }
+      }
+      Set(node, 0, out, first_type, values);
+      return;
+    }
+    if (op == "Slice") {
+      const Dims* dims = DimsOf(node, 0);
+      if (dims == nullptr) return;
+      std::optional<Dims> starts, ends, axes, steps;
+      if (opset_ < 10) {
+        starts = IntsAttr(node, "starts");
+        ends = IntsAttr(node, "ends");
+        axes = IntsAttr(node, "axes");
+      } else {
+        if (const Dims* v = ValuesOf(node, 1)) starts = *v;
+        if (const Dims* v = ValuesOf(node, 2)) ends = *v;
+        if (node.input_size() > 3 && !node.input(3).empty()) {
+          const Dims* v = ValuesOf(node, 3);
+          if (v == nullptr) return;
+          axes = *v;
+        }
+        if (node.input_size() > 4 && !node.input(4).empty()) {
+          const Dims* v = ValuesOf(node, 4);
+          if (v == nullptr) return;
+          steps = *v;
+        }
+      }
+      if (!starts.has_value() || !ends.has_value() || starts->size() != ends->size()) return;
+      if (!axes.has_value()) {
+        axes = Dims();
+        for (size_t i = 0; i < starts->size(); ++i) axes->push_back(static_cast<int64_t>(i));
+      }
+      if (!steps.has_value()) steps = Dims(starts->size(), 1);
+      if (axes->size() != starts->size() || steps->size() != starts->size()) return;
+      Dims out = *dims;
+      std::optional<Dims> values;
+      const Dims* input_values = ValuesOf(node, 0);
+      for (size_t i = 0; i < starts->size(); ++i) {
+        std::optional<size_t> axis = Axis((*axes)[i], dims->size());
+        const int64_t step = (*steps)[i];
+        if (!axis.has_value() || step == 0) return;
+        const int64_t size = (*dims)[*axis];
+        int64_t start = (*starts)[i], end = (*ends)[i];
+        if (start < 0) start += size;
+        if (end < 0) end += size;
+        if (step > 0) {
+          start = Clamp(start, 0, size);
+          end = Clamp(end, 0, size);
+          out[*axis] = end > start ? (end - start + step - 1) / step : 0;
+        } else {
+          start = Clamp(start, -1, size - 1);
+          end = Clamp(end, -1, size - 1);
+          out[*axis] = start > end ? (start - end - step - 1) / -step : 0;
+        }
+        if (dims->size() == 1 && input_values != nullptr) {
+          values = Dims();
+          for (int64_t e = start; step > 0 ? e < end : e > end; e += step) {
+            values->push_back((*input_values)[e]);
+          }
+        }
+      }
+      Set(node, 0, out, first_type, values);
+      return;
+    }
+    if (op == "Reshape") {
+      const Dims* dims = DimsOf(node, 0);
+      const Dims* shape = ValuesOf(node, 1);
+      if (dims == nullptr || shape == nullptr) return;
+      const bool allow_zero = IntAttr(node, "allowzero", 0) != 0;
+      Dims out;
+      int infer = -1;
+      for (size_t i = 0; i < shape->size(); ++i) {
+        int64_t dim = (*shape)[i];
+        if (dim == 0 && !allow_zero) {
+          if (i >= dims->size()) return;
+          dim = (*dims)[i];
+        }
+        if (dim == -1) {
+          if (infer >= 0) return;
+          infer = static_cast<int>(i);
+          dim = 1;
+        }
+        out.push_back(dim);
+      }
+      if (infer >= 0) {
+        const int64_t known = Product(out);
+        if (known <= 0 || Product(*dims) % known != 0) return;
+        out[infer] = Product(*dims) / known;
+      }
+      if (Product(out) != Product(*dims)) return;
+      std::optional<Dims> values;
+      if (const Dims* v = ValuesOf(node, 0)) values = *v;
+      Set(node, 0, out, first_type, values);
+      return;
+    }
+    if (op == "Flatten") {
+      const Dims* dims = DimsOf(node, 0);
+      if (dims == nullptr) return;
+      int64_t axis = IntAttr(node, "axis", 1);
+      if (axis < 0) axis += static_cast<int64_t>(dims->size());
+      if (axis < 0 || axis > static_cast<int64_t>(dims->size())) return;
+      Set(node, 0, Dims{Product(*dims, 0, axis), Product(*dims, axis)}, first_type);
+      return;
+    }
+    if (op == "Transpose") {
+      const Dims* dims = DimsOf(node, 0);
+      if (dims == nullptr) return;
+      std::optional<Dims> perm = IntsAttr(node, "perm");
+      Dims out;
+      if (!perm.has_value()) {
+        out.assign(dims->rbegin(), dims->rend());
+      } else {
+        if (perm->size() != dims->size()) return;
+        for (int64_t p : *perm) {
+          std::optional<size_t> axis = Axis(p, dims->size());
+          if (!axis.has_value()) return;
+          out.push_back((*dims)[*axis]);
+        }
+      }
+      Set(node, 0, out, first_type);
+      return;
+    }
+    if (op == "MatMul") {
+      const Dims* a = DimsOf(node, 0);
+      const Dims* b = DimsOf(node, 1);
+      if (a == nullptr || b == nullptr || a->empty() || b->empty()) return;
+      Dims x = *a, y = *b;
+      const bool vector_a = x.size() == 1, vector_b = y.size() == 1;
+      if (vector_a) x.insert(x.begin(), 1);
+      if (vector_b) y.push_back(1);
+      std::optional<Dims> batch = Broadcast(Dims(x.begin(), x.end() - 2), Dims(y.begin(), y.end() - 2));
+      if (!batch.has_value()) return;
+      Dims out = *batch;
+      if (!vector_a) out.push_back(x[x.size() - 2]);
+      if (!vector_b) out.push_back(y.back());
+      Set(node, 0, out, first_type);
+      return;
+    }
+    if (op == "Gemm") {
+      const Dims* a = DimsOf(node, 0);
+      const Dims* b = DimsOf(node, 1);
+      if (a == nullptr || b == nullptr || a->size() != 2 || b->size() != 2) return;
+      const int64_t m = IntAttr(node, "transA", 0) != 0 ? (*a)[1] : (*a)[0];
+      const int64_t n = IntAttr(node, "transB", 0) != 0 ? (*b)[0] : (*b)[1];
+      Set(node, 0, Dims{m, n}, first_type);
+      return;
+    }
+    if (op == "Expand") {
+      const Dims* dims = DimsOf(node, 0);
+      const Dims* shape = ValuesOf(node, 1);
+      if (dims == nullptr || shape == nullptr) return;
+      Set(node, 0, Broadcast(*dims, *shape), first_type);
+      return;
+    }
+    if (op == "ConstantOfShape") {
+      const Dims* shape = ValuesOf(node, 0);
+      if (shape == nullptr) return;
+      const onnx::AttributeProto* value = Attribute(node, "value");
+      const int32_t type = value == nullptr ? onnx::TensorProto_DataType_FLOAT : value->t().data_type();
+      std::optional<Dims> values;
+      if (value != nullptr && Product(*shape) <= static_cast<int64_t>(kMaxValueElements)) {
+        if (std::optional<Dims> fill = IntValues(value->t()); fill && fill->size() == 1) {
+          values = Dims(static_cast<size_t>(Product(*shape)), (*fill)[0]);
+        }
+      }
+      Set(node, 0, *shape, type, values);
+      return;
+    }
+    if (op == "Range") {
+      const Dims* start = ValuesOf(node, 0);
+      const Dims* limit = ValuesOf(node, 1);
+      const Dims* delta = ValuesOf(node, 2);
+      if (start == nullptr || limit == nullptr || delta == nullptr || (*delta)[0] == 0) return;
+      const int64_t count =
+          std::max<int64_t>(0, ((*limit)[0] - (*start)[0] + (*delta)[0] - ((*delta)[0] > 0 ? 1 : -1)) /
+                                   (*delta)[0]);
+      std::optional<Dims> values;
+      if (count <= static_cast<int64_t>(kMaxValueElements)) {
+        values = Dims();
+        for (int64_t i = 0; i < count; ++i) values->push_back((*start)[0] + i * (*delta)[0]);
+      }
+      Set(node, 0, Dims{count}, first_type, values);
+      return;
+    }
+    if (op == "Pad") {
+      const Dims* dims = DimsOf(node, 0);
+      std::optional<Dims> pads = IntsAttr(node, "pads");
+      if (!pads.has_value()) {
+        if (const Dims* v = ValuesOf(node, 1)) pads = *v;
+      }
+      if (dims == nullptr || !pads.has_value()) return;
+      Dims out = *dims;
+      if (node.input_size() > 3 && !node.input(3).empty()) {
+        const Dims* axes = ValuesOf(node, 3);
+        if (axes == nullptr || pads->size() != 2 * axes->size()) return;
+        for (size_t i = 0; i < axes->size(); ++i) {
+          std::optional<size_t> axis = Axis((*axes)[i], out.size());
+          if (!axis.has_value()) return;
+          out[*axis] += (*pads)[i] + (*pads)[i + axes->size()];
+        }
+      } else {
+        if (pads->size() != 2 * out.size()) return;
+        for (size_t i = 0; i < out.size(); ++i) out[i] += (*pads)[i] + (*pads)[i + out.size()];
+      }
+      Set(node, 0, out, first_type);
+      return;
+    }
+    if (op == "Tile") {
+      const Dims* dims = DimsOf(node, 0);
+      const Dims* repeats = ValuesOf(node, 1);
+      if (dims == nullptr || repeats == nullptr || repeats->size() != dims->size()) return;
+      Dims out = *dims;
+      for (size_t i = 0; i < out.size(); ++i) out[i] *= (*repeats)[i];
+      Set(node, 0, out, first_type);
+      return;
+    }
+    if (op.rfind("Reduce", 0) == 0) {
+      const Dims* dims = DimsOf(node, 0);
+      if (dims == nullptr) return;
+      std::optional<Dims> axes = AxesOf(node, 1);
+      const bool keep = IntAttr(node, "keepdims", 1) != 0;
+      std::vector<bool> reduced(dims->size(), !axes.has_value());
+      if (axes.has_value()) {
+        for (int64_t a : *axes) {
+          std::optional<size_t> axis = Axis(a, dims->size());
+          if (!axis.has_value()) return;
+          reduced[*axis] = true;
+        }
+      }
+      Dims out;
+      for (size_t i = 0; i < dims->size(); ++i) {
+        if (!reduced[i]) {
+          out.push_back((*dims)[i]);
+        } else if (keep) {
+          out.push_back(1);
+        }
+      }
+      Set(node, 0, out, first_type);
+      return;
+    }
+    if (op == "Split") {
+      const Dims* dims = DimsOf(node, 0);
+      if (dims == nullptr) return;
+      std::optional<size_t> axis = Axis(IntAttr(node, "axis", 0), dims->size());
+      if (!axis.has_value()) return;
+      std::optional<Dims> split = IntsAttr(node, "split");
+      if (!split.has_value() && node.input_size() > 1 && !node.input(1).empty()) {
+        const Dims* v = ValuesOf(node, 1);
+        if (v == nullptr) return;
+        split = *v;
+      }
+      const int parts = node.output_size();
+      if (!split.has_value()) {
+        if (parts == 0 || (*dims)[*axis] % parts != 0) return;
+        split = Dims(parts, (*dims)[*axis] / parts);
+      }
+      if (static_cast<int>(split->size()) != parts) return;
+      for (int i = 0; i < parts; ++i) {
+        Dims out = *dims;
+        out[*axis] = (*split)[i];
+        Set(node, i, out, first_type);
+      }
+      return;
+    }
+  }
+
+  const onnx::GraphProto& graph_;
+  const int64_t opset_;
+  Facts facts_;
+};
+
+}  // namespace
+
+std::unordered_map<std::string, TensorFacts> PropagateShapes(const onnx::GraphProto& graph,
+                                                             int64_t opset) {
+  return Propagator(graph, opset).Run();
+}
+
+}  // namespace npu::graph
