@@ -90,6 +90,31 @@ std::optional<size_t> Axis(int64_t axis, size_t rank) {
   return static_cast<size_t>(axis);
 }
 
+// Row-major strides of `dims`.
+Dims Strides(const Dims& dims) {
+  Dims strides(dims.size(), 1);
+  for (size_t i = dims.size(); i-- > 1;) strides[i - 1] = strides[i] * dims[i];
+  return strides;
+}
+
+// The elements of a tensor of `out_dims` whose element at coordinates c is
+// `values`' element at offset source(c).
+Dims Gathered(const Dims& out_dims, const std::function<int64_t(const Dims&)>& source,
+              const Dims& values) {
+  Dims out;
+  const int64_t count = Product(out_dims);
+  Dims coordinates(out_dims.size(), 0);
+  for (int64_t e = 0; e < count; ++e) {
+    int64_t rest = e;
+    for (size_t i = out_dims.size(); i-- > 0;) {
+      coordinates[i] = rest % out_dims[i];
+      rest /= out_dims[i];
+    }
+    out.push_back(values[source(coordinates)]);
+  }
+  return out;
+}
+
 int64_t Clamp(int64_t value, int64_t low, int64_t high) {
   return std::max(low, std::min(value, high));
 }
@@ -251,7 +276,10 @@ class Propagator {
       if (op == "Cast") type = static_cast<int32_t>(IntAttr(node, "to", 0));
       std::optional<Dims> values;
       if ((op == "Identity" || op == "Cast") && ValuesOf(node, 0) != nullptr) values = *ValuesOf(node, 0);
-      if (dims != nullptr) Set(node, 0, *dims, type, values);
+      if (dims != nullptr) {
+        Set(node, 0, *dims, type, values);
+        if (op == "Dropout") Set(node, 1, *dims, onnx::TensorProto_DataType_BOOL);
+      }
       return;
     }
     using Fn = std::function<int64_t(const Dims&)>;
@@ -260,7 +288,8 @@ class Propagator {
         {"Sub", [](const Dims& v) { return v[0] - v[1]; }},
         {"Mul", [](const Dims& v) { return v[0] * v[1]; }},
         {"Div", [](const Dims& v) { return v[1] == 0 ? 0 : v[0] / v[1]; }},
-        {"Mod", [](const Dims& v) { return v[1] == 0 ? 0 : v[0] % v[1]; }},
+        // fmod=0 (the integer default): the sign of the divisor, as Python's %.
+        {"Mod", [](const Dims& v) { return v[1] == 0 ? 0 : ((v[0] % v[1]) + v[1]) % v[1]; }},
         {"Max", [](const Dims& v) { return *std::max_element(v.begin(), v.end()); }},
         {"Min", [](const Dims& v) { return *std::min_element(v.begin(), v.end()); }},
         {"Pow", nullptr},
@@ -433,8 +462,7 @@ class Propagator {
       if (!steps.has_value()) steps = Dims(starts->size(), 1);
       if (axes->size() != starts->size() || steps->size() != starts->size()) return;
       Dims out = *dims;
-      std::optional<Dims> values;
-      const Dims* input_values = ValuesOf(node, 0);
+      Dims first(dims->size(), 0), stride(dims->size(), 1);
       for (size_t i = 0; i < starts->size(); ++i) {
         std::optional<size_t> axis = Axis((*axes)[i], dims->size());
         const int64_t step = (*steps)[i];
@@ -452,12 +480,20 @@ class Propagator {
           end = Clamp(end, -1, size - 1);
           out[*axis] = start > end ? (start - end - step - 1) / -step : 0;
         }
-        if (dims->size() == 1 && input_values != nullptr) {
-          values = Dims();
-          for (int64_t e = start; step > 0 ? e < end : e > end; e += step) {
-            values->push_back((*input_values)[e]);
-          }
-        }
+        first[*axis] = start;
+        stride[*axis] = step;
+      }
+      std::optional<Dims> values;
+      if (const Dims* input_values = ValuesOf(node, 0)) {
+        const Dims strides = Strides(*dims);
+        values = Gathered(
+            out,
+            [&](const Dims& c) {
+              int64_t offset = 0;
+              for (size_t i = 0; i < c.size(); ++i) offset += (first[i] + c[i] * stride[i]) * strides[i];
+              return offset;
+            },
+            *input_values);
       }
       Set(node, 0, out, first_type, values);
       return;
@@ -506,18 +542,31 @@ class Propagator {
       const Dims* dims = DimsOf(node, 0);
       if (dims == nullptr) return;
       std::optional<Dims> perm = IntsAttr(node, "perm");
-      Dims out;
       if (!perm.has_value()) {
-        out.assign(dims->rbegin(), dims->rend());
-      } else {
-        if (perm->size() != dims->size()) return;
-        for (int64_t p : *perm) {
-          std::optional<size_t> axis = Axis(p, dims->size());
-          if (!axis.has_value()) return;
-          out.push_back((*dims)[*axis]);
-        }
+        perm = Dims();
+        for (size_t i = dims->size(); i-- > 0;) perm->push_back(static_cast<int64_t>(i));
       }
-      Set(node, 0, out, first_type);
+      if (perm->size() != dims->size()) return;
+      Dims out, from;
+      for (int64_t p : *perm) {
+        std::optional<size_t> axis = Axis(p, dims->size());
+        if (!axis.has_value()) return;
+        out.push_back((*dims)[*axis]);
+        from.push_back(static_cast<int64_t>(*axis));
+      }
+      std::optional<Dims> values;
+      if (const Dims* input_values = ValuesOf(node, 0)) {
+        const Dims strides = Strides(*dims);
+        values = Gathered(
+            out,
+            [&](const Dims& c) {
+              int64_t offset = 0;
+              for (size_t i = 0; i < c.size(); ++i) offset += c[i] * strides[from[i]];
+              return offset;
+            },
+            *input_values);
+      }
+      Set(node, 0, out, first_type, values);
       return;
     }
     if (op == "MatMul") {
@@ -633,6 +682,52 @@ class Propagator {
           out.push_back((*dims)[i]);
         } else if (keep) {
           out.push_back(1);
+        }
+      }
+      Set(node, 0, out, first_type);
+      return;
+    }
+    if (op == "GlobalAveragePool" || op == "GlobalMaxPool" || op == "GlobalLpPool") {
+      const Dims* dims = DimsOf(node, 0);
+      if (dims == nullptr || dims->size() < 2) return;
+      Dims out = *dims;
+      std::fill(out.begin() + 2, out.end(), 1);
+      Set(node, 0, out, first_type);
+      return;
+    }
+    if (op == "Conv" || op == "MaxPool" || op == "AveragePool" || op == "LpPool") {
+      // [N, C, spatial...]: the output channels from the weight (Conv) and
+      // each spatial dim from kernel, stride, pads and dilation.
+      const Dims* dims = DimsOf(node, 0);
+      if (dims == nullptr || dims->size() < 3) return;
+      const size_t spatial = dims->size() - 2;
+      Dims out = *dims;
+      std::optional<Dims> kernel = IntsAttr(node, "kernel_shape");
+      if (op == "Conv") {
+        const Dims* weight = DimsOf(node, 1);
+        if (weight == nullptr || weight->size() != dims->size()) return;
+        out[1] = (*weight)[0];
+        if (!kernel.has_value()) kernel = Dims(weight->begin() + 2, weight->end());
+      }
+      if (!kernel.has_value() || kernel->size() != spatial) return;
+      const Dims strides = IntsAttr(node, "strides").value_or(Dims(spatial, 1));
+      const Dims dilations = IntsAttr(node, "dilations").value_or(Dims(spatial, 1));
+      const Dims pads = IntsAttr(node, "pads").value_or(Dims(2 * spatial, 0));
+      const onnx::AttributeProto* auto_pad = Attribute(node, "auto_pad");
+      const std::string padding = auto_pad == nullptr ? "NOTSET" : auto_pad->s();
+      const bool ceil_mode = IntAttr(node, "ceil_mode", 0) != 0;
+      if (strides.size() != spatial || dilations.size() != spatial || pads.size() != 2 * spatial) {
+        return;
+      }
+      for (size_t i = 0; i < spatial; ++i) {
+        const int64_t in = (*dims)[2 + i];
+        const int64_t extent = dilations[i] * ((*kernel)[i] - 1) + 1;
+        if (padding == "SAME_UPPER" || padding == "SAME_LOWER") {
+          out[2 + i] = (in + strides[i] - 1) / strides[i];
+        } else {
+          const int64_t padded = in + (padding == "VALID" ? 0 : pads[i] + pads[i + spatial]);
+          if (padded < extent || strides[i] <= 0) return;
+          out[2 + i] = (padded - extent + (ceil_mode ? strides[i] - 1 : 0)) / strides[i] + 1;
         }
       }
       Set(node, 0, out, first_type);
