@@ -296,7 +296,11 @@ class Lowerer {
   std::optional<Outcome> LowerGemm(const onnx::NodeProto& node, LoweredNode* lowered) const {
     const float alpha = FloatAttribute(node, "alpha", 1.0f);
     const float beta = FloatAttribute(node, "beta", 1.0f);
-    const bool has_c = node.input_size() > 2 && !node.input(2).empty();
+    // beta = 0 multiplies C away: the Gemm is a plain matmul.
+    const bool has_c = node.input_size() > 2 && !node.input(2).empty() && beta != 0.0f;
+    if (node.input_size() > 2 && !node.input(2).empty() && beta == 0.0f) {
+      lowered->derivation.notes.push_back("C is ignored (beta=0)");
+    }
     if (alpha != 1.0f || (has_c && beta != 1.0f)) {
       return Unsupported(absl::StrCat("Gemm with alpha=", alpha, " beta=", beta,
                                       ": CANN's MatMulV3 has no scale factors"));

@@ -26,9 +26,9 @@ TEST(ServiceMetricsTest, PrecreatesEveryMethodAndCodeAtZero) {
   const auto families = metrics.Collect();
   const auto by_name = ByName(families);
   ASSERT_TRUE(by_name.count("grpc_server_handled_total"));
-  // 4 methods x 17 codes, all zero.
+  // 5 methods x 17 codes, all zero.
   const prometheus::MetricFamily& handled = *by_name.at("grpc_server_handled_total");
-  EXPECT_EQ(handled.metric.size(), 4u * 17u);
+  EXPECT_EQ(handled.metric.size(), 5u * 17u);
   std::set<std::string> codes;
   for (const auto& metric : handled.metric) {
     EXPECT_EQ(metric.counter.value, 0);
@@ -47,7 +47,8 @@ TEST(ServiceMetricsTest, PrecreatesEveryMethodAndCodeAtZero) {
         "npu_tiling_decisions_total", "npu_tiling_request_errors_total",
         "grpc_server_msg_received_total", "grpc_server_msg_sent_total", "npu_execute_total",
         "npu_execute_queue_depth", "npu_execute_running", "npu_execute_seconds",
-        "npu_execute_predicted_cube_utilization"}) {
+        "npu_execute_predicted_cube_utilization", "npu_graph_nodes_total",
+        "npu_graph_problems_total"}) {
     EXPECT_TRUE(by_name.count(name)) << name;
   }
   // Every Execute outcome exists at zero, so rate() works from the start.
