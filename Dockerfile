@@ -6,8 +6,8 @@
 #   docker run --rm -p 50051:50051 -p 9464:9464 npu-tiling:dev --cache_size=100000 --log_level=debug
 #
 # Both stages use Debian 12 packages only (gRPC 1.51, protobuf 3.21, Abseil 20220623,
-# prometheus-cpp 1.0, OpenBLAS 0.3.21 for the emulator's numerics), the same versions the tree
-# is developed and tested against.
+# prometheus-cpp 1.0, OpenBLAS 0.3.21 for the emulator's numerics, ONNX 1.12 for GetGraphTiling),
+# the same versions the tree is developed and tested against.
 # tests/deploy/runtime_packages_test.py checks that the runtime stage installs exactly the
 # packages that `ldd tiling_server` needs.
 
@@ -18,7 +18,7 @@ RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
       g++ cmake ninja-build pkg-config \
       libgrpc++-dev libgrpc-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler \
-      libabsl-dev prometheus-cpp-dev nlohmann-json3-dev libopenblas-dev \
+      libabsl-dev prometheus-cpp-dev nlohmann-json3-dev libopenblas-dev libonnx-dev \
  && rm -rf /var/lib/apt/lists/*
 
 WORKDIR /src
@@ -39,6 +39,7 @@ RUN apt-get update \
       libabsl20220623 \
       libgrpc++1.51 \
       libgrpc29 \
+      libonnx1 \
       libopenblas0-pthread \
       libprometheus-cpp-core1.0 \
       libprometheus-cpp-pull1.0 \

@@ -5,7 +5,7 @@
 #
 #   scripts/fuzz.sh [SECONDS_PER_TARGET] [TARGET ...]
 #       SECONDS_PER_TARGET  default 60
-#       TARGET              tiling_request explicit_tiling npy (default: all)
+#       TARGET              tiling_request explicit_tiling npy onnx_graph (default: all)
 #   NPU_FUZZ_BUILD_DIR (default build-san), NPU_BUILD_JOBS (default 1),
 #   NPU_FUZZ_JOBS: libFuzzer workers per target (default 1); 2 on two cores explores as much in
 #   half the time.
@@ -28,7 +28,7 @@ case "$SECONDS_PER_TARGET" in
     echo "fuzz.sh: SECONDS_PER_TARGET must be a whole number of seconds, got '$SECONDS_PER_TARGET'" >&2
     exit 2 ;;
 esac
-TARGETS=${*:-tiling_request explicit_tiling npy}
+TARGETS=${*:-tiling_request explicit_tiling npy onnx_graph}
 BUILD=${NPU_FUZZ_BUILD_DIR:-build-san}
 JOBS=${NPU_BUILD_JOBS:-1}
 FORKS=${NPU_FUZZ_JOBS:-1}

@@ -5,7 +5,7 @@
 set -eu
 
 BUILD_PACKAGES="g++ cmake ninja-build pkg-config libgrpc++-dev libgrpc-dev protobuf-compiler-grpc \
-libprotobuf-dev protobuf-compiler libabsl-dev prometheus-cpp-dev nlohmann-json3-dev libopenblas-dev"
+libprotobuf-dev protobuf-compiler libabsl-dev prometheus-cpp-dev nlohmann-json3-dev libopenblas-dev libonnx-dev"
 # Test tools: GoogleTest / Benchmark, grpc-proto (health.proto for clients), Python grpcio and
 # YAML for the end-to-end checks, a real Prometheus, docker-compose v1 to validate the compose
 # file without a daemon, h2load,
@@ -13,7 +13,7 @@ libprotobuf-dev protobuf-compiler libabsl-dev prometheus-cpp-dev nlohmann-json3-
 # certificates, Python protobuf for the fuzz seed and Execute bench scripts.
 TEST_PACKAGES="libgtest-dev libgmock-dev libbenchmark-dev grpc-proto python3 python3-grpcio \
 python3-yaml prometheus docker-compose nghttp2-client binutils curl \
-clang libclang-rt-14-dev openssl python3-protobuf"
+clang libclang-rt-14-dev openssl python3-protobuf libonnx-testdata"
 
 packages="$BUILD_PACKAGES"
 if [ "${1:-}" = "--test" ]; then

@@ -11,6 +11,9 @@
 #   emulator                   emulator/ and the npu_tiling_types headers
 #   advisor (server/advisor)   server/advisor/, the engine's public API
 #                              (ENGINE_API) and the emulator's (EMULATOR_API)
+#   graph (server/graph)       server/graph/ and the engine's public API; ONNX's
+#                              protobuf messages, but no gRPC, no service proto,
+#                              no Prometheus
 #   client library             client/tiling_client.h (plus the generated
 #                              proto and gRPC); client/npy: Abseil only
 #   tilingctl                  client/ and the proto; only the in-process
@@ -128,6 +131,11 @@ sources_under(advisor_files server/advisor)
 check_layer("the advisor" "${advisor_files}" "${ENGINE_API};${EMULATOR_API}" "^server/advisor/"
             "${RPC_STACK}")
 
+# The graph lowering: ONNX models to the engine's problems.
+sources_under(graph_files server/graph)
+check_layer("the graph lowering" "${graph_files}" "${ENGINE_API}" "^server/graph/"
+            "grpcpp/|grpc/|prometheus/|npu/tiling/v1/")
+
 # The client library: the proto and gRPC, never the engine or the server;
 # npy is Abseil only.
 check_layer("the client library" "client/tiling_client.h;client/tiling_client.cc"
@@ -160,6 +168,7 @@ check_links(npu_tiling_types "${RPC_TARGETS}|${SERVER_TARGETS}|^(npu_tiling|npu_
 check_links(npu_tiling "${RPC_TARGETS}|${SERVER_TARGETS}|^(npu_emulator|npu::emulator)$")
 check_links(npu_emulator "${RPC_TARGETS}|${SERVER_TARGETS}|^(npu_tiling|npu::tiling)$")
 check_links(npu_advisor "${RPC_TARGETS}|^(npu_service|npu::service|npu_metrics|npu::metrics)$")
+check_links(npu_graph "^(npu_proto|npu::proto|gRPC::.*|prometheus-cpp::.*)$|${SERVER_TARGETS}|^(npu_emulator|npu::emulator)$")
 check_links(npu_client "${SERVER_TARGETS}|${ENGINE_TARGETS}|^prometheus-cpp::")
 check_links(npu_npy "${RPC_TARGETS}|${SERVER_TARGETS}|${ENGINE_TARGETS}")
 check_links(npu_tilingctl_lib "${SERVER_TARGETS}|${ENGINE_TARGETS}|^prometheus-cpp::")

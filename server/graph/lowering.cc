@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <exception>
+#include <limits>
 #include <set>
 #include <unordered_map>
 #include <unordered_set>
@@ -281,7 +282,20 @@ class Lowerer {
     if (batch_b.empty() && !(a.transposed && !batch_a.empty())) {
       problem.op = tl::MatmulOp::kMatMulV3;
       if (!batch_a.empty()) {
-        problem.m *= static_cast<int64_t>(tl::BatchProduct(batch_a));
+        // Bounded like every dim the shapes keep (at most 2^40 each), so the
+        // product is exact; the engine's checks then judge its size.
+        __int128 folded = problem.m;
+        for (int64_t dim : batch_a) {
+          folded *= dim;
+          if (folded > std::numeric_limits<int32_t>::max()) break;
+        }
+        if (folded > std::numeric_limits<int32_t>::max()) {
+          return Unsupported(absl::StrCat("A's batch folded into m gives ",
+                                          static_cast<int64_t>(std::min<__int128>(
+                                              folded, std::numeric_limits<int64_t>::max())),
+                                          " rows, above 2147483647"));
+        }
+        problem.m = static_cast<int64_t>(folded);
         derivation.folded_batch = true;
       }
     } else {

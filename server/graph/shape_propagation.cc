@@ -15,10 +15,10 @@ using Facts = std::unordered_map<std::string, TensorFacts>;
 std::optional<std::vector<int64_t>> IntValues(const onnx::TensorProto& tensor) {
   size_t count = 1;
   for (int64_t dim : tensor.dims()) {
-    if (dim < 0) return std::nullopt;
+    if (dim < 0 || dim > static_cast<int64_t>(kMaxValueElements)) return std::nullopt;
     count *= static_cast<size_t>(dim);
+    if (count > kMaxValueElements) return std::nullopt;
   }
-  if (count > kMaxValueElements) return std::nullopt;
   std::vector<int64_t> values;
   switch (tensor.data_type()) {
     case onnx::TensorProto_DataType_INT64:
@@ -65,9 +65,21 @@ std::optional<Dims> IntsAttr(const onnx::NodeProto& node, const char* name) {
   return Dims(attribute->ints().begin(), attribute->ints().end());
 }
 
+// Arithmetic on values a model chooses is kept inside +-2^62, so that no
+// crafted dim or constant can overflow; a dim beyond kMaxDim is not a shape
+// this pass keeps (Set()).
+constexpr int64_t kSaturated = int64_t{1} << 62;
+constexpr int64_t kMaxDim = int64_t{1} << 40;
+
+int64_t Sat(__int128 value) {
+  return static_cast<int64_t>(std::max<__int128>(-kSaturated, std::min<__int128>(value, kSaturated)));
+}
+
 int64_t Product(const Dims& dims, size_t from = 0, size_t to = SIZE_MAX) {
   int64_t product = 1;
-  for (size_t i = from; i < std::min(to, dims.size()); ++i) product *= dims[i];
+  for (size_t i = from; i < std::min(to, dims.size()); ++i) {
+    product = Sat(static_cast<__int128>(product) * dims[i]);
+  }
   return product;
 }
 
@@ -132,7 +144,7 @@ class Propagator {
       if (!type.has_shape() || facts.dims.has_value()) return;
       Dims dims;
       for (const onnx::TensorShapeProto_Dimension& dim : type.shape().dim()) {
-        if (dim.has_dim_value() && dim.dim_value() >= 0) {
+        if (dim.has_dim_value() && dim.dim_value() >= 0 && dim.dim_value() <= kMaxDim) {
           dims.push_back(dim.dim_value());
         } else {
           if (dim.has_dim_param() && facts.symbolic_dim.empty()) {
@@ -147,8 +159,11 @@ class Propagator {
     for (const onnx::TensorProto& tensor : graph_.initializer()) {
       TensorFacts& facts = facts_[tensor.name()];
       facts.elem_type = tensor.data_type();
-      facts.dims = Dims(tensor.dims().begin(), tensor.dims().end());
-      facts.values = IntValues(tensor);
+      Dims dims(tensor.dims().begin(), tensor.dims().end());
+      if (std::all_of(dims.begin(), dims.end(), [](int64_t d) { return d >= 0 && d <= kMaxDim; })) {
+        facts.dims = std::move(dims);
+        facts.values = IntValues(tensor);
+      }
     }
     // ONNX's own inference, kept where this pass computes nothing.
     Facts inferred;
@@ -198,6 +213,11 @@ class Propagator {
   void Set(const onnx::NodeProto& node, int output, std::optional<Dims> dims, int32_t elem_type,
            std::optional<Dims> values = std::nullopt) {
     if (output >= node.output_size() || node.output(output).empty()) return;
+    if (dims.has_value() &&
+        std::any_of(dims->begin(), dims->end(), [](int64_t d) { return d < 0 || d > kMaxDim; })) {
+      dims.reset();
+      values.reset();
+    }
     TensorFacts& facts = facts_[node.output(output)];
     if (elem_type != 0) facts.elem_type = elem_type;
     if (dims.has_value()) facts.dims = std::move(dims);
@@ -284,9 +304,9 @@ class Propagator {
     }
     using Fn = std::function<int64_t(const Dims&)>;
     static const std::unordered_map<std::string, Fn> kArithmetic = {
-        {"Add", [](const Dims& v) { return v[0] + v[1]; }},
-        {"Sub", [](const Dims& v) { return v[0] - v[1]; }},
-        {"Mul", [](const Dims& v) { return v[0] * v[1]; }},
+        {"Add", [](const Dims& v) { return Sat(static_cast<__int128>(v[0]) + v[1]); }},
+        {"Sub", [](const Dims& v) { return Sat(static_cast<__int128>(v[0]) - v[1]); }},
+        {"Mul", [](const Dims& v) { return Sat(static_cast<__int128>(v[0]) * v[1]); }},
         {"Div", [](const Dims& v) { return v[1] == 0 ? 0 : v[0] / v[1]; }},
         // fmod=0 (the integer default): the sign of the divisor, as Python's %.
         {"Mod", [](const Dims& v) { return v[1] == 0 ? 0 : ((v[0] % v[1]) + v[1]) % v[1]; }},
@@ -420,7 +440,7 @@ class Propagator {
         } else {
           std::optional<size_t> axis = Axis(IntAttr(node, "axis", 0), out.size());
           if (!axis.has_value() || dims->size() != out.size()) return;
-          out[*axis] += (*dims)[*axis];
+          out[*axis] = Sat(static_cast<__int128>(out[*axis]) + (*dims)[*axis]);
         }
         const Dims* v = ValuesOf(node, i);
         if (v == nullptr || dims->size() != 1) {
@@ -619,14 +639,20 @@ class Propagator {
       const Dims* start = ValuesOf(node, 0);
       const Dims* limit = ValuesOf(node, 1);
       const Dims* delta = ValuesOf(node, 2);
-      if (start == nullptr || limit == nullptr || delta == nullptr || (*delta)[0] == 0) return;
-      const int64_t count =
-          std::max<int64_t>(0, ((*limit)[0] - (*start)[0] + (*delta)[0] - ((*delta)[0] > 0 ? 1 : -1)) /
-                                   (*delta)[0]);
+      if (start == nullptr || limit == nullptr || delta == nullptr || start->empty() ||
+          limit->empty() || delta->empty() || (*delta)[0] == 0) {
+        return;
+      }
+      const int64_t count = Sat(std::max<__int128>(
+          0, (static_cast<__int128>((*limit)[0]) - (*start)[0] + (*delta)[0] -
+              ((*delta)[0] > 0 ? 1 : -1)) /
+                 (*delta)[0]));
       std::optional<Dims> values;
       if (count <= static_cast<int64_t>(kMaxValueElements)) {
         values = Dims();
-        for (int64_t i = 0; i < count; ++i) values->push_back((*start)[0] + i * (*delta)[0]);
+        for (int64_t i = 0; i < count; ++i) {
+          values->push_back(Sat((*start)[0] + static_cast<__int128>(i) * (*delta)[0]));
+        }
       }
       Set(node, 0, Dims{count}, first_type, values);
       return;
@@ -645,11 +671,13 @@ class Propagator {
         for (size_t i = 0; i < axes->size(); ++i) {
           std::optional<size_t> axis = Axis((*axes)[i], out.size());
           if (!axis.has_value()) return;
-          out[*axis] += (*pads)[i] + (*pads)[i + axes->size()];
+          out[*axis] = Sat(static_cast<__int128>(out[*axis]) + (*pads)[i] + (*pads)[i + axes->size()]);
         }
       } else {
         if (pads->size() != 2 * out.size()) return;
-        for (size_t i = 0; i < out.size(); ++i) out[i] += (*pads)[i] + (*pads)[i + out.size()];
+        for (size_t i = 0; i < out.size(); ++i) {
+          out[i] = Sat(static_cast<__int128>(out[i]) + (*pads)[i] + (*pads)[i + out.size()]);
+        }
       }
       Set(node, 0, out, first_type);
       return;
@@ -659,7 +687,7 @@ class Propagator {
       const Dims* repeats = ValuesOf(node, 1);
       if (dims == nullptr || repeats == nullptr || repeats->size() != dims->size()) return;
       Dims out = *dims;
-      for (size_t i = 0; i < out.size(); ++i) out[i] *= (*repeats)[i];
+      for (size_t i = 0; i < out.size(); ++i) out[i] = Sat(static_cast<__int128>(out[i]) * (*repeats)[i]);
       Set(node, 0, out, first_type);
       return;
     }
@@ -720,14 +748,16 @@ class Propagator {
         return;
       }
       for (size_t i = 0; i < spatial; ++i) {
-        const int64_t in = (*dims)[2 + i];
-        const int64_t extent = dilations[i] * ((*kernel)[i] - 1) + 1;
+        const __int128 in = (*dims)[2 + i];
+        const __int128 extent = static_cast<__int128>(dilations[i]) * ((*kernel)[i] - 1) + 1;
+        if (strides[i] <= 0) return;
         if (padding == "SAME_UPPER" || padding == "SAME_LOWER") {
-          out[2 + i] = (in + strides[i] - 1) / strides[i];
+          out[2 + i] = Sat((in + strides[i] - 1) / strides[i]);
         } else {
-          const int64_t padded = in + (padding == "VALID" ? 0 : pads[i] + pads[i + spatial]);
-          if (padded < extent || strides[i] <= 0) return;
-          out[2 + i] = (padded - extent + (ceil_mode ? strides[i] - 1 : 0)) / strides[i] + 1;
+          const __int128 padded =
+              in + (padding == "VALID" ? 0 : static_cast<__int128>(pads[i]) + pads[i + spatial]);
+          if (padded < extent) return;
+          out[2 + i] = Sat((padded - extent + (ceil_mode ? strides[i] - 1 : 0)) / strides[i] + 1);
         }
       }
       Set(node, 0, out, first_type);

@@ -74,7 +74,8 @@ TEST(BadBytesTest, UnparseableBytesAreInvalidArgumentNamingTheMessageOnEveryMeth
     const google::protobuf::Message& prototype;
   } methods[] = {{"GetTiling", pb::TilingRequest::default_instance()},
                  {"Execute", pb::ExecuteRequest::default_instance()},
-                 {"ListPlatforms", pb::ListPlatformsRequest::default_instance()}};
+                 {"ListPlatforms", pb::ListPlatformsRequest::default_instance()},
+                 {"GetGraphTiling", pb::GraphTilingRequest::default_instance()}};
   for (const auto& m : methods) {
     const std::string message = m.prototype.GetDescriptor()->full_name();
     int sent = 0;

@@ -19,6 +19,7 @@
 #include "npu/tiling/v1/tiling_service.pb.h"
 #include "tests/service/raw_calls.h"
 #include "tests/service/test_server.h"
+#include "tests/testing/onnx_builder.h"
 
 namespace npu::server::testing {
 namespace {
@@ -60,6 +61,16 @@ std::vector<std::string> Unparseable(const google::protobuf::Message& prototype,
   return rejected;
 }
 
+// A GetGraphTiling request of a one-MatMul model.
+pb::GraphTilingRequest ValidGraphRequest() {
+  ::npu::testing::OnnxBuilder model;
+  model.Input("a", ::npu::testing::kFloat16, {64, 32}).Input("b", ::npu::testing::kFloat16, {32, 16});
+  model.Node("MatMul", {"a", "b"}, {"c"}).Output("c", ::npu::testing::kFloat16);
+  pb::GraphTilingRequest request;
+  request.set_model(model.Bytes());
+  return request;
+}
+
 struct UnaryMethod {
   const char* name;
   const google::protobuf::Message* prototype;
@@ -73,6 +84,8 @@ TEST(BadBytesTest, EveryUnaryMethodAnswersUnparseableBytesWithInvalidArgument) {
       {"ListPlatforms", &pb::ListPlatformsRequest::default_instance(), ""},
       {"Execute", &pb::ExecuteRequest::default_instance(),
        ValidExecuteRequest().SerializeAsString()},
+      {"GetGraphTiling", &pb::GraphTilingRequest::default_instance(),
+       ValidGraphRequest().SerializeAsString()},
   };
   for (const UnaryMethod& method : methods) {
     const std::string type = method.prototype->GetDescriptor()->full_name();

@@ -1,0 +1,205 @@
+// GetGraphTiling through a real server: the answer's structure (gears, nodes,
+// distinct problems decided once, emulated times, totals, provenance), its
+// agreement with GetTiling, the errors, and the metrics.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "server/service/provenance.h"
+#include "tests/service/test_server.h"
+#include "tests/testing/onnx_builder.h"
+
+namespace npu::server {
+namespace {
+
+using ::npu::server::testing::CallGetTiling;
+using ::npu::server::testing::LoopbackOptions;
+using ::npu::server::testing::TestServer;
+using ::npu::testing::kFloat16;
+using ::npu::testing::OnnxBuilder;
+using ::testing::HasSubstr;
+using ::testing::SizeIs;
+
+namespace pb = ::npu::tiling::v1;
+
+// Two projections of the same shape and one attention product, over a
+// symbolic sequence length.
+std::string ProjectionModel() {
+  OnnxBuilder model;
+  model.Input("x", kFloat16, {2, "seq", 512}).Input("wq", kFloat16, {512, 512});
+  model.Input("wk", kFloat16, {512, 512});
+  model.Node("MatMul", {"x", "wq"}, {"q"}, {}, "q_proj");
+  model.Node("MatMul", {"x", "wk"}, {"k"}, {}, "k_proj");
+  model.Node("Transpose", {"k"}, {"kt"}, {::npu::testing::IntsAttr("perm", {0, 2, 1})});
+  model.Node("MatMul", {"q", "kt"}, {"s"}, {}, "scores");
+  model.Output("s", kFloat16);
+  return model.Bytes();
+}
+
+pb::GraphTilingRequest Request(const std::string& model) {
+  pb::GraphTilingRequest request;
+  request.set_id("graph");
+  request.set_model(model);
+  pb::DimValues& seq = (*request.mutable_dims())["seq"];
+  seq.add_values(128);
+  seq.add_values(1024);
+  return request;
+}
+
+grpc::Status Call(TestServer& server, const pb::GraphTilingRequest& request,
+                  pb::GraphTilingResponse* response) {
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
+  return server.stub().GetGraphTiling(&context, request, response);
+}
+
+TEST(GraphServiceTest, AnswersEveryGearAndDecidesEachProblemOnce) {
+  TestServer server;
+  pb::GraphTilingRequest request = Request(ProjectionModel());
+  request.set_emulate(true);
+  pb::GraphTilingResponse response;
+  const grpc::Status status = Call(server, request, &response);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(response.id(), "graph");
+  EXPECT_EQ(response.graph_nodes(), 4u);
+  ASSERT_THAT(response.gears(), SizeIs(2));
+  // Per gear: q_proj and k_proj share a problem, scores has its own; two
+  // gears make four distinct problems.
+  ASSERT_THAT(response.problems(), SizeIs(4));
+  for (int g = 0; g < 2; ++g) {
+    const pb::GraphGear& gear = response.gears(g);
+    EXPECT_EQ(gear.dims().at("seq"), g == 0 ? 128 : 1024);
+    ASSERT_THAT(gear.nodes(), SizeIs(3));
+    EXPECT_EQ(gear.ok_nodes(), 3u);
+    const pb::GraphNode& q = gear.nodes(0);
+    const pb::GraphNode& k = gear.nodes(1);
+    const pb::GraphNode& scores = gear.nodes(2);
+    EXPECT_EQ(q.name(), "q_proj");
+    EXPECT_EQ(q.status(), pb::NODE_STATUS_OK);
+    EXPECT_EQ(q.problem_index(), k.problem_index());
+    EXPECT_NE(q.problem_index(), scores.problem_index());
+    EXPECT_EQ(q.op(), pb::OPERATOR_MATMUL_V3);
+    EXPECT_EQ(q.problem().m(), 2 * gear.dims().at("seq"));
+    EXPECT_TRUE(q.derivation().folded_batch());
+    EXPECT_EQ(scores.op(), pb::OPERATOR_BATCH_MATMUL_V3);
+    EXPECT_TRUE(scores.problem().trans_b());
+    EXPECT_THAT(scores.derivation().absorbed_transposes(), SizeIs(1));
+    // Totals: three nodes, the sum of their problems' times.
+    double sum = 0;
+    uint32_t counted = 0;
+    for (const pb::OperatorTotal& total : gear.totals()) {
+      sum += total.time_us();
+      counted += total.nodes();
+    }
+    EXPECT_EQ(counted, 3u);
+    EXPECT_NEAR(gear.total_time_us(), sum, 1e-9);
+    const double expected = 2 * response.problems(q.problem_index()).time_us() +
+                            response.problems(scores.problem_index()).time_us();
+    EXPECT_NEAR(gear.total_time_us(), expected, 1e-6);
+  }
+  const std::string& fingerprint = response.provenance().chip_fingerprint();
+  EXPECT_THAT(fingerprint, SizeIs(16));
+  EXPECT_EQ(response.provenance().cann_revision(), kCannRevision);
+  EXPECT_FALSE(response.provenance().engine_version().empty());
+  for (const pb::GraphProblem& problem : response.problems()) {
+    EXPECT_FALSE(problem.has_status()) << problem.status().message();
+    EXPECT_GT(problem.time_us(), 0);
+    EXPECT_EQ(problem.decision_key(), DecisionKey(problem.problem(), fingerprint));
+    // The compact answer is GetTiling's.
+    pb::TilingRequest tiling;
+    *tiling.mutable_problem() = problem.problem();
+    pb::TilingResponse direct;
+    ASSERT_TRUE(CallGetTiling(server, tiling, &direct).ok());
+    EXPECT_EQ(problem.answer().tiling_key(), direct.tiling_key());
+    EXPECT_EQ(problem.answer().strategy(), direct.strategy());
+    EXPECT_EQ(problem.answer().block_dim(), direct.block_dim());
+    EXPECT_EQ(problem.answer().workspace_bytes(), direct.workspace_bytes());
+    EXPECT_THAT(problem.answer().raw_words(), ::testing::ElementsAreArray(direct.raw_words()));
+  }
+  EXPECT_EQ(server.Metric("npu_graph_nodes_total"), 6);
+  EXPECT_EQ(server.Metric("npu_graph_problems_total"), 4);
+  EXPECT_EQ(server.Metric("grpc_server_handled_total",
+                          {{"grpc_method", "GetGraphTiling"}, {"grpc_code", "OK"}}),
+            1);
+}
+
+TEST(GraphServiceTest, DecisionKeysDependOnTheChip) {
+  TestServer server;
+  pb::GraphTilingRequest request = Request(ProjectionModel());
+  pb::GraphTilingResponse base, smaller;
+  ASSERT_TRUE(Call(server, request, &base).ok());
+  request.mutable_platform_overrides()->set_aic_num(16);
+  ASSERT_TRUE(Call(server, request, &smaller).ok());
+  EXPECT_NE(base.provenance().chip_fingerprint(), smaller.provenance().chip_fingerprint());
+  EXPECT_NE(base.problems(0).decision_key(), smaller.problems(0).decision_key());
+  EXPECT_EQ(smaller.platform().aic_num(), 16u);
+  // The same request twice: the same keys.
+  pb::GraphTilingResponse again;
+  ASSERT_TRUE(Call(server, request, &again).ok());
+  EXPECT_EQ(again.problems(0).decision_key(), smaller.problems(0).decision_key());
+}
+
+TEST(GraphServiceTest, ErrorsNameTheFieldAndTheLimit) {
+  ServerOptions options = LoopbackOptions();
+  options.service.graph.max_gears = 2;
+  options.service.graph.max_model_bytes = 4096;
+  TestServer server(options);
+  pb::GraphTilingResponse response;
+  const struct {
+    const char* what;
+    pb::GraphTilingRequest request;
+    grpc::StatusCode code;
+    const char* message;
+  } cases[] = {
+      {"garbage", [] { auto r = Request(ProjectionModel()); r.set_model("\x08\x01junk{"); return r; }(),
+       grpc::StatusCode::INVALID_ARGUMENT, "model: neither"},
+      {"empty", [] { auto r = Request(ProjectionModel()); r.clear_model(); return r; }(),
+       grpc::StatusCode::INVALID_ARGUMENT, "model: empty"},
+      {"too large", [] { auto r = Request(ProjectionModel()); r.set_model(std::string(5000, 'x')); return r; }(),
+       grpc::StatusCode::INVALID_ARGUMENT, "above the limit of 4096 (--max_message_bytes)"},
+      {"unknown dim", [] { auto r = Request(ProjectionModel()); (*r.mutable_dims())["batch"].add_values(1); return r; }(),
+       grpc::StatusCode::INVALID_ARGUMENT, "dims: 'batch' is not a symbolic dim"},
+      {"gears", [] { auto r = Request(ProjectionModel()); (*r.mutable_dims())["seq"].add_values(7); return r; }(),
+       grpc::StatusCode::INVALID_ARGUMENT, "3 gears is above the limit of 2"},
+      {"compute dtype", [] { auto r = Request(ProjectionModel()); r.set_compute_dtype(pb::DATA_TYPE_FLOAT32); return r; }(),
+       grpc::StatusCode::INVALID_ARGUMENT, "compute_dtype"},
+      {"platform", [] { auto r = Request(ProjectionModel()); r.set_platform("no-such-chip"); return r; }(),
+       grpc::StatusCode::NOT_FOUND, "no-such-chip"},
+      {"architecture", [] { auto r = Request(ProjectionModel()); r.set_platform("ascend910b1"); return r; }(),
+       grpc::StatusCode::FAILED_PRECONDITION, "platform:"},
+      {"override", [] { auto r = Request(ProjectionModel()); r.mutable_platform_overrides()->set_aic_num(0); return r; }(),
+       grpc::StatusCode::INVALID_ARGUMENT, "platform_overrides.aic_num"},
+  };
+  for (const auto& c : cases) {
+    const grpc::Status status = Call(server, c.request, &response);
+    EXPECT_EQ(status.error_code(), c.code) << c.what << ": " << status.error_message();
+    EXPECT_THAT(status.error_message(), HasSubstr(c.message)) << c.what;
+  }
+  // A symbolic dim without a value: the nodes that need it are unresolved,
+  // the call is OK.
+  pb::GraphTilingRequest request = Request(ProjectionModel());
+  request.clear_dims();
+  ASSERT_TRUE(Call(server, request, &response).ok());
+  ASSERT_THAT(response.gears(), SizeIs(1));
+  for (const pb::GraphNode& node : response.gears(0).nodes()) {
+    EXPECT_EQ(node.status(), pb::NODE_STATUS_UNRESOLVED);
+    EXPECT_THAT(node.reason(), HasSubstr("dim 'seq'"));
+    EXPECT_EQ(node.problem_index(), -1);
+  }
+}
+
+TEST(GraphServiceTest, ListPlatformsCarriesTheProvenanceAndFingerprints) {
+  TestServer server;
+  grpc::ClientContext context;
+  pb::ListPlatformsResponse platforms;
+  ASSERT_TRUE(server.stub().ListPlatforms(&context, pb::ListPlatformsRequest(), &platforms).ok());
+  EXPECT_EQ(platforms.provenance().cann_revision(), kCannRevision);
+  ASSERT_EQ(platforms.chip_fingerprints_size(), platforms.platforms_size());
+  pb::GraphTilingResponse graph;
+  ASSERT_TRUE(Call(server, Request(ProjectionModel()), &graph).ok());
+  EXPECT_EQ(platforms.chip_fingerprints().at("ascend950pr"), graph.provenance().chip_fingerprint());
+  EXPECT_NE(platforms.chip_fingerprints().at("ascend950pr"),
+            platforms.chip_fingerprints().at("ascend910b1"));
+}
+
+}  // namespace
+}  // namespace npu::server
