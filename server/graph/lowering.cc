@@ -10,8 +10,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "onnx/defs/schema.h"
-#include "onnx/shape_inference/implementation.h"
 #include "server/graph/shape_propagation.h"
 #include "server/tiling/validate.h"
 
@@ -172,6 +170,12 @@ class Lowerer {
     if (info != nullptr && !info->symbolic_dim.empty()) {
       return Unresolved(absl::StrCat("dim '", info->symbolic_dim, "' of tensor '", tensor,
                                      "' has no value (GraphTilingRequest.dims)"));
+    }
+    const onnx::NodeProto* producer = index_.Producer(tensor);
+    if (producer != nullptr) {
+      return Unresolved(absl::StrCat("no shape is known for tensor '", tensor, "', the output of ",
+                                     producer->op_type(), " '", producer->name(),
+                                     "' (an op or input the shape propagation cannot follow)"));
     }
     return Unresolved(absl::StrCat("no shape is known for tensor '", tensor, "'"));
   }
@@ -634,40 +638,33 @@ bool IsMatmulLike(const std::string& op_type) {
          op_type == "MatMulInteger" || op_type == "QLinearMatMul";
 }
 
-absl::StatusOr<std::vector<LoweredNode>> LowerGraph(const onnx::ModelProto& model, const Gear& gear,
-                                                    const LoweringOptions& options) {
-  onnx::ModelProto shaped = model;
-  onnx::GraphProto& graph = *shaped.mutable_graph();
-  graph.clear_value_info();
-  for (onnx::ValueInfoProto& input : *graph.mutable_input()) {
-    if (!input.type().has_tensor_type()) continue;
-    for (onnx::TensorShapeProto_Dimension& dim :
-         *input.mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim()) {
-      if (!dim.has_dim_param()) continue;
-      for (const auto& [name, value] : gear) {
-        if (dim.dim_param() == name) {
-          dim.set_dim_value(value);
-          break;
-        }
-      }
-    }
-  }
-  try {
-    onnx::shape_inference::InferShapes(shaped, onnx::OpSchemaRegistry::Instance(),
-                                       onnx::ShapeInferenceOptions(false, 0, true));
-  } catch (const std::exception& error) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("model: ONNX shape inference failed: ", error.what()));
-  }
-  const GraphIndex index(graph, PropagateShapes(graph, DefaultOpset(shaped)));
+namespace {
+
+// Every matmul-like node of `graph` lowered with `facts`.
+std::vector<LoweredNode> LowerNodes(const onnx::GraphProto& graph,
+                                    std::unordered_map<std::string, TensorFacts> facts,
+                                    const LoweringOptions& options) {
+  const GraphIndex index(graph, std::move(facts));
   const Lowerer lowerer(index, options);
   std::vector<LoweredNode> nodes;
+  nodes.reserve(static_cast<size_t>(std::count_if(
+      graph.node().begin(), graph.node().end(), [](const onnx::NodeProto& node) {
+        return IsDefaultDomain(node) && IsMatmulLike(node.op_type());
+      })));
   for (int i = 0; i < graph.node_size(); ++i) {
     const onnx::NodeProto& node = graph.node(i);
     if (!IsDefaultDomain(node) || !IsMatmulLike(node.op_type())) continue;
     nodes.push_back(lowerer.Lower(i));
   }
   return nodes;
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<LoweredNode>> LowerGraph(const onnx::ModelProto& model, const Gear& gear,
+                                                    const LoweringOptions& options) {
+  return LowerNodes(model.graph(), PropagateShapes(model.graph(), DefaultOpset(model), gear),
+                    options);
 }
 
 }  // namespace npu::graph

@@ -77,12 +77,15 @@ struct LoweringOptions {
 // lowering lists.
 bool IsMatmulLike(const std::string& op_type);
 
-// Sets the gear's values into the graph's symbolic input dims, runs ONNX's
-// shape inference (with data propagation) and lowers every matmul-like node
-// of the main graph, in graph order. `model` must have passed CheckModel().
-// An error is returned only when shape inference itself fails on the model
-// (kInvalidArgument naming "model"); a node that cannot be lowered is listed
+// Lowers every matmul-like node of the main graph, in graph order, with the
+// shapes PropagateShapes() finds at `gear` (shape_propagation.h). `model`
+// must have passed CheckModel(). A node that cannot be lowered is listed
 // with its status.
+//
+// ONNX 1.12's own InferShapes is not run here: it crashes on some models its
+// checker accepts (a Transpose whose perm names a dim the input does not
+// have reads out of bounds), and the service reads models from the network.
+// The tests check the propagation against InferShapes on trusted models.
 absl::StatusOr<std::vector<LoweredNode>> LowerGraph(const onnx::ModelProto& model, const Gear& gear,
                                                     const LoweringOptions& options);
 

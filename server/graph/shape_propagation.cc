@@ -133,7 +133,8 @@ int64_t Clamp(int64_t value, int64_t low, int64_t high) {
 
 class Propagator {
  public:
-  Propagator(const onnx::GraphProto& graph, int64_t opset) : graph_(graph), opset_(opset) {}
+  Propagator(const onnx::GraphProto& graph, int64_t opset, const Gear& gear)
+      : graph_(graph), opset_(opset), gear_(gear) {}
 
   Facts Run() {
     auto add_info = [this](const onnx::ValueInfoProto& value) {
@@ -146,6 +147,8 @@ class Propagator {
       for (const onnx::TensorShapeProto_Dimension& dim : type.shape().dim()) {
         if (dim.has_dim_value() && dim.dim_value() >= 0 && dim.dim_value() <= kMaxDim) {
           dims.push_back(dim.dim_value());
+        } else if (std::optional<int64_t> value = GearValue(dim)) {
+          dims.push_back(*value);
         } else {
           if (dim.has_dim_param() && facts.symbolic_dim.empty()) {
             facts.symbolic_dim = dim.dim_param();
@@ -789,16 +792,26 @@ class Propagator {
     }
   }
 
+  // The gear's value of a symbolic dim.
+  std::optional<int64_t> GearValue(const onnx::TensorShapeProto_Dimension& dim) const {
+    if (!dim.has_dim_param()) return std::nullopt;
+    for (const auto& [name, value] : gear_) {
+      if (name == dim.dim_param()) return value;
+    }
+    return std::nullopt;
+  }
+
   const onnx::GraphProto& graph_;
   const int64_t opset_;
+  const Gear& gear_;
   Facts facts_;
 };
 
 }  // namespace
 
 std::unordered_map<std::string, TensorFacts> PropagateShapes(const onnx::GraphProto& graph,
-                                                             int64_t opset) {
-  return Propagator(graph, opset).Run();
+                                                             int64_t opset, const Gear& gear) {
+  return Propagator(graph, opset, gear).Run();
 }
 
 }  // namespace npu::graph

@@ -4,11 +4,15 @@
 // ONNX 1.12's InferShapes cannot follow the shape arithmetic exporters write
 // for dynamic dims (Shape -> Gather -> Unsqueeze -> Concat -> Reshape, as
 // torch emits for every attention head split): past the first such Reshape
-// every tensor's shape is unknown. Once a gear fixes the graph's inputs,
-// that arithmetic has values, so this pass walks the graph once in
-// topological order, computes the int64 values of small tensors (at most
-// kMaxValueElements) and the dims of every tensor of the ops transformer and
-// CNN exports use, and falls back to ONNX's inferred shape for any other op.
+// every tensor's shape is unknown. It also crashes on some models its own
+// checker accepts, so it is not run on models from the network (lowering.h).
+// Once a gear fixes the graph's inputs, the shape arithmetic has values, so
+// this pass walks the graph once in topological order, computes the int64
+// values of small tensors (at most kMaxValueElements) and the dims of every
+// tensor of the ops transformer and CNN exports use (elementwise,
+// normalizations, shape ops, Reshape / Transpose / Slice / Concat / Split /
+// Pad / Tile / Expand, reductions, MatMul / Gemm, Conv and pools), and takes
+// the shape the model's own value_info declares for any other op.
 #ifndef NPU_SERVER_GRAPH_SHAPE_PROPAGATION_H_
 #define NPU_SERVER_GRAPH_SHAPE_PROPAGATION_H_
 
@@ -19,6 +23,7 @@
 #include <vector>
 
 #include "onnx/onnx_pb.h"
+#include "server/graph/onnx_model.h"
 
 namespace npu::graph {
 
@@ -36,11 +41,11 @@ struct TensorFacts {
   std::string symbolic_dim;
 };
 
-// Facts of every tensor of `graph`, whose shapes ONNX's InferShapes has
-// filled (value_info) as far as it could. Graph inputs carry the gear's
-// values already.
+// Facts of every tensor of `graph` at `gear` (the values of the inputs'
+// symbolic dims). The shapes in the graph's value_info (ONNX's InferShapes
+// output, when it ran) are used where this pass computes nothing.
 std::unordered_map<std::string, TensorFacts> PropagateShapes(const onnx::GraphProto& graph,
-                                                             int64_t opset);
+                                                             int64_t opset, const Gear& gear);
 
 }  // namespace npu::graph
 

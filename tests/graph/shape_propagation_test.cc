@@ -1,0 +1,134 @@
+#include "server/graph/shape_propagation.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "onnx/defs/schema.h"
+#include "onnx/shape_inference/implementation.h"
+#include "tests/testing/onnx_builder.h"
+
+#ifndef NPU_TEST_DATA_DIR
+#error "NPU_TEST_DATA_DIR is set by tests/graph/CMakeLists.txt"
+#endif
+
+namespace npu::graph {
+namespace {
+
+using ::npu::testing::IntAttr;
+using ::npu::testing::IntsAttr;
+using ::npu::testing::kFloat16;
+using ::npu::testing::kInt64;
+using ::npu::testing::OnnxBuilder;
+using ::testing::ElementsAre;
+using ::testing::Optional;
+
+std::vector<int64_t> DimsOf(const std::unordered_map<std::string, TensorFacts>& facts,
+                            const std::string& name) {
+  auto it = facts.find(name);
+  if (it == facts.end() || !it->second.dims.has_value()) return {-1};
+  return *it->second.dims;
+}
+
+TEST(PropagateShapesTest, ReshapeTakesZeroAndMinusOneAsOnnxDefines) {
+  OnnxBuilder model;
+  model.Input("x", kFloat16, {"b", 6, 8});
+  model.Initializer("target", kInt64, {3}, {0, -1, 4});
+  model.Node("Reshape", {"x", "target"}, {"y"}).Output("y", kFloat16, 3);
+  const auto facts = PropagateShapes(model.model().graph(), 17, {{"b", 5}});
+  EXPECT_THAT(DimsOf(facts, "x"), ElementsAre(5, 6, 8));
+  EXPECT_THAT(DimsOf(facts, "y"), ElementsAre(5, 12, 4));
+}
+
+TEST(PropagateShapesTest, ValuesFlowThroughShapeArithmetic) {
+  OnnxBuilder model;
+  model.Input("x", kFloat16, {"b", 7, 9});
+  model.Initializer("two", kInt64, {}, {2});
+  model.Node("Shape", {"x"}, {"s"});
+  model.Node("Slice", {"s", "minus_one", "big", "zero", "minus_one"}, {"reversed"});
+  model.Initializer("big", kInt64, {1}, {-100}).Initializer("zero", kInt64, {1}, {0});
+  model.Initializer("minus_one", kInt64, {1}, {-1});
+  model.Node("Mod", {"s", "minus_four"}, {"m"});
+  model.Initializer("minus_four", kInt64, {1}, {-4});
+  model.Output("reversed", kInt64, 1).Output("m", kInt64, 1);
+  const auto facts = PropagateShapes(model.model().graph(), 17, {{"b", 5}});
+  EXPECT_THAT(facts.at("s").values, Optional(ElementsAre(5, 7, 9)));
+  EXPECT_THAT(facts.at("reversed").values, Optional(ElementsAre(9, 7, 5)));
+  // Python's % (the divisor's sign), as ONNX's integer Mod with fmod=0.
+  EXPECT_THAT(facts.at("m").values, Optional(ElementsAre(-3, -1, -3)));
+}
+
+TEST(PropagateShapesTest, TransposeMovesValuesAndConvFollowsItsAttributes) {
+  OnnxBuilder model;
+  model.Initializer("pairs", kInt64, {2, 3}, {1, 2, 3, 4, 5, 6});
+  model.Node("Transpose", {"pairs"}, {"t"}, {IntsAttr("perm", {1, 0})});
+  model.Input("image", kFloat16, {"b", 3, 224, 224}).Input("w", kFloat16, {64, 3, 7, 7});
+  model.Node("Conv", {"image", "w"}, {"c"},
+             {IntsAttr("strides", {2, 2}), IntsAttr("pads", {3, 3, 3, 3})});
+  model.Node("MaxPool", {"c"}, {"p"},
+             {IntsAttr("kernel_shape", {3, 3}), IntsAttr("strides", {2, 2}),
+              IntsAttr("pads", {1, 1, 1, 1})});
+  model.Output("t", kInt64, 2).Output("p", kFloat16, 4);
+  const auto facts = PropagateShapes(model.model().graph(), 17, {{"b", 2}});
+  EXPECT_THAT(facts.at("t").values, Optional(ElementsAre(1, 4, 2, 5, 3, 6)));
+  EXPECT_THAT(DimsOf(facts, "c"), ElementsAre(2, 64, 112, 112));
+  EXPECT_THAT(DimsOf(facts, "p"), ElementsAre(2, 64, 56, 56));
+}
+
+TEST(PropagateShapesTest, BadAttributesAndHugeDimsLeaveShapesUnknown) {
+  OnnxBuilder model;
+  model.Input("x", kFloat16, {4, 4, 4}).Input("huge", kFloat16, {int64_t{1} << 50, 2});
+  model.Node("Transpose", {"x"}, {"t"}, {IntsAttr("perm", {1, 0, 8})});
+  model.Node("Relu", {"huge"}, {"r"});
+  model.Initializer("target", kInt64, {2}, {int64_t{1} << 62, int64_t{1} << 62});
+  model.Node("Reshape", {"x", "target"}, {"y"});
+  model.Output("t", kFloat16, 3).Output("r", kFloat16, 2).Output("y", kFloat16, 2);
+  const auto facts = PropagateShapes(model.model().graph(), 17, {});
+  EXPECT_THAT(DimsOf(facts, "t"), ElementsAre(-1));
+  EXPECT_THAT(DimsOf(facts, "r"), ElementsAre(-1));
+  EXPECT_THAT(DimsOf(facts, "y"), ElementsAre(-1));
+}
+
+// On trusted models, every tensor whose shape ONNX's InferShapes knows gets
+// the same dims from the propagation.
+class AgreesWithOnnxTest : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(AgreesWithOnnxTest, EveryShapeOnnxKnowsIsTheSame) {
+  const std::string path = std::string(NPU_TEST_DATA_DIR) + "/onnx/" + GetParam() + ".onnx";
+  std::ifstream file(path, std::ios::binary);
+  onnx::ModelProto model;
+  ASSERT_TRUE(model.ParseFromIstream(&file)) << path;
+  const Gear gear = {{"batch", 2}, {"seq", 77}};
+  const auto facts = PropagateShapes(model.graph(), 17, gear);
+  for (onnx::ValueInfoProto& input : *model.mutable_graph()->mutable_input()) {
+    for (auto& dim : *input.mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim()) {
+      if (dim.dim_param() == "batch") dim.set_dim_value(2);
+      if (dim.dim_param() == "seq") dim.set_dim_value(77);
+    }
+  }
+  onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(),
+                                     onnx::ShapeInferenceOptions(false, 0, true));
+  int compared = 0;
+  for (const onnx::ValueInfoProto& value : model.graph().value_info()) {
+    std::vector<int64_t> onnx_dims;
+    bool known = value.type().tensor_type().has_shape();
+    for (const auto& dim : value.type().tensor_type().shape().dim()) {
+      known = known && dim.has_dim_value();
+      onnx_dims.push_back(dim.dim_value());
+    }
+    if (!known) continue;
+    EXPECT_EQ(DimsOf(facts, value.name()), onnx_dims) << value.name();
+    ++compared;
+  }
+  EXPECT_GT(compared, 10);
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, AgreesWithOnnxTest,
+                         ::testing::Values("vit_b_16", "swin_t", "resnet50", "encoder_llama3_8b",
+                                           "encoder_qwen2_7b"));
+
+}  // namespace
+}  // namespace npu::graph
