@@ -178,11 +178,23 @@ class Propagator {
       Visit(node);
       for (const std::string& output : node.output()) {
         auto it = inferred.find(output);
-        if (it == inferred.end()) continue;
+        if (it != inferred.end()) {
+          TensorFacts& facts = facts_[output];
+          if (facts.elem_type == 0) facts.elem_type = it->second.elem_type;
+          if (!facts.dims.has_value()) facts.dims = it->second.dims;
+          if (facts.symbolic_dim.empty()) facts.symbolic_dim = it->second.symbolic_dim;
+        }
+        // An unknown shape downstream of a dim without a value names that
+        // dim, so that the reason points at what the request left out.
         TensorFacts& facts = facts_[output];
-        if (facts.elem_type == 0) facts.elem_type = it->second.elem_type;
-        if (!facts.dims.has_value()) facts.dims = it->second.dims;
-        if (facts.symbolic_dim.empty()) facts.symbolic_dim = it->second.symbolic_dim;
+        if (facts.dims.has_value() || !facts.symbolic_dim.empty()) continue;
+        for (int i = 0; i < node.input_size(); ++i) {
+          const TensorFacts* input = Get(node, i);
+          if (input != nullptr && !input->dims.has_value() && !input->symbolic_dim.empty()) {
+            facts.symbolic_dim = input->symbolic_dim;
+            break;
+          }
+        }
       }
     }
     return std::move(facts_);

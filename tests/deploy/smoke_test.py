@@ -159,6 +159,9 @@ def drive_traffic(ctl, cases, round_index):
     ctl.run(["execute", "--m", str(256 + 16 * round_index), "--n", "256", "--k", "512",
              "--seed", str(round_index)])
     ctl.run(["execute", "--m", "4096", "--n", "4096", "--k", "4096", "--timing-only"])
+    # A whole model, emulated, at a fresh sequence length: the graph panels.
+    ctl.run(["graph", os.path.join(lib.REPO_ROOT, "tests/data/onnx/encoder_llama3_8b.onnx"),
+             "batch=1", "seq=%d" % (128 + 64 * round_index), "--emulate"])
 
 
 def evaluate(promtool_bin, prom_url, queries, eval_time):

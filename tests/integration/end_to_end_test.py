@@ -400,12 +400,14 @@ def service_part(args, workdir):
     check({SERVICE, "grpc.health.v1.Health", "grpc.reflection.v1alpha.ServerReflection"}
           <= set(services), "reflection lists %s" % services)
     methods = run(reflect + ["describe", SERVICE]).strip().splitlines()
-    check(len(methods) == 4 and
+    check(len(methods) == 5 and
           any(m.startswith("rpc GetTiling(npu.tiling.v1.TilingRequest)") for m in methods) and
           any("GetTilingBatch" in m for m in methods) and
           any("ListPlatforms" in m for m in methods) and
-          any(m.startswith("rpc Execute(npu.tiling.v1.ExecuteRequest)") for m in methods),
-          "reflection describes the 4 RPCs")
+          any(m.startswith("rpc Execute(npu.tiling.v1.ExecuteRequest)") for m in methods) and
+          any(m.startswith("rpc GetGraphTiling(npu.tiling.v1.GraphTilingRequest)")
+              for m in methods),
+          "reflection describes the 5 RPCs")
     call = json.loads(run(reflect + [
         "call", "/%s/GetTiling" % SERVICE,
         json.dumps({"id": "reflect", "problem": {"m": 4096, "n": 1280, "k": 8192,
