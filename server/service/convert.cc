@@ -4,6 +4,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "server/service/provenance.h"
 
 namespace npu::server {
 namespace {
@@ -397,6 +398,10 @@ void DecisionToProto(const tl::TilingDecision& decision, const tl::ChipSpec& chi
     out->set_have_bytes(warning.have_bytes);
     out->set_message(warning.message);
   }
+  if (full) {
+    *response->mutable_provenance() = EngineProvenance();
+    response->mutable_provenance()->set_chip_fingerprint(ChipFingerprint(chip));
+  }
 }
 
 void ApplyView(pb::ResponseView view, pb::TilingResponse* response) {
@@ -408,6 +413,7 @@ void ApplyView(pb::ResponseView view, pb::TilingResponse* response) {
   response->clear_detail();
   response->clear_block();
   response->clear_platform();
+  response->clear_provenance();
 }
 
 }  // namespace npu::server

@@ -44,6 +44,9 @@ std::string Hex(uint64_t hash) { return absl::StrFormat("%016x", hash); }
 
 }  // namespace
 
+std::string_view EngineVersion() { return NPU_ENGINE_VERSION; }
+std::string_view EngineRevision() { return NPU_ENGINE_REVISION; }
+
 pb::Provenance EngineProvenance() {
   pb::Provenance provenance;
   provenance.set_engine_version(NPU_ENGINE_VERSION);
@@ -53,9 +56,15 @@ pb::Provenance EngineProvenance() {
 }
 
 std::string ChipFingerprint(const npu::tiling::ChipSpec& chip) {
-  pb::ChipSpec figures = ChipToProto(chip);
-  figures.clear_name();
-  return Hex(Fnv1a(Deterministic(figures)));
+  uint64_t hash = Fnv1a("");
+  ForEachChipField([&](const npu::tiling::ChipField& field, const ChipFieldWire&) {
+    const uint64_t value = field.Get(chip);
+    char bytes[8];
+    for (int i = 0; i < 8; ++i) bytes[i] = static_cast<char>(value >> (8 * i));
+    hash = Fnv1a(absl::string_view(bytes, sizeof(bytes)), hash);
+  });
+  const std::string_view arch = npu::tiling::NpuArchName(chip.npu_arch);
+  return Hex(Fnv1a(absl::string_view(arch.data(), arch.size()), hash));
 }
 
 std::string DecisionKey(const pb::MatmulProblem& problem, const std::string& chip_fingerprint) {

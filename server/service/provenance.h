@@ -6,6 +6,7 @@
 #define NPU_SERVER_SERVICE_PROVENANCE_H_
 
 #include <string>
+#include <string_view>
 
 #include "npu/tiling/v1/tiling_service.pb.h"
 #include "server/tiling/types.h"
@@ -16,11 +17,16 @@ namespace npu::server {
 // hicann/ops-nn the golden cases of tests/data come from).
 inline constexpr char kCannRevision[] = "hicann/ops-nn@e5c3fa93";
 
+// This service's version ("0.1.0") and source revision (git, or "unknown").
+std::string_view EngineVersion();
+std::string_view EngineRevision();
+
 // Version, revision and CANN revision; `chip_fingerprint` is left empty.
 npu::tiling::v1::Provenance EngineProvenance();
 
-// 16 hex digits: a 64-bit FNV-1a hash of every figure of `chip` (not its
-// name: two profiles with the same figures get the same answers).
+// 16 hex digits: a 64-bit FNV-1a hash of every figure of `chip` in wire
+// order and its architecture (not its name: two profiles with the same
+// figures get the same answers). Cheap enough for every answer.
 std::string ChipFingerprint(const npu::tiling::ChipSpec& chip);
 
 // 16 hex digits: a hash of the canonical (deterministically serialized)

@@ -8,6 +8,7 @@
 #include "absl/base/optimization.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "server/service/convert.h"
+#include "server/service/provenance.h"
 
 namespace npu::server {
 namespace {
@@ -324,6 +325,17 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline void PutPlatform(Writer& out, const tl::Chip
   });
 }
 
+// What the answer was computed with (FULL view).
+void PutProvenance(Writer& out, const tl::ChipSpec& chip) {
+  PutMessage(out, pb::TilingResponse::kProvenanceFieldNumber, [&] {
+    using Provenance = pb::Provenance;
+    PutString(out, Provenance::kEngineVersionFieldNumber, EngineVersion());
+    PutString(out, Provenance::kEngineRevisionFieldNumber, EngineRevision());
+    PutString(out, Provenance::kCannRevisionFieldNumber, kCannRevision);
+    PutString(out, Provenance::kChipFingerprintFieldNumber, ChipFingerprint(chip));
+  });
+}
+
 }  // namespace
 
 size_t EncodeAnswer(const tl::TilingDecision& decision, const tl::ChipSpec& chip,
@@ -359,6 +371,7 @@ size_t EncodeAnswer(const tl::TilingDecision& decision, const tl::ChipSpec& chip
   if (full) PutPlatform(out, chip);
   PutUint(out, Response::kFromCacheFieldNumber, form.from_cache);
   PutWarnings(out, plan.warnings);
+  if (full) PutProvenance(out, chip);
   return out.size();
 }
 
