@@ -109,10 +109,13 @@ Dims Strides(const Dims& dims) {
   return strides;
 }
 
-// The elements of a tensor of `out_dims` whose element at coordinates c is
-// `values`' element at offset source(c).
-Dims Gathered(const Dims& out_dims, const std::function<int64_t(const Dims&)>& source,
-              const Dims& values) {
+// The elements of a tensor of `out_dims` taken from `values` (a tensor of
+// `in_dims`): output axis i walks input axis `axis[i]` from `first[i]` in
+// steps of `step[i]`. A Transpose permutes the axes; a Slice keeps them and
+// moves the start and step.
+Dims Restrided(const Dims& in_dims, const Dims& values, const Dims& out_dims, const Dims& axis,
+               const Dims& first, const Dims& step) {
+  const Dims strides = Strides(in_dims);
   Dims out;
   const int64_t count = Product(out_dims);
   Dims coordinates(out_dims.size(), 0);
@@ -122,7 +125,11 @@ Dims Gathered(const Dims& out_dims, const std::function<int64_t(const Dims&)>& s
       coordinates[i] = rest % out_dims[i];
       rest /= out_dims[i];
     }
-    out.push_back(values[source(coordinates)]);
+    int64_t offset = 0;
+    for (size_t i = 0; i < coordinates.size(); ++i) {
+      offset += (first[i] + coordinates[i] * step[i]) * strides[axis[i]];
+    }
+    out.push_back(values[offset]);
   }
   return out;
 }
@@ -520,15 +527,9 @@ class Propagator {
       }
       std::optional<Dims> values;
       if (const Dims* input_values = ValuesOf(node, 0)) {
-        const Dims strides = Strides(*dims);
-        values = Gathered(
-            out,
-            [&](const Dims& c) {
-              int64_t offset = 0;
-              for (size_t i = 0; i < c.size(); ++i) offset += (first[i] + c[i] * stride[i]) * strides[i];
-              return offset;
-            },
-            *input_values);
+        Dims same_axes(dims->size());
+        for (size_t i = 0; i < same_axes.size(); ++i) same_axes[i] = static_cast<int64_t>(i);
+        values = Restrided(*dims, *input_values, out, same_axes, first, stride);
       }
       Set(node, 0, out, first_type, values);
       return;
@@ -591,15 +592,8 @@ class Propagator {
       }
       std::optional<Dims> values;
       if (const Dims* input_values = ValuesOf(node, 0)) {
-        const Dims strides = Strides(*dims);
-        values = Gathered(
-            out,
-            [&](const Dims& c) {
-              int64_t offset = 0;
-              for (size_t i = 0; i < c.size(); ++i) offset += c[i] * strides[from[i]];
-              return offset;
-            },
-            *input_values);
+        values = Restrided(*dims, *input_values, out, from, Dims(out.size(), 0),
+                           Dims(out.size(), 1));
       }
       Set(node, 0, out, first_type, values);
       return;

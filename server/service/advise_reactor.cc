@@ -58,13 +58,8 @@ class AdviseReactor final : public QueuedUnaryReactor {
 
   // The one place that finishes the call.
   void Complete(absl::Status status) override {
-    if (status.ok()) status = SerializeMessage(response_, response_bytes_);
+    status = Conclude(std::move(status), response_, response_bytes_, RpcMethod::kGetTiling, metrics_);
     final_code_ = status.code();
-    if (status.ok()) {
-      metrics_.MessageSent(RpcMethod::kGetTiling);
-    } else {
-      metrics_.RequestFailed(status.code());
-    }
     const bool budget_exhausted = status.ok() && response_.advice().budget_exhausted();
     metrics_.AdviseFinished(status.code(), budget_exhausted);
     LogOutcome("GetTiling(ADVISE)", request_.client_id(), request_.id(), status);

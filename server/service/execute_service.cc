@@ -87,16 +87,12 @@ class ExecuteService::Reactor final : public QueuedUnaryReactor {
 
   // The one place that finishes the call.
   void Complete(absl::Status status) override {
-    if (status.ok()) status = SerializeMessage(response_, response_bytes_);
+    status = Conclude(std::move(status), response_, response_bytes_, RpcMethod::kExecute,
+                      service_->metrics_);
     final_code_ = status.code();
-    if (status.ok()) {
-      service_->metrics_.MessageSent(RpcMethod::kExecute);
-    } else {
-      service_->metrics_.RequestFailed(status.code());
-      if (status.code() == absl::StatusCode::kInternal) {
-        Log(LogLevel::kError, absl::StrCat("Execute client=\"", request_.client_id(), "\" id=\"",
-                                           request_.id(), "\" ", status.ToString()));
-      }
+    if (status.code() == absl::StatusCode::kInternal) {
+      Log(LogLevel::kError, absl::StrCat("Execute client=\"", request_.client_id(), "\" id=\"",
+                                         request_.id(), "\" ", status.ToString()));
     }
     if (LogEnabled(LogLevel::kDebug)) {
       Log(LogLevel::kDebug, absl::StrCat("Execute client=\"", request_.client_id(), "\" id=\"",

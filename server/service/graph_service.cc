@@ -345,13 +345,9 @@ class GraphService::Reactor final : public QueuedUnaryReactor {
 
   // The one place that finishes the call.
   void Complete(absl::Status status) override {
-    if (status.ok()) status = SerializeMessage(response_, response_bytes_);
+    status = Conclude(std::move(status), response_, response_bytes_, RpcMethod::kGetGraphTiling,
+                      service_->metrics_);
     final_code_ = status.code();
-    if (status.ok()) {
-      service_->metrics_.MessageSent(RpcMethod::kGetGraphTiling);
-    } else {
-      service_->metrics_.RequestFailed(status.code());
-    }
     LogOutcome("GetGraphTiling", request_.client_id(), request_.id(), status);
     Finish(ToGrpcStatus(status));
   }

@@ -5,12 +5,26 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "server/service/request_pipeline.h"
 
 namespace npu::server {
 
 QueuedUnaryReactor::QueuedUnaryReactor(ExecuteQueue& queue, grpc::CallbackServerContext* context,
                                        std::string work)
     : context_(context), queue_(queue), work_(std::move(work)) {}
+
+absl::Status QueuedUnaryReactor::Conclude(absl::Status status,
+                                          const google::protobuf::MessageLite& response,
+                                          grpc::ByteBuffer* bytes, RpcMethod method,
+                                          ServiceMetrics& metrics) {
+  if (status.ok()) status = SerializeMessage(response, bytes);
+  if (status.ok()) {
+    metrics.MessageSent(method);
+  } else {
+    metrics.RequestFailed(status.code());
+  }
+  return status;
+}
 
 absl::Status QueuedUnaryReactor::Submit(absl::string_view note) {
   ExecuteQueue::Job job;

@@ -24,6 +24,8 @@
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
+#include "google/protobuf/message_lite.h"
+#include "server/metrics/service_metrics.h"
 #include "server/service/execute_queue.h"
 
 namespace npu::server {
@@ -48,6 +50,12 @@ class QueuedUnaryReactor : public grpc::ServerUnaryReactor {
   // Raised by OnCancel(); the work polls it to stop early.
   const std::atomic<bool>* cancel_flag() const { return &cancelled_; }
   bool cancelled() const { return cancelled_.load(); }
+
+  // The shared start of every Complete(): serializes `response` into
+  // `bytes` when `status` is OK and counts the message sent (or the error)
+  // for `method`. Returns the call's final status.
+  static absl::Status Conclude(absl::Status status, const google::protobuf::MessageLite& response,
+                               grpc::ByteBuffer* bytes, RpcMethod method, ServiceMetrics& metrics);
 
   // On a worker, only when the call was not cancelled while it waited.
   virtual void Work() = 0;
