@@ -23,6 +23,11 @@ RUN apt-get update \
 
 WORKDIR /src
 COPY . /src
+# The source revision the service reports (GetGraphTiling, ListPlatforms, TilingResponse's
+# provenance); the context has no .git, so pass it:
+#   docker build --build-arg NPU_ENGINE_REVISION=$(git rev-parse --short=12 HEAD) ...
+ARG NPU_ENGINE_REVISION=unknown
+ENV NPU_ENGINE_REVISION=${NPU_ENGINE_REVISION}
 # The release build: GCC profile-guided, trained by serving a sweep of GetTiling calls on
 # 127.0.0.1 during the build (scripts/build_release.sh). Tests and benchmarks need GoogleTest /
 # Google Benchmark and are not part of the image.

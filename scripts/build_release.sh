@@ -34,6 +34,10 @@ while [ $# -gt 0 ]; do
 done
 CONFIGURE="cmake -S . -B $BUILD_DIR -G Ninja -DCMAKE_BUILD_TYPE=Release -DNPU_BUILD_TESTS=OFF
   -DNPU_BUILD_BENCH=OFF -DCMAKE_INTERPROCEDURAL_OPTIMIZATION=ON"
+# A tree without git (the image's build context) takes its source revision from the environment.
+if [ -n "${NPU_ENGINE_REVISION:-}" ]; then
+  CONFIGURE="$CONFIGURE -DNPU_ENGINE_REVISION=$NPU_ENGINE_REVISION"
+fi
 
 if [ "$PGO" = 0 ]; then
   $CONFIGURE -DNPU_PGO=OFF
