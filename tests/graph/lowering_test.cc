@@ -321,5 +321,42 @@ TEST(LowerGraphTest, FusesReluAndTheErfGeluSubgraph) {
   EXPECT_EQ(plain[1].problem.op, tl::MatmulOp::kMatMulV3);
 }
 
+TEST(LowerGraphTest, FusesTheTanhGeluSubgraph) {
+  // GELU's tanh approximation as exporters write it:
+  // 0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3))).
+  OnnxBuilder model;
+  model.Input("x", kFloat16, {128, 256}).Input("w", kFloat16, {256, 512});
+  model.Initializer("three", kFloat16, {}).Initializer("c", kFloat16, {});
+  model.Initializer("s", kFloat16, {}).Initializer("one", kFloat16, {});
+  model.Initializer("half", kFloat16, {});
+  model.Node("MatMul", {"x", "w"}, {"h"}, {}, "fc");
+  model.Node("Pow", {"h", "three"}, {"cube"}).Node("Mul", {"cube", "c"}, {"scaled"});
+  model.Node("Add", {"h", "scaled"}, {"inner"}).Node("Mul", {"inner", "s"}, {"arg"});
+  model.Node("Tanh", {"arg"}, {"t"}).Node("Add", {"t", "one"}, {"p"});
+  model.Node("Mul", {"h", "p"}, {"q"}).Node("Mul", {"q", "half"}, {"g"});
+  model.Output("g", kFloat16);
+  LoweringOptions fuse;
+  fuse.fuse_epilogues = true;
+  const std::vector<LoweredNode> nodes = Lower(model, {}, fuse);
+  ASSERT_EQ(nodes.size(), 1u);
+  EXPECT_EQ(nodes[0].problem.op, tl::MatmulOp::kFusedMatMul);
+  EXPECT_EQ(nodes[0].problem.fused_op, tl::FusedOp::kGeluTanh);
+  EXPECT_EQ(nodes[0].derivation.fused_epilogue.size(), 8u);
+}
+
+TEST(LowerGraphTest, AnErfThatIsNotAGeluIsNotFused) {
+  // erf(h) read on its own: no multiplication by h, so not a GELU.
+  OnnxBuilder model;
+  model.Input("x", kFloat16, {128, 256}).Input("w", kFloat16, {256, 512});
+  model.Node("MatMul", {"x", "w"}, {"h"}).Node("Erf", {"h"}, {"e"});
+  model.Output("e", kFloat16);
+  LoweringOptions fuse;
+  fuse.fuse_epilogues = true;
+  const std::vector<LoweredNode> nodes = Lower(model, {}, fuse);
+  ASSERT_EQ(nodes.size(), 1u);
+  EXPECT_EQ(nodes[0].problem.op, tl::MatmulOp::kMatMulV3);
+  EXPECT_THAT(nodes[0].derivation.fused_epilogue, IsEmpty());
+}
+
 }  // namespace
 }  // namespace npu::graph
