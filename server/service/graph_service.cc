@@ -156,6 +156,18 @@ absl::Status GraphService::Answer(const pb::GraphTilingRequest& request,
   ASSIGN_OR_RETURN(const std::vector<graph::Gear> gears,
                    graph::BuildGears(graph::SymbolicDims(model.graph()), values, policy,
                                      options_.max_gears));
+  const size_t matmul_nodes = static_cast<size_t>(
+      std::count_if(model.graph().node().begin(), model.graph().node().end(),
+                    [](const onnx::NodeProto& node) {
+                      return (node.domain().empty() || node.domain() == "ai.onnx") &&
+                             graph::IsMatmulLike(node.op_type());
+                    }));
+  if (matmul_nodes * gears.size() > options_.max_node_answers) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "model: ", matmul_nodes, " matmul nodes x ", gears.size(), " gears is ",
+        matmul_nodes * gears.size(), " node answers, above the limit of ",
+        options_.max_node_answers, " per call; ask for fewer gears per call"));
+  }
   graph::LoweringOptions lowering;
   lowering.fuse_epilogues = request.fuse_epilogues();
   if (request.compute_dtype() == pb::DATA_TYPE_FLOAT16) {

@@ -45,6 +45,9 @@ struct GraphOptions {
   size_t max_model_bytes = 4 * 1024 * 1024;
   // Gears one request may ask for (--max_graph_gears).
   size_t max_gears = 64;
+  // Matmul-like nodes times gears: the node entries of one answer, about
+  // 150 bytes each, so 200,000 keep an answer near 30 MB.
+  size_t max_node_answers = 200000;
   // Host threads deciding (and emulating) the distinct problems of one call;
   // 0 means the machine's CPU count.
   int threads = 0;

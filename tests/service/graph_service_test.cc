@@ -174,6 +174,14 @@ TEST(GraphServiceTest, ErrorsNameTheFieldAndTheLimit) {
     EXPECT_EQ(status.error_code(), c.code) << c.what << ": " << status.error_message();
     EXPECT_THAT(status.error_message(), HasSubstr(c.message)) << c.what;
   }
+  // More node answers than the server allows.
+  ServerOptions small = LoopbackOptions();
+  small.service.graph.max_node_answers = 5;
+  TestServer limited(small);
+  const grpc::Status limit = Call(limited, Request(ProjectionModel()), &response);
+  EXPECT_EQ(limit.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << limit.error_message();
+  EXPECT_THAT(limit.error_message(),
+              HasSubstr("3 matmul nodes x 2 gears is 6 node answers, above the limit of 5"));
   // A symbolic dim without a value: the nodes that need it are unresolved,
   // the call is OK.
   pb::GraphTilingRequest request = Request(ProjectionModel());
