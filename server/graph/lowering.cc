@@ -1,7 +1,6 @@
 #include "server/graph/lowering.h"
 
 #include <algorithm>
-#include <exception>
 #include <limits>
 #include <set>
 #include <unordered_map>

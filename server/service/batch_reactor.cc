@@ -176,10 +176,7 @@ class BatchReactor final : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc
     LogOutcome("GetTilingBatch", request->client_id(), request->id(), status);
     pb::TilingResponse response;
     response.set_id(request->id());
-    pb::ItemStatus* item = response.mutable_status();
-    item->set_code(static_cast<int32_t>(status.code()));
-    item->set_code_name(std::string(CodeName(status.code())));
-    item->set_message(std::string(status.message()));
+    StatusToItem(status, response.mutable_status());
     const absl::Status serialized = SerializeMessage(response, &bytes);
     assert(serialized.ok() && "a tiling response is far below protobuf's 2 GiB limit");
     static_cast<void>(serialized);

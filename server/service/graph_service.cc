@@ -97,12 +97,6 @@ void DerivationToProto(const graph::Derivation& from, pb::NodeDerivation* to) {
   for (const std::string& note : from.notes) to->add_notes(note);
 }
 
-void StatusToItem(const absl::Status& status, pb::ItemStatus* item) {
-  item->set_code(static_cast<int32_t>(status.code()));
-  item->set_code_name(std::string(CodeName(status.code())));
-  item->set_message(std::string(status.message()));
-}
-
 // A distinct problem of the model and what became of it.
 struct Distinct {
   pb::MatmulProblem wire;

@@ -2,7 +2,6 @@
 
 #include <cstdint>
 
-#include "absl/strings/str_format.h"
 #include "absl/strings/string_view.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
@@ -40,7 +39,13 @@ std::string Deterministic(const google::protobuf::MessageLite& message) {
   return bytes;
 }
 
-std::string Hex(uint64_t hash) { return absl::StrFormat("%016x", hash); }
+// 16 lowercase hex digits (every FULL answer carries one: no format parser).
+std::string Hex(uint64_t hash) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string hex(16, '0');
+  for (int i = 15; i >= 0; --i, hash >>= 4) hex[i] = kDigits[hash & 0xf];
+  return hex;
+}
 
 }  // namespace
 

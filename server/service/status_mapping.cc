@@ -77,4 +77,10 @@ absl::Status Prefixed(absl::string_view prefix, const absl::Status& status) {
   return absl::Status(status.code(), absl::StrCat(prefix, ": ", status.message()));
 }
 
+void StatusToItem(const absl::Status& status, npu::tiling::v1::ItemStatus* item) {
+  item->set_code(static_cast<int32_t>(status.code()));
+  item->set_code_name(std::string(CodeName(status.code())));
+  item->set_message(std::string(status.message()));
+}
+
 }  // namespace npu::server

@@ -11,6 +11,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "npu/tiling/v1/tiling_service.pb.h"
 
 namespace npu::server {
 
@@ -21,6 +22,10 @@ grpc::Status ToGrpcStatus(const absl::Status& status);
 // The canonical upper-case name of `code`, e.g. "INVALID_ARGUMENT", as used in
 // the proto's ItemStatus.code_name.
 absl::string_view CodeName(absl::StatusCode code);
+
+// `status` as the wire's per-item status (a batch item, a graph problem):
+// its code number, CodeName() and message.
+void StatusToItem(const absl::Status& status, npu::tiling::v1::ItemStatus* item);
 
 // `status` with its message prefixed by the request field path `prefix`
 // ("problem: m=0 is outside ..."), code kept; OK stays OK. Engine messages
