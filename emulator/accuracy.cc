@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/types/span.h"
 #include "emulator/numerics.h"
 #include "emulator/thread_pool.h"
 #include "server/tiling/status_macros.h"
@@ -104,8 +105,8 @@ double ElementError(double got, double r, double bound, const DtypeLimits& limit
 
 // The inputs of the per-row check, shared by every row.
 struct RowCheck {
-  const std::vector<float>& a;
-  const std::vector<float>& b;
+  absl::Span<const float> a;
+  absl::Span<const float> b;
   const std::vector<float>& bias;
   const HostTensor& c;
   uint64_t n = 0, k = 0;
@@ -283,10 +284,10 @@ absl::StatusOr<AccuracyReport> CompareWithReference(const MatmulProblem& problem
   tiling::MatmulProblem unmerged = problem;
   unmerged.op = tiling::MatmulOp::kMatMulV3;
   ASSIGN_OR_RETURN(const tiling::BatchWalk walk, tiling::BatchWalkOf(unmerged));
-  const std::vector<float> a =
+  const FloatBuffer a =
       BatchedOperandAsFloats(inputs.a, tiling::BatchProduct(walk.a), m, k, problem.trans_a,
                              hf32 && inputs.a.dtype == DataType::kFloat32, pool);
-  const std::vector<float> b =
+  const FloatBuffer b =
       BatchedOperandAsFloats(inputs.b, tiling::BatchProduct(walk.b), k, n, problem.trans_b,
                              hf32 && inputs.b.dtype == DataType::kFloat32, pool);
   std::vector<float> bias;
@@ -294,7 +295,7 @@ absl::StatusOr<AccuracyReport> CompareWithReference(const MatmulProblem& problem
   std::vector<float> x3;
   if (inputs.x3.has_value()) x3 = inputs.x3->ToFloats();
   const double u_out = UnitRoundoff(problem.dtype_c);
-  RowCheck check{a, b, bias, c, n, k, u_out, 0, Limits(problem.dtype_c)};
+  RowCheck check{a.span(), b.span(), bias, c, n, k, u_out, 0, Limits(problem.dtype_c)};
   check.accumulation_term = 2.0 * static_cast<double>(k + 2) * kAccumulationUnitRoundoff;
   check.relu = epilogue != Epilogue::kNone;
   RowCheck& batched = check;

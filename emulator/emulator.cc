@@ -362,10 +362,10 @@ std::vector<double> ReferenceMatmul(const MatmulProblem& problem, const Tensors&
   // Each batch's operands row-major in fp32 (which holds every input dtype
   // exactly), hf32-rounded when the problem asks.
   ThreadPool pool(1);
-  const std::vector<float> a =
+  const FloatBuffer a =
       BatchedOperandAsFloats(inputs.a, tiling::BatchProduct(problem.batch_a), m, k, problem.trans_a,
                              problem.hf32 && inputs.a.dtype == DataType::kFloat32, pool);
-  const std::vector<float> b =
+  const FloatBuffer b =
       BatchedOperandAsFloats(inputs.b, tiling::BatchProduct(problem.batch_b), k, n, problem.trans_b,
                              problem.hf32 && inputs.b.dtype == DataType::kFloat32, pool);
   std::vector<double> c(batches * m * n, 0.0);

@@ -148,9 +148,60 @@ void HostTensor::Set(uint64_t index, float value) {
   }
 }
 
+void HostTensor::GetRun(uint64_t index, uint64_t count, float* out) const {
+  switch (dtype) {
+    case DataType::kFloat16: {
+      const float* table = HalfTable().data();
+      const uint8_t* in = bytes.data() + 2 * index;
+      for (uint64_t i = 0; i < count; ++i) {
+        uint16_t bits;
+        std::memcpy(&bits, in + 2 * i, 2);
+        out[i] = table[bits];
+      }
+      return;
+    }
+    case DataType::kBFloat16: {
+      const uint8_t* in = bytes.data() + 2 * index;
+      for (uint64_t i = 0; i < count; ++i) {
+        uint16_t bits;
+        std::memcpy(&bits, in + 2 * i, 2);
+        out[i] = BFloat16BitsToFloat(bits);
+      }
+      return;
+    }
+    case DataType::kFloat32:
+      std::memcpy(out, bytes.data() + 4 * index, 4 * count);
+      return;
+  }
+}
+
+void HostTensor::SetRun(uint64_t index, const float* values, uint64_t count) {
+  switch (dtype) {
+    case DataType::kFloat16: {
+      uint8_t* dst = bytes.data() + 2 * index;
+      for (uint64_t i = 0; i < count; ++i) {
+        const uint16_t bits = FloatToHalfBits(values[i]);
+        std::memcpy(dst + 2 * i, &bits, 2);
+      }
+      return;
+    }
+    case DataType::kBFloat16: {
+      uint8_t* dst = bytes.data() + 2 * index;
+      for (uint64_t i = 0; i < count; ++i) {
+        const uint16_t bits = FloatToBFloat16Bits(values[i]);
+        std::memcpy(dst + 2 * i, &bits, 2);
+      }
+      return;
+    }
+    case DataType::kFloat32:
+      std::memcpy(bytes.data() + 4 * index, values, 4 * count);
+      return;
+  }
+}
+
 std::vector<float> HostTensor::ToFloats() const {
   std::vector<float> values(elements());
-  for (uint64_t i = 0; i < values.size(); ++i) values[i] = Get(i);
+  GetRun(0, values.size(), values.data());
   return values;
 }
 
@@ -177,7 +228,7 @@ struct NumericsData {
   uint64_t n = 0, k = 0;
   // A [batches][rows, k] and B [batches][k, n] as fp32, hf32-rounded when
   // asked (rows: one batch's M as walked).
-  std::vector<float> af, bf;
+  FloatBuffer af, bf;
   std::vector<float> bias_f;  // empty without a bias; [bias batches][n]
   std::vector<float> workspace;
   HostTensor& c;
@@ -194,13 +245,19 @@ struct NumericsData {
   const float* BRows(uint32_t batch) const { return bf.data() + b_of[batch] * k * n; }
   const float* Bias(uint32_t batch) const { return bias_f.data() + bias_of[batch] * n; }
   // C[row, col] of the stacked C (the epilogue applied, cast to C's type).
-  void SetC(uint64_t row, uint64_t col, float value) {
+  void SetC(uint64_t row, uint64_t col, float value) { SetCRun(row, col, &value, 1); }
+  // C[row, col + i] = values[i] for i < count, the same way. `values` is
+  // the caller's scratch: the epilogue may rewrite it.
+  void SetCRun(uint64_t row, uint64_t col, float* values, uint64_t count) {
     if (fused_op != tiling::FusedOp::kNone) {
       const uint64_t batch = row / rows;
-      const float x3 = x3f.empty() ? 0.0f : x3f[(x3_of[batch] * rows + row % rows) * n + col];
-      value = ApplyFusedOp(fused_op, value, x3, c.dtype, inner_precise);
+      const float* x3 = x3f.empty() ? nullptr : x3f.data() + (x3_of[batch] * rows + row % rows) * n;
+      for (uint64_t i = 0; i < count; ++i) {
+        values[i] = ApplyFusedOp(fused_op, values[i], x3 == nullptr ? 0.0f : x3[col + i], c.dtype,
+                                 inner_precise);
+      }
     }
-    c.Set(row * n + col, value);
+    c.SetRun(row * n + col, values, count);
   }
 };
 
@@ -242,9 +299,7 @@ void RunCubeUnit(NumericsData& d, const WorkUnit& unit, std::vector<float>& acc,
     }
   } else {
     for (uint64_t r = 0; r < rows; ++r) {
-      for (uint64_t j = 0; j < cols; ++j) {
-        d.SetC(unit.m.begin + r, unit.n.begin + j, sum[r * cols + j]);
-      }
+      d.SetCRun(unit.m.begin + r, unit.n.begin, sum.data() + r * cols, cols);
     }
   }
 }
@@ -306,24 +361,6 @@ void RunVectorUnit(NumericsData& d, const WorkUnit& unit) {
 
 }  // namespace
 
-std::vector<float> OperandAsFloats(const HostTensor& tensor, uint64_t out_rows, uint64_t out_cols,
-                                   bool transposed, bool hf32, ThreadPool& pool) {
-  std::vector<float> out(out_rows * out_cols);
-  constexpr uint64_t kRowsPerTask = 64;
-  const uint64_t tasks = tiling::CeilDiv(out_rows, kRowsPerTask);
-  pool.ParallelFor(tasks, [&](size_t task) {
-    const uint64_t r0 = task * kRowsPerTask, r1 = std::min(out_rows, r0 + kRowsPerTask);
-    for (uint64_t r = r0; r < r1; ++r) {
-      for (uint64_t c = 0; c < out_cols; ++c) {
-        float v = transposed ? tensor.Get(c * out_rows + r) : tensor.Get(r * out_cols + c);
-        if (hf32) v = RoundToHf32(v);
-        out[r * out_cols + c] = v;
-      }
-    }
-  });
-  return out;
-}
-
 float ApplyFusedOp(tiling::FusedOp op, float value, float x3, DataType dtype_c, int inner_precise) {
   switch (op) {
     case tiling::FusedOp::kNone:
@@ -349,22 +386,32 @@ float ApplyFusedOp(tiling::FusedOp op, float value, float x3, DataType dtype_c, 
   return value;
 }
 
-std::vector<float> BatchedOperandAsFloats(const HostTensor& tensor, uint64_t count, uint64_t rows,
-                                          uint64_t cols, bool transposed, bool hf32,
-                                          ThreadPool& pool) {
-  std::vector<float> out(count * rows * cols);
+FloatBuffer BatchedOperandAsFloats(const HostTensor& tensor, uint64_t count, uint64_t rows,
+                                   uint64_t cols, bool transposed, bool hf32, ThreadPool& pool) {
+  FloatBuffer out(count * rows * cols);
+  // Tasks of 64 output rows; a transposed operand is read in 64 x 64 tiles,
+  // each stored row of a tile a contiguous run.
   constexpr uint64_t kRowsPerTask = 64;
+  constexpr uint64_t kTileCols = 64;
   const uint64_t tasks_per = std::max<uint64_t>(1, tiling::CeilDiv(rows, kRowsPerTask));
   pool.ParallelFor(count * tasks_per, [&](size_t task) {
     const uint64_t batch = task / tasks_per, r0 = (task % tasks_per) * kRowsPerTask;
+    const uint64_t r1 = std::min(rows, r0 + kRowsPerTask);
     const uint64_t base = batch * rows * cols;
-    for (uint64_t r = r0; r < std::min(rows, r0 + kRowsPerTask); ++r) {
-      for (uint64_t col = 0; col < cols; ++col) {
-        float v =
-            transposed ? tensor.Get(base + col * rows + r) : tensor.Get(base + r * cols + col);
-        if (hf32) v = RoundToHf32(v);
-        out[base + r * cols + col] = v;
+    float* dst = out.data() + base;
+    if (!transposed) {
+      tensor.GetRun(base + r0 * cols, (r1 - r0) * cols, dst + r0 * cols);
+    } else {
+      float run[kRowsPerTask];
+      for (uint64_t c0 = 0; c0 < cols; c0 += kTileCols) {
+        for (uint64_t col = c0; col < std::min(cols, c0 + kTileCols); ++col) {
+          tensor.GetRun(base + col * rows + r0, r1 - r0, run);
+          for (uint64_t r = r0; r < r1; ++r) dst[r * cols + col] = run[r - r0];
+        }
       }
+    }
+    if (hf32) {
+      for (uint64_t i = r0 * cols; i < r1 * cols; ++i) dst[i] = RoundToHf32(dst[i]);
     }
   });
   return out;

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "emulator/float_buffer.h"
 #include "emulator/thread_pool.h"
 #include "server/tiling/schedule.h"
 #include "server/tiling/types.h"
@@ -43,23 +44,23 @@ struct HostTensor {
   uint64_t elements() const;
   float Get(uint64_t index) const;
   void Set(uint64_t index, float value);  // rounds to nearest even
+  // Elements [index, index + count) as fp32 into `out`, and from `values`
+  // (rounding to nearest even): Get() / Set() of a run, one dtype dispatch.
+  void GetRun(uint64_t index, uint64_t count, float* out) const;
+  void SetRun(uint64_t index, const float* values, uint64_t count);
   std::vector<float> ToFloats() const;
   static HostTensor Zeros(tiling::DataType dtype, std::vector<int64_t> shape);
   static HostTensor FromFloats(tiling::DataType dtype, std::vector<int64_t> shape,
                                const std::vector<float>& values);
 };
 
-// `tensor` ([rows, cols] as stored) as fp32 [out_rows, out_cols] row-major,
-// transposed when `transposed`, rounded to hf32 when `hf32`: an operand as
-// the cube reads it. fp32 holds every input dtype exactly.
-std::vector<float> OperandAsFloats(const HostTensor& tensor, uint64_t out_rows, uint64_t out_cols,
-                                   bool transposed, bool hf32, ThreadPool& pool);
-
 // `count` matrices stored back to back in `tensor`, each [out_rows,
-// out_cols] as the operand reads it (OperandAsFloats() of each), in order.
-std::vector<float> BatchedOperandAsFloats(const HostTensor& tensor, uint64_t count,
-                                          uint64_t out_rows, uint64_t out_cols, bool transposed,
-                                          bool hf32, ThreadPool& pool);
+// out_cols] as the cube reads it, in order: row-major fp32 (which holds
+// every input dtype exactly), read transposed when `transposed` (each stored
+// as [out_cols, out_rows]) and rounded to hf32 when `hf32`. Filled on
+// `pool`'s threads.
+FloatBuffer BatchedOperandAsFloats(const HostTensor& tensor, uint64_t count, uint64_t out_rows,
+                                   uint64_t out_cols, bool transposed, bool hf32, ThreadPool& pool);
 
 // `value` (an fp32 accumulator of C) through FusedMatMul's epilogue `op`,
 // before the cast to C's dtype: ReLU on the fixpipe; add / mul of the x3
