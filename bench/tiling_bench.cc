@@ -160,14 +160,16 @@ void BM_DecideFusedMatMul(benchmark::State& state) {
 }
 BENCHMARK(BM_DecideFusedMatMul)->ArgName("explain")->Arg(1)->Arg(0);
 
-// Median over shapes of the per-shape decision time: every iteration times
-// each shape of the set separately (kRepeats decisions, averaged) and reports
-// the median and the 90th percentile across shapes as counters.
+// Median over shapes of the per-shape decision time. Each iteration times
+// each shape of the set separately (kRepeats decisions, averaged); a shape's
+// time is the median of its iterations (robust to a preempted iteration on
+// a shared host), and the counters report the median, the 90th percentile
+// and the maximum across shapes.
 void MedianOverShapes(benchmark::State& state, const std::vector<Workload>& workloads) {
   constexpr int kRepeats = 20;
   const StrategyRegistry registry = MakeBuiltinRegistry();
   const DecideOptions options = OptionsOf(state);
-  std::vector<double> per_shape_ns(workloads.size());
+  std::vector<std::vector<double>> samples(workloads.size());
   for (auto _ : state) {
     for (size_t i = 0; i < workloads.size(); ++i) {
       const auto start = std::chrono::steady_clock::now();
@@ -177,8 +179,14 @@ void MedianOverShapes(benchmark::State& state, const std::vector<Workload>& work
         benchmark::DoNotOptimize(decision);
       }
       const auto stop = std::chrono::steady_clock::now();
-      per_shape_ns[i] = std::chrono::duration<double, std::nano>(stop - start).count() / kRepeats;
+      samples[i].push_back(std::chrono::duration<double, std::nano>(stop - start).count() /
+                           kRepeats);
     }
+  }
+  std::vector<double> per_shape_ns;
+  for (std::vector<double>& times : samples) {
+    std::nth_element(times.begin(), times.begin() + times.size() / 2, times.end());
+    per_shape_ns.push_back(times[times.size() / 2]);
   }
   std::sort(per_shape_ns.begin(), per_shape_ns.end());
   state.counters["median_ns"] = per_shape_ns[per_shape_ns.size() / 2];

@@ -29,6 +29,7 @@ set(TYPES_HEADERS
   server/tiling/schedule.h
   server/tiling/status_macros.h
   server/tiling/int_math.h
+  server/tiling/lazy_text.h
   server/tiling/hardware_constants.h
   server/tiling/tiling_data.h
   server/tiling/chip_fields.h

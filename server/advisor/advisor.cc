@@ -115,7 +115,7 @@ absl::StatusOr<Timing> AddCannChoice(Session& session, const TilingPlan& cann_pl
   cann.kind = VariantKind::kCannStrategy;
   cann.plan = cann_plan;
   cann.is_cann_choice = true;
-  cann.explanation = absl::StrCat("CANN's choice: ", cann_plan.detail);
+  cann.explanation = absl::StrCat("CANN's choice: ", cann_plan.detail.str());
   session.Add(std::move(cann), *timing);
   return timing;
 }
@@ -151,7 +151,7 @@ std::optional<TilingPlan> AddOtherStrategies(Session& session,
     candidate.kind = VariantKind::kCannStrategy;
     candidate.plan = decision->plan;
     candidate.explanation =
-        absl::StrCat("CANN's ", name, " if it had priority: ", decision->plan.detail);
+        absl::StrCat("CANN's ", name, " if it had priority: ", decision->plan.detail.str());
     session.Add(std::move(candidate), *timing);
   }
   return aswt;

@@ -424,7 +424,7 @@ Offer WindowPlan(const TilingPlan& base, const MatmulProblem& problem, const til
   offer.ok = true;
   offer.plan = base;
   offer.plan.swat_window_rows = window_rows;
-  offer.plan.detail = absl::StrCat(base.detail, "; SWAT window of ", window_rows,
+  offer.plan.detail = absl::StrCat(base.detail.str(), "; SWAT window of ", window_rows,
                                    " rows instead of ", tiling::kCannSwatWindowRows);
   offer.reason =
       absl::StrCat("SWAT window ", window_rows, " rows (CANN: ", tiling::kCannSwatWindowRows, ")");
@@ -472,9 +472,9 @@ Offer AivDotPlan(const MatmulProblem& problem, const tiling::ChipSpec& chip) {
   offer.ok = true;
   offer.plan = *std::move(plan);
   offer.plan.strategy = std::string(tiling::StrategyName(tiling::StrategyId::kVectorMul));
-  offer.plan.detail =
-      absl::StrCat(offer.plan.detail, "; ", std::string(tiling::DataTypeName(problem.dtype_a)),
-                   " operands cast to fp32 in UB, fp32 accumulation");
+  offer.plan.detail = absl::StrCat(offer.plan.detail.str(), "; ",
+                                   std::string(tiling::DataTypeName(problem.dtype_a)),
+                                   " operands cast to fp32 in UB, fp32 accumulation");
   offer.reason =
       absl::StrCat(problem.m == 1 ? "M" : "N", "=1 ",
                    std::string(tiling::DataTypeName(problem.dtype_a)), ": dot products on ",

@@ -378,7 +378,7 @@ void DecisionToProto(const tl::TilingDecision& decision, const tl::ChipSpec& chi
   response->set_workspace_bytes(plan.workspace_bytes);
   response->set_strategy(plan.strategy);
   if (full) {
-    response->set_detail(plan.detail);
+    response->set_detail(plan.detail.str());
     BlockToProto(plan.block, response->mutable_block());
   }
   if (include_trace) {
@@ -387,7 +387,7 @@ void DecisionToProto(const tl::TilingDecision& decision, const tl::ChipSpec& chi
       out->set_strategy(entry.strategy);
       out->set_capable(entry.capable);
       out->set_chosen(entry.chosen);
-      out->set_reason(entry.reason);
+      out->set_reason(entry.reason.str());
     }
   }
   if (full) *response->mutable_platform() = ChipToProto(chip);

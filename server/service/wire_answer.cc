@@ -162,6 +162,15 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline void PutString(Writer& out, int field, std::
   out.Bytes(value);
 }
 
+// A text of the engine's (a trace reason, a plan's detail), formatted into
+// the thread's scratch string and written like PutString().
+void PutText(Writer& out, int field, const tiling::LazyText& text) {
+  thread_local std::string scratch;
+  scratch.clear();
+  text.AppendTo(&scratch);
+  PutString(out, field, scratch);
+}
+
 // A run of varint fields, written by one loop rather than one inlined
 // PutUint() each: the block and the platform are 33 fields of the full
 // view, and the loop keeps the encoder's code small (under load that code
@@ -290,7 +299,7 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline void PutTrace(Writer& out,
       PutString(out, Entry::kStrategyFieldNumber, entry.strategy);
       PutUint(out, Entry::kCapableFieldNumber, entry.capable);
       PutUint(out, Entry::kChosenFieldNumber, entry.chosen);
-      PutString(out, Entry::kReasonFieldNumber, entry.reason);
+      PutText(out, Entry::kReasonFieldNumber, entry.reason);
     });
   }
 }
@@ -364,7 +373,7 @@ size_t EncodeAnswer(const tl::TilingDecision& decision, const tl::ChipSpec& chip
   PutUint(out, Response::kWorkspaceBytesFieldNumber, plan.workspace_bytes);
   PutString(out, Response::kStrategyFieldNumber, plan.strategy);
   if (full) {
-    PutString(out, Response::kDetailFieldNumber, plan.detail);
+    PutText(out, Response::kDetailFieldNumber, plan.detail);
     PutBlockTiling(out, plan.block);
   }
   if (form.include_trace) PutTrace(out, decision.trace);

@@ -83,6 +83,74 @@ double BalanceRateWithTail(const ProblemFacts& facts, uint64_t used_cores, uint6
   return work_per_core / ((main_rounds + tail_round) * base_m * base_n);
 }
 
+// value / divisor and value % divisor (divisor > 0), in 32-bit arithmetic
+// when both fit: a 64-bit division costs several times more on many CPUs.
+inline void DivMod(uint64_t value, uint64_t divisor, uint64_t& quotient, uint64_t& remainder) {
+  if (((value | divisor) >> 32) == 0) {
+    const auto v = static_cast<uint32_t>(value), d = static_cast<uint32_t>(divisor);
+    quotient = v / d;
+    remainder = v % d;
+  } else {
+    quotient = value / divisor;
+    remainder = value % divisor;
+  }
+}
+
+// BalanceRateWithTail() for the many candidates of one search: the same
+// numbers, with what depends only on the problem and the core count
+// derived once, and the rounds' quotient and remainder from one division.
+class BalanceModel {
+ public:
+  BalanceModel(const ProblemFacts& facts, uint64_t used_cores)
+      : facts_(facts),
+        used_cores_(used_cores),
+        batch_(facts.batch_context ? facts.batch_a : 1),
+        batched_work_per_core_(static_cast<double>(batch_) * facts.m * facts.n / used_cores),
+        work_per_core_(static_cast<double>(facts.m) * facts.n / used_cores) {}
+
+  // Whether Rate() is at most 1 for every candidate: the blocks' rounds
+  // always cover the work, so no block keeps the cores busier than all of
+  // them (with the tail re-split, the tail round counts at least as the
+  // share of the cores it fills). Holds unless a size or the core count is
+  // 0, where the general form's wrap-around rules apply.
+  bool BoundedByOne() const {
+    return used_cores_ > 0 && batch_ > 0 && facts_.m > 0 && facts_.n > 0;
+  }
+
+  double Rate(uint64_t base_m, uint64_t base_n, uint64_t m_blocks) const {
+    const uint64_t total_rounds = batch_ * m_blocks * CeilDiv(facts_.n, base_n);
+    // The general form keeps its zero-divisor and wrap-around rules.
+    if (used_cores_ == 0 || total_rounds == 0) {
+      return BalanceRateWithTail(facts_, used_cores_, base_m, base_n, m_blocks);
+    }
+    uint64_t full_rounds, last_round;
+    DivMod(total_rounds, used_cores_, full_rounds, last_round);
+    // CeilDiv(total, cores) - 1 and what the last round holds (1..cores).
+    const uint64_t main_rounds = full_rounds - (last_round == 0 ? 1 : 0);
+    const uint64_t tail_blocks = last_round == 0 ? used_cores_ : last_round;
+    uint64_t tail_split, unused;
+    DivMod(used_cores_, tail_blocks, tail_split, unused);
+    if (facts_.m <= kBlock16) base_m = facts_.m;
+    if (facts_.n <= kBlock16) base_n = facts_.n;
+    // floor(x / t) < c is x < c * t for t >= 1.
+    if (main_rounds == 0 || base_m * base_n < kMinTailPieceElements * tail_split ||
+        facts_.batch_context) {
+      return batched_work_per_core_ / static_cast<double>((main_rounds + 1) * base_m * base_n);
+    }
+    const uint64_t split_root = static_cast<uint64_t>(std::sqrt(static_cast<double>(tail_split)));
+    const uint64_t offset = FloorDiv(tail_split - split_root * split_root, split_root) + 1;
+    const double tail_round = 1.0 / static_cast<double>(split_root * (split_root + offset - 1));
+    return work_per_core_ / ((main_rounds + tail_round) * base_m * base_n);
+  }
+
+ private:
+  const ProblemFacts& facts_;
+  const uint64_t used_cores_;
+  const uint64_t batch_;
+  const double batched_work_per_core_;
+  const double work_per_core_;
+};
+
 void ChooseBaseK(const MatmulProblem& problem, const ProblemFacts& facts, const ChipSpec& chip,
                  CubeRunState& state) {
   if (const uint64_t base_k = CannBaseK(problem, facts, chip, state.base_m, state.base_n);
@@ -253,14 +321,14 @@ inline bool SkipCandidate(const ProblemFacts& facts, const ChipSpec& chip, bool 
 // Keeps a candidate if it is cube bound and better balanced, or if its
 // re-reads per unit of balance are lower (ties go to the better balance).
 // A cube-bound winner also tightens the edge later candidates must meet.
-inline void ConsiderCandidate(const ProblemFacts& facts, uint64_t cur_m, uint64_t cur_n,
+// `best_score` is the best candidate's cube_bound_param / balance, kept
+// with it.
+inline void ConsiderCandidate(const BalanceModel& model, uint64_t cur_m, uint64_t cur_n,
                               uint64_t cur_m_blocks, double cur_param, double& balance,
-                              CubeRunState& state) {
-  const double cur_balance =
-      BalanceRateWithTail(facts, state.used_core_num, cur_m, cur_n, cur_m_blocks);
+                              double& best_score, CubeRunState& state) {
+  const double cur_balance = model.Rate(cur_m, cur_n, cur_m_blocks);
   const bool cube_bound_better = cur_param <= state.cube_bound_edge && cur_balance > balance;
   const double cur_score = cur_param / cur_balance;
-  const double best_score = state.cube_bound_param / balance;
   const bool score_better =
       cur_score < best_score ||
       (std::abs(cur_score - best_score) < kScoreEpsilon && cur_balance > balance);
@@ -270,6 +338,7 @@ inline void ConsiderCandidate(const ProblemFacts& facts, uint64_t cur_m, uint64_
     state.base_n = cur_n;
     state.cube_bound_param = cur_param;
     balance = cur_balance;
+    best_score = state.cube_bound_param / balance;
   }
 }
 
@@ -278,6 +347,15 @@ inline void ConsiderCandidate(const ProblemFacts& facts, uint64_t cur_m, uint64_
 void SearchBaseBlock(const ProblemFacts& facts, const ChipSpec& chip, bool slow_fp32,
                      uint64_t buffer_limit, const BaseSearchBounds& bounds, double balance,
                      CubeRunState& state) {
+  const BalanceModel model(facts, state.used_core_num);
+  double best_score = state.cube_bound_param / balance;
+  // A candidate's score is at least its re-read intensity (its balance is
+  // at most 1; the factor covers the rounding of the balance and of the
+  // score). One that is not cube bound and whose intensity alone is further
+  // above the best score than the tie margin cannot be taken, and neither
+  // can the narrower blocks after it in the row, which only re-read more.
+  constexpr double kBalanceRoundingSlack = 1.0 - 1e-9;
+  const bool bounded = model.BoundedByOne();
   const uint64_t max_m = bounds.max_m;
   for (uint64_t cur_m = max_m; cur_m >= 1 && cur_m <= max_m; cur_m -= bounds.align_m) {
     const uint64_t cur_max_n =
@@ -285,11 +363,15 @@ void SearchBaseBlock(const ProblemFacts& facts, const ChipSpec& chip, bool slow_
     const uint64_t cur_m_blocks = CeilDiv(facts.m, cur_m);
     for (uint64_t cur_n = cur_max_n; cur_n >= 1 && cur_n <= cur_max_n; cur_n -= bounds.align_n) {
       const double cur_param = (1.0 / cur_m) + (1.0 / cur_n);
+      if (bounded && cur_param > state.cube_bound_edge &&
+          cur_param * kBalanceRoundingSlack > best_score + kScoreEpsilon) {
+        break;
+      }
       if (SkipCandidate(facts, chip, slow_fp32, state, balance, cur_m, cur_n, cur_m_blocks,
                         cur_param)) {
         continue;
       }
-      ConsiderCandidate(facts, cur_m, cur_n, cur_m_blocks, cur_param, balance, state);
+      ConsiderCandidate(model, cur_m, cur_n, cur_m_blocks, cur_param, balance, best_score, state);
     }
   }
 }

@@ -172,7 +172,7 @@ absl::StatusOr<TilingDecision> StrategyRegistry::Decide(const MatmulProblem& pro
       if (forced) {
         return absl::FailedPreconditionError(
             absl::StrCat("strategy ", std::string(strategy->name()),
-                         " cannot apply: ", decision.trace.back().reason));
+                         " cannot apply: ", decision.trace.back().reason.str()));
       }
       continue;
     }
@@ -190,7 +190,7 @@ absl::StatusOr<TilingDecision> StrategyRegistry::Decide(const MatmulProblem& pro
         if (facts.explain) {
           decision.trace.push_back(
               {std::string(strategy->name()), true, false,
-               absl::StrCat(capability.reason, capability.reason.empty() ? "" : "; ",
+               absl::StrCat(capability.reason.str(), capability.reason.empty() ? "" : "; ",
                             "capable, but its tiling failed: ", plan.status().message())});
         }
         continue;
@@ -223,7 +223,7 @@ absl::StatusOr<TilingDecision> StrategyRegistry::Decide(const MatmulProblem& pro
     std::string why;
     if (facts.explain && !decision.trace.empty()) {
       why = absl::StrCat("; last: ", decision.trace.back().strategy, ": ",
-                         decision.trace.back().reason);
+                         decision.trace.back().reason.str());
     }
     return absl::FailedPreconditionError(absl::StrCat("no ", std::string(MatmulOpName(problem.op)),
                                                       " strategy could tile the problem", why));
@@ -314,10 +314,9 @@ std::optional<PlanWarning> FindPlanOverflow(const TilingPlan& plan, const Matmul
 
 absl::Status PlanHazard(const TilingPlan& plan, std::string_view consequence) {
   if (plan.warnings.empty()) return absl::OkStatus();
-  return absl::FailedPreconditionError(absl::StrCat("hazard: CANN's ", plan.strategy,
-                                                    " plan does not fit this chip (",
-                                                    plan.warnings.front().message, ")",
-                                                    std::string(consequence)));
+  return absl::FailedPreconditionError(
+      absl::StrCat("hazard: CANN's ", plan.strategy, " plan does not fit this chip (",
+                   plan.warnings.front().message, ")", std::string(consequence)));
 }
 
 absl::Status CheckPlanFits(const TilingPlan& plan, const MatmulProblem& problem,

@@ -13,21 +13,24 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "server/tiling/lazy_text.h"
 #include "server/tiling/types.h"
 
 namespace npu::tiling {
 
 // Whether a strategy applies; `reason` explains the answer with the numbers
-// that decided it (also filled when ok, e.g. which sub-mode matched).
+// that decided it (also filled when ok, e.g. which sub-mode matched), kept
+// unformatted until read (lazy_text.h).
 struct Capability {
   bool ok = false;
-  std::string reason;
+  LazyText reason;
 
-  static Capability Yes(std::string reason) { return {true, std::move(reason)}; }
-  static Capability No(std::string reason) { return {false, std::move(reason)}; }
+  static Capability Yes(LazyText reason) { return {true, std::move(reason)}; }
+  static Capability No(LazyText reason) { return {false, std::move(reason)}; }
 };
 
 // CANN keeps up to four batch dims per operand.
@@ -66,18 +69,18 @@ struct ProblemFacts {
   bool describe = true;
 };
 
-// absl::StrCat(pieces...) when `facts` ask for reasons, else an empty string
-// (and no formatting work).
+// The text absl::StrCat(pieces...) would give, kept as its pieces
+// (LazyText::Of), when `facts` ask for reasons; else an empty text (and no
+// work).
 template <typename... Pieces>
-std::string Explain(const ProblemFacts& facts, const Pieces&... pieces) {
-  return facts.explain ? absl::StrCat(pieces...) : std::string();
+LazyText Explain(const ProblemFacts& facts, Pieces&&... pieces) {
+  return facts.explain ? LazyText::Of(std::forward<Pieces>(pieces)...) : LazyText();
 }
 
-// The plan's `detail`: absl::StrCat(pieces...) when `facts` ask for it, else
-// an empty string (and no formatting work).
+// The plan's `detail`, the same way when `facts` ask for it.
 template <typename... Pieces>
-std::string Describe(const ProblemFacts& facts, const Pieces&... pieces) {
-  return facts.describe ? absl::StrCat(pieces...) : std::string();
+LazyText Describe(const ProblemFacts& facts, Pieces&&... pieces) {
+  return facts.describe ? LazyText::Of(std::forward<Pieces>(pieces)...) : LazyText();
 }
 
 ProblemFacts DeriveFacts(const MatmulProblem& problem);

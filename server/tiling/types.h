@@ -24,6 +24,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "server/tiling/lazy_text.h"
 
 namespace npu::tiling {
 
@@ -365,7 +366,7 @@ struct TraceEntry {
   std::string strategy;  // CANN strategy name, e.g. "BASIC_STREAM_K"
   bool capable = false;
   bool chosen = false;
-  std::string reason;  // why (not), with the numbers that decided it
+  LazyText reason;  // why (not), with the numbers that decided it
 };
 
 // The engine's full answer for one problem.
@@ -388,7 +389,7 @@ struct TilingPlan {
   uint64_t workspace_bytes = 0;
   BlockTiling block;  // zero for the vector-only strategies
   TilingData data;
-  std::string detail;  // which sub-branch decided the plan, in words
+  LazyText detail;  // which sub-branch decided the plan, in words
   // Advisor extensions (see above); the defaults are CANN's behaviour.
   // Rows of base blocks per SWAT window; 0 also means CANN's value.
   uint32_t swat_window_rows = kCannSwatWindowRows;

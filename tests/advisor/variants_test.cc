@@ -68,7 +68,7 @@ TEST(BlockPlanTest, CannsOwnBlockReproducesCannsStreamedPlan) {
         Biased(Problem(333, 200, 96, DataType::kBFloat16), true, true), Problem(512, 512, 16384)}) {
     const tiling::ChipSpec chip = Chip950();
     const TilingPlan cann = Decide(problem, chip, "BASIC_ASWT");
-    SCOPED_TRACE(absl::StrCat(problem.m, "x", problem.n, "x", problem.k, " ", cann.detail));
+    SCOPED_TRACE(absl::StrCat(problem.m, "x", problem.n, "x", problem.k, " ", cann.detail.str()));
     ASSERT_EQ(cann.key.full_load, tiling::FullLoad::kNone);
     ASSERT_EQ(cann.key.l0c2out, tiling::L0cToOut::kOnTheFly);
     const Offer offer = BlockPlan(problem, chip, cann.block.base_m, cann.block.base_n);

@@ -121,7 +121,7 @@ TEST(VerifyNumericsTest, VariantsPass) {
     runs.emplace_back(AivDotPlan(gemv, chip).plan, gemv);
   }
   for (const auto& [plan, problem] : runs) {
-    SCOPED_TRACE(absl::StrCat(problem.m, "x", problem.n, "x", problem.k, " ", plan.detail));
+    SCOPED_TRACE(absl::StrCat(problem.m, "x", problem.n, "x", problem.k, " ", plan.detail.str()));
     ASSERT_GT(plan.block_dim, 0u) << "variant not offered";
     NumericsReport report;
     EXPECT_THAT(VerifyNumerics(plan, problem, chip, 5, &report, 2), IsOk());
@@ -143,7 +143,7 @@ TEST(ShrinkTest, KeepsThePlanStructure) {
   const MatmulProblem big = Problem(16384, 8192, 1024);
   runs.emplace_back(WindowPlan(BuiltinPlan(big, chip), big, chip, 7).plan, big);
   for (const auto& [plan, problem] : runs) {
-    SCOPED_TRACE(absl::StrCat(problem.m, "x", problem.n, "x", problem.k, " ", plan.detail));
+    SCOPED_TRACE(absl::StrCat(problem.m, "x", problem.n, "x", problem.k, " ", plan.detail.str()));
     absl::StatusOr<ShrunkCase> shrunk =
         ShrinkForVerification(plan, problem, chip, kDirectVerifyMacs);
     ASSERT_THAT(shrunk, IsOk());

@@ -612,7 +612,7 @@ TilingPlan EnginePlan(const MatmulProblem& problem, std::string_view strategy) {
   std::string trace;
   for (const tiling::TraceEntry& entry : decision->trace) {
     absl::StrAppend(&trace, "\n  ", entry.strategy,
-                    entry.capable ? " yes: " : " no: ", entry.reason);
+                    entry.capable ? " yes: " : " no: ", entry.reason.str());
   }
   EXPECT_EQ(decision->plan.strategy, strategy) << trace;
   EXPECT_TRUE(tiling::IsStruct<tiling::HighLevelBatchField>(decision->plan.data));

@@ -65,7 +65,7 @@ TEST(BatchDataParallelTest, BothTransposedViewsWalkTheBatchesInside) {
   p.a_batch_interleaved = false;
   Capability c = strategy.IsCapable(p, DeriveFacts(p), Chip950());
   EXPECT_FALSE(c.ok);
-  EXPECT_THAT(c.reason, HasSubstr("only one input"));
+  EXPECT_THAT(c.reason.str(), HasSubstr("only one input"));
 }
 
 TEST(BatchDataParallelTest, ViewsWithADimOfOneAreContiguous) {
@@ -95,7 +95,7 @@ TEST(BatchDataParallelTest, BroadcastIsNotItsCase) {
   const BatchDataParallelStrategy strategy(MatmulOp::kBatchMatMulV3);
   Capability c = strategy.IsCapable(p, DeriveFacts(p), Chip950());
   EXPECT_FALSE(c.ok);
-  EXPECT_THAT(c.reason, HasSubstr("batches differ"));
+  EXPECT_THAT(c.reason.str(), HasSubstr("batches differ"));
 }
 
 }  // namespace

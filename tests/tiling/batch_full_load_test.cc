@@ -57,7 +57,7 @@ TEST(BatchFullLoadTest, FusedKeyIsBasicWithFusedBatch) {
   EXPECT_EQ(strategy.name(), "AL1_FULL_LOAD_BASIC_INHERITED_FROM_BMMV3");
   Capability c = strategy.IsCapable(p, DeriveFacts(p), Chip950());
   EXPECT_FALSE(c.ok);
-  EXPECT_THAT(c.reason, HasSubstr("A has 300 batches"));
+  EXPECT_THAT(c.reason.str(), HasSubstr("A has 300 batches"));
 
   MatmulProblem single = Batched(16, 68112, 16, {1}, {1});
   single.op = MatmulOp::kFusedMatMul;
@@ -77,7 +77,7 @@ TEST(BatchFullLoadTest, Refusals) {
   auto reason = [&](const BatchFullLoadStrategy& s, const MatmulProblem& p) {
     Capability c = s.IsCapable(p, DeriveFacts(p), chip);
     EXPECT_FALSE(c.ok);
-    return c.reason;
+    return c.reason.str();
   };
   EXPECT_THAT(reason(a_side, Batched(300, 2000, 64, {1}, {300})), HasSubstr("M=300 > 256"));
   // 30 streamed B blocks fit in L1 of the cores and give them under 4

@@ -95,7 +95,7 @@ void CheckPlan(const MatmulProblem& p, const ChipSpec& chip, const TilingDecisio
     const bool last = i + 1 == d.trace.size();
     EXPECT_EQ(d.trace[i].chosen, last);
     if (!last && d.trace[i].capable) {
-      EXPECT_THAT(d.trace[i].reason, ::testing::HasSubstr("its tiling failed"));
+      EXPECT_THAT(d.trace[i].reason.str(), ::testing::HasSubstr("its tiling failed"));
     }
   }
   EXPECT_EQ(d.trace.back().strategy, plan.strategy);

@@ -92,7 +92,7 @@ TEST(BatchIterateTest, Refusals) {
   auto reason = [&](const BatchIterateStrategy& s, const MatmulProblem& p) {
     Capability c = s.IsCapable(p, DeriveFacts(p), chip);
     EXPECT_FALSE(c.ok);
-    return c.reason;
+    return c.reason.str();
   };
   EXPECT_THAT(reason(bmm, Batched(MatmulOp::kBatchMatMulV3, 32, 32, 32, 32)),
               HasSubstr("<= aic"));

@@ -80,7 +80,7 @@ TEST(BatchMergeTest, FusedAddNeedsItsResultInUb) {
   chip.l0a_bytes = 1ull << 30;
   Capability c = strategy.IsCapable(p, DeriveFacts(p), chip);
   EXPECT_FALSE(c.ok);
-  EXPECT_THAT(c.reason, HasSubstr("UB"));
+  EXPECT_THAT(c.reason.str(), HasSubstr("UB"));
   // The same shape without the epilogue passes the checks.
   p.fused_op = FusedOp::kRelu;
   EXPECT_TRUE(strategy.IsCapable(p, DeriveFacts(p), chip).ok);
@@ -92,7 +92,7 @@ TEST(BatchMergeTest, Refusals) {
   auto reason = [&](const MatmulProblem& p) {
     Capability c = strategy.IsCapable(p, DeriveFacts(p), chip);
     EXPECT_FALSE(c.ok);
-    return c.reason;
+    return c.reason.str();
   };
   EXPECT_THAT(reason(Batched(MatmulOp::kBatchMatMulV3, 4, 16, 64, 127)), HasSubstr("batch=127"));
   EXPECT_THAT(reason(Batched(MatmulOp::kBatchMatMulV3, 32, 16, 64, 128)), HasSubstr("M=32 > N"));

@@ -27,7 +27,7 @@ TEST(BatchSearchedTest, OneSidedBroadcastReachesIterBatchBroadcast) {
   const ProblemFacts facts = DeriveFacts(p);
   Capability c = strategy.IsCapable(p, facts, Chip950());
   EXPECT_TRUE(c.ok) << c.reason;
-  EXPECT_THAT(c.reason, HasSubstr("A broadcast in batch slot 3"));
+  EXPECT_THAT(c.reason.str(), HasSubstr("A broadcast in batch slot 3"));
   // CANN's answer (checked against its compiled tiling): key 0x602, the
   // default run words around 64x96x128 blocks, 10 batches per L1 load, A
   // broadcast in slot 3.
@@ -48,7 +48,7 @@ TEST(BatchSearchedTest, IterBatchBroadcastRefusals) {
   auto reason = [&](const MatmulProblem& p) {
     Capability c = strategy.IsCapable(p, DeriveFacts(p), Chip950());
     EXPECT_FALSE(c.ok);
-    return c.reason;
+    return c.reason.str();
   };
   EXPECT_THAT(reason(Batched(64, 96, 128, {8, 2}, {1, 2})), HasSubstr("batch=16 <= aic"));
   EXPECT_THAT(reason(Batched(64, 96, 128, {8, 1}, {1, 300})), HasSubstr("both sides"));
@@ -81,13 +81,13 @@ TEST(BatchSearchedTest, IterBatchNeedsTwoBatchesPerLoad) {
   MatmulProblem p = Batched(512, 512, 512, {64}, {64});
   Capability c = strategy.IsCapable(p, DeriveFacts(p), Chip950());
   EXPECT_FALSE(c.ok);
-  EXPECT_THAT(c.reason, HasSubstr("batch(es) per load"));
+  EXPECT_THAT(c.reason.str(), HasSubstr("batch(es) per load"));
   MatmulProblem small = Batched(32, 32, 32, {64}, {64});
   const ProblemFacts facts = DeriveFacts(small);
   ASSERT_TRUE(strategy.IsCapable(small, facts, Chip950()).ok);
   absl::StatusOr<TilingPlan> plan = strategy.DoTiling(small, facts, Chip950());
   ASSERT_TRUE(plan.ok()) << plan.status();
-  EXPECT_THAT(plan->detail, HasSubstr("iterBatch=2"));
+  EXPECT_THAT(plan->detail.str(), HasSubstr("iterBatch=2"));
   EXPECT_EQ(plan->key.Encode(), 0x100u);  // HIGH_LEVEL, ITER_BATCH_SINGLE_BIAS
   EXPECT_EQ(Get(plan->data, HighLevelBatchField::kIterBatch), 2u);
   EXPECT_EQ(Get(plan->data, HighLevelBatchField::kBatchNum), 2u);
@@ -121,7 +121,7 @@ TEST(BatchSearchedTest, BaseIsAlwaysCapable) {
   EXPECT_TRUE(strategy.IsCapable(p, facts, Chip950()).ok);
   absl::StatusOr<TilingPlan> plan = strategy.DoTiling(p, facts, Chip950());
   ASSERT_TRUE(plan.ok()) << plan.status();
-  EXPECT_THAT(plan->detail, HasSubstr("TENSOR_LEVEL"));
+  EXPECT_THAT(plan->detail.str(), HasSubstr("TENSOR_LEVEL"));
   EXPECT_EQ(plan->data.struct_name, "BatchMatMulV3TilingData");
   // The search's own words survive: L1 of its depths, one L0C block.
   EXPECT_EQ(Get(plan->data, HighLevelBatchField::kShareL1Size), 40960u);

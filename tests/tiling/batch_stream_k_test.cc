@@ -67,7 +67,7 @@ TEST(BatchStreamKTest, Refusals) {
   auto reason = [&](const BatchStreamKStrategy& s, const MatmulProblem& p) {
     Capability c = s.IsCapable(p, DeriveFacts(p), chip);
     EXPECT_FALSE(c.ok);
-    return c.reason;
+    return c.reason.str();
   };
   // Too many blocks over all batches for half the cores.
   EXPECT_THAT(reason(bmm, Batched(MatmulOp::kBatchMatMulV3, 1024, 1024, 16384, 2)),

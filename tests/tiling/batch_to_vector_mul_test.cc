@@ -73,7 +73,7 @@ TEST(BatchToVectorMulTest, Refusals) {
                                          {mixed, "dtypes differ"}}) {
     Capability capability = strategy.IsCapable(c.problem, DeriveFacts(c.problem), chip);
     EXPECT_FALSE(capability.ok) << c.reason;
-    EXPECT_THAT(capability.reason, HasSubstr(c.reason));
+    EXPECT_THAT(capability.reason.str(), HasSubstr(c.reason));
   }
 }
 

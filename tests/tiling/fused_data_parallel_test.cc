@@ -144,7 +144,7 @@ TEST(FusedDataParallelStrategyTest, NotCapable) {
   const MatmulProblem gelu = Fused(FusedOp::kGeluTanh, 512, 512, 512);
   Capability c = strategy.IsCapable(gelu, DeriveFacts(gelu), Chip950(28, 50));
   EXPECT_FALSE(c.ok);
-  EXPECT_THAT(c.reason, HasSubstr("aiv=2*aic"));
+  EXPECT_THAT(c.reason.str(), HasSubstr("aiv=2*aic"));
   // "" and relu run on the cube alone.
   const MatmulProblem relu = Fused(FusedOp::kRelu, 512, 512, 512);
   EXPECT_TRUE(strategy.IsCapable(relu, DeriveFacts(relu), Chip950(28, 50)).ok);
@@ -152,7 +152,7 @@ TEST(FusedDataParallelStrategyTest, NotCapable) {
   batched.batch_a = batched.batch_b = {2};
   c = strategy.IsCapable(batched, DeriveFacts(batched), Chip950());
   EXPECT_FALSE(c.ok);
-  EXPECT_THAT(c.reason, HasSubstr("batch-axis of y"));
+  EXPECT_THAT(c.reason.str(), HasSubstr("batch-axis of y"));
   MatmulProblem nz = Fused(FusedOp::kNone, 512, 512, 512);
   nz.format_b = Format::kFractalNz;
   EXPECT_FALSE(strategy.IsCapable(nz, DeriveFacts(nz), Chip950()).ok);

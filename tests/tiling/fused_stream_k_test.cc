@@ -58,7 +58,7 @@ TEST(FusedStreamKStrategyTest, AddAndMulNeedPureSplitK) {
   const MatmulProblem mul = Fused(FusedOp::kMul, 4096, 1280, 8192);
   Capability c = FusedStreamKStrategy().IsCapable(mul, DeriveFacts(mul), Chip950());
   EXPECT_FALSE(c.ok);
-  EXPECT_THAT(c.reason, HasSubstr("pure SK"));
+  EXPECT_THAT(c.reason.str(), HasSubstr("pure SK"));
   const MatmulProblem relu = Fused(FusedOp::kRelu, 4096, 1280, 8192);
   EXPECT_TRUE(FusedStreamKStrategy().IsCapable(relu, DeriveFacts(relu), Chip950()).ok);
 }
@@ -70,7 +70,7 @@ TEST(FusedStreamKStrategyTest, GeluAndSeveralBatchesAreNotCapable) {
   batched.batch_a = batched.batch_b = {2};
   Capability c = FusedStreamKStrategy().IsCapable(batched, DeriveFacts(batched), Chip950());
   EXPECT_FALSE(c.ok);
-  EXPECT_THAT(c.reason, HasSubstr("batch_c=2"));
+  EXPECT_THAT(c.reason.str(), HasSubstr("batch_c=2"));
 }
 
 }  // namespace

@@ -72,7 +72,7 @@ TEST(FusedZeroKStrategyTest, Cast16To32HasNoKZeroKernel) {
   p.dtype_c = DataType::kFloat32;
   Capability c = FusedZeroKStrategy().IsCapable(p, DeriveFacts(p), Chip950());
   EXPECT_FALSE(c.ok);
-  EXPECT_THAT(c.reason, HasSubstr("16cast32"));
+  EXPECT_THAT(c.reason.str(), HasSubstr("16cast32"));
   // Nothing else tiles K = 0 either: the walk ends without a plan.
   EXPECT_THAT(MakeBuiltinRegistry().Decide(p, Chip950()).status().code(),
               absl::StatusCode::kFailedPrecondition);
@@ -84,7 +84,7 @@ TEST(FusedZeroKStrategyTest, BatchedGeluIsNotCapable) {
   p.batch_a = p.batch_b = {2};
   Capability c = FusedZeroKStrategy().IsCapable(p, DeriveFacts(p), Chip950());
   EXPECT_FALSE(c.ok);
-  EXPECT_THAT(c.reason, HasSubstr("batch_c=2"));
+  EXPECT_THAT(c.reason.str(), HasSubstr("batch_c=2"));
 }
 
 }  // namespace

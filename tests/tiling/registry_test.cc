@@ -58,8 +58,8 @@ TEST(StrategyRegistryTest, TraceCarriesTheDecidingNumbers) {
   absl::StatusOr<TilingDecision> decision =
       MakeBuiltinRegistry().Decide(Problem(2048, 2048, 1024), Chip950());
   ASSERT_THAT(decision, IsOk());
-  EXPECT_THAT(decision->trace[0].reason, HasSubstr("K=1024 != 0"));
-  EXPECT_THAT(decision->trace[3].reason, HasSubstr("align256(K)=1024 < max(8192, 32*256)/2=4096"));
+  EXPECT_THAT(decision->trace[0].reason.str(), HasSubstr("K=1024 != 0"));
+  EXPECT_THAT(decision->trace[3].reason.str(), HasSubstr("align256(K)=1024 < max(8192, 32*256)/2=4096"));
 }
 
 TEST(StrategyRegistryTest, ForcedStrategyRunsAlone) {

@@ -64,7 +64,7 @@ TEST(StreamKStrategyTest, DataParallelPlusSplitKTail) {
   absl::StatusOr<TilingDecision> d = DecideBuiltin(p);
   ASSERT_THAT(d, IsOk());
   EXPECT_EQ(d->plan.key.model, KernelModel::kStreamK);
-  EXPECT_THAT(d->plan.detail, HasSubstr("DP+SK"));
+  EXPECT_THAT(d->plan.detail.str(), HasSubstr("DP+SK"));
   EXPECT_EQ(d->plan.data.Get("skSingleCoreK"), 4096u);
   EXPECT_EQ(d->plan.block.k_cnt, 2u);
 }
@@ -75,12 +75,12 @@ TEST(StreamKStrategyTest, RefusedByDeterminismAndVectorRatio) {
   absl::StatusOr<TilingDecision> d = DecideBuiltin(p);
   ASSERT_THAT(d, IsOk());
   EXPECT_EQ(d->plan.strategy, "BASIC_ASWT");
-  EXPECT_THAT(d->trace[3].reason, HasSubstr("deterministic_level=2"));
+  EXPECT_THAT(d->trace[3].reason.str(), HasSubstr("deterministic_level=2"));
 
   d = DecideBuiltin(Problem(1024, 1024, 8192), Chip950(32, 56));
   ASSERT_THAT(d, IsOk());
   EXPECT_EQ(d->plan.strategy, "BASIC_ASWT");
-  EXPECT_THAT(d->trace[3].reason, HasSubstr("aiv=56 != 2*aic=64"));
+  EXPECT_THAT(d->trace[3].reason.str(), HasSubstr("aiv=56 != 2*aic=64"));
 }
 
 TEST(StreamKStrategyTest, SliceViewIsRefused) {
@@ -90,7 +90,7 @@ TEST(StreamKStrategyTest, SliceViewIsRefused) {
   p.a_slice.row_stride = 8192;
   p.a_slice.batch_stride = 512 * 8192;
   StreamKStrategy strategy;
-  EXPECT_THAT(strategy.IsCapable(p, DeriveFacts(p), Chip950()).reason, HasSubstr("slice"));
+  EXPECT_THAT(strategy.IsCapable(p, DeriveFacts(p), Chip950()).reason.str(), HasSubstr("slice"));
 }
 
 TEST(StreamKStrategyTest, NzBRoundsTheSliceToFractals) {

@@ -44,7 +44,7 @@ TEST(SwizzledDataParallelTest, Fp32LongKSplitsInsideTheCore) {
   absl::StatusOr<TilingDecision> d = DecideBuiltin(Problem(256, 256, 65536, DataType::kFloat32));
   ASSERT_THAT(d, IsOk());
   EXPECT_EQ(d->plan.key.model, KernelModel::kBasicSplitK);
-  EXPECT_THAT(d->plan.detail, HasSubstr("split K"));
+  EXPECT_THAT(d->plan.detail.str(), HasSubstr("split K"));
 }
 
 TEST(SwizzledDataParallelTest, Hf32DisablesFp32SplitKAndSetsMmadParam) {

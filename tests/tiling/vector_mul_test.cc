@@ -56,9 +56,9 @@ TEST(VectorMulStrategyTest, TransposedBUsesRowMode) {
 TEST(VectorMulStrategyTest, NeedsForcedFp32AndAVector) {
   VectorMulStrategy strategy;
   MatmulProblem p = Problem(1, 64, 64, DataType::kFloat32);
-  EXPECT_THAT(strategy.IsCapable(p, DeriveFacts(p), Chip950()).reason, HasSubstr("0x4"));
+  EXPECT_THAT(strategy.IsCapable(p, DeriveFacts(p), Chip950()).reason.str(), HasSubstr("0x4"));
   p = ForcedFp32(2, 64, 64);
-  EXPECT_THAT(strategy.IsCapable(p, DeriveFacts(p), Chip950()).reason,
+  EXPECT_THAT(strategy.IsCapable(p, DeriveFacts(p), Chip950()).reason.str(),
               HasSubstr("M=2 and N=64"));
   p = Problem(1, 64, 64, DataType::kBFloat16);
   p.force_grp_acc_fp32 = true;

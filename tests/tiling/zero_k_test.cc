@@ -42,7 +42,7 @@ TEST(ZeroKStrategyTest, NotCapableWithNonZeroK) {
   MatmulProblem p = Problem(8, 8, 4);
   Capability c = strategy.IsCapable(p, DeriveFacts(p), Chip950());
   EXPECT_FALSE(c.ok);
-  EXPECT_THAT(c.reason, HasSubstr("K=4"));
+  EXPECT_THAT(c.reason.str(), HasSubstr("K=4"));
 }
 
 TEST(ZeroKStrategyTest, OutputTooLargeForTheCounterIsRejected) {
@@ -94,7 +94,7 @@ TEST(BatchZeroKStrategyTest, NotCapableWithNzB) {
   p.format_b = Format::kFractalNz;
   Capability c = BatchZeroKStrategy().IsCapable(p, DeriveFacts(p), Chip950());
   EXPECT_FALSE(c.ok);
-  EXPECT_THAT(c.reason, HasSubstr("FRACTAL_NZ"));
+  EXPECT_THAT(c.reason.str(), HasSubstr("FRACTAL_NZ"));
 }
 
 }  // namespace

@@ -104,7 +104,7 @@ HighLevelBatchPlan RunPlan(const MatmulProblem& problem, const ProblemFacts& fac
 absl::StatusOr<TilingPlan> SearchedPlan(const MatmulProblem& problem, const ProblemFacts& facts,
                                         const ChipSpec& chip, const CubeRunState& state,
                                         const HighLevelBatchPlan& run, const TilingKey& key,
-                                        std::string detail) {
+                                        LazyText detail) {
   ASSIGN_OR_RETURN(const CubeTiling searched, SearchCubeTiling(SearchInput(problem, facts), chip));
   TilingPlan plan;
   plan.key = key;

@@ -125,7 +125,10 @@ absl::StatusOr<SwizzledChoice> ChooseEpiloguePlan(const MatmulProblem& problem,
       choice->full_load == FullLoad::kB) {
     WidenSmallNBlocks(problem, facts, chip, choice->state);
     RestageAroundResidentB(problem, facts, chip, choice->state);
-    if (facts.describe) absl::StrAppend(&choice->detail, "; narrow N: blocks widened along M");
+    if (facts.describe) {
+      choice->detail =
+          LazyText::Of(std::move(choice->detail), "; narrow N: blocks widened along M");
+    }
   }
   return choice;
 }

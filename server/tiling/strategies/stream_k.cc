@@ -83,7 +83,7 @@ L0cToOut SplitKOutput(const ProblemFacts& facts) {
 struct KSplit {
   uint64_t blocks = 0;
   L0cToOut out = L0cToOut::kOnTheFly;
-  std::string detail;
+  LazyText detail;
 };
 
 // SK: all blocks run in one round and each block's K is split over the
@@ -202,7 +202,8 @@ Capability StreamKStrategy::IsCapable(const MatmulProblem& problem, const Proble
   if (split_k.ok) return split_k;
   Capability dp_split_k = CheckDataParallelSplitK(facts, chip);
   if (dp_split_k.ok) return dp_split_k;
-  return Capability::No(Explain(facts, split_k.reason, "; ", dp_split_k.reason));
+  return Capability::No(
+      Explain(facts, std::move(split_k.reason), "; ", std::move(dp_split_k.reason)));
 }
 
 absl::StatusOr<TilingPlan> StreamKStrategy::DoTiling(const MatmulProblem& problem,

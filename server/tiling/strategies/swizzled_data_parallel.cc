@@ -203,7 +203,8 @@ void ChooseFp32SplitK(const MatmulProblem& problem, const ProblemFacts& facts,
   if (UsesFp32SplitK(problem, facts) && choice.full_load == FullLoad::kNone) {
     choice.model = KernelModel::kBasicSplitK;
     if (facts.describe)
-      absl::StrAppend(&choice.detail, "; fp32 K=", facts.k, " >= 2048: split K in the core");
+      choice.detail = LazyText::Of(std::move(choice.detail), "; fp32 K=", facts.k,
+                                   " >= 2048: split K in the core");
   }
 }
 

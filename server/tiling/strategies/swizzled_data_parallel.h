@@ -28,7 +28,7 @@ struct SwizzledChoice {
   L0cToOut out = L0cToOut::kOnTheFly;
   ApiLevel api_level = ApiLevel::kBasic;
   KernelModel model = KernelModel::kBasic;
-  std::string detail;
+  LazyText detail;
 };
 
 // Decides BASIC_ASWT's plan (CANN's MatMulV3BasicAswtTiling::DoOpTiling):
