@@ -1,6 +1,8 @@
 #include "server/service/provenance.h"
 
+#include <array>
 #include <cstdint>
+#include <optional>
 
 #include "absl/strings/string_view.h"
 #include "google/protobuf/io/coded_stream.h"
@@ -40,11 +42,40 @@ std::string Deterministic(const google::protobuf::MessageLite& message) {
 }
 
 // 16 lowercase hex digits (every FULL answer carries one: no format parser).
-std::string Hex(uint64_t hash) {
+FingerprintDigits HexDigits(uint64_t hash) {
   static constexpr char kDigits[] = "0123456789abcdef";
-  std::string hex(16, '0');
-  for (int i = 15; i >= 0; --i, hash >>= 4) hex[i] = kDigits[hash & 0xf];
+  FingerprintDigits hex;
+  for (int i = 15; i >= 0; --i, hash >>= 4) hex.digits[i] = kDigits[hash & 0xf];
   return hex;
+}
+std::string Hex(uint64_t hash) { return std::string(HexDigits(hash).view()); }
+
+// What the fingerprint reads of a chip: its figures in wire order and its
+// architecture.
+struct ChipFigures {
+  std::array<uint64_t, npu::tiling::kChipFieldCount> values{};
+  npu::tiling::NpuArch arch{};
+
+  explicit ChipFigures(const npu::tiling::ChipSpec& chip) : arch(chip.npu_arch) {
+    size_t i = 0;
+    ForEachChipField([&](const npu::tiling::ChipField& field, const ChipFieldWire&) {
+      values[i++] = field.Get(chip);
+    });
+  }
+  bool operator==(const ChipFigures& other) const {
+    return values == other.values && arch == other.arch;
+  }
+};
+
+uint64_t FingerprintHash(const ChipFigures& figures) {
+  uint64_t hash = Fnv1a("");
+  for (uint64_t value : figures.values) {
+    char bytes[8];
+    for (int i = 0; i < 8; ++i) bytes[i] = static_cast<char>(value >> (8 * i));
+    hash = Fnv1a(absl::string_view(bytes, sizeof(bytes)), hash);
+  }
+  const std::string_view arch = npu::tiling::NpuArchName(figures.arch);
+  return Fnv1a(absl::string_view(arch.data(), arch.size()), hash);
 }
 
 }  // namespace
@@ -61,15 +92,21 @@ pb::Provenance EngineProvenance() {
 }
 
 std::string ChipFingerprint(const npu::tiling::ChipSpec& chip) {
-  uint64_t hash = Fnv1a("");
-  ForEachChipField([&](const npu::tiling::ChipField& field, const ChipFieldWire&) {
-    const uint64_t value = field.Get(chip);
-    char bytes[8];
-    for (int i = 0; i < 8; ++i) bytes[i] = static_cast<char>(value >> (8 * i));
-    hash = Fnv1a(absl::string_view(bytes, sizeof(bytes)), hash);
-  });
-  const std::string_view arch = npu::tiling::NpuArchName(chip.npu_arch);
-  return Hex(Fnv1a(absl::string_view(arch.data(), arch.size()), hash));
+  return std::string(ChipFingerprintDigits(chip).view());
+}
+
+FingerprintDigits ChipFingerprintDigits(const npu::tiling::ChipSpec& chip) {
+  struct Memo {
+    ChipFigures figures;
+    FingerprintDigits digits;
+  };
+  thread_local std::optional<Memo> last;
+  ChipFigures figures(chip);
+  if (!last.has_value() || !(last->figures == figures)) {
+    const FingerprintDigits digits = HexDigits(FingerprintHash(figures));
+    last.emplace(Memo{figures, digits});
+  }
+  return last->digits;
 }
 
 std::string DecisionKey(const pb::MatmulProblem& problem, const std::string& chip_fingerprint) {

@@ -26,8 +26,17 @@ npu::tiling::v1::Provenance EngineProvenance();
 
 // 16 hex digits: a 64-bit FNV-1a hash of every figure of `chip` in wire
 // order and its architecture (not its name: two profiles with the same
-// figures get the same answers). Cheap enough for every answer.
+// figures get the same answers).
 std::string ChipFingerprint(const npu::tiling::ChipSpec& chip);
+
+// The same digits without the heap, for the FULL answer of every call:
+// each thread keeps the last chip it hashed, and nearly every call of a
+// running service is for the same profile.
+struct FingerprintDigits {
+  char digits[16];
+  std::string_view view() const { return {digits, sizeof(digits)}; }
+};
+FingerprintDigits ChipFingerprintDigits(const npu::tiling::ChipSpec& chip);
 
 // 16 hex digits: a hash of the canonical (deterministically serialized)
 // `problem`, the chip fingerprint and the engine version.

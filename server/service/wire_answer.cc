@@ -341,7 +341,7 @@ void PutProvenance(Writer& out, const tl::ChipSpec& chip) {
     PutString(out, Provenance::kEngineVersionFieldNumber, EngineVersion());
     PutString(out, Provenance::kEngineRevisionFieldNumber, EngineRevision());
     PutString(out, Provenance::kCannRevisionFieldNumber, kCannRevision);
-    PutString(out, Provenance::kChipFingerprintFieldNumber, ChipFingerprint(chip));
+    PutString(out, Provenance::kChipFingerprintFieldNumber, ChipFingerprintDigits(chip).view());
   });
 }
 
