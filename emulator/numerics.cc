@@ -175,24 +175,27 @@ void HostTensor::GetRun(uint64_t index, uint64_t count, float* out) const {
   }
 }
 
+namespace {
+
+// `count` floats narrowed to 16-bit words by `narrow`, stored little-endian.
+template <uint16_t (*narrow)(float)>
+void StoreNarrowed(uint8_t* dst, const float* values, uint64_t count) {
+  for (uint64_t i = 0; i < count; ++i) {
+    const uint16_t bits = narrow(values[i]);
+    std::memcpy(dst + 2 * i, &bits, 2);
+  }
+}
+
+}  // namespace
+
 void HostTensor::SetRun(uint64_t index, const float* values, uint64_t count) {
   switch (dtype) {
-    case DataType::kFloat16: {
-      uint8_t* dst = bytes.data() + 2 * index;
-      for (uint64_t i = 0; i < count; ++i) {
-        const uint16_t bits = FloatToHalfBits(values[i]);
-        std::memcpy(dst + 2 * i, &bits, 2);
-      }
+    case DataType::kFloat16:
+      StoreNarrowed<FloatToHalfBits>(bytes.data() + 2 * index, values, count);
       return;
-    }
-    case DataType::kBFloat16: {
-      uint8_t* dst = bytes.data() + 2 * index;
-      for (uint64_t i = 0; i < count; ++i) {
-        const uint16_t bits = FloatToBFloat16Bits(values[i]);
-        std::memcpy(dst + 2 * i, &bits, 2);
-      }
+    case DataType::kBFloat16:
+      StoreNarrowed<FloatToBFloat16Bits>(bytes.data() + 2 * index, values, count);
       return;
-    }
     case DataType::kFloat32:
       std::memcpy(bytes.data() + 4 * index, values, 4 * count);
       return;
