@@ -105,7 +105,8 @@ struct CubeTiling {
 // Number of 32-bit words of TCubeTiling.
 inline constexpr int kCubeTilingWords = 50;
 
-// The 50 words of `tiling` in struct order.
+// The 50 words of `tiling` in struct order (cube_tiling_words.cc, with
+// HighLevelBatchTilingData()).
 std::array<uint32_t, kCubeTilingWords> CubeTilingWords(const CubeTiling& tiling);
 
 // What a high-level BatchMatMulV3 strategy writes into BatchMatMulV3TilingData
