@@ -19,8 +19,8 @@ namespace npu::emu {
 class FloatBuffer {
  public:
   FloatBuffer() = default;
-  // `size` floats, uninitialized. Aborts like operator new when the host is
-  // out of memory.
+  // `size` floats, uninitialized. Throws std::bad_alloc, like operator new,
+  // when the host is out of memory.
   explicit FloatBuffer(size_t size);
   ~FloatBuffer();
   FloatBuffer(FloatBuffer&& other) noexcept;

@@ -392,10 +392,9 @@ float ApplyFusedOp(tiling::FusedOp op, float value, float x3, DataType dtype_c, 
 FloatBuffer BatchedOperandAsFloats(const HostTensor& tensor, uint64_t count, uint64_t rows,
                                    uint64_t cols, bool transposed, bool hf32, ThreadPool& pool) {
   FloatBuffer out(count * rows * cols);
-  // Tasks of 64 output rows; a transposed operand is read in 64 x 64 tiles,
-  // each stored row of a tile a contiguous run.
+  // Tasks of 64 output rows; a transposed operand is read as 64-element
+  // runs of its stored rows (one per output column).
   constexpr uint64_t kRowsPerTask = 64;
-  constexpr uint64_t kTileCols = 64;
   const uint64_t tasks_per = std::max<uint64_t>(1, tiling::CeilDiv(rows, kRowsPerTask));
   pool.ParallelFor(count * tasks_per, [&](size_t task) {
     const uint64_t batch = task / tasks_per, r0 = (task % tasks_per) * kRowsPerTask;
@@ -406,11 +405,9 @@ FloatBuffer BatchedOperandAsFloats(const HostTensor& tensor, uint64_t count, uin
       tensor.GetRun(base + r0 * cols, (r1 - r0) * cols, dst + r0 * cols);
     } else {
       float run[kRowsPerTask];
-      for (uint64_t c0 = 0; c0 < cols; c0 += kTileCols) {
-        for (uint64_t col = c0; col < std::min(cols, c0 + kTileCols); ++col) {
-          tensor.GetRun(base + col * rows + r0, r1 - r0, run);
-          for (uint64_t r = r0; r < r1; ++r) dst[r * cols + col] = run[r - r0];
-        }
+      for (uint64_t col = 0; col < cols; ++col) {
+        tensor.GetRun(base + col * rows + r0, r1 - r0, run);
+        for (uint64_t r = r0; r < r1; ++r) dst[r * cols + col] = run[r - r0];
       }
     }
     if (hf32) {
