@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include "absl/strings/str_cat.h"
+#include "emulator/kernel_traits.h"
 #include "server/tiling/hardware_constants.h"
 #include "server/tiling/plan_fit.h"
 
@@ -30,18 +31,11 @@ absl::Status CheckCubeBuffers(const tiling::TilingPlan& plan, const tiling::Matm
   if (!overflow.has_value()) return absl::OkStatus();
   const tiling::BlockTiling& b = plan.block;
   const uint64_t need = overflow->need_bytes, have = overflow->have_bytes;
-  const bool iter = tiling::IsStruct<tiling::IterBatchField>(plan.data);
-  if (iter || tiling::IsStruct<tiling::MergeBatchField>(plan.data)) {
+  if (const auto fault = KernelTraitsOf(plan.data.kernel).buffer_fault) {
     // The batch structs size every buffer by their batch counts.
-    const bool l1 = overflow->buffer == tiling::CubeBuffer::kL1;
-    const char* field = iter ? (l1 ? "iterBatchL1" : "iterBatchL0") : (l1 ? "batchAL1" : "batchL0");
-    const uint64_t value = iter ? tiling::Get(plan.data, l1 ? tiling::IterBatchField::kIterBatchL1
-                                                            : tiling::IterBatchField::kIterBatchL0)
-                                      .value_or(0)
-                                : tiling::Get(plan.data, l1 ? tiling::MergeBatchField::kBatchAL1
-                                                            : tiling::MergeBatchField::kBatchL0)
-                                      .value_or(0);
-    return TooBig(field, value, tiling::CubeBufferName(overflow->buffer), need, have);
+    const BufferFaultField field = fault(plan, overflow->buffer);
+    return TooBig(std::string(field.name), field.value, tiling::CubeBufferName(overflow->buffer),
+                  need, have);
   }
   switch (overflow->buffer) {
     case tiling::CubeBuffer::kL0a:

@@ -6,9 +6,11 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "emulator/kernel_traits.h"
 #include "emulator/program_builder.h"
 #include "server/tiling/hardware_constants.h"
 #include "server/tiling/int_math.h"
+#include "server/tiling/operator_table.h"
 #include "server/tiling/status_macros.h"
 #include "server/tiling/tiling_data.h"
 
@@ -302,26 +304,8 @@ PipelineConfig PipelineForPlan(const tiling::TilingPlan& plan) {
 PipelineConfig PipelineForPlan(const tiling::TilingPlan& plan,
                                const tiling::MatmulProblem& problem) {
   PipelineConfig pipeline = PipelineForPlan(plan);
-  if (problem.op == tiling::MatmulOp::kMatMulV3) return pipeline;
-  if (tiling::IsStruct<tiling::HighLevelBatchField>(plan.data)) {
-    // The high-level Matmul API stages B's K by stepKb base blocks (A's
-    // stepKa is the schedule's k_l1), double-buffers an operand's L1 stage
-    // when depthA1 / depthB1 hold two stage sets of stepM / stepN blocks,
-    // and keeps dbL0C outputs in L0C (the TCubeTiling words of
-    // BatchMatMulV3TilingData, filled by
-    // matmul/mat_mul_v3/op_host/op_tiling/arch35/matmul_v3_base_tiling_advanced.h).
-    using F = tiling::HighLevelBatchField;
-    const auto word = [&plan](F field) { return tiling::Get(plan.data, field).value_or(0); };
-    const uint64_t base_k = word(F::kBaseK);
-    const uint64_t step_ka = std::max<uint64_t>(1, word(F::kStepKa));
-    const uint64_t step_kb = std::max<uint64_t>(1, word(F::kStepKb));
-    const uint64_t step_m = std::max<uint64_t>(1, word(F::kStepM));
-    const uint64_t step_n = std::max<uint64_t>(1, word(F::kStepN));
-    pipeline.k_l1_b = base_k * step_kb;
-    pipeline.l1_stages_a = word(F::kDepthA1) >= 2 * step_ka * step_m ? 2 : 1;
-    pipeline.l1_stages_b = word(F::kDepthB1) >= 2 * step_kb * step_n ? 2 : 1;
-    pipeline.l0c_stages = static_cast<uint32_t>(std::max<uint64_t>(1, word(F::kDbL0c)));
-  }
+  if (!tiling::OperatorSpecOf(problem.op).batched) return pipeline;
+  if (const auto stages = KernelTraitsOf(plan.data.kernel).stages) stages(plan, pipeline);
   if (problem.op == tiling::MatmulOp::kFusedMatMul) {
     switch (problem.fused_op) {
       case tiling::FusedOp::kAdd:

@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include "absl/strings/str_cat.h"
+#include "emulator/kernel_traits.h"
 #include "server/tiling/int_math.h"
 #include "server/tiling/schedule.h"
 #include "server/tiling/tiling_data.h"
@@ -38,8 +39,8 @@ EmulationWork EstimateEmulationWork(const tiling::TilingPlan& plan,
   EmulationWork work;
   if (plan.kernel_type == tiling::KernelType::kAivOnly) {
     // Every vector unit stores its part of C: at least one operation each.
-    if (tiling::IsStruct<tiling::BatchToMulField>(plan.data)) {
-      work.units = batch;  // one unit per batch
+    if (const auto units = KernelTraitsOf(plan.data.kernel).vector_units) {
+      work.units = units(plan, batch);
       work.min_ops = work.expected_ops = work.units;
       work.why = absl::StrCat(work.units, " vector work units");
       return work;

@@ -33,12 +33,17 @@ set(TYPES_HEADERS
   server/tiling/hardware_constants.h
   server/tiling/tiling_data.h
   server/tiling/chip_fields.h
-  server/tiling/plan_fit.h)
+  server/tiling/plan_fit.h
+  server/tiling/kernel_table.h
+  server/tiling/operator_table.h)
 # The types target's own sources; schedule_internal.h is shared by its
-# schedule files and by nothing else.
+# schedule files and the kernel table, and by nothing else.
 set(TYPES_SOURCES
   server/tiling/types.cc
   server/tiling/schedule.cc
+  server/tiling/schedule_batch.cc
+  server/tiling/kernel_table.cc
+  server/tiling/operator_table.cc
   server/tiling/schedule_stream_k.cc
   server/tiling/schedule_coverage.cc
   server/tiling/schedule_internal.h

@@ -7,10 +7,12 @@
 // dim, the tiling key, the key's decoded names, the tiling-data struct and its
 // fields by name. In "cann950-ut-decoded/1" (tests/data/cann950_ops/README.md)
 // they are CANN's status (a GRAPH_FAILED case must be refused), block dim,
-// tiling key and the tiling-data words CANN's own unit test compares. This
-// file turns a case into a TilingRequest and compares a TilingResponse with
-// the expectations; it does no I/O of its own, so the comparison is
-// unit-tested without a server.
+// tiling key and the tiling-data words CANN's own unit test compares. These
+// functions turn a case into a TilingRequest and compare a TilingResponse
+// with the expectations; they do no I/O of their own, so the comparison is
+// unit-tested without a server. Each schema is its own file
+// (conform_tiling_cases.cc, conform_ut_decoded.cc) and a row of conform.cc's
+// schema table, which the file reader and the run walk.
 #ifndef NPU_CLIENT_TILINGCTL_CONFORM_H_
 #define NPU_CLIENT_TILINGCTL_CONFORM_H_
 

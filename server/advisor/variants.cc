@@ -9,6 +9,7 @@
 #include "server/tiling/custom_plans.h"
 #include "server/tiling/hardware_constants.h"
 #include "server/tiling/int_math.h"
+#include "server/tiling/kernel_table.h"
 #include "server/tiling/registry.h"
 #include "server/tiling/schedule.h"
 #include "server/tiling/strategy_id.h"
@@ -261,8 +262,7 @@ Offer BatchBlockPlan(const MatmulProblem& problem, const tiling::ChipSpec& chip,
                                                                    : tiling::BatchModel::kForBatch);
   plan.key.fused_op = problem.fused_op;
   plan.key.inner_precise = static_cast<uint8_t>(problem.inner_precise);
-  const bool aiv_epilogue = fused && tiling::TraitsOf(problem.fused_op).on_vector_cores;
-  if (aiv_epilogue) plan.kernel_type = tiling::KernelType::kMixed1To2;
+  plan.kernel_type = tiling::KernelTypeOf(plan.data.kernel, plan.key);
   absl::StrAppend(&offer.reason, ", ", batches, " batch", batches == 1 ? "" : "es");
   return offer;
 }

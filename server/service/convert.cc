@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "server/service/provenance.h"
+#include "server/tiling/operator_table.h"
 
 namespace npu::server {
 namespace {
@@ -67,33 +68,20 @@ tl::Format FormatFromProto(pb::Format format) {
 }
 
 tl::MatmulOp OperatorFromProto(pb::Operator op) {
-  switch (op) {
-    case pb::OPERATOR_UNSPECIFIED:  // documented default
-    case pb::OPERATOR_MATMUL_V3:
-      return tl::MatmulOp::kMatMulV3;
-    case pb::OPERATOR_BATCH_MATMUL_V3:
-      return tl::MatmulOp::kBatchMatMulV3;
-    case pb::OPERATOR_FUSED_MATMUL:
-      return tl::MatmulOp::kFusedMatMul;
-    default:
-      break;
+  for (const tl::OperatorSpec& spec : tl::Operators()) {
+    if (op == spec.wire_value || (op == pb::OPERATOR_UNSPECIFIED && spec.wire_default)) {
+      return spec.op;
+    }
   }
   assert(false && "op must be validated before conversion");
   return tl::MatmulOp::kMatMulV3;
 }
 
-// MatMulV3 stays unset (its documented default), so that the canonical form
-// of a request written before the field existed is unchanged.
+// The default operator stays unset, so that the canonical form of a request
+// written before the field existed is unchanged.
 pb::Operator OperatorToProto(tl::MatmulOp op) {
-  switch (op) {
-    case tl::MatmulOp::kMatMulV3:
-      return pb::OPERATOR_UNSPECIFIED;
-    case tl::MatmulOp::kBatchMatMulV3:
-      return pb::OPERATOR_BATCH_MATMUL_V3;
-    case tl::MatmulOp::kFusedMatMul:
-      return pb::OPERATOR_FUSED_MATMUL;
-  }
-  return pb::OPERATOR_UNSPECIFIED;
+  const tl::OperatorSpec& spec = tl::OperatorSpecOf(op);
+  return spec.wire_default ? pb::OPERATOR_UNSPECIFIED : static_cast<pb::Operator>(spec.wire_value);
 }
 
 }  // namespace
@@ -363,7 +351,7 @@ void DecisionToProto(const tl::TilingDecision& decision, const tl::ChipSpec& chi
       key->set_fused_op_name(std::string(tl::FusedOpKeyName(plan.key.fused_op)));
       key->set_inner_precise(plan.key.inner_precise);
     }
-    response->set_tiling_struct(std::string(plan.data.struct_name));
+    response->set_tiling_struct(std::string(plan.data.struct_name()));
     for (const tl::TilingField& field : plan.data.fields) {
       pb::TilingField* out = response->add_fields();
       out->set_name(std::string(field.name));

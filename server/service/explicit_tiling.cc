@@ -1,6 +1,7 @@
 #include "server/service/explicit_tiling.h"
 
 #include <algorithm>
+#include <iterator>
 #include <limits>
 #include <map>
 #include <optional>
@@ -12,6 +13,8 @@
 #include "server/service/convert.h"
 #include "server/service/validate.h"
 #include "server/tiling/int_math.h"
+#include "server/tiling/kernel_table.h"
+#include "server/tiling/operator_table.h"
 #include "server/tiling/schedule.h"
 #include "server/tiling/tiling_data.h"
 
@@ -35,32 +38,8 @@ std::string FieldPath(std::string_view name) {
   return absl::StrCat("tiling.fields[", std::string(name), "]");
 }
 
-bool IsVectorModel(tl::KernelModel model) {
-  return model == tl::KernelModel::kKEqualZero || model == tl::KernelModel::kToMul ||
-         model == tl::KernelModel::kToMultiMul;
-}
-
 bool IsStreamKModel(tl::KernelModel model) {
   return model == tl::KernelModel::kStreamK || model == tl::KernelModel::kStreamKSplitK;
-}
-
-// The kernel type the launch of `key` implies (what the strategies set): the
-// vector models run on AIV only, Stream-K and the fixpipe outputs through AIV
-// need both, the rest runs on AIC alone.
-// BatchMatMulV3's BATCH_MATMUL_TO_MUL runs on AIV; FusedMatMul's add, mul
-// and GELUs run their epilogue on the AIVs (MIX 1:2,
-// matmul/fused_mat_mul/op_kernel/arch35/fused_mat_mul_tilingkey.h).
-tl::KernelType KernelTypeOf(const tl::TilingKey& key) {
-  if (IsVectorModel(key.model)) return tl::KernelType::kAivOnly;
-  if (key.batch_model == static_cast<uint8_t>(tl::BatchModel::kBatchMatMulToMul)) {
-    return tl::KernelType::kAivOnly;
-  }
-  const bool aiv_epilogue =
-      key.layout == tl::KeyLayout::kFused && tl::TraitsOf(key.fused_op).on_vector_cores;
-  if (IsStreamKModel(key.model) || key.l0c2out != tl::L0cToOut::kOnTheFly || aiv_epilogue) {
-    return tl::KernelType::kMixed1To2;
-  }
-  return tl::KernelType::kAicOnly;
 }
 
 // A wire enum that must name a value: value - 1 is the engine's (CANN's)
@@ -181,9 +160,11 @@ absl::Status CheckKey(const pb::TilingResponse& tiling, const tl::TilingKey& key
   return absl::OkStatus();
 }
 
+// The kernel type of the launch (`implied`, its kernel's for the key), which
+// the request may restate.
 absl::StatusOr<tl::KernelType> KernelTypeFromProto(const pb::TilingResponse& tiling,
-                                                   const tl::TilingKey& key) {
-  const tl::KernelType implied = KernelTypeOf(key);
+                                                   const tl::TilingKey& key,
+                                                   tl::KernelType implied) {
   const std::string implied_name(tl::KernelTypeName(implied));
   if (!pb::KernelType_IsValid(tiling.kernel_type())) {
     return FieldError("tiling.kernel_type",
@@ -208,8 +189,9 @@ absl::StatusOr<tl::KernelType> KernelTypeFromProto(const pb::TilingResponse& til
 // The named fields in struct order, each present once, of the right width
 // and fitting it.
 absl::StatusOr<tl::TilingData> DataFromProto(const pb::TilingResponse& tiling,
-                                             std::string_view struct_name) {
-  const absl::Span<const tl::TilingFieldSpec> layout = tl::TilingStructFields(struct_name);
+                                             tl::KernelId kernel) {
+  const std::string_view struct_name = tl::TilingStructOf(kernel).name;
+  const absl::Span<const tl::TilingFieldSpec> layout = tl::TilingStructOf(kernel).fields;
   std::map<std::string, const pb::TilingField*> given;
   for (const pb::TilingField& field : tiling.fields()) {
     const std::string path = FieldPath(field.name());
@@ -230,7 +212,7 @@ absl::StatusOr<tl::TilingData> DataFromProto(const pb::TilingResponse& tiling,
     }
   }
   tl::TilingData data;
-  data.struct_name = struct_name;  // TilingStructOf()'s static name
+  data.kernel = kernel;
   for (const tl::TilingFieldSpec& f : layout) {
     auto it = given.find(std::string(f.name));
     if (it == given.end()) return FieldError(FieldPath(f.name), "missing");
@@ -396,76 +378,142 @@ absl::Status CheckVectorFields(const FieldChecker& f, const tl::TilingKey& key,
   return status;
 }
 
-// The structs a kernel of `key` for `problem` reads: the model's for
-// MatMulV3; for the batch ops the batch model's (BatchMatMulV3's kernel
-// table, matmul/batch_mat_mul_v3/op_kernel/arch35/batch_mat_mul_v3.cpp),
-// where FusedMatMul's 2-D strategies inherited from MatMulV3 keep its
-// structs and its add / mul K=0 plans on batched shapes take the batch
-// basic struct (issue17 brief 3).
-std::vector<std::string_view> StructsOf(const tl::TilingKey& key, const tl::MatmulProblem& p) {
-  if (p.op == tl::MatmulOp::kMatMulV3) return {tl::TilingStructOf(key.model)};
-  const std::string_view batch_basic = tl::TilingStruct<tl::BatchBasicField>::kName;
+// The kernel families that may run `key` for `problem`, each reading its
+// struct: the model's for MatMulV3; for the batch ops the batch model's
+// (BatchMatMulV3's kernel table,
+// matmul/batch_mat_mul_v3/op_kernel/arch35/batch_mat_mul_v3.cpp), where
+// FusedMatMul's 2-D strategies inherited from MatMulV3 keep its structs and
+// its add / mul K=0 plans on batched shapes take the batch basic struct
+// (issue17 brief 3). The first is the one the engine's own plans take.
+std::vector<tl::KernelId> KernelsOf(const tl::TilingKey& key, const tl::MatmulProblem& p) {
+  const tl::KernelId matmul = tl::MatMulKernelOf(key.model);
+  if (!tl::OperatorSpecOf(p.op).batched) return {matmul};
   switch (static_cast<tl::BatchModel>(key.batch_model)) {
     case tl::BatchModel::kIterBatchSingleBias:
-      return {tl::TilingStruct<tl::IterBatchField>::kName};
+      return {tl::KernelId::kBatchIterate};
     case tl::BatchModel::kMergeBatch:
-      return {tl::TilingStruct<tl::MergeBatchField>::kName};
+      return {tl::KernelId::kBatchMerge};
     case tl::BatchModel::kBatchMatMulToMul:
-      return {tl::TilingStruct<tl::BatchToMulField>::kName};
+      return {tl::KernelId::kBatchToMul};
     case tl::BatchModel::kForBatch:
-      if (key.model == tl::KernelModel::kKEqualZero) {
-        return {tl::TilingStructOf(key.model), batch_basic};
+      if (key.model == tl::KernelModel::kKEqualZero || p.op == tl::MatmulOp::kFusedMatMul) {
+        return {matmul, tl::KernelId::kBatchCube};
       }
-      if (p.op == tl::MatmulOp::kFusedMatMul) return {tl::TilingStructOf(key.model), batch_basic};
-      return {batch_basic};
+      return {tl::KernelId::kBatchCube};
     default:
-      return {batch_basic};
+      return {tl::KernelId::kBatchCube};
   }
 }
 
-// Checks of the batch structs. `walked` is the problem as the kernel walks
-// it (A's batch merged into M), `batch` its C batch count.
-absl::Status CheckBatchFields(const tl::TilingData& data, const tl::MatmulProblem& walked,
-                              uint64_t batch, uint32_t block_dim) {
-  const FieldChecker f(data, walked, block_dim);
-  const uint64_t c0 = 32 / tl::DataTypeBytes(walked.dtype_a);
-  const uint64_t u32 = std::numeric_limits<uint32_t>::max();
-  absl::Status status;
-  if (tl::IsStruct<tl::IterBatchField>(data)) {
-    using F = tl::IterBatchField;
-    status.Update(f.ProblemDims<F>());
-    status.Update(f.Equals(F::kB, batch, "the C batches"));
-    status.Update(f.InRange(F::kIterBatchL1, 1, u32, "batches per L1 tile"));
-    status.Update(f.InRange(F::kIterBatchL0, 1, u32, "batches per L0 block"));
-    status.Update(f.Multiple(F::kBaseM, 16, "16-row cube fractals"));
-    status.Update(f.Multiple(F::kBaseN, 16, "16-column cube fractals"));
-    status.Update(f.Multiple(F::kBaseK, c0, "32-byte K fractals of A's dtype"));
-    status.Update(f.Equals(F::kMmadParam, walked.hf32 ? 1 : 0, "problem.hf32"));
-    status.Update(f.InRange(F::kL2CacheDisable, 0, 3));
-  } else if (tl::IsStruct<tl::MergeBatchField>(data)) {
-    using F = tl::MergeBatchField;
-    status.Update(f.ProblemDims<F>());
-    status.Update(f.Equals(F::kB, batch, "the C batches"));
-    status.Update(f.InRange(F::kBatchAL1, 1, u32, "batches per tile"));
-    status.Update(f.InRange(F::kBatchBL1, 1, u32, "batches per tile"));
-    status.Update(f.InRange(F::kBatchL0, 1, u32, "batches per L0 block"));
-    status.Update(f.Multiple(F::kBaseK, c0, "32-byte K fractals of A's dtype"));
-    if (status.ok()) {
-      status.Update(f.Multiple(F::kKL1, f.Get(F::kBaseK), "whole baseK slices per L1 stage"));
-    }
-    status.Update(f.Equals(F::kMmadParam, walked.hf32 ? 1 : 0, "problem.hf32"));
-    status.Update(f.InRange(F::kL2CacheDisable, 0, 3));
-  } else if (tl::IsStruct<tl::BatchToMulField>(data)) {
-    using F = tl::BatchToMulField;
-    status.Update(f.Equals(F::kM, static_cast<uint64_t>(walked.m), "problem.m"));
-    status.Update(f.Equals(F::kN, static_cast<uint64_t>(walked.n), "problem.n"));
-    status.Update(f.Equals(F::kB, batch, "the C batches"));
-    status.Update(f.UsedCores(F::kUsedCoreNum));
-    status.Update(f.InRange(F::kSingleCoreBatch, 1, u32, "batches per core"));
-    status.Update(f.InRange(F::kBatchNum, 1, u32, "batches per round"));
+// What a struct check sees: the struct, the key, the problem as the kernel
+// walks it (A's batch merged into M), its C batches and the launch.
+struct StructCheckInput {
+  const tl::TilingData& data;
+  const tl::TilingKey& key;
+  tl::KernelType kernel_type;
+  const tl::MatmulProblem& walked;
+  uint64_t batch = 1;
+  uint32_t block_dim = 0;
+};
+
+// MatMulV3's structs (and any other read by MatMulV3's checks), by the key's
+// model: K=0 clears every batch of C.
+absl::Status CheckMatMulStruct(const StructCheckInput& in) {
+  const FieldChecker fields(in.data, in.walked, in.block_dim);
+  if (in.key.model == tl::KernelModel::kKEqualZero) {
+    absl::Status status =
+        fields.Equals(KEqZeroField::kTotalDataAmount,
+                      static_cast<uint64_t>(in.walked.m) * in.walked.n * in.batch, "m * n * batch");
+    status.Update(fields.UsedCores(KEqZeroField::kAivNum));
+    return status;
   }
+  return in.kernel_type == tl::KernelType::kAivOnly
+             ? CheckVectorFields(fields, in.key, in.walked)
+             : CheckCubeFields(fields, in.key, in.walked, in.block_dim);
+}
+
+// The batch basic struct is MatMulV3's words plus batchDimAll and batchX3:
+// its first words get MatMulV3's checks.
+absl::Status CheckBatchCubeStruct(const StructCheckInput& in) {
+  tl::TilingData basic = tl::NewTilingData<tl::BasicField>();
+  for (size_t i = 0; i < basic.fields.size(); ++i) basic.fields[i].value = in.data.fields[i].value;
+  const FieldChecker fields(basic, in.walked, in.block_dim);
+  if (in.key.model == tl::KernelModel::kKEqualZero) {
+    return fields.UsedCores(tl::BasicField::kUsedCoreNum);
+  }
+  absl::Status status = CheckCubeFields(fields, in.key, in.walked, in.block_dim);
+  const FieldChecker batch_fields(in.data, in.walked, in.block_dim);
+  status.Update(batch_fields.Equals(tl::BatchBasicField::kBatchDimAll, in.batch, "the C batches"));
   return status;
 }
+
+absl::Status CheckIterBatchStruct(const StructCheckInput& in) {
+  using F = tl::IterBatchField;
+  const FieldChecker f(in.data, in.walked, in.block_dim);
+  const uint64_t c0 = 32 / tl::DataTypeBytes(in.walked.dtype_a);
+  const uint64_t u32 = std::numeric_limits<uint32_t>::max();
+  absl::Status status;
+  status.Update(f.ProblemDims<F>());
+  status.Update(f.Equals(F::kB, in.batch, "the C batches"));
+  status.Update(f.InRange(F::kIterBatchL1, 1, u32, "batches per L1 tile"));
+  status.Update(f.InRange(F::kIterBatchL0, 1, u32, "batches per L0 block"));
+  status.Update(f.Multiple(F::kBaseM, 16, "16-row cube fractals"));
+  status.Update(f.Multiple(F::kBaseN, 16, "16-column cube fractals"));
+  status.Update(f.Multiple(F::kBaseK, c0, "32-byte K fractals of A's dtype"));
+  status.Update(f.Equals(F::kMmadParam, in.walked.hf32 ? 1 : 0, "problem.hf32"));
+  status.Update(f.InRange(F::kL2CacheDisable, 0, 3));
+  return status;
+}
+
+absl::Status CheckMergeBatchStruct(const StructCheckInput& in) {
+  using F = tl::MergeBatchField;
+  const FieldChecker f(in.data, in.walked, in.block_dim);
+  const uint64_t c0 = 32 / tl::DataTypeBytes(in.walked.dtype_a);
+  const uint64_t u32 = std::numeric_limits<uint32_t>::max();
+  absl::Status status;
+  status.Update(f.ProblemDims<F>());
+  status.Update(f.Equals(F::kB, in.batch, "the C batches"));
+  status.Update(f.InRange(F::kBatchAL1, 1, u32, "batches per tile"));
+  status.Update(f.InRange(F::kBatchBL1, 1, u32, "batches per tile"));
+  status.Update(f.InRange(F::kBatchL0, 1, u32, "batches per L0 block"));
+  status.Update(f.Multiple(F::kBaseK, c0, "32-byte K fractals of A's dtype"));
+  if (status.ok()) {
+    status.Update(f.Multiple(F::kKL1, f.Get(F::kBaseK), "whole baseK slices per L1 stage"));
+  }
+  status.Update(f.Equals(F::kMmadParam, in.walked.hf32 ? 1 : 0, "problem.hf32"));
+  status.Update(f.InRange(F::kL2CacheDisable, 0, 3));
+  return status;
+}
+
+absl::Status CheckBatchToMulStruct(const StructCheckInput& in) {
+  using F = tl::BatchToMulField;
+  const FieldChecker f(in.data, in.walked, in.block_dim);
+  const uint64_t u32 = std::numeric_limits<uint32_t>::max();
+  absl::Status status;
+  status.Update(f.Equals(F::kM, static_cast<uint64_t>(in.walked.m), "problem.m"));
+  status.Update(f.Equals(F::kN, static_cast<uint64_t>(in.walked.n), "problem.n"));
+  status.Update(f.Equals(F::kB, in.batch, "the C batches"));
+  status.Update(f.UsedCores(F::kUsedCoreNum));
+  status.Update(f.InRange(F::kSingleCoreBatch, 1, u32, "batches per core"));
+  status.Update(f.InRange(F::kBatchNum, 1, u32, "batches per round"));
+  return status;
+}
+
+// The checks of each kernel family's struct, indexed by tl::KernelId.
+using StructCheck = absl::Status (*)(const StructCheckInput&);
+constexpr StructCheck kStructChecks[] = {
+    CheckMatMulStruct,      // kUnstructured (never read from a request)
+    CheckMatMulStruct,      // kMatMulCube
+    CheckMatMulStruct,      // kMatMulZeroK
+    CheckMatMulStruct,      // kMatMulToMul
+    CheckMatMulStruct,      // kMatMulToVector
+    CheckBatchCubeStruct,   // kBatchCube
+    CheckIterBatchStruct,   // kBatchIterate
+    CheckMergeBatchStruct,  // kBatchMerge
+    CheckBatchToMulStruct,  // kBatchToMul
+    CheckMatMulStruct,      // kBatchHighLevel (never read from a request)
+};
+static_assert(std::size(kStructChecks) == tl::kKernelCount);
 
 // The launch fits the chip: block_dim within its vector or cube cores.
 absl::Status CheckBlockDim(const pb::TilingResponse& tiling, bool vector_only,
@@ -551,19 +599,23 @@ absl::StatusOr<tl::TilingPlan> PlanFromExplicitTiling(const pb::TilingResponse& 
         absl::StrCat(tiling.tiling_key(), " disagrees with tiling.key, which encodes ",
                      key->Encode(), "; edit both or set tiling_key to 0"));
   }
-  absl::StatusOr<tl::KernelType> kernel_type = KernelTypeFromProto(tiling, *key);
+  const std::vector<tl::KernelId> kernels = KernelsOf(*key, problem);
+  absl::StatusOr<tl::KernelType> kernel_type =
+      KernelTypeFromProto(tiling, *key, tl::KernelTypeOf(kernels.front(), *key));
   if (!kernel_type.ok()) return kernel_type.status();
 
   const bool vector_only = *kernel_type == tl::KernelType::kAivOnly;
   status = CheckBlockDim(tiling, vector_only, chip);
   if (!status.ok()) return status;
 
-  const std::vector<std::string_view> structs = StructsOf(*key, problem);
-  const auto chosen = std::find(structs.begin(), structs.end(), tiling.tiling_struct());
-  if (chosen == structs.end()) {
+  const auto chosen = std::find_if(kernels.begin(), kernels.end(), [&](tl::KernelId kernel) {
+    return tl::TilingStructOf(kernel).name == tiling.tiling_struct();
+  });
+  if (chosen == kernels.end()) {
     std::string names;
-    for (std::string_view name : structs) {
-      absl::StrAppend(&names, names.empty() ? "" : " or ", std::string(name));
+    for (tl::KernelId kernel : kernels) {
+      absl::StrAppend(&names, names.empty() ? "" : " or ",
+                      std::string(tl::TilingStructOf(kernel).name));
     }
     return FieldError("tiling.tiling_struct",
                       absl::StrCat("\"", tiling.tiling_struct(), "\", but model ",
@@ -573,49 +625,19 @@ absl::StatusOr<tl::TilingPlan> PlanFromExplicitTiling(const pb::TilingResponse& 
                                        : absl::StrCat(" with batch model ", key->batch_model),
                                    " reads ", names));
   }
-  const std::string_view struct_name = *chosen;
-  absl::StatusOr<tl::TilingData> data = DataFromProto(tiling, struct_name);
+  const tl::KernelId kernel = *chosen;
+  absl::StatusOr<tl::TilingData> data = DataFromProto(tiling, kernel);
   if (!data.ok()) return data.status();
   absl::StatusOr<tl::BatchWalk> walk = tl::BatchWalkOf(problem);
   if (!walk.ok()) return FieldError("problem", walk.status().message());
   tl::MatmulProblem walked = problem;
   walked.m = static_cast<int64_t>(walk->rows);
-  if (tl::IsStruct<tl::BatchBasicField>(*data)) {
-    // The batch basic struct is MatMulV3's words plus batchDimAll and
-    // batchX3: its first words get MatMulV3's checks.
-    tl::TilingData basic = tl::NewTilingData<tl::BasicField>();
-    for (size_t i = 0; i < basic.fields.size(); ++i) basic.fields[i].value = data->fields[i].value;
-    const FieldChecker fields(basic, walked, tiling.block_dim());
-    if (key->model == tl::KernelModel::kKEqualZero) {
-      status = fields.UsedCores(tl::BasicField::kUsedCoreNum);
-    } else {
-      status = CheckCubeFields(fields, *key, walked, tiling.block_dim());
-      const FieldChecker batch_fields(*data, walked, tiling.block_dim());
-      status.Update(
-          batch_fields.Equals(tl::BatchBasicField::kBatchDimAll, walk->batch, "the C batches"));
-    }
-  } else if (tl::IsStruct<tl::IterBatchField>(*data) || tl::IsStruct<tl::MergeBatchField>(*data) ||
-             tl::IsStruct<tl::BatchToMulField>(*data)) {
-    status = CheckBatchFields(*data, walked, walk->batch, tiling.block_dim());
-  } else {
-    const FieldChecker fields(*data, walked, tiling.block_dim());
-    if (key->model == tl::KernelModel::kKEqualZero) {
-      // K=0 clears every batch of C.
-      status =
-          fields.Equals(KEqZeroField::kTotalDataAmount,
-                        static_cast<uint64_t>(walked.m) * walked.n * walk->batch, "m * n * batch");
-      status.Update(fields.UsedCores(KEqZeroField::kAivNum));
-    } else {
-      status = vector_only ? CheckVectorFields(fields, *key, walked)
-                           : CheckCubeFields(fields, *key, walked, tiling.block_dim());
-    }
-  }
+  status = kStructChecks[static_cast<size_t>(kernel)](
+      {*data, *key, *kernel_type, walked, walk->batch, tiling.block_dim()});
   if (!status.ok()) return status;
 
   tl::TilingPlan plan = PlanOf(tiling, *key, *kernel_type, *std::move(data));
-  if (tl::IsStruct<tl::IterBatchField>(plan.data) || tl::IsStruct<tl::MergeBatchField>(plan.data)) {
-    plan.block = tl::KernelBlock(plan, walked);
-  }
+  if (tl::KernelRowOf(kernel).block_in_struct) plan.block = tl::KernelBlock(plan, walked);
   return plan;
 }
 

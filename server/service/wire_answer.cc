@@ -361,7 +361,7 @@ size_t EncodeAnswer(const tl::TilingDecision& decision, const tl::ChipSpec& chip
   PutUint(out, Response::kTilingKeyFieldNumber, plan.key.Encode());
   if (full) {
     PutDecodedKey(out, plan.key);
-    PutString(out, Response::kTilingStructFieldNumber, plan.data.struct_name);
+    PutString(out, Response::kTilingStructFieldNumber, plan.data.struct_name());
     PutTilingFields(out, plan.data.fields);
   }
   PutRawWords(out, plan.data);

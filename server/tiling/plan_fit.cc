@@ -1,5 +1,7 @@
 #include "server/tiling/plan_fit.h"
 
+#include "server/tiling/kernel_table.h"
+
 namespace npu::tiling {
 
 std::string_view CubeBufferName(CubeBuffer buffer) {
@@ -16,6 +18,57 @@ std::string_view CubeBufferName(CubeBuffer buffer) {
       return "L1";
   }
   return "?";
+}
+
+CubeBufferDemand ComputeCubeBufferDemand(const TilingPlan& plan, const MatmulProblem& problem) {
+  return KernelRowOf(plan.data.kernel).buffer_demand(plan, problem);
+}
+
+CubeBufferDemand IterBatchBufferDemand(const TilingPlan& plan, const MatmulProblem& problem) {
+  using plan_fit_internal::FractalPadded;
+  const uint64_t a_bytes = DataTypeBytes(problem.dtype_a);
+  const uint64_t b_bytes = DataTypeBytes(problem.dtype_b);
+  const uint64_t m = static_cast<uint64_t>(problem.m), n = static_cast<uint64_t>(problem.n);
+  const uint64_t k = static_cast<uint64_t>(problem.k);
+  CubeBufferDemand d;
+  const uint64_t l1 = Get(plan.data, IterBatchField::kIterBatchL1).value_or(1);
+  const uint64_t l0 = Get(plan.data, IterBatchField::kIterBatchL0).value_or(1);
+  const uint64_t base_m = Get(plan.data, IterBatchField::kBaseM).value_or(0);
+  const uint64_t base_n = Get(plan.data, IterBatchField::kBaseN).value_or(0);
+  const uint64_t base_k = Get(plan.data, IterBatchField::kBaseK).value_or(0);
+  d.l0a_bytes = kDoubleBuffer * l0 * base_m * base_k * a_bytes;
+  d.l0b_bytes = kDoubleBuffer * l0 * base_k * base_n * b_bytes;
+  d.l0c_bytes = kDoubleBuffer * l0 * base_m * base_n * kFp32Bytes;
+  d.bias_table_bytes = problem.has_bias ? base_n * kFp32Bytes : 0;
+  d.stage_k = FractalPadded(k);
+  d.l1_a_bytes = kDoubleBuffer * l1 * FractalPadded(m) * d.stage_k * a_bytes;
+  d.l1_b_bytes = kDoubleBuffer * l1 * d.stage_k * FractalPadded(n) * b_bytes;
+  d.l1_bytes = d.l1_a_bytes + d.l1_b_bytes;
+  return d;
+}
+
+CubeBufferDemand MergeBatchBufferDemand(const TilingPlan& plan, const MatmulProblem& problem) {
+  using plan_fit_internal::FractalPadded;
+  const uint64_t a_bytes = DataTypeBytes(problem.dtype_a);
+  const uint64_t b_bytes = DataTypeBytes(problem.dtype_b);
+  const uint64_t m = static_cast<uint64_t>(problem.m), n = static_cast<uint64_t>(problem.n);
+  CubeBufferDemand d;
+  const uint64_t batch_l0 = Get(plan.data, MergeBatchField::kBatchL0).value_or(1);
+  const uint64_t batch_a = Get(plan.data, MergeBatchField::kBatchAL1).value_or(1);
+  const uint64_t batch_b = Get(plan.data, MergeBatchField::kBatchBL1).value_or(1);
+  const uint64_t base_k = Get(plan.data, MergeBatchField::kBaseK).value_or(0);
+  const uint64_t k_l1 = Get(plan.data, MergeBatchField::kKL1).value_or(0);
+  const auto merged_m = [&](uint64_t batches) {
+    return problem.trans_a ? batches * FractalPadded(m) : FractalPadded(batches * m);
+  };
+  d.l0a_bytes = kDoubleBuffer * merged_m(batch_l0) * base_k * a_bytes;
+  d.l0b_bytes = kDoubleBuffer * batch_l0 * FractalPadded(n) * base_k * b_bytes;
+  d.l0c_bytes = kDoubleBuffer * merged_m(batch_l0) * batch_l0 * FractalPadded(n) * kFp32Bytes;
+  d.stage_k = k_l1;
+  d.l1_a_bytes = kDoubleBuffer * merged_m(batch_a) * k_l1 * a_bytes;
+  d.l1_b_bytes = kDoubleBuffer * batch_b * FractalPadded(n) * k_l1 * b_bytes;
+  d.l1_bytes = d.l1_a_bytes + d.l1_b_bytes;
+  return d;
 }
 
 }  // namespace npu::tiling

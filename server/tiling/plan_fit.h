@@ -26,6 +26,7 @@
 
 #include "server/tiling/hardware_constants.h"
 #include "server/tiling/int_math.h"
+#include "server/tiling/operator_table.h"
 #include "server/tiling/tiling_data.h"
 #include "server/tiling/types.h"
 
@@ -52,10 +53,24 @@ struct CubeBufferDemand {
 };
 
 // Computes the buffer demand of a cube plan (kernel_type other than
-// kAivOnly) for `problem`, from its block tiling, full-load mode and L1
-// residency.
-inline CubeBufferDemand ComputeCubeBufferDemand(const TilingPlan& plan,
-                                                const MatmulProblem& problem);
+// kAivOnly) for `problem`: the `buffer_demand` of its kernel's row
+// (kernel_table.h), one of the formulas below.
+CubeBufferDemand ComputeCubeBufferDemand(const TilingPlan& plan, const MatmulProblem& problem);
+
+// The streamed kernels' demand (MatMulV3's cube structs, the batch basic
+// and high-level structs): from the plan's block tiling, full-load mode and
+// L1 residency.
+inline CubeBufferDemand StreamedBufferDemand(const TilingPlan& plan, const MatmulProblem& problem);
+
+// The batch kernels that hold several whole batches per buffer
+// (matmul/batch_mat_mul_v3/op_host/op_tiling/arch35/): ITER_BATCH
+// iterBatchL1 batches of fractal-padded A and B in each of two L1 stages
+// and iterBatchL0 base blocks in each L0 half (its capability check
+// divides the halves by one batch's blocks); MERGE_BATCH one L0 block of
+// batchL0 batches (M merged across them, N side by side) in each half, and
+// kL1 of batchAL1 (batchBL1) batches per L1 stage.
+CubeBufferDemand IterBatchBufferDemand(const TilingPlan& plan, const MatmulProblem& problem);
+CubeBufferDemand MergeBatchBufferDemand(const TilingPlan& plan, const MatmulProblem& problem);
 
 // A buffer whose demand exceeds the chip.
 struct BufferOverflow {
@@ -87,59 +102,9 @@ inline uint64_t OperandL1Bytes(bool whole, bool band, uint64_t edge, uint64_t ba
   return kDoubleBuffer * block_edge * stage_k * elem_bytes;
 }
 
-// The batch kernels hold several whole batches per buffer
-// (matmul/batch_mat_mul_v3/op_host/op_tiling/arch35/): ITER_BATCH
-// iterBatchL1 batches of fractal-padded A and B in each of two L1 stages
-// and iterBatchL0 base blocks in each L0 half (its capability check
-// divides the halves by one batch's blocks); MERGE_BATCH one L0 block of
-// batchL0 batches (M merged across them, N side by side) in each half, and
-// kL1 of batchAL1 (batchBL1) batches per L1 stage.
-inline CubeBufferDemand BatchStructDemand(const TilingPlan& plan, const MatmulProblem& problem) {
-  const uint64_t a_bytes = DataTypeBytes(problem.dtype_a);
-  const uint64_t b_bytes = DataTypeBytes(problem.dtype_b);
-  const uint64_t m = static_cast<uint64_t>(problem.m), n = static_cast<uint64_t>(problem.n);
-  const uint64_t k = static_cast<uint64_t>(problem.k);
-  CubeBufferDemand d;
-  if (IsStruct<IterBatchField>(plan.data)) {
-    const uint64_t l1 = Get(plan.data, IterBatchField::kIterBatchL1).value_or(1);
-    const uint64_t l0 = Get(plan.data, IterBatchField::kIterBatchL0).value_or(1);
-    const uint64_t base_m = Get(plan.data, IterBatchField::kBaseM).value_or(0);
-    const uint64_t base_n = Get(plan.data, IterBatchField::kBaseN).value_or(0);
-    const uint64_t base_k = Get(plan.data, IterBatchField::kBaseK).value_or(0);
-    d.l0a_bytes = kDoubleBuffer * l0 * base_m * base_k * a_bytes;
-    d.l0b_bytes = kDoubleBuffer * l0 * base_k * base_n * b_bytes;
-    d.l0c_bytes = kDoubleBuffer * l0 * base_m * base_n * kFp32Bytes;
-    d.bias_table_bytes = problem.has_bias ? base_n * kFp32Bytes : 0;
-    d.stage_k = FractalPadded(k);
-    d.l1_a_bytes = kDoubleBuffer * l1 * FractalPadded(m) * d.stage_k * a_bytes;
-    d.l1_b_bytes = kDoubleBuffer * l1 * d.stage_k * FractalPadded(n) * b_bytes;
-  } else {
-    const uint64_t batch_l0 = Get(plan.data, MergeBatchField::kBatchL0).value_or(1);
-    const uint64_t batch_a = Get(plan.data, MergeBatchField::kBatchAL1).value_or(1);
-    const uint64_t batch_b = Get(plan.data, MergeBatchField::kBatchBL1).value_or(1);
-    const uint64_t base_k = Get(plan.data, MergeBatchField::kBaseK).value_or(0);
-    const uint64_t k_l1 = Get(plan.data, MergeBatchField::kKL1).value_or(0);
-    const auto merged_m = [&](uint64_t batches) {
-      return problem.trans_a ? batches * FractalPadded(m) : FractalPadded(batches * m);
-    };
-    d.l0a_bytes = kDoubleBuffer * merged_m(batch_l0) * base_k * a_bytes;
-    d.l0b_bytes = kDoubleBuffer * batch_l0 * FractalPadded(n) * base_k * b_bytes;
-    d.l0c_bytes = kDoubleBuffer * merged_m(batch_l0) * batch_l0 * FractalPadded(n) * kFp32Bytes;
-    d.stage_k = k_l1;
-    d.l1_a_bytes = kDoubleBuffer * merged_m(batch_a) * k_l1 * a_bytes;
-    d.l1_b_bytes = kDoubleBuffer * batch_b * FractalPadded(n) * k_l1 * b_bytes;
-  }
-  d.l1_bytes = d.l1_a_bytes + d.l1_b_bytes;
-  return d;
-}
-
 }  // namespace plan_fit_internal
 
-[[gnu::always_inline]] inline CubeBufferDemand ComputeCubeBufferDemand(
-    const TilingPlan& plan, const MatmulProblem& problem) {
-  if (IsStruct<IterBatchField>(plan.data) || IsStruct<MergeBatchField>(plan.data)) {
-    return plan_fit_internal::BatchStructDemand(plan, problem);
-  }
+inline CubeBufferDemand StreamedBufferDemand(const TilingPlan& plan, const MatmulProblem& problem) {
   const BlockTiling& b = plan.block;
   const uint64_t a_bytes = DataTypeBytes(problem.dtype_a);
   const uint64_t b_bytes = DataTypeBytes(problem.dtype_b);
@@ -157,7 +122,8 @@ inline CubeBufferDemand BatchStructDemand(const TilingPlan& plan, const MatmulPr
   // A batch merged into M (B without batch, A not transposed) makes A one
   // [batch_a * m, k] matrix for the kernel (MergeBatchAndMAxis,
   // matmul/batch_mat_mul_v3/op_host/op_tiling/arch35/batch_matmul_v3_tiling_advanced.cpp).
-  if (problem.op != MatmulOp::kMatMulV3 && !problem.trans_a && BatchProduct(problem.batch_b) == 1) {
+  if (OperatorSpecOf(problem.op).batched && !problem.trans_a &&
+      BatchProduct(problem.batch_b) == 1) {
     m *= BatchProduct(problem.batch_a);
   }
   // The streamed kernel stages kL1 of K per buffer; next to a whole

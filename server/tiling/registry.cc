@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "server/tiling/block_heuristics.h"
 #include "server/tiling/cann_fault.h"
+#include "server/tiling/operator_table.h"
 #include "server/tiling/plan_fit.h"
 #include "server/tiling/status_macros.h"
 #include "server/tiling/validate.h"
@@ -101,7 +102,7 @@ ProblemFacts DeriveFacts(const MatmulProblem& problem) {
     // Distance between rows of A in GM: K for row-major A, 1 when transposed.
     facts.row_stride = problem.trans_a ? 1 : facts.k;
   }
-  if (problem.op != MatmulOp::kMatMulV3) DeriveBatchFacts(problem, facts);
+  if (OperatorSpecOf(problem.op).batched) DeriveBatchFacts(problem, facts);
   return facts;
 }
 
@@ -137,7 +138,7 @@ absl::StatusOr<TilingDecision> StrategyRegistry::Decide(const MatmulProblem& pro
   const bool forced = !options.forced_strategy.empty();
   const std::vector<std::unique_ptr<Strategy>>& list = ListOf(problem.op);
   // MatMulV3's capable strategies never fail (see the class comment).
-  const bool falls_through = problem.op != MatmulOp::kMatMulV3;
+  const bool falls_through = OperatorSpecOf(problem.op).walk == WalkPolicy::kFallThrough;
   ProblemFacts facts = DeriveFacts(problem);
   facts.explain = options.explain || forced;
   facts.describe = options.describe;

@@ -1,6 +1,6 @@
 // Helpers shared by the files of the schedule expansion (schedule.cc,
-// schedule_stream_k.cc). Internal to `npu_tiling_types`: include it only
-// from those files.
+// schedule_stream_k.cc, schedule_batch.cc) and the kernel table. Internal to `npu_tiling_types`:
+// include it only from those files.
 #ifndef NPU_SERVER_TILING_SCHEDULE_INTERNAL_H_
 #define NPU_SERVER_TILING_SCHEDULE_INTERNAL_H_
 
@@ -90,6 +90,37 @@ inline absl::Status RequireBaseBlock(const BlockTiling& b) {
 // unless every tile of every batch falls in one split round).
 absl::StatusOr<Schedule> ExpandStreamK(const TilingPlan& plan, const MatmulProblem& problem,
                                        uint64_t batch);
+
+// The tile loops of the kernels that read MatMulV3's structs (and of a plan
+// without a struct), by the key's model: the ASWT walk, Stream-K or the
+// vector-only models (schedule.cc).
+absl::StatusOr<Schedule> ExpandByModel(const TilingPlan& plan, const MatmulProblem& walked,
+                                       const ChipSpec& chip, uint64_t batch);
+
+// The batch kernels' tile loops (schedule_batch.cc), each the `expand` of its
+// row in kernel_table.cc. `walked` is the problem as the kernel walks it,
+// `batch` its C batches; the batch count a struct states must be `batch`.
+// BatchMatMulV3BasicTilingData: MatMulV3's walks over batchDimAll batches.
+absl::StatusOr<Schedule> ExpandBatchCube(const TilingPlan& plan, const MatmulProblem& walked,
+                                         const ChipSpec& chip, uint64_t batch);
+absl::StatusOr<Schedule> ExpandIterBatch(const TilingPlan& plan, const MatmulProblem& walked,
+                                         const ChipSpec& chip, uint64_t batch);
+absl::StatusOr<Schedule> ExpandMergeBatch(const TilingPlan& plan, const MatmulProblem& walked,
+                                          const ChipSpec& chip, uint64_t batch);
+absl::StatusOr<Schedule> ExpandBatchToMul(const TilingPlan& plan, const MatmulProblem& walked,
+                                          const ChipSpec& chip, uint64_t batch);
+absl::StatusOr<Schedule> ExpandHighLevelBatch(const TilingPlan& plan, const MatmulProblem& walked,
+                                              const ChipSpec& chip, uint64_t batch);
+
+// The block sizes a kernel works with (KernelBlock(), the `block` of each
+// row): plan.block for most; ITER_BATCH takes baseM/N/K from its struct and
+// holds whole batches in L1 (kL1 = K); MERGE_BATCH computes one batch's
+// fractal-padded M x N per L0 block with its struct's baseK and kL1; the
+// high-level API walks the struct's base blocks through stepKa-deep stages.
+BlockTiling PlanBlock(const TilingPlan& plan, const MatmulProblem& walked);
+BlockTiling IterBatchBlock(const TilingPlan& plan, const MatmulProblem& walked);
+BlockTiling MergeBatchBlock(const TilingPlan& plan, const MatmulProblem& walked);
+BlockTiling HighLevelBatchBlock(const TilingPlan& plan, const MatmulProblem& walked);
 
 }  // namespace npu::tiling::schedule_internal
 

@@ -20,47 +20,58 @@ static_assert(BatchBasicExtendsBasic());
 
 }  // namespace
 
-absl::Span<const TilingFieldSpec> TilingStructFields(std::string_view struct_name) {
-  if (struct_name == TilingStruct<BasicField>::kName) return TilingStruct<BasicField>::kFields;
-  if (struct_name == TilingStruct<KEqZeroField>::kName) return TilingStruct<KEqZeroField>::kFields;
-  if (struct_name == TilingStruct<ToMulField>::kName) return TilingStruct<ToMulField>::kFields;
-  if (struct_name == TilingStruct<ToVectorField>::kName) {
-    return TilingStruct<ToVectorField>::kFields;
+namespace {
+
+// Every struct, indexed by the KernelId that reads it.
+constexpr TilingStructSpec kStructs[] = {
+    {KernelId::kUnstructured, "", {}}, StructOfField(BasicField{}),
+    StructOfField(KEqZeroField{}),     StructOfField(ToMulField{}),
+    StructOfField(ToVectorField{}),    StructOfField(BatchBasicField{}),
+    StructOfField(IterBatchField{}),   StructOfField(MergeBatchField{}),
+    StructOfField(BatchToMulField{}),  StructOfField(HighLevelBatchField{}),
+};
+static_assert(std::size(kStructs) == kKernelCount);
+
+constexpr bool IndexedByKernel() {
+  for (size_t i = 0; i < std::size(kStructs); ++i) {
+    if (static_cast<size_t>(kStructs[i].kernel) != i) return false;
   }
-  if (struct_name == TilingStruct<BatchBasicField>::kName) {
-    return TilingStruct<BatchBasicField>::kFields;
-  }
-  if (struct_name == TilingStruct<IterBatchField>::kName) {
-    return TilingStruct<IterBatchField>::kFields;
-  }
-  if (struct_name == TilingStruct<MergeBatchField>::kName) {
-    return TilingStruct<MergeBatchField>::kFields;
-  }
-  if (struct_name == TilingStruct<BatchToMulField>::kName) {
-    return TilingStruct<BatchToMulField>::kFields;
-  }
-  if (struct_name == TilingStruct<HighLevelBatchField>::kName) {
-    return TilingStruct<HighLevelBatchField>::kFields;
-  }
-  return {};
+  return true;
+}
+static_assert(IndexedByKernel());
+
+}  // namespace
+
+std::string_view TilingData::struct_name() const { return TilingStructOf(kernel).name; }
+
+const TilingStructSpec& TilingStructOf(KernelId kernel) {
+  return kStructs[static_cast<size_t>(kernel)];
 }
 
-std::string_view TilingStructOf(KernelModel model) {
+std::optional<KernelId> KernelOfStruct(std::string_view struct_name) {
+  if (struct_name.empty()) return std::nullopt;
+  for (const TilingStructSpec& spec : kStructs) {
+    if (spec.name == struct_name) return spec.kernel;
+  }
+  return std::nullopt;
+}
+
+KernelId MatMulKernelOf(KernelModel model) {
   switch (model) {
     case KernelModel::kKEqualZero:
-      return TilingStruct<KEqZeroField>::kName;
+      return KernelId::kMatMulZeroK;
     case KernelModel::kToMul:
-      return TilingStruct<ToMulField>::kName;
+      return KernelId::kMatMulToMul;
     case KernelModel::kToMultiMul:
-      return TilingStruct<ToVectorField>::kName;
+      return KernelId::kMatMulToVector;
     case KernelModel::kBasic:
     case KernelModel::kStreamK:
     case KernelModel::kSlice:
     case KernelModel::kBasicSplitK:
     case KernelModel::kStreamKSplitK:
-      return TilingStruct<BasicField>::kName;
+      return KernelId::kMatMulCube;
   }
-  return TilingStruct<BasicField>::kName;
+  return KernelId::kMatMulCube;
 }
 
 }  // namespace npu::tiling

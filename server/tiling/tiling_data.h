@@ -5,8 +5,9 @@
 // struct order. Everything that lays out or reads tiling data derives from
 // these tables: the strategies' serializers (`NewTilingData()` then `Set()`),
 // the schedule expansion and the advisor (`Get()` / `Set()`), the explicit-
-// tiling reader of the service (`TilingStructFields()`), and through the
-// answer's field list the CLI's word layout. Part of `npu_tiling_types`: plain
+// tiling reader of the service (`TilingStructOf()`), and through the
+// answer's field list the CLI's word layout. Each struct belongs to one
+// kernel family (KernelId), which kernel_table.h describes. Part of `npu_tiling_types`: plain
 // data, no protobuf.
 #ifndef NPU_SERVER_TILING_TILING_DATA_H_
 #define NPU_SERVER_TILING_TILING_DATA_H_
@@ -457,46 +458,49 @@ inline constexpr TilingFieldSpec kHighLevelBatchFields[] = {
     {"broadcastAxisB"},
 };
 
-// A tiling-data struct: its CANN name and field table.
+// A tiling-data struct: the kernel family that reads it, its CANN name and
+// its field table.
 struct TilingStructSpec {
+  KernelId kernel = KernelId::kUnstructured;
   std::string_view name;
   absl::Span<const TilingFieldSpec> fields;
 };
 
 // The struct each field enum belongs to (found by overload on the enum).
 constexpr TilingStructSpec StructOfField(BasicField) {
-  return {"MatMulV3BasicTilingData", kBasicFields};
+  return {KernelId::kMatMulCube, "MatMulV3BasicTilingData", kBasicFields};
 }
 constexpr TilingStructSpec StructOfField(KEqZeroField) {
-  return {"MatMulV3KEqZeroBasicTilingData", kKEqZeroFields};
+  return {KernelId::kMatMulZeroK, "MatMulV3KEqZeroBasicTilingData", kKEqZeroFields};
 }
 constexpr TilingStructSpec StructOfField(ToMulField) {
-  return {"MatMulToMulBasicTilingData", kToMulFields};
+  return {KernelId::kMatMulToMul, "MatMulToMulBasicTilingData", kToMulFields};
 }
 constexpr TilingStructSpec StructOfField(ToVectorField) {
-  return {"MatMulToVectorBasicTilingData", kToVectorFields};
+  return {KernelId::kMatMulToVector, "MatMulToVectorBasicTilingData", kToVectorFields};
 }
 
 constexpr TilingStructSpec StructOfField(BatchBasicField) {
-  return {"BatchMatMulV3BasicTilingData", kBatchBasicFields};
+  return {KernelId::kBatchCube, "BatchMatMulV3BasicTilingData", kBatchBasicFields};
 }
 constexpr TilingStructSpec StructOfField(IterBatchField) {
-  return {"BatchMatMulV3IterBatchBasicTilingData", kIterBatchFields};
+  return {KernelId::kBatchIterate, "BatchMatMulV3IterBatchBasicTilingData", kIterBatchFields};
 }
 constexpr TilingStructSpec StructOfField(MergeBatchField) {
-  return {"BatchMatMulV3MergeBatchBasicTilingData", kMergeBatchFields};
+  return {KernelId::kBatchMerge, "BatchMatMulV3MergeBatchBasicTilingData", kMergeBatchFields};
 }
 constexpr TilingStructSpec StructOfField(BatchToMulField) {
-  return {"BatchMatMulToMulBasicTilingData", kBatchToMulFields};
+  return {KernelId::kBatchToMul, "BatchMatMulToMulBasicTilingData", kBatchToMulFields};
 }
 
 constexpr TilingStructSpec StructOfField(HighLevelBatchField) {
-  return {"BatchMatMulV3TilingData", kHighLevelBatchFields};
+  return {KernelId::kBatchHighLevel, "BatchMatMulV3TilingData", kHighLevelBatchFields};
 }
 
 // The struct of `Field` as compile-time constants.
 template <typename Field>
 struct TilingStruct {
+  static constexpr KernelId kKernel = StructOfField(Field{}).kernel;
   static constexpr std::string_view kName = StructOfField(Field{}).name;
   static constexpr absl::Span<const TilingFieldSpec> kFields = StructOfField(Field{}).fields;
 };
@@ -507,12 +511,15 @@ constexpr const TilingFieldSpec& FieldSpec(Field field) {
   return TilingStruct<Field>::kFields[static_cast<size_t>(field)];
 }
 
-// The fields of the struct called `struct_name` in struct order, or an empty
-// span when no kernel reads such a struct.
-absl::Span<const TilingFieldSpec> TilingStructFields(std::string_view struct_name);
+// The struct `kernel` reads (no name and no fields for kUnstructured).
+const TilingStructSpec& TilingStructOf(KernelId kernel);
 
-// The tiling-data struct the kernel of `model` reads.
-std::string_view TilingStructOf(KernelModel model);
+// The kernel family that reads the struct called `struct_name`, or nullopt
+// when no kernel reads such a struct.
+std::optional<KernelId> KernelOfStruct(std::string_view struct_name);
+
+// The kernel family of MatMulV3's `model`: the struct its kernels read.
+KernelId MatMulKernelOf(KernelModel model);
 
 // The fields of the struct `Field` indexes, all zero: built once, so that a
 // new struct is one copy (the strategies build one per decision).
@@ -533,18 +540,16 @@ const std::vector<TilingField>& ZeroFields() {
 template <typename Field>
 TilingData NewTilingData() {
   TilingData data;
-  data.struct_name = TilingStruct<Field>::kName;
+  data.kernel = TilingStruct<Field>::kKernel;
   data.fields = ZeroFields<Field>();
   return data;
 }
 
-// Whether `data` is a struct of the kind `Field` indexes.
+// Whether `data` is a struct of the kind `Field` indexes: the typed
+// accessors' guard. Elsewhere a plan's kernel is `plan.data.kernel`.
 template <typename Field>
-bool IsStruct(const TilingData& data) {
-  // Names come from the tables (see TilingField), so the pointers usually
-  // match and the comparison of the characters is skipped.
-  constexpr std::string_view kName = TilingStruct<Field>::kName;
-  return data.struct_name.data() == kName.data() || data.struct_name == kName;
+constexpr bool IsStruct(const TilingData& data) {
+  return data.kernel == TilingStruct<Field>::kKernel;
 }
 
 // The value of `field`, or nullopt when `data` is not a complete struct of
@@ -611,7 +616,7 @@ inline constexpr BlockFieldBinding kBlockFields[] = {
 // them.
 // (A BatchMatMulV3BasicTilingData holds the same fields at the same places.)
 inline void WriteBlockFields(const BlockTiling& block, TilingData& data) {
-  if (IsStruct<BatchBasicField>(data) &&
+  if (data.kernel == KernelId::kBatchCube &&
       data.fields.size() == TilingStruct<BatchBasicField>::kFields.size()) {
     const TilingStructWriter<BatchBasicField> put(data);
     for (const BlockFieldBinding& binding : kBlockFields) {
@@ -619,7 +624,7 @@ inline void WriteBlockFields(const BlockTiling& block, TilingData& data) {
     }
     return;
   }
-  if (!IsStruct<BasicField>(data) ||
+  if (data.kernel != KernelId::kMatMulCube ||
       data.fields.size() != TilingStruct<BasicField>::kFields.size()) {
     return;
   }
@@ -631,7 +636,7 @@ inline void WriteBlockFields(const BlockTiling& block, TilingData& data) {
 // MatMulV3BasicTilingData (or BatchMatMulV3BasicTilingData) carries, read
 // into `block` (the others untouched).
 inline void ReadBlockFields(const TilingData& data, BlockTiling& block) {
-  const bool batch = IsStruct<BatchBasicField>(data);
+  const bool batch = data.kernel == KernelId::kBatchCube;
   for (const BlockFieldBinding& binding : kBlockFields) {
     std::optional<uint64_t> value =
         batch ? Get(data, static_cast<BatchBasicField>(binding.field)) : Get(data, binding.field);

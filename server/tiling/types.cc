@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "server/tiling/chip_fields.h"
+#include "server/tiling/operator_table.h"
 
 namespace npu::tiling {
 
@@ -290,9 +291,7 @@ absl::StatusOr<TilingKey> TilingKey::Decode(uint64_t key, KeyLayout layout) {
   return out;
 }
 
-KeyLayout KeyLayoutOf(MatmulOp op) {
-  return op == MatmulOp::kFusedMatMul ? KeyLayout::kFused : KeyLayout::kMatMul;
-}
+KeyLayout KeyLayoutOf(MatmulOp op) { return OperatorSpecOf(op).key_layout; }
 
 std::string_view BatchModelName(uint8_t batch_model) {
   switch (static_cast<BatchModel>(batch_model)) {
@@ -316,28 +315,20 @@ std::string_view BatchModelName(uint8_t batch_model) {
   return "?";
 }
 
-std::string_view MatmulOpName(MatmulOp op) {
-  switch (op) {
-    case MatmulOp::kMatMulV3:
-      return "MatMulV3";
-    case MatmulOp::kBatchMatMulV3:
-      return "BatchMatMulV3";
-    case MatmulOp::kFusedMatMul:
-      return "FusedMatMul";
-  }
-  return "?";
-}
+std::string_view MatmulOpName(MatmulOp op) { return OperatorSpecOf(op).name; }
 
 absl::StatusOr<MatmulOp> ParseMatmulOp(std::string_view name) {
-  for (MatmulOp op : kAllMatmulOps) {
-    if (name == MatmulOpName(op)) return op;
+  for (const OperatorSpec& spec : Operators()) {
+    if (name == spec.name || name == spec.cli_name || name == spec.folder) return spec.op;
   }
-  if (name == "matmul_v3" || name == "mat_mul_v3") return MatmulOp::kMatMulV3;
-  if (name == "batch_matmul_v3" || name == "batch_mat_mul_v3") return MatmulOp::kBatchMatMulV3;
-  if (name == "fused_matmul" || name == "fused_mat_mul") return MatmulOp::kFusedMatMul;
+  std::string expected;
+  for (size_t i = 0; i < Operators().size(); ++i) {
+    const bool last = i + 1 == Operators().size();
+    absl::StrAppend(&expected, i == 0 ? "" : (last ? " or " : ", "),
+                    std::string(Operators()[i].cli_name));
+  }
   return absl::InvalidArgumentError(
-      absl::StrCat("unknown op \"", std::string(name),
-                   "\"; expected matmul_v3, batch_matmul_v3 or fused_matmul"));
+      absl::StrCat("unknown op \"", std::string(name), "\"; expected ", expected));
 }
 
 namespace {

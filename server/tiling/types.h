@@ -16,6 +16,7 @@
 #ifndef NPU_SERVER_TILING_TYPES_H_
 #define NPU_SERVER_TILING_TYPES_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -296,9 +297,34 @@ struct TilingField {
   int bits = 32;  // 32 or 8 (the four packed bytes of word 17)
 };
 
+// The device kernel family a plan is for: the kernels that read one
+// tiling-data struct, told apart by the key. server/tiling/kernel_table.h
+// holds one row per family (the struct, the kernel type of a key, the tile
+// loops, the buffer demand and the block); the emulator keeps its own rows
+// by the same id. Values index those tables.
+enum class KernelId : uint8_t {
+  // A plan without tiling data (the emulator's hand-built schedules): its
+  // key's model says how it runs, as for MatMulV3's structs.
+  kUnstructured,
+  kMatMulCube,      // MatMulV3BasicTilingData: BASIC, STREAM_K, SLICE, split-K
+  kMatMulZeroK,     // MatMulV3KEqZeroBasicTilingData
+  kMatMulToMul,     // MatMulToMulBasicTilingData
+  kMatMulToVector,  // MatMulToVectorBasicTilingData
+  kBatchCube,       // BatchMatMulV3BasicTilingData: ASW, full load, Stream-K
+  kBatchIterate,    // BatchMatMulV3IterBatchBasicTilingData
+  kBatchMerge,      // BatchMatMulV3MergeBatchBasicTilingData
+  kBatchToMul,      // BatchMatMulToMulBasicTilingData
+  kBatchHighLevel,  // BatchMatMulV3TilingData (the high-level Matmul API)
+};
+inline constexpr size_t kKernelCount = 10;
+
 struct TilingData {
-  std::string_view struct_name;  // e.g. "MatMulV3BasicTilingData"
+  KernelId kernel = KernelId::kUnstructured;
   std::vector<TilingField> fields;
+
+  // CANN's name of the struct, e.g. "MatMulV3BasicTilingData" (empty for
+  // kUnstructured).
+  std::string_view struct_name() const;
 
   // The value of field `name`, if the struct has one.
   std::optional<uint64_t> Get(std::string_view name) const;

@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "server/tiling/int_math.h"
+#include "server/tiling/operator_table.h"
 
 namespace npu::tiling {
 namespace {
@@ -129,31 +130,47 @@ absl::Status OnlyFor(std::string_view field, std::string_view ops, const MatmulP
                               ", not for ", std::string(MatmulOpName(p.op))));
 }
 
+// The names of the operators whose row has `column` set: "BatchMatMulV3 and
+// FusedMatMul".
+std::string OpsWith(bool OperatorSpec::*column) {
+  std::string names;
+  for (const OperatorSpec& spec : Operators()) {
+    if (spec.*column) absl::StrAppend(&names, names.empty() ? "" : " and ", std::string(spec.name));
+  }
+  return names;
+}
+
 absl::Status CheckFieldsOfOp(const MatmulProblem& p) {
-  if (p.op != MatmulOp::kMatMulV3) {
-    if (p.a_slice.enabled) return OnlyFor("a_slice", "MatMulV3", p);
-    if (p.force_grp_acc_fp32) return OnlyFor("force_grp_acc_fp32", "MatMulV3", p);
+  const OperatorSpec& spec = OperatorSpecOf(p.op);
+  if (!spec.takes_slice_view) {
+    const std::string ops = OpsWith(&OperatorSpec::takes_slice_view);
+    if (p.a_slice.enabled) return OnlyFor("a_slice", ops, p);
+    if (p.force_grp_acc_fp32) return OnlyFor("force_grp_acc_fp32", ops, p);
   }
-  if (p.op == MatmulOp::kMatMulV3) {
-    constexpr std::string_view kBatchedOps = "BatchMatMulV3 and FusedMatMul";
-    if (!p.batch_a.empty()) return OnlyFor("batch_a", kBatchedOps, p);
-    if (!p.batch_b.empty()) return OnlyFor("batch_b", kBatchedOps, p);
-    if (!p.batch_c.empty()) return OnlyFor("batch_c", kBatchedOps, p);
-    if (!p.batch_bias.empty()) return OnlyFor("batch_bias", "BatchMatMulV3", p);
-    if (p.a_batch_interleaved) return OnlyFor("a_batch_interleaved", kBatchedOps, p);
-    if (p.b_batch_interleaved) return OnlyFor("b_batch_interleaved", kBatchedOps, p);
+  if (!spec.batched) {
+    const std::string ops = OpsWith(&OperatorSpec::batched);
+    if (!p.batch_a.empty()) return OnlyFor("batch_a", ops, p);
+    if (!p.batch_b.empty()) return OnlyFor("batch_b", ops, p);
+    if (!p.batch_c.empty()) return OnlyFor("batch_c", ops, p);
+    if (!p.batch_bias.empty())
+      return OnlyFor("batch_bias", OpsWith(&OperatorSpec::batched_bias), p);
+    if (p.a_batch_interleaved) return OnlyFor("a_batch_interleaved", ops, p);
+    if (p.b_batch_interleaved) return OnlyFor("b_batch_interleaved", ops, p);
   }
-  if (p.op != MatmulOp::kFusedMatMul) {
-    if (p.fused_op != FusedOp::kNone) return OnlyFor("fused_op", "FusedMatMul", p);
-    if (!p.x3_shape.empty()) return OnlyFor("x3_shape", "FusedMatMul", p);
-    if (p.inner_precise != 0) return OnlyFor("inner_precise", "FusedMatMul", p);
-  } else {
-    // FusedMatMul reads no offset_x attribute (fused_matmul_common.h).
-    if (p.avoid_tensor_api) return OnlyFor("avoid_tensor_api", "MatMulV3 and BatchMatMulV3", p);
-    // Its bias has rank <= 2 (ValidateBias, fused_matmul_builtin_tiling.cpp).
-    if (!p.batch_bias.empty()) {
-      return Invalid("field batch_bias is not valid for FusedMatMul: its bias has rank <= 2");
-    }
+  if (!spec.takes_epilogue) {
+    const std::string ops = OpsWith(&OperatorSpec::takes_epilogue);
+    if (p.fused_op != FusedOp::kNone) return OnlyFor("fused_op", ops, p);
+    if (!p.x3_shape.empty()) return OnlyFor("x3_shape", ops, p);
+    if (p.inner_precise != 0) return OnlyFor("inner_precise", ops, p);
+  }
+  // FusedMatMul reads no offset_x attribute (fused_matmul_common.h).
+  if (!spec.takes_tensor_api_switch && p.avoid_tensor_api) {
+    return OnlyFor("avoid_tensor_api", OpsWith(&OperatorSpec::takes_tensor_api_switch), p);
+  }
+  // FusedMatMul's bias has rank <= 2 (ValidateBias, fused_matmul_builtin_tiling.cpp).
+  if (spec.batched && !spec.batched_bias && !p.batch_bias.empty()) {
+    return Invalid(absl::StrCat("field batch_bias is not valid for ", std::string(spec.name),
+                                ": its bias has rank <= 2"));
   }
   return absl::OkStatus();
 }
@@ -404,7 +421,7 @@ absl::Status ValidateProblem(const MatmulProblem& p) {
     return Invalid("field format_a must be ND (FRACTAL_NZ A is unsupported)");
   if (p.format_c != Format::kNd)
     return Invalid("field format_c must be ND (FRACTAL_NZ C is unsupported)");
-  if (p.op != MatmulOp::kMatMulV3) {
+  if (OperatorSpecOf(p.op).batched) {
     if (auto s = CheckBatches(p); !s.ok()) return s;
   }
   if (p.op == MatmulOp::kFusedMatMul) {

@@ -101,7 +101,7 @@ TEST(AdviseBatchTest, RanksCannsAnswerTheOtherStrategyAndTheBlockSearch) {
     if (c.kind == VariantKind::kBlockSearch) {
       search = true;
       EXPECT_THAT(c.name, HasSubstr("ASW_BASIC/base_"));
-      EXPECT_TRUE(tiling::IsStruct<tiling::BatchBasicField>(c.plan.data));
+      EXPECT_EQ(c.plan.data.kernel, tiling::KernelId::kBatchCube);
       EXPECT_EQ(tiling::Get(c.plan.data, tiling::BatchBasicField::kBatchDimAll), 6u);
     }
     EXPECT_GT(c.predicted_cycles, 0u);

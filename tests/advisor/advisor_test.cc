@@ -45,7 +45,7 @@ void ExpectSamePlan(const TilingPlan& a, const TilingPlan& b) {
   EXPECT_EQ(a.kernel_type, b.kernel_type);
   EXPECT_EQ(a.workspace_bytes, b.workspace_bytes);
   EXPECT_EQ(a.detail, b.detail);
-  EXPECT_EQ(a.data.struct_name, b.data.struct_name);
+  EXPECT_EQ(a.data.struct_name(), b.data.struct_name());
   EXPECT_EQ(a.data.RawWords(), b.data.RawWords());
   ASSERT_EQ(a.data.fields.size(), b.data.fields.size());
   for (size_t i = 0; i < a.data.fields.size(); ++i) {

@@ -615,7 +615,7 @@ TilingPlan EnginePlan(const MatmulProblem& problem, std::string_view strategy) {
                     entry.capable ? " yes: " : " no: ", entry.reason.str());
   }
   EXPECT_EQ(decision->plan.strategy, strategy) << trace;
-  EXPECT_TRUE(tiling::IsStruct<tiling::HighLevelBatchField>(decision->plan.data));
+  EXPECT_EQ(decision->plan.data.kernel, tiling::KernelId::kBatchHighLevel);
   return decision->plan;
 }
 

@@ -1,9 +1,12 @@
 #include "server/service/convert.h"
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "gtest/gtest.h"
 #include "server/tiling/builtin_strategies.h"
+#include "server/tiling/operator_table.h"
 #include "tests/service/test_server.h"
 #include "tests/testing/status_matchers.h"
 
@@ -100,6 +103,23 @@ TEST(ProblemConversionTest, MatMulV3StaysUnsetSoOldCacheKeysHold) {
   EXPECT_EQ(canonical.op(), pb::OPERATOR_UNSPECIFIED);
   EXPECT_EQ(canonical.SerializeAsString(),
             ProblemToProto(ProblemFromProto(StreamKRequest().problem())).SerializeAsString());
+}
+
+// The operator table's wire values are the proto's enum: each names the
+// OPERATOR_ value of its CLI name, and a problem keeps its operator through
+// the wire.
+TEST(ProblemConversionTest, OperatorTableMatchesTheWireEnum) {
+  for (const tl::OperatorSpec& spec : tl::Operators()) {
+    const std::string want = absl::AsciiStrToUpper(absl::StrCat("OPERATOR_", std::string(spec.cli_name)));
+    EXPECT_EQ(pb::Operator_Name(static_cast<pb::Operator>(spec.wire_value)), want);
+    pb::MatmulProblem wire = StreamKRequest().problem();
+    wire.set_op(static_cast<pb::Operator>(spec.wire_value));
+    EXPECT_EQ(ProblemFromProto(wire).op, spec.op) << want;
+    tl::MatmulProblem problem = ProblemFromProto(StreamKRequest().problem());
+    problem.op = spec.op;
+    EXPECT_EQ(ProblemToProto(problem).op(),
+              spec.wire_default ? pb::OPERATOR_UNSPECIFIED : wire.op());
+  }
 }
 
 TEST(ProblemConversionTest, DefaultsAreCanonical) {
@@ -242,7 +262,7 @@ TEST(DecisionConversionTest, CopiesEveryPart) {
   plan.workspace_bytes = 4096;
   plan.block.base_m = 128;
   plan.block.k_cnt = 3;
-  plan.data.struct_name = "MatMulV3BasicTilingData";
+  plan.data.kernel = tl::KernelId::kMatMulCube;
   plan.data.fields = {{"usedCoreNum", 31, 32},
                       {"mmadParam", 0, 8},
                       {"l1BufferNum", 2, 8},

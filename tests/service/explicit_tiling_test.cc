@@ -66,7 +66,7 @@ void ExpectSamePlan(const tl::TilingPlan& got, const tl::TilingPlan& want) {
   EXPECT_EQ(got.kernel_type, want.kernel_type);
   EXPECT_EQ(got.workspace_bytes, want.workspace_bytes);
   EXPECT_EQ(got.strategy, want.strategy);
-  EXPECT_EQ(got.data.struct_name, want.data.struct_name);
+  EXPECT_EQ(got.data.struct_name(), want.data.struct_name());
   ASSERT_EQ(got.data.fields.size(), want.data.fields.size());
   for (size_t i = 0; i < want.data.fields.size(); ++i) {
     EXPECT_EQ(got.data.fields[i].name, want.data.fields[i].name);
@@ -103,10 +103,11 @@ TEST(TilingStructLayoutTest, ModelsReadTheStructTheStrategiesFill) {
   std::set<std::string> seen;
   for (const tl::MatmulProblem& problem : problems) {
     const Decided decided = Decide(problem);
-    const std::string name(decided.plan.data.struct_name);
+    const std::string name(decided.plan.data.struct_name());
     seen.insert(name);
-    EXPECT_EQ(tl::TilingStructOf(decided.plan.key.model), name);
-    const absl::Span<const tl::TilingFieldSpec> layout = tl::TilingStructFields(name);
+    EXPECT_EQ(decided.plan.data.kernel, tl::MatMulKernelOf(decided.plan.key.model));
+    const absl::Span<const tl::TilingFieldSpec> layout =
+        tl::TilingStructOf(decided.plan.data.kernel).fields;
     ASSERT_EQ(layout.size(), decided.plan.data.fields.size()) << name;
     for (size_t i = 0; i < layout.size(); ++i) {
       EXPECT_EQ(layout[i].name, decided.plan.data.fields[i].name) << name;
@@ -114,7 +115,7 @@ TEST(TilingStructLayoutTest, ModelsReadTheStructTheStrategiesFill) {
     }
   }
   EXPECT_EQ(seen.size(), 4u);
-  EXPECT_TRUE(tl::TilingStructFields("NoSuchTilingData").empty());
+  EXPECT_EQ(tl::KernelOfStruct("NoSuchTilingData"), std::nullopt);
 }
 
 // Every plan the engine gives for an ND problem survives the trip through
@@ -481,7 +482,7 @@ TEST(PlanFromExplicitBatchTilingTest, GoldensRoundTrip) {
     absl::StatusOr<tl::TilingPlan> plan = PlanFromExplicitTiling(wire, c.problem, Chip950());
     ASSERT_THAT(plan, IsOk());
     EXPECT_EQ(plan->key.Encode(), c.plan.key.Encode());
-    EXPECT_EQ(plan->data.struct_name, c.plan.data.struct_name);
+    EXPECT_EQ(plan->data.struct_name(), c.plan.data.struct_name());
     EXPECT_EQ(plan->data.RawWords(), c.plan.data.RawWords());
     // Only the key's packed form: the layout follows the problem's op.
     wire.clear_key();

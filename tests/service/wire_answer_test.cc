@@ -107,7 +107,7 @@ TEST(WireAnswerTest, SameBytesAsProtobufForEdgeValues) {
   plan.block.base_k = 127;
   plan.block.k_l1 = 128;
   plan.block.ub_db = 16384;
-  plan.data.struct_name = "MatMulV3BasicTilingData";
+  plan.data.kernel = tl::KernelId::kMatMulCube;
   // Varints of one to five bytes, zero values and names left out, packed
   // bytes, and more than 127 words (a two-byte packed length).
   plan.data.fields = {{"usedCoreNum", 0, 32}, {"m", 127, 32},        {"n", 128, 32},
@@ -189,7 +189,7 @@ TEST(WireAnswerTest, SameBytesAsProtobufForNamesOfEveryLength) {
   names.push_back(std::string(300, 'n'));
   tl::TilingDecision decision;
   decision.plan.strategy = "BASIC_ASWT";
-  decision.plan.data.struct_name = "MatMulV3BasicTilingData";
+  decision.plan.data.kernel = tl::KernelId::kMatMulCube;
   uint64_t value = 1;
   for (const std::string& name : names) {
     decision.plan.data.fields.push_back({name, value, name.size() % 3 == 0 ? 8 : 32});

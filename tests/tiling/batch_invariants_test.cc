@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "server/tiling/builtin_strategies.h"
+#include "server/tiling/kernel_table.h"
 #include "server/tiling/plan_fit.h"
 #include "server/tiling/tiling_data.h"
 #include "tests/testing/problems.h"
@@ -102,6 +103,9 @@ void CheckPlan(const MatmulProblem& p, const ChipSpec& chip, const TilingDecisio
   EXPECT_TRUE(d.trace.back().capable);
   EXPECT_EQ(plan.key.layout, KeyLayoutOf(p.op));
 
+  // The plan names its kernel, whose row gives the launch's kernel type.
+  EXPECT_NE(plan.data.kernel, KernelId::kUnstructured);
+  EXPECT_EQ(plan.kernel_type, KernelTypeOf(plan.data.kernel, plan.key));
   const uint32_t cores = plan.kernel_type == KernelType::kAivOnly ? chip.aiv_num : chip.aic_num;
   EXPECT_GE(plan.block_dim, 1u);
   EXPECT_LE(plan.block_dim, cores);
@@ -120,7 +124,7 @@ void CheckPlan(const MatmulProblem& p, const ChipSpec& chip, const TilingDecisio
 
   const uint64_t a = DataTypeBytes(p.dtype_a), b = DataTypeBytes(p.dtype_b);
   const TilingData& data = plan.data;
-  if (IsStruct<BatchBasicField>(data)) {
+  if (data.kernel == KernelId::kBatchCube) {
     const uint64_t bm = *Get(data, BatchBasicField::kBaseM);
     const uint64_t bn = *Get(data, BatchBasicField::kBaseN);
     const uint64_t bk = *Get(data, BatchBasicField::kBaseK);
@@ -129,7 +133,7 @@ void CheckPlan(const MatmulProblem& p, const ChipSpec& chip, const TilingDecisio
     EXPECT_LE(bm * bn * 4 * *Get(data, BatchBasicField::kL0cDb), chip.l0c_bytes);
     EXPECT_LE(*Get(data, BatchBasicField::kUsedCoreNum), chip.aic_num);
     EXPECT_EQ(*Get(data, BatchBasicField::kBatchDimAll), DeriveFacts(p).batch_c);
-  } else if (IsStruct<IterBatchField>(data)) {
+  } else if (data.kernel == KernelId::kBatchIterate) {
     const uint64_t l0 = *Get(data, IterBatchField::kIterBatchL0);
     const uint64_t bm = *Get(data, IterBatchField::kBaseM);
     const uint64_t bn = *Get(data, IterBatchField::kBaseN);
@@ -139,7 +143,7 @@ void CheckPlan(const MatmulProblem& p, const ChipSpec& chip, const TilingDecisio
     EXPECT_LE(l0 * bm * bk * a * 2, chip.l0a_bytes);
     EXPECT_LE(l0 * bn * bk * b * 2, chip.l0b_bytes);
     EXPECT_LE(l0 * bm * bn * 4 * 2, chip.l0c_bytes);
-  } else if (IsStruct<MergeBatchField>(data)) {
+  } else if (data.kernel == KernelId::kBatchMerge) {
     const uint64_t batches = *Get(data, MergeBatchField::kBatchL0);
     const uint64_t bk = *Get(data, MergeBatchField::kBaseK);
     const uint64_t m = *Get(data, MergeBatchField::kM), n = *Get(data, MergeBatchField::kN);

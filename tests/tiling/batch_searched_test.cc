@@ -122,7 +122,7 @@ TEST(BatchSearchedTest, BaseIsAlwaysCapable) {
   absl::StatusOr<TilingPlan> plan = strategy.DoTiling(p, facts, Chip950());
   ASSERT_TRUE(plan.ok()) << plan.status();
   EXPECT_THAT(plan->detail.str(), HasSubstr("TENSOR_LEVEL"));
-  EXPECT_EQ(plan->data.struct_name, "BatchMatMulV3TilingData");
+  EXPECT_EQ(plan->data.struct_name(), "BatchMatMulV3TilingData");
   // The search's own words survive: L1 of its depths, one L0C block.
   EXPECT_EQ(Get(plan->data, HighLevelBatchField::kShareL1Size), 40960u);
   EXPECT_EQ(Get(plan->data, HighLevelBatchField::kShareL0cSize), 24576u);

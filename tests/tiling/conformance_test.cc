@@ -30,10 +30,11 @@ TEST_P(ConformanceTest, MatchesCann) {
   EXPECT_EQ(KernelModelName(plan.key.model), golden.model);
   EXPECT_EQ(FullLoadName(plan.key.full_load), golden.full_load);
   EXPECT_EQ(L0cToOutName(plan.key.l0c2out), golden.l0c2out);
-  EXPECT_EQ(plan.data.struct_name, golden.tiling_struct);
+  EXPECT_EQ(plan.data.struct_name(), golden.tiling_struct);
   for (const auto& [field, expected] : golden.fields) {
     std::optional<uint64_t> got = plan.data.Get(field);
-    ASSERT_TRUE(got.has_value()) << "field " << field << " missing from " << plan.data.struct_name;
+    ASSERT_TRUE(got.has_value()) << "field " << field << " missing from "
+                                 << plan.data.struct_name();
     EXPECT_EQ(*got, expected) << "field " << field;
   }
 }
@@ -73,8 +74,8 @@ TEST_P(ConformanceOpsTest, MatchesCann) {
   }
   const std::vector<uint32_t> words = plan.data.RawWords();
   for (const auto& [index, expected] : golden.words) {
-    ASSERT_LT(index, words.size()) << plan.data.struct_name << " has no word " << index;
-    EXPECT_EQ(words[index], expected) << "word " << index << " of " << plan.data.struct_name;
+    ASSERT_LT(index, words.size()) << plan.data.struct_name() << " has no word " << index;
+    EXPECT_EQ(words[index], expected) << "word " << index << " of " << plan.data.struct_name();
   }
 }
 

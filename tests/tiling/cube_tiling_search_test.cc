@@ -208,7 +208,7 @@ TEST(CubeTilingSearchTest, BatchTilingDataOverlaysThePlanOnTheSearch) {
   plan.slice_m = 256;
   plan.broadcast_axis_a = 3;
   const TilingData data = HighLevelBatchTilingData(*searched, plan);
-  ASSERT_EQ(data.struct_name, "BatchMatMulV3TilingData");
+  ASSERT_EQ(data.struct_name(), "BatchMatMulV3TilingData");
   const std::vector<uint32_t> words = data.RawWords();
   ASSERT_EQ(words.size(), 90u);
   using F = HighLevelBatchField;

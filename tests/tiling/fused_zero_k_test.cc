@@ -59,7 +59,7 @@ TEST(FusedZeroKStrategyTest, BatchedAddCarriesTheBatchStructOfRunDefaults) {
   p.x3_shape = {1, 100, 70};
   const TilingPlan plan = Decide(p);
   EXPECT_EQ(plan.key.Encode(), 0x11002401u);  // FUSED_BATCH, trans forced off
-  EXPECT_EQ(plan.data.struct_name, "BatchMatMulV3BasicTilingData");
+  EXPECT_EQ(plan.data.struct_name(), "BatchMatMulV3BasicTilingData");
   // CANN's answer: unit blocks, l1BufferNum 2, l0cDB 0, ubDB 1, rowStride 1
   // (A transposed), 3 batches of C, one batch of x3.
   EXPECT_EQ(plan.data.RawWords(),

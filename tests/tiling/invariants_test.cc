@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "server/tiling/builtin_strategies.h"
+#include "server/tiling/kernel_table.h"
 #include "tests/testing/problems.h"
 #include "tests/testing/status_matchers.h"
 
@@ -45,6 +46,9 @@ void CheckInvariants(const MatmulProblem& p, const ChipSpec& chip, const TilingD
   ASSERT_THAT(decoded, IsOk());
   EXPECT_EQ(decoded->trans_a, plan.key.model == KernelModel::kKEqualZero ? false : p.trans_a);
 
+  // The plan names its kernel, whose row gives the launch's kernel type.
+  EXPECT_EQ(plan.data.kernel, MatMulKernelOf(plan.key.model));
+  EXPECT_EQ(plan.kernel_type, KernelTypeOf(plan.data.kernel, plan.key));
   const uint32_t cores = plan.kernel_type == KernelType::kAivOnly ? chip.aiv_num : chip.aic_num;
   EXPECT_GE(plan.block_dim, 1u);
   EXPECT_LE(plan.block_dim, cores);
@@ -164,6 +168,8 @@ void CheckFusedInvariants(const MatmulProblem& p, const ChipSpec& chip, const Ti
   ASSERT_THAT(decoded, IsOk());
   EXPECT_EQ(decoded->fused_op, p.fused_op);
   EXPECT_EQ(decoded->batch_model, 0u);
+  EXPECT_EQ(plan.data.kernel, MatMulKernelOf(plan.key.model));
+  EXPECT_EQ(plan.kernel_type, KernelTypeOf(plan.data.kernel, plan.key));
   EXPECT_NE(decoded->model, KernelModel::kBasicSplitK);
   EXPECT_NE(decoded->model, KernelModel::kStreamKSplitK);
   EXPECT_NE(decoded->l0c2out, L0cToOut::kNdFixpipe1To1);

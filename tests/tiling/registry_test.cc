@@ -59,7 +59,8 @@ TEST(StrategyRegistryTest, TraceCarriesTheDecidingNumbers) {
       MakeBuiltinRegistry().Decide(Problem(2048, 2048, 1024), Chip950());
   ASSERT_THAT(decision, IsOk());
   EXPECT_THAT(decision->trace[0].reason.str(), HasSubstr("K=1024 != 0"));
-  EXPECT_THAT(decision->trace[3].reason.str(), HasSubstr("align256(K)=1024 < max(8192, 32*256)/2=4096"));
+  EXPECT_THAT(decision->trace[3].reason.str(),
+              HasSubstr("align256(K)=1024 < max(8192, 32*256)/2=4096"));
 }
 
 TEST(StrategyRegistryTest, ForcedStrategyRunsAlone) {
@@ -136,7 +137,7 @@ TEST(StrategyRegistryTest, WithoutTextsOrChecksThePlanIsTheSame) {
             EXPECT_EQ(detail_only->plan.data.RawWords(), full->plan.data.RawWords());
             EXPECT_EQ(full->plan.strategy, bare->plan.strategy);
             EXPECT_EQ(full->plan.key.Encode(), bare->plan.key.Encode());
-            EXPECT_EQ(full->plan.data.struct_name, bare->plan.data.struct_name);
+            EXPECT_EQ(full->plan.data.struct_name(), bare->plan.data.struct_name());
             EXPECT_EQ(full->plan.data.RawWords(), bare->plan.data.RawWords());
             EXPECT_EQ(full->plan.block_dim, bare->plan.block_dim);
             EXPECT_EQ(full->plan.workspace_bytes, bare->plan.workspace_bytes);

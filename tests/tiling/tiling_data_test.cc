@@ -13,7 +13,8 @@ namespace {
 template <typename Field>
 void ExpectWellFormed() {
   const absl::Span<const TilingFieldSpec> fields = TilingStruct<Field>::kFields;
-  EXPECT_EQ(TilingStructFields(TilingStruct<Field>::kName).data(), fields.data());
+  EXPECT_EQ(TilingStructOf(TilingStruct<Field>::kKernel).fields.data(), fields.data());
+  EXPECT_EQ(KernelOfStruct(TilingStruct<Field>::kName), TilingStruct<Field>::kKernel);
   std::set<std::string_view> names;
   int bytes_in_word = 0;
   for (const TilingFieldSpec& field : fields) {
@@ -34,8 +35,15 @@ TEST(TilingDataTest, EveryStructHasUniqueNamesAndWholeWords) {
   ExpectWellFormed<KEqZeroField>();
   ExpectWellFormed<ToMulField>();
   ExpectWellFormed<ToVectorField>();
+  ExpectWellFormed<BatchBasicField>();
+  ExpectWellFormed<IterBatchField>();
+  ExpectWellFormed<MergeBatchField>();
+  ExpectWellFormed<BatchToMulField>();
   ExpectWellFormed<HighLevelBatchField>();
-  EXPECT_TRUE(TilingStructFields("NoSuchTilingData").empty());
+  EXPECT_EQ(KernelOfStruct("NoSuchTilingData"), std::nullopt);
+  EXPECT_EQ(KernelOfStruct(""), std::nullopt);
+  EXPECT_TRUE(TilingStructOf(KernelId::kUnstructured).fields.empty());
+  EXPECT_EQ(TilingData().struct_name(), "");
 }
 
 TEST(TilingDataTest, EnumsIndexTheirTables) {
@@ -60,7 +68,7 @@ TEST(TilingDataTest, EnumsIndexTheirTables) {
 
 TEST(TilingDataTest, HighLevelBatchStructHasNinetyWords) {
   const TilingData data = NewTilingData<HighLevelBatchField>();
-  EXPECT_EQ(data.struct_name, "BatchMatMulV3TilingData");
+  EXPECT_EQ(data.struct_name(), "BatchMatMulV3TilingData");
   EXPECT_EQ(data.RawWords().size(), 90u);
   EXPECT_EQ(FieldSpec(HighLevelBatchField::kMxTypePara).name, "mxTypePara");
   EXPECT_EQ(static_cast<int>(HighLevelBatchField::kMTailCnt), 50);
@@ -72,16 +80,19 @@ TEST(TilingDataTest, HighLevelBatchStructHasNinetyWords) {
 }
 
 TEST(TilingDataTest, ModelsReadTheirStruct) {
-  EXPECT_EQ(TilingStructOf(KernelModel::kBasic), "MatMulV3BasicTilingData");
-  EXPECT_EQ(TilingStructOf(KernelModel::kStreamKSplitK), "MatMulV3BasicTilingData");
-  EXPECT_EQ(TilingStructOf(KernelModel::kKEqualZero), "MatMulV3KEqZeroBasicTilingData");
-  EXPECT_EQ(TilingStructOf(KernelModel::kToMul), "MatMulToMulBasicTilingData");
-  EXPECT_EQ(TilingStructOf(KernelModel::kToMultiMul), "MatMulToVectorBasicTilingData");
+  EXPECT_EQ(TilingStructOf(MatMulKernelOf(KernelModel::kBasic)).name, "MatMulV3BasicTilingData");
+  EXPECT_EQ(TilingStructOf(MatMulKernelOf(KernelModel::kStreamKSplitK)).name,
+            "MatMulV3BasicTilingData");
+  EXPECT_EQ(TilingStructOf(MatMulKernelOf(KernelModel::kKEqualZero)).name,
+            "MatMulV3KEqZeroBasicTilingData");
+  EXPECT_EQ(TilingStructOf(MatMulKernelOf(KernelModel::kToMul)).name, "MatMulToMulBasicTilingData");
+  EXPECT_EQ(TilingStructOf(MatMulKernelOf(KernelModel::kToMultiMul)).name,
+            "MatMulToVectorBasicTilingData");
 }
 
 TEST(TilingDataTest, SetAndGetAreTypedByStruct) {
   TilingData data = NewTilingData<ToMulField>();
-  EXPECT_EQ(data.struct_name, "MatMulToMulBasicTilingData");
+  EXPECT_EQ(data.struct_name(), "MatMulToMulBasicTilingData");
   ASSERT_EQ(data.fields.size(), 11u);
   Set(data, ToMulField::kBaseMN, 64);
   EXPECT_EQ(Get(data, ToMulField::kBaseMN), 64u);
@@ -93,7 +104,7 @@ TEST(TilingDataTest, SetAndGetAreTypedByStruct) {
   EXPECT_EQ(Get(data, ToMulField::kUsedCoreNum), 0u);
   // An incomplete struct (a plan built by hand) has no typed fields.
   TilingData partial;
-  partial.struct_name = TilingStruct<BasicField>::kName;
+  partial.kernel = KernelId::kMatMulCube;
   partial.fields = {{"usedCoreNum", 5, 32}};
   EXPECT_EQ(Get(partial, BasicField::kUsedCoreNum), 5u);
   EXPECT_EQ(Get(partial, BasicField::kM), std::nullopt);

@@ -23,7 +23,7 @@ TEST(ZeroKStrategyTest, ClearsOutputOnEveryVectorCore) {
   EXPECT_EQ(d->plan.key.Encode(), 0x2001u);  // BASIC_LEVEL, K_EQUAL_ZERO
   EXPECT_EQ(d->plan.block_dim, 64u);
   EXPECT_EQ(d->plan.kernel_type, KernelType::kAivOnly);
-  EXPECT_EQ(d->plan.data.struct_name, "MatMulV3KEqZeroBasicTilingData");
+  EXPECT_EQ(d->plan.data.struct_name(), "MatMulV3KEqZeroBasicTilingData");
   EXPECT_EQ(d->plan.data.Get("totalDataAmount"), 20000u);
   EXPECT_EQ(d->plan.data.Get("aivNum"), 64u);
 }

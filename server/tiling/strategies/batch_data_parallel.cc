@@ -7,6 +7,7 @@
 #include "server/tiling/cann_fault.h"
 #include "server/tiling/hardware_constants.h"
 #include "server/tiling/int_math.h"
+#include "server/tiling/kernel_table.h"
 #include "server/tiling/tiling_data.h"
 
 namespace npu::tiling {
@@ -84,7 +85,7 @@ absl::StatusOr<TilingPlan> BatchDataParallelStrategy::DoTiling(const MatmulProbl
   plan.key = BatchKey(problem, basic_only ? ApiLevel::kBasic : TensorApiLevel(problem),
                       fused ? BatchModel::kFusedBatch : BatchModel::kForBatch);
   plan.block_dim = chip.aic_num;
-  plan.kernel_type = CubeKernelType(plan.key);
+  plan.kernel_type = KernelTypeOf(KernelId::kBatchCube, plan.key);
   plan.workspace_bytes = kRuntimeWorkspaceBytes;
   plan.detail = Describe(facts, facts.batch_c, " batches of ", state.base_m, "x", state.base_n,
                          " blocks on ", state.used_core_num, " cores");

@@ -7,6 +7,7 @@
 #include "server/tiling/block_heuristics.h"
 #include "server/tiling/hardware_constants.h"
 #include "server/tiling/int_math.h"
+#include "server/tiling/kernel_table.h"
 #include "server/tiling/status_macros.h"
 #include "server/tiling/strategies/swizzled_data_parallel.h"
 
@@ -121,7 +122,7 @@ absl::StatusOr<TilingPlan> BatchFullLoadStrategy::DoTiling(const MatmulProblem& 
                       fused ? BatchModel::kFusedBatch : BatchModel::kForBatch);
   plan.key.full_load = resident_;
   plan.block_dim = static_cast<uint32_t>(state.used_core_num);
-  plan.kernel_type = CubeKernelType(plan.key);
+  plan.kernel_type = KernelTypeOf(KernelId::kBatchCube, plan.key);
   plan.workspace_bytes = kRuntimeWorkspaceBytes;
   plan.detail =
       Describe(facts, a_resident ? "A" : "B", " resident, ", state.used_core_num, " cores stream ",

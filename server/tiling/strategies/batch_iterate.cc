@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "server/tiling/hardware_constants.h"
 #include "server/tiling/int_math.h"
+#include "server/tiling/kernel_table.h"
 #include "server/tiling/tiling_data.h"
 
 namespace npu::tiling {
@@ -139,7 +140,7 @@ absl::StatusOr<TilingPlan> BatchIterateStrategy::DoTiling(const MatmulProblem& p
   // Every cube plan's last step: base_n within the bias table.
   if (problem.has_bias) base_n = std::min(std::max<uint64_t>(chip.bt_bytes, kBlock256), base_n);
   plan.block_dim = chip.aic_num;
-  plan.kernel_type = CubeKernelType(plan.key);
+  plan.kernel_type = KernelTypeOf(KernelId::kBatchIterate, plan.key);
   plan.workspace_bytes = kRuntimeWorkspaceBytes;
   plan.detail = Describe(facts, batches_l1, " batches per L1 load, ", batches_l0, " per L0 load",
                          fit.l0_fits ? "" : " (one batch is cut into base blocks)");

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "server/tiling/hardware_constants.h"
 #include "server/tiling/int_math.h"
+#include "server/tiling/kernel_table.h"
 #include "server/tiling/tiling_data.h"
 
 namespace npu::tiling {
@@ -160,7 +161,7 @@ absl::StatusOr<TilingPlan> BatchMergeStrategy::DoTiling(const MatmulProblem& pro
   plan.key.trans_a = problem.trans_a && facts.m > 1;
   if (fused && TraitsOf(problem.fused_op).reads_x3) plan.key.l0c2out = L0cToOut::kNdFixpipe1To2;
   plan.block_dim = chip.aic_num;
-  plan.kernel_type = CubeKernelType(plan.key);
+  plan.kernel_type = KernelTypeOf(KernelId::kBatchMerge, plan.key);
   plan.workspace_bytes = kRuntimeWorkspaceBytes;
   plan.detail = Describe(facts, batches_l0, " batches per L0 block (", block_m, "x", block_n, "), ",
                          per_core, " batches per core, kL1=", k_l1);

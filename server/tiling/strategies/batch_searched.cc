@@ -8,6 +8,7 @@
 #include "server/tiling/cube_tiling_search.h"
 #include "server/tiling/hardware_constants.h"
 #include "server/tiling/int_math.h"
+#include "server/tiling/kernel_table.h"
 #include "server/tiling/status_macros.h"
 #include "server/tiling/strategies/batch_data_parallel.h"
 #include "server/tiling/strategies/batch_shared.h"
@@ -109,7 +110,7 @@ absl::StatusOr<TilingPlan> SearchedPlan(const MatmulProblem& problem, const Prob
   TilingPlan plan;
   plan.key = key;
   plan.block_dim = chip.aic_num;
-  plan.kernel_type = CubeKernelType(plan.key);
+  plan.kernel_type = KernelTypeOf(KernelId::kBatchHighLevel, plan.key);
   plan.workspace_bytes = kRuntimeWorkspaceBytes;
   plan.detail = std::move(detail);
   plan.data = HighLevelBatchTilingData(searched, run);

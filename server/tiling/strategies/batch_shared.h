@@ -73,20 +73,6 @@ inline ApiLevel TensorApiLevel(const MatmulProblem& problem) {
                                                                              : ApiLevel::kBasic;
 }
 
-// AIC-only, unless the key's kernel reduces partial sums (Stream-K) or
-// writes the output through the vector cores (ND fixpipe), which is the mixed
-// 1 AIC : 2 AIV kernel.
-// FusedMatMul's add, mul and gelu run on the AIVs even with the on-the-fly
-// output (the MIX_AIC_1_2 selections of fused_mat_mul_tilingkey.h).
-inline KernelType CubeKernelType(const TilingKey& key) {
-  const bool vector_epilogue =
-      key.layout == KeyLayout::kFused && TraitsOf(key.fused_op).on_vector_cores;
-  const bool mixed = key.model == KernelModel::kStreamK ||
-                     key.model == KernelModel::kStreamKSplitK ||
-                     key.l0c2out != L0cToOut::kOnTheFly || vector_epilogue;
-  return mixed ? KernelType::kMixed1To2 : KernelType::kAicOnly;
-}
-
 // The base block of one batch too large for L0, from its 16-aligned M, N
 // and K (in `base_m`, `base_n`, `base_k` on entry): the smallest of aligned
 // M and K (when M < N) or of N and K keeps its size and the L0A / L0B halves

@@ -7,6 +7,7 @@
 #include "server/tiling/cann_fault.h"
 #include "server/tiling/hardware_constants.h"
 #include "server/tiling/int_math.h"
+#include "server/tiling/kernel_table.h"
 #include "server/tiling/strategies/fused_zero_k.h"
 #include "server/tiling/strategies/swizzled_data_parallel.h"
 
@@ -202,10 +203,7 @@ absl::StatusOr<TilingPlan> FusedDataParallelStrategy::DoTiling(const MatmulProbl
   plan.key.full_load = packed.full_load;
   plan.key.l0c2out = packed.l0c2out;
   // The AIV cores run the add / mul / gelu epilogue and any fixpipe output.
-  plan.kernel_type =
-      (packed.l0c2out != L0cToOut::kOnTheFly || TraitsOf(problem.fused_op).on_vector_cores)
-          ? KernelType::kMixed1To2
-          : KernelType::kAicOnly;
+  plan.kernel_type = KernelTypeOf(KernelId::kMatMulCube, plan.key);
   if (gelu && IsSmallN(problem, facts)) {
     // The gelu epilogue of a narrow N stages the fp32 output in GM.
     plan.workspace_bytes += facts.m * facts.n * kFp32Bytes;

@@ -9,6 +9,7 @@
 #include "server/tiling/custom_plans.h"
 #include "server/tiling/hardware_constants.h"
 #include "server/tiling/int_math.h"
+#include "server/tiling/kernel_table.h"
 
 namespace npu::tiling {
 namespace {
@@ -322,8 +323,7 @@ TilingPlan PackSwizzledPlan(const MatmulProblem& problem, const ProblemFacts& fa
   plan.key.full_load = choice.full_load;
   plan.key.l0c2out = choice.out;
   plan.block_dim = static_cast<uint32_t>(s.used_core_num);
-  plan.kernel_type =
-      choice.out == L0cToOut::kOnTheFly ? KernelType::kAicOnly : KernelType::kMixed1To2;
+  plan.kernel_type = KernelTypeOf(KernelId::kMatMulCube, plan.key);
   plan.workspace_bytes = kRuntimeWorkspaceBytes;
   plan.detail = std::move(choice.detail);
   FillBasicTilingData(problem, facts, chip, s, plan);

@@ -1,0 +1,67 @@
+// The CANN operators the engine answers for, one row each.
+//
+// Everything that tells the operators apart by kind rather than by a
+// strategy's rule reads its row: the names (CANN's op type, the CLI's and
+// CANN's source folder's spellings), the wire enum value, the tiling-key
+// layout, whether the operator takes batch dims (and so folds A's batch into
+// M the way CANN's batched tiling does), whether CANN's walk goes on past a
+// capable strategy that fails, and which problem fields only it accepts. The
+// strategy lists are registered per operator (builtin_strategies.cc). A new
+// operator is a MatmulOp value, a row here and its strategies. Part of
+// `npu_tiling_types`.
+#ifndef NPU_SERVER_TILING_OPERATOR_TABLE_H_
+#define NPU_SERVER_TILING_OPERATOR_TABLE_H_
+
+#include <cstdint>
+#include <string_view>
+
+#include "absl/types/span.h"
+#include "server/tiling/types.h"
+
+namespace npu::tiling {
+
+// What the registry does when a capable strategy fails to tile.
+enum class WalkPolicy : uint8_t {
+  // The failure is the answer (MatMulV3: CANN's capable strategies do not
+  // fail; one that does is our bug, kInternal).
+  kFirstCapable,
+  // The walk tries the next strategy (CANN's batched registries).
+  kFallThrough,
+};
+
+struct OperatorSpec {
+  MatmulOp op = MatmulOp::kMatMulV3;
+  std::string_view name;      // CANN's op type: "BatchMatMulV3"
+  std::string_view cli_name;  // the CLI's and ParseMatmulOp()'s "batch_matmul_v3"
+  std::string_view folder;    // CANN's source folder, also accepted: "batch_mat_mul_v3"
+  // The value of npu.tiling.v1.Operator that names it on the wire.
+  int wire_value = 0;
+  // The operator OPERATOR_UNSPECIFIED stands for: requests may leave the
+  // field unset, and the canonical form of a request leaves it unset.
+  bool wire_default = false;
+  KeyLayout key_layout = KeyLayout::kMatMul;
+  // Takes batch dims, broadcast NumPy-style; A's batch folds into M when B
+  // has none and A is not transposed (CANN's MergeBatchAndMAxis).
+  bool batched = false;
+  WalkPolicy walk = WalkPolicy::kFirstCapable;
+  // Takes a bias with batch dims (batch_bias); a batched operator without
+  // it takes a bias of rank <= 2 only.
+  bool batched_bias = false;
+  // Takes MatMulV3's A slice view and force_grp_acc_fp32.
+  bool takes_slice_view = false;
+  // Takes FusedMatMul's epilogue (fused_op, x3, inner_precise).
+  bool takes_epilogue = false;
+  // Reads the offset_x attribute that turns the Tensor API off
+  // (avoid_tensor_api).
+  bool takes_tensor_api_switch = false;
+};
+
+// The row of `op`.
+const OperatorSpec& OperatorSpecOf(MatmulOp op);
+
+// Every row, in MatmulOp order.
+absl::Span<const OperatorSpec> Operators();
+
+}  // namespace npu::tiling
+
+#endif  // NPU_SERVER_TILING_OPERATOR_TABLE_H_
