@@ -83,19 +83,25 @@ namespace {
 using tiling::CeilDiv;
 }  // namespace
 
+uint64_t CubeFractalK(tiling::DataType dtype) {
+  return kCubeFractalKBits / tiling::DataTypeBits(dtype);
+}
+
+uint64_t ChipModel::CubeCyclesPerFractal(tiling::DataType dtype, bool hf32) const {
+  if (dtype != tiling::DataType::kFloat32) return 1;
+  return hf32 ? kCubeCyclesPerHf32Fractal : arch.cube_cycles_per_fp32_fractal;
+}
+
 uint64_t ChipModel::MmadCycles(uint64_t m, uint64_t n, uint64_t k, tiling::DataType dtype,
                                bool hf32) const {
   const uint64_t tiles = CeilDiv(m, kCubeFractalM) * CeilDiv(n, kCubeFractalN);
-  if (dtype != tiling::DataType::kFloat32) return tiles * CeilDiv(k, kCubeFractalK16);
-  const uint64_t per = hf32 ? kCubeCyclesPerHf32Fractal : arch.cube_cycles_per_fp32_fractal;
-  return tiles * CeilDiv(k, kCubeFractalK32) * per;
+  return tiles * CeilDiv(k, CubeFractalK(dtype)) * CubeCyclesPerFractal(dtype, hf32);
 }
 
 double ChipModel::PeakMacsPerCycle(tiling::DataType dtype, bool hf32) const {
   const double fractal = static_cast<double>(kCubeFractalM * kCubeFractalN);
-  if (dtype != tiling::DataType::kFloat32) return fractal * kCubeFractalK16;
-  return fractal * kCubeFractalK32 /
-         static_cast<double>(hf32 ? kCubeCyclesPerHf32Fractal : arch.cube_cycles_per_fp32_fractal);
+  return fractal * static_cast<double>(CubeFractalK(dtype)) /
+         static_cast<double>(CubeCyclesPerFractal(dtype, hf32));
 }
 
 uint64_t ChipModel::NsToCycles(double ns) const {

@@ -36,6 +36,11 @@ inline constexpr uint64_t kCubeFractalN = 16;
 inline constexpr uint64_t kCubeFractalK16 = 16;
 inline constexpr uint64_t kCubeFractalK32 = 8;
 inline constexpr uint64_t kCubeCyclesPerHf32Fractal = 1;
+// A fractal's K row is 32 bytes of input whatever the dtype: 16 deep for
+// 16-bit inputs, 8 for fp32, 32 for 8-bit and 64 for 4-bit ones.
+inline constexpr uint64_t kCubeFractalKBits = 256;
+// The K depth of one cube fractal of `dtype` inputs.
+uint64_t CubeFractalK(tiling::DataType dtype);
 
 // AIV MTE3 (UB -> GM) per core, bytes per cycle (seeds/001: "MTE1 / MTE3
 // 256 BPC").
@@ -126,6 +131,9 @@ struct ChipModel {
   // calibrated figures when given.
   static ChipModel FromSpec(const tiling::ChipSpec& spec,
                             const std::optional<ArchTiming>& timing = std::nullopt);
+  // Cube cycles one fractal (CubeFractalK() deep) of `dtype` inputs takes:
+  // one, but for fp32 the architecture's figure (hf32: one).
+  uint64_t CubeCyclesPerFractal(tiling::DataType dtype, bool hf32) const;
   // Cube cycles of one MMAD of m x n x k with `dtype` operands (hf32 when
   // `hf32` and the operands are fp32), without the instruction's fixed cost.
   uint64_t MmadCycles(uint64_t m, uint64_t n, uint64_t k, tiling::DataType dtype, bool hf32) const;

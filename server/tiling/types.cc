@@ -9,15 +9,21 @@
 
 namespace npu::tiling {
 
-uint64_t DataTypeBytes(DataType dtype) {
+uint32_t DataTypeBits(DataType dtype) {
   switch (dtype) {
     case DataType::kFloat16:
     case DataType::kBFloat16:
-      return 2;
+      return 16;
     case DataType::kFloat32:
-      return 4;
+      return 32;
   }
   return 0;
+}
+
+uint64_t DataTypeBytes(DataType dtype) { return DataTypeBits(dtype) / 8; }
+
+uint64_t DataTypeBytesOf(DataType dtype, uint64_t elements) {
+  return (elements * DataTypeBits(dtype) + 7) / 8;
 }
 
 std::string_view DataTypeName(DataType dtype) {

@@ -32,8 +32,15 @@ namespace npu::tiling {
 enum class DataType { kFloat16, kBFloat16, kFloat32 };
 enum class Format { kNd, kFractalNz };
 
-// Bytes per element of `dtype`.
+// Bits per element of `dtype`: the one size table. Sub-byte element types
+// (int4, fp4) have a seat here; every buffer size is computed from it.
+uint32_t DataTypeBits(DataType dtype);
+// Bytes per element of `dtype`, for the whole-byte types (every DataType
+// today): DataTypeBits() / 8.
 uint64_t DataTypeBytes(DataType dtype);
+// Bytes `elements` elements of `dtype` occupy, packed (rounded up to a whole
+// byte for a sub-byte type).
+uint64_t DataTypeBytesOf(DataType dtype, uint64_t elements);
 // Lower-case wire name: "float16", "bfloat16", "float32".
 std::string_view DataTypeName(DataType dtype);
 absl::StatusOr<DataType> ParseDataType(std::string_view name);

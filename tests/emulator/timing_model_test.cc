@@ -36,6 +36,20 @@ TilingPlan DataParallelFrom(const TilingPlan& stream_k, uint64_t k) {
   return plan;
 }
 
+// A fractal row is 32 bytes of K: 16-bit inputs go 16 deep per cycle, fp32
+// 8 deep at the architecture's rate, so fp16 peaks at 4096 MACs per cycle.
+TEST(ChipModelTest, CubeRateFollowsTheElementBits) {
+  EXPECT_EQ(CubeFractalK(tiling::DataType::kFloat16), 16u);
+  EXPECT_EQ(CubeFractalK(tiling::DataType::kBFloat16), 16u);
+  EXPECT_EQ(CubeFractalK(tiling::DataType::kFloat32), 8u);
+  const ChipModel chip = ChipModel::FromSpec(Chip950());
+  EXPECT_EQ(chip.PeakMacsPerCycle(tiling::DataType::kFloat16, false), 4096.0);
+  EXPECT_EQ(chip.MmadCycles(32, 32, 33, tiling::DataType::kFloat16, false), 4u * 3);
+  EXPECT_EQ(chip.MmadCycles(16, 16, 16, tiling::DataType::kFloat32, true), 2u);
+  EXPECT_EQ(chip.MmadCycles(16, 16, 16, tiling::DataType::kFloat32, false),
+            2 * chip.CubeCyclesPerFractal(tiling::DataType::kFloat32, false));
+}
+
 TEST(TimingModelTest, StreamKBeatsDataParallelOnTheSeedsShape) {
   // seeds/000 section 1: M=N=512, K=16384 fp16 with 256x256 blocks gives
   // mCnt*nCnt=4 tiles, so data-parallel keeps 4 of 24 cores busy; Stream-K

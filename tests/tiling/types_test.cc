@@ -12,6 +12,18 @@ using ::npu::testing::IsOk;
 using ::npu::testing::StatusIs;
 using ::testing::HasSubstr;
 
+// Sizes come from one table of bits; bytes are derived, packed for counts.
+TEST(DataTypeTest, SizesAreBitsFirst) {
+  EXPECT_EQ(DataTypeBits(DataType::kFloat16), 16u);
+  EXPECT_EQ(DataTypeBits(DataType::kBFloat16), 16u);
+  EXPECT_EQ(DataTypeBits(DataType::kFloat32), 32u);
+  for (DataType dtype : {DataType::kFloat16, DataType::kBFloat16, DataType::kFloat32}) {
+    EXPECT_EQ(DataTypeBytes(dtype) * 8, DataTypeBits(dtype));
+    EXPECT_EQ(DataTypeBytesOf(dtype, 0), 0u);
+    EXPECT_EQ(DataTypeBytesOf(dtype, 7), 7 * DataTypeBytes(dtype));
+  }
+}
+
 TEST(TilingKeyTest, EncodesCannExamples) {
   TilingKey stream_k{ApiLevel::kTensor,  false, true, 0, KernelModel::kStreamK, FullLoad::kNone,
                      L0cToOut::kOnTheFly};
