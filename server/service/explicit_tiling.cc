@@ -447,21 +447,33 @@ absl::Status CheckBatchCubeStruct(const StructCheckInput& in) {
   return status;
 }
 
+// The words the multi-batch structs share: the problem's dims and C batches
+// first, the cube's precision and the L2 hint last.
+template <typename F>
+absl::Status CheckBatchDims(const FieldChecker& f, const StructCheckInput& in) {
+  absl::Status status = f.ProblemDims<F>();
+  status.Update(f.Equals(F::kB, in.batch, "the C batches"));
+  return status;
+}
+template <typename F>
+absl::Status CheckBatchFlags(const FieldChecker& f, const StructCheckInput& in) {
+  absl::Status status = f.Equals(F::kMmadParam, in.walked.hf32 ? 1 : 0, "problem.hf32");
+  status.Update(f.InRange(F::kL2CacheDisable, 0, 3));
+  return status;
+}
+
 absl::Status CheckIterBatchStruct(const StructCheckInput& in) {
   using F = tl::IterBatchField;
   const FieldChecker f(in.data, in.walked, in.block_dim);
   const uint64_t c0 = 32 / tl::DataTypeBytes(in.walked.dtype_a);
   const uint64_t u32 = std::numeric_limits<uint32_t>::max();
-  absl::Status status;
-  status.Update(f.ProblemDims<F>());
-  status.Update(f.Equals(F::kB, in.batch, "the C batches"));
+  absl::Status status = CheckBatchDims<F>(f, in);
   status.Update(f.InRange(F::kIterBatchL1, 1, u32, "batches per L1 tile"));
   status.Update(f.InRange(F::kIterBatchL0, 1, u32, "batches per L0 block"));
   status.Update(f.Multiple(F::kBaseM, 16, "16-row cube fractals"));
   status.Update(f.Multiple(F::kBaseN, 16, "16-column cube fractals"));
   status.Update(f.Multiple(F::kBaseK, c0, "32-byte K fractals of A's dtype"));
-  status.Update(f.Equals(F::kMmadParam, in.walked.hf32 ? 1 : 0, "problem.hf32"));
-  status.Update(f.InRange(F::kL2CacheDisable, 0, 3));
+  status.Update(CheckBatchFlags<F>(f, in));
   return status;
 }
 
@@ -470,9 +482,7 @@ absl::Status CheckMergeBatchStruct(const StructCheckInput& in) {
   const FieldChecker f(in.data, in.walked, in.block_dim);
   const uint64_t c0 = 32 / tl::DataTypeBytes(in.walked.dtype_a);
   const uint64_t u32 = std::numeric_limits<uint32_t>::max();
-  absl::Status status;
-  status.Update(f.ProblemDims<F>());
-  status.Update(f.Equals(F::kB, in.batch, "the C batches"));
+  absl::Status status = CheckBatchDims<F>(f, in);
   status.Update(f.InRange(F::kBatchAL1, 1, u32, "batches per tile"));
   status.Update(f.InRange(F::kBatchBL1, 1, u32, "batches per tile"));
   status.Update(f.InRange(F::kBatchL0, 1, u32, "batches per L0 block"));
@@ -480,8 +490,7 @@ absl::Status CheckMergeBatchStruct(const StructCheckInput& in) {
   if (status.ok()) {
     status.Update(f.Multiple(F::kKL1, f.Get(F::kBaseK), "whole baseK slices per L1 stage"));
   }
-  status.Update(f.Equals(F::kMmadParam, in.walked.hf32 ? 1 : 0, "problem.hf32"));
-  status.Update(f.InRange(F::kL2CacheDisable, 0, 3));
+  status.Update(CheckBatchFlags<F>(f, in));
   return status;
 }
 
