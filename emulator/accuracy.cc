@@ -283,13 +283,13 @@ absl::StatusOr<AccuracyReport> CompareWithReference(const MatmulProblem& problem
   // The reference walks the problem's own batch dims (no merge into M).
   tiling::MatmulProblem unmerged = problem;
   unmerged.op = tiling::MatmulOp::kMatMulV3;
-  ASSIGN_OR_RETURN(const tiling::BatchWalk walk, tiling::BatchWalkOf(unmerged));
+  ASSIGN_OR_RETURN(const tiling::BatchShape walk, tiling::BatchShapeOf(unmerged));
   const FloatBuffer a =
-      BatchedOperandAsFloats(inputs.a, tiling::BatchProduct(walk.a), m, k, problem.trans_a,
-                             hf32 && inputs.a.dtype == DataType::kFloat32, pool);
+      BatchedOperandAsFloats(inputs.a, static_cast<uint64_t>(tiling::SlotProduct(walk.a)), m, k,
+                             problem.trans_a, hf32 && inputs.a.dtype == DataType::kFloat32, pool);
   const FloatBuffer b =
-      BatchedOperandAsFloats(inputs.b, tiling::BatchProduct(walk.b), k, n, problem.trans_b,
-                             hf32 && inputs.b.dtype == DataType::kFloat32, pool);
+      BatchedOperandAsFloats(inputs.b, static_cast<uint64_t>(tiling::SlotProduct(walk.b)), k, n,
+                             problem.trans_b, hf32 && inputs.b.dtype == DataType::kFloat32, pool);
   std::vector<float> bias;
   if (problem.has_bias) bias = inputs.bias->ToFloats();
   std::vector<float> x3;

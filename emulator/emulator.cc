@@ -10,6 +10,7 @@
 #include "emulator/l2_traffic.h"
 #include "emulator/thread_pool.h"
 #include "emulator/timing_model.h"
+#include "server/tiling/batch_shape.h"
 #include "server/tiling/status_macros.h"
 
 namespace npu::emu {
@@ -77,20 +78,6 @@ std::vector<int64_t> ShapeB(const MatmulProblem& p) {
   return p.trans_b ? Shape2(p.n, p.k) : Shape2(p.k, p.n);
 }
 
-// C's batch dims: batch_c, or the broadcast of A's and B's.
-std::vector<int64_t> BatchDimsC(const MatmulProblem& p) {
-  if (!p.batch_c.empty()) return p.batch_c;
-  const size_t rank = std::max(p.batch_a.size(), p.batch_b.size());
-  std::vector<int64_t> dims(rank, 1);
-  for (size_t i = 0; i < rank; ++i) {
-    const size_t from_end = rank - 1 - i;
-    const int64_t a = from_end < p.batch_a.size() ? p.batch_a[p.batch_a.size() - 1 - from_end] : 1;
-    const int64_t b = from_end < p.batch_b.size() ? p.batch_b[p.batch_b.size() - 1 - from_end] : 1;
-    dims[i] = std::max(a, b);
-  }
-  return dims;
-}
-
 }  // namespace
 
 OperandShapes ShapesOf(const MatmulProblem& p) {
@@ -101,7 +88,7 @@ OperandShapes ShapesOf(const MatmulProblem& p) {
   if (p.op == tiling::MatmulOp::kFusedMatMul && tiling::TraitsOf(p.fused_op).reads_x3) {
     shapes.x3 = p.x3_shape.empty() ? Shape2(p.m, p.n) : p.x3_shape;
   }
-  shapes.c = Prefixed(BatchDimsC(p), Shape2(p.m, p.n));
+  shapes.c = Prefixed(tiling::OutputBatchDims(p), Shape2(p.m, p.n));
   return shapes;
 }
 
@@ -127,10 +114,10 @@ absl::Status CheckProblem(const MatmulProblem& problem, const tiling::ChipSpec& 
         "the emulator does not model transposed non-contiguous batch views "
         "(a_batch_interleaved / b_batch_interleaved)");
   }
-  RETURN_IF_ERROR(tiling::BatchWalkOf(problem).status());
+  RETURN_IF_ERROR(tiling::BatchShapeOf(problem).status());
   if (problem.op == tiling::MatmulOp::kFusedMatMul && tiling::TraitsOf(problem.fused_op).reads_x3) {
     const std::vector<int64_t>& x3 = problem.x3_shape;
-    const uint64_t batch_c = tiling::BatchProduct(BatchDimsC(problem));
+    const uint64_t batch_c = tiling::BatchProduct(tiling::OutputBatchDims(problem));
     const bool ok_2d = x3.empty() || (x3.size() == 2 && x3[0] == problem.m && x3[1] == problem.n);
     const bool ok_3d = x3.size() == 3 && x3[1] == problem.m && x3[2] == problem.n &&
                        (x3[0] == 1 || static_cast<uint64_t>(x3[0]) == batch_c);
@@ -165,7 +152,7 @@ absl::Status CheckNumericInputs(const MatmulProblem& problem, const Tensors& inp
     RETURN_IF_ERROR(CheckTensor("x3", *inputs.x3, problem.dtype_a, shapes.x3));
   }
   const uint64_t macs = uint64_t(problem.m) * uint64_t(problem.n) * uint64_t(problem.k) *
-                        tiling::BatchProduct(BatchDimsC(problem));
+                        tiling::BatchProduct(tiling::OutputBatchDims(problem));
   if (options.max_numeric_macs != 0 && macs > options.max_numeric_macs) {
     return absl::ResourceExhaustedError(
         absl::StrCat("numerics need ", macs, " MACs, above the work limit of ",
@@ -194,7 +181,7 @@ TimingOptions TimingOptionsFor(const MatmulProblem& problem, const EmulatorOptio
   timing.cancelled = options.cancelled;
   timing.max_events = options.max_simulated_ops;
   timing.useful_macs = uint64_t(problem.m) * uint64_t(problem.n) * uint64_t(problem.k) *
-                       tiling::BatchProduct(BatchDimsC(problem));
+                       tiling::BatchProduct(tiling::OutputBatchDims(problem));
   timing.dtype = problem.dtype_a;
   timing.hf32 = problem.hf32;
   timing.gm_split = options.gm_split;
@@ -350,7 +337,7 @@ uint64_t BroadcastIndex(const std::vector<int64_t>& dims, const std::vector<int6
 
 std::vector<double> ReferenceMatmul(const MatmulProblem& problem, const Tensors& inputs) {
   const uint64_t m = problem.m, n = problem.n, k = problem.k;
-  const std::vector<int64_t> c_dims = BatchDimsC(problem);
+  const std::vector<int64_t> c_dims = tiling::OutputBatchDims(problem);
   const uint64_t batches = tiling::BatchProduct(c_dims);
   const bool fused = problem.op == tiling::MatmulOp::kFusedMatMul;
   std::vector<double> x3;

@@ -85,7 +85,7 @@ class Estimator {
         stage_k_(std::max<uint64_t>(1, std::max(schedule.k_l1, schedule.base_k))) {
     // Batches read their own A and B (broadcast ones shared): the keys
     // carry the operand batch, so one batch's B is no L2 hit for another's.
-    absl::StatusOr<tiling::BatchWalk> walk = tiling::BatchWalkOf(problem);
+    absl::StatusOr<tiling::BatchShape> walk = tiling::BatchShapeOf(problem);
     if (walk.ok() && walk->batch > 1) walk_ = *std::move(walk);
   }
 
@@ -242,7 +242,7 @@ class Estimator {
   uint64_t stage_k_;
   std::vector<Range> resident_a_, resident_b_;
   GmReadMix mix_;
-  std::optional<tiling::BatchWalk> walk_;
+  std::optional<tiling::BatchShape> walk_;
 };
 
 }  // namespace

@@ -423,12 +423,12 @@ absl::Status RunNumerics(const tiling::Schedule& schedule, const tiling::MatmulP
                          const HostTensor* x3) {
   const uint64_t n = problem.n, k = problem.k;
   const bool hf32 = problem.hf32;
-  absl::StatusOr<tiling::BatchWalk> walk = tiling::BatchWalkOf(problem);
+  absl::StatusOr<tiling::BatchShape> walk = tiling::BatchShapeOf(problem);
   if (!walk.ok()) return walk.status();
   NumericsData data{schedule, n, k, {}, {}, {}, {}, c};
   data.rows = walk->rows;
-  const uint64_t batches_a = tiling::BatchProduct(walk->a);
-  const uint64_t batches_b = tiling::BatchProduct(walk->b);
+  const uint64_t batches_a = static_cast<uint64_t>(tiling::SlotProduct(walk->a));
+  const uint64_t batches_b = static_cast<uint64_t>(tiling::SlotProduct(walk->b));
   data.af = BatchedOperandAsFloats(a, batches_a, walk->rows, k, problem.trans_a,
                                    hf32 && a.dtype == DataType::kFloat32, pool);
   data.bf = BatchedOperandAsFloats(b, batches_b, k, n, problem.trans_b,

@@ -29,7 +29,7 @@ EmulationWork EstimateEmulationWork(const tiling::TilingPlan& plan,
                                     const tiling::MatmulProblem& problem) {
   // A batched problem is its batches' work: one batch's rows (M as the
   // kernel walks it) times the C batches.
-  const absl::StatusOr<tiling::BatchWalk> walk = tiling::BatchWalkOf(problem);
+  const absl::StatusOr<tiling::BatchShape> walk = tiling::BatchShapeOf(problem);
   const uint64_t m = walk.ok() ? walk->rows : static_cast<uint64_t>(problem.m);
   const uint64_t batch = walk.ok() ? walk->batch : 1;
   const uint64_t n = problem.n, k = problem.k;

@@ -35,7 +35,9 @@ set(TYPES_HEADERS
   server/tiling/chip_fields.h
   server/tiling/plan_fit.h
   server/tiling/kernel_table.h
-  server/tiling/operator_table.h)
+  server/tiling/operator_table.h
+  server/tiling/key_layout.h
+  server/tiling/batch_shape.h)
 # The types target's own sources; schedule_internal.h is shared by its
 # schedule files and the kernel table, and by nothing else.
 set(TYPES_SOURCES
@@ -44,6 +46,8 @@ set(TYPES_SOURCES
   server/tiling/schedule_batch.cc
   server/tiling/kernel_table.cc
   server/tiling/operator_table.cc
+  server/tiling/key_layout.cc
+  server/tiling/batch_shape.cc
   server/tiling/schedule_stream_k.cc
   server/tiling/schedule_coverage.cc
   server/tiling/schedule_internal.h

@@ -217,7 +217,7 @@ MatmulProblem OneBatchProblem(const MatmulProblem& problem, uint64_t* batches) {
   if (batches != nullptr) *batches = 1;
   if (problem.op == tiling::MatmulOp::kMatMulV3) return problem;
   MatmulProblem flat = problem;
-  const absl::StatusOr<tiling::BatchWalk> walk = tiling::BatchWalkOf(problem);
+  const absl::StatusOr<tiling::BatchShape> walk = tiling::BatchShapeOf(problem);
   if (walk.ok()) {
     flat.m = static_cast<int64_t>(walk->rows);
     if (batches != nullptr) *batches = walk->batch;

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "server/graph/shape_propagation.h"
+#include "server/tiling/batch_shape.h"
 #include "server/tiling/validate.h"
 
 namespace npu::graph {
@@ -18,7 +19,7 @@ namespace {
 namespace tl = ::npu::tiling;
 
 // CANN's batch matmuls keep at most four batch dims per operand (rank 6).
-constexpr size_t kMaxBatchDims = 4;
+using tl::kMaxBatchDims;
 // Nodes a GELU subgraph may span (torch's tanh form has 8).
 constexpr size_t kMaxGeluNodes = 12;
 

@@ -637,7 +637,7 @@ absl::StatusOr<tl::TilingPlan> PlanFromExplicitTiling(const pb::TilingResponse& 
   const tl::KernelId kernel = *chosen;
   absl::StatusOr<tl::TilingData> data = DataFromProto(tiling, kernel);
   if (!data.ok()) return data.status();
-  absl::StatusOr<tl::BatchWalk> walk = tl::BatchWalkOf(problem);
+  absl::StatusOr<tl::BatchShape> walk = tl::BatchShapeOf(problem);
   if (!walk.ok()) return FieldError("problem", walk.status().message());
   tl::MatmulProblem walked = problem;
   walked.m = static_cast<int64_t>(walk->rows);

@@ -32,7 +32,7 @@ struct KernelRow {
   // The kernel type a launch of `key` runs as.
   KernelType (*kernel_type)(const TilingKey& key) = nullptr;
   // The tile loops of `plan` over `walked` (the problem as the kernel walks
-  // it: A's batch merged into M, see BatchWalk) for `batch` C batches, as
+  // it: A's batch merged into M, see BatchShape) for `batch` C batches, as
   // the device schedulers of the family index them.
   absl::StatusOr<Schedule> (*expand)(const TilingPlan& plan, const MatmulProblem& walked,
                                      const ChipSpec& chip, uint64_t batch) = nullptr;

@@ -24,9 +24,9 @@
 #include <optional>
 #include <string_view>
 
+#include "server/tiling/batch_shape.h"
 #include "server/tiling/hardware_constants.h"
 #include "server/tiling/int_math.h"
-#include "server/tiling/operator_table.h"
 #include "server/tiling/tiling_data.h"
 #include "server/tiling/types.h"
 
@@ -122,10 +122,7 @@ inline CubeBufferDemand StreamedBufferDemand(const TilingPlan& plan, const Matmu
   // A batch merged into M (B without batch, A not transposed) makes A one
   // [batch_a * m, k] matrix for the kernel (MergeBatchAndMAxis,
   // matmul/batch_mat_mul_v3/op_host/op_tiling/arch35/batch_matmul_v3_tiling_advanced.cpp).
-  if (OperatorSpecOf(problem.op).batched && !problem.trans_a &&
-      BatchProduct(problem.batch_b) == 1) {
-    m *= BatchProduct(problem.batch_a);
-  }
+  if (MergesBatchIntoM(problem)) m *= BatchProduct(problem.batch_a);
   // The streamed kernel stages kL1 of K per buffer; next to a whole
   // resident matrix the full-load kernels stage stepKa (stepKb) base_k
   // slices of the streamed operand. A resident band is one L1 block of rows

@@ -7,6 +7,7 @@
 
 #include "absl/strings/cord.h"
 #include "absl/strings/str_cat.h"
+#include "server/tiling/batch_shape.h"
 #include "server/tiling/block_heuristics.h"
 #include "server/tiling/cann_fault.h"
 #include "server/tiling/operator_table.h"
@@ -18,15 +19,12 @@ namespace npu::tiling {
 
 namespace {
 
-// `dims` right-aligned into CANN's four batch slots (slot 3 innermost),
-// missing dims 1.
-std::array<uint64_t, kBatchSlots> BatchSlots(const std::vector<int64_t>& dims) {
-  std::array<uint64_t, kBatchSlots> slots{1, 1, 1, 1};
-  const size_t count = std::min(dims.size(), slots.size());
-  for (size_t i = 0; i < count; ++i) {
-    slots[kBatchSlots - 1 - i] = static_cast<uint64_t>(dims[dims.size() - 1 - i]);
-  }
-  return slots;
+// `dims` right-aligned into the four batch slots, as the facts hold them.
+std::array<uint64_t, kBatchSlots> BatchSlotsOf(const std::vector<int64_t>& dims) {
+  const BatchSlots slots = RightAligned(dims);
+  std::array<uint64_t, kBatchSlots> out{};
+  for (int i = 0; i < kBatchSlots; ++i) out[i] = static_cast<uint64_t>(slots[i]);
+  return out;
 }
 
 uint64_t SlotProduct(const std::array<uint64_t, kBatchSlots>& slots) {
@@ -39,14 +37,14 @@ uint64_t SlotProduct(const std::array<uint64_t, kBatchSlots>& slots) {
 // and MergeBatchAndMAxis of the batch_mat_mul_v3 tiling).
 void DeriveBatchFacts(const MatmulProblem& problem, ProblemFacts& facts) {
   facts.batch_context = true;
-  facts.batch_a_dims = BatchSlots(problem.batch_a);
-  facts.batch_b_dims = BatchSlots(problem.batch_b);
+  facts.batch_a_dims = BatchSlotsOf(problem.batch_a);
+  facts.batch_b_dims = BatchSlotsOf(problem.batch_b);
   if (problem.batch_c.empty()) {
     for (int i = 0; i < kBatchSlots; ++i) {
       facts.batch_c_dims[i] = std::max(facts.batch_a_dims[i], facts.batch_b_dims[i]);
     }
   } else {
-    facts.batch_c_dims = BatchSlots(problem.batch_c);
+    facts.batch_c_dims = BatchSlotsOf(problem.batch_c);
   }
   facts.batch_a = SlotProduct(facts.batch_a_dims);
   facts.batch_b = SlotProduct(facts.batch_b_dims);
@@ -65,7 +63,7 @@ void DeriveBatchFacts(const MatmulProblem& problem, ProblemFacts& facts) {
   }
   // A batched A times an unbatched B is one matmul of batch_a * m rows when
   // A's rows are contiguous (A not transposed).
-  if (facts.batch_b == 1 && !problem.trans_a && facts.batch_a > 1) {
+  if (MergesBatchIntoM(problem)) {
     facts.batch_merged_into_m = true;
     facts.m *= facts.batch_a;
     facts.batch_a_dims = {1, 1, 1, 1};

@@ -305,25 +305,6 @@ absl::StatusOr<Schedule> ExpandVector(const TilingPlan& plan, const MatmulProble
   return Schedule{};
 }
 
-uint64_t Product(const std::vector<int64_t>& dims) {
-  uint64_t product = 1;
-  for (int64_t d : dims) product *= static_cast<uint64_t>(d);
-  return product;
-}
-
-// `dims` right-aligned into kMaxBatchDims slots, missing slots 1.
-std::vector<int64_t> RightAligned(const std::vector<int64_t>& dims) {
-  std::vector<int64_t> out(kMaxBatchDims, 1);
-  std::copy(dims.begin(), dims.end(), out.end() - static_cast<std::ptrdiff_t>(dims.size()));
-  return out;
-}
-
-std::string DimsText(const std::vector<int64_t>& dims) {
-  std::string text = "[";
-  for (size_t i = 0; i < dims.size(); ++i) absl::StrAppend(&text, i ? "," : "", dims[i]);
-  return text + "]";
-}
-
 }  // namespace
 
 namespace schedule_internal {
@@ -358,70 +339,8 @@ BlockTiling PlanBlock(const TilingPlan& plan, const MatmulProblem& /*walked*/) {
 
 }  // namespace schedule_internal
 
-uint64_t BatchWalk::OperandBatch(const std::vector<int64_t>& dims, uint64_t c_index) const {
-  // Walk C's slots innermost first, keeping the operand's index where its
-  // dim is not broadcast.
-  const std::vector<int64_t> aligned = RightAligned(dims);
-  uint64_t index = 0, stride = 1;
-  for (size_t slot = kMaxBatchDims; slot-- > 0;) {
-    const uint64_t c_dim = static_cast<uint64_t>(c[slot]);
-    const uint64_t pos = c_index % c_dim;
-    c_index /= c_dim;
-    const uint64_t dim = static_cast<uint64_t>(aligned[slot]);
-    if (dim != 1) index += pos * stride;
-    stride *= dim;
-  }
-  return index;
-}
-uint64_t BatchWalk::ABatch(uint64_t c_index) const { return OperandBatch(a, c_index); }
-uint64_t BatchWalk::BBatch(uint64_t c_index) const { return OperandBatch(b, c_index); }
-
 BlockTiling KernelBlock(const TilingPlan& plan, const MatmulProblem& problem) {
   return KernelRowOf(plan.data.kernel).block(plan, problem);
-}
-
-absl::StatusOr<BatchWalk> BatchWalkOf(const MatmulProblem& problem) {
-  for (const auto* dims : {&problem.batch_a, &problem.batch_b, &problem.batch_c}) {
-    if (dims->size() > kMaxBatchDims) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("batch dims ", DimsText(*dims), " exceed ", kMaxBatchDims, " dims"));
-    }
-    for (int64_t d : *dims) {
-      if (d <= 0) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("batch dims ", DimsText(*dims), " must be positive"));
-      }
-    }
-  }
-  BatchWalk walk;
-  walk.rows = static_cast<uint64_t>(problem.m);
-  walk.a = RightAligned(problem.batch_a);
-  walk.b = RightAligned(problem.batch_b);
-  walk.c.assign(kMaxBatchDims, 1);
-  for (size_t slot = 0; slot < kMaxBatchDims; ++slot) {
-    const int64_t a = walk.a[slot], b = walk.b[slot];
-    if (a != b && a != 1 && b != 1) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "batch dims ", DimsText(problem.batch_a), " of A and ", DimsText(problem.batch_b),
-          " of B do not broadcast (NumPy rule: equal or 1)"));
-    }
-    walk.c[slot] = std::max(a, b);
-  }
-  if (!problem.batch_c.empty() && RightAligned(problem.batch_c) != walk.c) {
-    return absl::InvalidArgumentError(absl::StrCat("batch_c ", DimsText(problem.batch_c),
-                                                   " is not the broadcast ", DimsText(walk.c),
-                                                   " of A's and B's batch dims"));
-  }
-  walk.batch = Product(walk.c);
-  if (OperatorSpecOf(problem.op).batched && Product(walk.b) == 1 && !problem.trans_a &&
-      Product(walk.a) > 1) {
-    walk.merged_into_m = true;
-    walk.rows *= Product(walk.a);
-    walk.batch = 1;
-    walk.a.assign(kMaxBatchDims, 1);
-    walk.c.assign(kMaxBatchDims, 1);
-  }
-  return walk;
 }
 
 std::string CoreKindName(CoreKind kind) { return kind == CoreKind::kAic ? "AIC" : "AIV"; }
@@ -455,7 +374,7 @@ absl::Status CheckTilePattern(const TilingPlan& plan, const MatmulProblem& probl
   const BlockTiling& b = plan.block;
   const uint64_t used = BasicFieldOr(plan, BasicField::kUsedCoreNum, plan.block_dim);
   assert(b.base_m != 0 && b.base_n != 0 && used != 0 && "CheckTilePattern of an unusable plan");
-  const absl::StatusOr<BatchWalk> walk = BatchWalkOf(problem);
+  const absl::StatusOr<BatchShape> walk = BatchShapeOf(problem);
   const uint64_t rows = walk.ok() ? walk->rows : static_cast<uint64_t>(problem.m);
   const uint64_t mn_tiles =
       CeilDiv(rows, b.base_m) * CeilDiv(static_cast<uint64_t>(problem.n), b.base_n);
@@ -492,7 +411,7 @@ absl::StatusOr<Schedule> ExpandTileLoops(const TilingPlan& plan, const MatmulPro
                        std::string(FullLoadName(plan.key.full_load))));
     }
   }
-  ASSIGN_OR_RETURN(const BatchWalk walk, BatchWalkOf(problem));
+  ASSIGN_OR_RETURN(const BatchShape walk, BatchShapeOf(problem));
   // The kernels walk one batch's rows (A's batch merged into M) batch times.
   MatmulProblem walked = problem;
   walked.m = static_cast<int64_t>(walk.rows);

@@ -42,6 +42,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "server/tiling/batch_shape.h"
 #include "server/tiling/types.h"
 
 namespace npu::tiling {
@@ -123,7 +124,7 @@ struct Schedule {
   // Advisor extensions copied from the plan (defaults: CANN's behaviour).
   uint32_t swat_window_rows = kCannSwatWindowRows;
   L1Residency l1_residency = L1Residency::kStreamed;
-  // C batches walked and the rows of each (BatchWalk); 1 and m for 2-D.
+  // C batches walked and the rows of each (BatchShape); 1 and m for 2-D.
   uint64_t batch = 1;
   uint64_t batch_rows = 0;
   // ITER_BATCH / MERGE_BATCH: the consecutive units of one tile (its
@@ -131,37 +132,12 @@ struct Schedule {
   bool batches_share_loads = false;
 };
 
-inline constexpr size_t kMaxBatchDims = 4;
-
-// How the kernels see a problem's batch dims. CANN merges A's batch into M
-// when B has none and A is not transposed (MergeBatchAndMAxis,
-// matmul/batch_mat_mul_v3/op_host/op_tiling/arch35/batch_matmul_v3_tiling_advanced.cpp):
-// C then is one [batch_a * m, n] matrix.
-struct BatchWalk {
-  uint64_t rows = 0;   // M of one C batch as walked (m * batch_a when merged)
-  uint64_t batch = 1;  // C batches walked
-  bool merged_into_m = false;
-  // Batch dims right-aligned to kMaxBatchDims slots (missing = 1), as
-  // walked (all ones for A and C after a merge).
-  std::vector<int64_t> a, b, c;
-  // The A (B) batch that C batch `c_index` reads, NumPy broadcast.
-  uint64_t ABatch(uint64_t c_index) const;
-  uint64_t BBatch(uint64_t c_index) const;
-  // The batch of an operand with dims `dims` (right-aligned, any rank up to
-  // kMaxBatchDims) that C batch `c_index` reads.
-  uint64_t OperandBatch(const std::vector<int64_t>& dims, uint64_t c_index) const;
-};
-// The batch walk of `problem`. kInvalidArgument when the batch dims do not
-// broadcast (a slot where A and B differ and neither is 1), batch_c is not
-// their broadcast, or an operand has more than kMaxBatchDims batch dims.
-absl::StatusOr<BatchWalk> BatchWalkOf(const MatmulProblem& problem);
-
 // One workspace slot: a 256x256 fp32 partial tile (CANN's BLOCK_BASE_M x
 // BLOCK_BASE_N in the Stream-K kernel and its GetWorkSpace()).
 inline constexpr uint64_t kWorkspaceSlotElements = 256 * 256;
 
 // The block sizes the cube kernel of `plan` works with for `problem` (M as
-// walked, BatchWalk): plan.block, except for the batch structs that carry
+// walked, BatchShape): plan.block, except for the batch structs that carry
 // their own: ITER_BATCH takes baseM/N/K from its struct and holds whole
 // batches in L1 (kL1 = K); MERGE_BATCH computes one batch's fractal-padded
 // M x N per L0 block with its struct's baseK and kL1.

@@ -17,6 +17,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "server/tiling/batch_shape.h"
 #include "server/tiling/lazy_text.h"
 #include "server/tiling/types.h"
 
@@ -34,7 +35,7 @@ struct Capability {
 };
 
 // CANN keeps up to four batch dims per operand.
-inline constexpr int kBatchSlots = 4;
+inline constexpr int kBatchSlots = static_cast<int>(kMaxBatchDims);
 
 // Facts derived once from a validated problem and shared by all strategies.
 struct ProblemFacts {

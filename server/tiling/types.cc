@@ -252,51 +252,6 @@ std::string_view L1ResidencyName(L1Residency residency) {
   return "?";
 }
 
-uint64_t TilingKey::Encode() const {
-  uint64_t key = static_cast<uint64_t>(api_level) | (static_cast<uint64_t>(batch_model) << 8) |
-                 (static_cast<uint64_t>(model) << 12) | (static_cast<uint64_t>(full_load) << 16) |
-                 (static_cast<uint64_t>(l0c2out) << 20);
-  if (layout == KeyLayout::kFused) {
-    const uint64_t trans = static_cast<uint64_t>(trans_a) + 2 * static_cast<uint64_t>(trans_b);
-    return key | (trans << 4) | (static_cast<uint64_t>(fused_op) << 24) |
-           (static_cast<uint64_t>(inner_precise) << 28);
-  }
-  return key | (static_cast<uint64_t>(trans_a) << 4) | (static_cast<uint64_t>(trans_b) << 6);
-}
-
-absl::StatusOr<TilingKey> TilingKey::Decode(uint64_t key, KeyLayout layout) {
-  auto nibble = [key](int shift) { return (key >> shift) & 0xF; };
-  TilingKey out;
-  out.layout = layout;
-  if (nibble(0) > 2) return absl::InvalidArgumentError("tiling key: api_level above 2");
-  if (nibble(8) > 7) return absl::InvalidArgumentError("tiling key: batch_model above 7");
-  if (nibble(12) > 7) return absl::InvalidArgumentError("tiling key: model above 7");
-  if (nibble(16) > 3) return absl::InvalidArgumentError("tiling key: full_load above 3");
-  if (nibble(20) > 2) return absl::InvalidArgumentError("tiling key: l0c2out above 2");
-  if (layout == KeyLayout::kFused) {
-    if (nibble(4) > 3) return absl::InvalidArgumentError("tiling key: transpose field above 3");
-    if (nibble(24) > static_cast<uint64_t>(FusedOp::kCast16To32)) {
-      return absl::InvalidArgumentError("tiling key: fused op type above 6");
-    }
-    if (key >> 30) return absl::InvalidArgumentError("tiling key: bits above 29 set");
-    out.trans_a = nibble(4) & 1;
-    out.trans_b = (nibble(4) >> 1) & 1;
-    out.fused_op = static_cast<FusedOp>(nibble(24));
-    out.inner_precise = static_cast<uint8_t>((key >> 28) & 3);
-  } else {
-    if ((key >> 4) & 0xA) return absl::InvalidArgumentError("tiling key: bad transpose bits");
-    if (key >> 24) return absl::InvalidArgumentError("tiling key: bits above 23 set");
-    out.trans_a = (key >> 4) & 1;
-    out.trans_b = (key >> 6) & 1;
-  }
-  out.api_level = static_cast<ApiLevel>(nibble(0));
-  out.batch_model = static_cast<uint8_t>(nibble(8));
-  out.model = static_cast<KernelModel>(nibble(12));
-  out.full_load = static_cast<FullLoad>(nibble(16));
-  out.l0c2out = static_cast<L0cToOut>(nibble(20));
-  return out;
-}
-
 KeyLayout KeyLayoutOf(MatmulOp op) { return OperatorSpecOf(op).key_layout; }
 
 std::string_view BatchModelName(uint8_t batch_model) {

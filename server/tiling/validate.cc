@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "server/tiling/batch_shape.h"
 #include "server/tiling/int_math.h"
 #include "server/tiling/operator_table.h"
 
@@ -117,7 +118,6 @@ absl::Status CheckSlice(const MatmulProblem& p) {
 }
 
 // CANN keeps up to four batch dims per operand (ranks up to 6).
-constexpr size_t kMaxBatchDims = 4;
 
 std::string DimsText(const std::vector<int64_t>& dims) {
   return absl::StrCat("[", absl::StrJoin(dims, ", "), "]");
@@ -175,21 +175,6 @@ absl::Status CheckFieldsOfOp(const MatmulProblem& p) {
   return absl::OkStatus();
 }
 
-// CANN's four batch slots of `dims`, right-aligned (slot 3 innermost).
-std::array<int64_t, kMaxBatchDims> Slots(const std::vector<int64_t>& dims) {
-  std::array<int64_t, kMaxBatchDims> slots{1, 1, 1, 1};
-  for (size_t i = 0; i < dims.size() && i < kMaxBatchDims; ++i) {
-    slots[kMaxBatchDims - 1 - i] = dims[dims.size() - 1 - i];
-  }
-  return slots;
-}
-
-int64_t SlotProduct(const std::array<int64_t, kMaxBatchDims>& slots) {
-  int64_t product = 1;
-  for (int64_t slot : slots) product *= slot;  // bounded by CheckBatchList
-  return product;
-}
-
 // At most four dims, each in [1, kMaxDim], with a product that stays in
 // [1, kMaxDim] (checked step by step, so it cannot overflow).
 absl::Status CheckBatchList(std::string_view field, const std::vector<int64_t>& dims) {
@@ -222,11 +207,11 @@ absl::Status CheckBatches(const MatmulProblem& p) {
   if (auto s = CheckBatchList("batch_b", p.batch_b); !s.ok()) return s;
   if (auto s = CheckBatchList("batch_c", p.batch_c); !s.ok()) return s;
   if (auto s = CheckBatchList("batch_bias", p.batch_bias); !s.ok()) return s;
-  std::array<int64_t, kMaxBatchDims> a = Slots(p.batch_a);
-  const std::array<int64_t, kMaxBatchDims> b = Slots(p.batch_b);
-  std::array<int64_t, kMaxBatchDims> broadcast{};
+  BatchSlots a = RightAligned(p.batch_a);
+  const BatchSlots b = RightAligned(p.batch_b);
+  BatchSlots broadcast{};
   for (size_t i = 0; i < kMaxBatchDims; ++i) broadcast[i] = std::max(a[i], b[i]);
-  std::array<int64_t, kMaxBatchDims> c = p.batch_c.empty() ? broadcast : Slots(p.batch_c);
+  BatchSlots c = p.batch_c.empty() ? broadcast : RightAligned(p.batch_c);
   // CANN reads a {1, 0, 2} view of A by B's rank (ExtractNonContiguousDims of
   // the mat_mul_v3 tiling): with a 3-D B it is the transposed-view case; with
   // a 2-D B a non-contiguous slice of batch * m rows, whose M is then merged
@@ -255,7 +240,7 @@ absl::Status CheckBatches(const MatmulProblem& p) {
   }
   // An unbatched B times a row-major A is one matmul of batch_a * m rows:
   // CANN merges A's batch into M before the broadcast check.
-  if (SlotProduct(b) == 1 && !p.trans_a && SlotProduct(a) > 1) {
+  if (MergesBatchIntoM(p)) {
     if (rows > kMaxDim / SlotProduct(a)) {
       return Invalid(absl::StrCat("fields m=", p.m, " and batch_a=", DimsText(p.batch_a),
                                   ": merging A's batch into M (B is unbatched) gives more than ",
@@ -287,7 +272,7 @@ absl::Status CheckBatches(const MatmulProblem& p) {
   }
   if (p.batch_bias.empty()) return absl::OkStatus();
   if (!p.has_bias) return Invalid("field batch_bias needs has_bias=true");
-  if (SlotProduct(b) == 1 && !p.trans_a) {  // the merge above: A and C lose their batch
+  if (MergesBatchIntoM(p)) {  // A and C lose their batch
     a = {1, 1, 1, 1};
     c = {1, 1, 1, 1};
   }
@@ -296,7 +281,7 @@ absl::Status CheckBatches(const MatmulProblem& p) {
         "field batch_bias: a batched bias needs identical batch dims of A and B, got batch_a=",
         DimsText(p.batch_a), " and batch_b=", DimsText(p.batch_b)));
   }
-  if (Slots(p.batch_bias) != c) {
+  if (RightAligned(p.batch_bias) != c) {
     return Invalid(absl::StrCat("field batch_bias=", DimsText(p.batch_bias),
                                 " must equal the output's batch dims"));
   }
@@ -385,8 +370,8 @@ absl::Status CheckFused(const MatmulProblem& p) {
 // x3's batch dim of add/mul must be 1 or the output's batch count.
 absl::Status CheckX3Batch(const MatmulProblem& p) {
   if (!TraitsOf(p.fused_op).reads_x3 || p.x3_shape.size() != 3) return absl::OkStatus();
-  std::array<int64_t, kMaxBatchDims> c = Slots(p.batch_c.empty() ? p.batch_a : p.batch_c);
-  if (SlotProduct(Slots(p.batch_b)) == 1 && !p.trans_a) c = {1, 1, 1, 1};  // merged into M
+  BatchSlots c = RightAligned(p.batch_c.empty() ? p.batch_a : p.batch_c);
+  if (MergesBatchIntoM(p)) c = {1, 1, 1, 1};
   const int64_t batch_c = SlotProduct(c);
   if (p.x3_shape[0] != 1 && p.x3_shape[0] != batch_c) {
     return Invalid(absl::StrCat("field x3_shape=", DimsText(p.x3_shape),

@@ -117,34 +117,6 @@ EmulationResult EmulateAndCheck(const TilingPlan& plan, const MatmulProblem& pro
   return *std::move(one);
 }
 
-TEST(BatchWalkTest, BroadcastsAndMergesAsCannDoes) {
-  MatmulProblem p = Problem(MatmulOp::kBatchMatMulV3, 8, 8, 8);
-  p.batch_a = {2, 1};
-  p.batch_b = {3};
-  absl::StatusOr<tiling::BatchWalk> walk = tiling::BatchWalkOf(p);
-  ASSERT_THAT(walk.status(), IsOk());
-  EXPECT_EQ(walk->batch, 6u);
-  EXPECT_FALSE(walk->merged_into_m);
-  // C batch (i, j) reads A batch i and B batch j.
-  EXPECT_EQ(walk->ABatch(4), 1u);
-  EXPECT_EQ(walk->BBatch(4), 1u);
-  EXPECT_EQ(walk->BBatch(5), 2u);
-
-  p.batch_b.clear();  // B without batch, A not transposed: A's batch joins M
-  walk = tiling::BatchWalkOf(p);
-  ASSERT_THAT(walk.status(), IsOk());
-  EXPECT_TRUE(walk->merged_into_m);
-  EXPECT_EQ(walk->rows, 16u);
-  EXPECT_EQ(walk->batch, 1u);
-  p.trans_a = true;  // a transposed A is not merged
-  EXPECT_EQ(tiling::BatchWalkOf(p)->batch, 2u);
-
-  p.batch_b = {4};
-  p.batch_a = {3};
-  EXPECT_THAT(tiling::BatchWalkOf(p).status(),
-              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("do not broadcast")));
-}
-
 TEST(BatchEmulationTest, AswtWalksBatchTimesTilesOnOddShapes) {
   MatmulProblem p = Problem(MatmulOp::kBatchMatMulV3, 37, 45, 70);
   p.batch_a = p.batch_b = {2, 3};

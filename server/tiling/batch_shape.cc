@@ -1,0 +1,117 @@
+#include "server/tiling/batch_shape.h"
+
+#include <algorithm>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "server/tiling/operator_table.h"
+
+namespace npu::tiling {
+namespace {
+
+std::string DimsText(const std::vector<int64_t>& dims) {
+  std::string text = "[";
+  for (size_t i = 0; i < dims.size(); ++i) absl::StrAppend(&text, i ? "," : "", dims[i]);
+  return text + "]";
+}
+
+}  // namespace
+
+BatchSlots RightAligned(const std::vector<int64_t>& dims) {
+  BatchSlots slots{1, 1, 1, 1};
+  const size_t count = std::min(dims.size(), kMaxBatchDims);
+  for (size_t i = 0; i < count; ++i) slots[kMaxBatchDims - 1 - i] = dims[dims.size() - 1 - i];
+  return slots;
+}
+
+int64_t SlotProduct(const BatchSlots& slots) {
+  int64_t product = 1;
+  for (int64_t slot : slots) product *= slot;
+  return product;
+}
+
+std::string SlotsText(const BatchSlots& slots) {
+  return DimsText(std::vector<int64_t>(slots.begin(), slots.end()));
+}
+
+bool MergesBatchIntoM(const MatmulProblem& problem) {
+  return OperatorSpecOf(problem.op).batched && !problem.trans_a &&
+         BatchProduct(problem.batch_b) == 1 && BatchProduct(problem.batch_a) > 1;
+}
+
+std::vector<int64_t> OutputBatchDims(const MatmulProblem& p) {
+  if (!p.batch_c.empty()) return p.batch_c;
+  const size_t rank = std::max(p.batch_a.size(), p.batch_b.size());
+  std::vector<int64_t> dims(rank, 1);
+  for (size_t i = 0; i < rank; ++i) {
+    const size_t from_end = rank - 1 - i;
+    const int64_t a = from_end < p.batch_a.size() ? p.batch_a[p.batch_a.size() - 1 - from_end] : 1;
+    const int64_t b = from_end < p.batch_b.size() ? p.batch_b[p.batch_b.size() - 1 - from_end] : 1;
+    dims[i] = std::max(a, b);
+  }
+  return dims;
+}
+
+uint64_t BatchShape::OperandBatch(const BatchSlots& slots, uint64_t c_index) const {
+  // Walk C's slots innermost first, keeping the operand's index where its
+  // dim is not broadcast.
+  uint64_t index = 0, stride = 1;
+  for (size_t slot = kMaxBatchDims; slot-- > 0;) {
+    const uint64_t c_dim = static_cast<uint64_t>(c[slot]);
+    const uint64_t pos = c_index % c_dim;
+    c_index /= c_dim;
+    const uint64_t dim = static_cast<uint64_t>(slots[slot]);
+    if (dim != 1) index += pos * stride;
+    stride *= dim;
+  }
+  return index;
+}
+uint64_t BatchShape::OperandBatch(const std::vector<int64_t>& dims, uint64_t c_index) const {
+  return OperandBatch(RightAligned(dims), c_index);
+}
+uint64_t BatchShape::ABatch(uint64_t c_index) const { return OperandBatch(a, c_index); }
+uint64_t BatchShape::BBatch(uint64_t c_index) const { return OperandBatch(b, c_index); }
+
+absl::StatusOr<BatchShape> BatchShapeOf(const MatmulProblem& problem) {
+  for (const auto* dims : {&problem.batch_a, &problem.batch_b, &problem.batch_c}) {
+    if (dims->size() > kMaxBatchDims) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("batch dims ", DimsText(*dims), " exceed ", kMaxBatchDims, " dims"));
+    }
+    for (int64_t d : *dims) {
+      if (d <= 0) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("batch dims ", DimsText(*dims), " must be positive"));
+      }
+    }
+  }
+  BatchShape shape;
+  shape.rows = static_cast<uint64_t>(problem.m);
+  shape.a = RightAligned(problem.batch_a);
+  shape.b = RightAligned(problem.batch_b);
+  for (size_t slot = 0; slot < kMaxBatchDims; ++slot) {
+    const int64_t a = shape.a[slot], b = shape.b[slot];
+    if (a != b && a != 1 && b != 1) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "batch dims ", DimsText(problem.batch_a), " of A and ", DimsText(problem.batch_b),
+          " of B do not broadcast (NumPy rule: equal or 1)"));
+    }
+    shape.c[slot] = std::max(a, b);
+  }
+  if (!problem.batch_c.empty() && RightAligned(problem.batch_c) != shape.c) {
+    return absl::InvalidArgumentError(absl::StrCat("batch_c ", DimsText(problem.batch_c),
+                                                   " is not the broadcast ", SlotsText(shape.c),
+                                                   " of A's and B's batch dims"));
+  }
+  shape.batch = static_cast<uint64_t>(SlotProduct(shape.c));
+  if (MergesBatchIntoM(problem)) {
+    shape.merged_into_m = true;
+    shape.rows *= static_cast<uint64_t>(SlotProduct(shape.a));
+    shape.batch = 1;
+    shape.a = {1, 1, 1, 1};
+    shape.c = {1, 1, 1, 1};
+  }
+  return shape;
+}
+
+}  // namespace npu::tiling

@@ -1,0 +1,148 @@
+#include "server/tiling/key_layout.h"
+
+#include <iterator>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+
+namespace npu::tiling {
+namespace {
+
+// The fields both layouts share, at the same places (CANN's
+// GET_TPL_TILING_KEY order of mat_mul_v3 and batch_mat_mul_v3).
+constexpr KeyFieldSpec kApiLevel = {
+    "api_level",
+    0,
+    4,
+    2,
+    "api_level above 2",
+    [](const TilingKey& k) { return static_cast<uint64_t>(k.api_level); },
+    [](TilingKey& k, uint64_t v) { k.api_level = static_cast<ApiLevel>(v); }};
+constexpr KeyFieldSpec kBatchModel = {
+    "batch_model",
+    8,
+    4,
+    7,
+    "batch_model above 7",
+    [](const TilingKey& k) { return static_cast<uint64_t>(k.batch_model); },
+    [](TilingKey& k, uint64_t v) { k.batch_model = static_cast<uint8_t>(v); }};
+constexpr KeyFieldSpec kModel = {
+    "model",
+    12,
+    4,
+    7,
+    "model above 7",
+    [](const TilingKey& k) { return static_cast<uint64_t>(k.model); },
+    [](TilingKey& k, uint64_t v) { k.model = static_cast<KernelModel>(v); }};
+constexpr KeyFieldSpec kFullLoad = {
+    "full_load",
+    16,
+    4,
+    3,
+    "full_load above 3",
+    [](const TilingKey& k) { return static_cast<uint64_t>(k.full_load); },
+    [](TilingKey& k, uint64_t v) { k.full_load = static_cast<FullLoad>(v); }};
+constexpr KeyFieldSpec kL0cToOut = {
+    "l0c2out",
+    20,
+    4,
+    2,
+    "l0c2out above 2",
+    [](const TilingKey& k) { return static_cast<uint64_t>(k.l0c2out); },
+    [](TilingKey& k, uint64_t v) { k.l0c2out = static_cast<L0cToOut>(v); }};
+
+// MatMulV3 and BatchMatMulV3: one bit per transpose, at 4 and 6.
+constexpr KeyFieldSpec kMatMulFields[] = {
+    kApiLevel,
+    kBatchModel,
+    kModel,
+    kFullLoad,
+    kL0cToOut,
+    {"trans_a", 4, 1, 1, "bad transpose bits",
+     [](const TilingKey& k) { return static_cast<uint64_t>(k.trans_a); },
+     [](TilingKey& k, uint64_t v) { k.trans_a = v != 0; }},
+    {"trans_b", 6, 1, 1, "bad transpose bits",
+     [](const TilingKey& k) { return static_cast<uint64_t>(k.trans_b); },
+     [](TilingKey& k, uint64_t v) { k.trans_b = v != 0; }},
+};
+
+// FusedMatMul: both transposes as one number (a + 2 b), then the epilogue
+// and the inner precision.
+constexpr KeyFieldSpec kFusedFields[] = {
+    kApiLevel,
+    kBatchModel,
+    kModel,
+    kFullLoad,
+    kL0cToOut,
+    {"trans", 4, 4, 3, "transpose field above 3",
+     [](const TilingKey& k) {
+       return static_cast<uint64_t>(k.trans_a) + 2 * static_cast<uint64_t>(k.trans_b);
+     },
+     [](TilingKey& k, uint64_t v) {
+       k.trans_a = (v & 1) != 0;
+       k.trans_b = (v & 2) != 0;
+     }},
+    {"fused_op", 24, 4, static_cast<uint64_t>(FusedOp::kCast16To32), "fused op type above 6",
+     [](const TilingKey& k) { return static_cast<uint64_t>(k.fused_op); },
+     [](TilingKey& k, uint64_t v) { k.fused_op = static_cast<FusedOp>(v); }},
+    {"inner_precise", 28, 2, 3, "inner_precise above 3",
+     [](const TilingKey& k) { return static_cast<uint64_t>(k.inner_precise); },
+     [](TilingKey& k, uint64_t v) { k.inner_precise = static_cast<uint8_t>(v); }},
+};
+
+constexpr KeyLayoutSpec kLayouts[] = {
+    {KeyLayout::kMatMul, "MATMUL", kMatMulFields, /*reserved_mask=*/0xA0, "bad transpose bits",
+     /*width=*/24},
+    {KeyLayout::kFused, "FUSED", kFusedFields, /*reserved_mask=*/0, "", /*width=*/30},
+};
+
+constexpr bool InLayoutOrder() {
+  for (size_t i = 0; i < std::size(kLayouts); ++i) {
+    if (static_cast<size_t>(kLayouts[i].layout) != i) return false;
+  }
+  return true;
+}
+static_assert(InLayoutOrder(), "kLayouts must be in KeyLayout order");
+
+// The key's fields packed by the table `kFields` (a constant, so that the
+// loop and its accessors compile to the shifts and ors of the layout).
+template <const auto& kFields>
+uint64_t Pack(const TilingKey& key) {
+  uint64_t packed = 0;
+  for (const KeyFieldSpec& field : kFields) packed |= field.get(key) << field.shift;
+  return packed;
+}
+
+}  // namespace
+
+const KeyLayoutSpec& KeyLayoutSpecOf(KeyLayout layout) {
+  return kLayouts[static_cast<size_t>(layout)];
+}
+
+uint64_t TilingKey::Encode() const {
+  return layout == KeyLayout::kFused ? Pack<kFusedFields>(*this) : Pack<kMatMulFields>(*this);
+}
+
+absl::StatusOr<TilingKey> TilingKey::Decode(uint64_t key, KeyLayout layout) {
+  const KeyLayoutSpec& spec = KeyLayoutSpecOf(layout);
+  TilingKey out;
+  out.layout = layout;
+  for (const KeyFieldSpec& field : spec.fields) {
+    const uint64_t value = (key >> field.shift) & ((uint64_t{1} << field.bits) - 1);
+    if (value > field.max_value) {
+      return absl::InvalidArgumentError(absl::StrCat("tiling key: ", std::string(field.range_error)));
+    }
+    field.set(out, value);
+  }
+  if ((key & spec.reserved_mask) != 0) {
+    return absl::InvalidArgumentError(absl::StrCat("tiling key: ", std::string(spec.reserved_error)));
+  }
+  if (spec.width < 64 && (key >> spec.width) != 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("tiling key: bits above ", spec.width - 1, " set"));
+  }
+  return out;
+}
+
+}  // namespace npu::tiling
