@@ -92,6 +92,26 @@ OperandShapes ShapesOf(const MatmulProblem& p) {
   return shapes;
 }
 
+absl::Status CheckModelled(const MatmulProblem& problem) {
+  for (const auto& [format, field] :
+       {std::pair{problem.format_a, "format_a"}, std::pair{problem.format_b, "format_b"},
+        std::pair{problem.format_c, "format_c"}}) {
+    if (format != tiling::Format::kNd) {
+      return absl::UnimplementedError(absl::StrCat(
+          "problem.", field, ": the emulator models ND operands only (no FRACTAL_NZ)"));
+    }
+  }
+  if (problem.a_slice.enabled) {
+    return absl::UnimplementedError("problem.a_slice: the emulator does not model slice views");
+  }
+  if (problem.a_batch_interleaved || problem.b_batch_interleaved) {
+    return absl::UnimplementedError(
+        "problem.a_batch_interleaved / b_batch_interleaved: the emulator does not model "
+        "transposed non-contiguous batch views");
+  }
+  return absl::OkStatus();
+}
+
 namespace {
 
 // Rejects what the emulator cannot run at all, before any tensor is looked
@@ -104,16 +124,7 @@ absl::Status CheckProblem(const MatmulProblem& problem, const tiling::ChipSpec& 
                                                    " k=", problem.k,
                                                    " must be m, n > 0 and k >= 0"));
   }
-  if (problem.format_a != tiling::Format::kNd || problem.format_b != tiling::Format::kNd ||
-      problem.format_c != tiling::Format::kNd || problem.a_slice.enabled) {
-    return absl::UnimplementedError(
-        "the emulator models ND operands only (no FRACTAL_NZ, no slice views)");
-  }
-  if (problem.a_batch_interleaved || problem.b_batch_interleaved) {
-    return absl::UnimplementedError(
-        "the emulator does not model transposed non-contiguous batch views "
-        "(a_batch_interleaved / b_batch_interleaved)");
-  }
+  RETURN_IF_ERROR(CheckModelled(problem));
   RETURN_IF_ERROR(tiling::BatchShapeOf(problem).status());
   if (problem.op == tiling::MatmulOp::kFusedMatMul && tiling::TraitsOf(problem.fused_op).reads_x3) {
     const std::vector<int64_t>& x3 = problem.x3_shape;
@@ -315,29 +326,12 @@ double ReferenceFusedOp(const MatmulProblem& p, double value, double x3) {
   return EpilogueFp64(p.fused_op, mm, x3);
 }
 
-// Index of the batch of an operand with batch dims `dims` that C batch
-// `c_index` (of C's batch dims `c_dims`) reads: NumPy broadcast,
-// right-aligned.
-uint64_t BroadcastIndex(const std::vector<int64_t>& dims, const std::vector<int64_t>& c_dims,
-                        uint64_t c_index) {
-  uint64_t index = 0, stride = 1;
-  for (size_t i = 0; i < c_dims.size(); ++i) {
-    const size_t c_slot = c_dims.size() - 1 - i;
-    const uint64_t pos = c_index % static_cast<uint64_t>(c_dims[c_slot]);
-    c_index /= static_cast<uint64_t>(c_dims[c_slot]);
-    if (i >= dims.size()) continue;
-    const uint64_t dim = static_cast<uint64_t>(dims[dims.size() - 1 - i]);
-    if (dim != 1) index += pos * stride;
-    stride *= dim;
-  }
-  return index;
-}
-
 }  // namespace
 
 std::vector<double> ReferenceMatmul(const MatmulProblem& problem, const Tensors& inputs) {
   const uint64_t m = problem.m, n = problem.n, k = problem.k;
   const std::vector<int64_t> c_dims = tiling::OutputBatchDims(problem);
+  const tiling::BatchSlots c_slots = tiling::RightAligned(c_dims);
   const uint64_t batches = tiling::BatchProduct(c_dims);
   const bool fused = problem.op == tiling::MatmulOp::kFusedMatMul;
   std::vector<double> x3;
@@ -357,9 +351,14 @@ std::vector<double> ReferenceMatmul(const MatmulProblem& problem, const Tensors&
                              problem.hf32 && inputs.b.dtype == DataType::kFloat32, pool);
   std::vector<double> c(batches * m * n, 0.0);
   for (uint64_t batch = 0; batch < batches; ++batch) {
-    const float* ab = a.data() + BroadcastIndex(problem.batch_a, c_dims, batch) * m * k;
-    const float* bb = b.data() + BroadcastIndex(problem.batch_b, c_dims, batch) * k * n;
-    const uint64_t bias_off = BroadcastIndex(problem.batch_bias, c_dims, batch) * n;
+    const float* ab =
+        a.data() +
+        tiling::BroadcastIndex(tiling::RightAligned(problem.batch_a), c_slots, batch) * m * k;
+    const float* bb =
+        b.data() +
+        tiling::BroadcastIndex(tiling::RightAligned(problem.batch_b), c_slots, batch) * k * n;
+    const uint64_t bias_off =
+        tiling::BroadcastIndex(tiling::RightAligned(problem.batch_bias), c_slots, batch) * n;
     for (uint64_t i = 0; i < m; ++i) {
       double* row = c.data() + (batch * m + i) * n;
       for (uint64_t p = 0; p < k; ++p) {

@@ -53,6 +53,12 @@ struct OperandShapes {
 };
 OperandShapes ShapesOf(const tiling::MatmulProblem& problem);
 
+// What the emulator models of a problem's layout: ND operands, contiguous
+// A, no transposed batch views. UNIMPLEMENTED naming the field otherwise
+// (the code ExecuteRequest documents). Execute, the emulator's own entry
+// points and the advisor's variants all ask this one check.
+absl::Status CheckModelled(const tiling::MatmulProblem& problem);
+
 struct EmulatorOptions {
   int threads = 1;           // host threads for the numerics
   bool timing_only = false;  // skip the numerics; `inputs` may be empty

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "emulator/chip.h"
+#include "emulator/emulator.h"
 #include "emulator/work_estimate.h"
 #include "server/tiling/custom_plans.h"
 #include "server/tiling/hardware_constants.h"
@@ -204,11 +205,10 @@ Offer BandOffer(const MatmulProblem& problem, const tiling::ChipSpec& chip, cons
 }  // namespace
 
 std::string VariantObstacle(const MatmulProblem& problem) {
-  if (problem.format_a != tiling::Format::kNd || problem.format_b != tiling::Format::kNd ||
-      problem.format_c != tiling::Format::kNd) {
-    return "FRACTAL_NZ operands: the emulator checks numerics on ND data only";
+  // A variant is verified on the emulator, so it needs what the emulator models.
+  if (absl::Status modelled = emu::CheckModelled(problem); !modelled.ok()) {
+    return std::string(modelled.message());
   }
-  if (problem.a_slice.enabled) return "A is a slice view: the emulator models contiguous A only";
   if (problem.k == 0) return "K=0: C is the bias or zero, nothing to tile";
   return "";
 }

@@ -21,6 +21,7 @@
 #include "server/service/status_mapping.h"
 #include "server/service/validate.h"
 #include "server/tiling/int_math.h"
+#include "server/tiling/operator_table.h"
 #include "server/tiling/registry.h"
 #include "server/tiling/status_macros.h"
 #include "server/tiling/tiling_data.h"
@@ -326,19 +327,8 @@ absl::Status CheckEmulated(const tl::MatmulProblem& problem, bool kernel_schedul
                       "must be ND with a kernel_schedule: B's values travel in ND layout, and "
                       "kernel_schedule.b_format says how the kernel stores it");
   }
-  if (problem.format_b != tl::Format::kNd) {
-    return absl::UnimplementedError(
-        "problem.format_b: the emulator models ND operands only (no FRACTAL_NZ)");
-  }
-  if (problem.a_slice.enabled) {
-    return absl::UnimplementedError("problem.a_slice: the emulator does not model slice views");
-  }
-  if (problem.a_batch_interleaved || problem.b_batch_interleaved) {
-    return absl::UnimplementedError(
-        "problem.a_batch_interleaved / b_batch_interleaved: the emulator does not model "
-        "transposed non-contiguous batch views");
-  }
-  if (kernel_schedule && problem.op != tl::MatmulOp::kMatMulV3) {
+  RETURN_IF_ERROR(emu::CheckModelled(problem));
+  if (kernel_schedule && tl::OperatorSpecOf(problem.op).batched) {
     return FieldError("kernel_schedule", "runs MatMulV3 problems only");
   }
   return absl::OkStatus();

@@ -52,7 +52,7 @@ std::vector<int64_t> OutputBatchDims(const MatmulProblem& p) {
   return dims;
 }
 
-uint64_t BatchShape::OperandBatch(const BatchSlots& slots, uint64_t c_index) const {
+uint64_t BroadcastIndex(const BatchSlots& operand, const BatchSlots& c, uint64_t c_index) {
   // Walk C's slots innermost first, keeping the operand's index where its
   // dim is not broadcast.
   uint64_t index = 0, stride = 1;
@@ -60,11 +60,15 @@ uint64_t BatchShape::OperandBatch(const BatchSlots& slots, uint64_t c_index) con
     const uint64_t c_dim = static_cast<uint64_t>(c[slot]);
     const uint64_t pos = c_index % c_dim;
     c_index /= c_dim;
-    const uint64_t dim = static_cast<uint64_t>(slots[slot]);
+    const uint64_t dim = static_cast<uint64_t>(operand[slot]);
     if (dim != 1) index += pos * stride;
     stride *= dim;
   }
   return index;
+}
+
+uint64_t BatchShape::OperandBatch(const BatchSlots& slots, uint64_t c_index) const {
+  return BroadcastIndex(slots, c, c_index);
 }
 uint64_t BatchShape::OperandBatch(const std::vector<int64_t>& dims, uint64_t c_index) const {
   return OperandBatch(RightAligned(dims), c_index);

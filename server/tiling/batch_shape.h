@@ -40,6 +40,10 @@ bool MergesBatchIntoM(const MatmulProblem& problem);
 // and B's at the larger of their ranks.
 std::vector<int64_t> OutputBatchDims(const MatmulProblem& problem);
 
+// The batch of an operand with batch slots `operand` that C batch `c_index`
+// (of C's slots `c`) reads: NumPy broadcast, C's index walked innermost first.
+uint64_t BroadcastIndex(const BatchSlots& operand, const BatchSlots& c, uint64_t c_index);
+
 struct BatchShape {
   uint64_t rows = 0;   // M of one C batch as walked (m * batch_a when merged)
   uint64_t batch = 1;  // C batches walked

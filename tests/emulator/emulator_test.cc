@@ -202,6 +202,24 @@ INSTANTIATE_TEST_SUITE_P(EveryModel, EmulatorModelTest, ::testing::ValuesIn(Mode
                            return info.param.name;
                          });
 
+// The one check of what the emulator models, which Execute and the advisor
+// also ask: each unmodelled layout is UNIMPLEMENTED, naming its field.
+TEST(EmulatorTest, CheckModelledNamesTheUnmodelledField) {
+  MatmulProblem p = ::npu::testing::Problem(64, 64, 64);
+  EXPECT_THAT(CheckModelled(p), IsOk());
+  p.format_b = tiling::Format::kFractalNz;
+  EXPECT_THAT(CheckModelled(p),
+              StatusIs(absl::StatusCode::kUnimplemented, HasSubstr("problem.format_b")));
+  p.format_b = tiling::Format::kNd;
+  p.a_slice.enabled = true;
+  EXPECT_THAT(CheckModelled(p),
+              StatusIs(absl::StatusCode::kUnimplemented, HasSubstr("problem.a_slice")));
+  p.a_slice.enabled = false;
+  p.b_batch_interleaved = true;
+  EXPECT_THAT(CheckModelled(p), StatusIs(absl::StatusCode::kUnimplemented,
+                                         HasSubstr("a_batch_interleaved / b_batch_interleaved")));
+}
+
 TEST(EmulatorTest, OneAndManyThreadsAreBitIdentical) {
   for (const ModelCase& test_case : ModelCases()) {
     SCOPED_TRACE(test_case.name);
