@@ -37,7 +37,8 @@ set(TYPES_HEADERS
   server/tiling/kernel_table.h
   server/tiling/operator_table.h
   server/tiling/key_layout.h
-  server/tiling/batch_shape.h)
+  server/tiling/batch_shape.h
+  server/tiling/problem_key.h)
 # The types target's own sources; schedule_internal.h is shared by its
 # schedule files and the kernel table, and by nothing else.
 set(TYPES_SOURCES
@@ -48,6 +49,7 @@ set(TYPES_SOURCES
   server/tiling/operator_table.cc
   server/tiling/key_layout.cc
   server/tiling/batch_shape.cc
+  server/tiling/problem_key.cc
   server/tiling/schedule_stream_k.cc
   server/tiling/schedule_coverage.cc
   server/tiling/schedule_internal.h

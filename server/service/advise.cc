@@ -36,9 +36,7 @@ adv::AdviseOptions AdviseOptionsFor(const pb::AdviseOptions& wire, const AdviseL
 
 std::string AdviseCacheKey(const tl::MatmulProblem& problem, const tl::ChipSpec& chip,
                            const adv::AdviseOptions& options) {
-  // Serialized protobuf messages concatenate as a merge, so appending the
-  // mode and options (fields 8 and 9, after every field Key() writes) gives
-  // the deterministic bytes of the canonical request with them set.
+  // The decision's key (self-delimiting) followed by the advice's options.
   pb::TilingRequest suffix;
   suffix.set_mode(pb::TILING_MODE_ADVISE);
   pb::AdviseOptions* wire = suffix.mutable_advise();

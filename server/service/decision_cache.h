@@ -2,15 +2,15 @@
 //
 // Tiling is a pure function of (problem, chip, forced strategy), and graph
 // compilers ask for the same shapes over and over, so the service keeps the
-// most recently used answers. The key is the canonical serialized request:
-// the converted problem and the resolved chip re-serialized deterministically,
-// so requests that differ only in spelling (an UNSPECIFIED format vs ND, an
-// empty platform name vs "ascend950pr", an override equal to the profile)
-// share an entry, and the per-call fields `id`, `view` and `include_trace`
-// are not part of it. GetTiling keeps the engine's decisions, trace and
-// detail included, and encodes each answer from them as it would a fresh
-// one; ADVISE keeps whole answers and strips what the caller did not ask
-// for. Only successful decisions are kept.
+// most recently used answers. The key is the canonical bytes of the
+// converted problem, the resolved chip and the forced strategy
+// (server/tiling/problem_key.h), so requests that differ only in spelling
+// (an UNSPECIFIED format vs ND, an empty platform name vs "ascend950pr", an
+// override equal to the profile) share an entry, and the per-call fields
+// `id`, `view` and `include_trace` are not part of it. GetTiling keeps the engine's decisions,
+// trace and detail included, and encodes each answer from them as it would a fresh one; ADVISE
+// keeps whole answers and strips what the caller did not ask for. Only successful decisions are
+// kept.
 #ifndef NPU_SERVER_SERVICE_DECISION_CACHE_H_
 #define NPU_SERVER_SERVICE_DECISION_CACHE_H_
 
@@ -28,7 +28,7 @@
 
 namespace npu::server {
 
-// The key of a decision: deterministic bytes of the canonical request.
+// The key of a decision: canonical bytes of what it depends on.
 std::string DecisionCacheKey(const npu::tiling::MatmulProblem& problem,
                              const npu::tiling::ChipSpec& chip, absl::string_view forced_strategy);
 

@@ -357,9 +357,11 @@ TEST(AdviseOptionsTest, CacheKeySeparatesModesAndOptions) {
   EXPECT_NE(key, AdviseCacheKey(problem, chip, b));
   EXPECT_NE(key, AdviseCacheKey(problem, chip, c));
   EXPECT_NE(key, AdviseCacheKey(problem, chip, d));
-  // The key is the canonical request with the mode and options set.
+  // The key is the decision's key, then the mode and options as a request.
+  const std::string decision = DecisionCacheKey(problem, chip, "");
+  ASSERT_EQ(key.substr(0, decision.size()), decision);
   pb::TilingRequest parsed;
-  ASSERT_TRUE(parsed.ParseFromString(key));
+  ASSERT_TRUE(parsed.ParseFromString(key.substr(decision.size())));
   EXPECT_EQ(parsed.mode(), pb::TILING_MODE_ADVISE);
   EXPECT_EQ(parsed.advise().max_candidates(), a.max_candidates);
 }

@@ -1,0 +1,78 @@
+#include "server/tiling/problem_key.h"
+
+#include <cstdint>
+#include <vector>
+
+#include "server/tiling/chip_fields.h"
+
+namespace npu::tiling {
+namespace {
+
+void AppendU64(uint64_t value, std::string& key) {
+  char bytes[8];
+  for (int i = 0; i < 8; ++i) bytes[i] = static_cast<char>((value >> (8 * i)) & 0xFF);
+  key.append(bytes, sizeof(bytes));
+}
+
+void AppendDims(const std::vector<int64_t>& dims, std::string& key) {
+  AppendU64(dims.size(), key);
+  for (int64_t dim : dims) AppendU64(static_cast<uint64_t>(dim), key);
+}
+
+// A field added to MatmulProblem must be added to AppendProblemKey() too;
+// this size is the reminder (x86-64 layout).
+static_assert(sizeof(MatmulProblem) == 280,
+              "MatmulProblem changed: add the new field to AppendProblemKey()");
+
+}  // namespace
+
+void AppendProblemKey(const MatmulProblem& p, std::string& key) {
+  key.reserve(key.size() + 256);
+  for (int64_t size : {p.m, p.n, p.k}) AppendU64(static_cast<uint64_t>(size), key);
+  // One byte each for the enums and flags.
+  const uint8_t small[] = {
+      static_cast<uint8_t>(p.dtype_a),
+      static_cast<uint8_t>(p.dtype_b),
+      static_cast<uint8_t>(p.dtype_c),
+      p.has_bias,
+      static_cast<uint8_t>(p.has_bias ? p.dtype_bias : DataType::kFloat16),
+      p.trans_a,
+      p.trans_b,
+      static_cast<uint8_t>(p.format_a),
+      static_cast<uint8_t>(p.format_b),
+      static_cast<uint8_t>(p.format_c),
+      p.hf32,
+      p.force_grp_acc_fp32,
+      p.avoid_tensor_api,
+      static_cast<uint8_t>(p.op),
+      static_cast<uint8_t>(p.fused_op),
+      p.a_batch_interleaved,
+      p.b_batch_interleaved,
+      p.a_slice.enabled,
+  };
+  key.append(reinterpret_cast<const char*>(small), sizeof(small));
+  AppendU64(static_cast<uint64_t>(p.deterministic_level), key);
+  AppendU64(static_cast<uint64_t>(p.inner_precise), key);
+  const SliceView slice = p.a_slice.enabled ? p.a_slice : SliceView{};
+  AppendU64(static_cast<uint64_t>(slice.rank), key);
+  AppendU64(static_cast<uint64_t>(slice.batch), key);
+  AppendU64(static_cast<uint64_t>(slice.batch_stride), key);
+  AppendU64(static_cast<uint64_t>(slice.row_stride), key);
+  for (const std::vector<int64_t>* dims :
+       {&p.storage_shape_b, &p.batch_a, &p.batch_b, &p.batch_c, &p.batch_bias, &p.x3_shape}) {
+    AppendDims(*dims, key);
+  }
+}
+
+void AppendChipKey(const ChipSpec& chip, std::string& key) {
+  AppendTextKey(chip.name, key);
+  key.push_back(static_cast<char>(chip.npu_arch));
+  for (const ChipField& field : kChipFields) AppendU64(field.Get(chip), key);
+}
+
+void AppendTextKey(std::string_view text, std::string& key) {
+  AppendU64(text.size(), key);
+  key.append(text.data(), text.size());
+}
+
+}  // namespace npu::tiling
