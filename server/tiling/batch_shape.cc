@@ -35,8 +35,8 @@ std::string SlotsText(const BatchSlots& slots) {
 }
 
 bool MergesBatchIntoM(const MatmulProblem& problem) {
-  return OperatorSpecOf(problem.op).batched && !problem.trans_a &&
-         BatchProduct(problem.batch_b) == 1 && BatchProduct(problem.batch_a) > 1;
+  return MergesBatchIntoM(OperatorSpecOf(problem.op).batched, problem.trans_a,
+                          BatchProduct(problem.batch_a), BatchProduct(problem.batch_b));
 }
 
 std::vector<int64_t> OutputBatchDims(const MatmulProblem& p) {

@@ -33,8 +33,14 @@ int64_t SlotProduct(const BatchSlots& slots);
 // "[1,1,2,3]", as the errors print batch dims.
 std::string SlotsText(const BatchSlots& slots);
 
-// Whether CANN folds A's batch into M for `problem`.
+// Whether CANN folds A's batch into M for `problem`: a batched operator, A
+// not transposed, B without batch and A with more than one.
 bool MergesBatchIntoM(const MatmulProblem& problem);
+// The same rule from the batch counts, for a caller that has them.
+constexpr bool MergesBatchIntoM(bool batched_op, bool trans_a, uint64_t a_batches,
+                                uint64_t b_batches) {
+  return batched_op && !trans_a && b_batches == 1 && a_batches > 1;
+}
 
 // C's batch dims as a tensor's leading dims: batch_c, or the broadcast of A's
 // and B's at the larger of their ranks.

@@ -2,6 +2,7 @@
 
 #include <iterator>
 #include <string>
+#include <utility>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -105,13 +106,15 @@ constexpr bool InLayoutOrder() {
 }
 static_assert(InLayoutOrder(), "kLayouts must be in KeyLayout order");
 
-// The key's fields packed by the table `kFields` (a constant, so that the
-// loop and its accessors compile to the shifts and ors of the layout).
+// The key's fields packed by the table `kFields`, unrolled at compile time
+// so that each field is a constant accessor, shift and or.
+template <const auto& kFields, size_t... kIndex>
+uint64_t PackFields(const TilingKey& key, std::index_sequence<kIndex...>) {
+  return ((kFields[kIndex].get(key) << kFields[kIndex].shift) | ...);
+}
 template <const auto& kFields>
 uint64_t Pack(const TilingKey& key) {
-  uint64_t packed = 0;
-  for (const KeyFieldSpec& field : kFields) packed |= field.get(key) << field.shift;
-  return packed;
+  return PackFields<kFields>(key, std::make_index_sequence<std::size(kFields)>());
 }
 
 }  // namespace

@@ -56,8 +56,26 @@ struct OperatorSpec {
   bool takes_tensor_api_switch = false;
 };
 
+// One row per MatmulOp, in its order.
+inline constexpr OperatorSpec kOperatorSpecs[] = {
+    {MatmulOp::kMatMulV3, "MatMulV3", "matmul_v3", "mat_mul_v3", /*wire_value=*/1,
+     /*wire_default=*/true, KeyLayout::kMatMul, /*batched=*/false, WalkPolicy::kFirstCapable,
+     /*batched_bias=*/false,
+     /*takes_slice_view=*/true, /*takes_epilogue=*/false, /*takes_tensor_api_switch=*/true},
+    {MatmulOp::kBatchMatMulV3, "BatchMatMulV3", "batch_matmul_v3", "batch_mat_mul_v3",
+     /*wire_value=*/2, /*wire_default=*/false, KeyLayout::kMatMul, /*batched=*/true,
+     WalkPolicy::kFallThrough,
+     /*batched_bias=*/true, /*takes_slice_view=*/false, /*takes_epilogue=*/false,
+     /*takes_tensor_api_switch=*/true},
+    {MatmulOp::kFusedMatMul, "FusedMatMul", "fused_matmul", "fused_mat_mul", /*wire_value=*/3,
+     /*wire_default=*/false, KeyLayout::kFused, /*batched=*/true, WalkPolicy::kFallThrough,
+     /*batched_bias=*/false,
+     /*takes_slice_view=*/false, /*takes_epilogue=*/true, /*takes_tensor_api_switch=*/false},
+};
 // The row of `op`.
-const OperatorSpec& OperatorSpecOf(MatmulOp op);
+inline const OperatorSpec& OperatorSpecOf(MatmulOp op) {
+  return kOperatorSpecs[static_cast<size_t>(op)];
+}
 
 // Every row, in MatmulOp order.
 absl::Span<const OperatorSpec> Operators();

@@ -21,8 +21,8 @@ namespace {
 
 // `dims` right-aligned into the four batch slots, as the facts hold them.
 std::array<uint64_t, kBatchSlots> BatchSlotsOf(const std::vector<int64_t>& dims) {
+  std::array<uint64_t, kBatchSlots> out{1, 1, 1, 1};
   const BatchSlots slots = RightAligned(dims);
-  std::array<uint64_t, kBatchSlots> out{};
   for (int i = 0; i < kBatchSlots; ++i) out[i] = static_cast<uint64_t>(slots[i]);
   return out;
 }
@@ -63,7 +63,7 @@ void DeriveBatchFacts(const MatmulProblem& problem, ProblemFacts& facts) {
   }
   // A batched A times an unbatched B is one matmul of batch_a * m rows when
   // A's rows are contiguous (A not transposed).
-  if (MergesBatchIntoM(problem)) {
+  if (MergesBatchIntoM(/*batched_op=*/true, problem.trans_a, facts.batch_a, facts.batch_b)) {
     facts.batch_merged_into_m = true;
     facts.m *= facts.batch_a;
     facts.batch_a_dims = {1, 1, 1, 1};

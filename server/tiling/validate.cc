@@ -141,31 +141,31 @@ std::string OpsWith(bool OperatorSpec::*column) {
 }
 
 absl::Status CheckFieldsOfOp(const MatmulProblem& p) {
+  // The operators' names are looked up only for an error.
   const OperatorSpec& spec = OperatorSpecOf(p.op);
+  const auto only = [&p](std::string_view field, bool OperatorSpec::*column) {
+    return OnlyFor(field, OpsWith(column), p);
+  };
   if (!spec.takes_slice_view) {
-    const std::string ops = OpsWith(&OperatorSpec::takes_slice_view);
-    if (p.a_slice.enabled) return OnlyFor("a_slice", ops, p);
-    if (p.force_grp_acc_fp32) return OnlyFor("force_grp_acc_fp32", ops, p);
+    if (p.a_slice.enabled) return only("a_slice", &OperatorSpec::takes_slice_view);
+    if (p.force_grp_acc_fp32) return only("force_grp_acc_fp32", &OperatorSpec::takes_slice_view);
   }
   if (!spec.batched) {
-    const std::string ops = OpsWith(&OperatorSpec::batched);
-    if (!p.batch_a.empty()) return OnlyFor("batch_a", ops, p);
-    if (!p.batch_b.empty()) return OnlyFor("batch_b", ops, p);
-    if (!p.batch_c.empty()) return OnlyFor("batch_c", ops, p);
-    if (!p.batch_bias.empty())
-      return OnlyFor("batch_bias", OpsWith(&OperatorSpec::batched_bias), p);
-    if (p.a_batch_interleaved) return OnlyFor("a_batch_interleaved", ops, p);
-    if (p.b_batch_interleaved) return OnlyFor("b_batch_interleaved", ops, p);
+    if (!p.batch_a.empty()) return only("batch_a", &OperatorSpec::batched);
+    if (!p.batch_b.empty()) return only("batch_b", &OperatorSpec::batched);
+    if (!p.batch_c.empty()) return only("batch_c", &OperatorSpec::batched);
+    if (!p.batch_bias.empty()) return only("batch_bias", &OperatorSpec::batched_bias);
+    if (p.a_batch_interleaved) return only("a_batch_interleaved", &OperatorSpec::batched);
+    if (p.b_batch_interleaved) return only("b_batch_interleaved", &OperatorSpec::batched);
   }
   if (!spec.takes_epilogue) {
-    const std::string ops = OpsWith(&OperatorSpec::takes_epilogue);
-    if (p.fused_op != FusedOp::kNone) return OnlyFor("fused_op", ops, p);
-    if (!p.x3_shape.empty()) return OnlyFor("x3_shape", ops, p);
-    if (p.inner_precise != 0) return OnlyFor("inner_precise", ops, p);
+    if (p.fused_op != FusedOp::kNone) return only("fused_op", &OperatorSpec::takes_epilogue);
+    if (!p.x3_shape.empty()) return only("x3_shape", &OperatorSpec::takes_epilogue);
+    if (p.inner_precise != 0) return only("inner_precise", &OperatorSpec::takes_epilogue);
   }
   // FusedMatMul reads no offset_x attribute (fused_matmul_common.h).
   if (!spec.takes_tensor_api_switch && p.avoid_tensor_api) {
-    return OnlyFor("avoid_tensor_api", OpsWith(&OperatorSpec::takes_tensor_api_switch), p);
+    return only("avoid_tensor_api", &OperatorSpec::takes_tensor_api_switch);
   }
   // FusedMatMul's bias has rank <= 2 (ValidateBias, fused_matmul_builtin_tiling.cpp).
   if (spec.batched && !spec.batched_bias && !p.batch_bias.empty()) {
