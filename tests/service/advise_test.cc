@@ -31,6 +31,8 @@ using ::npu::server::testing::RunBatch;
 using ::npu::server::testing::ShapeRequest;
 using ::npu::server::testing::StreamKRequest;
 using ::npu::server::testing::TestServer;
+using ::npu::server::testing::WaitForIdle;
+using ::npu::testing::WaitFor;
 using ::testing::HasSubstr;
 namespace pb = ::npu::tiling::v1;
 
@@ -59,22 +61,6 @@ ServerOptions GenerousOptions() {
   ServerOptions options = LoopbackOptions();
   options.service.advise.max_advisory_ms = kMaxAdvisoryMs;
   return options;
-}
-
-// Polls `done` until it holds; the bound only guards against a hang.
-bool WaitFor(const std::function<bool()>& done) {
-  for (int i = 0; i < 60000 && !done(); ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  return done();
-}
-
-void WaitForIdle(TestServer& server) {
-  ASSERT_TRUE(WaitFor([&] {
-    const TilingService& service = server.server().service();
-    return service.inflight() == 0 && service.execute_queue().running() == 0 &&
-           service.execute_queue().queued() == 0;
-  }));
 }
 
 TEST(AdviseTest, CandidatesAreSortedAndCannsChoiceIsPresentAndMarked) {

@@ -64,7 +64,8 @@ std::vector<std::string> Unparseable(const google::protobuf::Message& prototype,
 // A GetGraphTiling request of a one-MatMul model.
 pb::GraphTilingRequest ValidGraphRequest() {
   ::npu::testing::OnnxBuilder model;
-  model.Input("a", ::npu::testing::kFloat16, {64, 32}).Input("b", ::npu::testing::kFloat16, {32, 16});
+  model.Input("a", ::npu::testing::kFloat16, {64, 32})
+      .Input("b", ::npu::testing::kFloat16, {32, 16});
   model.Node("MatMul", {"a", "b"}, {"c"}).Output("c", ::npu::testing::kFloat16);
   pb::GraphTilingRequest request;
   request.set_model(model.Bytes());

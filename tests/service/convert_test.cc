@@ -110,7 +110,8 @@ TEST(ProblemConversionTest, MatMulV3StaysUnsetSoOldCacheKeysHold) {
 // the wire.
 TEST(ProblemConversionTest, OperatorTableMatchesTheWireEnum) {
   for (const tl::OperatorSpec& spec : tl::Operators()) {
-    const std::string want = absl::AsciiStrToUpper(absl::StrCat("OPERATOR_", std::string(spec.cli_name)));
+    const std::string want =
+        absl::AsciiStrToUpper(absl::StrCat("OPERATOR_", std::string(spec.cli_name)));
     EXPECT_EQ(pb::Operator_Name(static_cast<pb::Operator>(spec.wire_value)), want);
     pb::MatmulProblem wire = StreamKRequest().problem();
     wire.set_op(static_cast<pb::Operator>(spec.wire_value));

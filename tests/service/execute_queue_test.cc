@@ -9,20 +9,12 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "gtest/gtest.h"
+#include "tests/testing/wait.h"
 
 namespace npu::server {
 namespace {
 
-// Waits until `done()` holds. The bound only guards against a hang; nothing
-// asserts on elapsed time.
-template <typename Predicate>
-bool WaitFor(Predicate done) {
-  for (int i = 0; i < 20000; ++i) {
-    if (done()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  return done();
-}
+using ::npu::testing::WaitFor;
 
 // A job that blocks its worker until `release` is notified.
 ExecuteQueue::Job BlockingJob(absl::Notification* release, std::atomic<int>* ran,

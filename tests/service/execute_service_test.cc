@@ -26,19 +26,11 @@ namespace {
 using ::npu::server::testing::LoopbackOptions;
 using ::npu::server::testing::ShapeRequest;
 using ::npu::server::testing::TestServer;
+using ::npu::server::testing::WaitForIdle;
+using ::npu::testing::WaitFor;
 using ::testing::HasSubstr;
 namespace pb = ::npu::tiling::v1;
 namespace tl = ::npu::tiling;
-
-// Waits until `done()` holds; the bound only guards against a hang.
-template <typename Predicate>
-bool WaitFor(Predicate done) {
-  for (int i = 0; i < 60000; ++i) {
-    if (done()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  return done();
-}
 
 ServerOptions ExecuteServerOptions(int workers = 2, int max_queued = 16) {
   ServerOptions options = LoopbackOptions();
@@ -87,14 +79,6 @@ struct AsyncCall {
     });
   }
 };
-
-void WaitForIdle(TestServer& server) {
-  ASSERT_TRUE(WaitFor([&] {
-    const TilingService& service = server.server().service();
-    return service.inflight() == 0 && service.execute_queue().running() == 0 &&
-           service.execute_queue().queued() == 0;
-  }));
-}
 
 uint64_t FieldValue(const pb::TilingResponse& response, const std::string& name) {
   for (const pb::TilingField& field : response.fields()) {

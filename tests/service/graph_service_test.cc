@@ -16,6 +16,7 @@ using ::npu::server::testing::LoopbackOptions;
 using ::npu::server::testing::TestServer;
 using ::npu::testing::kFloat16;
 using ::npu::testing::OnnxBuilder;
+using ::npu::testing::WaitFor;
 using ::testing::HasSubstr;
 using ::testing::SizeIs;
 
@@ -115,6 +116,11 @@ TEST(GraphServiceTest, AnswersEveryGearAndDecidesEachProblemOnce) {
     EXPECT_EQ(problem.answer().workspace_bytes(), direct.workspace_bytes());
     EXPECT_THAT(problem.answer().raw_words(), ::testing::ElementsAreArray(direct.raw_words()));
   }
+  // A call's metrics are recorded as it finishes, after its answer is sent.
+  EXPECT_TRUE(WaitFor([&server] {
+    return server.Metric("grpc_server_handled_total",
+                         {{"grpc_method", "GetGraphTiling"}, {"grpc_code", "OK"}}) >= 1;
+  }));
   EXPECT_EQ(server.Metric("npu_graph_nodes_total"), 6);
   EXPECT_EQ(server.Metric("npu_graph_problems_total"), 4);
   EXPECT_EQ(server.Metric("grpc_server_handled_total",
@@ -150,23 +156,68 @@ TEST(GraphServiceTest, ErrorsNameTheFieldAndTheLimit) {
     grpc::StatusCode code;
     const char* message;
   } cases[] = {
-      {"garbage", [] { auto r = Request(ProjectionModel()); r.set_model("\x08\x01junk{"); return r; }(),
+      {"garbage",
+       [] {
+         auto r = Request(ProjectionModel());
+         r.set_model("\x08\x01junk{");
+         return r;
+       }(),
        grpc::StatusCode::INVALID_ARGUMENT, "model: neither"},
-      {"empty", [] { auto r = Request(ProjectionModel()); r.clear_model(); return r; }(),
+      {"empty",
+       [] {
+         auto r = Request(ProjectionModel());
+         r.clear_model();
+         return r;
+       }(),
        grpc::StatusCode::INVALID_ARGUMENT, "model: empty"},
-      {"too large", [] { auto r = Request(ProjectionModel()); r.set_model(std::string(5000, 'x')); return r; }(),
+      {"too large",
+       [] {
+         auto r = Request(ProjectionModel());
+         r.set_model(std::string(5000, 'x'));
+         return r;
+       }(),
        grpc::StatusCode::INVALID_ARGUMENT, "above the limit of 4096 (--max_message_bytes)"},
-      {"unknown dim", [] { auto r = Request(ProjectionModel()); (*r.mutable_dims())["batch"].add_values(1); return r; }(),
+      {"unknown dim",
+       [] {
+         auto r = Request(ProjectionModel());
+         (*r.mutable_dims())["batch"].add_values(1);
+         return r;
+       }(),
        grpc::StatusCode::INVALID_ARGUMENT, "dims: 'batch' is not a symbolic dim"},
-      {"gears", [] { auto r = Request(ProjectionModel()); (*r.mutable_dims())["seq"].add_values(7); return r; }(),
+      {"gears",
+       [] {
+         auto r = Request(ProjectionModel());
+         (*r.mutable_dims())["seq"].add_values(7);
+         return r;
+       }(),
        grpc::StatusCode::INVALID_ARGUMENT, "3 gears is above the limit of 2"},
-      {"compute dtype", [] { auto r = Request(ProjectionModel()); r.set_compute_dtype(pb::DATA_TYPE_FLOAT32); return r; }(),
+      {"compute dtype",
+       [] {
+         auto r = Request(ProjectionModel());
+         r.set_compute_dtype(pb::DATA_TYPE_FLOAT32);
+         return r;
+       }(),
        grpc::StatusCode::INVALID_ARGUMENT, "compute_dtype"},
-      {"platform", [] { auto r = Request(ProjectionModel()); r.set_platform("no-such-chip"); return r; }(),
+      {"platform",
+       [] {
+         auto r = Request(ProjectionModel());
+         r.set_platform("no-such-chip");
+         return r;
+       }(),
        grpc::StatusCode::NOT_FOUND, "no-such-chip"},
-      {"architecture", [] { auto r = Request(ProjectionModel()); r.set_platform("ascend910b1"); return r; }(),
+      {"architecture",
+       [] {
+         auto r = Request(ProjectionModel());
+         r.set_platform("ascend910b1");
+         return r;
+       }(),
        grpc::StatusCode::FAILED_PRECONDITION, "platform:"},
-      {"override", [] { auto r = Request(ProjectionModel()); r.mutable_platform_overrides()->set_aic_num(0); return r; }(),
+      {"override",
+       [] {
+         auto r = Request(ProjectionModel());
+         r.mutable_platform_overrides()->set_aic_num(0);
+         return r;
+       }(),
        grpc::StatusCode::INVALID_ARGUMENT, "platform_overrides.aic_num"},
   };
   for (const auto& c : cases) {

@@ -19,6 +19,7 @@
 #include "server/metrics/service_metrics.h"
 #include "server/service/server.h"
 #include "server/tiling/builtin_strategies.h"
+#include "tests/testing/wait.h"
 
 namespace npu::server::testing {
 
@@ -197,6 +198,16 @@ inline std::vector<pb::TilingRequest> VariedRequests() {
 // Waits until the server has released every admitted RPC: the client sees a
 // call's status before the server's reactor has run OnDone(). The bound only
 // guards against a hang.
+// Waits until no call is admitted and the emulation workers are idle:
+// everything a finished call records (its metrics included) is then recorded.
+inline void WaitForIdle(TestServer& server) {
+  ASSERT_TRUE(::npu::testing::WaitFor([&] {
+    const TilingService& service = server.server().service();
+    return service.inflight() == 0 && service.execute_queue().running() == 0 &&
+           service.execute_queue().queued() == 0;
+  }));
+}
+
 inline void WaitForNoAdmittedCalls(TestServer& server) {
   for (int i = 0; i < 10000 && server.server().service().inflight() != 0; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
