@@ -272,8 +272,13 @@ pb::MatmulProblem ProblemToProto(const tl::MatmulProblem& in) {
 }
 
 absl::StatusOr<tl::ChipSpec> ResolveChip(const pb::TilingRequest& request) {
+  return ResolveChip(PartsOf(request));
+}
+
+absl::StatusOr<tl::ChipSpec> ResolveChip(const RequestParts& request) {
   const std::string_view name =
-      request.platform().empty() ? tl::kDefaultPlatform : std::string_view(request.platform());
+      request.platform.empty() ? tl::kDefaultPlatform
+                               : std::string_view(request.platform.data(), request.platform.size());
   absl::StatusOr<tl::ChipSpec> found = tl::FindPlatform(name);
   if (!found.ok()) {
     return absl::Status(found.status().code(),
@@ -282,8 +287,8 @@ absl::StatusOr<tl::ChipSpec> ResolveChip(const pb::TilingRequest& request) {
   tl::ChipSpec chip = *std::move(found);
   // The built-in profiles are valid as shipped (convert_test checks each
   // one): only overrides need the checks below.
-  if (!request.has_platform_overrides()) return chip;
-  const pb::PlatformOverrides& o = request.platform_overrides();
+  if (request.overrides == nullptr) return chip;
+  const pb::PlatformOverrides& o = *request.overrides;
   ForEachChipField([&](const tl::ChipField& field, const ChipFieldWire& wire) {
     if (wire.has_override(o)) field.Set(chip, wire.override_value(o));
   });

@@ -14,6 +14,7 @@
 
 #include "absl/status/statusor.h"
 #include "npu/tiling/v1/tiling_service.pb.h"
+#include "server/service/validate.h"
 #include "server/tiling/chip_fields.h"
 #include "server/tiling/types.h"
 
@@ -30,6 +31,7 @@ npu::tiling::v1::MatmulProblem ProblemToProto(const npu::tiling::MatmulProblem& 
 // The chip `request` asks for: the named profile (default when empty) with
 // the overrides applied. kNotFound for an unknown profile; kInvalidArgument,
 // prefixed "platform: ", when the resulting chip is one the engine rejects.
+absl::StatusOr<npu::tiling::ChipSpec> ResolveChip(const RequestParts& request);
 absl::StatusOr<npu::tiling::ChipSpec> ResolveChip(const npu::tiling::v1::TilingRequest& request);
 
 npu::tiling::v1::ChipSpec ChipToProto(const npu::tiling::ChipSpec& chip);

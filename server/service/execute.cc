@@ -127,12 +127,12 @@ absl::Status CheckInputs(const pb::ExecuteInputs& inputs, const tl::MatmulProble
 // made for; a request that names no platform runs on that one, any other
 // must name the same chip (a tiling is only meaningful for its chip).
 absl::StatusOr<tl::ChipSpec> ResolveExecuteChip(const pb::ExecuteRequest& request,
-                                                const pb::TilingRequest& tiling_request) {
+                                                const RequestParts& parts) {
   const bool request_names_chip =
       !request.platform().empty() || request.platform_overrides().ByteSizeLong() != 0;
   const bool tiling_names_chip = request.has_tiling() && request.tiling().has_platform();
   if (tiling_names_chip && !request_names_chip) return ChipFromProto(request.tiling().platform());
-  ASSIGN_OR_RETURN(tl::ChipSpec chip, ResolveChip(tiling_request));
+  ASSIGN_OR_RETURN(tl::ChipSpec chip, ResolveChip(parts));
   if (tiling_names_chip) {
     const pb::ChipSpec& have = request.tiling().platform();
     // The name is a label; the hardware facts must agree (the first field
@@ -279,19 +279,6 @@ emu::Tensors TensorsFromProto(const pb::ExecuteInputs& inputs) {
 }
 
 namespace {
-
-// The TilingRequest of the fields `request` shares with GetTiling, which get
-// GetTiling's checks and messages.
-pb::TilingRequest SharedTilingRequest(const pb::ExecuteRequest& request) {
-  pb::TilingRequest tiling_request;
-  tiling_request.set_id(request.id());
-  if (request.has_problem()) *tiling_request.mutable_problem() = request.problem();
-  tiling_request.set_platform(request.platform());
-  *tiling_request.mutable_platform_overrides() = request.platform_overrides();
-  tiling_request.set_forced_strategy(request.forced_strategy());
-  tiling_request.set_client_id(request.client_id());
-  return tiling_request;
-}
 
 // The fields only Execute has.
 absl::Status CheckExecuteFields(const pb::ExecuteRequest& request) {
@@ -448,7 +435,7 @@ absl::StatusOr<PreparedExecute> PrepareExecute(const pb::ExecuteRequest& request
   // GetTiling's pipeline, with Execute's own checks at its fixed points. A
   // kernel schedule's own fields are checked with the other wire fields,
   // before the problem; it runs on any architecture.
-  const pb::TilingRequest tiling_request = SharedTilingRequest(request);
+  const RequestParts parts = PartsOf(request);
   const bool has_kernel = request.has_kernel_schedule();
   std::optional<emu::KernelSchedule> kernel;
   RequestSteps steps;
@@ -462,12 +449,10 @@ absl::StatusOr<PreparedExecute> PrepareExecute(const pb::ExecuteRequest& request
   steps.check_problem = [has_kernel](const tl::MatmulProblem& problem) {
     return CheckEmulated(problem, has_kernel);
   };
-  steps.resolve_chip = [&request, &tiling_request] {
-    return ResolveExecuteChip(request, tiling_request);
-  };
+  steps.resolve_chip = [&request, &parts] { return ResolveExecuteChip(request, parts); };
   steps.any_arch = has_kernel;
   ResolvedRequest resolved;
-  RETURN_IF_ERROR(ResolveRequest(tiling_request, steps, &resolved));
+  RETURN_IF_ERROR(ResolveRequest(parts, steps, &resolved));
 
   PreparedExecute prepared;
   prepared.id = request.id();

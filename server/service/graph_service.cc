@@ -110,10 +110,10 @@ struct Distinct {
 // The chip of `request`, as GetTiling resolves it.
 absl::StatusOr<tl::ChipSpec> ChipOf(const pb::GraphTilingRequest& request) {
   RETURN_IF_ERROR(ValidatePlatformOverrides(request.platform_overrides()));
-  pb::TilingRequest chip_request;
-  chip_request.set_platform(request.platform());
-  *chip_request.mutable_platform_overrides() = request.platform_overrides();
-  ASSIGN_OR_RETURN(tl::ChipSpec chip, ResolveChip(chip_request));
+  RequestParts parts;
+  parts.platform = request.platform();
+  parts.overrides = &request.platform_overrides();
+  ASSIGN_OR_RETURN(tl::ChipSpec chip, ResolveChip(parts));
   RETURN_IF_ERROR(Prefixed("platform: ", tl::ValidateTilingArch(chip)));
   return chip;
 }
@@ -147,20 +147,19 @@ absl::Status GraphService::Answer(const pb::GraphTilingRequest& request,
   const graph::GearPolicy policy = request.gears() == pb::GEAR_POLICY_PRODUCT
                                        ? graph::GearPolicy::kProduct
                                        : graph::GearPolicy::kZip;
-  ASSIGN_OR_RETURN(const std::vector<graph::Gear> gears,
-                   graph::BuildGears(graph::SymbolicDims(model.graph()), values, policy,
-                                     options_.max_gears));
-  const size_t matmul_nodes = static_cast<size_t>(
-      std::count_if(model.graph().node().begin(), model.graph().node().end(),
-                    [](const onnx::NodeProto& node) {
-                      return (node.domain().empty() || node.domain() == "ai.onnx") &&
-                             graph::IsMatmulLike(node.op_type());
-                    }));
+  ASSIGN_OR_RETURN(
+      const std::vector<graph::Gear> gears,
+      graph::BuildGears(graph::SymbolicDims(model.graph()), values, policy, options_.max_gears));
+  const size_t matmul_nodes = static_cast<size_t>(std::count_if(
+      model.graph().node().begin(), model.graph().node().end(), [](const onnx::NodeProto& node) {
+        return (node.domain().empty() || node.domain() == "ai.onnx") &&
+               graph::IsMatmulLike(node.op_type());
+      }));
   if (matmul_nodes * gears.size() > options_.max_node_answers) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "model: ", matmul_nodes, " matmul nodes x ", gears.size(), " gears is ",
-        matmul_nodes * gears.size(), " node answers, above the limit of ",
-        options_.max_node_answers, " per call; ask for fewer gears per call"));
+    return absl::ResourceExhaustedError(
+        absl::StrCat("model: ", matmul_nodes, " matmul nodes x ", gears.size(), " gears is ",
+                     matmul_nodes * gears.size(), " node answers, above the limit of ",
+                     options_.max_node_answers, " per call; ask for fewer gears per call"));
   }
   graph::LoweringOptions lowering;
   lowering.fuse_epilogues = request.fuse_epilogues();
@@ -249,7 +248,7 @@ absl::Status GraphService::Answer(const pb::GraphTilingRequest& request,
   for (Distinct& problem : distinct) {
     pb::GraphProblem& out = *response->add_problems();
     out.set_op(problem.wire.op() == pb::OPERATOR_UNSPECIFIED ? pb::OPERATOR_MATMUL_V3
-                                                              : problem.wire.op());
+                                                             : problem.wire.op());
     *out.mutable_problem() = problem.wire;
     out.set_count(problem.count);
     out.set_decision_key(DecisionKey(problem.wire, fingerprint));

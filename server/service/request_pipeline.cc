@@ -65,11 +65,11 @@ npu::tiling::v1::TilingRequest* TilingRequestFor(
   return &reused;
 }
 
-absl::Status ResolveRequest(const npu::tiling::v1::TilingRequest& request,
-                            const RequestSteps& steps, ResolvedRequest* resolved) {
+absl::Status ResolveRequest(const RequestParts& request, const RequestSteps& steps,
+                            ResolvedRequest* resolved) {
   RETURN_IF_ERROR(ValidateRequest(request));
   if (steps.check_fields) RETURN_IF_ERROR(steps.check_fields());
-  resolved->problem = ProblemFromProto(request.problem());
+  resolved->problem = ProblemFromProto(*request.problem);
   // Checked here rather than inside the engine's Decide() (the callers tell
   // it not to check again), so that the message says which part of the
   // request was wrong.
@@ -89,7 +89,7 @@ absl::Status ResolveRequest(const npu::tiling::v1::TilingRequest& request,
 absl::Status ResolveRequest(const npu::tiling::v1::TilingRequest& request,
                             ResolvedRequest* resolved) {
   static const RequestSteps* const kNoSteps = new RequestSteps();
-  return ResolveRequest(request, *kNoSteps, resolved);
+  return ResolveRequest(PartsOf(request), *kNoSteps, resolved);
 }
 
 }  // namespace npu::server

@@ -30,6 +30,7 @@
 #include "absl/status/statusor.h"
 #include "google/protobuf/message.h"
 #include "npu/tiling/v1/tiling_service.pb.h"
+#include "server/service/validate.h"
 #include "server/tiling/types.h"
 
 namespace npu::server {
@@ -90,8 +91,8 @@ struct RequestSteps {
 // Decide() refuses such a chip too. The errors are those of each step, the
 // first failing step's. (An out-parameter rather than a StatusOr: GetTiling
 // keeps the result where it uses it, without moving it.)
-absl::Status ResolveRequest(const npu::tiling::v1::TilingRequest& request,
-                            const RequestSteps& steps, ResolvedRequest* resolved);
+absl::Status ResolveRequest(const RequestParts& request, const RequestSteps& steps,
+                            ResolvedRequest* resolved);
 // The same without steps of the RPC's own.
 absl::Status ResolveRequest(const npu::tiling::v1::TilingRequest& request,
                             ResolvedRequest* resolved);

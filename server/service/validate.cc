@@ -17,7 +17,7 @@ absl::Status FieldError(absl::string_view field, absl::string_view what) {
   return absl::InvalidArgumentError(absl::StrCat(field, ": ", what));
 }
 
-absl::Status CheckLength(absl::string_view field, const std::string& value, size_t limit) {
+absl::Status CheckLength(absl::string_view field, absl::string_view value, size_t limit) {
   if (value.size() > limit) {
     return FieldError(field, absl::StrCat("at most ", limit, " bytes, got ", value.size()));
   }
@@ -149,22 +149,47 @@ absl::Status ValidatePlatformOverrides(const pb::PlatformOverrides& overrides) {
   return absl::OkStatus();
 }
 
-absl::Status ValidateRequest(const pb::TilingRequest& request) {
+RequestParts PartsOf(const pb::TilingRequest& request) {
+  RequestParts parts;
+  parts.id = request.id();
+  parts.platform = request.platform();
+  parts.forced_strategy = request.forced_strategy();
+  parts.client_id = request.client_id();
+  if (request.has_problem()) parts.problem = &request.problem();
+  if (request.has_platform_overrides()) parts.overrides = &request.platform_overrides();
+  parts.tiling = &request;
+  return parts;
+}
+
+RequestParts PartsOf(const pb::ExecuteRequest& request) {
+  RequestParts parts;
+  parts.id = request.id();
+  parts.platform = request.platform();
+  parts.forced_strategy = request.forced_strategy();
+  parts.client_id = request.client_id();
+  if (request.has_problem()) parts.problem = &request.problem();
+  parts.overrides = &request.platform_overrides();
+  return parts;
+}
+
+absl::Status ValidateRequest(const RequestParts& request) {
   absl::Status status;
-  status.Update(CheckLength("id", request.id(), kMaxIdBytes));
-  status.Update(CheckLength("platform", request.platform(), kMaxNameBytes));
-  status.Update(CheckLength("forced_strategy", request.forced_strategy(), kMaxNameBytes));
-  status.Update(CheckLength("client_id", request.client_id(), kMaxClientIdBytes));
-  if (!request.has_problem()) {
+  status.Update(CheckLength("id", request.id, kMaxIdBytes));
+  status.Update(CheckLength("platform", request.platform, kMaxNameBytes));
+  status.Update(CheckLength("forced_strategy", request.forced_strategy, kMaxNameBytes));
+  status.Update(CheckLength("client_id", request.client_id, kMaxClientIdBytes));
+  if (request.problem == nullptr) {
     status.Update(FieldError("problem", "required"));
   } else {
-    status.Update(ValidateProblemFields(request.problem()));
+    status.Update(ValidateProblemFields(*request.problem));
   }
-  if (request.has_platform_overrides()) {
-    status.Update(ValidatePlatformOverrides(request.platform_overrides()));
-  }
-  status.Update(ValidateMode(request));
+  if (request.overrides != nullptr) status.Update(ValidatePlatformOverrides(*request.overrides));
+  if (request.tiling != nullptr) status.Update(ValidateMode(*request.tiling));
   return status;
+}
+
+absl::Status ValidateRequest(const pb::TilingRequest& request) {
+  return ValidateRequest(PartsOf(request));
 }
 
 }  // namespace npu::server

@@ -14,6 +14,7 @@
 #include <cstdint>
 
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 #include "npu/tiling/v1/tiling_service.pb.h"
 
 namespace npu::server {
@@ -43,7 +44,26 @@ inline constexpr uint64_t kKiB = 1024;
 inline constexpr uint32_t kMaxAdviseCandidates = 64;
 inline constexpr uint32_t kMaxAdvisoryMs = 600000;  // 10 minutes
 
+// The fields every RPC that tiles a problem carries, read in place from its
+// request (GetTiling's TilingRequest, Execute's ExecuteRequest), so that the
+// pipeline serves each without copying it into another message.
+struct RequestParts {
+  absl::string_view id;
+  absl::string_view platform;
+  absl::string_view forced_strategy;
+  absl::string_view client_id;
+  const npu::tiling::v1::MatmulProblem* problem = nullptr;        // null when absent
+  const npu::tiling::v1::PlatformOverrides* overrides = nullptr;  // null when absent
+  // GetTiling's own fields (mode, view, advise); null for the other RPCs.
+  const npu::tiling::v1::TilingRequest* tiling = nullptr;
+};
+RequestParts PartsOf(const npu::tiling::v1::TilingRequest& request);
+// Execute's overrides always count as present (an empty message overrides
+// nothing).
+RequestParts PartsOf(const npu::tiling::v1::ExecuteRequest& request);
+
 // OK, or kInvalidArgument naming the first offending field of `request`.
+absl::Status ValidateRequest(const RequestParts& request);
 absl::Status ValidateRequest(const npu::tiling::v1::TilingRequest& request);
 
 // The checks of ValidateRequest() that concern `overrides` alone.

@@ -107,11 +107,11 @@ TEST(RequestPipelineTest, StepsRunInOrderAndStopAtTheFirstError) {
 
   pb::TilingRequest wire_error = testing::StreamKRequest();
   wire_error.mutable_problem()->set_dtype_a(pb::DATA_TYPE_UNSPECIFIED);
-  EXPECT_THAT(ResolveRequest(wire_error, steps, &resolved),
+  EXPECT_THAT(ResolveRequest(PartsOf(wire_error), steps, &resolved),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("problem.dtype_a")));
   EXPECT_TRUE(ran.empty());
 
-  EXPECT_THAT(ResolveRequest(testing::StreamKRequest(), steps, &resolved),
+  EXPECT_THAT(ResolveRequest(PartsOf(testing::StreamKRequest()), steps, &resolved),
               StatusIs(absl::StatusCode::kFailedPrecondition));
   EXPECT_EQ(ran, std::vector<std::string>({"fields"}));
 
@@ -119,17 +119,17 @@ TEST(RequestPipelineTest, StepsRunInOrderAndStopAtTheFirstError) {
   steps.check_fields = nullptr;
   pb::TilingRequest bad_problem = testing::StreamKRequest();
   bad_problem.mutable_problem()->set_m(0);
-  EXPECT_THAT(ResolveRequest(bad_problem, steps, &resolved),
+  EXPECT_THAT(ResolveRequest(PartsOf(bad_problem), steps, &resolved),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("problem")));
   EXPECT_TRUE(ran.empty());
 
-  EXPECT_THAT(ResolveRequest(testing::StreamKRequest(), steps, &resolved),
+  EXPECT_THAT(ResolveRequest(PartsOf(testing::StreamKRequest()), steps, &resolved),
               StatusIs(absl::StatusCode::kUnimplemented));
   EXPECT_EQ(ran, std::vector<std::string>({"problem"}));
 
   ran.clear();
   steps.check_problem = nullptr;
-  EXPECT_THAT(ResolveRequest(testing::StreamKRequest(), steps, &resolved),
+  EXPECT_THAT(ResolveRequest(PartsOf(testing::StreamKRequest()), steps, &resolved),
               StatusIs(absl::StatusCode::kNotFound));
   EXPECT_EQ(ran, std::vector<std::string>({"chip"}));
 }
@@ -147,7 +147,7 @@ TEST(RequestPipelineTest, ChipOfAnotherArchitectureNeedsAnyArch) {
                                  "only; platform \"ascend910b1\" is DAV_2201")));
   RequestSteps steps;
   steps.any_arch = true;
-  const absl::Status status = ResolveRequest(request, steps, &resolved);
+  const absl::Status status = ResolveRequest(PartsOf(request), steps, &resolved);
   ASSERT_TRUE(status.ok()) << status;
   EXPECT_EQ(resolved.chip.name, "ascend910b1");
   EXPECT_EQ(resolved.chip.npu_arch, tl::NpuArch::kDav2201);
