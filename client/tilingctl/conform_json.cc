@@ -1,5 +1,8 @@
 #include "client/tilingctl/conform_json.h"
 
+#include <algorithm>
+#include <cstdint>
+
 #include "absl/strings/str_cat.h"
 #include "client/tilingctl/format.h"
 
@@ -44,6 +47,16 @@ absl::StatusOr<pb::Format> ParseFormat(const Json& object, const char* key,
   absl::StatusOr<pb::Format> format = FormatFromName(it->get<std::string>());
   if (!format.ok()) return BadField(path, format.status().message());
   return format;
+}
+
+absl::StatusOr<PlatformFigure> GetPlatformFigure(const Json& value, absl::string_view path) {
+  if (!value.is_number_integer() || value.get<int64_t>() < 0) {
+    return BadField(path, absl::StrCat("not a non-negative integer: ", value.dump()));
+  }
+  PlatformFigure figure;
+  figure.value = value.get<uint64_t>();
+  figure.value32 = static_cast<uint32_t>(std::min<uint64_t>(figure.value, UINT32_MAX));
+  return figure;
 }
 
 std::string Quoted(absl::string_view s) { return absl::StrCat("\"", s, "\""); }

@@ -34,6 +34,15 @@ absl::StatusOr<npu::tiling::v1::DataType> ParseDtype(const Json& value, absl::st
 absl::StatusOr<npu::tiling::v1::Format> ParseFormat(const Json& object, const char* key,
                                                     absl::string_view path);
 
+// A platform figure of a case: a non-negative integer, and its value for a
+// 32-bit field, clamped so that the server reports a value that does not
+// fit as out of range instead of a silently wrapped number.
+struct PlatformFigure {
+  uint64_t value = 0;
+  uint32_t value32 = 0;
+};
+absl::StatusOr<PlatformFigure> GetPlatformFigure(const Json& value, absl::string_view path);
+
 // `s` in double quotes.
 std::string Quoted(absl::string_view s);
 // "field F expected E got G", or nullopt when the integer expectation holds

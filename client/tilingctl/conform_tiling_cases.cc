@@ -43,13 +43,11 @@ absl::Status ApplyPlatform(const Json& platform, pb::TilingRequest* request,
       request->set_platform(value.get<std::string>());
       continue;
     }
-    if (!value.is_number_integer() || value.get<int64_t>() < 0) {
-      return BadField(path, absl::StrCat("not a non-negative integer: ", value.dump()));
-    }
-    const uint64_t v = value.get<uint64_t>();
-    // uint32 fields: values that do not fit are clamped so that the server
-    // reports them as out of range instead of a silently wrapped number.
-    const uint32_t v32 = static_cast<uint32_t>(std::min<uint64_t>(v, UINT32_MAX));
+    absl::StatusOr<conform_internal::PlatformFigure> figure =
+        conform_internal::GetPlatformFigure(value, path);
+    if (!figure.ok()) return figure.status();
+    const uint64_t v = figure->value;
+    const uint32_t v32 = figure->value32;
     if (key == "aic_num") {
       o->set_aic_num(v32);
     } else if (key == "aiv_num") {

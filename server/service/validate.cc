@@ -149,25 +149,31 @@ absl::Status ValidatePlatformOverrides(const pb::PlatformOverrides& overrides) {
   return absl::OkStatus();
 }
 
-RequestParts PartsOf(const pb::TilingRequest& request) {
+namespace {
+
+// The fields both requests spell the same way.
+template <typename Request>
+RequestParts SharedParts(const Request& request) {
   RequestParts parts;
   parts.id = request.id();
   parts.platform = request.platform();
   parts.forced_strategy = request.forced_strategy();
   parts.client_id = request.client_id();
   if (request.has_problem()) parts.problem = &request.problem();
+  return parts;
+}
+
+}  // namespace
+
+RequestParts PartsOf(const pb::TilingRequest& request) {
+  RequestParts parts = SharedParts(request);
   if (request.has_platform_overrides()) parts.overrides = &request.platform_overrides();
   parts.tiling = &request;
   return parts;
 }
 
 RequestParts PartsOf(const pb::ExecuteRequest& request) {
-  RequestParts parts;
-  parts.id = request.id();
-  parts.platform = request.platform();
-  parts.forced_strategy = request.forced_strategy();
-  parts.client_id = request.client_id();
-  if (request.has_problem()) parts.problem = &request.problem();
+  RequestParts parts = SharedParts(request);
   parts.overrides = &request.platform_overrides();
   return parts;
 }
