@@ -14,8 +14,9 @@
 // It sits in `npu_tiling_types`, below the strategies and the emulator, and is
 // pure: no threads, clocks or I/O. Kernel faults are not modelled here: the
 // emulator reproduces them from ExpandTileLoops(). Implementation:
-// schedule.cc (entry points, ASWT, vector models), schedule_stream_k.cc and
-// schedule_coverage.cc.
+// schedule.cc (entry points, ASWT, vector models), schedule_stream_k.cc,
+// schedule_batch.cc (the batch kernels) and schedule_coverage.cc; which
+// expansion a plan gets is its kernel's row (kernel_table.h).
 //
 // Batched problems (BatchMatMulV3, FusedMatMul): C is walked as the stacked
 // [batch * rows, n] matrix of its batches (rows = Schedule::batch_rows, M
