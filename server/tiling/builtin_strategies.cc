@@ -11,6 +11,7 @@
 #include "server/tiling/strategies/batch_stream_k.h"
 #include "server/tiling/strategies/batch_to_vector_mul.h"
 #include "server/tiling/strategies/fused_data_parallel.h"
+#include "server/tiling/strategies/fused_inherited.h"
 #include "server/tiling/strategies/fused_stream_k.h"
 #include "server/tiling/strategies/fused_zero_k.h"
 #include "server/tiling/strategies/stream_k.h"
@@ -35,30 +36,29 @@ void RegisterBuiltinStrategies(StrategyRegistry& registry) {
   constexpr MatmulOp kBmm = MatmulOp::kBatchMatMulV3;
   status.Update(registry.Add(std::make_unique<BatchZeroKStrategy>(), kBmm));  // #1
   status.Update(registry.Add(std::make_unique<BatchToVectorMulStrategy>(), kBmm));
-  status.Update(registry.Add(std::make_unique<BatchStreamKStrategy>(kBmm), kBmm));
-  status.Update(registry.Add(std::make_unique<BatchMergeStrategy>(kBmm), kBmm));
+  status.Update(registry.Add(std::make_unique<BatchStreamKStrategy>(), kBmm));
+  status.Update(registry.Add(std::make_unique<BatchMergeStrategy>(), kBmm));
   status.Update(registry.Add(std::make_unique<BatchIterateBroadcastStrategy>(), kBmm));
-  status.Update(registry.Add(std::make_unique<BatchIterateStrategy>(kBmm), kBmm));
+  status.Update(registry.Add(std::make_unique<BatchIterateStrategy>(), kBmm));
   status.Update(registry.Add(std::make_unique<BatchIterateSearchedStrategy>(), kBmm));
-  status.Update(registry.Add(std::make_unique<BatchFullLoadStrategy>(kBmm, FullLoad::kA), kBmm));
-  status.Update(registry.Add(std::make_unique<BatchFullLoadStrategy>(kBmm, FullLoad::kB), kBmm));
-  status.Update(registry.Add(std::make_unique<BatchDataParallelStrategy>(kBmm), kBmm));
+  status.Update(registry.Add(std::make_unique<BatchFullLoadStrategy>(FullLoad::kA), kBmm));
+  status.Update(registry.Add(std::make_unique<BatchFullLoadStrategy>(FullLoad::kB), kBmm));
+  status.Update(registry.Add(std::make_unique<BatchDataParallelStrategy>(), kBmm));
   status.Update(registry.Add(std::make_unique<BatchSearchedFallbackStrategy>(), kBmm));  // #11
 
   // FusedMatMul, CANN's DAV_3510 order
   // (matmul/fused_mat_mul/op_host/op_tiling/arch35/fused_matmul_builtin_tiling_strategy.h).
   constexpr MatmulOp kFused = MatmulOp::kFusedMatMul;
   status.Update(registry.Add(std::make_unique<FusedZeroKStrategy>(), kFused));  // #1
-  status.Update(registry.Add(std::make_unique<BatchStreamKStrategy>(kFused), kFused));
-  status.Update(registry.Add(std::make_unique<BatchMergeStrategy>(kFused), kFused));
-  status.Update(registry.Add(std::make_unique<BatchIterateStrategy>(kFused), kFused));
-  status.Update(
-      registry.Add(std::make_unique<BatchFullLoadStrategy>(kFused, FullLoad::kA), kFused));
-  status.Update(
-      registry.Add(std::make_unique<BatchFullLoadStrategy>(kFused, FullLoad::kB), kFused));
-  status.Update(registry.Add(std::make_unique<BatchDataParallelStrategy>(kFused), kFused));  // #7
-  status.Update(registry.Add(std::make_unique<FusedStreamKStrategy>(), kFused));             // #8
-  status.Update(registry.Add(std::make_unique<FusedDataParallelStrategy>(), kFused));        // #9
+  // #2 to #7 are BatchMatMulV3's, behind FusedMatMul's filters (fused_inherited.h).
+  status.Update(registry.Add(InheritedBatchStreamK(), kFused));
+  status.Update(registry.Add(InheritedMergeBatch(), kFused));
+  status.Update(registry.Add(InheritedIterBatch(), kFused));
+  status.Update(registry.Add(InheritedFullLoad(FullLoad::kA), kFused));
+  status.Update(registry.Add(InheritedFullLoad(FullLoad::kB), kFused));
+  status.Update(registry.Add(InheritedDataParallel(), kFused));                        // #7
+  status.Update(registry.Add(std::make_unique<FusedStreamKStrategy>(), kFused));       // #8
+  status.Update(registry.Add(std::make_unique<FusedDataParallelStrategy>(), kFused));  // #9
   assert(status.ok() && "built-in strategy names are unique");
   (void)status;
 }

@@ -54,7 +54,7 @@ TEST(BatchDataParallelTest, FusedBatchKey) {
 TEST(BatchDataParallelTest, BothTransposedViewsWalkTheBatchesInside) {
   MatmulProblem p = Batched(MatmulOp::kBatchMatMulV3, 300, 500, 700, 3);
   p.a_batch_interleaved = p.b_batch_interleaved = true;
-  const BatchDataParallelStrategy strategy(MatmulOp::kBatchMatMulV3);
+  const BatchDataParallelStrategy strategy;
   const ProblemFacts facts = DeriveFacts(p);
   ASSERT_TRUE(strategy.IsCapable(p, facts, Chip950()).ok);
   absl::StatusOr<TilingPlan> plan = strategy.DoTiling(p, facts, Chip950());
@@ -92,7 +92,7 @@ TEST(BatchDataParallelTest, BroadcastIsNotItsCase) {
   MatmulProblem p = Batched(MatmulOp::kBatchMatMulV3, 300, 500, 700, 3);
   p.batch_a = {3, 1};
   p.batch_b = {3, 4};
-  const BatchDataParallelStrategy strategy(MatmulOp::kBatchMatMulV3);
+  const BatchDataParallelStrategy strategy;
   Capability c = strategy.IsCapable(p, DeriveFacts(p), Chip950());
   EXPECT_FALSE(c.ok);
   EXPECT_THAT(c.reason.str(), HasSubstr("batches differ"));

@@ -8,8 +8,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <vector>
 
+#include "server/tiling/strategies/fused_inherited.h"
 #include "tests/testing/problems.h"
 #include "tests/testing/status_matchers.h"
 
@@ -53,7 +55,8 @@ TEST(BatchFullLoadTest, FusedKeyIsBasicWithFusedBatch) {
   // unbatched.
   MatmulProblem p = Batched(64, 2000, 64, {300}, {300});
   p.op = MatmulOp::kFusedMatMul;
-  const BatchFullLoadStrategy strategy(MatmulOp::kFusedMatMul, FullLoad::kA);
+  const std::unique_ptr<Strategy> owned_strategy = InheritedFullLoad(FullLoad::kA);
+  const Strategy& strategy = *owned_strategy;
   EXPECT_EQ(strategy.name(), "AL1_FULL_LOAD_BASIC_INHERITED_FROM_BMMV3");
   Capability c = strategy.IsCapable(p, DeriveFacts(p), Chip950());
   EXPECT_FALSE(c.ok);
@@ -71,10 +74,10 @@ TEST(BatchFullLoadTest, FusedKeyIsBasicWithFusedBatch) {
 }
 
 TEST(BatchFullLoadTest, Refusals) {
-  const BatchFullLoadStrategy a_side(MatmulOp::kBatchMatMulV3, FullLoad::kA);
-  const BatchFullLoadStrategy b_side(MatmulOp::kBatchMatMulV3, FullLoad::kB);
+  const BatchFullLoadStrategy a_side(FullLoad::kA);
+  const BatchFullLoadStrategy b_side(FullLoad::kB);
   const ChipSpec chip = Chip950();
-  auto reason = [&](const BatchFullLoadStrategy& s, const MatmulProblem& p) {
+  auto reason = [&](const Strategy& s, const MatmulProblem& p) {
     Capability c = s.IsCapable(p, DeriveFacts(p), chip);
     EXPECT_FALSE(c.ok);
     return c.reason.str();

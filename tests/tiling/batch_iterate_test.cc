@@ -9,8 +9,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <vector>
 
+#include "server/tiling/strategies/fused_inherited.h"
 #include "server/tiling/tiling_data.h"
 #include "tests/testing/problems.h"
 #include "tests/testing/status_matchers.h"
@@ -26,7 +28,7 @@ using ::npu::testing::Problem;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
-absl::StatusOr<TilingPlan> Tile(const BatchIterateStrategy& strategy, const MatmulProblem& p) {
+absl::StatusOr<TilingPlan> Tile(const Strategy& strategy, const MatmulProblem& p) {
   const ProblemFacts facts = DeriveFacts(p);
   Capability c = strategy.IsCapable(p, facts, Chip950());
   EXPECT_TRUE(c.ok) << c.reason;
@@ -57,7 +59,8 @@ TEST(BatchIterateTest, LargeBatchesQueueAtMostEightMmads) {
 }
 
 TEST(BatchIterateTest, FusedEpilogueReadsSharedX3OnceForSeveralBatches) {
-  const BatchIterateStrategy strategy(MatmulOp::kFusedMatMul);
+  const std::unique_ptr<Strategy> owned_strategy = InheritedIterBatch();
+  const Strategy& strategy = *owned_strategy;
   EXPECT_EQ(strategy.name(), "ITER_BATCH_BASICAPI_INHERITED_FROM_BMMV3");
   MatmulProblem relu = Batched(MatmulOp::kFusedMatMul, 32, 32, 32, 1200);
   relu.fused_op = FusedOp::kRelu;
@@ -86,16 +89,16 @@ TEST(BatchIterateTest, FusedEpilogueReadsSharedX3OnceForSeveralBatches) {
 }
 
 TEST(BatchIterateTest, Refusals) {
-  const BatchIterateStrategy bmm(MatmulOp::kBatchMatMulV3);
-  const BatchIterateStrategy fused(MatmulOp::kFusedMatMul);
+  const BatchIterateStrategy bmm;
+  const std::unique_ptr<Strategy> owned_fused = InheritedIterBatch();
+  const Strategy& fused = *owned_fused;
   const ChipSpec chip = Chip950();
-  auto reason = [&](const BatchIterateStrategy& s, const MatmulProblem& p) {
+  auto reason = [&](const Strategy& s, const MatmulProblem& p) {
     Capability c = s.IsCapable(p, DeriveFacts(p), chip);
     EXPECT_FALSE(c.ok);
     return c.reason.str();
   };
-  EXPECT_THAT(reason(bmm, Batched(MatmulOp::kBatchMatMulV3, 32, 32, 32, 32)),
-              HasSubstr("<= aic"));
+  EXPECT_THAT(reason(bmm, Batched(MatmulOp::kBatchMatMulV3, 32, 32, 32, 32)), HasSubstr("<= aic"));
   EXPECT_THAT(reason(bmm, Batched(MatmulOp::kBatchMatMulV3, 512, 512, 512, 64)),
               HasSubstr("of L1"));
   // One batch overflows L0 and 33 single-batch loads leave most cores idle

@@ -8,6 +8,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <memory>
+
+#include "server/tiling/strategies/fused_inherited.h"
 #include "tests/testing/problems.h"
 #include "tests/testing/status_matchers.h"
 
@@ -56,7 +59,8 @@ TEST(BatchMergeTest, FusedMulWritesThroughTheVectorCores) {
   p.fused_op = FusedOp::kMul;
   p.inner_precise = 1;
   p.x3_shape = {256, 8, 64};
-  const BatchMergeStrategy strategy(MatmulOp::kFusedMatMul);
+  const std::unique_ptr<Strategy> owned_strategy = InheritedMergeBatch();
+  const Strategy& strategy = *owned_strategy;
   EXPECT_EQ(strategy.name(), "MERGE_BATCH_BASICAPI_INHERITED_FROM_BMMV3");
   const ProblemFacts facts = DeriveFacts(p);
   ASSERT_TRUE(strategy.IsCapable(p, facts, Chip950()).ok);
@@ -73,7 +77,8 @@ TEST(BatchMergeTest, FusedAddNeedsItsResultInUb) {
   MatmulProblem p = Batched(MatmulOp::kFusedMatMul, 64, 2048, 64, 128);
   p.fused_op = FusedOp::kAdd;
   p.x3_shape = {64, 2048};
-  const BatchMergeStrategy strategy(MatmulOp::kFusedMatMul);
+  const std::unique_ptr<Strategy> owned_strategy = InheritedMergeBatch();
+  const Strategy& strategy = *owned_strategy;
   ChipSpec chip = Chip950(8);
   chip.l0c_bytes = 1ull << 30;  // let the L0 checks pass so the UB one decides
   chip.l0b_bytes = 1ull << 30;
@@ -87,7 +92,7 @@ TEST(BatchMergeTest, FusedAddNeedsItsResultInUb) {
 }
 
 TEST(BatchMergeTest, Refusals) {
-  const BatchMergeStrategy strategy(MatmulOp::kBatchMatMulV3);
+  const BatchMergeStrategy strategy;
   const ChipSpec chip = Chip950();
   auto reason = [&](const MatmulProblem& p) {
     Capability c = strategy.IsCapable(p, DeriveFacts(p), chip);

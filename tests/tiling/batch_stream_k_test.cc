@@ -8,6 +8,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <memory>
+
+#include "server/tiling/strategies/fused_inherited.h"
 #include "tests/testing/problems.h"
 #include "tests/testing/status_matchers.h"
 
@@ -50,7 +53,8 @@ TEST(BatchStreamKTest, OffsetXSelectsTheBasicApi) {
 TEST(BatchStreamKTest, FusedKeyCarriesTheEpilogueAndFusedBatch) {
   MatmulProblem p = Batched(MatmulOp::kFusedMatMul, 1536, 200, 16384, 2);
   p.fused_op = FusedOp::kRelu;
-  const BatchStreamKStrategy strategy(MatmulOp::kFusedMatMul);
+  const std::unique_ptr<Strategy> owned_strategy = InheritedBatchStreamK();
+  const Strategy& strategy = *owned_strategy;
   EXPECT_EQ(strategy.name(), "BATCH_STREAM_K_INHERITED_FROM_BMMV3");
   const ProblemFacts facts = DeriveFacts(p);
   ASSERT_TRUE(strategy.IsCapable(p, facts, Chip950()).ok);
@@ -61,10 +65,11 @@ TEST(BatchStreamKTest, FusedKeyCarriesTheEpilogueAndFusedBatch) {
 }
 
 TEST(BatchStreamKTest, Refusals) {
-  const BatchStreamKStrategy bmm(MatmulOp::kBatchMatMulV3);
-  const BatchStreamKStrategy fused(MatmulOp::kFusedMatMul);
+  const BatchStreamKStrategy bmm;
+  const std::unique_ptr<Strategy> owned_fused = InheritedBatchStreamK();
+  const Strategy& fused = *owned_fused;
   const ChipSpec chip = Chip950();
-  auto reason = [&](const BatchStreamKStrategy& s, const MatmulProblem& p) {
+  auto reason = [&](const Strategy& s, const MatmulProblem& p) {
     Capability c = s.IsCapable(p, DeriveFacts(p), chip);
     EXPECT_FALSE(c.ok);
     return c.reason.str();

@@ -38,14 +38,6 @@ bool BatchUsesFp32SplitK(const MatmulProblem& problem, const ProblemFacts& facts
 Capability BatchDataParallelStrategy::IsCapable(const MatmulProblem& problem,
                                                 const ProblemFacts& facts,
                                                 const ChipSpec& /*chip*/) const {
-  if (problem.op == MatmulOp::kFusedMatMul) {
-    if (!HasBatchShape(problem)) return Capability::No(Explain(facts, "2-D shapes"));
-    if (!TraitsOf(problem.fused_op).batched) {
-      return Capability::No(Explain(facts, "epilogue ",
-                                    std::string(FusedOpKeyName(problem.fused_op)),
-                                    " is not none, relu, add or mul"));
-    }
-  }
   if (ATransposedView(problem) != BTransposedView(problem)) {
     return Capability::No(Explain(facts, "only one input is a transposed non-contiguous view"));
   }
@@ -80,10 +72,9 @@ absl::StatusOr<TilingPlan> BatchDataParallelStrategy::DoTiling(const MatmulProbl
   LimitBaseNForBias(problem, chip, state);
 
   TilingPlan plan;
-  const bool fused = problem.op == MatmulOp::kFusedMatMul;
   const bool basic_only = BothViews(problem) || BatchUsesFp32SplitK(problem, facts);
   plan.key = BatchKey(problem, basic_only ? ApiLevel::kBasic : TensorApiLevel(problem),
-                      fused ? BatchModel::kFusedBatch : BatchModel::kForBatch);
+                      BatchModel::kForBatch);
   plan.block_dim = chip.aic_num;
   plan.kernel_type = KernelTypeOf(KernelId::kBatchCube, plan.key);
   plan.workspace_bytes = kRuntimeWorkspaceBytes;

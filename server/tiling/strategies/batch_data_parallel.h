@@ -6,10 +6,9 @@
 // stages; there is no tail re-split, no full load and no fixpipe output.
 // The streamed L1 stages get four buffers when they fit a quarter of L1.
 // fp32 inputs with a long K (without hf32) and operands that are both
-// transposed views need the basic API. BatchMatMulV3's ASW_BASIC and
-// FusedMatMul's ASWT_BASIC_INHERITED_FROM_BMMV3 (CANN:
-// matmul/batch_mat_mul_v3/op_host/op_tiling/arch35/batch_matmul_v3_asw_basic_tiling.cpp,
-// matmul/fused_mat_mul/op_host/op_tiling/arch35/fused_matmul_batch_asw_basic_tiling.cpp).
+// transposed views need the basic API. BatchMatMulV3's ASW_BASIC (CANN:
+// matmul/batch_mat_mul_v3/op_host/op_tiling/arch35/batch_matmul_v3_asw_basic_tiling.cpp);
+// FusedMatMul inherits it (fused_inherited.h).
 #ifndef NPU_SERVER_TILING_STRATEGIES_BATCH_DATA_PARALLEL_H_
 #define NPU_SERVER_TILING_STRATEGIES_BATCH_DATA_PARALLEL_H_
 
@@ -20,18 +19,11 @@ namespace npu::tiling {
 
 class BatchDataParallelStrategy final : public Strategy {
  public:
-  // `op` is the operator whose registry holds this instance.
-  explicit BatchDataParallelStrategy(MatmulOp op) : op_(op) {}
-  std::string_view name() const override {
-    return BatchStrategyName(op_, "ASW_BASIC", "ASWT_BASIC_INHERITED_FROM_BMMV3");
-  }
+  std::string_view name() const override { return "ASW_BASIC"; }
   Capability IsCapable(const MatmulProblem& problem, const ProblemFacts& facts,
                        const ChipSpec& chip) const override;
   absl::StatusOr<TilingPlan> DoTiling(const MatmulProblem& problem, const ProblemFacts& facts,
                                       const ChipSpec& chip) const override;
-
- private:
-  MatmulOp op_;
 };
 
 // Whether BatchMatMulV3's fp32 data-parallel kernel splits K (and so needs

@@ -31,23 +31,11 @@ bool NzNeedsHalfInputs(const MatmulProblem& problem) {
 }  // namespace
 
 std::string_view BatchFullLoadStrategy::name() const {
-  if (resident_ == FullLoad::kA) {
-    return BatchStrategyName(op_, "AL1_FULL_LOAD_BASIC",
-                             "AL1_FULL_LOAD_BASIC_INHERITED_FROM_BMMV3");
-  }
-  return BatchStrategyName(op_, "BL1_FULL_LOAD_BASIC", "BL1_FULL_LOAD_BASIC_INHERITED_FROM_BMMV3");
+  return resident_ == FullLoad::kA ? "AL1_FULL_LOAD_BASIC" : "BL1_FULL_LOAD_BASIC";
 }
 
 Capability BatchFullLoadStrategy::IsCapable(const MatmulProblem& problem, const ProblemFacts& facts,
                                             const ChipSpec& chip) const {
-  if (problem.op == MatmulOp::kFusedMatMul) {
-    if (!HasBatchShape(problem)) return Capability::No(Explain(facts, "2-D shapes"));
-    if (!TraitsOf(problem.fused_op).batched) {
-      return Capability::No(Explain(facts, "epilogue ",
-                                    std::string(FusedOpKeyName(problem.fused_op)),
-                                    " is not none, relu, add or mul"));
-    }
-  }
   if (AnyTransposedView(problem)) {
     return Capability::No(Explain(facts, "an input is a transposed non-contiguous view"));
   }
@@ -117,9 +105,7 @@ absl::StatusOr<TilingPlan> BatchFullLoadStrategy::DoTiling(const MatmulProblem& 
   LimitBaseNForBias(problem, chip, state);
 
   TilingPlan plan;
-  const bool fused = problem.op == MatmulOp::kFusedMatMul;
-  plan.key = BatchKey(problem, TensorApiLevel(problem),
-                      fused ? BatchModel::kFusedBatch : BatchModel::kForBatch);
+  plan.key = BatchKey(problem, TensorApiLevel(problem), BatchModel::kForBatch);
   plan.key.full_load = resident_;
   plan.block_dim = static_cast<uint32_t>(state.used_core_num);
   plan.kernel_type = KernelTypeOf(KernelId::kBatchCube, plan.key);

@@ -7,11 +7,10 @@
 // rounds. The plan reuses the MatMulV3 full-load planners (PlanAFullLoad /
 // PlanBFullLoad in the batch context) from DAV_3510's default blocks, then
 // re-derives the L0C double buffer, the resident side's L1 step and the
-// streamed side's buffer count. BatchMatMulV3's AL1/BL1_FULL_LOAD_BASIC and
-// FusedMatMul's ..._INHERITED_FROM_BMMV3 (CANN:
+// streamed side's buffer count. BatchMatMulV3's AL1/BL1_FULL_LOAD_BASIC (CANN:
 // matmul/batch_mat_mul_v3/op_host/op_tiling/arch35/batch_matmul_v3_asw_al1_full_load_basic_tiling.cpp,
-// batch_matmul_v3_asw_bl1_full_load_basic_tiling.cpp,
-// matmul/fused_mat_mul/op_host/op_tiling/arch35/fused_matmul_batch_asw_{al1,bl1}_full_load_basic_tiling.cpp).
+// batch_matmul_v3_asw_bl1_full_load_basic_tiling.cpp); FusedMatMul inherits
+// them (fused_inherited.h).
 #ifndef NPU_SERVER_TILING_STRATEGIES_BATCH_FULL_LOAD_H_
 #define NPU_SERVER_TILING_STRATEGIES_BATCH_FULL_LOAD_H_
 
@@ -22,9 +21,8 @@ namespace npu::tiling {
 
 class BatchFullLoadStrategy final : public Strategy {
  public:
-  // `op` is the operator whose registry holds this instance; `resident` is
-  // FullLoad::kA or FullLoad::kB.
-  BatchFullLoadStrategy(MatmulOp op, FullLoad resident) : op_(op), resident_(resident) {}
+  // `resident` is FullLoad::kA or FullLoad::kB.
+  explicit BatchFullLoadStrategy(FullLoad resident) : resident_(resident) {}
   std::string_view name() const override;
   Capability IsCapable(const MatmulProblem& problem, const ProblemFacts& facts,
                        const ChipSpec& chip) const override;
@@ -32,7 +30,6 @@ class BatchFullLoadStrategy final : public Strategy {
                                       const ChipSpec& chip) const override;
 
  private:
-  MatmulOp op_;
   FullLoad resident_;
 };
 

@@ -63,9 +63,6 @@ L0cToOut IteratedOutput(const ProblemFacts& facts, const ChipSpec& chip) {
 
 Capability BatchIterateStrategy::IsCapable(const MatmulProblem& problem, const ProblemFacts& facts,
                                            const ChipSpec& chip) const {
-  if (problem.op == MatmulOp::kFusedMatMul && TraitsOf(problem.fused_op).gelu) {
-    return Capability::No(Explain(facts, "gelu epilogue"));
-  }
   if (ATransposedView(problem)) {
     return Capability::No(Explain(facts, "A is a transposed non-contiguous view"));
   }
@@ -96,61 +93,66 @@ Capability BatchIterateStrategy::IsCapable(const MatmulProblem& problem, const P
                                  fit.l1, " per L1 load"));
 }
 
-absl::StatusOr<TilingPlan> BatchIterateStrategy::DoTiling(const MatmulProblem& problem,
-                                                          const ProblemFacts& facts,
-                                                          const ChipSpec& chip) const {
+IterBatchLoads IterBatchLoadsOf(const MatmulProblem& problem, const ProblemFacts& facts,
+                                const ChipSpec& chip) {
   const BatchFit fit = FitOf(problem, facts, chip);
+  IterBatchLoads loads;
+  loads.m_l1 = fit.m;
+  loads.n_l1 = fit.n;
+  loads.l0_fits = fit.l0_fits;
   const uint64_t per_core = CeilDiv(facts.batch_c, chip.aic_num);
   // Past one full-bandwidth copy per 8 batches, more batches per load only
   // queue more mmads.
   const bool large_batches =
       kMaxQueuedMmads * (fit.m * fit.k + fit.k * fit.n) * facts.a_bytes > kFullBandwidthCopyBytes;
-  uint64_t batches_l1 = std::min({fit.l1, per_core, large_batches ? kMaxQueuedMmads : per_core});
-  uint64_t batches_l0 = std::max<uint64_t>(std::min({fit.l0a, fit.l0b, fit.l0c, batches_l1}), 1);
-  uint64_t inner_batch = 0;
+  loads.batches_l1 = std::min({fit.l1, per_core, large_batches ? kMaxQueuedMmads : per_core});
+  loads.batches_l0 = std::max<uint64_t>(std::min({fit.l0a, fit.l0b, fit.l0c, loads.batches_l1}), 1);
   if (BTransposedView(problem)) {
     // An L1 load of a transposed view must not straddle its inner batch
     // dim: take the largest divisor of it.
-    inner_batch = static_cast<uint64_t>(problem.batch_b.back());
-    uint64_t divisor = std::min(inner_batch, batches_l1);
-    while (divisor > 1 && inner_batch % divisor != 0) --divisor;
-    batches_l1 = std::max<uint64_t>(divisor, 1);
-    batches_l0 = std::max<uint64_t>(std::min({fit.l0a, fit.l0c, batches_l0, batches_l1}), 1);
+    loads.inner_batch = static_cast<uint64_t>(problem.batch_b.back());
+    uint64_t divisor = std::min(loads.inner_batch, loads.batches_l1);
+    while (divisor > 1 && loads.inner_batch % divisor != 0) --divisor;
+    loads.batches_l1 = std::max<uint64_t>(divisor, 1);
+    loads.batches_l0 =
+        std::max<uint64_t>(std::min({fit.l0a, fit.l0c, loads.batches_l0, loads.batches_l1}), 1);
   }
-  uint64_t base_m = fit.m, base_n = fit.n, base_k = fit.k;
+  loads.base_m = fit.m;
+  loads.base_n = fit.n;
+  loads.base_k = fit.k;
   if (!fit.l0_fits) {
-    CutBatchBaseBlock(problem, chip, facts.a_bytes, facts.b_bytes, base_m, base_n, base_k);
+    CutBatchBaseBlock(problem, chip, facts.a_bytes, facts.b_bytes, loads.base_m, loads.base_n,
+                      loads.base_k);
   }
+  return loads;
+}
+
+absl::StatusOr<TilingPlan> BatchIterateStrategy::DoTiling(const MatmulProblem& problem,
+                                                          const ProblemFacts& facts,
+                                                          const ChipSpec& chip) const {
+  const IterBatchLoads loads = IterBatchLoadsOf(problem, facts, chip);
+  const uint64_t batches_l1 = loads.batches_l1, batches_l0 = loads.batches_l0;
+  const uint64_t inner_batch = loads.inner_batch;
+  const uint64_t base_m = loads.base_m, base_k = loads.base_k;
+  uint64_t base_n = loads.base_n;
 
   TilingPlan plan;
-  const bool fused = problem.op == MatmulOp::kFusedMatMul;
   plan.key = BatchKey(problem, ApiLevel::kBasic, BatchModel::kIterBatchSingleBias);
-  plan.key.l0c2out = fused && TraitsOf(problem.fused_op).reads_x3 ? L0cToOut::kNdFixpipe1To2
-                                                                  : IteratedOutput(facts, chip);
-  bool need_nd_dma = false;
-  if (fused) {
-    // The epilogue reads x3 with one ND DMA for several batches when UB
-    // left over by the output blocks holds two stages of more than one batch
-    // and x3 is shared by all batches
-    // (matmul/fused_mat_mul/op_host/op_tiling/arch35/fused_matmul_iterbatch_basic_tiling.cpp).
-    const uint64_t rest_ub = chip.ub_bytes - batches_l0 * base_m * base_n;
-    const uint64_t x3_batches = std::min(batches_l0, rest_ub / kDoubleBuffer / (facts.m * base_n));
-    need_nd_dma = x3_batches > 1 && facts.batch_x3 == 1;
-  }
+  plan.key.l0c2out = IteratedOutput(facts, chip);
   // Every cube plan's last step: base_n within the bias table.
   if (problem.has_bias) base_n = std::min(std::max<uint64_t>(chip.bt_bytes, kBlock256), base_n);
   plan.block_dim = chip.aic_num;
   plan.kernel_type = KernelTypeOf(KernelId::kBatchIterate, plan.key);
   plan.workspace_bytes = kRuntimeWorkspaceBytes;
   plan.detail = Describe(facts, batches_l1, " batches per L1 load, ", batches_l0, " per L0 load",
-                         fit.l0_fits ? "" : " (one batch is cut into base blocks)");
+                         loads.l0_fits ? "" : " (one batch is cut into base blocks)");
 
   BlockTiling& block = plan.block;
   block.base_m = base_m;
   block.base_n = base_n;
   block.base_k = base_k;
-  block.m_l1 = fit.m;
-  block.n_l1 = fit.n;
+  block.m_l1 = loads.m_l1;
+  block.n_l1 = loads.n_l1;
   block.k_l1 = base_k;
   block.single_core_m = facts.m;
   block.single_core_n = facts.n;
@@ -174,7 +176,7 @@ absl::StatusOr<TilingPlan> BatchIterateStrategy::DoTiling(const MatmulProblem& p
   put(IterBatchField::kBaseK, base_k);
   put(IterBatchField::kInnerBatch, inner_batch);
   put(IterBatchField::kBatchX3, facts.batch_x3);
-  put(IterBatchField::kNeedNdDma, need_nd_dma ? 1 : 0);
+  put(IterBatchField::kNeedNdDma, 0);
   put(IterBatchField::kL2CacheDisable,
       L2CacheDisableMode(problem, facts, chip, state, facts.m, facts.k, facts.n));
   return plan;

@@ -38,27 +38,6 @@ MergeShape ShapeOf(const ProblemFacts& facts) {
   return shape;
 }
 
-// FusedMatMul add / mul: the merged result (fp32 under high precision) and
-// two stages of x3 rows (plus their fp32 cast) must fit UB together
-// (matmul/fused_mat_mul/op_host/op_tiling/arch35/fused_matmul_mergebatch_basic_tiling.cpp).
-Capability CheckEpilogueUb(const MatmulProblem& problem, const ProblemFacts& facts,
-                           const ChipSpec& chip) {
-  const bool high_precision = problem.inner_precise == 0;
-  const uint64_t out_bytes = high_precision ? kFp32Bytes : facts.c_bytes;
-  // x3 has the inputs' dtype.
-  const uint64_t x3_bytes = facts.a_bytes;
-  const bool cast_buffer = high_precision && problem.dtype_a != DataType::kFloat32;
-  const uint64_t n_aligned = CeilAlign(facts.n, kBlock16);
-  const uint64_t result_bytes = facts.m * n_aligned * out_bytes;
-  const uint64_t stage_bytes =
-      n_aligned * kDoubleBuffer * (x3_bytes + (cast_buffer ? out_bytes : 0));
-  if (result_bytes + stage_bytes > chip.ub_bytes) {
-    return Capability::No(Explain(facts, "epilogue needs ", result_bytes + stage_bytes,
-                                  " bytes of UB > ub_bytes=", chip.ub_bytes));
-  }
-  return Capability::Yes("");
-}
-
 }  // namespace
 
 uint64_t MergedBatchesByPolynomial(double l0c_elements, uint64_t m_rows, uint64_t n_aligned) {
@@ -72,17 +51,6 @@ uint64_t MergedBatchesByPolynomial(double l0c_elements, uint64_t m_rows, uint64_
 
 Capability BatchMergeStrategy::IsCapable(const MatmulProblem& problem, const ProblemFacts& facts,
                                          const ChipSpec& chip) const {
-  const bool fused = problem.op == MatmulOp::kFusedMatMul;
-  if (fused) {
-    if (TraitsOf(problem.fused_op).reads_x3 && BTransposedView(problem)) {
-      return Capability::No(Explain(facts, "add/mul epilogue with a transposed view of B"));
-    }
-    if (!TraitsOf(problem.fused_op).batched) {
-      return Capability::No(Explain(facts, "epilogue ",
-                                    std::string(FusedOpKeyName(problem.fused_op)),
-                                    " is not none, relu, add or mul"));
-    }
-  }
   if (AnyTransposedView(problem)) {
     return Capability::No(Explain(facts, "an input is a transposed non-contiguous view"));
   }
@@ -118,10 +86,6 @@ Capability BatchMergeStrategy::IsCapable(const MatmulProblem& problem, const Pro
     return Capability::No(Explain(facts, kMinMergedBatches, " merged batches overflow L0 (L0A ",
                                   l0a, ", L0B ", l0b, ", L0C ", l0c, " bytes)"));
   }
-  if (fused && TraitsOf(problem.fused_op).reads_x3) {
-    Capability ub = CheckEpilogueUb(problem, facts, chip);
-    if (!ub.ok) return ub;
-  }
   return Capability::Yes(Explain(facts, facts.batch_c, " batches of ", facts.m, "x", facts.n,
                                  ": several per L0 block"));
 }
@@ -155,11 +119,9 @@ absl::StatusOr<TilingPlan> BatchMergeStrategy::DoTiling(const MatmulProblem& pro
   const uint64_t k_l1 = step_k * base_k;
 
   TilingPlan plan;
-  const bool fused = problem.op == MatmulOp::kFusedMatMul;
   plan.key = BatchKey(problem, ApiLevel::kBasic, BatchModel::kMergeBatch);
   // A transposed single row is the same layout as an untransposed one.
   plan.key.trans_a = problem.trans_a && facts.m > 1;
-  if (fused && TraitsOf(problem.fused_op).reads_x3) plan.key.l0c2out = L0cToOut::kNdFixpipe1To2;
   plan.block_dim = chip.aic_num;
   plan.kernel_type = KernelTypeOf(KernelId::kBatchMerge, plan.key);
   plan.workspace_bytes = kRuntimeWorkspaceBytes;

@@ -5,11 +5,9 @@
 // and their products land in one L0C block; batchL0 comes from a small
 // polynomial that balances the L0C fill against the wasted diagonal of the
 // merged product. Each core walks its ceil(batch / cores) batches in groups
-// of batchL0 and K in kL1 stages. BatchMatMulV3's MERGE_BATCH_BASICAPI and
-// FusedMatMul's MERGE_BATCH_BASICAPI_INHERITED_FROM_BMMV3, which also checks
-// its add / mul epilogue fits UB (CANN:
-// matmul/batch_mat_mul_v3/op_host/op_tiling/arch35/batch_matmul_v3_mergebatch_basicapi_tiling.cpp,
-// matmul/fused_mat_mul/op_host/op_tiling/arch35/fused_matmul_mergebatch_basic_tiling.cpp).
+// of batchL0 and K in kL1 stages. BatchMatMulV3's MERGE_BATCH_BASICAPI (CANN:
+// matmul/batch_mat_mul_v3/op_host/op_tiling/arch35/batch_matmul_v3_mergebatch_basicapi_tiling.cpp);
+// FusedMatMul inherits it (fused_inherited.h).
 #ifndef NPU_SERVER_TILING_STRATEGIES_BATCH_MERGE_H_
 #define NPU_SERVER_TILING_STRATEGIES_BATCH_MERGE_H_
 
@@ -22,19 +20,11 @@ namespace npu::tiling {
 
 class BatchMergeStrategy final : public Strategy {
  public:
-  // `op` is the operator whose registry holds this instance.
-  explicit BatchMergeStrategy(MatmulOp op) : op_(op) {}
-  std::string_view name() const override {
-    return BatchStrategyName(op_, "MERGE_BATCH_BASICAPI",
-                             "MERGE_BATCH_BASICAPI_INHERITED_FROM_BMMV3");
-  }
+  std::string_view name() const override { return "MERGE_BATCH_BASICAPI"; }
   Capability IsCapable(const MatmulProblem& problem, const ProblemFacts& facts,
                        const ChipSpec& chip) const override;
   absl::StatusOr<TilingPlan> DoTiling(const MatmulProblem& problem, const ProblemFacts& facts,
                                       const ChipSpec& chip) const override;
-
- private:
-  MatmulOp op_;
 };
 
 // The batches one L0 block merges by CANN's polynomial (double arithmetic, as

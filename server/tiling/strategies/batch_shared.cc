@@ -10,15 +10,11 @@ namespace npu::tiling {
 
 TilingKey BatchKey(const MatmulProblem& problem, ApiLevel api_level, BatchModel batch_model) {
   TilingKey key;
-  key.layout = KeyLayoutOf(problem.op);
+  key.layout = KeyLayout::kMatMul;
   key.api_level = api_level;
   key.trans_a = problem.trans_a;
   key.trans_b = problem.trans_b;
   key.batch_model = static_cast<uint8_t>(batch_model);
-  if (key.layout == KeyLayout::kFused) {
-    key.fused_op = problem.fused_op;
-    key.inner_precise = static_cast<uint8_t>(problem.inner_precise);
-  }
   return key;
 }
 

@@ -1,14 +1,9 @@
-// Pieces shared by the batched strategies of BatchMatMulV3 and FusedMatMul:
-// the batch-shape tests CANN's batched strategies start with, the tiling key
-// in the op's own layout, and the base block of a batch too large for L0.
-// (BatchMatMulV3BasicTilingData is serialized by FillBatchBasicTilingData()
-// of block_heuristics.h.)
-//
-// One strategy object serves one op: the FusedMatMul variants of the
-// BatchMatMulV3 strategies (CANN's "..._INHERITED_FROM_BMMV3") run the same
-// algorithm behind an extra filter on the epilogue and pack the fused key, so
-// each class takes the op it is registered for and answers CANN's name for
-// that op. Part of `npu_tiling`.
+// Pieces shared by BatchMatMulV3's batched strategies: the batch-shape tests
+// CANN's batched strategies start with, the tiling key, and the base block
+// of a batch too large for L0. (BatchMatMulV3BasicTilingData is serialized
+// by FillBatchBasicTilingData() of block_heuristics.h.) FusedMatMul runs
+// several of these strategies behind its own filter (fused_inherited.h).
+// Part of `npu_tiling`.
 #ifndef NPU_SERVER_TILING_STRATEGIES_BATCH_SHARED_H_
 #define NPU_SERVER_TILING_STRATEGIES_BATCH_SHARED_H_
 
@@ -45,32 +40,14 @@ inline bool AnyTransposedView(const MatmulProblem& problem) {
   return ATransposedView(problem) || BTransposedView(problem);
 }
 
-// FusedMatMul: x1, x2 or y has a batch dim (CANN's IsFusedMatMulBmmShape,
-// matmul/fused_mat_mul/op_host/op_tiling/arch35/fused_matmul_common.h). The
-// batched strategies' FusedMatMul variants only take such problems.
-inline bool HasBatchShape(const MatmulProblem& problem) {
-  return !problem.batch_a.empty() || !problem.batch_b.empty() || !problem.batch_c.empty();
-}
-
-// CANN's name of a batched strategy for `op`: `bmm_name` for BatchMatMulV3,
-// `fused_name` for FusedMatMul.
-inline std::string_view BatchStrategyName(MatmulOp op, std::string_view bmm_name,
-                                          std::string_view fused_name) {
-  return op == MatmulOp::kFusedMatMul ? fused_name : bmm_name;
-}
-
-// The key a batched strategy starts from, in the op's layout: FusedMatMul's
-// carries the epilogue and the inner precision (CANN pre-loads both into the
-// key object every FusedMatMul strategy writes), the transposes are the
-// problem's and every other field is at its default.
+// The key a batched strategy starts from, in BatchMatMulV3's layout: the
+// transposes are the problem's and every other field is at its default.
 TilingKey BatchKey(const MatmulProblem& problem, ApiLevel api_level, BatchModel batch_model);
 
-// The API level of BatchMatMulV3's tensor-API kernels: TENSOR_LEVEL for op
-// BatchMatMulV3 unless offset_x asked for the basic API; FusedMatMul's
-// kernels are basic-API only.
+// The API level of BatchMatMulV3's tensor-API kernels: TENSOR_LEVEL unless
+// the request asked for the basic API.
 inline ApiLevel TensorApiLevel(const MatmulProblem& problem) {
-  return problem.op == MatmulOp::kBatchMatMulV3 && !problem.avoid_tensor_api ? ApiLevel::kTensor
-                                                                             : ApiLevel::kBasic;
+  return problem.avoid_tensor_api ? ApiLevel::kBasic : ApiLevel::kTensor;
 }
 
 // The base block of one batch too large for L0, from its 16-aligned M, N

@@ -39,14 +39,6 @@ L0cToOut SplitKOutput(const ProblemFacts& facts) {
 
 Capability BatchStreamKStrategy::IsCapable(const MatmulProblem& problem, const ProblemFacts& facts,
                                            const ChipSpec& chip) const {
-  if (problem.op == MatmulOp::kFusedMatMul) {
-    if (!HasBatchShape(problem)) return Capability::No(Explain(facts, "2-D shapes"));
-    if (!TraitsOf(problem.fused_op).batched) {
-      return Capability::No(Explain(facts, "epilogue ",
-                                    std::string(FusedOpKeyName(problem.fused_op)),
-                                    " is not none, relu, add or mul"));
-    }
-  }
   if (problem.deterministic_level > 1) {
     return Capability::No(Explain(facts, "deterministic_level=", problem.deterministic_level,
                                   " > 1 forbids a cross-core K reduction"));
@@ -112,9 +104,7 @@ absl::StatusOr<TilingPlan> BatchStreamKStrategy::DoTiling(const MatmulProblem& p
   LimitBaseNForBias(problem, chip, state);
 
   TilingPlan plan;
-  const bool fused = problem.op == MatmulOp::kFusedMatMul;
-  plan.key = BatchKey(problem, TensorApiLevel(problem),
-                      fused ? BatchModel::kFusedBatch : BatchModel::kForBatch);
+  plan.key = BatchKey(problem, TensorApiLevel(problem), BatchModel::kForBatch);
   plan.key.model = KernelModel::kStreamK;
   plan.key.l0c2out = SplitKOutput(facts);
   plan.block_dim = static_cast<uint32_t>(state.used_core_num);

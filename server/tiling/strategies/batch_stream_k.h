@@ -6,10 +6,9 @@
 // allows, and the vector cores reduce the fp32 partial sums from the
 // workspace (mixed 1 AIC : 2 AIV kernel). Unlike MatMulV3's Stream-K this is
 // pure SK (no data-parallel rounds) and the K slice needs no NZ alignment.
-// BatchMatMulV3's BATCH_STREAM_K and FusedMatMul's
-// BATCH_STREAM_K_INHERITED_FROM_BMMV3 (CANN:
-// matmul/batch_mat_mul_v3/op_host/op_tiling/arch35/batch_matmul_v3_basic_streamk_tiling.cpp,
-// matmul/fused_mat_mul/op_host/op_tiling/arch35/fused_matmul_basic_streamk_tiling.cpp).
+// BatchMatMulV3's BATCH_STREAM_K (CANN:
+// matmul/batch_mat_mul_v3/op_host/op_tiling/arch35/batch_matmul_v3_basic_streamk_tiling.cpp);
+// FusedMatMul inherits it (fused_inherited.h).
 #ifndef NPU_SERVER_TILING_STRATEGIES_BATCH_STREAM_K_H_
 #define NPU_SERVER_TILING_STRATEGIES_BATCH_STREAM_K_H_
 
@@ -20,18 +19,11 @@ namespace npu::tiling {
 
 class BatchStreamKStrategy final : public Strategy {
  public:
-  // `op` is the operator whose registry holds this instance.
-  explicit BatchStreamKStrategy(MatmulOp op) : op_(op) {}
-  std::string_view name() const override {
-    return BatchStrategyName(op_, "BATCH_STREAM_K", "BATCH_STREAM_K_INHERITED_FROM_BMMV3");
-  }
+  std::string_view name() const override { return "BATCH_STREAM_K"; }
   Capability IsCapable(const MatmulProblem& problem, const ProblemFacts& facts,
                        const ChipSpec& chip) const override;
   absl::StatusOr<TilingPlan> DoTiling(const MatmulProblem& problem, const ProblemFacts& facts,
                                       const ChipSpec& chip) const override;
-
- private:
-  MatmulOp op_;
 };
 
 }  // namespace npu::tiling

@@ -1,0 +1,163 @@
+#include "server/tiling/strategies/fused_inherited.h"
+
+#include <algorithm>
+#include <string>
+
+#include "server/tiling/hardware_constants.h"
+#include "server/tiling/int_math.h"
+#include "server/tiling/kernel_table.h"
+#include "server/tiling/strategies/batch_data_parallel.h"
+#include "server/tiling/strategies/batch_full_load.h"
+#include "server/tiling/strategies/batch_iterate.h"
+#include "server/tiling/strategies/batch_merge.h"
+#include "server/tiling/strategies/batch_shared.h"
+#include "server/tiling/strategies/batch_stream_k.h"
+#include "server/tiling/strategies/fused_zero_k.h"
+#include "server/tiling/tiling_data.h"
+
+namespace npu::tiling {
+
+Capability FusedInheritedStrategy::IsCapable(const MatmulProblem& problem,
+                                             const ProblemFacts& facts,
+                                             const ChipSpec& chip) const {
+  Capability before = inheritance_.before(problem, facts, chip);
+  if (!before.ok) return before;
+  Capability batched = batched_->IsCapable(problem, facts, chip);
+  if (!batched.ok || inheritance_.after == nullptr) return batched;
+  Capability after = inheritance_.after(problem, facts, chip);
+  return after.ok ? batched : after;
+}
+
+absl::StatusOr<TilingPlan> FusedInheritedStrategy::DoTiling(const MatmulProblem& problem,
+                                                            const ProblemFacts& facts,
+                                                            const ChipSpec& chip) const {
+  absl::StatusOr<TilingPlan> plan = batched_->DoTiling(problem, facts, chip);
+  if (!plan.ok()) return plan;
+  TilingKey& key = plan->key;
+  key.layout = KeyLayout::kFused;
+  key.fused_op = problem.fused_op;
+  key.inner_precise = static_cast<uint8_t>(problem.inner_precise);
+  key.api_level = ApiLevel::kBasic;
+  if (key.batch_model == static_cast<uint8_t>(BatchModel::kForBatch)) {
+    key.batch_model = static_cast<uint8_t>(BatchModel::kFusedBatch);
+  }
+  if (inheritance_.amend != nullptr) inheritance_.amend(problem, facts, chip, *plan);
+  plan->kernel_type = KernelTypeOf(plan->data.kernel, key);
+  return plan;
+}
+
+namespace {
+
+Capability NotBatchedEpilogue(const MatmulProblem& problem, const ProblemFacts& facts) {
+  return Capability::No(Explain(facts, "epilogue ", std::string(FusedOpKeyName(problem.fused_op)),
+                                " is not none, relu, add or mul"));
+}
+
+// The batched swizzled strategies: a batched shape and an epilogue their
+// kernels have.
+Capability BatchedShapeAndEpilogue(const MatmulProblem& problem, const ProblemFacts& facts,
+                                   const ChipSpec& /*chip*/) {
+  if (!IsBatchedShape(problem)) return Capability::No(Explain(facts, "2-D shapes"));
+  if (!TraitsOf(problem.fused_op).batched) return NotBatchedEpilogue(problem, facts);
+  return Capability::Yes("");
+}
+
+// MERGE_BATCH: no x3 with a transposed view of B, and a batched epilogue.
+Capability MergeableEpilogue(const MatmulProblem& problem, const ProblemFacts& facts,
+                             const ChipSpec& /*chip*/) {
+  if (TraitsOf(problem.fused_op).reads_x3 && BTransposedView(problem)) {
+    return Capability::No(Explain(facts, "add/mul epilogue with a transposed view of B"));
+  }
+  if (!TraitsOf(problem.fused_op).batched) return NotBatchedEpilogue(problem, facts);
+  return Capability::Yes("");
+}
+
+// MERGE_BATCH with add / mul: the merged result (fp32 under high precision)
+// and two stages of x3 rows (plus their fp32 cast) must fit UB together
+// (matmul/fused_mat_mul/op_host/op_tiling/arch35/fused_matmul_mergebatch_basic_tiling.cpp).
+Capability MergedEpilogueFitsUb(const MatmulProblem& problem, const ProblemFacts& facts,
+                                const ChipSpec& chip) {
+  if (!TraitsOf(problem.fused_op).reads_x3) return Capability::Yes("");
+  const bool high_precision = problem.inner_precise == 0;
+  const uint64_t out_bytes = high_precision ? kFp32Bytes : facts.c_bytes;
+  // x3 has the inputs' dtype.
+  const uint64_t x3_bytes = facts.a_bytes;
+  const bool cast_buffer = high_precision && problem.dtype_a != DataType::kFloat32;
+  const uint64_t n_aligned = CeilAlign(facts.n, kBlock16);
+  const uint64_t result_bytes = facts.m * n_aligned * out_bytes;
+  const uint64_t stage_bytes =
+      n_aligned * kDoubleBuffer * (x3_bytes + (cast_buffer ? out_bytes : 0));
+  if (result_bytes + stage_bytes > chip.ub_bytes) {
+    return Capability::No(Explain(facts, "epilogue needs ", result_bytes + stage_bytes,
+                                  " bytes of UB > ub_bytes=", chip.ub_bytes));
+  }
+  return Capability::Yes("");
+}
+
+// An x3 epilogue writes through the vector cores.
+void X3ThroughVectorCores(const MatmulProblem& problem, const ProblemFacts& /*facts*/,
+                          const ChipSpec& /*chip*/, TilingPlan& plan) {
+  if (TraitsOf(problem.fused_op).reads_x3) plan.key.l0c2out = L0cToOut::kNdFixpipe1To2;
+}
+
+// ITER_BATCH: no gelu kernel.
+Capability IterableEpilogue(const MatmulProblem& problem, const ProblemFacts& facts,
+                            const ChipSpec& /*chip*/) {
+  if (TraitsOf(problem.fused_op).gelu) return Capability::No(Explain(facts, "gelu epilogue"));
+  return Capability::Yes("");
+}
+
+// ITER_BATCH: x3 through the vector cores, read with one ND DMA for several
+// batches when the UB left over by the output blocks holds two stages of
+// more than one batch and x3 is shared by all batches
+// (matmul/fused_mat_mul/op_host/op_tiling/arch35/fused_matmul_iterbatch_basic_tiling.cpp).
+void IterBatchX3(const MatmulProblem& problem, const ProblemFacts& facts, const ChipSpec& chip,
+                 TilingPlan& plan) {
+  X3ThroughVectorCores(problem, facts, chip, plan);
+  const IterBatchLoads loads = IterBatchLoadsOf(problem, facts, chip);
+  const uint64_t out_bytes = loads.batches_l0 * loads.base_m * loads.base_n;
+  const uint64_t rest_ub = chip.ub_bytes - out_bytes;
+  const uint64_t x3_batches =
+      std::min(loads.batches_l0, rest_ub / kDoubleBuffer / (facts.m * loads.base_n));
+  const bool need_nd_dma = x3_batches > 1 && facts.batch_x3 == 1;
+  Set(plan.data, IterBatchField::kNeedNdDma, need_nd_dma ? 1 : 0);
+}
+
+std::unique_ptr<Strategy> Inherit(std::unique_ptr<Strategy> batched, FusedInheritance inheritance) {
+  return std::make_unique<FusedInheritedStrategy>(std::move(batched), inheritance);
+}
+
+}  // namespace
+
+std::unique_ptr<Strategy> InheritedBatchStreamK() {
+  return Inherit(
+      std::make_unique<BatchStreamKStrategy>(),
+      {"BATCH_STREAM_K_INHERITED_FROM_BMMV3", BatchedShapeAndEpilogue, nullptr, nullptr});
+}
+
+std::unique_ptr<Strategy> InheritedMergeBatch() {
+  return Inherit(std::make_unique<BatchMergeStrategy>(),
+                 {"MERGE_BATCH_BASICAPI_INHERITED_FROM_BMMV3", MergeableEpilogue,
+                  MergedEpilogueFitsUb, X3ThroughVectorCores});
+}
+
+std::unique_ptr<Strategy> InheritedIterBatch() {
+  return Inherit(
+      std::make_unique<BatchIterateStrategy>(),
+      {"ITER_BATCH_BASICAPI_INHERITED_FROM_BMMV3", IterableEpilogue, nullptr, IterBatchX3});
+}
+
+std::unique_ptr<Strategy> InheritedFullLoad(FullLoad resident) {
+  const std::string_view name = resident == FullLoad::kA
+                                    ? "AL1_FULL_LOAD_BASIC_INHERITED_FROM_BMMV3"
+                                    : "BL1_FULL_LOAD_BASIC_INHERITED_FROM_BMMV3";
+  return Inherit(std::make_unique<BatchFullLoadStrategy>(resident),
+                 {name, BatchedShapeAndEpilogue, nullptr, nullptr});
+}
+
+std::unique_ptr<Strategy> InheritedDataParallel() {
+  return Inherit(std::make_unique<BatchDataParallelStrategy>(),
+                 {"ASWT_BASIC_INHERITED_FROM_BMMV3", BatchedShapeAndEpilogue, nullptr, nullptr});
+}
+
+}  // namespace npu::tiling
