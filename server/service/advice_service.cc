@@ -52,8 +52,8 @@ absl::Status AdviceService::Prepare(const pb::TilingRequest& request, AdviseWork
   response->Clear();
   ResolvedRequest resolved;
   RETURN_IF_ERROR(ResolveRequest(request, &resolved));
-  work->problem = std::move(resolved.problem);
-  work->chip = std::move(resolved.chip);
+  work->problem = resolved.inputs.TakeProblem();
+  work->chip = resolved.inputs.TakeChip();
   work->options = AdviseOptionsFor(request.advise(), limits_);
   work->cache_key.clear();
 

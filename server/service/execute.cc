@@ -456,8 +456,8 @@ absl::StatusOr<PreparedExecute> PrepareExecute(const pb::ExecuteRequest& request
 
   PreparedExecute prepared;
   prepared.id = request.id();
-  prepared.problem = std::move(resolved.problem);
-  prepared.chip = std::move(resolved.chip);
+  prepared.problem = resolved.inputs.TakeProblem();
+  prepared.chip = resolved.inputs.TakeChip();
   prepared.timing_only = request.timing_only();
   prepared.return_c = request.return_c();
   prepared.threads = ThreadsFor(request.threads(), options);

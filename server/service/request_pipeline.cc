@@ -69,19 +69,23 @@ absl::Status ResolveRequest(const RequestParts& request, const RequestSteps& ste
                             ResolvedRequest* resolved) {
   RETURN_IF_ERROR(ValidateRequest(request));
   if (steps.check_fields) RETURN_IF_ERROR(steps.check_fields());
-  resolved->problem = ProblemFromProto(*request.problem);
-  // Checked here rather than inside the engine's Decide() (the callers tell
-  // it not to check again), so that the message says which part of the
+  // Checked here rather than inside the engine's Decide() (which takes the
+  // checked inputs as they are), so that the message says which part of the
   // request was wrong.
-  RETURN_IF_ERROR(Prefixed("problem", tl::ValidateProblem(resolved->problem)));
-  if (steps.check_problem) RETURN_IF_ERROR(steps.check_problem(resolved->problem));
+  tl::CheckedInputs& inputs = resolved->inputs;
+  RETURN_IF_ERROR(Prefixed("problem", inputs.CheckProblem(ProblemFromProto(*request.problem))));
+  if (steps.check_problem) RETURN_IF_ERROR(steps.check_problem(inputs.problem()));
+  tl::ChipSpec chip;
   if (steps.resolve_chip) {
-    ASSIGN_OR_RETURN(resolved->chip, steps.resolve_chip());
+    ASSIGN_OR_RETURN(chip, steps.resolve_chip());
   } else {
-    ASSIGN_OR_RETURN(resolved->chip, ResolveChip(request));
+    ASSIGN_OR_RETURN(chip, ResolveChip(request));
   }
+  // A profile and its overrides are checked when they are resolved, so this
+  // only keeps the chip.
+  RETURN_IF_ERROR(Prefixed("platform", inputs.CheckChip(std::move(chip))));
   if (!steps.any_arch) {
-    RETURN_IF_ERROR(Prefixed("platform", tl::ValidateTilingArch(resolved->chip)));
+    RETURN_IF_ERROR(Prefixed("platform", tl::ValidateTilingArch(inputs.chip())));
   }
   return absl::OkStatus();
 }

@@ -32,6 +32,7 @@
 #include "npu/tiling/v1/tiling_service.pb.h"
 #include "server/service/validate.h"
 #include "server/tiling/types.h"
+#include "server/tiling/validate.h"
 
 namespace npu::server {
 
@@ -60,11 +61,10 @@ inline constexpr size_t kReusedRequestBytes = 4096;
 npu::tiling::v1::TilingRequest* TilingRequestFor(
     const grpc::ByteBuffer& bytes, std::unique_ptr<npu::tiling::v1::TilingRequest>& owned);
 
-// A request past the pipeline: the engine's problem, checked, and the chip
-// it runs on.
+// A request past the pipeline: the engine's problem and the chip it runs
+// on, both checked (the engine decides on them without checking again).
 struct ResolvedRequest {
-  npu::tiling::MatmulProblem problem;
-  npu::tiling::ChipSpec chip;
+  npu::tiling::CheckedInputs inputs;
 };
 
 // What an RPC adds to the pipeline. Each step is optional.

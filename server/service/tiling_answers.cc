@@ -41,7 +41,8 @@ absl::Status TilingAnswers::Decide(const pb::TilingRequest& request, Decided* de
 
   std::string key;
   if (decisions_.enabled()) {
-    key = DecisionCacheKey(resolved.problem, resolved.chip, request.forced_strategy());
+    key = DecisionCacheKey(resolved.inputs.problem(), resolved.inputs.chip(),
+                           request.forced_strategy());
     decided->cached = decisions_.Lookup(key);
     if (decided->cached != nullptr) {
       metrics_.CacheHit();
@@ -53,7 +54,7 @@ absl::Status TilingAnswers::Decide(const pb::TilingRequest& request, Decided* de
 
   const Clock::time_point start = Clock::now();
   absl::StatusOr<tl::TilingDecision> decision =
-      registry_.Decide(resolved.problem, resolved.chip, DecideOptionsFor(request));
+      registry_.Decide(resolved.inputs, DecideOptionsFor(request));
   metrics_.DecisionTimed(SecondsSince(start));
   if (!decision.ok()) {
     return DecisionError(decision.status(), !request.forced_strategy().empty());
@@ -70,9 +71,6 @@ absl::Status TilingAnswers::Decide(const pb::TilingRequest& request, Decided* de
 tl::DecideOptions TilingAnswers::DecideOptionsFor(const pb::TilingRequest& request) const {
   tl::DecideOptions options;
   options.forced_strategy = request.forced_strategy();
-  // Checked by the pipeline: the problem, and the chip by ResolveChip() (a
-  // built-in profile is valid as shipped, convert_test checks each).
-  options.inputs_validated = true;
   // Texts only for the answer's readers: the trace when asked for, the
   // plan's detail in the full view. A cached decision may be asked for in
   // full later.
@@ -89,7 +87,7 @@ absl::Status TilingAnswers::DecideAndEncode(const pb::TilingRequest& request, st
   for (const tl::PlanWarning& warning : decided.decision().plan.warnings) {
     metrics_.PlanWarned(warning.buffer);
   }
-  *size = EncodeAnswer(decided.decision(), decided.resolved.chip,
+  *size = EncodeAnswer(decided.decision(), decided.resolved.inputs.chip(),
                        FormOf(request, decided.from_cache), buffer);
   return absl::OkStatus();
 }
@@ -104,8 +102,8 @@ absl::Status TilingAnswers::Answer(const pb::TilingRequest& request, pb::TilingR
   for (const tl::PlanWarning& warning : decided.decision().plan.warnings) {
     metrics_.PlanWarned(warning.buffer);
   }
-  DecisionToProto(decided.decision(), decided.resolved.chip, response, request.include_trace(),
-                  request.view());
+  DecisionToProto(decided.decision(), decided.resolved.inputs.chip(), response,
+                  request.include_trace(), request.view());
   response->set_id(request.id());
   response->set_from_cache(decided.from_cache);
   return absl::OkStatus();

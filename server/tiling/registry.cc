@@ -126,10 +126,22 @@ std::vector<std::string> StrategyRegistry::Names(MatmulOp op) const {
 absl::StatusOr<TilingDecision> StrategyRegistry::Decide(const MatmulProblem& problem,
                                                         const ChipSpec& chip,
                                                         const DecideOptions& options) const {
-  if (!options.inputs_validated) {
-    RETURN_IF_ERROR(ValidateChip(chip));
-    RETURN_IF_ERROR(ValidateProblem(problem));
+  RETURN_IF_ERROR(ValidateChip(chip));
+  RETURN_IF_ERROR(ValidateProblem(problem));
+  return DecideChecked(problem, chip, options);
+}
+
+absl::StatusOr<TilingDecision> StrategyRegistry::Decide(const CheckedInputs& inputs,
+                                                        const DecideOptions& options) const {
+  if (!inputs.complete()) {
+    return absl::FailedPreconditionError("the problem and the chip must be checked first");
   }
+  return DecideChecked(inputs.problem(), inputs.chip(), options);
+}
+
+absl::StatusOr<TilingDecision> StrategyRegistry::DecideChecked(const MatmulProblem& problem,
+                                                               const ChipSpec& chip,
+                                                               const DecideOptions& options) const {
   // Always: a chip can be valid and still not one CANN's tiling covers.
   RETURN_IF_ERROR(ValidateTilingArch(chip));
   RETURN_IF_ERROR(ValidateProblemForChip(problem, chip));

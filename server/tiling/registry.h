@@ -20,6 +20,7 @@
 #include "absl/status/statusor.h"
 #include "server/tiling/strategy.h"
 #include "server/tiling/types.h"
+#include "server/tiling/validate.h"
 
 namespace npu::tiling {
 
@@ -35,11 +36,6 @@ struct DecideOptions {
   // apply.
   bool explain = true;
   bool describe = true;
-  // Set only when the caller has already checked the inputs: ValidateChip()
-  // and ValidateProblem() passed for this chip and problem. Decide() then
-  // does not check them again (ValidateTilingArch() runs either way). (The
-  // service checks them first, to name the request field at fault.)
-  bool inputs_validated = false;
 };
 
 // One ordered list of strategies per operator (MatmulOp): Decide() walks the
@@ -60,10 +56,21 @@ class StrategyRegistry {
   // Names of `op`'s strategies in priority order.
   std::vector<std::string> Names(MatmulOp op) const;
 
+  // Checks the chip (ValidateChip()) and the problem (ValidateProblem()),
+  // then decides.
   absl::StatusOr<TilingDecision> Decide(const MatmulProblem& problem, const ChipSpec& chip,
+                                        const DecideOptions& options = {}) const;
+  // Decides on inputs already checked (validate.h), without checking them
+  // again; kFailedPrecondition when `inputs` is not complete. Either way
+  // the chip's architecture (ValidateTilingArch()) and the problem's chip
+  // rules (ValidateProblemForChip()) are checked.
+  absl::StatusOr<TilingDecision> Decide(const CheckedInputs& inputs,
                                         const DecideOptions& options = {}) const;
 
  private:
+  absl::StatusOr<TilingDecision> DecideChecked(const MatmulProblem& problem, const ChipSpec& chip,
+                                               const DecideOptions& options) const;
+
   const std::vector<std::unique_ptr<Strategy>>& ListOf(MatmulOp op) const {
     return strategies_[static_cast<int>(op)];
   }

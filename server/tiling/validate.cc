@@ -6,6 +6,7 @@
 #include <limits>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -13,6 +14,7 @@
 #include "server/tiling/batch_shape.h"
 #include "server/tiling/int_math.h"
 #include "server/tiling/operator_table.h"
+#include "server/tiling/status_macros.h"
 
 namespace npu::tiling {
 namespace {
@@ -454,6 +456,32 @@ absl::Status ValidateTilingArch(const ChipSpec& chip) {
   return absl::FailedPreconditionError(absl::StrCat(
       "CANN's arch35 mat_mul_v3 tiling applies to DAV_3510 only; platform \"", chip.name, "\" is ",
       std::string(NpuArchName(chip.npu_arch)), " (Execute with a kernel_schedule runs on it)"));
+}
+
+absl::Status CheckedInputs::CheckProblem(MatmulProblem problem) {
+  problem_checked_ = false;
+  RETURN_IF_ERROR(ValidateProblem(problem));
+  problem_ = std::move(problem);
+  problem_checked_ = true;
+  return absl::OkStatus();
+}
+
+absl::Status CheckedInputs::CheckChip(ChipSpec chip) {
+  chip_checked_ = false;
+  RETURN_IF_ERROR(ValidateChip(chip));
+  chip_ = std::move(chip);
+  chip_checked_ = true;
+  return absl::OkStatus();
+}
+
+MatmulProblem CheckedInputs::TakeProblem() {
+  problem_checked_ = false;
+  return std::move(problem_);
+}
+
+ChipSpec CheckedInputs::TakeChip() {
+  chip_checked_ = false;
+  return std::move(chip_);
 }
 
 }  // namespace npu::tiling

@@ -29,6 +29,36 @@ absl::Status ValidateProblemForChip(const MatmulProblem& problem, const ChipSpec
 // one the engine can tile for: StrategyRegistry::Decide() refuses it.
 absl::Status ValidateTilingArch(const ChipSpec& chip);
 
+// A problem that passed ValidateProblem() and a chip that passed
+// ValidateChip(), each kept only once its check passed: what
+// StrategyRegistry::Decide() can trust without checking again. Only these
+// checks fill one, so a caller cannot promise a check it did not make. The
+// two are checked apart so that a caller can do more between them (the
+// service checks the problem before it resolves the chip, and names the
+// request field at fault).
+class CheckedInputs {
+ public:
+  // ValidateProblem(`problem`); on success `problem` is kept.
+  absl::Status CheckProblem(MatmulProblem problem);
+  // ValidateChip(`chip`); on success `chip` is kept.
+  absl::Status CheckChip(ChipSpec chip);
+
+  // Whether both checks passed.
+  bool complete() const { return problem_checked_ && chip_checked_; }
+  // The checked problem and chip; each only after its check passed.
+  const MatmulProblem& problem() const { return problem_; }
+  const ChipSpec& chip() const { return chip_; }
+  // Moves the checked problem or chip out; this object is then not complete.
+  MatmulProblem TakeProblem();
+  ChipSpec TakeChip();
+
+ private:
+  MatmulProblem problem_;
+  ChipSpec chip_;
+  bool problem_checked_ = false;
+  bool chip_checked_ = false;
+};
+
 }  // namespace npu::tiling
 
 #endif  // NPU_SERVER_TILING_VALIDATE_H_

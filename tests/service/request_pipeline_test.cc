@@ -82,8 +82,8 @@ TEST(RequestPipelineTest, ResolvesProblemAndChip) {
   ResolvedRequest resolved;
   const absl::Status status = ResolveRequest(testing::StreamKRequest(), &resolved);
   ASSERT_TRUE(status.ok()) << status;
-  EXPECT_EQ(resolved.problem.m, 4096);
-  EXPECT_EQ(resolved.chip.name, tl::kDefaultPlatform);
+  EXPECT_EQ(resolved.inputs.problem().m, 4096);
+  EXPECT_EQ(resolved.inputs.chip().name, tl::kDefaultPlatform);
 }
 
 // Each step's error wins over every later step's, and a later step does not
@@ -149,8 +149,8 @@ TEST(RequestPipelineTest, ChipOfAnotherArchitectureNeedsAnyArch) {
   steps.any_arch = true;
   const absl::Status status = ResolveRequest(PartsOf(request), steps, &resolved);
   ASSERT_TRUE(status.ok()) << status;
-  EXPECT_EQ(resolved.chip.name, "ascend910b1");
-  EXPECT_EQ(resolved.chip.npu_arch, tl::NpuArch::kDav2201);
+  EXPECT_EQ(resolved.inputs.chip().name, "ascend910b1");
+  EXPECT_EQ(resolved.inputs.chip().npu_arch, tl::NpuArch::kDav2201);
 }
 
 TEST(RequestPipelineTest, SerializeMessageWritesProtobufsBytes) {

@@ -107,8 +107,6 @@ TEST(StrategyRegistryTest, WithoutTextsOrChecksThePlanIsTheSame) {
   quiet.describe = false;
   DecideOptions described = quiet;
   described.describe = true;
-  DecideOptions prechecked = quiet;
-  prechecked.inputs_validated = true;
   std::set<std::string> strategies;
   for (DataType dtype : {DataType::kFloat16, DataType::kBFloat16, DataType::kFloat32}) {
     for (int64_t m : {1, 17, 512, 4096}) {
@@ -141,8 +139,10 @@ TEST(StrategyRegistryTest, WithoutTextsOrChecksThePlanIsTheSame) {
             EXPECT_EQ(full->plan.data.RawWords(), bare->plan.data.RawWords());
             EXPECT_EQ(full->plan.block_dim, bare->plan.block_dim);
             EXPECT_EQ(full->plan.workspace_bytes, bare->plan.workspace_bytes);
-            ASSERT_TRUE(ValidateProblem(p).ok());
-            absl::StatusOr<TilingDecision> unchecked = registry.Decide(p, Chip950(), prechecked);
+            CheckedInputs checked;
+            ASSERT_TRUE(checked.CheckProblem(p).ok());
+            ASSERT_TRUE(checked.CheckChip(Chip950()).ok());
+            absl::StatusOr<TilingDecision> unchecked = registry.Decide(checked, quiet);
             ASSERT_TRUE(unchecked.ok()) << unchecked.status();
             EXPECT_EQ(unchecked->plan.strategy, bare->plan.strategy);
             EXPECT_EQ(unchecked->plan.key.Encode(), bare->plan.key.Encode());
@@ -212,14 +212,16 @@ TEST(StrategyRegistryTest, RefusesAChipOfAnotherArchitecture) {
   const StrategyRegistry registry = MakeBuiltinRegistry();
   DecideOptions forced;
   forced.forced_strategy = "BASIC_ASWT";
-  DecideOptions validated;
-  validated.inputs_validated = true;
-  for (const DecideOptions& options : {DecideOptions{}, forced, validated}) {
-    EXPECT_THAT(registry.Decide(Problem(1024, 1024, 1024), a2, options),
-                StatusIs(absl::StatusCode::kFailedPrecondition,
-                         AllOf(HasSubstr("arch35 mat_mul_v3 tiling applies to DAV_3510 only"),
-                               HasSubstr("\"ascend910b1\" is DAV_2201"),
-                               HasSubstr("Execute with a kernel_schedule"))));
+  CheckedInputs checked;
+  ASSERT_THAT(checked.CheckProblem(Problem(1024, 1024, 1024)), IsOk());
+  ASSERT_THAT(checked.CheckChip(a2), IsOk());
+  const auto arch_refusal = StatusIs(
+      absl::StatusCode::kFailedPrecondition,
+      AllOf(HasSubstr("arch35 mat_mul_v3 tiling applies to DAV_3510 only"),
+            HasSubstr("\"ascend910b1\" is DAV_2201"), HasSubstr("Execute with a kernel_schedule")));
+  for (const DecideOptions& options : {DecideOptions{}, forced}) {
+    EXPECT_THAT(registry.Decide(Problem(1024, 1024, 1024), a2, options), arch_refusal);
+    EXPECT_THAT(registry.Decide(checked, options), arch_refusal);
   }
   // The architecture alone decides: the 950PR's figures do not help.
   ChipSpec relabelled = Chip950();

@@ -429,10 +429,11 @@ TEST(ValidateTest, AddAndMulNeedTwoAivPerAic) {
   EXPECT_THAT(ValidateProblemForChip(mul, Chip950(28, 50)),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("aiv_num")));
   EXPECT_THAT(ValidateProblemForChip(OfOp(kFused, FusedOp::kRelu), Chip950(28, 50)), IsOk());
-  // The registry applies the rule whatever the caller validated before.
-  DecideOptions options;
-  options.inputs_validated = true;
-  EXPECT_THAT(MakeBuiltinRegistry().Decide(mul, Chip950(28, 50), options),
+  // The registry applies the rule whatever the caller checked before.
+  CheckedInputs checked;
+  ASSERT_THAT(checked.CheckProblem(mul), IsOk());
+  ASSERT_THAT(checked.CheckChip(Chip950(28, 50)), IsOk());
+  EXPECT_THAT(MakeBuiltinRegistry().Decide(checked),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("fused_op mul")));
 }
 
@@ -478,6 +479,30 @@ TEST(ValidateTilingArchTest, OnlyDav3510) {
   EXPECT_THAT(ValidateTilingArch(*FindPlatform("ascend910b1")),
               StatusIs(absl::StatusCode::kFailedPrecondition,
                        HasSubstr("CANN's arch35 mat_mul_v3 tiling applies to DAV_3510 only")));
+}
+
+// CheckedInputs keeps a problem or a chip only once its check passed, and
+// Decide() refuses inputs that are not both checked.
+TEST(CheckedInputsTest, KeepsOnlyWhatPassedItsCheck) {
+  CheckedInputs inputs;
+  EXPECT_FALSE(inputs.complete());
+  EXPECT_THAT(MakeBuiltinRegistry().Decide(inputs),
+              StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("checked first")));
+  MatmulProblem bad = Problem(64, 64, 64);
+  bad.m = -1;
+  EXPECT_THAT(inputs.CheckProblem(bad), StatusIs(absl::StatusCode::kInvalidArgument));
+  ASSERT_THAT(inputs.CheckChip(Chip950()), IsOk());
+  EXPECT_FALSE(inputs.complete());
+  ASSERT_THAT(inputs.CheckProblem(Problem(64, 64, 64)), IsOk());
+  EXPECT_TRUE(inputs.complete());
+  EXPECT_THAT(MakeBuiltinRegistry().Decide(inputs), IsOk());
+  ChipSpec no_cores = Chip950();
+  no_cores.aic_num = 0;
+  EXPECT_THAT(inputs.CheckChip(no_cores), StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_FALSE(inputs.complete());
+  ASSERT_THAT(inputs.CheckChip(Chip950()), IsOk());
+  EXPECT_EQ(inputs.TakeProblem().m, 64);
+  EXPECT_FALSE(inputs.complete());
 }
 
 }  // namespace
