@@ -119,9 +119,10 @@ BENCHMARK(BM_EncodeAnswer)
     ->Arg(pb::RESPONSE_VIEW_COMPACT)
     ->Arg(pb::RESPONSE_VIEW_FULL);
 
-// The readable definition of the same answer (DecisionToProto(), then
-// protobuf's serializer), which the encoder above is tested against: what
-// the encoder saves per call.
+// The same answer as a message (DecisionToProto(): the encoder's bytes
+// parsed), then serialized by protobuf: what the paths that need a message
+// (ADVISE, Execute, GetGraphTiling) pay, and what GetTiling's wire path
+// saves per call.
 void BM_AnswerMessage(benchmark::State& state) {
   const tiling::ChipSpec chip = *tiling::FindPlatform(tiling::kDefaultPlatform);
   absl::StatusOr<tiling::TilingDecision> decision = LoadDecision(chip);

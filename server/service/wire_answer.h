@@ -8,9 +8,10 @@
 // produces for the same message (ascending field numbers, proto3 defaults
 // left out, raw_words packed, the key, block and platform messages present
 // even when all their fields are zero), so any client parses them as a
-// TilingResponse. The readable definition of the answer is DecisionToProto()
-// (convert.h), which builds the message field by field; wire_answer_test
-// holds these bytes equal to that message's serialization by protobuf.
+// TilingResponse. This encoder is the one definition of the answer:
+// DecisionToProto() (convert.h) parses its bytes into a message, and
+// wire_answer_test holds the bytes equal to protobuf's serialization of a
+// message built field by field with protobuf's setters.
 #ifndef NPU_SERVER_SERVICE_WIRE_ANSWER_H_
 #define NPU_SERVER_SERVICE_WIRE_ANSWER_H_
 

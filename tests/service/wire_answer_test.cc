@@ -1,6 +1,7 @@
-// The wire answer against protobuf's own serializer: the TilingResponse
-// DecisionToProto() builds field by field with protobuf's setters must
-// serialize to the encoder's bytes, for edge values of every field and for
+// The wire answer against protobuf's own serializer: a TilingResponse built
+// field by field with protobuf's setters (the reference below) must
+// serialize to the encoder's bytes, and DecisionToProto() (those bytes
+// parsed) must equal it, for edge values of every field and for
 // the engine's decisions over shapes that reach every strategy, in both
 // views, with and without the trace; and the service must send those bytes
 // with the cache off and on.
@@ -21,6 +22,7 @@
 #include "prometheus/registry.h"
 #include "server/metrics/service_metrics.h"
 #include "server/service/convert.h"
+#include "server/service/provenance.h"
 #include "server/service/tiling_service.h"
 #include "server/tiling/builtin_strategies.h"
 #include "tests/service/test_server.h"
@@ -32,12 +34,104 @@ namespace {
 namespace pb = ::npu::tiling::v1;
 namespace tl = ::npu::tiling;
 
-// The reference: the production definition of the answer, the message
-// DecisionToProto() builds field by field with protobuf's setters.
+// The reference, written apart from the encoder: the answer as the .proto
+// describes it, built field by field with protobuf's setters.
+// The block tiling's wire form, every field set.
+void BlockToProto(const tl::BlockTiling& b, pb::BlockTiling* block) {
+  block->set_base_m(b.base_m);
+  block->set_base_n(b.base_n);
+  block->set_base_k(b.base_k);
+  block->set_m_l1(b.m_l1);
+  block->set_n_l1(b.n_l1);
+  block->set_k_l1(b.k_l1);
+  block->set_step_m(b.step_m);
+  block->set_step_n(b.step_n);
+  block->set_step_ka(b.step_ka);
+  block->set_step_kb(b.step_kb);
+  block->set_depth_a1(b.depth_a1);
+  block->set_depth_b1(b.depth_b1);
+  block->set_single_core_m(b.single_core_m);
+  block->set_single_core_n(b.single_core_n);
+  block->set_single_core_k(b.single_core_k);
+  block->set_m_tail_cnt(b.m_tail_cnt);
+  block->set_n_tail_cnt(b.n_tail_cnt);
+  block->set_k_cnt(b.k_cnt);
+  block->set_l1_buffer_num(b.l1_buffer_num);
+  block->set_l0c_db(b.l0c_db);
+  block->set_ub_db(b.ub_db);
+}
+
+void BuildReference(const tl::TilingDecision& decision, const tl::ChipSpec& chip,
+                    pb::TilingResponse* response, bool include_trace, pb::ResponseView view) {
+  // Field by field as the .proto describes it (a set sub-message is
+  // present even when empty), with protobuf's setters.
+  response->Clear();
+  const tl::TilingPlan& plan = decision.plan;
+  const bool full = view != pb::RESPONSE_VIEW_COMPACT;
+  response->set_tiling_key(plan.key.Encode());
+  if (full) {
+    pb::DecodedTilingKey* key = response->mutable_key();
+    key->set_api_level(ApiLevelToProto(plan.key.api_level));
+    key->set_api_level_name(std::string(tl::ApiLevelName(plan.key.api_level)));
+    key->set_trans_a(plan.key.trans_a);
+    key->set_trans_b(plan.key.trans_b);
+    key->set_batch_model(plan.key.batch_model);
+    key->set_model(KernelModelToProto(plan.key.model));
+    key->set_model_name(std::string(tl::KernelModelName(plan.key.model)));
+    key->set_full_load(FullLoadToProto(plan.key.full_load));
+    key->set_full_load_name(std::string(tl::FullLoadName(plan.key.full_load)));
+    key->set_l0c2out(L0cToOutToProto(plan.key.l0c2out));
+    key->set_l0c2out_name(std::string(tl::L0cToOutName(plan.key.l0c2out)));
+    if (plan.key.layout == tl::KeyLayout::kFused) {
+      key->set_fused_op(FusedOpToProto(plan.key.fused_op));
+      key->set_fused_op_name(std::string(tl::FusedOpKeyName(plan.key.fused_op)));
+      key->set_inner_precise(plan.key.inner_precise);
+    }
+    response->set_tiling_struct(std::string(plan.data.struct_name()));
+    for (const tl::TilingField& field : plan.data.fields) {
+      pb::TilingField* out = response->add_fields();
+      out->set_name(std::string(field.name));
+      out->set_value(field.value);
+      out->set_bits(static_cast<uint32_t>(field.bits));
+    }
+  }
+  for (uint32_t word : plan.data.RawWords()) response->add_raw_words(word);
+  response->set_block_dim(plan.block_dim);
+  response->set_kernel_type(KernelTypeToProto(plan.kernel_type));
+  if (full) response->set_kernel_type_name(std::string(tl::KernelTypeName(plan.kernel_type)));
+  response->set_workspace_bytes(plan.workspace_bytes);
+  response->set_strategy(plan.strategy);
+  if (full) {
+    response->set_detail(plan.detail.str());
+    BlockToProto(plan.block, response->mutable_block());
+  }
+  if (include_trace) {
+    for (const tl::TraceEntry& entry : decision.trace) {
+      pb::TraceEntry* out = response->add_trace();
+      out->set_strategy(entry.strategy);
+      out->set_capable(entry.capable);
+      out->set_chosen(entry.chosen);
+      out->set_reason(entry.reason.str());
+    }
+  }
+  if (full) *response->mutable_platform() = ChipToProto(chip);
+  for (const tl::PlanWarning& warning : plan.warnings) {
+    pb::PlanWarning* out = response->add_warnings();
+    out->set_buffer(warning.buffer);
+    out->set_need_bytes(warning.need_bytes);
+    out->set_have_bytes(warning.have_bytes);
+    out->set_message(warning.message);
+  }
+  if (full) {
+    *response->mutable_provenance() = EngineProvenance();
+    response->mutable_provenance()->set_chip_fingerprint(ChipFingerprint(chip));
+  }
+}
+
 pb::TilingResponse Reference(const tl::TilingDecision& decision, const tl::ChipSpec& chip,
                              pb::ResponseView view, bool include_trace, const std::string& id) {
   pb::TilingResponse r;
-  DecisionToProto(decision, chip, &r, include_trace, view);
+  BuildReference(decision, chip, &r, include_trace, view);
   r.set_id(id);
   return r;
 }
@@ -62,6 +156,11 @@ void ExpectSameBytes(const tl::TilingDecision& decision, const tl::ChipSpec& chi
         reference.set_from_cache(form.from_cache);
         const std::string expected = reference.SerializeAsString();
         EXPECT_EQ(AnswerBytes(decision, chip, form), expected);
+        pb::TilingResponse message;
+        DecisionToProto(decision, chip, &message, trace, view);
+        message.set_id(id);
+        message.set_from_cache(form.from_cache);
+        EXPECT_EQ(message.SerializeAsString(), expected);
         // Into a reused buffer, larger or smaller than the answer: the
         // front holds the answer, whatever the buffer held before.
         for (size_t reused : {size_t{0}, size_t{1}, expected.size() / 2, expected.size() + 100}) {
