@@ -64,8 +64,8 @@ MatmulProblem BatchedProblem(MatmulOp op, int64_t m, int64_t n, int64_t k,
   p.n = n;
   p.k = k;
   p.dtype_a = p.dtype_b = p.dtype_c = p.dtype_bias = dtype;
-  p.batch_a = std::move(batch_a);
-  p.batch_b = std::move(batch_b);
+  p.batch.a = std::move(batch_a);
+  p.batch.b = std::move(batch_b);
   return p;
 }
 
@@ -107,7 +107,7 @@ std::vector<Workload> FusedMatMulWorkloads() {
                             BatchedProblem(kOp, 32, 32, 32, {1200}, {1200}),
                             BatchedProblem(kOp, 16, 4096, 16, {1}, {1}),
                             BatchedProblem(kOp, 300, 500, 700, {3}, {3})}) {
-      p.fused_op = op;
+      p.fused.op = op;
       out.push_back({p, chip});
     }
   }

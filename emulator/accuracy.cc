@@ -300,17 +300,17 @@ absl::StatusOr<AccuracyReport> CompareWithReference(const MatmulProblem& problem
   check.relu = epilogue != Epilogue::kNone;
   RowCheck& batched = check;
   batched.m = m;
-  const bool x3_batched = problem.x3_shape.size() == 3 && problem.x3_shape[0] > 1;
+  const bool x3_batched = problem.fused.x3_shape.size() == 3 && problem.fused.x3_shape[0] > 1;
   for (uint64_t i = 0; i < walk.batch; ++i) {
     batched.a_of.push_back(walk.ABatch(i));
     batched.b_of.push_back(walk.BBatch(i));
     batched.bias_of.push_back(
-        problem.batch_bias.empty() ? 0 : walk.OperandBatch(problem.batch_bias, i));
+        problem.batch.bias.empty() ? 0 : walk.OperandBatch(problem.batch.bias, i));
     batched.x3_of.push_back(x3_batched ? i : 0);
   }
-  if (problem.op == tiling::MatmulOp::kFusedMatMul) batched.fused_op = problem.fused_op;
+  if (problem.op == tiling::MatmulOp::kFusedMatMul) batched.fused_op = problem.fused.op;
   batched.x3 = &x3;
-  batched.inner_precise = problem.inner_precise;
+  batched.inner_precise = problem.fused.inner_precise;
   batched.dtype_c = problem.dtype_c;
 
   std::vector<RowSummary> rows(m * walk.batch);

@@ -82,11 +82,11 @@ std::vector<int64_t> ShapeB(const MatmulProblem& p) {
 
 OperandShapes ShapesOf(const MatmulProblem& p) {
   OperandShapes shapes;
-  shapes.a = Prefixed(p.batch_a, ShapeA(p));
-  shapes.b = Prefixed(p.batch_b, ShapeB(p));
-  if (p.has_bias) shapes.bias = Prefixed(p.batch_bias, {p.n});
-  if (p.op == tiling::MatmulOp::kFusedMatMul && tiling::TraitsOf(p.fused_op).reads_x3) {
-    shapes.x3 = p.x3_shape.empty() ? Shape2(p.m, p.n) : p.x3_shape;
+  shapes.a = Prefixed(p.batch.a, ShapeA(p));
+  shapes.b = Prefixed(p.batch.b, ShapeB(p));
+  if (p.has_bias) shapes.bias = Prefixed(p.batch.bias, {p.n});
+  if (p.op == tiling::MatmulOp::kFusedMatMul && tiling::TraitsOf(p.fused.op).reads_x3) {
+    shapes.x3 = p.fused.x3_shape.empty() ? Shape2(p.m, p.n) : p.fused.x3_shape;
   }
   shapes.c = Prefixed(tiling::OutputBatchDims(p), Shape2(p.m, p.n));
   return shapes;
@@ -104,7 +104,7 @@ absl::Status CheckModelled(const MatmulProblem& problem) {
   if (problem.a_slice.enabled) {
     return absl::UnimplementedError("problem.a_slice: the emulator does not model slice views");
   }
-  if (problem.a_batch_interleaved || problem.b_batch_interleaved) {
+  if (problem.batch.a_interleaved || problem.batch.b_interleaved) {
     return absl::UnimplementedError(
         "problem.a_batch_interleaved / b_batch_interleaved: the emulator does not model "
         "transposed non-contiguous batch views");
@@ -126,8 +126,8 @@ absl::Status CheckProblem(const MatmulProblem& problem, const tiling::ChipSpec& 
   }
   RETURN_IF_ERROR(CheckModelled(problem));
   RETURN_IF_ERROR(tiling::BatchShapeOf(problem).status());
-  if (problem.op == tiling::MatmulOp::kFusedMatMul && tiling::TraitsOf(problem.fused_op).reads_x3) {
-    const std::vector<int64_t>& x3 = problem.x3_shape;
+  if (problem.op == tiling::MatmulOp::kFusedMatMul && tiling::TraitsOf(problem.fused.op).reads_x3) {
+    const std::vector<int64_t>& x3 = problem.fused.x3_shape;
     const uint64_t batch_c = tiling::BatchProduct(tiling::OutputBatchDims(problem));
     const bool ok_2d = x3.empty() || (x3.size() == 2 && x3[0] == problem.m && x3[1] == problem.n);
     const bool ok_3d = x3.size() == 3 && x3[1] == problem.m && x3[2] == problem.n &&
@@ -156,7 +156,7 @@ absl::Status CheckNumericInputs(const MatmulProblem& problem, const Tensors& inp
   if (!shapes.x3.empty()) {
     if (!inputs.x3.has_value()) {
       return absl::InvalidArgumentError(absl::StrCat("the fused op ",
-                                                     std::string(FusedOpName(problem.fused_op)),
+                                                     std::string(FusedOpName(problem.fused.op)),
                                                      " reads x3; none was given"));
     }
     // x3 has the dtype of x1 (FusedMatMul's dtype tuples).
@@ -320,10 +320,10 @@ namespace {
 double ReferenceFusedOp(const MatmulProblem& p, double value, double x3) {
   // High performance (inner_precise 1) casts the matmul to C's type before
   // x3 applies.
-  const double mm = tiling::TraitsOf(p.fused_op).reads_x3 && p.inner_precise == 1
+  const double mm = tiling::TraitsOf(p.fused.op).reads_x3 && p.fused.inner_precise == 1
                         ? RoundTo(p.dtype_c, static_cast<float>(value))
                         : value;
-  return EpilogueFp64(p.fused_op, mm, x3);
+  return EpilogueFp64(p.fused.op, mm, x3);
 }
 
 }  // namespace
@@ -336,7 +336,7 @@ std::vector<double> ReferenceMatmul(const MatmulProblem& problem, const Tensors&
   const bool fused = problem.op == tiling::MatmulOp::kFusedMatMul;
   std::vector<double> x3;
   uint64_t x3_batches = 1;
-  if (fused && tiling::TraitsOf(problem.fused_op).reads_x3 && inputs.x3.has_value()) {
+  if (fused && tiling::TraitsOf(problem.fused.op).reads_x3 && inputs.x3.has_value()) {
     for (float v : inputs.x3->ToFloats()) x3.push_back(v);
     x3_batches = x3.size() / (m * n);
   }
@@ -344,21 +344,21 @@ std::vector<double> ReferenceMatmul(const MatmulProblem& problem, const Tensors&
   // exactly), hf32-rounded when the problem asks.
   ThreadPool pool(1);
   const FloatBuffer a =
-      BatchedOperandAsFloats(inputs.a, tiling::BatchProduct(problem.batch_a), m, k, problem.trans_a,
+      BatchedOperandAsFloats(inputs.a, tiling::BatchProduct(problem.batch.a), m, k, problem.trans_a,
                              problem.hf32 && inputs.a.dtype == DataType::kFloat32, pool);
   const FloatBuffer b =
-      BatchedOperandAsFloats(inputs.b, tiling::BatchProduct(problem.batch_b), k, n, problem.trans_b,
+      BatchedOperandAsFloats(inputs.b, tiling::BatchProduct(problem.batch.b), k, n, problem.trans_b,
                              problem.hf32 && inputs.b.dtype == DataType::kFloat32, pool);
   std::vector<double> c(batches * m * n, 0.0);
   for (uint64_t batch = 0; batch < batches; ++batch) {
     const float* ab =
         a.data() +
-        tiling::BroadcastIndex(tiling::RightAligned(problem.batch_a), c_slots, batch) * m * k;
+        tiling::BroadcastIndex(tiling::RightAligned(problem.batch.a), c_slots, batch) * m * k;
     const float* bb =
         b.data() +
-        tiling::BroadcastIndex(tiling::RightAligned(problem.batch_b), c_slots, batch) * k * n;
+        tiling::BroadcastIndex(tiling::RightAligned(problem.batch.b), c_slots, batch) * k * n;
     const uint64_t bias_off =
-        tiling::BroadcastIndex(tiling::RightAligned(problem.batch_bias), c_slots, batch) * n;
+        tiling::BroadcastIndex(tiling::RightAligned(problem.batch.bias), c_slots, batch) * n;
     for (uint64_t i = 0; i < m; ++i) {
       double* row = c.data() + (batch * m + i) * n;
       for (uint64_t p = 0; p < k; ++p) {

@@ -36,8 +36,8 @@ namespace npu::emu {
 
 // Operands as stored: A is [m, k] ([k, m] when trans_a), B is [k, n] ([n, k]
 // when trans_b), the optional bias is [n]. A batched problem prefixes A and
-// B with their batch dims (batch_a, batch_b) and the bias with batch_bias;
-// FusedMatMul's add / mul read x3 of problem.x3_shape ([m, n] when empty).
+// B with their batch dims (problem.batch.a, .b) and the bias with problem.batch.bias;
+// FusedMatMul's add / mul read x3 of problem.fused.x3_shape ([m, n] when empty).
 // The shapes are OperandShapes()'s.
 struct Tensors {
   HostTensor a;

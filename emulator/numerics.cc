@@ -436,17 +436,17 @@ absl::Status RunNumerics(const tiling::Schedule& schedule, const tiling::MatmulP
   if (problem.has_bias && bias != nullptr) data.bias_f = bias->ToFloats();
   // x3 is [m, n] or [b, m, n] with b 1 or batchC (FusedMatMul's check,
   // matmul/fused_mat_mul/op_host/op_tiling/arch35/fused_matmul_builtin_tiling.cpp).
-  const bool x3_batched = problem.x3_shape.size() == 3 && problem.x3_shape[0] > 1;
+  const bool x3_batched = problem.fused.x3_shape.size() == 3 && problem.fused.x3_shape[0] > 1;
   for (uint64_t i = 0; i < walk->batch; ++i) {
     data.a_of.push_back(walk->ABatch(i));
     data.b_of.push_back(walk->BBatch(i));
-    data.bias_of.push_back(problem.batch_bias.empty() ? 0
-                                                      : walk->OperandBatch(problem.batch_bias, i));
+    data.bias_of.push_back(problem.batch.bias.empty() ? 0
+                                                      : walk->OperandBatch(problem.batch.bias, i));
     data.x3_of.push_back(x3_batched ? i : 0);
   }
   data.fused_op =
-      problem.op == tiling::MatmulOp::kFusedMatMul ? problem.fused_op : tiling::FusedOp::kNone;
-  data.inner_precise = problem.inner_precise;
+      problem.op == tiling::MatmulOp::kFusedMatMul ? problem.fused.op : tiling::FusedOp::kNone;
+  data.inner_precise = problem.fused.inner_precise;
   if (x3 != nullptr) data.x3f = x3->ToFloats();
   data.workspace.resize(uint64_t{schedule.workspace_slots} * tiling::kWorkspaceSlotElements);
 

@@ -307,7 +307,7 @@ PipelineConfig PipelineForPlan(const tiling::TilingPlan& plan,
   if (!tiling::OperatorSpecOf(problem.op).batched) return pipeline;
   if (const auto stages = KernelTraitsOf(plan.data.kernel).stages) stages(plan, pipeline);
   if (problem.op == tiling::MatmulOp::kFusedMatMul) {
-    switch (problem.fused_op) {
+    switch (problem.fused.op) {
       case tiling::FusedOp::kAdd:
       case tiling::FusedOp::kMul:
         pipeline.output_through_ub = true;

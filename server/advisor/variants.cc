@@ -223,14 +223,14 @@ MatmulProblem OneBatchProblem(const MatmulProblem& problem, uint64_t* batches) {
     if (batches != nullptr) *batches = walk->batch;
   }
   flat.op = tiling::MatmulOp::kMatMulV3;
-  flat.batch_a.clear();
-  flat.batch_b.clear();
-  flat.batch_c.clear();
-  flat.batch_bias.clear();
-  flat.fused_op = tiling::FusedOp::kNone;
-  flat.x3_shape.clear();
-  flat.inner_precise = 0;
-  flat.a_batch_interleaved = flat.b_batch_interleaved = false;
+  flat.batch.a.clear();
+  flat.batch.b.clear();
+  flat.batch.c.clear();
+  flat.batch.bias.clear();
+  flat.fused.op = tiling::FusedOp::kNone;
+  flat.fused.x3_shape.clear();
+  flat.fused.inner_precise = 0;
+  flat.batch.a_interleaved = flat.batch.b_interleaved = false;
   return flat;
 }
 
@@ -251,17 +251,17 @@ Offer BatchBlockPlan(const MatmulProblem& problem, const tiling::ChipSpec& chip,
   plan.block_dim = cores;
   tiling::Set(data, tiling::BatchBasicField::kUsedCoreNum, cores);
   tiling::Set(data, tiling::BatchBasicField::kBatchDimAll, batches);
-  const bool batched_x3 = problem.x3_shape.size() == 3;
+  const bool batched_x3 = problem.fused.x3_shape.size() == 3;
   tiling::Set(data, tiling::BatchBasicField::kBatchX3,
-              batched_x3 ? static_cast<uint64_t>(problem.x3_shape[0]) : 1);
+              batched_x3 ? static_cast<uint64_t>(problem.fused.x3_shape[0]) : 1);
   plan.data = std::move(data);
   const bool fused = problem.op == tiling::MatmulOp::kFusedMatMul;
   plan.key.api_level = tiling::ApiLevel::kBasic;
   plan.key.layout = tiling::KeyLayoutOf(problem.op);
   plan.key.batch_model = static_cast<uint8_t>(fused && batches > 1 ? tiling::BatchModel::kFusedBatch
                                                                    : tiling::BatchModel::kForBatch);
-  plan.key.fused_op = problem.fused_op;
-  plan.key.inner_precise = static_cast<uint8_t>(problem.inner_precise);
+  plan.key.fused_op = problem.fused.op;
+  plan.key.inner_precise = static_cast<uint8_t>(problem.fused.inner_precise);
   plan.kernel_type = tiling::KernelTypeOf(plan.data.kernel, plan.key);
   absl::StrAppend(&offer.reason, ", ", batches, " batch", batches == 1 ? "" : "es");
   return offer;

@@ -242,7 +242,7 @@ class Lowerer {
     }
     operand->transposed = true;
     derivation->absorbed_transposes.push_back(producer->name().empty() ? producer->output(0)
-                                                                        : producer->name());
+                                                                       : producer->name());
     return std::nullopt;
   }
 
@@ -271,8 +271,8 @@ class Lowerer {
     }
     const int64_t k = a.dims.back();
     if (b.dims[b.dims.size() - 2] != k) {
-      return Unsupported(absl::StrCat("A ", ShapeText(a.dims), " and B ", ShapeText(b.dims),
-                                      " disagree on k"));
+      return Unsupported(
+          absl::StrCat("A ", ShapeText(a.dims), " and B ", ShapeText(b.dims), " disagree on k"));
     }
     std::vector<int64_t> batch_a(a.dims.begin(), a.dims.end() - 2);
     std::vector<int64_t> batch_b(b.dims.begin(), b.dims.end() - 2);
@@ -294,18 +294,18 @@ class Lowerer {
           if (folded > std::numeric_limits<int32_t>::max()) break;
         }
         if (folded > std::numeric_limits<int32_t>::max()) {
-          return Unsupported(absl::StrCat("A's batch folded into m gives ",
-                                          static_cast<int64_t>(std::min<__int128>(
-                                              folded, std::numeric_limits<int64_t>::max())),
-                                          " rows, above 2147483647"));
+          return Unsupported(absl::StrCat(
+              "A's batch folded into m gives ",
+              static_cast<int64_t>(std::min<__int128>(folded, std::numeric_limits<int64_t>::max())),
+              " rows, above 2147483647"));
         }
         problem.m = static_cast<int64_t>(folded);
         derivation.folded_batch = true;
       }
     } else {
       problem.op = tl::MatmulOp::kBatchMatMulV3;
-      problem.batch_a = std::move(batch_a);
-      problem.batch_b = std::move(batch_b);
+      problem.batch.a = std::move(batch_a);
+      problem.batch.b = std::move(batch_b);
     }
     FuseAfter(node.output(0), c_dims, lowered);
     return std::nullopt;
@@ -362,11 +362,11 @@ class Lowerer {
       } else if (options_.fuse_epilogues && c_dims == std::vector<int64_t>{m, n}) {
         TryEpilogue(tl::FusedOp::kAdd, {absl::StrCat("C ", node.input(2))}, {}, lowered);
       } else {
-        derivation.notes.push_back(absl::StrCat("C ", ShapeText(c_dims),
-                                                " is not a bias row; a separate Add adds it"));
+        derivation.notes.push_back(
+            absl::StrCat("C ", ShapeText(c_dims), " is not a bias row; a separate Add adds it"));
       }
     }
-    if (lowered->problem.fused_op == tl::FusedOp::kNone) FuseAfter(node.output(0), {m, n}, lowered);
+    if (lowered->problem.fused.op == tl::FusedOp::kNone) FuseAfter(node.output(0), {m, n}, lowered);
     return std::nullopt;
   }
 
@@ -433,8 +433,8 @@ class Lowerer {
     if (auto failed = CheckBatchRank(batch_a, batch_b)) return failed;
     const std::vector<int64_t> c_dims = LogicalC(batch_a, batch_b, problem.m, problem.n);
     problem.op = batch == 0 ? tl::MatmulOp::kMatMulV3 : tl::MatmulOp::kBatchMatMulV3;
-    problem.batch_a = std::move(batch_a);
-    problem.batch_b = std::move(batch_b);
+    problem.batch.a = std::move(batch_a);
+    problem.batch.b = std::move(batch_b);
     FuseAfter(node.output(0), c_dims, lowered);
     return std::nullopt;
   }
@@ -523,8 +523,8 @@ class Lowerer {
       std::vector<int64_t> dims;
       if (DimsOf(other, &dims).has_value()) return;
       if (dims != c_dims) {
-        lowered->derivation.notes.push_back(absl::StrCat("not fused: ", reader.op_type(), " '", name,
-                                                         "' reads ", ShapeText(dims),
+        lowered->derivation.notes.push_back(absl::StrCat("not fused: ", reader.op_type(), " '",
+                                                         name, "' reads ", ShapeText(dims),
                                                          ", not C's shape ", ShapeText(c_dims)));
         return;
       }
@@ -546,8 +546,8 @@ class Lowerer {
                    LoweredNode* lowered) const {
     tl::MatmulProblem fused = lowered->problem;
     fused.op = tl::MatmulOp::kFusedMatMul;
-    fused.fused_op = op;
-    fused.x3_shape = std::move(x3);
+    fused.fused.op = op;
+    fused.fused.x3_shape = std::move(x3);
     absl::Status valid = tl::ValidateProblem(fused);
     if (!valid.ok()) {
       lowered->derivation.notes.push_back(
@@ -647,8 +647,8 @@ std::vector<LoweredNode> LowerNodes(const onnx::GraphProto& graph,
   const GraphIndex index(graph, std::move(facts));
   const Lowerer lowerer(index, options);
   std::vector<LoweredNode> nodes;
-  nodes.reserve(static_cast<size_t>(std::count_if(
-      graph.node().begin(), graph.node().end(), [](const onnx::NodeProto& node) {
+  nodes.reserve(static_cast<size_t>(
+      std::count_if(graph.node().begin(), graph.node().end(), [](const onnx::NodeProto& node) {
         return IsDefaultDomain(node) && IsMatmulLike(node.op_type());
       })));
   for (int i = 0; i < graph.node_size(); ++i) {

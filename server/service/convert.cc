@@ -164,6 +164,59 @@ pb::KernelType KernelTypeToProto(tl::KernelType type) {
   return pb::KERNEL_TYPE_UNSPECIFIED;
 }
 
+namespace {
+
+// The problem's groups, each converted on its own: the slice view (its
+// own message), the batch and the fused epilogue (fields of the problem
+// message).
+void SliceFromProto(const pb::SliceView& in, tl::SliceView& out) {
+  out.enabled = true;
+  out.rank = in.rank();
+  out.batch = in.batch();
+  out.batch_stride = in.batch_stride();
+  out.row_stride = in.row_stride();
+}
+
+void SliceToProto(const tl::SliceView& in, pb::SliceView& out) {
+  out.set_enabled(true);
+  out.set_rank(in.rank);
+  out.set_batch(in.batch);
+  out.set_batch_stride(in.batch_stride);
+  out.set_row_stride(in.row_stride);
+}
+
+void BatchFromProto(const pb::MatmulProblem& in, tl::BatchDims& out) {
+  out.a.assign(in.batch_a().begin(), in.batch_a().end());
+  out.b.assign(in.batch_b().begin(), in.batch_b().end());
+  out.c.assign(in.batch_c().begin(), in.batch_c().end());
+  out.bias.assign(in.batch_bias().begin(), in.batch_bias().end());
+  out.a_interleaved = in.a_batch_interleaved();
+  out.b_interleaved = in.b_batch_interleaved();
+}
+
+void BatchToProto(const tl::BatchDims& in, pb::MatmulProblem& out) {
+  out.mutable_batch_a()->Add(in.a.begin(), in.a.end());
+  out.mutable_batch_b()->Add(in.b.begin(), in.b.end());
+  out.mutable_batch_c()->Add(in.c.begin(), in.c.end());
+  out.mutable_batch_bias()->Add(in.bias.begin(), in.bias.end());
+  out.set_a_batch_interleaved(in.a_interleaved);
+  out.set_b_batch_interleaved(in.b_interleaved);
+}
+
+void FusedFromProto(const pb::MatmulProblem& in, tl::FusedEpilogue& out) {
+  out.op = FusedOpFromProto(in.fused_op());
+  out.x3_shape.assign(in.x3_shape().begin(), in.x3_shape().end());
+  out.inner_precise = in.inner_precise();
+}
+
+void FusedToProto(const tl::FusedEpilogue& in, pb::MatmulProblem& out) {
+  out.set_fused_op(FusedOpToProto(in.op));
+  out.mutable_x3_shape()->Add(in.x3_shape.begin(), in.x3_shape.end());
+  out.set_inner_precise(in.inner_precise);
+}
+
+}  // namespace
+
 tl::MatmulProblem ProblemFromProto(const pb::MatmulProblem& in) {
   tl::MatmulProblem out;
   out.m = in.m();
@@ -186,23 +239,10 @@ tl::MatmulProblem ProblemFromProto(const pb::MatmulProblem& in) {
   out.force_grp_acc_fp32 = in.force_grp_acc_fp32();
   out.deterministic_level = in.deterministic_level();
   out.avoid_tensor_api = in.avoid_tensor_api();
-  if (in.a_slice().enabled()) {
-    out.a_slice.enabled = true;
-    out.a_slice.rank = in.a_slice().rank();
-    out.a_slice.batch = in.a_slice().batch();
-    out.a_slice.batch_stride = in.a_slice().batch_stride();
-    out.a_slice.row_stride = in.a_slice().row_stride();
-  }
+  if (in.a_slice().enabled()) SliceFromProto(in.a_slice(), out.a_slice);
   out.op = OperatorFromProto(in.op());
-  out.batch_a.assign(in.batch_a().begin(), in.batch_a().end());
-  out.batch_b.assign(in.batch_b().begin(), in.batch_b().end());
-  out.batch_c.assign(in.batch_c().begin(), in.batch_c().end());
-  out.batch_bias.assign(in.batch_bias().begin(), in.batch_bias().end());
-  out.fused_op = FusedOpFromProto(in.fused_op());
-  out.x3_shape.assign(in.x3_shape().begin(), in.x3_shape().end());
-  out.inner_precise = in.inner_precise();
-  out.a_batch_interleaved = in.a_batch_interleaved();
-  out.b_batch_interleaved = in.b_batch_interleaved();
+  BatchFromProto(in, out.batch);
+  FusedFromProto(in, out.fused);
   return out;
 }
 
@@ -226,24 +266,10 @@ pb::MatmulProblem ProblemToProto(const tl::MatmulProblem& in) {
   out.set_force_grp_acc_fp32(in.force_grp_acc_fp32);
   out.set_deterministic_level(in.deterministic_level);
   out.set_avoid_tensor_api(in.avoid_tensor_api);
-  if (in.a_slice.enabled) {
-    pb::SliceView* slice = out.mutable_a_slice();
-    slice->set_enabled(true);
-    slice->set_rank(in.a_slice.rank);
-    slice->set_batch(in.a_slice.batch);
-    slice->set_batch_stride(in.a_slice.batch_stride);
-    slice->set_row_stride(in.a_slice.row_stride);
-  }
+  if (in.a_slice.enabled) SliceToProto(in.a_slice, *out.mutable_a_slice());
   out.set_op(OperatorToProto(in.op));
-  out.mutable_batch_a()->Add(in.batch_a.begin(), in.batch_a.end());
-  out.mutable_batch_b()->Add(in.batch_b.begin(), in.batch_b.end());
-  out.mutable_batch_c()->Add(in.batch_c.begin(), in.batch_c.end());
-  out.mutable_batch_bias()->Add(in.batch_bias.begin(), in.batch_bias.end());
-  out.set_fused_op(FusedOpToProto(in.fused_op));
-  out.mutable_x3_shape()->Add(in.x3_shape.begin(), in.x3_shape.end());
-  out.set_inner_precise(in.inner_precise);
-  out.set_a_batch_interleaved(in.a_batch_interleaved);
-  out.set_b_batch_interleaved(in.b_batch_interleaved);
+  BatchToProto(in.batch, out);
+  FusedToProto(in.fused, out);
   return out;
 }
 

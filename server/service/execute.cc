@@ -91,7 +91,7 @@ absl::Status CheckTensor(absl::string_view field, const pb::Tensor& tensor, tl::
 
 absl::Status CheckInputs(const pb::ExecuteInputs& inputs, const tl::MatmulProblem& p) {
   const emu::OperandShapes shapes = emu::ShapesOf(p);
-  const bool batched = !p.batch_a.empty() || !p.batch_b.empty();
+  const bool batched = !p.batch.a.empty() || !p.batch.b.empty();
   if (!inputs.has_a()) return FieldError("inputs.a", "required with inputs");
   if (!inputs.has_b()) return FieldError("inputs.b", "required with inputs");
   RETURN_IF_ERROR(CheckTensor(
@@ -106,14 +106,14 @@ absl::Status CheckInputs(const pb::ExecuteInputs& inputs, const tl::MatmulProble
   }
   if (p.has_bias) {
     RETURN_IF_ERROR(CheckTensor("inputs.bias", inputs.bias(), p.dtype_bias, shapes.bias,
-                                p.batch_bias.empty() ? "[n]" : "batch_bias + [n]"));
+                                p.batch.bias.empty() ? "[n]" : "batch_bias + [n]"));
   }
   const bool needs_x3 = !shapes.x3.empty();
   if (needs_x3 != inputs.has_x3()) {
     return FieldError("inputs.x3",
                       needs_x3
                           ? absl::StrCat("required: problem.fused_op ",
-                                         std::string(tl::FusedOpKeyName(p.fused_op)), " reads x3")
+                                         std::string(tl::FusedOpKeyName(p.fused.op)), " reads x3")
                           : "given, but only FusedMatMul's ADD and MUL read x3");
   }
   if (needs_x3) {

@@ -129,11 +129,11 @@ absl::Status CheckKey(const pb::TilingResponse& tiling, const tl::TilingKey& key
     return FieldError(absl::StrCat(prefix, "batch_model"),
                       absl::StrCat(key.batch_model, " is no BATCH_MODEL (0..7)"));
   }
-  if (key.layout == tl::KeyLayout::kFused && key.fused_op != problem.fused_op) {
+  if (key.layout == tl::KeyLayout::kFused && key.fused_op != problem.fused.op) {
     return FieldError(
         absl::StrCat(prefix, "fused_op"),
         absl::StrCat(std::string(tl::FusedOpKeyName(key.fused_op)), ", but problem.fused_op is ",
-                     std::string(tl::FusedOpKeyName(problem.fused_op))));
+                     std::string(tl::FusedOpKeyName(problem.fused.op))));
   }
   // CANN leaves the transpose bits 0 in the K_EQUAL_ZERO and TO_MUL keys,
   // and clears MERGE_BATCH's transA when m is 1.

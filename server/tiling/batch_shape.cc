@@ -36,17 +36,17 @@ std::string SlotsText(const BatchSlots& slots) {
 
 bool MergesBatchIntoM(const MatmulProblem& problem) {
   return MergesBatchIntoM(OperatorSpecOf(problem.op).batched, problem.trans_a,
-                          BatchProduct(problem.batch_a), BatchProduct(problem.batch_b));
+                          BatchProduct(problem.batch.a), BatchProduct(problem.batch.b));
 }
 
 std::vector<int64_t> OutputBatchDims(const MatmulProblem& p) {
-  if (!p.batch_c.empty()) return p.batch_c;
-  const size_t rank = std::max(p.batch_a.size(), p.batch_b.size());
+  if (!p.batch.c.empty()) return p.batch.c;
+  const size_t rank = std::max(p.batch.a.size(), p.batch.b.size());
   std::vector<int64_t> dims(rank, 1);
   for (size_t i = 0; i < rank; ++i) {
     const size_t from_end = rank - 1 - i;
-    const int64_t a = from_end < p.batch_a.size() ? p.batch_a[p.batch_a.size() - 1 - from_end] : 1;
-    const int64_t b = from_end < p.batch_b.size() ? p.batch_b[p.batch_b.size() - 1 - from_end] : 1;
+    const int64_t a = from_end < p.batch.a.size() ? p.batch.a[p.batch.a.size() - 1 - from_end] : 1;
+    const int64_t b = from_end < p.batch.b.size() ? p.batch.b[p.batch.b.size() - 1 - from_end] : 1;
     dims[i] = std::max(a, b);
   }
   return dims;
@@ -77,7 +77,7 @@ uint64_t BatchShape::ABatch(uint64_t c_index) const { return OperandBatch(a, c_i
 uint64_t BatchShape::BBatch(uint64_t c_index) const { return OperandBatch(b, c_index); }
 
 absl::StatusOr<BatchShape> BatchShapeOf(const MatmulProblem& problem) {
-  for (const auto* dims : {&problem.batch_a, &problem.batch_b, &problem.batch_c}) {
+  for (const auto* dims : {&problem.batch.a, &problem.batch.b, &problem.batch.c}) {
     if (dims->size() > kMaxBatchDims) {
       return absl::InvalidArgumentError(
           absl::StrCat("batch dims ", DimsText(*dims), " exceed ", kMaxBatchDims, " dims"));
@@ -91,19 +91,19 @@ absl::StatusOr<BatchShape> BatchShapeOf(const MatmulProblem& problem) {
   }
   BatchShape shape;
   shape.rows = static_cast<uint64_t>(problem.m);
-  shape.a = RightAligned(problem.batch_a);
-  shape.b = RightAligned(problem.batch_b);
+  shape.a = RightAligned(problem.batch.a);
+  shape.b = RightAligned(problem.batch.b);
   for (size_t slot = 0; slot < kMaxBatchDims; ++slot) {
     const int64_t a = shape.a[slot], b = shape.b[slot];
     if (a != b && a != 1 && b != 1) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "batch dims ", DimsText(problem.batch_a), " of A and ", DimsText(problem.batch_b),
+          "batch dims ", DimsText(problem.batch.a), " of A and ", DimsText(problem.batch.b),
           " of B do not broadcast (NumPy rule: equal or 1)"));
     }
     shape.c[slot] = std::max(a, b);
   }
-  if (!problem.batch_c.empty() && RightAligned(problem.batch_c) != shape.c) {
-    return absl::InvalidArgumentError(absl::StrCat("batch_c ", DimsText(problem.batch_c),
+  if (!problem.batch.c.empty() && RightAligned(problem.batch.c) != shape.c) {
+    return absl::InvalidArgumentError(absl::StrCat("batch_c ", DimsText(problem.batch.c),
                                                    " is not the broadcast ", SlotsText(shape.c),
                                                    " of A's and B's batch dims"));
   }

@@ -122,7 +122,7 @@ inline CubeBufferDemand StreamedBufferDemand(const TilingPlan& plan, const Matmu
   // A batch merged into M (B without batch, A not transposed) makes A one
   // [batch_a * m, k] matrix for the kernel (MergeBatchAndMAxis,
   // matmul/batch_mat_mul_v3/op_host/op_tiling/arch35/batch_matmul_v3_tiling_advanced.cpp).
-  if (MergesBatchIntoM(problem)) m *= BatchProduct(problem.batch_a);
+  if (MergesBatchIntoM(problem)) m *= BatchProduct(problem.batch.a);
   // The streamed kernel stages kL1 of K per buffer; next to a whole
   // resident matrix the full-load kernels stage stepKa (stepKb) base_k
   // slices of the streamed operand. A resident band is one L1 block of rows

@@ -19,10 +19,14 @@ void AppendDims(const std::vector<int64_t>& dims, std::string& key) {
   for (int64_t dim : dims) AppendU64(static_cast<uint64_t>(dim), key);
 }
 
-// A field added to MatmulProblem must be added to AppendProblemKey() too;
-// this size is the reminder (x86-64 layout).
-static_assert(sizeof(MatmulProblem) == 280,
+// A field added to MatmulProblem or one of its groups must be added to
+// AppendProblemKey() too; these sizes are the reminder (x86-64 layout).
+static_assert(sizeof(MatmulProblem) == 288,
               "MatmulProblem changed: add the new field to AppendProblemKey()");
+static_assert(sizeof(BatchDims) == 104,
+              "BatchDims changed: add the new field to AppendProblemKey()");
+static_assert(sizeof(FusedEpilogue) == 40,
+              "FusedEpilogue changed: add the new field to AppendProblemKey()");
 
 }  // namespace
 
@@ -45,21 +49,21 @@ void AppendProblemKey(const MatmulProblem& p, std::string& key) {
       p.force_grp_acc_fp32,
       p.avoid_tensor_api,
       static_cast<uint8_t>(p.op),
-      static_cast<uint8_t>(p.fused_op),
-      p.a_batch_interleaved,
-      p.b_batch_interleaved,
+      static_cast<uint8_t>(p.fused.op),
+      p.batch.a_interleaved,
+      p.batch.b_interleaved,
       p.a_slice.enabled,
   };
   key.append(reinterpret_cast<const char*>(small), sizeof(small));
   AppendU64(static_cast<uint64_t>(p.deterministic_level), key);
-  AppendU64(static_cast<uint64_t>(p.inner_precise), key);
+  AppendU64(static_cast<uint64_t>(p.fused.inner_precise), key);
   const SliceView slice = p.a_slice.enabled ? p.a_slice : SliceView{};
   AppendU64(static_cast<uint64_t>(slice.rank), key);
   AppendU64(static_cast<uint64_t>(slice.batch), key);
   AppendU64(static_cast<uint64_t>(slice.batch_stride), key);
   AppendU64(static_cast<uint64_t>(slice.row_stride), key);
   for (const std::vector<int64_t>* dims :
-       {&p.storage_shape_b, &p.batch_a, &p.batch_b, &p.batch_c, &p.batch_bias, &p.x3_shape}) {
+       {&p.storage_shape_b, &p.batch.a, &p.batch.b, &p.batch.c, &p.batch.bias, &p.fused.x3_shape}) {
     AppendDims(*dims, key);
   }
 }

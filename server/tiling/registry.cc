@@ -37,23 +37,23 @@ uint64_t SlotProduct(const std::array<uint64_t, kBatchSlots>& slots) {
 // and MergeBatchAndMAxis of the batch_mat_mul_v3 tiling).
 void DeriveBatchFacts(const MatmulProblem& problem, ProblemFacts& facts) {
   facts.batch_context = true;
-  facts.batch_a_dims = BatchSlotsOf(problem.batch_a);
-  facts.batch_b_dims = BatchSlotsOf(problem.batch_b);
-  if (problem.batch_c.empty()) {
+  facts.batch_a_dims = BatchSlotsOf(problem.batch.a);
+  facts.batch_b_dims = BatchSlotsOf(problem.batch.b);
+  if (problem.batch.c.empty()) {
     for (int i = 0; i < kBatchSlots; ++i) {
       facts.batch_c_dims[i] = std::max(facts.batch_a_dims[i], facts.batch_b_dims[i]);
     }
   } else {
-    facts.batch_c_dims = BatchSlotsOf(problem.batch_c);
+    facts.batch_c_dims = BatchSlotsOf(problem.batch.c);
   }
   facts.batch_a = SlotProduct(facts.batch_a_dims);
   facts.batch_b = SlotProduct(facts.batch_b_dims);
   facts.batch_c = SlotProduct(facts.batch_c_dims);
-  facts.batch_bias = problem.batch_bias.empty() ? 1 : BatchProduct(problem.batch_bias);
+  facts.batch_bias = problem.batch.bias.empty() ? 1 : BatchProduct(problem.batch.bias);
   // A {1, 0, 2} view of A times a 2-D B is CANN's non-contiguous slice of
   // batch * m rows (validation keeps it to one batch dim and no transpose);
   // the merge below then multiplies by A's batch once more, as CANN does.
-  if (problem.a_batch_interleaved && problem.batch_b.empty()) {
+  if (problem.batch.a_interleaved && problem.batch.b.empty()) {
     facts.m *= facts.batch_a;
     // The slice's words (GetSliceInfo): rows per batch, the batch stride and
     // the row stride of the [rows, batch, k] storage.
@@ -71,7 +71,8 @@ void DeriveBatchFacts(const MatmulProblem& problem, ProblemFacts& facts) {
     facts.batch_a = 1;
     facts.batch_c = 1;
   }
-  if (problem.x3_shape.size() == 3) facts.batch_x3 = static_cast<uint64_t>(problem.x3_shape[0]);
+  if (problem.fused.x3_shape.size() == 3)
+    facts.batch_x3 = static_cast<uint64_t>(problem.fused.x3_shape[0]);
 }
 
 }  // namespace

@@ -127,6 +127,46 @@ absl::StatusOr<FusedOp> ParseFusedOp(std::string_view name);
 // are the sizes after the transposes are applied. BatchMatMulV3 and
 // FusedMatMul problems add batch dims (one such matmul per batch) and
 // FusedMatMul an epilogue.
+// The batch attributes of a problem (BatchMatMulV3, FusedMatMul).
+struct BatchDims {
+  // Batch dims of A, B and C, outermost first (at most 4 each); empty for a
+  // 2-D operand. An empty `c` of a batched problem means the broadcast of
+  // `a` and `b`.
+  std::vector<int64_t> a, b, c;
+  // BatchMatMulV3: batch dims of a bias of rank above 2 (one bias row per
+  // batch); empty for a bias shared by every batch.
+  std::vector<int64_t> bias;
+  // BatchMatMulV3: A (B) is a transposed non-contiguous view, a 3-D operand
+  // stored [rows, batch, cols] and viewed [batch, rows, cols] (CANN's {1, 0, 2}
+  // permuted view).
+  bool a_interleaved = false;
+  bool b_interleaved = false;
+
+  bool IsDefault() const {
+    return a.empty() && b.empty() && c.empty() && bias.empty() && !a_interleaved && !b_interleaved;
+  }
+  bool operator==(const BatchDims& o) const {
+    return a == o.a && b == o.b && c == o.c && bias == o.bias && a_interleaved == o.a_interleaved &&
+           b_interleaved == o.b_interleaved;
+  }
+  bool operator!=(const BatchDims& o) const { return !(*this == o); }
+};
+
+// FusedMatMul's epilogue: the operation, the shape of its extra operand x3
+// for add and mul ([m, n] or [b, m, n]; empty means [m, n]) and CANN's
+// inner_precise (0 high precision, 1 high performance).
+struct FusedEpilogue {
+  FusedOp op = FusedOp::kNone;
+  std::vector<int64_t> x3_shape;
+  int inner_precise = 0;
+
+  bool IsDefault() const { return op == FusedOp::kNone && x3_shape.empty() && inner_precise == 0; }
+  bool operator==(const FusedEpilogue& o) const {
+    return op == o.op && x3_shape == o.x3_shape && inner_precise == o.inner_precise;
+  }
+  bool operator!=(const FusedEpilogue& o) const { return !(*this == o); }
+};
+
 struct MatmulProblem {
   int64_t m = 0;
   int64_t n = 0;
@@ -152,31 +192,13 @@ struct MatmulProblem {
   SliceView a_slice;                // MatMulV3 only
 
   MatmulOp op = MatmulOp::kMatMulV3;
-  // Batch dims of A, B and C, outermost first (at most 4 each); empty for a
-  // 2-D operand. An empty batch_c of a batched problem means the broadcast
-  // of batch_a and batch_b.
-  std::vector<int64_t> batch_a, batch_b, batch_c;
-  // BatchMatMulV3: batch dims of a bias of rank above 2 (one bias row per
-  // batch); empty for a bias shared by every batch.
-  std::vector<int64_t> batch_bias;
-  // FusedMatMul: the epilogue, the shape of its extra operand x3 for add and
-  // mul ([m, n] or [b, m, n]; empty means [m, n]) and CANN's inner_precise
-  // (0 high precision, 1 high performance).
-  FusedOp fused_op = FusedOp::kNone;
-  std::vector<int64_t> x3_shape;
-  int inner_precise = 0;
-  // BatchMatMulV3: A (B) is a transposed non-contiguous view, a 3-D operand
-  // stored [rows, batch, cols] and viewed [batch, rows, cols] (CANN's {1, 0, 2}
-  // permuted view).
-  bool a_batch_interleaved = false;
-  bool b_batch_interleaved = false;
+  BatchDims batch;      // BatchMatMulV3 and FusedMatMul
+  FusedEpilogue fused;  // FusedMatMul
 
   // Whether the problem is exactly a MatMulV3 one as requests before the op
   // field existed could state it (every new field at its default).
   bool IsPlainMatMulV3() const {
-    return op == MatmulOp::kMatMulV3 && batch_a.empty() && batch_b.empty() && batch_c.empty() &&
-           batch_bias.empty() && fused_op == FusedOp::kNone && x3_shape.empty() &&
-           inner_precise == 0 && !a_batch_interleaved && !b_batch_interleaved;
+    return op == MatmulOp::kMatMulV3 && batch.IsDefault() && fused.IsDefault();
   }
 };
 

@@ -153,24 +153,24 @@ absl::Status CheckFieldsOfOp(const MatmulProblem& p) {
     if (p.force_grp_acc_fp32) return only("force_grp_acc_fp32", &OperatorSpec::takes_slice_view);
   }
   if (!spec.batched) {
-    if (!p.batch_a.empty()) return only("batch_a", &OperatorSpec::batched);
-    if (!p.batch_b.empty()) return only("batch_b", &OperatorSpec::batched);
-    if (!p.batch_c.empty()) return only("batch_c", &OperatorSpec::batched);
-    if (!p.batch_bias.empty()) return only("batch_bias", &OperatorSpec::batched_bias);
-    if (p.a_batch_interleaved) return only("a_batch_interleaved", &OperatorSpec::batched);
-    if (p.b_batch_interleaved) return only("b_batch_interleaved", &OperatorSpec::batched);
+    if (!p.batch.a.empty()) return only("batch_a", &OperatorSpec::batched);
+    if (!p.batch.b.empty()) return only("batch_b", &OperatorSpec::batched);
+    if (!p.batch.c.empty()) return only("batch_c", &OperatorSpec::batched);
+    if (!p.batch.bias.empty()) return only("batch_bias", &OperatorSpec::batched_bias);
+    if (p.batch.a_interleaved) return only("a_batch_interleaved", &OperatorSpec::batched);
+    if (p.batch.b_interleaved) return only("b_batch_interleaved", &OperatorSpec::batched);
   }
   if (!spec.takes_epilogue) {
-    if (p.fused_op != FusedOp::kNone) return only("fused_op", &OperatorSpec::takes_epilogue);
-    if (!p.x3_shape.empty()) return only("x3_shape", &OperatorSpec::takes_epilogue);
-    if (p.inner_precise != 0) return only("inner_precise", &OperatorSpec::takes_epilogue);
+    if (p.fused.op != FusedOp::kNone) return only("fused_op", &OperatorSpec::takes_epilogue);
+    if (!p.fused.x3_shape.empty()) return only("x3_shape", &OperatorSpec::takes_epilogue);
+    if (p.fused.inner_precise != 0) return only("inner_precise", &OperatorSpec::takes_epilogue);
   }
   // FusedMatMul reads no offset_x attribute (fused_matmul_common.h).
   if (!spec.takes_tensor_api_switch && p.avoid_tensor_api) {
     return only("avoid_tensor_api", &OperatorSpec::takes_tensor_api_switch);
   }
   // FusedMatMul's bias has rank <= 2 (ValidateBias, fused_matmul_builtin_tiling.cpp).
-  if (spec.batched && !spec.batched_bias && !p.batch_bias.empty()) {
+  if (spec.batched && !spec.batched_bias && !p.batch.bias.empty()) {
     return Invalid(absl::StrCat("field batch_bias is not valid for ", std::string(spec.name),
                                 ": its bias has rank <= 2"));
   }
@@ -205,74 +205,74 @@ absl::Status CheckBatchList(std::string_view field, const std::vector<int64_t>& 
 // matmul/batch_mat_mul_v3/op_host/op_tiling/arch35/batch_matmul_v3_tiling_advanced.cpp),
 // which FusedMatMul inherits.
 absl::Status CheckBatches(const MatmulProblem& p) {
-  if (auto s = CheckBatchList("batch_a", p.batch_a); !s.ok()) return s;
-  if (auto s = CheckBatchList("batch_b", p.batch_b); !s.ok()) return s;
-  if (auto s = CheckBatchList("batch_c", p.batch_c); !s.ok()) return s;
-  if (auto s = CheckBatchList("batch_bias", p.batch_bias); !s.ok()) return s;
-  BatchSlots a = RightAligned(p.batch_a);
-  const BatchSlots b = RightAligned(p.batch_b);
+  if (auto s = CheckBatchList("batch_a", p.batch.a); !s.ok()) return s;
+  if (auto s = CheckBatchList("batch_b", p.batch.b); !s.ok()) return s;
+  if (auto s = CheckBatchList("batch_c", p.batch.c); !s.ok()) return s;
+  if (auto s = CheckBatchList("batch_bias", p.batch.bias); !s.ok()) return s;
+  BatchSlots a = RightAligned(p.batch.a);
+  const BatchSlots b = RightAligned(p.batch.b);
   BatchSlots broadcast{};
   for (size_t i = 0; i < kMaxBatchDims; ++i) broadcast[i] = std::max(a[i], b[i]);
-  BatchSlots c = p.batch_c.empty() ? broadcast : RightAligned(p.batch_c);
+  BatchSlots c = p.batch.c.empty() ? broadcast : RightAligned(p.batch.c);
   // CANN reads a {1, 0, 2} view of A by B's rank (ExtractNonContiguousDims of
   // the mat_mul_v3 tiling): with a 3-D B it is the transposed-view case; with
   // a 2-D B a non-contiguous slice of batch * m rows, whose M is then merged
   // with A's batch once more; a B of rank 4 to 6 is neither, and CANN fails.
   int64_t rows = p.m;
-  if (p.a_batch_interleaved && p.batch_a.size() == 1) {
-    if (p.batch_b.size() > 1) {
+  if (p.batch.a_interleaved && p.batch.a.size() == 1) {
+    if (p.batch.b.size() > 1) {
       return Invalid(absl::StrCat(
           "field a_batch_interleaved needs a 2-D or 3-D B (at most one batch dim), got batch_b=",
-          DimsText(p.batch_b)));
+          DimsText(p.batch.b)));
     }
-    if (p.batch_b.empty()) {
+    if (p.batch.b.empty()) {
       if (p.trans_a) {
         return Invalid(
             "field trans_a must be false when a_batch_interleaved meets a 2-D B: CANN reads "
             "that view as a non-contiguous slice of A's rows");
       }
-      if (p.m > kMaxDim / p.batch_a[0]) {
-        return Invalid(absl::StrCat("fields m=", p.m, " and batch_a=", DimsText(p.batch_a),
+      if (p.m > kMaxDim / p.batch.a[0]) {
+        return Invalid(absl::StrCat("fields m=", p.m, " and batch_a=", DimsText(p.batch.a),
                                     ": the slice view of A (B is 2-D) has batch * m rows, more "
                                     "than ",
                                     kMaxDim));
       }
-      rows = p.m * p.batch_a[0];
+      rows = p.m * p.batch.a[0];
     }
   }
   // An unbatched B times a row-major A is one matmul of batch_a * m rows:
   // CANN merges A's batch into M before the broadcast check.
   if (MergesBatchIntoM(p)) {
     if (rows > kMaxDim / SlotProduct(a)) {
-      return Invalid(absl::StrCat("fields m=", p.m, " and batch_a=", DimsText(p.batch_a),
+      return Invalid(absl::StrCat("fields m=", p.m, " and batch_a=", DimsText(p.batch.a),
                                   ": merging A's batch into M (B is unbatched) gives more than ",
                                   kMaxDim, " rows"));
     }
   }
   for (size_t i = 0; i < kMaxBatchDims; ++i) {
     if (a[i] != b[i] && a[i] != 1 && b[i] != 1) {
-      return Invalid(absl::StrCat("fields batch_a=", DimsText(p.batch_a),
-                                  " and batch_b=", DimsText(p.batch_b),
+      return Invalid(absl::StrCat("fields batch_a=", DimsText(p.batch.a),
+                                  " and batch_b=", DimsText(p.batch.b),
                                   " break the broadcast rule: aligned batch dims must be equal "
                                   "or one of them 1"));
     }
   }
-  if (!p.batch_c.empty() && c != broadcast) {
-    return Invalid(absl::StrCat("field batch_c=", DimsText(p.batch_c),
-                                " must be the broadcast of batch_a=", DimsText(p.batch_a),
-                                " and batch_b=", DimsText(p.batch_b)));
+  if (!p.batch.c.empty() && c != broadcast) {
+    return Invalid(absl::StrCat("field batch_c=", DimsText(p.batch.c),
+                                " must be the broadcast of batch_a=", DimsText(p.batch.a),
+                                " and batch_b=", DimsText(p.batch.b)));
   }
-  if (p.a_batch_interleaved && p.batch_a.size() != 1) {
+  if (p.batch.a_interleaved && p.batch.a.size() != 1) {
     return Invalid(
         absl::StrCat("field a_batch_interleaved needs a 3-D A (one batch dim), got batch_a=",
-                     DimsText(p.batch_a)));
+                     DimsText(p.batch.a)));
   }
-  if (p.b_batch_interleaved && p.batch_b.size() != 1) {
+  if (p.batch.b_interleaved && p.batch.b.size() != 1) {
     return Invalid(
         absl::StrCat("field b_batch_interleaved needs a 3-D B (one batch dim), got batch_b=",
-                     DimsText(p.batch_b)));
+                     DimsText(p.batch.b)));
   }
-  if (p.batch_bias.empty()) return absl::OkStatus();
+  if (p.batch.bias.empty()) return absl::OkStatus();
   if (!p.has_bias) return Invalid("field batch_bias needs has_bias=true");
   if (MergesBatchIntoM(p)) {  // A and C lose their batch
     a = {1, 1, 1, 1};
@@ -281,10 +281,10 @@ absl::Status CheckBatches(const MatmulProblem& p) {
   if (a != b) {
     return Invalid(absl::StrCat(
         "field batch_bias: a batched bias needs identical batch dims of A and B, got batch_a=",
-        DimsText(p.batch_a), " and batch_b=", DimsText(p.batch_b)));
+        DimsText(p.batch.a), " and batch_b=", DimsText(p.batch.b)));
   }
-  if (RightAligned(p.batch_bias) != c) {
-    return Invalid(absl::StrCat("field batch_bias=", DimsText(p.batch_bias),
+  if (RightAligned(p.batch.bias) != c) {
+    return Invalid(absl::StrCat("field batch_bias=", DimsText(p.batch.bias),
                                 " must equal the output's batch dims"));
   }
   return absl::OkStatus();
@@ -297,7 +297,7 @@ bool FusedDtypesSupported(const MatmulProblem& p) {
   const DataType in = p.dtype_a;
   if (p.dtype_b != in) return false;
   const bool sixteen = in == DataType::kFloat16 || in == DataType::kBFloat16;
-  switch (p.fused_op) {
+  switch (p.fused.op) {
     case FusedOp::kGeluErf:
     case FusedOp::kGeluTanh:
       return sixteen && p.dtype_c == in && !p.has_bias;
@@ -318,24 +318,24 @@ bool FusedDtypesSupported(const MatmulProblem& p) {
 // ValidateMatrixBatchInfo and ValidateOptionalBatchInfo of
 // matmul/fused_mat_mul/op_host/op_tiling/arch35/fused_matmul_builtin_tiling.cpp).
 absl::Status CheckFused(const MatmulProblem& p) {
-  const std::string op(FusedOpName(p.fused_op));
-  if (p.inner_precise != 0 && p.inner_precise != 1) {
-    return Invalid(absl::StrCat("field inner_precise=", p.inner_precise,
+  const std::string op(FusedOpName(p.fused.op));
+  if (p.fused.inner_precise != 0 && p.fused.inner_precise != 1) {
+    return Invalid(absl::StrCat("field inner_precise=", p.fused.inner_precise,
                                 " must be 0 (high precision) or 1 (high performance)"));
   }
-  if (TraitsOf(p.fused_op).gelu) {
-    if (!p.batch_a.empty() || !p.batch_b.empty() || !p.batch_c.empty()) {
+  if (TraitsOf(p.fused.op).gelu) {
+    if (!p.batch.a.empty() || !p.batch.b.empty() || !p.batch.c.empty()) {
       return Invalid(absl::StrCat("fields batch_a/batch_b/batch_c must be empty for fused_op ", op,
                                   ": x1, x2 and y must be 2-D"));
     }
     if (p.has_bias) return Invalid(absl::StrCat("field has_bias: fused_op ", op, " takes no bias"));
   }
-  if (TraitsOf(p.fused_op).reads_x3) {
+  if (TraitsOf(p.fused.op).reads_x3) {
     if (p.format_b != Format::kNd) {
       return Invalid(
           absl::StrCat("field format_b must be ND for fused_op ", op, " (x1, x2 and x3 are ND)"));
     }
-    const std::vector<int64_t>& x3 = p.x3_shape;
+    const std::vector<int64_t>& x3 = p.fused.x3_shape;
     if (!x3.empty()) {
       if (x3.size() < 2 || x3.size() > 3) {
         return Invalid(absl::StrCat("field x3_shape=", DimsText(x3), " must have 2 or 3 dims"));
@@ -345,7 +345,7 @@ absl::Status CheckFused(const MatmulProblem& p) {
                                     ", ", p.n, "]"));
       }
     }
-  } else if (!p.x3_shape.empty()) {
+  } else if (!p.fused.x3_shape.empty()) {
     return Invalid(absl::StrCat("field x3_shape is only read by fused_op add and mul, not ",
                                 op.empty() ? "\"\"" : op));
   }
@@ -361,9 +361,9 @@ absl::Status CheckFused(const MatmulProblem& p) {
   }
   // DAV_3510 has no batch broadcast for FusedMatMul: x1 and x2 have the
   // same rank and the same batch dims.
-  if (p.batch_a != p.batch_b) {
-    return Invalid(absl::StrCat("fields batch_a=", DimsText(p.batch_a),
-                                " and batch_b=", DimsText(p.batch_b),
+  if (p.batch.a != p.batch.b) {
+    return Invalid(absl::StrCat("fields batch_a=", DimsText(p.batch.a),
+                                " and batch_b=", DimsText(p.batch.b),
                                 " differ: FusedMatMul on DAV_3510 has no batch broadcast"));
   }
   return absl::OkStatus();
@@ -371,12 +371,12 @@ absl::Status CheckFused(const MatmulProblem& p) {
 
 // x3's batch dim of add/mul must be 1 or the output's batch count.
 absl::Status CheckX3Batch(const MatmulProblem& p) {
-  if (!TraitsOf(p.fused_op).reads_x3 || p.x3_shape.size() != 3) return absl::OkStatus();
-  BatchSlots c = RightAligned(p.batch_c.empty() ? p.batch_a : p.batch_c);
+  if (!TraitsOf(p.fused.op).reads_x3 || p.fused.x3_shape.size() != 3) return absl::OkStatus();
+  BatchSlots c = RightAligned(p.batch.c.empty() ? p.batch.a : p.batch.c);
   if (MergesBatchIntoM(p)) c = {1, 1, 1, 1};
   const int64_t batch_c = SlotProduct(c);
-  if (p.x3_shape[0] != 1 && p.x3_shape[0] != batch_c) {
-    return Invalid(absl::StrCat("field x3_shape=", DimsText(p.x3_shape),
+  if (p.fused.x3_shape[0] != 1 && p.fused.x3_shape[0] != batch_c) {
+    return Invalid(absl::StrCat("field x3_shape=", DimsText(p.fused.x3_shape),
                                 ": its batch dim must be 1 or the output's batch count ", batch_c));
   }
   return absl::OkStatus();
@@ -387,9 +387,9 @@ absl::Status CheckX3Batch(const MatmulProblem& p) {
 absl::Status ValidateProblemForChip(const MatmulProblem& p, const ChipSpec& chip) {
   // The add / mul epilogue runs on two AIV cores per AIC
   // (ValidateOpSpecific, fused_matmul_builtin_tiling.cpp).
-  if (p.op == MatmulOp::kFusedMatMul && TraitsOf(p.fused_op).reads_x3 &&
+  if (p.op == MatmulOp::kFusedMatMul && TraitsOf(p.fused.op).reads_x3 &&
       chip.aiv_num != 2 * chip.aic_num) {
-    return Invalid(absl::StrCat("field fused_op ", std::string(FusedOpName(p.fused_op)),
+    return Invalid(absl::StrCat("field fused_op ", std::string(FusedOpName(p.fused.op)),
                                 " needs aiv_num == 2 * aic_num on the platform; got aiv_num=",
                                 chip.aiv_num, ", aic_num=", chip.aic_num));
   }
@@ -438,8 +438,8 @@ absl::Status ValidateProblem(const MatmulProblem& p) {
   if (auto s = CheckSlice(p); !s.ok()) return s;
   // Every batch counts towards an operand's bytes (the products are at most
   // kMaxDim, so the 128-bit products below cannot overflow).
-  const uint64_t batch_a = BatchProduct(p.batch_a), batch_b = BatchProduct(p.batch_b);
-  const uint64_t batch_c = p.batch_c.empty() ? std::max(batch_a, batch_b) : BatchProduct(p.batch_c);
+  const uint64_t batch_a = BatchProduct(p.batch.a), batch_b = BatchProduct(p.batch.b);
+  const uint64_t batch_c = p.batch.c.empty() ? std::max(batch_a, batch_b) : BatchProduct(p.batch.c);
   const uint64_t m = p.m, n = p.n, k = p.k;
   if (auto s = CheckTensorBytes("A", batch_a * m, k, p.dtype_a); !s.ok()) return s;
   if (auto s = CheckTensorBytes("B", batch_b * k, n, p.dtype_b); !s.ok()) return s;

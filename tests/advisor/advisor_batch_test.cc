@@ -70,7 +70,7 @@ MatmulProblem BatchProblem() {
   p.m = 200;
   p.n = 300;
   p.k = 256;
-  p.batch_a = p.batch_b = {6};
+  p.batch.a = p.batch.b = {6};
   return p;
 }
 
@@ -147,11 +147,11 @@ TEST(AdviseBatchTest, RanksCannsOwnBatchedStrategy) {
 TEST(AdviseBatchTest, RecommendationPassesNumericsWithBatchesAndX3) {
   MatmulProblem p = BatchProblem();
   p.op = MatmulOp::kFusedMatMul;
-  p.fused_op = tiling::FusedOp::kAdd;
+  p.fused.op = tiling::FusedOp::kAdd;
   p.m = 100;
   p.n = 150;
   p.k = 128;
-  p.x3_shape = {6, 100, 150};
+  p.fused.x3_shape = {6, 100, 150};
   const tiling::StrategyRegistry registry = RegistryWith(MatmulOp::kFusedMatMul);
   AdviseOptions options = Quick();
   options.verify_recommendation = true;
@@ -171,7 +171,7 @@ TEST(AdviseBatchTest, MoreBatchesPredictMoreTime) {
   const tiling::StrategyRegistry registry = RegistryWith(MatmulOp::kBatchMatMulV3);
   MatmulProblem p = BatchProblem();
   absl::StatusOr<Advice> six = Advise(registry, p, Chip950(), Quick());
-  p.batch_a = p.batch_b = {48};
+  p.batch.a = p.batch.b = {48};
   absl::StatusOr<Advice> many = Advise(registry, p, Chip950(), Quick());
   ASSERT_THAT(six.status(), IsOk());
   ASSERT_THAT(many.status(), IsOk());
@@ -181,7 +181,7 @@ TEST(AdviseBatchTest, MoreBatchesPredictMoreTime) {
 TEST(AdviseBatchTest, LargeBatchedProblemsAreRankedUnchecked) {
   MatmulProblem p = BatchProblem();
   p.m = p.n = p.k = 1024;
-  p.batch_a = p.batch_b = {64};
+  p.batch.a = p.batch.b = {64};
   const tiling::StrategyRegistry registry = RegistryWith(MatmulOp::kBatchMatMulV3);
   AdviseOptions options = Quick();
   options.verify_recommendation = true;

@@ -119,7 +119,7 @@ EmulationResult EmulateAndCheck(const TilingPlan& plan, const MatmulProblem& pro
 
 TEST(BatchEmulationTest, AswtWalksBatchTimesTilesOnOddShapes) {
   MatmulProblem p = Problem(MatmulOp::kBatchMatMulV3, 37, 45, 70);
-  p.batch_a = p.batch_b = {2, 3};
+  p.batch.a = p.batch.b = {2, 3};
   const TilingPlan plan = AswtBatchPlan(p, 37, 6, 32, 5);
   const EmulationResult result = EmulateAndCheck(plan, p);
   // 2 x 2 tiles per batch, 6 batches, 5 cores: rounds of 5 tiles.
@@ -143,8 +143,8 @@ TEST(BatchEmulationTest, AswtWalksBatchTimesTilesOnOddShapes) {
 TEST(BatchEmulationTest, BroadcastBatchReadsTheSharedOperandWithBias) {
   // A [1, m, k] shared by B's four batches (A_FULL_LOAD's case), bias [n].
   MatmulProblem p = Problem(MatmulOp::kBatchMatMulV3, 20, 33, 48);
-  p.batch_a = {1};
-  p.batch_b = {4};
+  p.batch.a = {1};
+  p.batch.b = {4};
   p.trans_b = true;
   p.has_bias = true;
   p.dtype_bias = DataType::kFloat32;
@@ -153,14 +153,14 @@ TEST(BatchEmulationTest, BroadcastBatchReadsTheSharedOperandWithBias) {
 
 TEST(BatchEmulationTest, BatchBiasRowPerBatch) {
   MatmulProblem p = Problem(MatmulOp::kBatchMatMulV3, 17, 19, 23, DataType::kBFloat16);
-  p.batch_a = p.batch_b = p.batch_bias = {3};
+  p.batch.a = p.batch.b = p.batch.bias = {3};
   p.has_bias = true;
   EmulateAndCheck(AswtBatchPlan(p, 17, 3, 16, 4), p);
 }
 
 TEST(BatchEmulationTest, MergedBatchRunsAsOneTallMatrix) {
   MatmulProblem p = Problem(MatmulOp::kBatchMatMulV3, 30, 40, 24);
-  p.batch_a = {3};  // B has no batch: CANN's plan is for m = 90
+  p.batch.a = {3};  // B has no batch: CANN's plan is for m = 90
   const EmulationResult result = EmulateAndCheck(AswtBatchPlan(p, 90, 1, 32, 8), p);
   EXPECT_EQ(result.schedule.batch, 1u);
   EXPECT_EQ(result.schedule.batch_rows, 90u);
@@ -190,7 +190,7 @@ TilingPlan IterBatchGoldenPlan() {
 
 MatmulProblem IterBatchGoldenProblem() {
   MatmulProblem p = Problem(MatmulOp::kBatchMatMulV3, 47, 77, 8, DataType::kFloat32);
-  p.batch_a = p.batch_b = {10, 9};
+  p.batch.a = p.batch.b = {10, 9};
   p.trans_b = true;
   p.hf32 = true;
   return p;
@@ -255,7 +255,7 @@ TilingPlan BatchStreamKPlan(uint64_t m, uint64_t n, uint64_t k, uint64_t batch, 
 
 TEST(BatchEmulationTest, BatchStreamKSplitsEveryBatchsTiles) {
   MatmulProblem p = Problem(MatmulOp::kBatchMatMulV3, 40, 50, 2000);
-  p.batch_a = p.batch_b = {3};
+  p.batch.a = p.batch.b = {3};
   const EmulationResult result = EmulateAndCheck(BatchStreamKPlan(40, 50, 2000, 3, 48, 64, 256), p);
   // 3 batches x 1 MN tile x 8 K slices on 24 AICs; each batch's tile is
   // reduced by 16 AIVs into its own rows of C.
@@ -275,7 +275,7 @@ TEST(BatchEmulationTest, BatchStreamKSplitsEveryBatchsTiles) {
 // CANN's golden BatchMatMulV3_950_test_streamk_basicapi_01, timed.
 TEST(BatchTimingTest, GoldenBatchStreamKRunsOneSplitRound) {
   MatmulProblem p = Problem(MatmulOp::kBatchMatMulV3, 133, 204, 217211, DataType::kFloat32);
-  p.batch_a = p.batch_b = {2};
+  p.batch.a = p.batch.b = {2};
   p.trans_a = p.trans_b = true;
   p.hf32 = true;
   TilingPlan plan = BatchStreamKPlan(133, 204, 217211, 2, 144, 208, 13576);
@@ -300,7 +300,7 @@ TEST(BatchEmulationTest, MergeBatchSpreadsTheRemainderOverTheCores) {
   const uint64_t words[] = {1, 4, 976, 2400, 8, 8, 8, 256, 64, 1, 0, 1};
   for (size_t i = 0; i < plan.data.fields.size(); ++i) plan.data.fields[i].value = words[i];
   MatmulProblem p = Problem(MatmulOp::kBatchMatMulV3, 1, 4, 976, DataType::kFloat32);
-  p.batch_a = p.batch_b = {2400};
+  p.batch.a = p.batch.b = {2400};
   p.trans_b = true;
   p.hf32 = true;
   const EmulationResult result = EmulateAndCheck(plan, p);
@@ -324,7 +324,7 @@ TEST(BatchEmulationTest, BatchToMulFollowsTheLastRoundWords) {
   const uint64_t words[] = {4, 976, 2400, 64, 38, 12, 2, 2, 47, 8};
   for (size_t i = 0; i < plan.data.fields.size(); ++i) plan.data.fields[i].value = words[i];
   MatmulProblem p = Problem(MatmulOp::kBatchMatMulV3, 4, 976, 1, DataType::kFloat32);
-  p.batch_a = p.batch_b = {2400};
+  p.batch.a = p.batch.b = {2400};
   p.trans_a = true;
   p.hf32 = true;
   const EmulationResult result = EmulateAndCheck(plan, p);
@@ -349,7 +349,7 @@ TilingPlan Fused2dPlan(const MatmulProblem& p) {
   plan.strategy = "BASIC_ASWT";
   plan.key.api_level = tiling::ApiLevel::kBasic;
   plan.key.layout = tiling::KeyLayout::kFused;
-  plan.key.fused_op = p.fused_op;
+  plan.key.fused_op = p.fused.op;
   plan.block_dim = 6;
   plan.kernel_type = tiling::KernelType::kMixed1To2;
   tiling::BlockTiling& b = plan.block;
@@ -369,9 +369,9 @@ class FusedOpTest : public ::testing::TestWithParam<FusedOp> {};
 
 TEST_P(FusedOpTest, EpilogueMatchesTheReferenceOnTailShapes) {
   MatmulProblem p = Problem(MatmulOp::kFusedMatMul, 77, 101, 45);
-  p.fused_op = GetParam();
-  if (p.fused_op == FusedOp::kCast16To32) p.dtype_c = DataType::kFloat32;
-  p.has_bias = p.fused_op != FusedOp::kGeluErf && p.fused_op != FusedOp::kGeluTanh;
+  p.fused.op = GetParam();
+  if (p.fused.op == FusedOp::kCast16To32) p.dtype_c = DataType::kFloat32;
+  p.has_bias = p.fused.op != FusedOp::kGeluErf && p.fused.op != FusedOp::kGeluTanh;
   p.dtype_bias = DataType::kFloat32;
   EmulateAndCheck(Fused2dPlan(p), p);
 }
@@ -390,15 +390,15 @@ TEST(FusedEmulationTest, EpilogueChangesC) {
   // The fused op is applied: ReLU leaves no negative element, add differs
   // from the plain matmul by x3.
   MatmulProblem p = Problem(MatmulOp::kFusedMatMul, 40, 50, 32, DataType::kFloat32);
-  p.fused_op = FusedOp::kRelu;
+  p.fused.op = FusedOp::kRelu;
   const Tensors inputs = RandomInputs(p, 9);
   absl::StatusOr<EmulationResult> relu = Emulate(Fused2dPlan(p), p, Chip950(), inputs, Options());
   ASSERT_THAT(relu.status(), IsOk());
   for (uint64_t i = 0; i < relu->c.elements(); ++i) ASSERT_GE(relu->c.Get(i), 0.0f);
-  p.fused_op = FusedOp::kAdd;
+  p.fused.op = FusedOp::kAdd;
   Tensors with_x3 = RandomInputs(p, 9);
   absl::StatusOr<EmulationResult> add = Emulate(Fused2dPlan(p), p, Chip950(), with_x3, Options());
-  p.fused_op = FusedOp::kNone;
+  p.fused.op = FusedOp::kNone;
   with_x3.x3.reset();
   absl::StatusOr<EmulationResult> none = Emulate(Fused2dPlan(p), p, Chip950(), with_x3, Options());
   ASSERT_THAT(add.status(), IsOk());
@@ -406,7 +406,7 @@ TEST(FusedEmulationTest, EpilogueChangesC) {
   const Tensors x3_source = RandomInputs(
       [&] {
         MatmulProblem q = p;
-        q.fused_op = FusedOp::kAdd;
+        q.fused.op = FusedOp::kAdd;
         return q;
       }(),
       9);
@@ -417,7 +417,7 @@ TEST(FusedEmulationTest, EpilogueChangesC) {
 
 TEST(FusedEmulationTest, MissingX3IsRefused) {
   MatmulProblem p = Problem(MatmulOp::kFusedMatMul, 16, 16, 16);
-  p.fused_op = FusedOp::kMul;
+  p.fused.op = FusedOp::kMul;
   Tensors inputs = RandomInputs(p, 1);
   inputs.x3.reset();
   EXPECT_THAT(Emulate(Fused2dPlan(p), p, Chip950(), inputs, Options()).status(),
@@ -428,12 +428,12 @@ TEST(FusedEmulationTest, MissingX3IsRefused) {
 TEST(FusedEmulationTest, BatchedAddReadsEachBatchesX3OrTheSharedOne) {
   for (int64_t x3_batch : {int64_t{24}, int64_t{1}, int64_t{0}}) {
     MatmulProblem p = Problem(MatmulOp::kFusedMatMul, 150, 150, 8, DataType::kFloat32);
-    p.fused_op = FusedOp::kAdd;
-    p.batch_a = p.batch_b = {24};
+    p.fused.op = FusedOp::kAdd;
+    p.batch.a = p.batch.b = {24};
     p.hf32 = true;
     p.has_bias = true;
     p.dtype_bias = DataType::kFloat32;
-    if (x3_batch > 0) p.x3_shape = {x3_batch, 150, 150};
+    if (x3_batch > 0) p.fused.x3_shape = {x3_batch, 150, 150};
     TilingPlan plan;
     plan.strategy = "ITER_BATCH_BASICAPI";
     plan.key = *tiling::TilingKey::Decode(0x1200101, tiling::KeyLayout::kFused);
@@ -449,9 +449,9 @@ TEST(FusedEmulationTest, BatchedAddReadsEachBatchesX3OrTheSharedOne) {
 
 TEST(FusedEmulationTest, KEqualZeroAddLeavesX3) {
   MatmulProblem p = Problem(MatmulOp::kFusedMatMul, 13, 29, 0);
-  p.fused_op = FusedOp::kAdd;
-  p.batch_a = p.batch_b = {3};
-  p.x3_shape = {3, 13, 29};
+  p.fused.op = FusedOp::kAdd;
+  p.batch.a = p.batch.b = {3};
+  p.fused.x3_shape = {3, 13, 29};
   TilingPlan plan;
   plan.strategy = "INPUT_K_EQUAL_ZERO";
   plan.key.model = KernelModel::kKEqualZero;
@@ -489,9 +489,9 @@ uint32_t AivCoresWithWork(const EmulatorStats& stats) {
 
 TEST(BatchTimingTest, MoreBatchesTakeLonger) {
   MatmulProblem p = Problem(MatmulOp::kBatchMatMulV3, 256, 256, 256);
-  p.batch_a = p.batch_b = {8};
+  p.batch.a = p.batch.b = {8};
   const uint64_t eight = TimeOf(AswtBatchPlan(p, 256, 8, 128, 32), p).kernel_cycles;
-  p.batch_a = p.batch_b = {64};
+  p.batch.a = p.batch.b = {64};
   const uint64_t sixty_four = TimeOf(AswtBatchPlan(p, 256, 64, 128, 32), p).kernel_cycles;
   // 32 vs 256 tiles on 32 cores: one round vs eight.
   EXPECT_GT(sixty_four, 4 * eight);
@@ -505,7 +505,7 @@ TEST(FusedTimingTest, AivEpilogueCostsTimeAndUsesTwoAivsPerAic) {
   uint64_t previous = none.kernel_cycles;
   // add (x3 read + 3 passes) < gelu_tanh (12) < gelu_erf (16).
   for (FusedOp op : {FusedOp::kAdd, FusedOp::kGeluTanh, FusedOp::kGeluErf}) {
-    p.fused_op = op;
+    p.fused.op = op;
     const EmulatorStats stats = TimeOf(Fused2dPlan(p), p);
     SCOPED_TRACE(std::string(tiling::FusedOpName(op)));
     EXPECT_GT(stats.kernel_cycles, previous);
@@ -515,14 +515,14 @@ TEST(FusedTimingTest, AivEpilogueCostsTimeAndUsesTwoAivsPerAic) {
     EXPECT_GT(stats.msprof.aiv_vec_time_us, 0.0);
   }
   // ReLU runs on the fixpipe: no AIV.
-  p.fused_op = FusedOp::kRelu;
+  p.fused.op = FusedOp::kRelu;
   EXPECT_EQ(AivCoresWithWork(TimeOf(Fused2dPlan(p), p)), 0u);
 }
 
 TEST(FusedTimingTest, AddReadsX3ThroughTheAivs) {
   MatmulProblem p = Problem(MatmulOp::kFusedMatMul, 256, 256, 64);
   const EmulatorStats none = TimeOf(Fused2dPlan(p), p);
-  p.fused_op = FusedOp::kMul;
+  p.fused.op = FusedOp::kMul;
   const EmulatorStats mul = TimeOf(Fused2dPlan(p), p);
   // x3 (fp16, m x n) comes in on the AIVs' MTE2.
   EXPECT_EQ(none.traffic.ub_in_bytes, 0u);
@@ -531,7 +531,7 @@ TEST(FusedTimingTest, AddReadsX3ThroughTheAivs) {
 
 TEST(FusedTimingTest, Fixpipe1To2PlansCopyOutThroughTheAivs) {
   MatmulProblem p = Problem(MatmulOp::kFusedMatMul, 256, 256, 64);
-  p.fused_op = FusedOp::kRelu;
+  p.fused.op = FusedOp::kRelu;
   TilingPlan plan = Fused2dPlan(p);
   plan.key.l0c2out = tiling::L0cToOut::kNdFixpipe1To2;
   const EmulatorStats stats = TimeOf(plan, p);
@@ -543,10 +543,10 @@ TEST(FusedTimingTest, StreamKReductionRunsTheEpilogue) {
   // FusedMatMul's Stream-K plans fold the add into the AIV reduction: x3 is
   // read there and the reduction's vector work grows.
   MatmulProblem p = Problem(MatmulOp::kFusedMatMul, 40, 50, 2000);
-  p.batch_a = p.batch_b = {3};
+  p.batch.a = p.batch.b = {3};
   const TilingPlan plan = BatchStreamKPlan(40, 50, 2000, 3, 48, 64, 256);
   const EmulatorStats none = TimeOf(plan, p);
-  p.fused_op = FusedOp::kAdd;
+  p.fused.op = FusedOp::kAdd;
   const EmulatorStats add = TimeOf(plan, p);
   EXPECT_EQ(add.traffic.ub_in_bytes, none.traffic.ub_in_bytes + 3u * 40 * 50 * 2);
   EXPECT_GT(add.pipe_busy_cycles[static_cast<int>(Pipe::kVec)],
@@ -635,9 +635,9 @@ EmulationResult EmulateEnginePlan(const TilingPlan& plan, const MatmulProblem& p
 MatmulProblem BaseBroadcastProblem(int64_t outer = 4) {
   MatmulProblem p = Problem(MatmulOp::kBatchMatMulV3, 77, 93, 45);
   p.trans_a = true;
-  p.batch_a = {outer, 1};
-  p.batch_b = {1, 3};
-  p.batch_c = {outer, 3};
+  p.batch.a = {outer, 1};
+  p.batch.b = {1, 3};
+  p.batch.c = {outer, 3};
   return p;
 }
 
@@ -672,9 +672,9 @@ TEST(HighLevelBatchTest, BaseWithMoreBatchesTakesLonger) {
 // ITER_BATCH_BROADCAST_BASICAPI: one A shared by 40 B batches on 32 cores.
 MatmulProblem IterBroadcastProblem(int64_t batch = 40) {
   MatmulProblem p = Problem(MatmulOp::kBatchMatMulV3, 24, 40, 32);
-  p.batch_a = {1};
-  p.batch_b = {batch};
-  p.batch_c = {batch};
+  p.batch.a = {1};
+  p.batch.b = {batch};
+  p.batch.c = {batch};
   return p;
 }
 
@@ -700,7 +700,7 @@ TEST(HighLevelBatchTest, IterBatchBroadcastReadsTheOneABatchForEveryC) {
 MatmulProblem IterBatchBiasProblem(int64_t batch = 40) {
   MatmulProblem p = Problem(MatmulOp::kBatchMatMulV3, 19, 659, 15);
   p.trans_a = p.trans_b = true;
-  p.batch_a = p.batch_b = {batch};
+  p.batch.a = p.batch.b = {batch};
   p.has_bias = true;
   return p;
 }
@@ -739,9 +739,9 @@ TEST(HighLevelBatchTest, IterBatchGivesEachCoreIterBatchWholeBatches) {
 // c % biasBatchDimAll for C batch c.
 TEST(HighLevelBatchTest, BatchedBiasAddsEachBatchsRow) {
   MatmulProblem p = BaseBroadcastProblem();
-  p.batch_a = p.batch_b = p.batch_c = {2, 3};
+  p.batch.a = p.batch.b = p.batch.c = {2, 3};
   p.has_bias = true;
-  p.batch_bias = {2, 3};
+  p.batch.bias = {2, 3};
   const TilingPlan plan = EnginePlan(p, "BASE");
   EXPECT_EQ(*tiling::Get(plan.data, tiling::HighLevelBatchField::kBiasBatchDimAll), 6u);
   EmulateEnginePlan(plan, p);

@@ -215,7 +215,7 @@ TEST(EmulatorTest, CheckModelledNamesTheUnmodelledField) {
   EXPECT_THAT(CheckModelled(p),
               StatusIs(absl::StatusCode::kUnimplemented, HasSubstr("problem.a_slice")));
   p.a_slice.enabled = false;
-  p.b_batch_interleaved = true;
+  p.batch.b_interleaved = true;
   EXPECT_THAT(CheckModelled(p), StatusIs(absl::StatusCode::kUnimplemented,
                                          HasSubstr("a_batch_interleaved / b_batch_interleaved")));
 }

@@ -49,7 +49,7 @@ TEST(LowerGraphTest, MatMulWithA2DBFoldsABatchIntoM) {
   EXPECT_EQ(node.problem.dtype_a, tl::DataType::kFloat16);
   EXPECT_EQ(node.problem.dtype_c, tl::DataType::kFloat16);
   EXPECT_TRUE(node.derivation.folded_batch);
-  EXPECT_TRUE(node.problem.batch_a.empty());
+  EXPECT_TRUE(node.problem.batch.a.empty());
 }
 
 TEST(LowerGraphTest, BatchedBIsBatchMatMulV3WithBothBatches) {
@@ -60,8 +60,8 @@ TEST(LowerGraphTest, BatchedBIsBatchMatMulV3WithBothBatches) {
   ASSERT_EQ(nodes.size(), 1u);
   const tl::MatmulProblem& problem = nodes[0].problem;
   EXPECT_EQ(problem.op, tl::MatmulOp::kBatchMatMulV3);
-  EXPECT_THAT(problem.batch_a, ElementsAre(2, 12));
-  EXPECT_THAT(problem.batch_b, ElementsAre(1, 12));
+  EXPECT_THAT(problem.batch.a, ElementsAre(2, 12));
+  EXPECT_THAT(problem.batch.b, ElementsAre(1, 12));
   EXPECT_EQ(problem.m, 197);
   EXPECT_EQ(problem.k, 64);
   EXPECT_EQ(problem.n, 197);
@@ -130,8 +130,8 @@ TEST(LowerGraphTest, TransposedBatchedAIsNotFolded) {
   ASSERT_EQ(nodes.size(), 1u);
   EXPECT_EQ(nodes[0].problem.op, tl::MatmulOp::kBatchMatMulV3);
   EXPECT_TRUE(nodes[0].problem.trans_a);
-  EXPECT_THAT(nodes[0].problem.batch_a, ElementsAre(4));
-  EXPECT_THAT(nodes[0].problem.batch_b, IsEmpty());
+  EXPECT_THAT(nodes[0].problem.batch.a, ElementsAre(4));
+  EXPECT_THAT(nodes[0].problem.batch.b, IsEmpty());
   EXPECT_FALSE(nodes[0].derivation.folded_batch);
 }
 
@@ -151,7 +151,9 @@ TEST(LowerGraphTest, SingleReaderAddOfARowIsTheBias) {
 
 TEST(LowerGraphTest, AddOfAMatrixIsNotABias) {
   OnnxBuilder model;
-  model.Input("x", kFloat16, {32, 64}).Input("w", kFloat16, {64, 128}).Input("r", kFloat16, {32, 128});
+  model.Input("x", kFloat16, {32, 64})
+      .Input("w", kFloat16, {64, 128})
+      .Input("r", kFloat16, {32, 128});
   model.Node("MatMul", {"x", "w"}, {"y"}).Node("Add", {"y", "r"}, {"z"});
   model.Output("z", kFloat16);
   const std::vector<LoweredNode> nodes = Lower(model);
@@ -180,7 +182,9 @@ TEST(LowerGraphTest, GemmFlagsAndRowCAreTheProblemsTransposesAndBias) {
 
 TEST(LowerGraphTest, GemmMatrixCIsAddedSeparatelyUnlessFused) {
   OnnxBuilder model;
-  model.Input("a", kFloat16, {64, 32}).Input("b", kFloat16, {32, 128}).Input("c", kFloat16, {64, 128});
+  model.Input("a", kFloat16, {64, 32})
+      .Input("b", kFloat16, {32, 128})
+      .Input("c", kFloat16, {64, 128});
   model.Node("Gemm", {"a", "b", "c"}, {"y"}).Output("y", kFloat16);
   std::vector<LoweredNode> nodes = Lower(model);
   ASSERT_EQ(nodes.size(), 1u);
@@ -192,7 +196,7 @@ TEST(LowerGraphTest, GemmMatrixCIsAddedSeparatelyUnlessFused) {
   nodes = Lower(model, {}, fuse);
   ASSERT_EQ(nodes.size(), 1u);
   EXPECT_EQ(nodes[0].problem.op, tl::MatmulOp::kFusedMatMul);
-  EXPECT_EQ(nodes[0].problem.fused_op, tl::FusedOp::kAdd);
+  EXPECT_EQ(nodes[0].problem.fused.op, tl::FusedOp::kAdd);
 }
 
 TEST(LowerGraphTest, GemmScaleFactorsAreUnsupported) {
@@ -286,8 +290,8 @@ TEST(LowerGraphTest, ShapesFollowTheExportersReshapeArithmetic) {
   ASSERT_EQ(nodes.size(), 1u);
   EXPECT_EQ(nodes[0].status, NodeStatus::kOk) << nodes[0].reason;
   EXPECT_EQ(nodes[0].problem.op, tl::MatmulOp::kBatchMatMulV3);
-  EXPECT_THAT(nodes[0].problem.batch_a, ElementsAre(2, 12));
-  EXPECT_THAT(nodes[0].problem.batch_b, ElementsAre(2, 12));
+  EXPECT_THAT(nodes[0].problem.batch.a, ElementsAre(2, 12));
+  EXPECT_THAT(nodes[0].problem.batch.b, ElementsAre(2, 12));
   EXPECT_EQ(nodes[0].problem.m, 197);
   EXPECT_EQ(nodes[0].problem.k, 64);
   EXPECT_EQ(nodes[0].problem.n, 197);
@@ -311,9 +315,9 @@ TEST(LowerGraphTest, FusesReluAndTheErfGeluSubgraph) {
   const std::vector<LoweredNode> nodes = Lower(model, {}, fuse);
   ASSERT_EQ(nodes.size(), 2u);
   EXPECT_EQ(nodes[0].problem.op, tl::MatmulOp::kFusedMatMul);
-  EXPECT_EQ(nodes[0].problem.fused_op, tl::FusedOp::kGeluErf);
+  EXPECT_EQ(nodes[0].problem.fused.op, tl::FusedOp::kGeluErf);
   EXPECT_EQ(nodes[0].derivation.fused_epilogue.size(), 5u);
-  EXPECT_EQ(nodes[1].problem.fused_op, tl::FusedOp::kRelu);
+  EXPECT_EQ(nodes[1].problem.fused.op, tl::FusedOp::kRelu);
   EXPECT_THAT(nodes[1].derivation.fused_epilogue, ElementsAre("relu"));
   // Without the option, plain matmuls.
   const std::vector<LoweredNode> plain = Lower(model);
@@ -340,7 +344,7 @@ TEST(LowerGraphTest, FusesTheTanhGeluSubgraph) {
   const std::vector<LoweredNode> nodes = Lower(model, {}, fuse);
   ASSERT_EQ(nodes.size(), 1u);
   EXPECT_EQ(nodes[0].problem.op, tl::MatmulOp::kFusedMatMul);
-  EXPECT_EQ(nodes[0].problem.fused_op, tl::FusedOp::kGeluTanh);
+  EXPECT_EQ(nodes[0].problem.fused.op, tl::FusedOp::kGeluTanh);
   EXPECT_EQ(nodes[0].derivation.fused_epilogue.size(), 8u);
 }
 

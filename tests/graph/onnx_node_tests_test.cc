@@ -88,8 +88,8 @@ pb::Tensor WireTensor(const std::vector<float>& values, const std::vector<int64_
   pb::Tensor tensor;
   tensor.set_dtype(pb::DATA_TYPE_FLOAT32);
   for (int64_t dim : shape) tensor.add_shape(dim);
-  tensor.set_data(std::string(reinterpret_cast<const char*>(values.data()),
-                              values.size() * sizeof(float)));
+  tensor.set_data(
+      std::string(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(float)));
   return tensor;
 }
 
@@ -151,11 +151,13 @@ TEST_P(OnnxNodeTest, LowersWithOnnxsShapeAndNumerics) {
   // Every tensor by name: the initializers, and the test's inputs for the
   // other graph inputs, in order.
   std::map<std::string, onnx::TensorProto> tensors;
-  for (const onnx::TensorProto& tensor : model->graph().initializer()) tensors[tensor.name()] = tensor;
+  for (const onnx::TensorProto& tensor : model->graph().initializer())
+    tensors[tensor.name()] = tensor;
   int next_input = 0;
   for (const onnx::ValueInfoProto& input : model->graph().input()) {
     if (tensors.count(input.name()) != 0) continue;
-    const fs::path file = dir / "test_data_set_0" / ("input_" + std::to_string(next_input++) + ".pb");
+    const fs::path file =
+        dir / "test_data_set_0" / ("input_" + std::to_string(next_input++) + ".pb");
     ASSERT_TRUE(tensors[input.name()].ParseFromString(ReadBytes(file))) << file;
   }
   const onnx::NodeProto& matmul = model->graph().node(node.node_index);
@@ -169,9 +171,8 @@ TEST_P(OnnxNodeTest, LowersWithOnnxsShapeAndNumerics) {
   const std::vector<int64_t> out_dims = DimsOf(expected);
 
   // C's shape: ONNX's output is C with the batch unfolded.
-  uint64_t batch = tl::BatchProduct(problem.batch_a.size() >= problem.batch_b.size()
-                                        ? problem.batch_a
-                                        : problem.batch_b);
+  uint64_t batch = tl::BatchProduct(
+      problem.batch.a.size() >= problem.batch.b.size() ? problem.batch.a : problem.batch.b);
   int64_t elements = 1;
   for (int64_t dim : out_dims) elements *= dim;
   EXPECT_EQ(static_cast<int64_t>(batch) * problem.m * problem.n, elements) << GetParam().dir;
@@ -183,12 +184,13 @@ TEST_P(OnnxNodeTest, LowersWithOnnxsShapeAndNumerics) {
   *request.mutable_problem() = npu::server::ProblemToProto(problem);
   request.set_return_c(true);
   pb::ExecuteInputs& operands = *request.mutable_inputs();
-  *operands.mutable_a() = WireTensor(FloatsOf(inputs[0]),
-                                     StoredShape(problem.batch_a, problem.trans_a, problem.m, problem.k));
-  *operands.mutable_b() = WireTensor(FloatsOf(inputs[1]),
-                                     StoredShape(problem.batch_b, problem.trans_b, problem.k, problem.n));
-  const bool c_ignored = std::any_of(node.derivation.notes.begin(), node.derivation.notes.end(),
-                                     [](const std::string& note) { return note.find("beta=0") != std::string::npos; });
+  *operands.mutable_a() = WireTensor(
+      FloatsOf(inputs[0]), StoredShape(problem.batch.a, problem.trans_a, problem.m, problem.k));
+  *operands.mutable_b() = WireTensor(
+      FloatsOf(inputs[1]), StoredShape(problem.batch.b, problem.trans_b, problem.k, problem.n));
+  const bool c_ignored =
+      std::any_of(node.derivation.notes.begin(), node.derivation.notes.end(),
+                  [](const std::string& note) { return note.find("beta=0") != std::string::npos; });
   const bool has_c = inputs.size() > 2 && !c_ignored;
   if (problem.has_bias) {
     ASSERT_TRUE(has_c);

@@ -62,7 +62,7 @@ TEST_P(TorchExportTest, LoweredProblemsAreTheProfilersGemms) {
     ASSERT_EQ(node.status, NodeStatus::kOk) << node.name << ": " << node.reason;
     const tl::MatmulProblem& p = node.problem;
     const int64_t batch = static_cast<int64_t>(
-        tl::BatchProduct(p.batch_a.size() >= p.batch_b.size() ? p.batch_a : p.batch_b));
+        tl::BatchProduct(p.batch.a.size() >= p.batch.b.size() ? p.batch.a : p.batch.b));
     ++lowered[Gemm{batch, p.m, p.k, p.n}];
   }
   std::map<Gemm, int> profiled;

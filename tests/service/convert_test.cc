@@ -83,12 +83,12 @@ TEST(ProblemConversionTest, OperatorFieldsRoundTrip) {
 
   const tl::MatmulProblem problem = ProblemFromProto(wire);
   EXPECT_EQ(problem.op, tl::MatmulOp::kFusedMatMul);
-  EXPECT_EQ(problem.batch_a, (std::vector<int64_t>{3, 5}));
-  EXPECT_EQ(problem.batch_bias, (std::vector<int64_t>{15}));
-  EXPECT_EQ(problem.fused_op, tl::FusedOp::kMul);
-  EXPECT_EQ(problem.x3_shape.size(), 3u);
-  EXPECT_EQ(problem.inner_precise, 1);
-  EXPECT_TRUE(problem.b_batch_interleaved);
+  EXPECT_EQ(problem.batch.a, (std::vector<int64_t>{3, 5}));
+  EXPECT_EQ(problem.batch.bias, (std::vector<int64_t>{15}));
+  EXPECT_EQ(problem.fused.op, tl::FusedOp::kMul);
+  EXPECT_EQ(problem.fused.x3_shape.size(), 3u);
+  EXPECT_EQ(problem.fused.inner_precise, 1);
+  EXPECT_TRUE(problem.batch.b_interleaved);
   EXPECT_FALSE(problem.IsPlainMatMulV3());
   EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(ProblemToProto(problem), wire))
       << ProblemToProto(problem).ShortDebugString();

@@ -46,7 +46,7 @@ tl::TilingData Words(const uint64_t (&words)[N]) {
 // CANN's golden BatchMatMulV3_950_test_iterbatch_basicapi_fixpip_opt_fp32_01.
 tl::MatmulProblem IterBatchProblem() {
   tl::MatmulProblem p = Problem(tl::MatmulOp::kBatchMatMulV3, 47, 77, 8, tl::DataType::kFloat32);
-  p.batch_a = p.batch_b = {10, 9};
+  p.batch.a = p.batch.b = {10, 9};
   p.trans_b = true;
   p.hf32 = true;
   return p;
@@ -64,9 +64,9 @@ tl::TilingPlan IterBatchPlan() {
 // CANN's golden FusedMatMul_950_bmm_add_fixp1v2 with 24 batches.
 tl::MatmulProblem FusedAddProblem() {
   tl::MatmulProblem p = Problem(tl::MatmulOp::kFusedMatMul, 150, 150, 8, tl::DataType::kFloat32);
-  p.fused_op = tl::FusedOp::kAdd;
-  p.batch_a = p.batch_b = {24};
-  p.x3_shape = {24, 150, 150};
+  p.fused.op = tl::FusedOp::kAdd;
+  p.batch.a = p.batch.b = {24};
+  p.fused.x3_shape = {24, 150, 150};
   p.hf32 = true;
   return p;
 }
@@ -223,7 +223,7 @@ INSTANTIATE_TEST_SUITE_P(
                                 "reads BatchMatMulV3IterBatchBasicTilingData"},
                       BadTiling{"BatchDimsThatDoNotBroadcast",
                                 [](tl::MatmulProblem& p, pb::ExecuteRequest&) {
-                                  p.batch_b = {10, 3};
+                                  p.batch.b = {10, 3};
                                 },
                                 "break the broadcast rule"},
                       BadTiling{"BatchModelOutOfRange",
@@ -238,7 +238,7 @@ TEST_F(ExecuteBatchTest, FusedKeyMustCarryTheProblemsOp) {
   tl::MatmulProblem problem = FusedAddProblem();
   pb::ExecuteRequest request = RequestFor(problem, FusedAddPlan());
   request.set_timing_only(true);
-  problem.fused_op = tl::FusedOp::kMul;
+  problem.fused.op = tl::FusedOp::kMul;
   *request.mutable_problem() = ProblemToProto(problem);
   EXPECT_THAT(Run(request), StatusIs(absl::StatusCode::kInvalidArgument,
                                      HasSubstr("tiling.key.fused_op: ADD, but problem.fused_op")));
@@ -246,8 +246,8 @@ TEST_F(ExecuteBatchTest, FusedKeyMustCarryTheProblemsOp) {
 
 TEST_F(ExecuteBatchTest, BatchViewsAreUnimplemented) {
   tl::MatmulProblem problem = IterBatchProblem();
-  problem.batch_a = problem.batch_b = {90};  // a view has one batch dim
-  problem.b_batch_interleaved = true;
+  problem.batch.a = problem.batch.b = {90};  // a view has one batch dim
+  problem.batch.b_interleaved = true;
   pb::ExecuteRequest request = RequestFor(problem, IterBatchPlan());
   request.set_timing_only(true);
   EXPECT_THAT(Run(request),
@@ -259,9 +259,9 @@ TEST_F(ExecuteBatchTest, EnginePlanOfTheHighLevelStructRunsEveryBatch) {
   // in BASE (the 90-word BatchMatMulV3TilingData), which Execute runs.
   tl::MatmulProblem p = Problem(tl::MatmulOp::kBatchMatMulV3, 77, 93, 45, tl::DataType::kFloat16);
   p.trans_a = true;
-  p.batch_a = {4, 1};
-  p.batch_b = {1, 3};
-  p.batch_c = {4, 3};
+  p.batch.a = {4, 1};
+  p.batch.b = {1, 3};
+  p.batch.c = {4, 3};
   pb::ExecuteRequest request;
   request.set_id("base");
   *request.mutable_problem() = ProblemToProto(p);

@@ -437,7 +437,7 @@ BatchCase MergeBatchGolden() {
   BatchCase c;
   c.problem = Problem(1, 4, 976, tl::DataType::kFloat32);
   c.problem.op = tl::MatmulOp::kBatchMatMulV3;
-  c.problem.batch_a = c.problem.batch_b = {2400};
+  c.problem.batch.a = c.problem.batch.b = {2400};
   c.problem.trans_b = true;
   c.problem.hf32 = true;
   c.plan.strategy = "MERGE_BATCH_BASICAPI";
@@ -452,8 +452,8 @@ BatchCase FusedAswtReluGolden() {
   BatchCase c;
   c.problem = Problem(21, 9, 16559, tl::DataType::kFloat32);
   c.problem.op = tl::MatmulOp::kFusedMatMul;
-  c.problem.fused_op = tl::FusedOp::kRelu;
-  c.problem.batch_a = c.problem.batch_b = {82, 22};
+  c.problem.fused.op = tl::FusedOp::kRelu;
+  c.problem.batch.a = c.problem.batch.b = {82, 22};
   c.problem.trans_a = true;
   c.plan.strategy = "ASWT_BASIC_INHERITED_FROM_BMMV3";
   c.plan.key = *tl::TilingKey::Decode(0x5000411, tl::KeyLayout::kFused);
@@ -514,9 +514,9 @@ TEST(PlanFromExplicitBatchTilingTest, BatchStructFieldsAreChecked) {
   // A MatMulV3 problem keeps refusing batch models.
   tl::MatmulProblem plain = c.problem;
   plain.op = tl::MatmulOp::kMatMulV3;
-  plain.fused_op = tl::FusedOp::kNone;
-  plain.batch_a.clear();
-  plain.batch_b.clear();
+  plain.fused.op = tl::FusedOp::kNone;
+  plain.batch.a.clear();
+  plain.batch.b.clear();
   bad = wire;
   bad.mutable_key()->clear_fused_op();
   bad.mutable_key()->clear_fused_op_name();

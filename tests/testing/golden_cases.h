@@ -154,13 +154,13 @@ inline std::vector<DecodedGoldenCase> LoadDecodedCases(const std::string& path) 
     p.hf32 = c.value("enable_hf32_attr", false);
     if (!fused) p.avoid_tensor_api = c.value("offset_x", 0) == 0x80;
     if (fused) {
-      p.fused_op = *tiling::ParseFusedOp(c.value("fused_op_type", std::string()));
-      p.inner_precise = c.value("inner_precise", 0);
+      p.fused.op = *tiling::ParseFusedOp(c.value("fused_op_type", std::string()));
+      p.fused.inner_precise = c.value("inner_precise", 0);
     }
     const nlohmann::json& batch = c.at("batch");
-    p.batch_a = DimsOf(batch, "a_batch_dims");
-    p.batch_b = DimsOf(batch, "b_batch_dims");
-    p.batch_c = DimsOf(batch, "c_batch_dims");
+    p.batch.a = DimsOf(batch, "a_batch_dims");
+    p.batch.b = DimsOf(batch, "b_batch_dims");
+    p.batch.c = DimsOf(batch, "c_batch_dims");
     if (!c.at("k_b").is_null() && c.at("k_b").get<int64_t>() != p.k) {
       g.inexpressible = "A's K differs from B's K";
     }
@@ -177,14 +177,14 @@ inline std::vector<DecodedGoldenCase> LoadDecodedCases(const std::string& path) 
       bool* view;
     };
     const Operand operands[] = {{"x1",
-                                 concat(p.batch_a, p.trans_a ? std::vector<int64_t>{p.k, p.m}
+                                 concat(p.batch.a, p.trans_a ? std::vector<int64_t>{p.k, p.m}
                                                              : std::vector<int64_t>{p.m, p.k}),
-                                 &p.a_batch_interleaved},
+                                 &p.batch.a_interleaved},
                                 {"x2",
-                                 concat(p.batch_b, p.trans_b ? std::vector<int64_t>{p.n, p.k}
+                                 concat(p.batch.b, p.trans_b ? std::vector<int64_t>{p.n, p.k}
                                                              : std::vector<int64_t>{p.k, p.n}),
-                                 &p.b_batch_interleaved},
-                                {"y", concat(p.batch_c, {p.m, p.n}), nullptr}};
+                                 &p.batch.b_interleaved},
+                                {"y", concat(p.batch.c, {p.m, p.n}), nullptr}};
     for (const Operand& operand : operands) {
       if (!g.inexpressible.empty()) break;
       const std::vector<int64_t> view = DimsOf(ori, operand.name);
@@ -219,12 +219,13 @@ inline std::vector<DecodedGoldenCase> LoadDecodedCases(const std::string& path) 
       if (bias.back() != p.n || (bias.size() >= 2 && bias[bias.size() - 2] != 1)) {
         if (g.inexpressible.empty()) g.inexpressible = "bias shape " + DimsText(bias);
       } else if (bias.size() > 2) {
-        p.batch_bias.assign(bias.begin(), bias.end() - 2);
+        p.batch.bias.assign(bias.begin(), bias.end() - 2);
       }
     }
-    if (p.fused_op == tiling::FusedOp::kAdd || p.fused_op == tiling::FusedOp::kMul) {
-      p.x3_shape = ori.contains("x3") && !ori.at("x3").is_null() ? DimsOf(ori, "x3")
-                                                                 : concat(p.batch_c, {p.m, p.n});
+    if (p.fused.op == tiling::FusedOp::kAdd || p.fused.op == tiling::FusedOp::kMul) {
+      p.fused.x3_shape = ori.contains("x3") && !ori.at("x3").is_null()
+                             ? DimsOf(ori, "x3")
+                             : concat(p.batch.c, {p.m, p.n});
     }
     g.chip = *tiling::FindPlatform(tiling::kDefaultPlatform);
     const auto& pl = c.at("platform");

@@ -30,7 +30,7 @@ inline tiling::MatmulProblem Batched(tiling::MatmulOp op, int64_t m, int64_t n, 
                                      tiling::DataType dtype = tiling::DataType::kFloat16) {
   tiling::MatmulProblem p = Problem(m, n, k, dtype);
   p.op = op;
-  p.batch_a = p.batch_b = std::move(batch);
+  p.batch.a = p.batch.b = std::move(batch);
   return p;
 }
 
@@ -53,8 +53,8 @@ inline tiling::MatmulProblem Batched(int64_t m, int64_t n, int64_t k, std::vecto
                                      tiling::DataType dtype = tiling::DataType::kFloat16) {
   tiling::MatmulProblem p = Problem(m, n, k, dtype);
   p.op = tiling::MatmulOp::kBatchMatMulV3;
-  p.batch_a = std::move(batch_a);
-  p.batch_b = std::move(batch_b);
+  p.batch.a = std::move(batch_a);
+  p.batch.b = std::move(batch_b);
   return p;
 }
 

@@ -53,7 +53,7 @@ TEST(BatchDataParallelTest, FusedBatchKey) {
 
 TEST(BatchDataParallelTest, BothTransposedViewsWalkTheBatchesInside) {
   MatmulProblem p = Batched(MatmulOp::kBatchMatMulV3, 300, 500, 700, 3);
-  p.a_batch_interleaved = p.b_batch_interleaved = true;
+  p.batch.a_interleaved = p.batch.b_interleaved = true;
   const BatchDataParallelStrategy strategy;
   const ProblemFacts facts = DeriveFacts(p);
   ASSERT_TRUE(strategy.IsCapable(p, facts, Chip950()).ok);
@@ -62,7 +62,7 @@ TEST(BatchDataParallelTest, BothTransposedViewsWalkTheBatchesInside) {
   EXPECT_EQ(plan->key.api_level, ApiLevel::kBasic);
   EXPECT_EQ(Get(plan->data, BatchBasicField::kInnerBatch), 3u);
   // One view alone is not supported.
-  p.a_batch_interleaved = false;
+  p.batch.a_interleaved = false;
   Capability c = strategy.IsCapable(p, DeriveFacts(p), Chip950());
   EXPECT_FALSE(c.ok);
   EXPECT_THAT(c.reason.str(), HasSubstr("only one input"));
@@ -73,7 +73,7 @@ TEST(BatchDataParallelTest, ViewsWithADimOfOneAreContiguous) {
   // keeps the tensor API and walks no inner batch.
   MatmulProblem p = Batched(MatmulOp::kBatchMatMulV3, 16, 200, 52, 1, DataType::kBFloat16);
   p.trans_b = true;
-  p.a_batch_interleaved = p.b_batch_interleaved = true;
+  p.batch.a_interleaved = p.batch.b_interleaved = true;
   absl::StatusOr<TilingDecision> d = DecideBuiltin(p);
   ASSERT_THAT(d, IsOk());
   EXPECT_EQ(d->plan.strategy, "ASW_BASIC");
@@ -81,7 +81,7 @@ TEST(BatchDataParallelTest, ViewsWithADimOfOneAreContiguous) {
   EXPECT_THAT(d->plan.data.RawWords(), ElementsAre(13, 16, 200, 52, 16, 16, 64, 16, 16, 64, 52, 1,
                                                    1, 1, 1, 0, 0, 33686528, 0, 16, 1, 52, 0, 1, 1));
   EXPECT_FALSE(ATransposedView(p));
-  p.batch_a = p.batch_b = {2};
+  p.batch.a = p.batch.b = {2};
   EXPECT_TRUE(ATransposedView(p));
   EXPECT_TRUE(BTransposedView(p));
   p.n = 1;  // B viewed [2, 1, 52]
@@ -90,8 +90,8 @@ TEST(BatchDataParallelTest, ViewsWithADimOfOneAreContiguous) {
 
 TEST(BatchDataParallelTest, BroadcastIsNotItsCase) {
   MatmulProblem p = Batched(MatmulOp::kBatchMatMulV3, 300, 500, 700, 3);
-  p.batch_a = {3, 1};
-  p.batch_b = {3, 4};
+  p.batch.a = {3, 1};
+  p.batch.b = {3, 4};
   const BatchDataParallelStrategy strategy;
   Capability c = strategy.IsCapable(p, DeriveFacts(p), Chip950());
   EXPECT_FALSE(c.ok);

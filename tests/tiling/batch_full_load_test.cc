@@ -64,7 +64,7 @@ TEST(BatchFullLoadTest, FusedKeyIsBasicWithFusedBatch) {
 
   MatmulProblem single = Batched(16, 68112, 16, {1}, {1});
   single.op = MatmulOp::kFusedMatMul;
-  single.fused_op = FusedOp::kRelu;
+  single.fused.op = FusedOp::kRelu;
   single.trans_a = single.trans_b = true;
   const ProblemFacts facts = DeriveFacts(single);
   ASSERT_TRUE(strategy.IsCapable(single, facts, Chip950()).ok);

@@ -47,20 +47,20 @@ class BatchProblemSource {
     for (int i = 0; i < rank; ++i) {
       const int64_t outer[] = {1, 2, 3, 4, 8, 16, 30, 64, 128, 300, 1200, 2400};
       const int64_t inner[] = {1, 2, 3, 4, 8};
-      p.batch_a.push_back(i == 0 ? outer[Pick(12)] : inner[Pick(5)]);
+      p.batch.a.push_back(i == 0 ? outer[Pick(12)] : inner[Pick(5)]);
     }
-    p.batch_b = p.batch_a;
+    p.batch.b = p.batch.a;
     if (op == MatmulOp::kBatchMatMulV3) {
       const uint32_t shape = Pick(5);
-      if (shape == 0) p.batch_b.clear();
-      if (shape == 1) p.batch_b.back() = 1;
-      if (shape == 2) p.batch_a.front() = 1;
+      if (shape == 0) p.batch.b.clear();
+      if (shape == 1) p.batch.b.back() = 1;
+      if (shape == 2) p.batch.a.front() = 1;
       p.avoid_tensor_api = Pick(8) == 0;
     } else {
       const FusedOp ops[] = {FusedOp::kNone, FusedOp::kRelu, FusedOp::kAdd, FusedOp::kMul};
-      p.fused_op = ops[Pick(4)];
-      if (p.fused_op == FusedOp::kAdd || p.fused_op == FusedOp::kMul) {
-        p.inner_precise = static_cast<int>(Pick(2));
+      p.fused.op = ops[Pick(4)];
+      if (p.fused.op == FusedOp::kAdd || p.fused.op == FusedOp::kMul) {
+        p.fused.inner_precise = static_cast<int>(Pick(2));
         p.has_bias = false;
       }
       if (p.has_bias) p.dtype_bias = p.dtype_a;
@@ -177,7 +177,7 @@ void Sweep(MatmulOp op, uint32_t seed, int count, int min_decided) {
     SCOPED_TRACE(::testing::Message()
                  << "m=" << p.m << " n=" << p.n << " k=" << p.k << " " << DataTypeName(p.dtype_a)
                  << " ta=" << p.trans_a << " tb=" << p.trans_b << " bias=" << p.has_bias
-                 << " batches=" << p.batch_a.size() << "/" << p.batch_b.size()
+                 << " batches=" << p.batch.a.size() << "/" << p.batch.b.size()
                  << " aic=" << chip.aic_num << " -> " << d->plan.strategy);
     CheckPlan(p, chip, *d, names);
   }
@@ -210,27 +210,27 @@ TEST(BatchInvariantsTest, AnyProblemGetsAPlanOrARefusal) {
     if (pick(4) == 0 && p.dtype_a != DataType::kFloat32) p.format_b = Format::kFractalNz;
     if (pick(3) == 0) p.dtype_c = DataType::kFloat32;
     const int64_t batches[] = {1, 2, 3, 8, 64, 300};
-    for (uint32_t r = pick(3); r > 0; --r) p.batch_a.push_back(batches[pick(6)]);
-    p.batch_b = p.batch_a;
-    if (pick(3) == 0 && !p.batch_b.empty()) p.batch_b.back() = 1;
-    if (pick(5) == 0) p.batch_b.clear();
+    for (uint32_t r = pick(3); r > 0; --r) p.batch.a.push_back(batches[pick(6)]);
+    p.batch.b = p.batch.a;
+    if (pick(3) == 0 && !p.batch.b.empty()) p.batch.b.back() = 1;
+    if (pick(5) == 0) p.batch.b.clear();
     if (pick(4) == 0) {
       p.has_bias = true;
       p.dtype_bias = pick(2) == 0 ? DataType::kFloat32 : p.dtype_a;
-      if (pick(3) == 0 && p.batch_a.size() == 1 && p.batch_a == p.batch_b) {
-        p.batch_bias = p.batch_a;
+      if (pick(3) == 0 && p.batch.a.size() == 1 && p.batch.a == p.batch.b) {
+        p.batch.bias = p.batch.a;
       }
     }
     if (p.op == MatmulOp::kFusedMatMul) {
-      p.fused_op = ops[pick(7)];
-      if (p.fused_op == FusedOp::kAdd || p.fused_op == FusedOp::kMul) {
-        p.inner_precise = static_cast<int>(pick(2));
-        if (pick(2) == 0 && p.batch_a.size() == 1 && p.batch_a == p.batch_b) {
-          p.x3_shape = {pick(2) == 0 ? 1 : p.batch_a[0], p.m, p.n};
+      p.fused.op = ops[pick(7)];
+      if (p.fused.op == FusedOp::kAdd || p.fused.op == FusedOp::kMul) {
+        p.fused.inner_precise = static_cast<int>(pick(2));
+        if (pick(2) == 0 && p.batch.a.size() == 1 && p.batch.a == p.batch.b) {
+          p.fused.x3_shape = {pick(2) == 0 ? 1 : p.batch.a[0], p.m, p.n};
         }
       }
-    } else if (p.batch_a.size() == 1 && p.batch_b.size() == 1 && pick(4) == 0) {
-      (pick(2) == 0 ? p.a_batch_interleaved : p.b_batch_interleaved) = true;
+    } else if (p.batch.a.size() == 1 && p.batch.b.size() == 1 && pick(4) == 0) {
+      (pick(2) == 0 ? p.batch.a_interleaved : p.batch.b_interleaved) = true;
       p.avoid_tensor_api = pick(2) == 0;
     }
     ChipSpec chip = Chip950(pick(2) == 0 ? 32 : 1 + pick(32));
@@ -242,7 +242,7 @@ TEST(BatchInvariantsTest, AnyProblemGetsAPlanOrARefusal) {
     absl::StatusOr<TilingDecision> d = registry.Decide(p, chip);
     SCOPED_TRACE(::testing::Message()
                  << MatmulOpName(p.op) << " m=" << p.m << " n=" << p.n << " k=" << p.k << " "
-                 << DataTypeName(p.dtype_a) << " op=" << FusedOpKeyName(p.fused_op));
+                 << DataTypeName(p.dtype_a) << " op=" << FusedOpKeyName(p.fused.op));
     if (d.ok()) {
       ++decided;
       continue;
@@ -270,14 +270,14 @@ TEST(BatchInvariantsTest, ZeroKNeverFaults) {
             MatmulProblem p = Problem(variant % 2 == 0 ? 78 : 1, variant < 4 ? 71 : 300, 0,
                                       variant % 3 == 0 ? DataType::kBFloat16 : DataType::kFloat16);
             p.op = op;
-            p.fused_op = static_cast<FusedOp>(fused);
-            if (p.fused_op == FusedOp::kCast16To32) p.dtype_c = DataType::kFloat32;
-            p.batch_a = batch_a;
-            p.batch_b = batch_b;
+            p.fused.op = static_cast<FusedOp>(fused);
+            if (p.fused.op == FusedOp::kCast16To32) p.dtype_c = DataType::kFloat32;
+            p.batch.a = batch_a;
+            p.batch.b = batch_b;
             p.trans_a = variant & 1;
             p.trans_b = variant & 2;
             if (variant & 4) p.format_b = Format::kFractalNz;
-            if (op == MatmulOp::kBatchMatMulV3 && variant == 7) p.b_batch_interleaved = true;
+            if (op == MatmulOp::kBatchMatMulV3 && variant == 7) p.batch.b_interleaved = true;
             for (uint32_t cores : {32u, 4u}) {
               absl::StatusOr<TilingDecision> d = registry.Decide(p, Chip950(cores));
               if (d.ok()) {

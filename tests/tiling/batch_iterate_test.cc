@@ -63,7 +63,7 @@ TEST(BatchIterateTest, FusedEpilogueReadsSharedX3OnceForSeveralBatches) {
   const Strategy& strategy = *owned_strategy;
   EXPECT_EQ(strategy.name(), "ITER_BATCH_BASICAPI_INHERITED_FROM_BMMV3");
   MatmulProblem relu = Batched(MatmulOp::kFusedMatMul, 32, 32, 32, 1200);
-  relu.fused_op = FusedOp::kRelu;
+  relu.fused.op = FusedOp::kRelu;
   absl::StatusOr<TilingPlan> plan = Tile(strategy, relu);
   ASSERT_THAT(plan, IsOk());
   EXPECT_EQ(plan->key.Encode(), 0x5000101u);  // on the fly: no x3
@@ -72,8 +72,8 @@ TEST(BatchIterateTest, FusedEpilogueReadsSharedX3OnceForSeveralBatches) {
               ElementsAre(32, 32, 32, 1200, 38, 16, 0, 32, 32, 32, 0, 1, 1, 0));
 
   MatmulProblem add = relu;
-  add.fused_op = FusedOp::kAdd;
-  add.x3_shape = {1, 32, 32};
+  add.fused.op = FusedOp::kAdd;
+  add.fused.x3_shape = {1, 32, 32};
   plan = Tile(strategy, add);
   ASSERT_THAT(plan, IsOk());
   EXPECT_EQ(plan->key.Encode(), 0x1200101u);  // x3 always goes through the AIV
@@ -81,7 +81,7 @@ TEST(BatchIterateTest, FusedEpilogueReadsSharedX3OnceForSeveralBatches) {
   EXPECT_EQ(Get(plan->data, IterBatchField::kNeedNdDma), 1u);
 
   // A per-batch x3 is read batch by batch.
-  add.x3_shape = {1200, 32, 32};
+  add.fused.x3_shape = {1200, 32, 32};
   plan = Tile(strategy, add);
   ASSERT_THAT(plan, IsOk());
   EXPECT_EQ(Get(plan->data, IterBatchField::kBatchX3), 1200u);
@@ -106,10 +106,10 @@ TEST(BatchIterateTest, Refusals) {
   EXPECT_THAT(reason(bmm, Batched(MatmulOp::kBatchMatMulV3, 256, 128, 256, 33)),
               HasSubstr("balance"));
   MatmulProblem view = Batched(MatmulOp::kBatchMatMulV3, 32, 32, 32, 64);
-  view.a_batch_interleaved = true;
+  view.batch.a_interleaved = true;
   EXPECT_THAT(reason(bmm, view), HasSubstr("A is a transposed"));
   MatmulProblem gelu = Batched(MatmulOp::kFusedMatMul, 32, 32, 32, 64);
-  gelu.fused_op = FusedOp::kGeluTanh;
+  gelu.fused.op = FusedOp::kGeluTanh;
   EXPECT_THAT(reason(fused, gelu), HasSubstr("gelu"));
 }
 

@@ -56,9 +56,9 @@ TEST(BatchMergeTest, PolynomialBoundsTheMergedBatches) {
 
 TEST(BatchMergeTest, FusedMulWritesThroughTheVectorCores) {
   MatmulProblem p = Batched(MatmulOp::kFusedMatMul, 8, 64, 64, 256);
-  p.fused_op = FusedOp::kMul;
-  p.inner_precise = 1;
-  p.x3_shape = {256, 8, 64};
+  p.fused.op = FusedOp::kMul;
+  p.fused.inner_precise = 1;
+  p.fused.x3_shape = {256, 8, 64};
   const std::unique_ptr<Strategy> owned_strategy = InheritedMergeBatch();
   const Strategy& strategy = *owned_strategy;
   EXPECT_EQ(strategy.name(), "MERGE_BATCH_BASICAPI_INHERITED_FROM_BMMV3");
@@ -75,8 +75,8 @@ TEST(BatchMergeTest, FusedMulWritesThroughTheVectorCores) {
 TEST(BatchMergeTest, FusedAddNeedsItsResultInUb) {
   // 64 rows of 2048 fp32 results (high precision) overflow the 248 KiB UB.
   MatmulProblem p = Batched(MatmulOp::kFusedMatMul, 64, 2048, 64, 128);
-  p.fused_op = FusedOp::kAdd;
-  p.x3_shape = {64, 2048};
+  p.fused.op = FusedOp::kAdd;
+  p.fused.x3_shape = {64, 2048};
   const std::unique_ptr<Strategy> owned_strategy = InheritedMergeBatch();
   const Strategy& strategy = *owned_strategy;
   ChipSpec chip = Chip950(8);
@@ -87,7 +87,7 @@ TEST(BatchMergeTest, FusedAddNeedsItsResultInUb) {
   EXPECT_FALSE(c.ok);
   EXPECT_THAT(c.reason.str(), HasSubstr("UB"));
   // The same shape without the epilogue passes the checks.
-  p.fused_op = FusedOp::kRelu;
+  p.fused.op = FusedOp::kRelu;
   EXPECT_TRUE(strategy.IsCapable(p, DeriveFacts(p), chip).ok);
 }
 

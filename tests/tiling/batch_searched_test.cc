@@ -150,7 +150,7 @@ TEST(BatchSearchedTest, FailedSearchFailsTheStrategy) {
 // srcNdStride 64.
 TEST(BatchSearchedTest, ViewOfATimesTwoDimensionalBIsCannsSlice) {
   MatmulProblem p = Batched(58, 256, 64, {7}, {}, DataType::kBFloat16);
-  p.a_batch_interleaved = true;
+  p.batch.a_interleaved = true;
   absl::StatusOr<TilingDecision> decision = DecideBuiltin(p);
   ASSERT_TRUE(decision.ok()) << decision.status();
   EXPECT_EQ(decision->plan.strategy, "BASE");
@@ -164,17 +164,17 @@ TEST(BatchSearchedTest, ViewOfATimesTwoDimensionalBIsCannsSlice) {
 
 TEST(BatchSearchedTest, ViewOfAIsRefusedWhereCannReadsNoView) {
   MatmulProblem transposed = Batched(58, 256, 64, {7}, {}, DataType::kBFloat16);
-  transposed.a_batch_interleaved = true;
+  transposed.batch.a_interleaved = true;
   transposed.trans_a = true;
   EXPECT_THAT(DecideBuiltin(transposed),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("field trans_a")));
   MatmulProblem four_d_b = Batched(58, 131072, 63, {7}, {8, 7}, DataType::kBFloat16);
-  four_d_b.a_batch_interleaved = true;
+  four_d_b.batch.a_interleaved = true;
   EXPECT_THAT(DecideBuiltin(four_d_b),
               StatusIs(absl::StatusCode::kInvalidArgument,
                        HasSubstr("a_batch_interleaved needs a 2-D or 3-D B")));
   MatmulProblem too_many_rows = Batched(1 << 28, 256, 64, {8}, {}, DataType::kBFloat16);
-  too_many_rows.a_batch_interleaved = true;
+  too_many_rows.batch.a_interleaved = true;
   EXPECT_THAT(DecideBuiltin(too_many_rows),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("batch * m rows")));
 }

@@ -32,17 +32,17 @@ TEST(BatchShapeTest, SlotsAreRightAligned) {
 
 TEST(BatchShapeTest, OutputDimsKeepTheLargerRank) {
   MatmulProblem p = Batched(MatmulOp::kBatchMatMulV3);
-  p.batch_a = {2, 1, 5};
-  p.batch_b = {3, 1};
+  p.batch.a = {2, 1, 5};
+  p.batch.b = {3, 1};
   EXPECT_EQ(OutputBatchDims(p), (std::vector<int64_t>{2, 3, 5}));
-  p.batch_c = {2, 3, 5};
-  EXPECT_EQ(OutputBatchDims(p), p.batch_c);
+  p.batch.c = {2, 3, 5};
+  EXPECT_EQ(OutputBatchDims(p), p.batch.c);
 }
 
 TEST(BatchShapeTest, BroadcastsAndMergesAsCannDoes) {
   MatmulProblem p = Batched(MatmulOp::kBatchMatMulV3);
-  p.batch_a = {2, 1};
-  p.batch_b = {3};
+  p.batch.a = {2, 1};
+  p.batch.b = {3};
   absl::StatusOr<BatchShape> shape = BatchShapeOf(p);
   ASSERT_THAT(shape.status(), IsOk());
   EXPECT_EQ(shape->batch, 6u);
@@ -55,7 +55,7 @@ TEST(BatchShapeTest, BroadcastsAndMergesAsCannDoes) {
   EXPECT_EQ(shape->BBatch(5), 2u);
   EXPECT_EQ(shape->OperandBatch(std::vector<int64_t>{3}, 5), 2u);
 
-  p.batch_b.clear();  // B without batch, A not transposed: A's batch joins M
+  p.batch.b.clear();  // B without batch, A not transposed: A's batch joins M
   EXPECT_TRUE(MergesBatchIntoM(p));
   shape = BatchShapeOf(p);
   ASSERT_THAT(shape.status(), IsOk());
@@ -73,20 +73,20 @@ TEST(BatchShapeTest, BroadcastsAndMergesAsCannDoes) {
 
 TEST(BatchShapeTest, RefusesWhatDoesNotBroadcast) {
   MatmulProblem p = Batched(MatmulOp::kBatchMatMulV3);
-  p.batch_a = {3};
-  p.batch_b = {4};
+  p.batch.a = {3};
+  p.batch.b = {4};
   EXPECT_THAT(BatchShapeOf(p).status(),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("do not broadcast")));
-  p.batch_b = {3};
-  p.batch_c = {4};
+  p.batch.b = {3};
+  p.batch.c = {4};
   EXPECT_THAT(BatchShapeOf(p).status(),
               StatusIs(absl::StatusCode::kInvalidArgument,
                        HasSubstr("batch_c [4] is not the broadcast [1,1,1,3]")));
-  p.batch_c.clear();
-  p.batch_a = {1, 1, 1, 1, 3};
+  p.batch.c.clear();
+  p.batch.a = {1, 1, 1, 1, 3};
   EXPECT_THAT(BatchShapeOf(p).status(),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("exceed 4 dims")));
-  p.batch_a = {0};
+  p.batch.a = {0};
   EXPECT_THAT(BatchShapeOf(p).status(),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("must be positive")));
 }

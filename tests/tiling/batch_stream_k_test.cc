@@ -52,7 +52,7 @@ TEST(BatchStreamKTest, OffsetXSelectsTheBasicApi) {
 
 TEST(BatchStreamKTest, FusedKeyCarriesTheEpilogueAndFusedBatch) {
   MatmulProblem p = Batched(MatmulOp::kFusedMatMul, 1536, 200, 16384, 2);
-  p.fused_op = FusedOp::kRelu;
+  p.fused.op = FusedOp::kRelu;
   const std::unique_ptr<Strategy> owned_strategy = InheritedBatchStreamK();
   const Strategy& strategy = *owned_strategy;
   EXPECT_EQ(strategy.name(), "BATCH_STREAM_K_INHERITED_FROM_BMMV3");
@@ -88,15 +88,15 @@ TEST(BatchStreamKTest, Refusals) {
   deterministic.deterministic_level = 2;
   EXPECT_THAT(reason(bmm, deterministic), HasSubstr("deterministic"));
   MatmulProblem broadcast = Batched(MatmulOp::kBatchMatMulV3, 64, 64, 16384, 2);
-  broadcast.batch_a = {2, 1};
-  broadcast.batch_b = {2, 2};
+  broadcast.batch.a = {2, 1};
+  broadcast.batch.b = {2, 2};
   EXPECT_THAT(reason(bmm, broadcast), HasSubstr("batches differ"));
   // FusedMatMul: 2-D shapes and other epilogues go elsewhere.
   MatmulProblem flat = Problem(64, 64, 16384);
   flat.op = MatmulOp::kFusedMatMul;
   EXPECT_THAT(reason(fused, flat), HasSubstr("2-D"));
   MatmulProblem cast = Batched(MatmulOp::kFusedMatMul, 64, 64, 16384, 2);
-  cast.fused_op = FusedOp::kCast16To32;
+  cast.fused.op = FusedOp::kCast16To32;
   EXPECT_THAT(reason(fused, cast), HasSubstr("epilogue"));
 }
 

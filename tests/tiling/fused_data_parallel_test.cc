@@ -24,7 +24,7 @@ MatmulProblem Fused(FusedOp op, int64_t m, int64_t n, int64_t k,
                     DataType dtype = DataType::kFloat16) {
   MatmulProblem p = Problem(m, n, k, dtype);
   p.op = MatmulOp::kFusedMatMul;
-  p.fused_op = op;
+  p.fused.op = op;
   return p;
 }
 
@@ -149,7 +149,7 @@ TEST(FusedDataParallelStrategyTest, NotCapable) {
   const MatmulProblem relu = Fused(FusedOp::kRelu, 512, 512, 512);
   EXPECT_TRUE(strategy.IsCapable(relu, DeriveFacts(relu), Chip950(28, 50)).ok);
   MatmulProblem batched = Fused(FusedOp::kNone, 512, 512, 512);
-  batched.batch_a = batched.batch_b = {2};
+  batched.batch.a = batched.batch.b = {2};
   c = strategy.IsCapable(batched, DeriveFacts(batched), Chip950());
   EXPECT_FALSE(c.ok);
   EXPECT_THAT(c.reason.str(), HasSubstr("batch-axis of y"));

@@ -61,7 +61,7 @@ void WriteThroughVectorCores(const MatmulProblem&, const ProblemFacts&, const Ch
 
 MatmulProblem FusedRelu() {
   MatmulProblem p = Batched(MatmulOp::kFusedMatMul, 64, 64, 64, 4);
-  p.fused_op = FusedOp::kRelu;
+  p.fused.op = FusedOp::kRelu;
   p.trans_b = true;
   return p;
 }
@@ -97,7 +97,7 @@ TEST(FusedInheritedTest, LateCheckOnlyJudgesWhatTheBatchedStrategyTook) {
 TEST(FusedInheritedTest, RekeysTheBatchedPlanIntoTheFusedLayout) {
   int asked = 0;
   MatmulProblem p = FusedRelu();
-  p.inner_precise = 1;
+  p.fused.inner_precise = 1;
   const FusedInheritedStrategy s(std::make_unique<RecordingStrategy>(true, &asked),
                                  {"X", Accept, nullptr, WriteThroughVectorCores});
   absl::StatusOr<TilingPlan> plan = s.DoTiling(p, DeriveFacts(p), Chip950());
@@ -115,9 +115,9 @@ TEST(FusedInheritedTest, RekeysTheBatchedPlanIntoTheFusedLayout) {
 
 TEST(FusedInheritedTest, SwizzledStrategiesDeclineTwoDimensionalShapes) {
   MatmulProblem p = FusedRelu();
-  p.batch_a.clear();
-  p.batch_b.clear();
-  p.batch_c.clear();
+  p.batch.a.clear();
+  p.batch.b.clear();
+  p.batch.c.clear();
   const ProblemFacts facts = DeriveFacts(p);
   for (const std::unique_ptr<Strategy>& s :
        {InheritedBatchStreamK(), InheritedFullLoad(FullLoad::kA), InheritedFullLoad(FullLoad::kB),
@@ -130,7 +130,7 @@ TEST(FusedInheritedTest, SwizzledStrategiesDeclineTwoDimensionalShapes) {
 
 TEST(FusedInheritedTest, GeluHasNoBatchedKernel) {
   MatmulProblem p = FusedRelu();
-  p.fused_op = FusedOp::kGeluTanh;
+  p.fused.op = FusedOp::kGeluTanh;
   const ProblemFacts facts = DeriveFacts(p);
   for (const std::unique_ptr<Strategy>& s :
        {InheritedBatchStreamK(), InheritedMergeBatch(), InheritedIterBatch(),

@@ -21,7 +21,7 @@ MatmulProblem Fused(FusedOp op, int64_t m, int64_t n, int64_t k,
                     DataType dtype = DataType::kFloat16) {
   MatmulProblem p = Problem(m, n, k, dtype);
   p.op = MatmulOp::kFusedMatMul;
-  p.fused_op = op;
+  p.fused.op = op;
   return p;
 }
 
@@ -67,7 +67,7 @@ TEST(FusedStreamKStrategyTest, GeluAndSeveralBatchesAreNotCapable) {
   const MatmulProblem gelu = Fused(FusedOp::kGeluErf, 64, 64, 65536);
   EXPECT_FALSE(FusedStreamKStrategy().IsCapable(gelu, DeriveFacts(gelu), Chip950()).ok);
   MatmulProblem batched = Fused(FusedOp::kNone, 64, 64, 65536);
-  batched.batch_a = batched.batch_b = {2};
+  batched.batch.a = batched.batch.b = {2};
   Capability c = FusedStreamKStrategy().IsCapable(batched, DeriveFacts(batched), Chip950());
   EXPECT_FALSE(c.ok);
   EXPECT_THAT(c.reason.str(), HasSubstr("batch_c=2"));

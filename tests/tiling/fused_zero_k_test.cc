@@ -20,7 +20,7 @@ using ::testing::HasSubstr;
 MatmulProblem FusedK0(FusedOp op, int64_t m, int64_t n, DataType dtype = DataType::kFloat16) {
   MatmulProblem p = Problem(m, n, 0, dtype);
   p.op = MatmulOp::kFusedMatMul;
-  p.fused_op = op;
+  p.fused.op = op;
   return p;
 }
 
@@ -35,7 +35,7 @@ TilingPlan Decide(const MatmulProblem& p) {
 TEST(FusedZeroKStrategyTest, EpilogueWithoutX3KeepsTheHighLevelKeyAndItsPrecision) {
   // gelu_tanh with inner_precise 1: HIGH level, K_EQUAL_ZERO, the attribute's precision.
   MatmulProblem p = FusedK0(FusedOp::kGeluTanh, 100, 70);
-  p.inner_precise = 1;
+  p.fused.inner_precise = 1;
   p.trans_b = true;
   const TilingPlan plan = Decide(p);
   EXPECT_EQ(plan.key.Encode(), 0x14002000u);
@@ -54,9 +54,9 @@ TEST(FusedZeroKStrategyTest, TwoDimensionalAddOrMulIsBasicWithHighPerformance) {
 
 TEST(FusedZeroKStrategyTest, BatchedAddCarriesTheBatchStructOfRunDefaults) {
   MatmulProblem p = FusedK0(FusedOp::kAdd, 100, 70);
-  p.batch_a = p.batch_b = {3};
+  p.batch.a = p.batch.b = {3};
   p.trans_a = true;
-  p.x3_shape = {1, 100, 70};
+  p.fused.x3_shape = {1, 100, 70};
   const TilingPlan plan = Decide(p);
   EXPECT_EQ(plan.key.Encode(), 0x11002401u);  // FUSED_BATCH, trans forced off
   EXPECT_EQ(plan.data.struct_name(), "BatchMatMulV3BasicTilingData");
@@ -81,7 +81,7 @@ TEST(FusedZeroKStrategyTest, Cast16To32HasNoKZeroKernel) {
 TEST(FusedZeroKStrategyTest, BatchedGeluIsNotCapable) {
   // Validation refuses batched gelu; the strategy's own rule still holds.
   MatmulProblem p = FusedK0(FusedOp::kGeluErf, 64, 64);
-  p.batch_a = p.batch_b = {2};
+  p.batch.a = p.batch.b = {2};
   Capability c = FusedZeroKStrategy().IsCapable(p, DeriveFacts(p), Chip950());
   EXPECT_FALSE(c.ok);
   EXPECT_THAT(c.reason.str(), HasSubstr("batch_c=2"));

@@ -148,7 +148,7 @@ void CheckFusedInvariants(const MatmulProblem& p, const ChipSpec& chip, const Ti
   const TilingPlan& plan = d.plan;
   SCOPED_TRACE(::testing::Message()
                << "m=" << p.m << " n=" << p.n << " k=" << p.k << " " << DataTypeName(p.dtype_a)
-               << " op=" << FusedOpName(p.fused_op) << " ta=" << p.trans_a << " tb=" << p.trans_b
+               << " op=" << FusedOpName(p.fused.op) << " ta=" << p.trans_a << " tb=" << p.trans_b
                << " bias=" << p.has_bias << " hf32=" << p.hf32 << " aic=" << chip.aic_num << " aiv="
                << chip.aiv_num << " -> " << plan.strategy << " key=" << plan.key.Encode());
   // Trace: FusedMatMul's list in order up to the chosen strategy, which is
@@ -166,7 +166,7 @@ void CheckFusedInvariants(const MatmulProblem& p, const ChipSpec& chip, const Ti
 
   absl::StatusOr<TilingKey> decoded = TilingKey::Decode(plan.key.Encode(), KeyLayout::kFused);
   ASSERT_THAT(decoded, IsOk());
-  EXPECT_EQ(decoded->fused_op, p.fused_op);
+  EXPECT_EQ(decoded->fused_op, p.fused.op);
   EXPECT_EQ(decoded->batch_model, 0u);
   EXPECT_EQ(plan.data.kernel, MatMulKernelOf(plan.key.model));
   EXPECT_EQ(plan.kernel_type, KernelTypeOf(plan.data.kernel, plan.key));
@@ -181,7 +181,7 @@ void CheckFusedInvariants(const MatmulProblem& p, const ChipSpec& chip, const Ti
     return;
   }
   EXPECT_EQ(decoded->api_level, ApiLevel::kBasic);
-  EXPECT_EQ(decoded->inner_precise, p.inner_precise);
+  EXPECT_EQ(decoded->inner_precise, p.fused.inner_precise);
   EXPECT_EQ(decoded->trans_a, p.trans_a);
   EXPECT_EQ(decoded->trans_b, p.trans_b);
   EXPECT_GE(plan.block_dim, 1u);
@@ -221,14 +221,14 @@ TEST_P(FusedPlanInvariantsTest, HoldOverShapes) {
               if (bias && (k == 0 || gelu)) continue;
               MatmulProblem p = Problem(m, n, k, dtype);
               p.op = MatmulOp::kFusedMatMul;
-              p.fused_op = op;
+              p.fused.op = op;
               if (op == FusedOp::kCast16To32) p.dtype_c = DataType::kFloat32;
               p.trans_a = trans_a;
               p.trans_b = (m + n + k) % 2 == 0;
               p.has_bias = bias;
               p.dtype_bias = DataType::kFloat32;
               p.hf32 = dtype == DataType::kFloat32 && (m + k) % 3 == 0;
-              p.inner_precise = static_cast<int>((n + k) % 2);
+              p.fused.inner_precise = static_cast<int>((n + k) % 2);
               absl::StatusOr<TilingDecision> d = registry.Decide(p, chip);
               const std::string where = ::testing::PrintToString(std::make_tuple(m, n, k, bias));
               if (x3 && chip.aiv_num != 2 * chip.aic_num) {
@@ -378,14 +378,14 @@ TEST(RandomPlatformTest, EveryFusedAnswerIsAPlanOrARefusal) {
                               static_cast<int64_t>(next() % 3 ? pick(1, 64) : pick(1, 1 << 20)),
                               static_cast<int64_t>(next() % 8 ? pick(1, 1 << 20) : 0), dtype);
     p.op = MatmulOp::kFusedMatMul;
-    p.fused_op = op;
+    p.fused.op = op;
     if (op == FusedOp::kCast16To32) p.dtype_c = DataType::kFloat32;
     p.trans_a = next() % 2;
     p.trans_b = next() % 2;
     p.has_bias = p.k != 0 && op != FusedOp::kGeluErf && op != FusedOp::kGeluTanh && next() % 4 == 0;
     p.dtype_bias = DataType::kFloat32;
     p.hf32 = dtype == DataType::kFloat32 && next() % 2;
-    p.inner_precise = static_cast<int>(next() % 2);
+    p.fused.inner_precise = static_cast<int>(next() % 2);
     absl::StatusOr<TilingDecision> d = registry.Decide(p, chip);
     if (d.ok()) {
       const uint32_t cores =

@@ -83,7 +83,7 @@ TEST(KernelTableTest, BlockComesFromTheStructOnlyWhereTheRowSaysSo) {
     for (int64_t size : {8, 40, 256, 1500}) {
       MatmulProblem p = Problem(size, size, size);
       p.op = MatmulOp::kBatchMatMulV3;
-      p.batch_a = p.batch_b = {batch};
+      p.batch.a = p.batch.b = {batch};
       absl::StatusOr<TilingDecision> d = registry.Decide(p, Chip950());
       ASSERT_THAT(d, IsOk());
       const TilingPlan& plan = d->plan;

@@ -35,22 +35,26 @@ TEST(ProblemKeyTest, EveryFieldTheEngineReadsChangesTheKey) {
       [](MatmulProblem& p) { p.format_a = Format::kFractalNz; },
       [](MatmulProblem& p) { p.format_b = Format::kFractalNz; },
       [](MatmulProblem& p) { p.format_c = Format::kFractalNz; },
-      [](MatmulProblem& p) { p.storage_shape_b = {2, 3, 16, 16}; },
+      [](MatmulProblem& p) {
+        p.storage_shape_b = {2, 3, 16, 16};
+      },
       [](MatmulProblem& p) { p.hf32 = true; },
       [](MatmulProblem& p) { p.force_grp_acc_fp32 = true; },
       [](MatmulProblem& p) { p.deterministic_level = 2; },
       [](MatmulProblem& p) { p.avoid_tensor_api = true; },
       [](MatmulProblem& p) { p.a_slice.enabled = true; },
       [](MatmulProblem& p) { p.op = MatmulOp::kBatchMatMulV3; },
-      [](MatmulProblem& p) { p.batch_a = {2}; },
-      [](MatmulProblem& p) { p.batch_b = {2}; },
-      [](MatmulProblem& p) { p.batch_c = {2}; },
-      [](MatmulProblem& p) { p.batch_bias = {2}; },
-      [](MatmulProblem& p) { p.fused_op = FusedOp::kRelu; },
-      [](MatmulProblem& p) { p.x3_shape = {64, 48}; },
-      [](MatmulProblem& p) { p.inner_precise = 1; },
-      [](MatmulProblem& p) { p.a_batch_interleaved = true; },
-      [](MatmulProblem& p) { p.b_batch_interleaved = true; },
+      [](MatmulProblem& p) { p.batch.a = {2}; },
+      [](MatmulProblem& p) { p.batch.b = {2}; },
+      [](MatmulProblem& p) { p.batch.c = {2}; },
+      [](MatmulProblem& p) { p.batch.bias = {2}; },
+      [](MatmulProblem& p) { p.fused.op = FusedOp::kRelu; },
+      [](MatmulProblem& p) {
+        p.fused.x3_shape = {64, 48};
+      },
+      [](MatmulProblem& p) { p.fused.inner_precise = 1; },
+      [](MatmulProblem& p) { p.batch.a_interleaved = true; },
+      [](MatmulProblem& p) { p.batch.b_interleaved = true; },
   };
   const std::string key = KeyOf(base);
   for (size_t i = 0; i < edits.size(); ++i) {
@@ -60,9 +64,9 @@ TEST(ProblemKeyTest, EveryFieldTheEngineReadsChangesTheKey) {
   }
   // Lists are length-prefixed: moving a dim from one list to the next is seen.
   MatmulProblem a = base, b = base;
-  a.batch_a = {2, 3};
-  b.batch_a = {2};
-  b.batch_b = {3};
+  a.batch.a = {2, 3};
+  b.batch.a = {2};
+  b.batch.b = {3};
   EXPECT_NE(KeyOf(a), KeyOf(b));
 }
 

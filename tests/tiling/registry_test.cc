@@ -257,14 +257,14 @@ TEST(CannFaultTest, ZeroKPastKEqualZeroNamesTheDivision) {
   MatmulProblem fused_nz = nz;
   fused_nz.op = MatmulOp::kFusedMatMul;
   for (FusedOp op : {FusedOp::kNone, FusedOp::kRelu}) {
-    fused_nz.fused_op = op;
+    fused_nz.fused.op = op;
     EXPECT_THAT(MakeBuiltinRegistry().Decide(fused_nz, Chip950()),
                 StatusIs(absl::StatusCode::kFailedPrecondition,
                          HasSubstr("CANN's host tiling divides by zero")));
   }
   MatmulProblem cast = Problem(64, 64, 0);
   cast.op = MatmulOp::kFusedMatMul;
-  cast.fused_op = FusedOp::kCast16To32;
+  cast.fused.op = FusedOp::kCast16To32;
   cast.dtype_c = DataType::kFloat32;
   EXPECT_THAT(MakeBuiltinRegistry().Decide(cast, Chip950()),
               StatusIs(absl::StatusCode::kFailedPrecondition,
@@ -272,7 +272,7 @@ TEST(CannFaultTest, ZeroKPastKEqualZeroNamesTheDivision) {
   // A 2-D relu with an NZ B is no fault: no strategy takes it, as in CANN.
   MatmulProblem relu = Problem(64, 64, 0);
   relu.op = MatmulOp::kFusedMatMul;
-  relu.fused_op = FusedOp::kRelu;
+  relu.fused.op = FusedOp::kRelu;
   relu.format_b = Format::kFractalNz;
   absl::StatusOr<TilingDecision> refused = MakeBuiltinRegistry().Decide(relu, Chip950());
   EXPECT_THAT(refused, StatusIs(absl::StatusCode::kFailedPrecondition,

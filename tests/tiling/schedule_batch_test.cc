@@ -43,7 +43,7 @@ MatmulProblem BatchProblem(int64_t m, int64_t n, int64_t k, std::vector<int64_t>
   p.n = n;
   p.k = k;
   p.dtype_a = p.dtype_b = p.dtype_c = DataType::kFloat32;
-  p.batch_a = p.batch_b = std::move(batch);
+  p.batch.a = p.batch.b = std::move(batch);
   return p;
 }
 
@@ -196,8 +196,8 @@ TEST(BatchScheduleTest, HighLevelAswTilesAreBaseBlocksBatchOutermost) {
   MatmulProblem p = BatchProblem(120, 93, 45, {});
   p.dtype_a = p.dtype_b = p.dtype_c = DataType::kFloat16;
   p.trans_a = true;
-  p.batch_a = {4, 1};
-  p.batch_b = {1, 3};
+  p.batch.a = {4, 1};
+  p.batch.b = {1, 3};
   TilingPlan plan = EnginePlan(p, "BASE");
   // Blocks of 32 x 32 walked on 5 cores in windows of 2 rows.
   Set(plan.data, HighLevelBatchField::kBaseM, 32);
@@ -243,8 +243,8 @@ TEST(BatchScheduleTest, HighLevelAswSplitsLongFp32KIntoChunks) {
   // block sums ceil(K / 8192) chunks of K in GM.
   MatmulProblem p = BatchProblem(40, 40, 20000, {});
   p.trans_a = true;
-  p.batch_a = {2, 1};
-  p.batch_b = {1, 2};
+  p.batch.a = {2, 1};
+  p.batch.b = {1, 2};
   const TilingPlan plan = EnginePlan(p, "BASE");
   absl::StatusOr<Schedule> schedule = ExpandSchedule(plan, p, Chip950());
   ASSERT_THAT(schedule.status(), IsOk());

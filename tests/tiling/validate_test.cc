@@ -132,7 +132,7 @@ INSTANTIATE_TEST_SUITE_P(
 MatmulProblem OfOp(MatmulOp op, FusedOp fused_op = FusedOp::kNone) {
   MatmulProblem p = Problem(128, 256, 512);
   p.op = op;
-  p.fused_op = fused_op;
+  p.fused.op = fused_op;
   return p;
 }
 
@@ -169,35 +169,35 @@ INSTANTIATE_TEST_SUITE_P(
         // Fields of one operator refused on the others.
         BadNewOpInput{
             "MatMulV3BatchA",
-            Make(MatmulOp::kMatMulV3, FusedOp::kNone, [](MatmulProblem& p) { p.batch_a = {2}; }),
+            Make(MatmulOp::kMatMulV3, FusedOp::kNone, [](MatmulProblem& p) { p.batch.a = {2}; }),
             "batch_a"},
         BadNewOpInput{
             "MatMulV3BatchC",
-            Make(MatmulOp::kMatMulV3, FusedOp::kNone, [](MatmulProblem& p) { p.batch_c = {2}; }),
+            Make(MatmulOp::kMatMulV3, FusedOp::kNone, [](MatmulProblem& p) { p.batch.c = {2}; }),
             "batch_c"},
         BadNewOpInput{
             "MatMulV3BatchBias",
-            Make(MatmulOp::kMatMulV3, FusedOp::kNone, [](MatmulProblem& p) { p.batch_bias = {2}; }),
+            Make(MatmulOp::kMatMulV3, FusedOp::kNone, [](MatmulProblem& p) { p.batch.bias = {2}; }),
             "batch_bias"},
         BadNewOpInput{"MatMulV3FusedOp", Make(MatmulOp::kMatMulV3, FusedOp::kRelu, [](auto&) {}),
                       "fused_op"},
         BadNewOpInput{"MatMulV3X3",
                       Make(MatmulOp::kMatMulV3, FusedOp::kNone,
                            [](MatmulProblem& p) {
-                             p.x3_shape = {128, 256};
+                             p.fused.x3_shape = {128, 256};
                            }),
                       "x3_shape"},
         BadNewOpInput{"MatMulV3InnerPrecise",
                       Make(MatmulOp::kMatMulV3, FusedOp::kNone,
-                           [](MatmulProblem& p) { p.inner_precise = 1; }),
+                           [](MatmulProblem& p) { p.fused.inner_precise = 1; }),
                       "inner_precise"},
         BadNewOpInput{"MatMulV3InterleavedA",
                       Make(MatmulOp::kMatMulV3, FusedOp::kNone,
-                           [](MatmulProblem& p) { p.a_batch_interleaved = true; }),
+                           [](MatmulProblem& p) { p.batch.a_interleaved = true; }),
                       "a_batch_interleaved"},
         BadNewOpInput{"MatMulV3InterleavedB",
                       Make(MatmulOp::kMatMulV3, FusedOp::kNone,
-                           [](MatmulProblem& p) { p.b_batch_interleaved = true; }),
+                           [](MatmulProblem& p) { p.batch.b_interleaved = true; }),
                       "b_batch_interleaved"},
         BadNewOpInput{"BmmSlice",
                       Make(kBmm, FusedOp::kNone,
@@ -218,85 +218,86 @@ INSTANTIATE_TEST_SUITE_P(
         BadNewOpInput{"BmmX3",
                       Make(kBmm, FusedOp::kNone,
                            [](MatmulProblem& p) {
-                             p.x3_shape = {128, 256};
+                             p.fused.x3_shape = {128, 256};
                            }),
                       "x3_shape"},
-        BadNewOpInput{"BmmInnerPrecise",
-                      Make(kBmm, FusedOp::kNone, [](MatmulProblem& p) { p.inner_precise = 1; }),
-                      "inner_precise"},
+        BadNewOpInput{
+            "BmmInnerPrecise",
+            Make(kBmm, FusedOp::kNone, [](MatmulProblem& p) { p.fused.inner_precise = 1; }),
+            "inner_precise"},
         BadNewOpInput{"FusedBatchBias",
                       Make(kFused, FusedOp::kNone,
                            [](MatmulProblem& p) {
                              p.has_bias = true;
-                             p.batch_a = p.batch_b = p.batch_bias = {2};
+                             p.batch.a = p.batch.b = p.batch.bias = {2};
                            }),
                       "batch_bias"},
         // Batch dims (BatchMatMulV3's rules, inherited by FusedMatMul).
         BadNewOpInput{"RankAboveSix",
                       Make(kBmm, FusedOp::kNone,
                            [](MatmulProblem& p) {
-                             p.batch_a = {1, 2, 3, 4, 5};
+                             p.batch.a = {1, 2, 3, 4, 5};
                            }),
                       "batch_a"},
         BadNewOpInput{"BatchDimZero",
-                      Make(kBmm, FusedOp::kNone, [](MatmulProblem& p) { p.batch_b = {0}; }),
+                      Make(kBmm, FusedOp::kNone, [](MatmulProblem& p) { p.batch.b = {0}; }),
                       "batch_b"},
         BadNewOpInput{"BatchProductPastInt32",
                       Make(kBmm, FusedOp::kNone,
                            [](MatmulProblem& p) {
-                             p.batch_a = {65536, 65536, 65536};
-                             p.batch_b = {65536, 65536, 65536};
+                             p.batch.a = {65536, 65536, 65536};
+                             p.batch.b = {65536, 65536, 65536};
                            }),
                       "product of the batch dims"},
         BadNewOpInput{"BroadcastRule",
                       Make(kBmm, FusedOp::kNone,
                            [](MatmulProblem& p) {
-                             p.batch_a = {3, 4};
-                             p.batch_b = {2, 4};
+                             p.batch.a = {3, 4};
+                             p.batch.b = {2, 4};
                            }),
                       "broadcast rule"},
         BadNewOpInput{"MergedMPastInt32",
                       Make(kBmm, FusedOp::kNone,
                            [](MatmulProblem& p) {
                              p.m = 1 << 20;
-                             p.batch_a = {4096};
+                             p.batch.a = {4096};
                            }),
                       "batch_a"},
         BadNewOpInput{"BatchCNotBroadcast",
                       Make(kBmm, FusedOp::kNone,
                            [](MatmulProblem& p) {
-                             p.batch_a = {3, 1};
-                             p.batch_b = {1, 4};
-                             p.batch_c = {3, 1};
+                             p.batch.a = {3, 1};
+                             p.batch.b = {1, 4};
+                             p.batch.c = {3, 1};
                            }),
                       "batch_c"},
         BadNewOpInput{"InterleavedNeeds3D",
                       Make(kBmm, FusedOp::kNone,
                            [](MatmulProblem& p) {
-                             p.batch_b = {2, 3};
-                             p.batch_a = {2, 3};
-                             p.b_batch_interleaved = true;
+                             p.batch.b = {2, 3};
+                             p.batch.a = {2, 3};
+                             p.batch.b_interleaved = true;
                            }),
                       "b_batch_interleaved"},
         BadNewOpInput{"BatchBiasWithoutBias",
                       Make(kBmm, FusedOp::kNone,
-                           [](MatmulProblem& p) { p.batch_a = p.batch_b = p.batch_bias = {2}; }),
+                           [](MatmulProblem& p) { p.batch.a = p.batch.b = p.batch.bias = {2}; }),
                       "batch_bias"},
         BadNewOpInput{"BatchBiasNeedsEqualBatches",
                       Make(kBmm, FusedOp::kNone,
                            [](MatmulProblem& p) {
                              p.has_bias = true;
-                             p.batch_a = {2, 3};
-                             p.batch_b = {1, 3};
-                             p.batch_bias = {2, 3};
+                             p.batch.a = {2, 3};
+                             p.batch.b = {1, 3};
+                             p.batch.bias = {2, 3};
                            }),
                       "batch_bias"},
         BadNewOpInput{"BatchBiasNotOutputBatch",
                       Make(kBmm, FusedOp::kNone,
                            [](MatmulProblem& p) {
                              p.has_bias = true;
-                             p.batch_a = p.batch_b = {2, 3};
-                             p.batch_bias = {3};
+                             p.batch.a = p.batch.b = {2, 3};
+                             p.batch.bias = {3};
                            }),
                       "batch_bias"},
         BadNewOpInput{"BatchBiasOfMergedOutput",
@@ -304,8 +305,8 @@ INSTANTIATE_TEST_SUITE_P(
                            [](MatmulProblem& p) {
                              // B unbatched: A's batch moves into M and C has none.
                              p.has_bias = true;
-                             p.batch_a = {2};
-                             p.batch_bias = {2};
+                             p.batch.a = {2};
+                             p.batch.bias = {2};
                            }),
                       "batch_bias"},
         BadNewOpInput{
@@ -313,12 +314,13 @@ INSTANTIATE_TEST_SUITE_P(
             Make(kBmm, FusedOp::kNone, [](MatmulProblem& p) { p.dtype_b = DataType::kBFloat16; }),
             "dtype_a/dtype_b/dtype_c"},
         // FusedMatMul's own rules.
-        BadNewOpInput{"InnerPreciseTwo",
-                      Make(kFused, FusedOp::kNone, [](MatmulProblem& p) { p.inner_precise = 2; }),
-                      "inner_precise=2"},
+        BadNewOpInput{
+            "InnerPreciseTwo",
+            Make(kFused, FusedOp::kNone, [](MatmulProblem& p) { p.fused.inner_precise = 2; }),
+            "inner_precise=2"},
         BadNewOpInput{
             "GeluBatched",
-            Make(kFused, FusedOp::kGeluErf, [](MatmulProblem& p) { p.batch_a = p.batch_b = {2}; }),
+            Make(kFused, FusedOp::kGeluErf, [](MatmulProblem& p) { p.batch.a = p.batch.b = {2}; }),
             "batch_a/batch_b/batch_c"},
         BadNewOpInput{"GeluBias",
                       Make(kFused, FusedOp::kGeluTanh, [](MatmulProblem& p) { p.has_bias = true; }),
@@ -354,63 +356,63 @@ INSTANTIATE_TEST_SUITE_P(
         BadNewOpInput{"X3Rank4",
                       Make(kFused, FusedOp::kAdd,
                            [](MatmulProblem& p) {
-                             p.x3_shape = {1, 1, 128, 256};
+                             p.fused.x3_shape = {1, 1, 128, 256};
                            }),
                       "x3_shape"},
         BadNewOpInput{"X3WrongN",
                       Make(kFused, FusedOp::kMul,
                            [](MatmulProblem& p) {
-                             p.x3_shape = {128, 255};
+                             p.fused.x3_shape = {128, 255};
                            }),
                       "x3_shape"},
         BadNewOpInput{"X3BatchNotOutput",
                       Make(kFused, FusedOp::kMul,
                            [](MatmulProblem& p) {
-                             p.batch_a = p.batch_b = {4};
-                             p.x3_shape = {2, 128, 256};
+                             p.batch.a = p.batch.b = {4};
+                             p.fused.x3_shape = {2, 128, 256};
                            }),
                       "x3_shape"},
         BadNewOpInput{"X3WithoutAddOrMul",
                       Make(kFused, FusedOp::kRelu,
                            [](MatmulProblem& p) {
-                             p.x3_shape = {128, 256};
+                             p.fused.x3_shape = {128, 256};
                            }),
                       "x3_shape"},
         BadNewOpInput{"FusedBatchBroadcast",
                       Make(kFused, FusedOp::kMul,
                            [](MatmulProblem& p) {
                              // golden FusedMatMul_950_bmm_mul_x1_x2_batch_broadcast_failed
-                             p.batch_a = {1};
-                             p.batch_b = {230};
+                             p.batch.a = {1};
+                             p.batch.b = {230};
                            }),
                       "no batch broadcast"},
         BadNewOpInput{"FusedRankDiffers",
-                      Make(kFused, FusedOp::kNone, [](MatmulProblem& p) { p.batch_a = {3}; }),
+                      Make(kFused, FusedOp::kNone, [](MatmulProblem& p) { p.batch.a = {3}; }),
                       "no batch broadcast"}),
     [](const ::testing::TestParamInfo<BadNewOpInput>& info) { return info.param.name; });
 
 TEST(ValidateTest, AcceptsNewOpProblems) {
   MatmulProblem bmm = OfOp(kBmm);
-  bmm.batch_a = {3, 1};
-  bmm.batch_b = {1, 4};
-  bmm.batch_c = {3, 4};
+  bmm.batch.a = {3, 1};
+  bmm.batch.b = {1, 4};
+  bmm.batch.c = {3, 4};
   EXPECT_THAT(ValidateProblem(bmm), IsOk());
-  bmm.batch_a = bmm.batch_b = bmm.batch_bias = {2, 5};
-  bmm.batch_c.clear();
+  bmm.batch.a = bmm.batch.b = bmm.batch.bias = {2, 5};
+  bmm.batch.c.clear();
   bmm.has_bias = true;
   EXPECT_THAT(ValidateProblem(bmm), IsOk());
   bmm = OfOp(kBmm);
-  bmm.batch_b = {7};
-  bmm.b_batch_interleaved = true;
+  bmm.batch.b = {7};
+  bmm.batch.b_interleaved = true;
   bmm.avoid_tensor_api = true;
   EXPECT_THAT(ValidateProblem(bmm), IsOk());
 
   MatmulProblem add = OfOp(kFused, FusedOp::kAdd);
-  add.batch_a = add.batch_b = {4};
-  add.x3_shape = {4, 128, 256};
-  add.inner_precise = 1;
+  add.batch.a = add.batch.b = {4};
+  add.fused.x3_shape = {4, 128, 256};
+  add.fused.inner_precise = 1;
   EXPECT_THAT(ValidateProblem(add), IsOk());
-  add.x3_shape = {1, 128, 256};
+  add.fused.x3_shape = {1, 128, 256};
   EXPECT_THAT(ValidateProblem(add), IsOk());
   MatmulProblem cast = OfOp(kFused, FusedOp::kCast16To32);
   cast.dtype_a = cast.dtype_b = DataType::kBFloat16;

@@ -69,8 +69,8 @@ MatmulProblem BatchedProblem(int64_t m, int64_t n) {
 
 TEST(BatchZeroKStrategyTest, ClearsEveryBatchOfC) {
   MatmulProblem p = BatchedProblem(100, 70);
-  p.batch_a = {3, 2};
-  p.batch_b = {1, 2};
+  p.batch.a = {3, 2};
+  p.batch.b = {1, 2};
   p.trans_b = true;
   absl::StatusOr<TilingDecision> d = MakeBuiltinRegistry().Decide(p, Chip950());
   ASSERT_THAT(d, IsOk());
@@ -83,7 +83,7 @@ TEST(BatchZeroKStrategyTest, ClearsEveryBatchOfC) {
 TEST(BatchZeroKStrategyTest, MergedBatchCountsOnceThroughM) {
   // B unbatched: A's batch of 6 becomes M = 600 and C has one batch.
   MatmulProblem p = BatchedProblem(100, 70);
-  p.batch_a = {3, 2};
+  p.batch.a = {3, 2};
   absl::StatusOr<TilingDecision> d = MakeBuiltinRegistry().Decide(p, Chip950());
   ASSERT_THAT(d, IsOk());
   EXPECT_EQ(d->plan.data.Get("totalDataAmount"), 42000u);

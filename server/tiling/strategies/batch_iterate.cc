@@ -110,7 +110,7 @@ IterBatchLoads IterBatchLoadsOf(const MatmulProblem& problem, const ProblemFacts
   if (BTransposedView(problem)) {
     // An L1 load of a transposed view must not straddle its inner batch
     // dim: take the largest divisor of it.
-    loads.inner_batch = static_cast<uint64_t>(problem.batch_b.back());
+    loads.inner_batch = static_cast<uint64_t>(problem.batch.b.back());
     uint64_t divisor = std::min(loads.inner_batch, loads.batches_l1);
     while (divisor > 1 && loads.inner_batch % divisor != 0) --divisor;
     loads.batches_l1 = std::max<uint64_t>(divisor, 1);

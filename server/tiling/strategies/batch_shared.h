@@ -29,11 +29,11 @@ inline bool EqualBatchSlots(const ProblemFacts& facts) {
 // matmul/mat_mul_v3/op_host/op_tiling/arch35/matmul_v3_tiling_helper.cpp)
 // then says no. The view's dims are the batch and the operand's two axes.
 inline bool ATransposedView(const MatmulProblem& problem) {
-  return problem.a_batch_interleaved && !problem.batch_a.empty() && problem.batch_a.back() > 1 &&
+  return problem.batch.a_interleaved && !problem.batch.a.empty() && problem.batch.a.back() > 1 &&
          problem.m > 1 && problem.k > 1;
 }
 inline bool BTransposedView(const MatmulProblem& problem) {
-  return problem.b_batch_interleaved && !problem.batch_b.empty() && problem.batch_b.back() > 1 &&
+  return problem.batch.b_interleaved && !problem.batch.b.empty() && problem.batch.b.back() > 1 &&
          problem.k > 1 && problem.n > 1;
 }
 inline bool AnyTransposedView(const MatmulProblem& problem) {

@@ -27,7 +27,7 @@ constexpr uint64_t kQuadBuffer = 4;
 // base_m a narrow-N block aims for: add / mul stream x3 tiles through UB,
 // halved for fp32; the others trade M against a longer K.
 uint64_t SmallNTargetBaseM(const MatmulProblem& problem, const ProblemFacts& facts) {
-  if (TraitsOf(problem.fused_op).reads_x3) {
+  if (TraitsOf(problem.fused.op).reads_x3) {
     return problem.dtype_a == DataType::kFloat32 ? 512 : 1024;
   }
   if (facts.k >= 2048) return 256;
@@ -122,7 +122,7 @@ absl::StatusOr<SwizzledChoice> ChooseEpiloguePlan(const MatmulProblem& problem,
   // The epilogue kernels have no 1:1 ND fixpipe; the plan made for it is
   // written on the fly.
   if (choice->out == L0cToOut::kNdFixpipe1To1) choice->out = L0cToOut::kOnTheFly;
-  if (TraitsOf(problem.fused_op).reads_x3 && IsSmallN(problem, facts) &&
+  if (TraitsOf(problem.fused.op).reads_x3 && IsSmallN(problem, facts) &&
       choice->full_load == FullLoad::kB) {
     WidenSmallNBlocks(problem, facts, chip, choice->state);
     RestageAroundResidentB(problem, facts, chip, choice->state);
@@ -137,7 +137,7 @@ absl::StatusOr<SwizzledChoice> ChooseEpiloguePlan(const MatmulProblem& problem,
 }  // namespace
 
 bool IsSmallN(const MatmulProblem& problem, const ProblemFacts& facts) {
-  if (TraitsOf(problem.fused_op).reads_x3) {
+  if (TraitsOf(problem.fused.op).reads_x3) {
     return facts.n <= kX3SmallNLimit && facts.k <= kX3SmallNMaxK;
   }
   return facts.n < kSmallNLimit;
@@ -172,9 +172,9 @@ Capability FusedDataParallelStrategy::IsCapable(const MatmulProblem& problem,
   if (problem.format_a != Format::kNd || problem.format_b != Format::kNd) {
     return Capability::No(Explain(facts, "ND is the only format of the basic-API kernels"));
   }
-  const bool aiv_epilogue = TraitsOf(problem.fused_op).on_vector_cores;
+  const bool aiv_epilogue = TraitsOf(problem.fused.op).on_vector_cores;
   if (aiv_epilogue && chip.aiv_num != 2 * chip.aic_num) {
-    return Capability::No(Explain(facts, "fused_op ", std::string(FusedOpName(problem.fused_op)),
+    return Capability::No(Explain(facts, "fused_op ", std::string(FusedOpName(problem.fused.op)),
                                   " needs aiv=2*aic, got aiv=", chip.aiv_num,
                                   " aic=", chip.aic_num));
   }
@@ -189,7 +189,7 @@ absl::StatusOr<TilingPlan> FusedDataParallelStrategy::DoTiling(const MatmulProbl
   if (problem.k == 0) {
     return CannFaultError("the block rebalancing of BASIC_ASWT divides by the bytes of K=0");
   }
-  const bool gelu = TraitsOf(problem.fused_op).gelu;
+  const bool gelu = TraitsOf(problem.fused.op).gelu;
   absl::StatusOr<SwizzledChoice> choice =
       gelu ? ChooseGeluPlan(problem, facts, chip) : ChooseEpiloguePlan(problem, facts, chip);
   if (!choice.ok()) return choice.status();

@@ -35,8 +35,8 @@ absl::StatusOr<TilingPlan> FusedInheritedStrategy::DoTiling(const MatmulProblem&
   if (!plan.ok()) return plan;
   TilingKey& key = plan->key;
   key.layout = KeyLayout::kFused;
-  key.fused_op = problem.fused_op;
-  key.inner_precise = static_cast<uint8_t>(problem.inner_precise);
+  key.fused_op = problem.fused.op;
+  key.inner_precise = static_cast<uint8_t>(problem.fused.inner_precise);
   key.api_level = ApiLevel::kBasic;
   if (key.batch_model == static_cast<uint8_t>(BatchModel::kForBatch)) {
     key.batch_model = static_cast<uint8_t>(BatchModel::kFusedBatch);
@@ -49,7 +49,7 @@ absl::StatusOr<TilingPlan> FusedInheritedStrategy::DoTiling(const MatmulProblem&
 namespace {
 
 Capability NotBatchedEpilogue(const MatmulProblem& problem, const ProblemFacts& facts) {
-  return Capability::No(Explain(facts, "epilogue ", std::string(FusedOpKeyName(problem.fused_op)),
+  return Capability::No(Explain(facts, "epilogue ", std::string(FusedOpKeyName(problem.fused.op)),
                                 " is not none, relu, add or mul"));
 }
 
@@ -58,17 +58,17 @@ Capability NotBatchedEpilogue(const MatmulProblem& problem, const ProblemFacts& 
 Capability BatchedShapeAndEpilogue(const MatmulProblem& problem, const ProblemFacts& facts,
                                    const ChipSpec& /*chip*/) {
   if (!IsBatchedShape(problem)) return Capability::No(Explain(facts, "2-D shapes"));
-  if (!TraitsOf(problem.fused_op).batched) return NotBatchedEpilogue(problem, facts);
+  if (!TraitsOf(problem.fused.op).batched) return NotBatchedEpilogue(problem, facts);
   return Capability::Yes("");
 }
 
 // MERGE_BATCH: no x3 with a transposed view of B, and a batched epilogue.
 Capability MergeableEpilogue(const MatmulProblem& problem, const ProblemFacts& facts,
                              const ChipSpec& /*chip*/) {
-  if (TraitsOf(problem.fused_op).reads_x3 && BTransposedView(problem)) {
+  if (TraitsOf(problem.fused.op).reads_x3 && BTransposedView(problem)) {
     return Capability::No(Explain(facts, "add/mul epilogue with a transposed view of B"));
   }
-  if (!TraitsOf(problem.fused_op).batched) return NotBatchedEpilogue(problem, facts);
+  if (!TraitsOf(problem.fused.op).batched) return NotBatchedEpilogue(problem, facts);
   return Capability::Yes("");
 }
 
@@ -77,8 +77,8 @@ Capability MergeableEpilogue(const MatmulProblem& problem, const ProblemFacts& f
 // (matmul/fused_mat_mul/op_host/op_tiling/arch35/fused_matmul_mergebatch_basic_tiling.cpp).
 Capability MergedEpilogueFitsUb(const MatmulProblem& problem, const ProblemFacts& facts,
                                 const ChipSpec& chip) {
-  if (!TraitsOf(problem.fused_op).reads_x3) return Capability::Yes("");
-  const bool high_precision = problem.inner_precise == 0;
+  if (!TraitsOf(problem.fused.op).reads_x3) return Capability::Yes("");
+  const bool high_precision = problem.fused.inner_precise == 0;
   const uint64_t out_bytes = high_precision ? kFp32Bytes : facts.c_bytes;
   // x3 has the inputs' dtype.
   const uint64_t x3_bytes = facts.a_bytes;
@@ -97,13 +97,13 @@ Capability MergedEpilogueFitsUb(const MatmulProblem& problem, const ProblemFacts
 // An x3 epilogue writes through the vector cores.
 void X3ThroughVectorCores(const MatmulProblem& problem, const ProblemFacts& /*facts*/,
                           const ChipSpec& /*chip*/, TilingPlan& plan) {
-  if (TraitsOf(problem.fused_op).reads_x3) plan.key.l0c2out = L0cToOut::kNdFixpipe1To2;
+  if (TraitsOf(problem.fused.op).reads_x3) plan.key.l0c2out = L0cToOut::kNdFixpipe1To2;
 }
 
 // ITER_BATCH: no gelu kernel.
 Capability IterableEpilogue(const MatmulProblem& problem, const ProblemFacts& facts,
                             const ChipSpec& /*chip*/) {
-  if (TraitsOf(problem.fused_op).gelu) return Capability::No(Explain(facts, "gelu epilogue"));
+  if (TraitsOf(problem.fused.op).gelu) return Capability::No(Explain(facts, "gelu epilogue"));
   return Capability::Yes("");
 }
 

@@ -12,15 +12,15 @@ Capability FusedStreamKStrategy::IsCapable(const MatmulProblem& problem, const P
   if (facts.batch_c > 1) {
     return Capability::No(Explain(facts, "batch_c=", facts.batch_c, " > 1"));
   }
-  if (TraitsOf(problem.fused_op).gelu) {
-    return Capability::No(Explain(facts, "fused_op ", std::string(FusedOpName(problem.fused_op)),
+  if (TraitsOf(problem.fused.op).gelu) {
+    return Capability::No(Explain(facts, "fused_op ", std::string(FusedOpName(problem.fused.op)),
                                   " has no Stream-K kernel"));
   }
-  if (TraitsOf(problem.fused_op).reads_x3) {
+  if (TraitsOf(problem.fused.op).reads_x3) {
     // x3 is applied by the SK reduction only; DP tiles would skip it.
     const uint64_t blocks = CeilDiv(facts.m, kBlock256) * CeilDiv(facts.n, kBlock256);
     if (blocks > chip.aic_num / 2) {
-      return Capability::No(Explain(facts, "fused_op ", std::string(FusedOpName(problem.fused_op)),
+      return Capability::No(Explain(facts, "fused_op ", std::string(FusedOpName(problem.fused.op)),
                                     " needs pure SK: ceil(M/256)*ceil(N/256)=", blocks,
                                     " > aic/2=", chip.aic_num / 2));
     }

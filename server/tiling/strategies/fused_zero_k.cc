@@ -9,10 +9,10 @@ namespace npu::tiling {
 Capability FusedZeroKStrategy::IsCapable(const MatmulProblem& problem, const ProblemFacts& facts,
                                          const ChipSpec& chip) const {
   // 16cast32 has no K = 0 kernel.
-  if (problem.fused_op == FusedOp::kCast16To32) {
+  if (problem.fused.op == FusedOp::kCast16To32) {
     return Capability::No(Explain(facts, "fused_op 16cast32 has no K=0 kernel"));
   }
-  if (TraitsOf(problem.fused_op).gelu && facts.batch_c > 1) {
+  if (TraitsOf(problem.fused.op).gelu && facts.batch_c > 1) {
     return Capability::No(
         Explain(facts, "gelu K=0 kernel clears one batch, batch_c=", facts.batch_c));
   }
@@ -26,7 +26,7 @@ absl::StatusOr<TilingPlan> FusedZeroKStrategy::DoTiling(const MatmulProblem& pro
   if (!plan.ok()) return plan;
   plan->key = FusedKey(problem);
   plan->key.model = KernelModel::kKEqualZero;
-  if (!TraitsOf(problem.fused_op).reads_x3) {
+  if (!TraitsOf(problem.fused.op).reads_x3) {
     // The shared fused key object, untouched but for the model: HIGH level.
     plan->key.api_level = ApiLevel::kHigh;
     return plan;

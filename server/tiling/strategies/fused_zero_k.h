@@ -27,7 +27,7 @@ class FusedZeroKStrategy final : public Strategy {
 // Whether FusedMatMul sees a batched problem: x1, x2 or y has rank above 2
 // (IsFusedMatMulBmmShape, fused_matmul_common.h), even with batch dims of 1.
 inline bool IsBatchedShape(const MatmulProblem& problem) {
-  return !problem.batch_a.empty() || !problem.batch_b.empty() || !problem.batch_c.empty();
+  return !problem.batch.a.empty() || !problem.batch.b.empty() || !problem.batch.c.empty();
 }
 
 // FusedMatMul's key with `problem`'s epilogue and inner precision; the
@@ -35,8 +35,8 @@ inline bool IsBatchedShape(const MatmulProblem& problem) {
 inline TilingKey FusedKey(const MatmulProblem& problem) {
   TilingKey key;
   key.layout = KeyLayout::kFused;
-  key.fused_op = problem.fused_op;
-  key.inner_precise = static_cast<uint8_t>(problem.inner_precise);
+  key.fused_op = problem.fused.op;
+  key.inner_precise = static_cast<uint8_t>(problem.fused.inner_precise);
   return key;
 }
 
