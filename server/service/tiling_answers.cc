@@ -93,9 +93,8 @@ absl::Status TilingAnswers::DecideAndEncode(const pb::TilingRequest& request, st
 }
 
 absl::Status TilingAnswers::Answer(const pb::TilingRequest& request, pb::TilingResponse* response) {
-  // The readable definition of the answer, built field by field
-  // (DecisionToProto()); AnswerSerialized() encodes the same bytes without a
-  // message, and wire_answer_test holds the two equal.
+  // The answer as a message (DecisionToProto(): EncodeAnswer()'s bytes
+  // parsed), for callers that need one; AnswerSerialized() sends the bytes.
   Decided decided;
   RETURN_IF_ERROR(Decide(request, &decided));
   metrics_.DecisionServed(decided.decision().plan.strategy);
