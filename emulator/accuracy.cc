@@ -35,6 +35,8 @@ DtypeLimits Limits(DataType dtype) {
     case DataType::kFloat32:
       return {std::ldexp(1.0, -149), std::ldexp(1.0, -126),
               static_cast<double>(std::numeric_limits<float>::max())};
+    default:  // the quantized types: the float paths never see them
+      break;
   }
   return {0, 0, 0};
 }
@@ -265,6 +267,8 @@ double UnitRoundoff(DataType dtype) {
       return std::ldexp(1.0, -8);
     case DataType::kFloat32:
       return std::ldexp(1.0, -24);
+    default:  // the quantized types: the float paths never see them
+      break;
   }
   return 1;
 }

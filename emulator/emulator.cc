@@ -93,6 +93,11 @@ OperandShapes ShapesOf(const MatmulProblem& p) {
 }
 
 absl::Status CheckModelled(const MatmulProblem& problem) {
+  if (problem.op == tiling::MatmulOp::kQuantBatchMatmulV3) {
+    return absl::UnimplementedError(
+        "problem.op: the emulator does not model QuantBatchMatmulV3's kernels yet (int8 / "
+        "float8 / float4 numerics, dequantization and their timing)");
+  }
   for (const auto& [format, field] :
        {std::pair{problem.format_a, "format_a"}, std::pair{problem.format_b, "format_b"},
         std::pair{problem.format_c, "format_c"}}) {

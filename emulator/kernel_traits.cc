@@ -60,6 +60,11 @@ constexpr KernelTraits kTraits[] = {
     {KernelId::kBatchMerge, nullptr, nullptr, MergeBatchFault},
     {KernelId::kBatchToMul, nullptr, OnePerBatch, nullptr},
     {KernelId::kBatchHighLevel, HighLevelStages, nullptr, nullptr},
+    // QuantBatchMatmulV3's kernels are not emulated (CheckModelled()).
+    {KernelId::kQuantBasic},
+    {KernelId::kQuantStreamK},
+    {KernelId::kQuantWithoutBatch},
+    {KernelId::kQuantHighLevel},
 };
 static_assert(std::size(kTraits) == tiling::kKernelCount);
 

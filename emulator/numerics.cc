@@ -99,6 +99,8 @@ float RoundTo(DataType dtype, float value) {
       return BFloat16BitsToFloat(FloatToBFloat16Bits(value));
     case DataType::kFloat32:
       return value;
+    default:  // the quantized types: the float paths never see them
+      break;
   }
   return value;
 }
@@ -126,6 +128,8 @@ float HostTensor::Get(uint64_t index) const {
       std::memcpy(&value, bytes.data() + 4 * index, 4);
       return value;
     }
+    default:  // the quantized types: the float paths never see them
+      break;
   }
   return 0;
 }
@@ -145,6 +149,8 @@ void HostTensor::Set(uint64_t index, float value) {
     case DataType::kFloat32:
       std::memcpy(bytes.data() + 4 * index, &value, 4);
       return;
+    default:  // the quantized types: the float paths never see them
+      break;
   }
 }
 
@@ -172,6 +178,8 @@ void HostTensor::GetRun(uint64_t index, uint64_t count, float* out) const {
     case DataType::kFloat32:
       std::memcpy(out, bytes.data() + 4 * index, 4 * count);
       return;
+    default:  // the quantized types: the float paths never see them
+      break;
   }
 }
 
@@ -199,6 +207,8 @@ void HostTensor::SetRun(uint64_t index, const float* values, uint64_t count) {
     case DataType::kFloat32:
       std::memcpy(bytes.data() + 4 * index, values, 4 * count);
       return;
+    default:  // the quantized types: the float paths never see them
+      break;
   }
 }
 

@@ -57,6 +57,27 @@ std::optional<std::string> JudgeDecodedCase(const ConformanceCase& c,
   return failure;
 }
 
+// A "cann950-quant-ut-decoded/1" entry: the inputs sit under "inputs".
+void ReadQuantCase(const Json& entry, std::vector<std::string>* /*ignored_keys*/,
+                   ConformanceCase& c) {
+  auto expected = entry.find("expected");
+  if (expected == entry.end() || !expected->is_object()) {
+    c.request = absl::InvalidArgumentError("expected: missing or not an object");
+  } else {
+    c.request = RequestFromQuantCase(entry, &c.inexpressible);
+    c.expected = *expected;
+  }
+}
+
+std::optional<std::string> JudgeQuantCase(const ConformanceCase& c,
+                                          const absl::StatusOr<pb::TilingResponse>& response,
+                                          std::string* note) {
+  std::string refusal;
+  std::optional<std::string> failure = FirstQuantMismatch(c.expected, response, &refusal);
+  if (!failure.has_value() && !refusal.empty()) *note = absl::StrCat("refused: ", refusal);
+  return failure;
+}
+
 // One golden-case schema per row: a new schema is its own file (the request
 // and the comparison) and a row here.
 struct SchemaRow {
@@ -73,6 +94,7 @@ struct SchemaRow {
 constexpr SchemaRow kSchemas[] = {
     {CaseSchema::kTilingCases, kConformanceSchema, ReadTilingCase, JudgeTilingCase},
     {CaseSchema::kUtDecoded, kUtDecodedSchema, ReadDecodedCase, JudgeDecodedCase},
+    {CaseSchema::kQuantUtDecoded, kQuantUtDecodedSchema, ReadQuantCase, JudgeQuantCase},
 };
 
 const SchemaRow& SchemaOf(CaseSchema kind) {

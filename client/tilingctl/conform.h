@@ -31,10 +31,12 @@ namespace npu::client {
 
 inline constexpr char kConformanceSchema[] = "cann950-tiling-cases/1";
 inline constexpr char kUtDecodedSchema[] = "cann950-ut-decoded/1";
+inline constexpr char kQuantUtDecodedSchema[] = "cann950-quant-ut-decoded/1";
 
 enum class CaseSchema {
   kTilingCases,  // kConformanceSchema
   kUtDecoded,    // kUtDecodedSchema
+  kQuantUtDecoded,  // kQuantUtDecodedSchema
 };
 
 struct ConformanceCase {
@@ -87,6 +89,25 @@ absl::StatusOr<npu::tiling::v1::TilingRequest> RequestFromDecodedCase(
 // tiling_data_words. A refusal that matches sets `*refusal` (when not null)
 // to the engine's message.
 std::optional<std::string> FirstDecodedMismatch(
+    const nlohmann::ordered_json& expected,
+    const absl::StatusOr<npu::tiling::v1::TilingResponse>& response,
+    std::string* refusal = nullptr);
+
+// The request for one "cann950-quant-ut-decoded/1" case: QuantBatchMatmulV3
+// with m, n, k, the transposes, the dtypes (GE names), x1 / x2 formats (x2's
+// NZ storage from its storage shape), the batch dims from the origin shapes
+// of x1, x2 and y, the scale, pertoken scale, offset and bias with their
+// shapes, the group size attribute, the deterministic level and the
+// platform's core counts and buffer sizes. What the API cannot state sets
+// `*inexpressible` and returns kFailedPrecondition.
+absl::StatusOr<npu::tiling::v1::TilingRequest> RequestFromQuantCase(
+    const nlohmann::ordered_json& c, std::string* inexpressible);
+
+// The first difference between a "cann950-quant-ut-decoded/1" expectation
+// and the engine's answer, as far as its `checks` go: the status, then
+// num_blocks and tiling_key, then the word count and every word of
+// compared_word_indices (and the compared bits of partially_compared_words).
+std::optional<std::string> FirstQuantMismatch(
     const nlohmann::ordered_json& expected,
     const absl::StatusOr<npu::tiling::v1::TilingResponse>& response,
     std::string* refusal = nullptr);

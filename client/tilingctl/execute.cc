@@ -48,6 +48,8 @@ absl::string_view NpyDtypeName(NpyDtype dtype) {
       return "float32";
     case NpyDtype::kUint16:
       return "uint16";
+    default:  // the quantized types: the float paths never see them
+      break;
   }
   return "?";
 }

@@ -33,11 +33,35 @@ std::string ChipLine(const pb::ChipSpec& chip) {
 }  // namespace
 
 absl::StatusOr<pb::DataType> DataTypeFromName(absl::string_view name) {
-  if (name == "float16" || name == "fp16") return pb::DATA_TYPE_FLOAT16;
-  if (name == "bfloat16" || name == "bf16") return pb::DATA_TYPE_BFLOAT16;
-  if (name == "float32" || name == "fp32") return pb::DATA_TYPE_FLOAT32;
+  // Our names, short forms and GE's names (as CANN's tests print them).
+  struct Named {
+    pb::DataType dtype;
+    const char* names[4];
+  };
+  static const Named kNames[] = {
+      {pb::DATA_TYPE_FLOAT16, {"float16", "fp16", "DT_FLOAT16", nullptr}},
+      {pb::DATA_TYPE_BFLOAT16, {"bfloat16", "bf16", "DT_BF16", nullptr}},
+      {pb::DATA_TYPE_FLOAT32, {"float32", "fp32", "DT_FLOAT", "float"}},
+      {pb::DATA_TYPE_INT8, {"int8", "DT_INT8", nullptr, nullptr}},
+      {pb::DATA_TYPE_INT4, {"int4", "DT_INT4", nullptr, nullptr}},
+      {pb::DATA_TYPE_FLOAT8_E4M3FN, {"float8_e4m3fn", "fp8_e4m3", "DT_FLOAT8_E4M3FN", nullptr}},
+      {pb::DATA_TYPE_FLOAT8_E5M2, {"float8_e5m2", "fp8_e5m2", "DT_FLOAT8_E5M2", nullptr}},
+      {pb::DATA_TYPE_HIFLOAT8, {"hifloat8", "hif8", "DT_HIFLOAT8", nullptr}},
+      {pb::DATA_TYPE_FLOAT4_E2M1, {"float4_e2m1", "fp4_e2m1", "DT_FLOAT4_E2M1", nullptr}},
+      {pb::DATA_TYPE_FLOAT8_E8M0, {"float8_e8m0", "e8m0", "DT_FLOAT8_E8M0", nullptr}},
+      {pb::DATA_TYPE_INT32, {"int32", "DT_INT32", nullptr, nullptr}},
+      {pb::DATA_TYPE_INT64, {"int64", "DT_INT64", nullptr, nullptr}},
+      {pb::DATA_TYPE_UINT64, {"uint64", "DT_UINT64", nullptr, nullptr}},
+  };
+  std::string known;
+  for (const Named& named : kNames) {
+    for (const char* alias : named.names) {
+      if (alias != nullptr && name == alias) return named.dtype;
+    }
+    absl::StrAppend(&known, known.empty() ? "" : ", ", named.names[0]);
+  }
   return absl::InvalidArgumentError(
-      absl::StrCat("unknown dtype \"", name, "\"; expected float16, bfloat16 or float32"));
+      absl::StrCat("unknown dtype \"", name, "\"; expected one of ", known));
 }
 
 absl::StatusOr<pb::Format> FormatFromName(absl::string_view name) {
@@ -51,8 +75,12 @@ absl::StatusOr<pb::Operator> OperatorFromName(absl::string_view name) {
   if (name == "matmul_v3" || name == "MatMulV3") return pb::OPERATOR_MATMUL_V3;
   if (name == "batch_matmul_v3" || name == "BatchMatMulV3") return pb::OPERATOR_BATCH_MATMUL_V3;
   if (name == "fused_matmul" || name == "FusedMatMul") return pb::OPERATOR_FUSED_MATMUL;
+  if (name == "quant_batch_matmul_v3" || name == "QuantBatchMatmulV3") {
+    return pb::OPERATOR_QUANT_BATCH_MATMUL_V3;
+  }
   return absl::InvalidArgumentError(absl::StrCat(
-      "unknown operator \"", name, "\"; expected matmul_v3, batch_matmul_v3 or fused_matmul"));
+      "unknown operator \"", name,
+      "\"; expected matmul_v3, batch_matmul_v3, fused_matmul or quant_batch_matmul_v3"));
 }
 
 absl::StatusOr<pb::FusedOp> FusedOpFromName(absl::string_view name) {

@@ -1,6 +1,7 @@
 #include "server/service/convert.h"
 
 #include <cassert>
+#include <iterator>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -14,16 +15,32 @@ namespace {
 namespace pb = ::npu::tiling::v1;
 namespace tl = ::npu::tiling;
 
+// The wire's dtypes and the engine's, pair by pair.
+struct DataTypePair {
+  pb::DataType wire;
+  tl::DataType engine;
+};
+constexpr DataTypePair kDataTypePairs[] = {
+    {pb::DATA_TYPE_FLOAT16, tl::DataType::kFloat16},
+    {pb::DATA_TYPE_BFLOAT16, tl::DataType::kBFloat16},
+    {pb::DATA_TYPE_FLOAT32, tl::DataType::kFloat32},
+    {pb::DATA_TYPE_INT8, tl::DataType::kInt8},
+    {pb::DATA_TYPE_INT4, tl::DataType::kInt4},
+    {pb::DATA_TYPE_FLOAT8_E4M3FN, tl::DataType::kFloat8E4M3},
+    {pb::DATA_TYPE_FLOAT8_E5M2, tl::DataType::kFloat8E5M2},
+    {pb::DATA_TYPE_HIFLOAT8, tl::DataType::kHiFloat8},
+    {pb::DATA_TYPE_FLOAT4_E2M1, tl::DataType::kFloat4E2M1},
+    {pb::DATA_TYPE_FLOAT8_E8M0, tl::DataType::kFloat8E8M0},
+    {pb::DATA_TYPE_INT32, tl::DataType::kInt32},
+    {pb::DATA_TYPE_INT64, tl::DataType::kInt64},
+    {pb::DATA_TYPE_UINT64, tl::DataType::kUint64},
+};
+static_assert(std::size(kDataTypePairs) == std::size(tl::kAllDataTypes),
+              "every engine dtype has a wire value");
+
 tl::DataType DataTypeFromProto(pb::DataType dtype) {
-  switch (dtype) {
-    case pb::DATA_TYPE_FLOAT16:
-      return tl::DataType::kFloat16;
-    case pb::DATA_TYPE_BFLOAT16:
-      return tl::DataType::kBFloat16;
-    case pb::DATA_TYPE_FLOAT32:
-      return tl::DataType::kFloat32;
-    default:
-      break;
+  for (const DataTypePair& pair : kDataTypePairs) {
+    if (pair.wire == dtype) return pair.engine;
   }
   assert(false && "dtype must be validated before conversion");
   return tl::DataType::kFloat16;
@@ -71,13 +88,8 @@ tl::FusedOp FusedOpFromProto(pb::FusedOp op) {
 pb::FusedOp FusedOpToProto(tl::FusedOp op) { return static_cast<pb::FusedOp>(op); }
 
 pb::DataType DataTypeToProto(tl::DataType dtype) {
-  switch (dtype) {
-    case tl::DataType::kFloat16:
-      return pb::DATA_TYPE_FLOAT16;
-    case tl::DataType::kBFloat16:
-      return pb::DATA_TYPE_BFLOAT16;
-    case tl::DataType::kFloat32:
-      return pb::DATA_TYPE_FLOAT32;
+  for (const DataTypePair& pair : kDataTypePairs) {
+    if (pair.engine == dtype) return pair.wire;
   }
   return pb::DATA_TYPE_UNSPECIFIED;
 }
@@ -215,6 +227,44 @@ void FusedToProto(const tl::FusedEpilogue& in, pb::MatmulProblem& out) {
   out.set_inner_precise(in.inner_precise);
 }
 
+// An optional quant input: present when its dtype is set.
+void QuantTensorFromProto(const pb::QuantTensor& in, tl::QuantTensorSpec& out) {
+  out.present = in.dtype() != pb::DATA_TYPE_UNSPECIFIED;
+  if (!out.present) return;
+  out.dtype = DataTypeFromProto(in.dtype());
+  out.shape.assign(in.shape().begin(), in.shape().end());
+}
+
+void QuantTensorToProto(const tl::QuantTensorSpec& in, pb::QuantTensor& out) {
+  if (!in.present) return;
+  out.set_dtype(DataTypeToProto(in.dtype));
+  out.mutable_shape()->Add(in.shape.begin(), in.shape.end());
+}
+
+void QuantFromProto(const pb::QuantInputs& in, tl::QuantInputs& out) {
+  QuantTensorFromProto(in.scale(), out.scale);
+  QuantTensorFromProto(in.pertoken_scale(), out.pertoken);
+  QuantTensorFromProto(in.offset(), out.offset);
+  out.bias_shape.assign(in.bias_shape().begin(), in.bias_shape().end());
+  out.group_size_m = in.group_size_m();
+  out.group_size_n = in.group_size_n();
+  out.group_size_k = in.group_size_k();
+  out.tensor_api = !in.without_tensor_api();
+}
+
+void QuantToProto(const tl::QuantInputs& in, pb::MatmulProblem& out) {
+  if (in.IsDefault()) return;
+  pb::QuantInputs* quant = out.mutable_quant();
+  QuantTensorToProto(in.scale, *quant->mutable_scale());
+  QuantTensorToProto(in.pertoken, *quant->mutable_pertoken_scale());
+  QuantTensorToProto(in.offset, *quant->mutable_offset());
+  quant->mutable_bias_shape()->Add(in.bias_shape.begin(), in.bias_shape.end());
+  quant->set_group_size_m(in.group_size_m);
+  quant->set_group_size_n(in.group_size_n);
+  quant->set_group_size_k(in.group_size_k);
+  quant->set_without_tensor_api(!in.tensor_api);
+}
+
 }  // namespace
 
 tl::MatmulProblem ProblemFromProto(const pb::MatmulProblem& in) {
@@ -243,6 +293,7 @@ tl::MatmulProblem ProblemFromProto(const pb::MatmulProblem& in) {
   out.op = OperatorFromProto(in.op());
   BatchFromProto(in, out.batch);
   FusedFromProto(in, out.fused);
+  if (in.has_quant()) QuantFromProto(in.quant(), out.quant);
   return out;
 }
 
@@ -270,6 +321,7 @@ pb::MatmulProblem ProblemToProto(const tl::MatmulProblem& in) {
   out.set_op(OperatorToProto(in.op));
   BatchToProto(in.batch, out);
   FusedToProto(in.fused, out);
+  QuantToProto(in.quant, out);
   return out;
 }
 

@@ -521,6 +521,11 @@ constexpr StructCheck kStructChecks[] = {
     CheckMergeBatchStruct,  // kBatchMerge
     CheckBatchToMulStruct,  // kBatchToMul
     CheckMatMulStruct,      // kBatchHighLevel (never read from a request)
+    // QuantBatchMatmulV3's (never read: Execute refuses the operator).
+    CheckMatMulStruct,  // kQuantBasic
+    CheckMatMulStruct,  // kQuantStreamK
+    CheckMatMulStruct,  // kQuantWithoutBatch
+    CheckMatMulStruct,  // kQuantHighLevel
 };
 static_assert(std::size(kStructChecks) == tl::kKernelCount);
 

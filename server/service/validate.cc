@@ -45,6 +45,47 @@ absl::Status CheckFormat(absl::string_view field, pb::Format format) {
   return absl::OkStatus();
 }
 
+// QuantBatchMatmulV3's inputs: known dtypes, bounded shapes and group
+// sizes of 16 bits (CANN packs the three into one attribute). The engine
+// checks CANN's rules (server/tiling/quant/).
+absl::Status ValidateQuantFields(const pb::QuantInputs& quant) {
+  struct Tensor {
+    const char* field;
+    const pb::QuantTensor& tensor;
+  };
+  for (const Tensor& t : {Tensor{"problem.quant.scale", quant.scale()},
+                          Tensor{"problem.quant.pertoken_scale", quant.pertoken_scale()},
+                          Tensor{"problem.quant.offset", quant.offset()}}) {
+    if (!pb::DataType_IsValid(t.tensor.dtype())) {
+      return FieldError(absl::StrCat(t.field, ".dtype"),
+                        absl::StrCat("unknown data type ", t.tensor.dtype()));
+    }
+    if (t.tensor.shape_size() > kMaxQuantRank) {
+      return FieldError(
+          absl::StrCat(t.field, ".shape"),
+          absl::StrCat("at most ", kMaxQuantRank, " dims, got ", t.tensor.shape_size()));
+    }
+  }
+  if (quant.bias_shape_size() > kMaxQuantRank) {
+    return FieldError(
+        "problem.quant.bias_shape",
+        absl::StrCat("at most ", kMaxQuantRank, " dims, got ", quant.bias_shape_size()));
+  }
+  struct Group {
+    const char* field;
+    int64_t value;
+  };
+  for (const Group& g : {Group{"problem.quant.group_size_m", quant.group_size_m()},
+                         Group{"problem.quant.group_size_n", quant.group_size_n()},
+                         Group{"problem.quant.group_size_k", quant.group_size_k()}}) {
+    if (g.value < 0 || g.value > kMaxGroupSize) {
+      return FieldError(g.field,
+                        absl::StrCat("must be in [0, ", kMaxGroupSize, "], got ", g.value));
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ValidateProblemFields(const pb::MatmulProblem& problem) {
   absl::Status status;
   status.Update(CheckRequiredDataType("problem.dtype_a", problem.dtype_a()));
@@ -96,6 +137,7 @@ absl::Status ValidateProblemFields(const pb::MatmulProblem& problem) {
     status.Update(FieldError("problem.x3_shape", absl::StrCat("at most ", kMaxX3Rank, " dims, got ",
                                                               problem.x3_shape_size())));
   }
+  if (problem.has_quant()) status.Update(ValidateQuantFields(problem.quant()));
   // Update() keeps the first error, so the message names the first field.
   return status;
 }

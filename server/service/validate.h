@@ -31,6 +31,10 @@ inline constexpr int kMaxStorageShapeRank = 8;
 // and the rank of FusedMatMul's x3.
 inline constexpr int kMaxBatchRank = 4;
 inline constexpr int kMaxX3Rank = 3;
+// QuantBatchMatmulV3: dims of a scale, offset or bias shape (CANN's tensors
+// have at most rank 8), and each group size (16 bits of group_size).
+inline constexpr int kMaxQuantRank = 8;
+inline constexpr int64_t kMaxGroupSize = 65535;
 
 // PlatformOverrides are checked against the ranges of the engine's chip
 // table (npu::tiling::kChipFields, also what ValidateChip() checks), so that

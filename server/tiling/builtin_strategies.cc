@@ -3,6 +3,7 @@
 #include <cassert>
 #include <memory>
 
+#include "server/tiling/quant/quant_adapter.h"
 #include "server/tiling/strategies/batch_data_parallel.h"
 #include "server/tiling/strategies/batch_full_load.h"
 #include "server/tiling/strategies/batch_iterate.h"
@@ -59,6 +60,9 @@ void RegisterBuiltinStrategies(StrategyRegistry& registry) {
   status.Update(registry.Add(InheritedDataParallel(), kFused));                        // #7
   status.Update(registry.Add(std::make_unique<FusedStreamKStrategy>(), kFused));       // #8
   status.Update(registry.Add(std::make_unique<FusedDataParallelStrategy>(), kFused));  // #9
+  // QuantBatchMatmulV3, CANN's DAV_3510 order
+  // (matmul/quant_batch_matmul_v3/op_host/op_tiling/arch35/quant_batch_matmul_v3_tiling_strategy.h).
+  status.Update(quant::RegisterQuantStrategies(registry));
   assert(status.ok() && "built-in strategy names are unique");
   (void)status;
 }

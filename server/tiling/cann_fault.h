@@ -32,6 +32,22 @@ inline bool IsCannFault(const absl::Status& status) {
   return status.GetPayload(kCannFaultPayload).has_value();
 }
 
+inline constexpr char kWalkEndingPayload[] = "npu.tiling/walk-ends";
+
+// FAILED_PRECONDITION for a capable strategy's failure that CANN's walk does
+// not pass on to the next strategy (QuantBatchMatmulV3: any failure but
+// GRAPH_PARAM_INVALID ends its walk).
+inline absl::Status WalkEndingError(absl::string_view message) {
+  absl::Status status = absl::FailedPreconditionError(message);
+  status.SetPayload(kWalkEndingPayload, absl::Cord(message));
+  return status;
+}
+
+// Whether `status` came from WalkEndingError.
+inline bool IsWalkEnding(const absl::Status& status) {
+  return status.GetPayload(kWalkEndingPayload).has_value();
+}
+
 }  // namespace npu::tiling
 
 #endif  // NPU_SERVER_TILING_CANN_FAULT_H_

@@ -43,6 +43,42 @@ KernelType ByKey(const TilingKey& key) {
   return mixed ? KernelType::kMixed1To2 : KernelType::kAicOnly;
 }
 
+// QuantBatchMatmulV3's kernels (the ASCENDC_TPL_SEL selections of
+// matmul/quant_batch_matmul_v3/op_kernel/arch35/quant_batch_matmul_v3_apt_tiling_key.h):
+// the kernels with a vector epilogue (2, 3, 4 and Stream-K's 11) are mixed
+// 1 AIC : 2 AIV, the others AIC only. (int4 inputs also run the cube-only
+// kernels mixed; the strategy that plans them says so in its plan.)
+KernelType QuantByKey(const TilingKey& key) {
+  switch (key.quant_kernel) {
+    case 2:
+    case 3:
+    case 4:
+    case 11:
+      return KernelType::kMixed1To2;
+    default:
+      return KernelType::kAicOnly;
+  }
+}
+
+// The schedule of QuantBatchMatmulV3's kernels is not modelled: the
+// emulator refuses the operator before it asks for one (emu::CheckModelled).
+absl::StatusOr<Schedule> NoQuantSchedule(const TilingPlan& /*plan*/,
+                                         const MatmulProblem& /*walked*/, const ChipSpec& /*chip*/,
+                                         uint64_t /*batch*/) {
+  return absl::UnimplementedError(
+      "the tile loops of QuantBatchMatmulV3's kernels are not modelled");
+}
+
+// Their buffers are sized by CANN's own calculators (server/tiling/quant/),
+// not by the float kernels' formulas: no demand is checked here.
+CubeBufferDemand QuantBufferDemand(const TilingPlan& /*plan*/, const MatmulProblem& /*problem*/) {
+  return {};
+}
+
+BlockTiling PlanBlockOnly(const TilingPlan& plan, const MatmulProblem& /*walked*/) {
+  return plan.block;
+}
+
 // One row per KernelId, in its order.
 constexpr KernelRow kRows[] = {
     {KernelId::kUnstructured, "UNSTRUCTURED", ByKey, ExpandByModel, StreamedBufferDemand, PlanBlock,
@@ -65,6 +101,14 @@ constexpr KernelRow kRows[] = {
      PlanBlock, false},
     {KernelId::kBatchHighLevel, "BATCH_HIGH_LEVEL", ByKey, ExpandHighLevelBatch,
      StreamedBufferDemand, HighLevelBatchBlock, false},
+    {KernelId::kQuantBasic, "QUANT_BASIC", QuantByKey, NoQuantSchedule, QuantBufferDemand,
+     PlanBlockOnly, false},
+    {KernelId::kQuantStreamK, "QUANT_STREAM_K", QuantByKey, NoQuantSchedule, QuantBufferDemand,
+     PlanBlockOnly, false},
+    {KernelId::kQuantWithoutBatch, "QUANT_WITHOUT_BATCH", QuantByKey, NoQuantSchedule,
+     QuantBufferDemand, PlanBlockOnly, false},
+    {KernelId::kQuantHighLevel, "QUANT_HIGH_LEVEL", QuantByKey, NoQuantSchedule, QuantBufferDemand,
+     PlanBlockOnly, false},
 };
 static_assert(std::size(kRows) == kKernelCount);
 

@@ -92,10 +92,32 @@ constexpr KeyFieldSpec kFusedFields[] = {
      [](TilingKey& k, uint64_t v) { k.inner_precise = static_cast<uint8_t>(v); }},
 };
 
+// QuantBatchMatmulV3 (CANN's ASCENDC_TPL_ARGS_DECL of the quant kernel,
+// quant_batch_matmul_v3_apt_tiling_key.h): ATRANS 2 bits, BTRANS 2, the
+// batch mode 4, the kernel type 8 and the API level 2, from the low bits up.
+constexpr KeyFieldSpec kQuantFields[] = {
+    {"trans_a", 0, 2, 1, "ATRANS above 1",
+     [](const TilingKey& k) { return static_cast<uint64_t>(k.trans_a); },
+     [](TilingKey& k, uint64_t v) { k.trans_a = v != 0; }},
+    {"trans_b", 2, 2, 1, "BTRANS above 1",
+     [](const TilingKey& k) { return static_cast<uint64_t>(k.trans_b); },
+     [](TilingKey& k, uint64_t v) { k.trans_b = v != 0; }},
+    {"batch_mode", 4, 4, 1, "BATCHMODE above 1",
+     [](const TilingKey& k) { return static_cast<uint64_t>(k.batch_model); },
+     [](TilingKey& k, uint64_t v) { k.batch_model = static_cast<uint8_t>(v); }},
+    {"kernel_type", 8, 8, 11, "KERNELTYPE above 11",
+     [](const TilingKey& k) { return static_cast<uint64_t>(k.quant_kernel); },
+     [](TilingKey& k, uint64_t v) { k.quant_kernel = static_cast<uint8_t>(v); }},
+    {"api_level", 16, 2, 2, "APILEVEL above 2",
+     [](const TilingKey& k) { return static_cast<uint64_t>(k.api_level); },
+     [](TilingKey& k, uint64_t v) { k.api_level = static_cast<ApiLevel>(v); }},
+};
+
 constexpr KeyLayoutSpec kLayouts[] = {
     {KeyLayout::kMatMul, "MATMUL", kMatMulFields, /*reserved_mask=*/0xA0, "bad transpose bits",
      /*width=*/24},
     {KeyLayout::kFused, "FUSED", kFusedFields, /*reserved_mask=*/0, "", /*width=*/30},
+    {KeyLayout::kQuant, "QUANT", kQuantFields, /*reserved_mask=*/0, "", /*width=*/18},
 };
 
 constexpr bool InLayoutOrder() {
@@ -124,7 +146,15 @@ const KeyLayoutSpec& KeyLayoutSpecOf(KeyLayout layout) {
 }
 
 uint64_t TilingKey::Encode() const {
-  return layout == KeyLayout::kFused ? Pack<kFusedFields>(*this) : Pack<kMatMulFields>(*this);
+  switch (layout) {
+    case KeyLayout::kMatMul:
+      break;
+    case KeyLayout::kFused:
+      return Pack<kFusedFields>(*this);
+    case KeyLayout::kQuant:
+      return Pack<kQuantFields>(*this);
+  }
+  return Pack<kMatMulFields>(*this);
 }
 
 absl::StatusOr<TilingKey> TilingKey::Decode(uint64_t key, KeyLayout layout) {
@@ -134,12 +164,14 @@ absl::StatusOr<TilingKey> TilingKey::Decode(uint64_t key, KeyLayout layout) {
   for (const KeyFieldSpec& field : spec.fields) {
     const uint64_t value = (key >> field.shift) & ((uint64_t{1} << field.bits) - 1);
     if (value > field.max_value) {
-      return absl::InvalidArgumentError(absl::StrCat("tiling key: ", std::string(field.range_error)));
+      return absl::InvalidArgumentError(
+          absl::StrCat("tiling key: ", std::string(field.range_error)));
     }
     field.set(out, value);
   }
   if ((key & spec.reserved_mask) != 0) {
-    return absl::InvalidArgumentError(absl::StrCat("tiling key: ", std::string(spec.reserved_error)));
+    return absl::InvalidArgumentError(
+        absl::StrCat("tiling key: ", std::string(spec.reserved_error)));
   }
   if (spec.width < 64 && (key >> spec.width) != 0) {
     return absl::InvalidArgumentError(

@@ -54,6 +54,8 @@ struct OperatorSpec {
   // Reads the offset_x attribute that turns the Tensor API off
   // (avoid_tensor_api).
   bool takes_tensor_api_switch = false;
+  // Takes QuantBatchMatmulV3's scales, offset and group sizes (quant).
+  bool takes_quant = false;
 };
 
 // One row per MatmulOp, in its order.
@@ -71,6 +73,13 @@ inline constexpr OperatorSpec kOperatorSpecs[] = {
      /*wire_default=*/false, KeyLayout::kFused, /*batched=*/true, WalkPolicy::kFallThrough,
      /*batched_bias=*/false,
      /*takes_slice_view=*/false, /*takes_epilogue=*/true, /*takes_tensor_api_switch=*/false},
+    // Batch dims up to CANN's rank 6; a failed strategy ends the walk only
+    // for the failures CANN treats as final (the strategies say which).
+    {MatmulOp::kQuantBatchMatmulV3, "QuantBatchMatmulV3", "quant_batch_matmul_v3",
+     "quant_batch_matmul_v3", /*wire_value=*/4, /*wire_default=*/false, KeyLayout::kQuant,
+     /*batched=*/true, WalkPolicy::kFallThrough, /*batched_bias=*/true,
+     /*takes_slice_view=*/false, /*takes_epilogue=*/false, /*takes_tensor_api_switch=*/false,
+     /*takes_quant=*/true},
 };
 // The row of `op`.
 inline const OperatorSpec& OperatorSpecOf(MatmulOp op) {

@@ -21,12 +21,30 @@ void AppendDims(const std::vector<int64_t>& dims, std::string& key) {
 
 // A field added to MatmulProblem or one of its groups must be added to
 // AppendProblemKey() too; these sizes are the reminder (x86-64 layout).
-static_assert(sizeof(MatmulProblem) == 288,
+static_assert(sizeof(MatmulProblem) == 440,
               "MatmulProblem changed: add the new field to AppendProblemKey()");
 static_assert(sizeof(BatchDims) == 104,
               "BatchDims changed: add the new field to AppendProblemKey()");
 static_assert(sizeof(FusedEpilogue) == 40,
               "FusedEpilogue changed: add the new field to AppendProblemKey()");
+static_assert(sizeof(QuantInputs) == 152,
+              "QuantInputs changed: add the new field to AppendQuantKey()");
+
+// QuantBatchMatmulV3's group: one presence byte per optional tensor (an
+// absent one adds nothing else), then the shapes and the attributes.
+void AppendQuantKey(const QuantInputs& q, std::string& key) {
+  for (const QuantTensorSpec* tensor : {&q.scale, &q.pertoken, &q.offset}) {
+    key.push_back(static_cast<char>(tensor->present));
+    if (!tensor->present) continue;
+    key.push_back(static_cast<char>(tensor->dtype));
+    AppendDims(tensor->shape, key);
+  }
+  AppendDims(q.bias_shape, key);
+  for (int64_t size : {q.group_size_m, q.group_size_n, q.group_size_k}) {
+    AppendU64(static_cast<uint64_t>(size), key);
+  }
+  key.push_back(static_cast<char>(q.tensor_api));
+}
 
 }  // namespace
 
@@ -66,6 +84,7 @@ void AppendProblemKey(const MatmulProblem& p, std::string& key) {
        {&p.storage_shape_b, &p.batch.a, &p.batch.b, &p.batch.c, &p.batch.bias, &p.fused.x3_shape}) {
     AppendDims(*dims, key);
   }
+  AppendQuantKey(p.quant, key);
 }
 
 void AppendChipKey(const ChipSpec& chip, std::string& key) {

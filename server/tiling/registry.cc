@@ -12,6 +12,8 @@
 #include "server/tiling/cann_fault.h"
 #include "server/tiling/operator_table.h"
 #include "server/tiling/plan_fit.h"
+#include "server/tiling/quant/quant_parse.h"
+#include "server/tiling/quant/quant_request.h"
 #include "server/tiling/status_macros.h"
 #include "server/tiling/validate.h"
 
@@ -100,6 +102,13 @@ ProblemFacts DeriveFacts(const MatmulProblem& problem) {
     facts.src_nd_stride = 1;
     // Distance between rows of A in GM: K for row-major A, 1 when transposed.
     facts.row_stride = problem.trans_a ? 1 : facts.k;
+  }
+  if (problem.op == MatmulOp::kQuantBatchMatmulV3) {
+    // Validated problems parse; the parse is CANN's, shared by its strategies.
+    absl::StatusOr<quant::QuantFacts> parsed =
+        quant::ParseQuantRequest(quant::QuantRequestOf(problem));
+    if (parsed.ok()) facts.quant = *std::move(parsed);
+    return facts;
   }
   if (OperatorSpecOf(problem.op).batched) DeriveBatchFacts(problem, facts);
   return facts;
@@ -197,6 +206,12 @@ absl::StatusOr<TilingDecision> StrategyRegistry::DecideChecked(const MatmulProbl
             code, absl::StrCat(std::string(strategy->name()), ": ", plan.status().message()));
         fault.SetPayload(kCannFaultPayload, absl::Cord(plan.status().message()));
         return fault;
+      }
+      // A strategy that is CANN's choice but not ported says so; CANN's
+      // walk ends at failures it does not pass on.
+      if (code == absl::StatusCode::kUnimplemented || IsWalkEnding(plan.status())) {
+        return absl::Status(
+            code, absl::StrCat(std::string(strategy->name()), ": ", plan.status().message()));
       }
       if (falls_through && !forced && code == absl::StatusCode::kFailedPrecondition) {
         if (facts.explain) {

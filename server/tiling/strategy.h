@@ -19,6 +19,7 @@
 #include "absl/strings/str_cat.h"
 #include "server/tiling/batch_shape.h"
 #include "server/tiling/lazy_text.h"
+#include "server/tiling/quant/quant_facts.h"
 #include "server/tiling/types.h"
 
 namespace npu::tiling {
@@ -68,6 +69,9 @@ struct ProblemFacts {
   // one reads them; the plan is otherwise the same.
   bool explain = true;
   bool describe = true;
+  // QuantBatchMatmulV3: the problem after CANN's parse (quant/quant_parse.h);
+  // its strategies read only this.
+  quant::QuantFacts quant;
 };
 
 // The text absl::StrCat(pieces...) would give, kept as its pieces

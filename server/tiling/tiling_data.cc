@@ -2,6 +2,8 @@
 
 #include <iterator>
 
+#include "absl/strings/str_cat.h"
+
 namespace npu::tiling {
 namespace {
 
@@ -24,11 +26,21 @@ namespace {
 
 // Every struct, indexed by the KernelId that reads it.
 constexpr TilingStructSpec kStructs[] = {
-    {KernelId::kUnstructured, "", {}}, StructOfField(BasicField{}),
-    StructOfField(KEqZeroField{}),     StructOfField(ToMulField{}),
-    StructOfField(ToVectorField{}),    StructOfField(BatchBasicField{}),
-    StructOfField(IterBatchField{}),   StructOfField(MergeBatchField{}),
-    StructOfField(BatchToMulField{}),  StructOfField(HighLevelBatchField{}),
+    {KernelId::kUnstructured, "", {}},
+    StructOfField(BasicField{}),
+    StructOfField(KEqZeroField{}),
+    StructOfField(ToMulField{}),
+    StructOfField(ToVectorField{}),
+    StructOfField(BatchBasicField{}),
+    StructOfField(IterBatchField{}),
+    StructOfField(MergeBatchField{}),
+    StructOfField(BatchToMulField{}),
+    StructOfField(HighLevelBatchField{}),
+    {KernelId::kQuantBasic, "QuantBatchMatmulV3BasicAPITilingData", kQuantBasicFields},
+    {KernelId::kQuantStreamK, "QuantBatchMatmulV3StreamKBasicAPITilingData", kQuantStreamKFields},
+    {KernelId::kQuantWithoutBatch, "QuantBatchMatmulV3TensorAPIWithoutBatchTilingData",
+     kQuantWithoutBatchFields},
+    {KernelId::kQuantHighLevel, "QuantBatchMatmulV3TilingDataParams", kQuantHighLevelFields},
 };
 static_assert(std::size(kStructs) == kKernelCount);
 
@@ -46,6 +58,45 @@ std::string_view TilingData::struct_name() const { return TilingStructOf(kernel)
 
 const TilingStructSpec& TilingStructOf(KernelId kernel) {
   return kStructs[static_cast<size_t>(kernel)];
+}
+
+absl::StatusOr<TilingData> TilingDataFromWords(KernelId kernel, absl::Span<const uint32_t> words) {
+  const TilingStructSpec& spec = TilingStructOf(kernel);
+  TilingData data;
+  data.kernel = kernel;
+  data.fields.reserve(spec.fields.size());
+  size_t word = 0;
+  int bit = 0;  // bits of `words[word]` taken by packed members so far
+  for (const TilingFieldSpec& field : spec.fields) {
+    if (field.bits == 32 && bit != 0) {
+      ++word;
+      bit = 0;
+    }
+    if (word >= words.size()) break;
+    const uint64_t mask = field.bits == 32 ? 0xFFFFFFFFu : (uint64_t{1} << field.bits) - 1;
+    data.fields.push_back({field.name, (words[word] >> bit) & mask, field.bits});
+    bit += field.bits;
+    if (bit == 32) {
+      ++word;
+      bit = 0;
+    }
+  }
+  if (bit != 0) ++word;
+  if (data.fields.size() != spec.fields.size() || word != words.size()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        std::string(spec.name), " has ", StructWords(spec), " words, got ", words.size()));
+  }
+  return data;
+}
+
+size_t StructWords(const TilingStructSpec& spec) {
+  size_t bits = 0;
+  for (const TilingFieldSpec& field : spec.fields) {
+    // A 32-bit member starts a new word.
+    if (field.bits == 32) bits = (bits + 31) / 32 * 32;
+    bits += field.bits;
+  }
+  return (bits + 31) / 32;
 }
 
 std::optional<KernelId> KernelOfStruct(std::string_view struct_name) {

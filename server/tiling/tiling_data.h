@@ -19,6 +19,7 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "server/tiling/types.h"
 
@@ -27,7 +28,9 @@ namespace npu::tiling {
 // One field of a tiling-data struct as the kernel reads it.
 struct TilingFieldSpec {
   std::string_view name;
-  int bits = 32;  // 32, or 8 for the packed bytes of MatMulV3BasicTilingData
+  // 32, or 8 / 16 for members packed into a word (first member in the low
+  // bits), as in MatMulV3BasicTilingData and QuantBatchMatmulV3's structs.
+  int bits = 32;
 };
 
 // MatMulV3BasicTilingData: every cube model (BASIC, STREAM_K, SLICE and the
@@ -458,6 +461,241 @@ inline constexpr TilingFieldSpec kHighLevelBatchFields[] = {
     {"broadcastAxisB"},
 };
 
+// QuantBatchMatmulV3's four structs
+// (matmul/quant_batch_matmul_v3/op_kernel/arch35/quant_batch_matmul_v3_tiling_data.h),
+// named as CANN's members are, with their sub-struct: the strategies fill
+// them as CANN's words (quant/quant_facts.h, QuantPlan) and
+// TilingDataFromWords() names them. QuantBatchMatmulV3BasicAPITilingData
+// (38 words): the basic-API kernels with batch, per-block and MX without the
+// Tensor API.
+inline constexpr TilingFieldSpec kQuantBasicFields[] = {
+    {"params.batchA"},
+    {"params.batchB"},
+    {"params.batchC"},
+    {"params.batchA1"},
+    {"params.batchA2"},
+    {"params.batchA3"},
+    {"params.batchA4"},
+    {"params.batchB1"},
+    {"params.batchB2"},
+    {"params.batchB3"},
+    {"params.batchB4"},
+    {"params.batchC1"},
+    {"params.batchC2"},
+    {"params.batchC3"},
+    {"params.batchC4"},
+    {"params.x1QuantMode"},
+    {"params.x2QuantMode"},
+    {"params.biasThreeDim"},
+    {"params.biasDtype"},
+    {"params.groupSizeM"},
+    {"params.groupSizeN"},
+    {"params.groupSizeK"},
+    {"matmulTiling.m"},
+    {"matmulTiling.n"},
+    {"matmulTiling.k"},
+    {"matmulTiling.baseM"},
+    {"matmulTiling.baseN"},
+    {"matmulTiling.baseK"},
+    {"matmulTiling.kAL1"},
+    {"matmulTiling.kBL1"},
+    {"matmulTiling.scaleKL1"},
+    {"matmulTiling.nBufferNum", 8},
+    {"matmulTiling.isBias", 8},
+    {"matmulTiling.dbL0C", 8},
+    {"matmulTiling.weightMustHitL2", 8},
+    {"adaptiveSlidingWin.mTailTile"},
+    {"adaptiveSlidingWin.nTailTile"},
+    {"adaptiveSlidingWin.mBaseTailSplitCnt"},
+    {"adaptiveSlidingWin.nBaseTailSplitCnt"},
+    {"adaptiveSlidingWin.mTailMain"},
+    {"adaptiveSlidingWin.nTailMain"},
+};
+
+// QuantBatchMatmulV3StreamKBasicAPITilingData (42 words): MX_STREAMK.
+inline constexpr TilingFieldSpec kQuantStreamKFields[] = {
+    {"params.batchA"},
+    {"params.batchB"},
+    {"params.batchC"},
+    {"params.batchA1"},
+    {"params.batchA2"},
+    {"params.batchA3"},
+    {"params.batchA4"},
+    {"params.batchB1"},
+    {"params.batchB2"},
+    {"params.batchB3"},
+    {"params.batchB4"},
+    {"params.batchC1"},
+    {"params.batchC2"},
+    {"params.batchC3"},
+    {"params.batchC4"},
+    {"params.x1QuantMode"},
+    {"params.x2QuantMode"},
+    {"params.biasThreeDim"},
+    {"params.biasDtype"},
+    {"params.groupSizeM"},
+    {"params.groupSizeN"},
+    {"params.groupSizeK"},
+    {"matmulTiling.m"},
+    {"matmulTiling.n"},
+    {"matmulTiling.k"},
+    {"matmulTiling.baseM"},
+    {"matmulTiling.baseN"},
+    {"matmulTiling.baseK"},
+    {"matmulTiling.kAL1"},
+    {"matmulTiling.kBL1"},
+    {"matmulTiling.scaleKL1"},
+    {"matmulTiling.nBufferNum", 8},
+    {"matmulTiling.isBias", 8},
+    {"matmulTiling.dbL0C", 8},
+    {"matmulTiling.weightMustHitL2", 8},
+    {"streamKTiling.singleCoreK"},
+    {"streamKTiling.kL1"},
+    {"streamKTiling.reserved0"},
+    {"streamKTiling.reserved1"},
+    {"adaptiveSlidingWin.mTailTile"},
+    {"adaptiveSlidingWin.nTailTile"},
+    {"adaptiveSlidingWin.mBaseTailSplitCnt"},
+    {"adaptiveSlidingWin.nBaseTailSplitCnt"},
+    {"adaptiveSlidingWin.mTailMain"},
+    {"adaptiveSlidingWin.nTailMain"},
+};
+
+// QuantBatchMatmulV3TensorAPIWithoutBatchTilingData (16 words): the Tensor
+// API kernels of one batch (MX and mix basic), 16-bit and 8-bit members
+// packed.
+inline constexpr TilingFieldSpec kQuantWithoutBatchFields[] = {
+    {"m"},
+    {"n"},
+    {"k"},
+    {"kAL1"},
+    {"kBL1"},
+    {"scaleKL1"},
+    {"baseM", 16},
+    {"baseN", 16},
+    {"baseK", 16},
+    {"groupSizeM", 16},
+    {"groupSizeN", 16},
+    {"groupSizeK", 16},
+    {"mTailTile", 16},
+    {"nTailTile", 16},
+    {"mBaseTailSplitCnt", 16},
+    {"nBaseTailSplitCnt", 16},
+    {"mTailMain", 16},
+    {"nTailMain", 16},
+    {"x1QuantMode", 8},
+    {"x2QuantMode", 8},
+    {"isBias", 8},
+    {"biasDtype", 8},
+    {"nBufferNum", 8},
+    {"dbL0C", 8},
+    {"weightMustHitL2", 8},
+    {"reserved0", 8},
+    {"reserved1"},
+    {"reserved2"},
+};
+
+// QuantBatchMatmulV3TilingDataParams (96 words): the high-level API kernels
+// (MIX_ASW, CUBE_ASW), with CANN's TCubeTiling in the middle.
+inline constexpr TilingFieldSpec kQuantHighLevelFields[] = {
+    {"params.batchA"},
+    {"params.batchB"},
+    {"params.batchC"},
+    {"params.batchA1"},
+    {"params.batchA2"},
+    {"params.batchA3"},
+    {"params.batchA4"},
+    {"params.batchB1"},
+    {"params.batchB2"},
+    {"params.batchB3"},
+    {"params.batchB4"},
+    {"params.batchC1"},
+    {"params.batchC2"},
+    {"params.batchC3"},
+    {"params.batchC4"},
+    {"params.singleCoreBatch"},
+    {"params.isPerTensor"},
+    {"params.isPertoken"},
+    {"params.isDoubleScale"},
+    {"params.biasThreeDim"},
+    {"params.ubCalcM"},
+    {"params.ubCalcN"},
+    {"params.needUbBuffer"},
+    {"params.realSingleCoreM"},
+    {"params.realSingleCoreN"},
+    {"params.biasDtype"},
+    {"params.ubSize"},
+    {"params.isMClash"},
+    {"params.isNClash"},
+    {"params.groupSizeM"},
+    {"params.groupSizeN"},
+    {"params.groupSizeK"},
+    {"params.l2CacheDisable"},
+    {"params.reserved"},
+    {"matmulTiling.usedCoreNum"},
+    {"matmulTiling.M"},
+    {"matmulTiling.N"},
+    {"matmulTiling.Ka"},
+    {"matmulTiling.Kb"},
+    {"matmulTiling.singleCoreM"},
+    {"matmulTiling.singleCoreN"},
+    {"matmulTiling.singleCoreK"},
+    {"matmulTiling.baseM"},
+    {"matmulTiling.baseN"},
+    {"matmulTiling.baseK"},
+    {"matmulTiling.depthA1"},
+    {"matmulTiling.depthB1"},
+    {"matmulTiling.stepM"},
+    {"matmulTiling.stepN"},
+    {"matmulTiling.isBias"},
+    {"matmulTiling.transLength"},
+    {"matmulTiling.iterateOrder"},
+    {"matmulTiling.shareMode"},
+    {"matmulTiling.shareL1Size"},
+    {"matmulTiling.shareL0CSize"},
+    {"matmulTiling.shareUbSize"},
+    {"matmulTiling.batchM"},
+    {"matmulTiling.batchN"},
+    {"matmulTiling.singleBatchM"},
+    {"matmulTiling.singleBatchN"},
+    {"matmulTiling.stepKa"},
+    {"matmulTiling.stepKb"},
+    {"matmulTiling.depthAL1CacheUB"},
+    {"matmulTiling.depthBL1CacheUB"},
+    {"matmulTiling.dbL0A"},
+    {"matmulTiling.dbL0B"},
+    {"matmulTiling.dbL0C"},
+    {"matmulTiling.ALayoutInfoB"},
+    {"matmulTiling.ALayoutInfoS"},
+    {"matmulTiling.ALayoutInfoN"},
+    {"matmulTiling.ALayoutInfoG"},
+    {"matmulTiling.ALayoutInfoD"},
+    {"matmulTiling.BLayoutInfoB"},
+    {"matmulTiling.BLayoutInfoS"},
+    {"matmulTiling.BLayoutInfoN"},
+    {"matmulTiling.BLayoutInfoG"},
+    {"matmulTiling.BLayoutInfoD"},
+    {"matmulTiling.CLayoutInfoB"},
+    {"matmulTiling.CLayoutInfoS1"},
+    {"matmulTiling.CLayoutInfoN"},
+    {"matmulTiling.CLayoutInfoG"},
+    {"matmulTiling.CLayoutInfoS2"},
+    {"matmulTiling.BatchNum"},
+    {"matmulTiling.mxTypePara"},
+    {"tileL2cacheTiling.mTileCntL2"},
+    {"tileL2cacheTiling.nTileCntL2"},
+    {"tileL2cacheTiling.mTileBlock"},
+    {"tileL2cacheTiling.nTileBlock"},
+    {"tileL2cacheTiling.calOrder"},
+    {"tileL2cacheTiling.isBasicTiling"},
+    {"adaptiveSlidingWin.mTailTile"},
+    {"adaptiveSlidingWin.nTailTile"},
+    {"adaptiveSlidingWin.mBaseTailSplitCnt"},
+    {"adaptiveSlidingWin.nBaseTailSplitCnt"},
+    {"adaptiveSlidingWin.mTailMain"},
+    {"adaptiveSlidingWin.nTailMain"},
+};
+
 // A tiling-data struct: the kernel family that reads it, its CANN name and
 // its field table.
 struct TilingStructSpec {
@@ -513,6 +751,14 @@ constexpr const TilingFieldSpec& FieldSpec(Field field) {
 
 // The struct `kernel` reads (no name and no fields for kUnstructured).
 const TilingStructSpec& TilingStructOf(KernelId kernel);
+
+// The number of 32-bit words of `spec`'s struct.
+size_t StructWords(const TilingStructSpec& spec);
+
+// `kernel`'s struct with its members read from CANN's `words` (packed
+// members from the low bits up); kInvalidArgument when the count of words
+// is not the struct's.
+absl::StatusOr<TilingData> TilingDataFromWords(KernelId kernel, absl::Span<const uint32_t> words);
 
 // The kernel family that reads the struct called `struct_name`, or nullopt
 // when no kernel reads such a struct.

@@ -11,11 +11,24 @@ namespace npu::tiling {
 
 uint32_t DataTypeBits(DataType dtype) {
   switch (dtype) {
+    case DataType::kInt4:
+    case DataType::kFloat4E2M1:
+      return 4;
+    case DataType::kInt8:
+    case DataType::kFloat8E4M3:
+    case DataType::kFloat8E5M2:
+    case DataType::kHiFloat8:
+    case DataType::kFloat8E8M0:
+      return 8;
     case DataType::kFloat16:
     case DataType::kBFloat16:
       return 16;
     case DataType::kFloat32:
+    case DataType::kInt32:
       return 32;
+    case DataType::kInt64:
+    case DataType::kUint64:
+      return 64;
   }
   return 0;
 }
@@ -34,16 +47,40 @@ std::string_view DataTypeName(DataType dtype) {
       return "bfloat16";
     case DataType::kFloat32:
       return "float32";
+    case DataType::kInt8:
+      return "int8";
+    case DataType::kInt4:
+      return "int4";
+    case DataType::kFloat8E4M3:
+      return "float8_e4m3fn";
+    case DataType::kFloat8E5M2:
+      return "float8_e5m2";
+    case DataType::kHiFloat8:
+      return "hifloat8";
+    case DataType::kFloat4E2M1:
+      return "float4_e2m1";
+    case DataType::kFloat8E8M0:
+      return "float8_e8m0";
+    case DataType::kInt32:
+      return "int32";
+    case DataType::kInt64:
+      return "int64";
+    case DataType::kUint64:
+      return "uint64";
   }
   return "?";
 }
 
 absl::StatusOr<DataType> ParseDataType(std::string_view name) {
-  for (DataType dtype : {DataType::kFloat16, DataType::kBFloat16, DataType::kFloat32}) {
+  for (DataType dtype : kAllDataTypes) {
     if (name == DataTypeName(dtype)) return dtype;
   }
-  return absl::InvalidArgumentError(absl::StrCat("unknown dtype \"", std::string(name),
-                                                 "\"; expected float16, bfloat16 or float32"));
+  std::string names;
+  for (DataType dtype : kAllDataTypes) {
+    absl::StrAppend(&names, names.empty() ? "" : ", ", std::string(DataTypeName(dtype)));
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown dtype \"", std::string(name), "\"; expected one of ", names));
 }
 
 std::string_view FormatName(Format format) {

@@ -29,7 +29,34 @@
 
 namespace npu::tiling {
 
-enum class DataType { kFloat16, kBFloat16, kFloat32 };
+// Element types. The float matmuls take the first three; the quantized
+// matmul (QuantBatchMatmulV3) takes the 8- and 4-bit inputs, and scales,
+// biases and outputs of the others.
+enum class DataType {
+  kFloat16,
+  kBFloat16,
+  kFloat32,
+  kInt8,
+  kInt4,
+  kFloat8E4M3,  // float8_e4m3fn
+  kFloat8E5M2,
+  kHiFloat8,
+  kFloat4E2M1,
+  kFloat8E8M0,  // MX block scales: a power of two
+  kInt32,
+  kInt64,
+  kUint64,  // packed dequantization scales
+};
+// Every DataType, in enum order.
+inline constexpr DataType kAllDataTypes[] = {
+    DataType::kFloat16,    DataType::kBFloat16,   DataType::kFloat32,    DataType::kInt8,
+    DataType::kInt4,       DataType::kFloat8E4M3, DataType::kFloat8E5M2, DataType::kHiFloat8,
+    DataType::kFloat4E2M1, DataType::kFloat8E8M0, DataType::kInt32,      DataType::kInt64,
+    DataType::kUint64};
+// float16, bfloat16 or float32: the float matmuls' types.
+inline bool IsFloatMatmulType(DataType dtype) {
+  return dtype == DataType::kFloat16 || dtype == DataType::kBFloat16 || dtype == DataType::kFloat32;
+}
 enum class Format { kNd, kFractalNz };
 
 // Bits per element of `dtype`: the one size table. Sub-byte element types
@@ -41,7 +68,8 @@ uint64_t DataTypeBytes(DataType dtype);
 // Bytes `elements` elements of `dtype` occupy, packed (rounded up to a whole
 // byte for a sub-byte type).
 uint64_t DataTypeBytesOf(DataType dtype, uint64_t elements);
-// Lower-case wire name: "float16", "bfloat16", "float32".
+// Lower-case wire name: "float16", "bfloat16", "float32", "int8",
+// "float8_e4m3fn"...
 std::string_view DataTypeName(DataType dtype);
 absl::StatusOr<DataType> ParseDataType(std::string_view name);
 // "ND" or "FRACTAL_NZ".
@@ -64,13 +92,14 @@ struct SliceView {
 // The CANN operator a problem is tiled for. Each has its own registry of
 // strategies, input rules and tiling-key layout.
 enum class MatmulOp : uint8_t {
-  kMatMulV3 = 0,       // one 2-D matmul
-  kBatchMatMulV3 = 1,  // batched A and B with NumPy broadcast of the batch dims
-  kFusedMatMul = 2,    // a matmul and its epilogue (FusedOp)
+  kMatMulV3 = 0,            // one 2-D matmul
+  kBatchMatMulV3 = 1,       // batched A and B with NumPy broadcast of the batch dims
+  kFusedMatMul = 2,         // a matmul and its epilogue (FusedOp)
+  kQuantBatchMatmulV3 = 3,  // 8- / 4-bit inputs with dequantization scales
 };
 // Every operator, in enum order (an index of per-operator tables).
 inline constexpr MatmulOp kAllMatmulOps[] = {MatmulOp::kMatMulV3, MatmulOp::kBatchMatMulV3,
-                                             MatmulOp::kFusedMatMul};
+                                             MatmulOp::kFusedMatMul, MatmulOp::kQuantBatchMatmulV3};
 inline constexpr int kMatmulOpCount = static_cast<int>(sizeof(kAllMatmulOps) / sizeof(MatmulOp));
 // CANN's op type names: "MatMulV3", "BatchMatMulV3", "FusedMatMul".
 std::string_view MatmulOpName(MatmulOp op);
@@ -167,6 +196,41 @@ struct FusedEpilogue {
   bool operator!=(const FusedEpilogue& o) const { return !(*this == o); }
 };
 
+// One input of QuantBatchMatmulV3 beyond x1 and x2: present or not, its
+// dtype and CANN's origin shape.
+struct QuantTensorSpec {
+  bool present = false;
+  DataType dtype = DataType::kFloat32;
+  std::vector<int64_t> shape;
+
+  bool operator==(const QuantTensorSpec& o) const {
+    return present == o.present && (!present || (dtype == o.dtype && shape == o.shape));
+  }
+  bool operator!=(const QuantTensorSpec& o) const { return !(*this == o); }
+};
+
+// QuantBatchMatmulV3's inputs beyond x1 (A) and x2 (B) and its attributes
+// (the bias is the problem's has_bias / dtype_bias, shaped here). The quant
+// mode is inferred from them, as CANN infers it.
+struct QuantInputs {
+  QuantTensorSpec scale;            // required
+  QuantTensorSpec pertoken;         // optional: the per-token (x1) scale
+  QuantTensorSpec offset;           // optional
+  std::vector<int64_t> bias_shape;  // empty: [n]
+  int64_t group_size_m = 0, group_size_n = 0, group_size_k = 0;
+  // The runtime's asc-devkit has the Tensor API (version 9.1.0 or later).
+  bool tensor_api = true;
+
+  bool IsDefault() const { return *this == QuantInputs{}; }
+  bool operator==(const QuantInputs& o) const {
+    return scale == o.scale && pertoken == o.pertoken && offset == o.offset &&
+           bias_shape == o.bias_shape && group_size_m == o.group_size_m &&
+           group_size_n == o.group_size_n && group_size_k == o.group_size_k &&
+           tensor_api == o.tensor_api;
+  }
+  bool operator!=(const QuantInputs& o) const { return !(*this == o); }
+};
+
 struct MatmulProblem {
   int64_t m = 0;
   int64_t n = 0;
@@ -194,11 +258,12 @@ struct MatmulProblem {
   MatmulOp op = MatmulOp::kMatMulV3;
   BatchDims batch;      // BatchMatMulV3 and FusedMatMul
   FusedEpilogue fused;  // FusedMatMul
+  QuantInputs quant;    // QuantBatchMatmulV3
 
   // Whether the problem is exactly a MatMulV3 one as requests before the op
   // field existed could state it (every new field at its default).
   bool IsPlainMatMulV3() const {
-    return op == MatmulOp::kMatMulV3 && batch.IsDefault() && fused.IsDefault();
+    return op == MatmulOp::kMatMulV3 && batch.IsDefault() && fused.IsDefault() && quant.IsDefault();
   }
 };
 
@@ -271,8 +336,9 @@ std::string_view KernelTypeName(KernelType type);
 
 // How an op packs its tiling key. MatMulV3 and BatchMatMulV3 share one
 // layout; FusedMatMul packs the transposes as one field and adds the
-// epilogue and the inner precision.
-enum class KeyLayout : uint8_t { kMatMul = 0, kFused = 1 };
+// epilogue and the inner precision; QuantBatchMatmulV3's 18-bit key is its
+// own (transposes, batch mode, kernel type, API level).
+enum class KeyLayout : uint8_t { kMatMul = 0, kFused = 1, kQuant = 2 };
 // The key layout of `op`.
 KeyLayout KeyLayoutOf(MatmulOp op);
 
@@ -302,11 +368,15 @@ struct TilingKey {
   // FusedMatMul layout only.
   FusedOp fused_op = FusedOp::kNone;
   uint8_t inner_precise = 0;
+  // QuantBatchMatmulV3 layout only: CANN's KERNELTYPE (the batch mode is
+  // `batch_model`: 0 WITH_BATCH, 1 WITHOUT_BATCH).
+  uint8_t quant_kernel = 0;
 
   // CANN's packed key. MatMul layout: level | ta<<4 | tb<<6 | batch<<8 |
   // model<<12 | full_load<<16 | l0c2out<<20. Fused layout: level |
   // (ta + 2 tb)<<4 | batch<<8 | model<<12 | full_load<<16 | l0c2out<<20 |
-  // fused_op<<24 | inner_precise<<28.
+  // fused_op<<24 | inner_precise<<28. Quant layout: ta | tb<<2 |
+  // batch<<4 | kernel<<8 | level<<16.
   uint64_t Encode() const;
   // The inverse of Encode() for `layout`; kInvalidArgument when a field is
   // out of range.
@@ -323,7 +393,7 @@ struct TilingKey {
 struct TilingField {
   std::string_view name;
   uint64_t value = 0;
-  int bits = 32;  // 32 or 8 (the four packed bytes of word 17)
+  int bits = 32;  // 32, or 8 / 16 for a member packed into a word
 };
 
 // The device kernel family a plan is for: the kernels that read one
@@ -335,17 +405,21 @@ enum class KernelId : uint8_t {
   // A plan without tiling data (the emulator's hand-built schedules): its
   // key's model says how it runs, as for MatMulV3's structs.
   kUnstructured,
-  kMatMulCube,      // MatMulV3BasicTilingData: BASIC, STREAM_K, SLICE, split-K
-  kMatMulZeroK,     // MatMulV3KEqZeroBasicTilingData
-  kMatMulToMul,     // MatMulToMulBasicTilingData
-  kMatMulToVector,  // MatMulToVectorBasicTilingData
-  kBatchCube,       // BatchMatMulV3BasicTilingData: ASW, full load, Stream-K
-  kBatchIterate,    // BatchMatMulV3IterBatchBasicTilingData
-  kBatchMerge,      // BatchMatMulV3MergeBatchBasicTilingData
-  kBatchToMul,      // BatchMatMulToMulBasicTilingData
-  kBatchHighLevel,  // BatchMatMulV3TilingData (the high-level Matmul API)
+  kMatMulCube,         // MatMulV3BasicTilingData: BASIC, STREAM_K, SLICE, split-K
+  kMatMulZeroK,        // MatMulV3KEqZeroBasicTilingData
+  kMatMulToMul,        // MatMulToMulBasicTilingData
+  kMatMulToVector,     // MatMulToVectorBasicTilingData
+  kBatchCube,          // BatchMatMulV3BasicTilingData: ASW, full load, Stream-K
+  kBatchIterate,       // BatchMatMulV3IterBatchBasicTilingData
+  kBatchMerge,         // BatchMatMulV3MergeBatchBasicTilingData
+  kBatchToMul,         // BatchMatMulToMulBasicTilingData
+  kBatchHighLevel,     // BatchMatMulV3TilingData (the high-level Matmul API)
+  kQuantBasic,         // QuantBatchMatmulV3BasicAPITilingData (38 words)
+  kQuantStreamK,       // QuantBatchMatmulV3StreamKBasicAPITilingData (42 words)
+  kQuantWithoutBatch,  // QuantBatchMatmulV3TensorAPIWithoutBatchTilingData (16 words)
+  kQuantHighLevel,     // QuantBatchMatmulV3TilingDataParams (96 words)
 };
-inline constexpr size_t kKernelCount = 10;
+inline constexpr size_t kKernelCount = 14;
 
 struct TilingData {
   KernelId kernel = KernelId::kUnstructured;
@@ -368,25 +442,27 @@ struct TilingData {
 template <typename Sink>
 void TilingData::ForEachWord(Sink&& sink) const {
   uint32_t word = 0;
-  int bytes_in_word = 0;  // 8-bit fields packed into `word` so far
+  int bits_in_word = 0;  // bits of packed members in `word` so far
   for (const TilingField& field : fields) {
-    if (field.bits == 8) {
-      word |= static_cast<uint32_t>(field.value & 0xFF) << (8 * bytes_in_word);
-      if (++bytes_in_word == 4) {
+    if (field.bits < 32) {
+      const uint32_t mask = (uint32_t{1} << field.bits) - 1;
+      word |= (static_cast<uint32_t>(field.value) & mask) << bits_in_word;
+      bits_in_word += field.bits;
+      if (bits_in_word == 32) {
         sink(word);
         word = 0;
-        bytes_in_word = 0;
+        bits_in_word = 0;
       }
       continue;
     }
-    if (bytes_in_word != 0) {  // a partly filled word of bytes ends here
+    if (bits_in_word != 0) {  // a partly filled word of packed members ends here
       sink(word);
       word = 0;
-      bytes_in_word = 0;
+      bits_in_word = 0;
     }
     sink(static_cast<uint32_t>(field.value));
   }
-  if (bytes_in_word != 0) sink(word);
+  if (bits_in_word != 0) sink(word);
 }
 
 // Block sizes and buffer choices of a cube plan, in elements unless named.

@@ -14,6 +14,8 @@
 #include "server/tiling/batch_shape.h"
 #include "server/tiling/int_math.h"
 #include "server/tiling/operator_table.h"
+#include "server/tiling/quant/quant_parse.h"
+#include "server/tiling/quant/quant_request.h"
 #include "server/tiling/status_macros.h"
 
 namespace npu::tiling {
@@ -51,7 +53,10 @@ absl::Status CheckTensorBytes(std::string_view tensor, uint64_t rows, uint64_t c
 // CANN's MatMulV3 dtype table for arch35: A and B share a dtype; float16 and
 // bfloat16 may produce float32; bias is C's dtype or float32.
 bool DtypesSupported(const MatmulProblem& p) {
-  if (p.dtype_a != p.dtype_b) return false;
+  if (p.dtype_a != p.dtype_b || !IsFloatMatmulType(p.dtype_a)) return false;
+  if (!IsFloatMatmulType(p.dtype_c) || (p.has_bias && !IsFloatMatmulType(p.dtype_bias))) {
+    return false;
+  }
   const bool c_ok = p.dtype_c == p.dtype_a ||
                     (p.dtype_a != DataType::kFloat32 && p.dtype_c == DataType::kFloat32);
   if (!c_ok) return false;
@@ -168,6 +173,13 @@ absl::Status CheckFieldsOfOp(const MatmulProblem& p) {
   // FusedMatMul reads no offset_x attribute (fused_matmul_common.h).
   if (!spec.takes_tensor_api_switch && p.avoid_tensor_api) {
     return only("avoid_tensor_api", &OperatorSpec::takes_tensor_api_switch);
+  }
+  if (!spec.takes_quant && !p.quant.IsDefault()) return only("quant", &OperatorSpec::takes_quant);
+  // QuantBatchMatmulV3 shapes its bias with quant.bias_shape.
+  if (spec.takes_quant && !p.batch.bias.empty()) {
+    return Invalid(
+        "field batch_bias is not valid for QuantBatchMatmulV3: its bias is shaped by "
+        "quant.bias_shape");
   }
   // FusedMatMul's bias has rank <= 2 (ValidateBias, fused_matmul_builtin_tiling.cpp).
   if (spec.batched && !spec.batched_bias && !p.batch.bias.empty()) {
@@ -295,7 +307,8 @@ absl::Status CheckBatches(const MatmulProblem& p) {
 // the inputs' dtype here.
 bool FusedDtypesSupported(const MatmulProblem& p) {
   const DataType in = p.dtype_a;
-  if (p.dtype_b != in) return false;
+  if (p.dtype_b != in || !IsFloatMatmulType(in) || !IsFloatMatmulType(p.dtype_c)) return false;
+  if (p.has_bias && !IsFloatMatmulType(p.dtype_bias)) return false;
   const bool sixteen = in == DataType::kFloat16 || in == DataType::kBFloat16;
   switch (p.fused.op) {
     case FusedOp::kGeluErf:
@@ -382,6 +395,24 @@ absl::Status CheckX3Batch(const MatmulProblem& p) {
   return absl::OkStatus();
 }
 
+// QuantBatchMatmulV3: the fields it does not read, then CANN's parse and
+// checker on the problem as its tiling context would hold it.
+absl::Status ValidateQuantProblem(const MatmulProblem& p) {
+  if (p.hf32) return Invalid("field hf32 is not valid for QuantBatchMatmulV3");
+  if (p.batch.a_interleaved || p.batch.b_interleaved) {
+    return Invalid(absl::StrCat("field ", p.batch.a_interleaved ? "a" : "b",
+                                "_batch_interleaved is not valid for QuantBatchMatmulV3"));
+  }
+  if (p.format_c != Format::kNd) {
+    return Invalid("field format_c must be ND (QuantBatchMatmulV3 writes ND)");
+  }
+  if (p.deterministic_level < 0 || p.deterministic_level > 3) {
+    return Invalid(
+        absl::StrCat("field deterministic_level=", p.deterministic_level, " must be in [0, 3]"));
+  }
+  return quant::ParseQuantRequest(quant::QuantRequestOf(p)).status();
+}
+
 }  // namespace
 
 absl::Status ValidateProblemForChip(const MatmulProblem& p, const ChipSpec& chip) {
@@ -398,6 +429,8 @@ absl::Status ValidateProblemForChip(const MatmulProblem& p, const ChipSpec& chip
 
 absl::Status ValidateProblem(const MatmulProblem& p) {
   if (auto s = CheckFieldsOfOp(p); !s.ok()) return s;
+  // QuantBatchMatmulV3's checks are CANN's own, in its order.
+  if (p.op == MatmulOp::kQuantBatchMatmulV3) return ValidateQuantProblem(p);
   if (auto s = CheckDim("m", p.m, 1); !s.ok()) return s;
   if (auto s = CheckDim("n", p.n, 1); !s.ok()) return s;
   if (auto s = CheckDim("k", p.k, 0); !s.ok()) return s;

@@ -255,7 +255,7 @@ TEST(ParseCalibrationFileTest, BadRowsNameTheRowAndTheField) {
   Json no_m = Row("x5");
   no_m.erase("m");
   Json bad_dtype = Row("x6");
-  bad_dtype["dtype_in"] = "int8";
+  bad_dtype["dtype_in"] = "int2";
   Json no_id = Row();
   no_id.erase("id");
   absl::StatusOr<std::vector<CalibrationRow>> rows =

@@ -93,7 +93,7 @@ TEST(ParseConformanceFileTest, MalformedCaseDoesNotStopTheOthers) {
       "schema": "cann950-tiling-cases/1",
       "cases": [{"name": "no_m", "input": {"n": 1, "k": 1, "dtype_a": "float16",
                  "dtype_b": "float16", "dtype_c": "float16"}, "expected": {}},
-                {"name": "bad_dtype", "input": {"m": 1, "n": 1, "k": 1, "dtype_a": "int8",
+                {"name": "bad_dtype", "input": {"m": 1, "n": 1, "k": 1, "dtype_a": "int2",
                  "dtype_b": "float16", "dtype_c": "float16"}, "expected": {}}]})");
   ASSERT_THAT(cases, IsOk());
   ASSERT_EQ(cases->size(), 2u);
@@ -520,4 +520,60 @@ TEST(ParseConformanceFileTest, ReadsTheOpsGoldenFile) {
 }
 
 }  // namespace
+TEST(ParseConformanceFileTest, ReadsTheQuantGoldenFile) {
+  std::ifstream in(NPU_CONFORMANCE_QUANT_CASES);
+  ASSERT_TRUE(in) << NPU_CONFORMANCE_QUANT_CASES;
+  std::stringstream text;
+  text << in.rdbuf();
+  absl::StatusOr<std::vector<ConformanceCase>> cases = ParseConformanceFile(text.str());
+  ASSERT_THAT(cases, IsOk());
+  ASSERT_EQ(cases->size(), 158u);
+  int nz = 0, pertoken = 0, batched = 0;
+  for (const ConformanceCase& c : *cases) {
+    EXPECT_EQ(c.schema, CaseSchema::kQuantUtDecoded);
+    ASSERT_THAT(c.request, IsOk()) << c.name;
+    const pb::MatmulProblem& p = c.request->problem();
+    EXPECT_EQ(p.op(), pb::OPERATOR_QUANT_BATCH_MATMUL_V3);
+    EXPECT_NE(p.quant().scale().dtype(), pb::DATA_TYPE_UNSPECIFIED) << c.name;
+    EXPECT_EQ(c.request->platform_overrides().ub_bytes(), 245760u) << c.name;
+    nz += p.format_b() == pb::FORMAT_FRACTAL_NZ;
+    pertoken += p.quant().pertoken_scale().dtype() != pb::DATA_TYPE_UNSPECIFIED;
+    batched += p.batch_a_size() > 0;
+    if (c.name == "qbmmv3_950_L206_llama2-001") {
+      // x1 [1, 4096, 8192] int8, x2 [1, 8192, 128] int8, a per-tensor uint64 scale [1].
+      EXPECT_EQ(p.m(), 4096);
+      EXPECT_EQ(p.k(), 8192);
+      EXPECT_EQ(p.n(), 128);
+      EXPECT_EQ(p.dtype_a(), pb::DATA_TYPE_INT8);
+      EXPECT_EQ(p.dtype_c(), pb::DATA_TYPE_FLOAT16);
+      EXPECT_THAT(p.batch_a(), ::testing::ElementsAre(1));
+      EXPECT_EQ(p.quant().scale().dtype(), pb::DATA_TYPE_UINT64);
+      EXPECT_THAT(p.quant().scale().shape(), ::testing::ElementsAre(1));
+      EXPECT_FALSE(p.has_bias());
+    }
+  }
+  EXPECT_GT(nz, 0);
+  EXPECT_GT(pertoken, 0);
+  EXPECT_GT(batched, 0);
+}
+
+// A word CANN's harness compares in part: only the bits outside the reset
+// range are judged.
+TEST(FirstQuantMismatchTest, PartlyComparedWordsIgnoreTheResetBits) {
+  Json expected = Json::parse(R"({"status": "GRAPH_SUCCESS",
+      "checks": "status_key_numblocks_words", "num_blocks": 8, "tiling_key": 131092,
+      "tiling_data_words": [7, 50331905], "compared_word_indices": [0],
+      "partially_compared_words": {"1": "bits 31:24 (biasDtype byte) reset"}})");
+  pb::TilingResponse response;
+  response.set_block_dim(8);
+  response.set_tiling_key(131092);
+  response.add_raw_words(7);
+  response.add_raw_words(0x00000101);  // the top byte differs: ignored
+  EXPECT_EQ(FirstQuantMismatch(expected, response), std::nullopt);
+  response.set_raw_words(1, 0x03000102);  // a compared bit differs
+  EXPECT_THAT(FirstQuantMismatch(expected, response).value_or(""), HasSubstr("word 1"));
+  response.set_tiling_key(131072);
+  EXPECT_THAT(FirstQuantMismatch(expected, response).value_or(""), HasSubstr("tiling_key"));
+}
+
 }  // namespace npu::client

@@ -16,7 +16,8 @@ TEST(NamesTest, DtypesAndFormats) {
   EXPECT_EQ(DataTypeFromName("float16").value(), pb::DATA_TYPE_FLOAT16);
   EXPECT_EQ(DataTypeFromName("bf16").value(), pb::DATA_TYPE_BFLOAT16);
   EXPECT_EQ(DataTypeFromName("float32").value(), pb::DATA_TYPE_FLOAT32);
-  EXPECT_THAT(DataTypeFromName("int8"), StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_EQ(DataTypeFromName("DT_INT8").value(), pb::DATA_TYPE_INT8);
+  EXPECT_THAT(DataTypeFromName("int2"), StatusIs(absl::StatusCode::kInvalidArgument));
   EXPECT_EQ(FormatFromName("FRACTAL_NZ").value(), pb::FORMAT_FRACTAL_NZ);
   EXPECT_EQ(FormatFromName("ND").value(), pb::FORMAT_ND);
   EXPECT_THAT(FormatFromName("NCHW"), StatusIs(absl::StatusCode::kInvalidArgument));

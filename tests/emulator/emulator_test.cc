@@ -51,6 +51,8 @@ double UnitRoundoff(DataType dtype) {
       return std::ldexp(1.0, -8);
     case DataType::kFloat32:
       return std::ldexp(1.0, -24);
+    default:  // the quantized types are not emulated
+      break;
   }
   return 1;
 }

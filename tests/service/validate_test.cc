@@ -35,7 +35,7 @@ TEST(ValidateRequestTest, DtypeBiasIsIgnoredWithoutBias) {
   pb::TilingRequest request = StreamKRequest();
   request.mutable_problem()->set_dtype_bias(pb::DATA_TYPE_UNSPECIFIED);
   EXPECT_THAT(ValidateRequest(request), IsOk());
-  request.mutable_problem()->set_dtype_bias(static_cast<pb::DataType>(9));
+  request.mutable_problem()->set_dtype_bias(static_cast<pb::DataType>(99));
   EXPECT_THAT(ValidateRequest(request),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("problem.dtype_bias")));
 }
@@ -75,7 +75,7 @@ TEST(ValidateRequestTest, OperatorAndFusedOpMustBeKnown) {
   request.mutable_problem()->set_op(pb::OPERATOR_FUSED_MATMUL);
   request.mutable_problem()->set_fused_op(pb::FUSED_OP_16CAST32);
   EXPECT_THAT(ValidateRequest(request), IsOk());
-  request.mutable_problem()->set_op(static_cast<pb::Operator>(4));
+  request.mutable_problem()->set_op(static_cast<pb::Operator>(99));
   EXPECT_THAT(ValidateRequest(request),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("problem.op")));
   request.mutable_problem()->set_op(pb::OPERATOR_BATCH_MATMUL_V3);

@@ -188,10 +188,10 @@ TEST(PlatformTest, ValidateChipNamesTheField) {
 }
 
 TEST(NamesTest, ParseRoundTrips) {
-  for (DataType dtype : {DataType::kFloat16, DataType::kBFloat16, DataType::kFloat32}) {
+  for (DataType dtype : kAllDataTypes) {
     EXPECT_EQ(*ParseDataType(DataTypeName(dtype)), dtype);
   }
-  EXPECT_THAT(ParseDataType("int8"), StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(ParseDataType("int2"), StatusIs(absl::StatusCode::kInvalidArgument));
   EXPECT_EQ(*ParseFormat("FRACTAL_NZ"), Format::kFractalNz);
   EXPECT_EQ(KernelModelName(KernelModel::kStreamKSplitK), "SK_SPLIT_K");
   EXPECT_EQ(L0cToOutName(L0cToOut::kNdFixpipe1To1), "ND_FIXPIPE_1_1");
