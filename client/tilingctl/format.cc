@@ -151,24 +151,26 @@ std::string FormatCompactTiling(const pb::TilingResponse& r) {
 
 std::vector<std::string> TilingFieldPositions(const pb::TilingResponse& r) {
   // The packing of the engine's TilingData::ForEachWord(): a 32-bit field
-  // takes the next whole word, 8-bit fields fill one byte after another (byte
-  // 0 first), and a 32-bit field after a partly filled word starts a new one.
+  // takes the next whole word, narrower fields (8 or 16 bits) fill one word
+  // from the low bits up, shown as word.byte, and a 32-bit field after a
+  // partly filled word starts a new one.
   std::vector<std::string> positions;
   positions.reserve(r.fields_size());
   int word = 0;
-  int bytes_in_word = 0;
+  uint32_t bits_in_word = 0;
   for (const pb::TilingField& field : r.fields()) {
-    if (field.bits() == 8) {
-      positions.push_back(absl::StrCat(word, ".", bytes_in_word));
-      if (++bytes_in_word == 4) {
+    if (field.bits() != 0 && field.bits() < 32) {
+      positions.push_back(absl::StrCat(word, ".", bits_in_word / 8));
+      bits_in_word += field.bits();
+      if (bits_in_word >= 32) {
         ++word;
-        bytes_in_word = 0;
+        bits_in_word = 0;
       }
       continue;
     }
-    if (bytes_in_word != 0) {
+    if (bits_in_word != 0) {
       ++word;
-      bytes_in_word = 0;
+      bits_in_word = 0;
     }
     positions.push_back(absl::StrCat(word));
     ++word;
@@ -183,13 +185,22 @@ std::string FormatTiling(const pb::TilingResponse& r) {
   absl::StrAppendFormat(&out, "%-16s %s\n", "strategy", r.strategy());
   absl::StrAppendFormat(&out, "%-16s %s\n", "detail", r.detail());
   absl::StrAppendFormat(&out, "%-16s %u (0x%x)\n", "tiling_key", r.tiling_key(), r.tiling_key());
-  absl::StrAppendFormat(&out, "  %-14s %s\n", "api_level", key.api_level_name());
-  absl::StrAppendFormat(&out, "  %-14s %s / %s\n", "trans_a/b", key.trans_a() ? "true" : "false",
-                        key.trans_b() ? "true" : "false");
-  absl::StrAppendFormat(&out, "  %-14s %u\n", "batch_model", key.batch_model());
-  absl::StrAppendFormat(&out, "  %-14s %s\n", "model", key.model_name());
-  absl::StrAppendFormat(&out, "  %-14s %s\n", "full_load", key.full_load_name());
-  absl::StrAppendFormat(&out, "  %-14s %s\n", "l0c2out", key.l0c2out_name());
+  if (key.fields_size() > 0) {
+    // A layout that lists its fields (QuantBatchMatmulV3's).
+    absl::StrAppendFormat(&out, "  %-14s %s\n", "layout", key.layout());
+    for (const pb::KeyField& field : key.fields()) {
+      absl::StrAppendFormat(&out, "  %-14s %u%s\n", field.name(), field.value(),
+                            field.value_name().empty() ? "" : " " + field.value_name());
+    }
+  } else {
+    absl::StrAppendFormat(&out, "  %-14s %s\n", "api_level", key.api_level_name());
+    absl::StrAppendFormat(&out, "  %-14s %s / %s\n", "trans_a/b", key.trans_a() ? "true" : "false",
+                          key.trans_b() ? "true" : "false");
+    absl::StrAppendFormat(&out, "  %-14s %u\n", "batch_model", key.batch_model());
+    absl::StrAppendFormat(&out, "  %-14s %s\n", "model", key.model_name());
+    absl::StrAppendFormat(&out, "  %-14s %s\n", "full_load", key.full_load_name());
+    absl::StrAppendFormat(&out, "  %-14s %s\n", "l0c2out", key.l0c2out_name());
+  }
   // Only FusedMatMul keys carry the epilogue and the inner precision.
   if (!key.fused_op_name().empty()) {
     absl::StrAppendFormat(&out, "  %-14s %s\n", "fused_op", key.fused_op_name());

@@ -119,6 +119,25 @@ ABSL_FLAG(bool, a_batch_interleaved, false,
           "batch_matmul_v3: A is a {1,0,2} view, stored [rows, batch, cols].");
 ABSL_FLAG(bool, b_batch_interleaved, false,
           "batch_matmul_v3: B is a {1,0,2} view, stored [rows, batch, cols].");
+ABSL_FLAG(std::string, scale_dtype, "",
+          "quant_batch_matmul_v3: the scale's dtype (uint64, int64, float32, bfloat16, "
+          "float8_e8m0); required for that operator.");
+ABSL_FLAG(std::vector<std::string>, scale_shape, {},
+          "quant_batch_matmul_v3: the scale's shape, comma-separated ([1], [n], per-block or MX).");
+ABSL_FLAG(std::string, pertoken_dtype, "",
+          "quant_batch_matmul_v3: the pertoken scale's dtype; empty: no pertoken scale.");
+ABSL_FLAG(std::vector<std::string>, pertoken_shape, {},
+          "quant_batch_matmul_v3: the pertoken scale's shape, comma-separated.");
+ABSL_FLAG(std::string, offset_dtype, "",
+          "quant_batch_matmul_v3: the offset's dtype (float32); empty: no offset.");
+ABSL_FLAG(std::vector<std::string>, offset_shape, {},
+          "quant_batch_matmul_v3: the offset's shape, comma-separated.");
+ABSL_FLAG(std::vector<std::string>, bias_shape, {},
+          "quant_batch_matmul_v3: the bias's shape, [n] (default) or batch,1,n.");
+ABSL_FLAG(std::vector<std::string>, group_size, {},
+          "quant_batch_matmul_v3: CANN's group sizes as m,n,k (0: inferred where CANN infers).");
+ABSL_FLAG(bool, without_tensor_api, false,
+          "quant_batch_matmul_v3: the runtime lacks the Tensor API (asc-devkit below 9.1.0).");
 
 // The platform and the decision.
 ABSL_FLAG(std::string, platform, "", "Platform profile (default: the server's, ascend950pr).");
@@ -254,7 +273,8 @@ int RunCommand(const std::string& command, const std::vector<std::string>& opera
   if (command == "calibrate") return RunCalibrate(client, operands[0]);
   if (command == "execute") return RunExecute(client);
   if (command == "graph") {
-    return RunGraph(client, operands[0], std::vector<std::string>(operands.begin() + 1, operands.end()));
+    return RunGraph(client, operands[0],
+                    std::vector<std::string>(operands.begin() + 1, operands.end()));
   }
   if (command == "platforms") return RunPlatforms(client);
   if (command == "health") return RunHealth(client);

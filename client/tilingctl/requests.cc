@@ -167,6 +167,56 @@ absl::Status ApplyOperatorFlags(pb::MatmulProblem* p) {
   return absl::OkStatus();
 }
 
+// One quant input from its dtype and shape flags; an empty dtype leaves it
+// absent.
+absl::Status ApplyQuantTensor(const char* name, const std::string& dtype,
+                              const std::vector<std::string>& shape, pb::QuantTensor* out) {
+  if (dtype.empty()) {
+    if (!shape.empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--", name, "-shape needs --", name, "-dtype"));
+    }
+    return absl::OkStatus();
+  }
+  absl::StatusOr<pb::DataType> parsed = DataTypeFromName(dtype);
+  if (!parsed.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--", name, "-dtype: ", parsed.status().message()));
+  }
+  out->set_dtype(*parsed);
+  return AppendDims(shape, absl::StrCat("--", name, "-shape").c_str(), out->mutable_shape());
+}
+
+// QuantBatchMatmulV3's scales, offset, bias shape, group sizes and runtime.
+absl::Status ApplyQuantFlags(pb::MatmulProblem* p) {
+  pb::QuantInputs quant;
+  absl::Status status = ApplyQuantTensor("scale", absl::GetFlag(FLAGS_scale_dtype),
+                                         absl::GetFlag(FLAGS_scale_shape), quant.mutable_scale());
+  status.Update(ApplyQuantTensor("pertoken", absl::GetFlag(FLAGS_pertoken_dtype),
+                                 absl::GetFlag(FLAGS_pertoken_shape),
+                                 quant.mutable_pertoken_scale()));
+  status.Update(ApplyQuantTensor("offset", absl::GetFlag(FLAGS_offset_dtype),
+                                 absl::GetFlag(FLAGS_offset_shape), quant.mutable_offset()));
+  status.Update(
+      AppendDims(absl::GetFlag(FLAGS_bias_shape), "--bias-shape", quant.mutable_bias_shape()));
+  if (!status.ok()) return status;
+  const std::vector<std::string> group = absl::GetFlag(FLAGS_group_size);
+  if (!group.empty()) {
+    google::protobuf::RepeatedField<int64_t> sizes;
+    status = AppendDims(group, "--group-size", &sizes);
+    if (!status.ok()) return status;
+    if (sizes.size() != 3) {
+      return absl::InvalidArgumentError("--group-size: expected m,n,k (three integers)");
+    }
+    quant.set_group_size_m(sizes[0]);
+    quant.set_group_size_n(sizes[1]);
+    quant.set_group_size_k(sizes[2]);
+  }
+  quant.set_without_tensor_api(absl::GetFlag(FLAGS_without_tensor_api));
+  if (quant.ByteSizeLong() > 0) *p->mutable_quant() = std::move(quant);
+  return absl::OkStatus();
+}
+
 // Sets the precision and determinism options and the slice view of A.
 void ApplyOptionFlags(pb::MatmulProblem* p) {
   p->set_hf32(absl::GetFlag(FLAGS_hf32));
@@ -296,6 +346,7 @@ absl::StatusOr<pb::TilingRequest> RequestFromFlags() {
   if (absl::Status status = ApplyLayoutFlags(p); !status.ok()) return status;
   ApplyOptionFlags(p);
   if (absl::Status status = ApplyOperatorFlags(p); !status.ok()) return status;
+  if (absl::Status status = ApplyQuantFlags(p); !status.ok()) return status;
   if (absl::Status status = ApplyDecisionFlags(&request); !status.ok()) return status;
   return request;
 }

@@ -9,6 +9,7 @@
 #include "google/protobuf/io/coded_stream.h"
 #include "server/service/convert.h"
 #include "server/service/provenance.h"
+#include "server/tiling/key_layout.h"
 
 namespace npu::server {
 namespace {
@@ -229,6 +230,22 @@ void PutTilingFields(Writer& out, const std::vector<tl::TilingField>& fields) {
 // The tiling key decoded, with CANN's names next to ours: users compare our
 // answers with CANN's by name.
 ABSL_ATTRIBUTE_ALWAYS_INLINE inline void PutDecodedKey(Writer& out, const tl::TilingKey& key) {
+  const tl::KeyLayoutSpec& layout = tl::KeyLayoutSpecOf(key.layout);
+  if (layout.listed) {
+    // A layout without fixed fields: its name and its table's fields.
+    PutMessage(out, pb::TilingResponse::kKeyFieldNumber, [&] {
+      PutString(out, pb::DecodedTilingKey::kLayoutFieldNumber, layout.name);
+      for (const tl::KeyFieldSpec& field : layout.fields) {
+        PutMessage(out, pb::DecodedTilingKey::kFieldsFieldNumber, [&] {
+          const uint64_t value = field.get(key);
+          PutString(out, pb::KeyField::kNameFieldNumber, field.name);
+          PutUint(out, pb::KeyField::kValueFieldNumber, value);
+          PutString(out, pb::KeyField::kValueNameFieldNumber, tl::KeyValueName(field, value));
+        });
+      }
+    });
+    return;
+  }
   PutMessage(out, pb::TilingResponse::kKeyFieldNumber, [&] {
     using Key = pb::DecodedTilingKey;
     PutEnum(out, Key::kApiLevelFieldNumber, ApiLevelToProto(key.api_level));
@@ -381,6 +398,7 @@ size_t EncodeAnswer(const tl::TilingDecision& decision, const tl::ChipSpec& chip
   PutUint(out, Response::kFromCacheFieldNumber, form.from_cache);
   PutWarnings(out, plan.warnings);
   if (full) PutProvenance(out, chip);
+  PutString(out, Response::kQuantModeFieldNumber, plan.quant_mode);
   return out.size();
 }
 

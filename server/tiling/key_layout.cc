@@ -95,6 +95,22 @@ constexpr KeyFieldSpec kFusedFields[] = {
 // QuantBatchMatmulV3 (CANN's ASCENDC_TPL_ARGS_DECL of the quant kernel,
 // quant_batch_matmul_v3_apt_tiling_key.h): ATRANS 2 bits, BTRANS 2, the
 // batch mode 4, the kernel type 8 and the API level 2, from the low bits up.
+constexpr std::string_view kQuantBatchModes[] = {"WITH_BATCH", "WITHOUT_BATCH"};
+constexpr std::string_view kQuantKernels[] = {
+    "NO_VEC_EPILOGUE_WITH_MMAPI",
+    "NO_VEC_EPILOGUE_CUSTOM_GMTOAL1_WITH_MMAPI",
+    "VEC_EPILOGUE_WITH_MMAPI",
+    "VEC_EPILOGUE_CUSTOM_GMTOAL1_WITH_MMAPI",
+    "VEC_EPILOGUE_WITH_CUSTOM_MM",
+    "VEC_EPILOGUE_CUSTOM_GMTOABL1_WITH_MMAPI",
+    "NO_VEC_EPILOGUE_WITH_BMMAPI",
+    "VEC_EPILOGUE_WITH_BMMAPI",
+    "NO_VEC_EPILOGUE_CUSTOM_GMTOBL1_WITH_MMAPI",
+    "NO_VEC_EPILOGUE_WITH_MMAPI_MX_L0C_PINGPONG",
+    "NO_VEC_EPILOGUE_CUSTOM_GMTOAL1_WITH_MMAPI_MX_L0C_PINGPONG",
+    "VEC_EPILOGUE_STREAMK"};
+constexpr std::string_view kQuantApiLevels[] = {"HIGH", "BASIC", "BLAZE"};
+
 constexpr KeyFieldSpec kQuantFields[] = {
     {"trans_a", 0, 2, 1, "ATRANS above 1",
      [](const TilingKey& k) { return static_cast<uint64_t>(k.trans_a); },
@@ -104,20 +120,21 @@ constexpr KeyFieldSpec kQuantFields[] = {
      [](TilingKey& k, uint64_t v) { k.trans_b = v != 0; }},
     {"batch_mode", 4, 4, 1, "BATCHMODE above 1",
      [](const TilingKey& k) { return static_cast<uint64_t>(k.batch_model); },
-     [](TilingKey& k, uint64_t v) { k.batch_model = static_cast<uint8_t>(v); }},
+     [](TilingKey& k, uint64_t v) { k.batch_model = static_cast<uint8_t>(v); }, kQuantBatchModes},
     {"kernel_type", 8, 8, 11, "KERNELTYPE above 11",
      [](const TilingKey& k) { return static_cast<uint64_t>(k.quant_kernel); },
-     [](TilingKey& k, uint64_t v) { k.quant_kernel = static_cast<uint8_t>(v); }},
+     [](TilingKey& k, uint64_t v) { k.quant_kernel = static_cast<uint8_t>(v); }, kQuantKernels},
     {"api_level", 16, 2, 2, "APILEVEL above 2",
      [](const TilingKey& k) { return static_cast<uint64_t>(k.api_level); },
-     [](TilingKey& k, uint64_t v) { k.api_level = static_cast<ApiLevel>(v); }},
+     [](TilingKey& k, uint64_t v) { k.api_level = static_cast<ApiLevel>(v); }, kQuantApiLevels},
 };
 
 constexpr KeyLayoutSpec kLayouts[] = {
     {KeyLayout::kMatMul, "MATMUL", kMatMulFields, /*reserved_mask=*/0xA0, "bad transpose bits",
      /*width=*/24},
     {KeyLayout::kFused, "FUSED", kFusedFields, /*reserved_mask=*/0, "", /*width=*/30},
-    {KeyLayout::kQuant, "QUANT", kQuantFields, /*reserved_mask=*/0, "", /*width=*/18},
+    {KeyLayout::kQuant, "QUANT", kQuantFields, /*reserved_mask=*/0, "", /*width=*/18,
+     /*listed=*/true},
 };
 
 constexpr bool InLayoutOrder() {
@@ -140,6 +157,10 @@ uint64_t Pack(const TilingKey& key) {
 }
 
 }  // namespace
+
+std::string_view KeyValueName(const KeyFieldSpec& field, uint64_t value) {
+  return value < field.value_names.size() ? field.value_names[value] : std::string_view();
+}
 
 const KeyLayoutSpec& KeyLayoutSpecOf(KeyLayout layout) {
   return kLayouts[static_cast<size_t>(layout)];

@@ -25,6 +25,8 @@ struct KeyFieldSpec {
   // The field's value in a key, and its inverse.
   uint64_t (*get)(const TilingKey& key) = nullptr;
   void (*set)(TilingKey& key, uint64_t value) = nullptr;
+  // CANN's names of the values, by value (empty: unnamed).
+  absl::Span<const std::string_view> value_names = {};
 };
 
 struct KeyLayoutSpec {
@@ -37,7 +39,13 @@ struct KeyLayoutSpec {
   std::string_view reserved_error;
   // Bits at or above `width` must be clear ("bits above <width - 1> set").
   int width = 64;
+  // The answer's decoded key lists this layout's fields as name / value
+  // pairs (the MatMul and Fused layouts have fixed fields of their own).
+  bool listed = false;
 };
+
+// CANN's name of `value` of `field`, or "" when it has none.
+std::string_view KeyValueName(const KeyFieldSpec& field, uint64_t value);
 
 // The table of `layout`.
 const KeyLayoutSpec& KeyLayoutSpecOf(KeyLayout layout);

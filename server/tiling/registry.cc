@@ -207,9 +207,8 @@ absl::StatusOr<TilingDecision> StrategyRegistry::DecideChecked(const MatmulProbl
         fault.SetPayload(kCannFaultPayload, absl::Cord(plan.status().message()));
         return fault;
       }
-      // A strategy that is CANN's choice but not ported says so; CANN's
-      // walk ends at failures it does not pass on.
-      if (code == absl::StatusCode::kUnimplemented || IsWalkEnding(plan.status())) {
+      // CANN's walk ends at failures it does not pass on.
+      if (IsWalkEnding(plan.status())) {
         return absl::Status(
             code, absl::StrCat(std::string(strategy->name()), ": ", plan.status().message()));
       }

@@ -517,6 +517,9 @@ struct TilingPlan {
   TilingKey key;
   uint32_t block_dim = 0;
   KernelType kernel_type = KernelType::kAicOnly;
+  // QuantBatchMatmulV3: the quant mode CANN inferred ("PERCHANNEL"...); empty
+  // for the other operators. A static string.
+  std::string_view quant_mode;
   uint64_t workspace_bytes = 0;
   BlockTiling block;  // zero for the vector-only strategies
   TilingData data;

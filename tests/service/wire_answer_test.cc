@@ -25,6 +25,7 @@
 #include "server/service/provenance.h"
 #include "server/service/tiling_service.h"
 #include "server/tiling/builtin_strategies.h"
+#include "server/tiling/key_layout.h"
 #include "tests/service/test_server.h"
 #include "tests/testing/byte_buffers.h"
 
@@ -71,21 +72,33 @@ void BuildReference(const tl::TilingDecision& decision, const tl::ChipSpec& chip
   response->set_tiling_key(plan.key.Encode());
   if (full) {
     pb::DecodedTilingKey* key = response->mutable_key();
-    key->set_api_level(ApiLevelToProto(plan.key.api_level));
-    key->set_api_level_name(std::string(tl::ApiLevelName(plan.key.api_level)));
-    key->set_trans_a(plan.key.trans_a);
-    key->set_trans_b(plan.key.trans_b);
-    key->set_batch_model(plan.key.batch_model);
-    key->set_model(KernelModelToProto(plan.key.model));
-    key->set_model_name(std::string(tl::KernelModelName(plan.key.model)));
-    key->set_full_load(FullLoadToProto(plan.key.full_load));
-    key->set_full_load_name(std::string(tl::FullLoadName(plan.key.full_load)));
-    key->set_l0c2out(L0cToOutToProto(plan.key.l0c2out));
-    key->set_l0c2out_name(std::string(tl::L0cToOutName(plan.key.l0c2out)));
-    if (plan.key.layout == tl::KeyLayout::kFused) {
-      key->set_fused_op(FusedOpToProto(plan.key.fused_op));
-      key->set_fused_op_name(std::string(tl::FusedOpKeyName(plan.key.fused_op)));
-      key->set_inner_precise(plan.key.inner_precise);
+    const tl::KeyLayoutSpec& layout = tl::KeyLayoutSpecOf(plan.key.layout);
+    if (layout.listed) {
+      key->set_layout(std::string(layout.name));
+      for (const tl::KeyFieldSpec& spec : layout.fields) {
+        pb::KeyField* field = key->add_fields();
+        field->set_name(std::string(spec.name));
+        field->set_value(static_cast<uint32_t>(spec.get(plan.key)));
+        field->set_value_name(std::string(tl::KeyValueName(spec, spec.get(plan.key))));
+      }
+    }
+    if (!layout.listed) {
+      key->set_api_level(ApiLevelToProto(plan.key.api_level));
+      key->set_api_level_name(std::string(tl::ApiLevelName(plan.key.api_level)));
+      key->set_trans_a(plan.key.trans_a);
+      key->set_trans_b(plan.key.trans_b);
+      key->set_batch_model(plan.key.batch_model);
+      key->set_model(KernelModelToProto(plan.key.model));
+      key->set_model_name(std::string(tl::KernelModelName(plan.key.model)));
+      key->set_full_load(FullLoadToProto(plan.key.full_load));
+      key->set_full_load_name(std::string(tl::FullLoadName(plan.key.full_load)));
+      key->set_l0c2out(L0cToOutToProto(plan.key.l0c2out));
+      key->set_l0c2out_name(std::string(tl::L0cToOutName(plan.key.l0c2out)));
+      if (plan.key.layout == tl::KeyLayout::kFused) {
+        key->set_fused_op(FusedOpToProto(plan.key.fused_op));
+        key->set_fused_op_name(std::string(tl::FusedOpKeyName(plan.key.fused_op)));
+        key->set_inner_precise(plan.key.inner_precise);
+      }
     }
     response->set_tiling_struct(std::string(plan.data.struct_name()));
     for (const tl::TilingField& field : plan.data.fields) {
@@ -126,6 +139,7 @@ void BuildReference(const tl::TilingDecision& decision, const tl::ChipSpec& chip
     *response->mutable_provenance() = EngineProvenance();
     response->mutable_provenance()->set_chip_fingerprint(ChipFingerprint(chip));
   }
+  response->set_quant_mode(std::string(plan.quant_mode));
 }
 
 pb::TilingResponse Reference(const tl::TilingDecision& decision, const tl::ChipSpec& chip,
@@ -219,6 +233,26 @@ TEST(WireAnswerTest, SameBytesAsProtobufForEdgeValues) {
                 {"BASIC_STREAM_K", true, true, "SK"},
                 {"", false, false, ""}};
   ExpectSameBytes(edge, chip);
+  // A QuantBatchMatmulV3 key: its fields listed by name, value and value name.
+  tl::TilingDecision quant = edge;
+  quant.plan.key = tl::TilingKey{};
+  quant.plan.key.layout = tl::KeyLayout::kQuant;
+  quant.plan.key.trans_b = true;
+  quant.plan.key.batch_model = 1;
+  quant.plan.key.quant_kernel = 11;
+  quant.plan.key.api_level = tl::ApiLevel::kTensor;
+  quant.plan.quant_mode = "PERCHANNEL";
+  ExpectSameBytes(quant, chip);
+  pb::TilingResponse listed;
+  DecisionToProto(quant, chip, &listed);
+  EXPECT_EQ(listed.tiling_key(), 0x20B14u);
+  EXPECT_EQ(listed.key().layout(), "QUANT");
+  ASSERT_EQ(listed.key().fields_size(), 5);
+  EXPECT_EQ(listed.key().fields(3).name(), "kernel_type");
+  EXPECT_EQ(listed.key().fields(3).value(), 11u);
+  EXPECT_EQ(listed.key().fields(3).value_name(), "VEC_EPILOGUE_STREAMK");
+  EXPECT_EQ(listed.key().model_name(), "");
+  EXPECT_EQ(listed.quant_mode(), "PERCHANNEL");
 
   tl::ChipSpec big = chip;
   big.name = std::string(130, 'c');

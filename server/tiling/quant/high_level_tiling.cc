@@ -47,8 +47,8 @@ UbTiling CalcPertokenUbTiling(const QuantFacts& facts, const ChipSpec& chip, uin
   // Per row: the INT32 input and the output, double-buffered, plus the
   // row's per-token scale, double-buffered. GE's raw dtype sizes, as CANN.
   const uint64_t pertoken_bytes = GeSizeOf(facts.pertoken);
-  const uint64_t row_bytes =
-      kDoubleBuffer * (kInt32Bytes + GeSizeOf(facts.y)) * ub.calc_n + kDoubleBuffer * pertoken_bytes;
+  const uint64_t row_bytes = kDoubleBuffer * (kInt32Bytes + GeSizeOf(facts.y)) * ub.calc_n +
+                             kDoubleBuffer * pertoken_bytes;
   uint64_t budget = chip.ub_bytes;
   // CANN takes the two reserves in 32-bit unsigned arithmetic.
   if (!facts.is_per_tensor) budget -= static_cast<uint32_t>(GeSizeOf(facts.scale) * ub.calc_n);
@@ -117,9 +117,9 @@ absl::StatusOr<HighLevelTiling> ComputeHighLevelTiling(const QuantFacts& facts,
   t.single_core_n = std::min(facts.n, w.base_n);
   t.single_core_k = facts.k;
   t.db_l0c = ChooseDbL0c(facts, chip, w.base_m, w.base_n);
-  ASSIGN_OR_RETURN(t.l1, ComputeL1Tiling(
-                             facts, chip, w.base_m, w.base_n, w.base_k,
-                             t.a_full_load ? L1TilingMode::kAFullLoad : L1TilingMode::kDefault));
+  ASSIGN_OR_RETURN(
+      t.l1, ComputeL1Tiling(facts, chip, w.base_m, w.base_n, w.base_k,
+                            t.a_full_load ? L1TilingMode::kAFullLoad : L1TilingMode::kDefault));
   if (facts.is_pertoken) t.ub = CalcPertokenUbTiling(facts, chip, w.base_m, w.base_n);
   return t;
 }
@@ -175,10 +175,9 @@ std::vector<uint32_t> WriteHighLevelWords(const QuantFacts& facts, const HighLev
   if (facts.is_mx) {
     // mxTypePara: 1 | 1 in the top bytes, then the scale factors of B and A
     // when both lie in 1..127, else 1 and 1.
-    const bool factors_ok = t.l1.scale_factor_a >= kMinScaleFactor &&
-                            t.l1.scale_factor_a <= kMaxScaleFactor &&
-                            t.l1.scale_factor_b >= kMinScaleFactor &&
-                            t.l1.scale_factor_b <= kMaxScaleFactor;
+    const bool factors_ok =
+        t.l1.scale_factor_a >= kMinScaleFactor && t.l1.scale_factor_a <= kMaxScaleFactor &&
+        t.l1.scale_factor_b >= kMinScaleFactor && t.l1.scale_factor_b <= kMaxScaleFactor;
     const uint32_t factor_a = factors_ok ? u32(t.l1.scale_factor_a) : kMinScaleFactor;
     const uint32_t factor_b = factors_ok ? u32(t.l1.scale_factor_b) : kMinScaleFactor;
     words[83] = kMinScaleFactor << 24 | kMinScaleFactor << 16 | factor_b << 8 | factor_a;

@@ -44,8 +44,7 @@ UbTiling CalcPertokenUbTiling(const QuantFacts& facts, const ChipSpec& chip, uin
 // and either 1, 2 or 4 M blocks dividing the cores, or one round of blocks.
 // When it holds, the block row takes the balanced height and the M
 // balancing is dropped.
-bool DecideHighLevelAFullLoad(const QuantFacts& facts, const ChipSpec& chip,
-                              SlidingWindow* window);
+bool DecideHighLevelAFullLoad(const QuantFacts& facts, const ChipSpec& chip, SlidingWindow* window);
 
 // The vector cores dequantize the output (HasVecPostProcess): a float
 // per-channel scale, a per-token scale, the bf16 mix or per-block, and not

@@ -125,9 +125,8 @@ absl::Status MxScaleFactors(const QuantFacts& facts, uint64_t base_m, uint64_t b
         absl::StrCat("L1: A and B loads (", ab_bytes, " bytes) exceed ", left_bytes));
   }
   const uint64_t k_l1 = std::min(l1->step_ka, l1->step_kb) * base_k;
-  const uint64_t group_bytes =
-      (BytesOf(base_m, facts.pertoken) + BytesOf(base_n, facts.scale)) * kMxScalesPerKGroup *
-      kDoubleBuffer;
+  const uint64_t group_bytes = (BytesOf(base_m, facts.pertoken) + BytesOf(base_n, facts.scale)) *
+                               kMxScalesPerKGroup * kDoubleBuffer;
   if (group_bytes == 0 || k_l1 == 0) {
     return absl::FailedPreconditionError("L1: zero MX scale group or K load");
   }
@@ -204,11 +203,11 @@ absl::StatusOr<L1Tiling> ComputeL1Tiling(const QuantFacts& facts, const ChipSpec
     uint64_t rest = *left - a_bytes;
     if (facts.is_mx) {
       // A's whole scale stays too, 32-byte aligned.
-      const uint64_t a_scale_bytes = CeilAlign(
-          BytesOf(std::min(facts.m, base_m) *
-                      CeilAlign(CeilDiv(facts.k, kMxScaleGroup), kMxScalesPerKGroup),
-                  facts.pertoken),
-          kReduceBlockBytes);
+      const uint64_t a_scale_bytes =
+          CeilAlign(BytesOf(std::min(facts.m, base_m) *
+                                CeilAlign(CeilDiv(facts.k, kMxScaleGroup), kMxScalesPerKGroup),
+                            facts.pertoken),
+                    kReduceBlockBytes);
       if (rest < a_scale_bytes) {
         return absl::FailedPreconditionError(
             absl::StrCat("L1: A's MX scale (", a_scale_bytes, " bytes) exceeds ", rest));

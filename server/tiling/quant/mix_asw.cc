@@ -26,8 +26,8 @@ absl::StatusOr<QuantPlan> MixAswStrategy::DoTiling(const QuantFacts& given,
                                                    const ChipSpec& chip) const {
   // Each cube core's output is dequantized by its two vector cores.
   if (chip.aiv_num != kVectorCoresPerCube * chip.aic_num) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "MIX_ASW needs aiv_num == 2 * aic_num, got ", chip.aiv_num, " / ", chip.aic_num));
+    return absl::FailedPreconditionError(absl::StrCat("MIX_ASW needs aiv_num == 2 * aic_num, got ",
+                                                      chip.aiv_num, " / ", chip.aic_num));
   }
   const bool int4_pair = IsInt4Pair(given);
   QuantFacts facts = given;

@@ -1,5 +1,7 @@
 #include "server/tiling/quant/quant_adapter.h"
 
+#include <cassert>
+#include <iterator>
 #include <memory>
 #include <string>
 #include <utility>
@@ -7,11 +9,16 @@
 #include "absl/strings/str_cat.h"
 #include "server/tiling/cann_fault.h"
 #include "server/tiling/kernel_table.h"
+#include "server/tiling/quant/cube_asw.h"
 #include "server/tiling/quant/cube_basic_api_asw.h"
+#include "server/tiling/quant/mix_asw.h"
+#include "server/tiling/quant/mix_basic_api_asw.h"
+#include "server/tiling/quant/mx_basic_api_asw.h"
 #include "server/tiling/quant/perblock_basic_api_asw.h"
 #include "server/tiling/quant/quant_capability.h"
 #include "server/tiling/quant/quant_dtype.h"
 #include "server/tiling/quant/quant_strategy.h"
+#include "server/tiling/quant/stream_k_tiling.h"
 #include "server/tiling/status_macros.h"
 #include "server/tiling/strategy.h"
 #include "server/tiling/tiling_data.h"
@@ -48,40 +55,23 @@ class PortedStrategy final : public Strategy {
   std::unique_ptr<QuantStrategy> strategy_;
 };
 
-// A strategy whose tiling is not ported: CANN's capability test only.
-class NotPortedStrategy final : public Strategy {
- public:
-  explicit NotPortedStrategy(QuantStrategyId id) : id_(id) {}
-  std::string_view name() const override { return QuantStrategyName(id_); }
-  Capability IsCapable(const MatmulProblem& /*problem*/, const ProblemFacts& facts,
-                       const ChipSpec& chip) const override {
-    std::string reason;
-    const bool ok = IsStrategyCapable(id_, facts.quant, chip, facts.explain ? &reason : nullptr);
-    return {ok, std::move(reason)};
-  }
-  absl::StatusOr<TilingPlan> DoTiling(const MatmulProblem& /*problem*/,
-                                      const ProblemFacts& /*facts*/,
-                                      const ChipSpec& /*chip*/) const override {
-    return absl::UnimplementedError(absl::StrCat(
-        "CANN may tile this QuantBatchMatmulV3 problem with ", std::string(name()),
-        id_ == QuantStrategyId::kMxStreamK ? " (its Stream-K cost model decides)" : "",
-        ", whose tiling the engine does not have yet; no other strategy's plan is given"));
-  }
-
- private:
-  QuantStrategyId id_;
-};
-
-std::unique_ptr<Strategy> StrategyOf(QuantStrategyId id) {
-  switch (id) {
-    case QuantStrategyId::kCubeBasicApiAsw:
-      return std::make_unique<PortedStrategy>(std::make_unique<CubeBasicApiAswStrategy>());
-    case QuantStrategyId::kPerblockBasicApiAsw:
-      return std::make_unique<PortedStrategy>(std::make_unique<PerblockBasicApiAswStrategy>());
-    default:
-      return std::make_unique<NotPortedStrategy>(id);
-  }
+template <typename T>
+std::unique_ptr<QuantStrategy> Make() {
+  return std::make_unique<T>();
 }
+
+// CANN's seven strategies, indexed by QuantStrategyId.
+using Factory = std::unique_ptr<QuantStrategy> (*)();
+constexpr Factory kFactories[] = {
+    Make<MxStreamKStrategy>,            // kMxStreamK
+    Make<MxBasicApiAswStrategy>,        // kMxBasicApiAsw
+    Make<CubeBasicApiAswStrategy>,      // kCubeBasicApiAsw
+    Make<CubeAswStrategy>,              // kCubeAsw
+    Make<MixBasicApiAswStrategy>,       // kMixBasicApiAsw
+    Make<MixAswStrategy>,               // kMixAsw
+    Make<PerblockBasicApiAswStrategy>,  // kPerblockBasicApiAsw
+};
+static_assert(std::size(kFactories) == kQuantStrategyOrder.size());
 
 // The struct of a plan: its word count, and for 38 words the struct every
 // basic-API kernel shares.
@@ -99,6 +89,15 @@ uint64_t FieldOr(const TilingData& data, std::string_view name, uint64_t fallbac
 
 }  // namespace
 
+std::string_view QuantModeName(const QuantFacts& facts) {
+  if (facts.is_mx) return "MX";
+  if (facts.is_per_block) return facts.group_size_m == 1 ? "PERTILE" : "PERBLOCK";
+  if (facts.is_double_scale) return "DOUBLE_SCALE";
+  if (facts.is_pertoken) return "PERTOKEN";
+  if (facts.is_per_channel) return "PERCHANNEL";
+  return "PERTENSOR";
+}
+
 absl::StatusOr<TilingPlan> PlanOfQuant(const QuantPlan& quant, const QuantFacts& facts) {
   ASSIGN_OR_RETURN(const KernelId kernel, KernelOfWords(quant.words.size()));
   TilingPlan plan;
@@ -114,6 +113,7 @@ absl::StatusOr<TilingPlan> PlanOfQuant(const QuantPlan& quant, const QuantFacts&
   plan.block_dim = quant.block_dim;
   plan.workspace_bytes = quant.workspace_bytes;
   plan.kernel_type = IsFourBit(facts.x1) ? KernelType::kMixed1To2 : KernelTypeOf(kernel, key);
+  plan.quant_mode = QuantModeName(facts);
   // The block sizes, as the struct states them.
   const TilingData& d = plan.data;
   BlockTiling& b = plan.block;
@@ -136,7 +136,11 @@ absl::StatusOr<TilingPlan> PlanOfQuant(const QuantPlan& quant, const QuantFacts&
 absl::Status RegisterQuantStrategies(StrategyRegistry& registry) {
   absl::Status status;
   for (QuantStrategyId id : kQuantStrategyOrder) {
-    status.Update(registry.Add(StrategyOf(id), MatmulOp::kQuantBatchMatmulV3));
+    std::unique_ptr<QuantStrategy> strategy = kFactories[static_cast<size_t>(id)]();
+    // The table and the ids agree on every name.
+    assert(strategy->name() == QuantStrategyName(id));
+    status.Update(registry.Add(std::make_unique<PortedStrategy>(std::move(strategy)),
+                               MatmulOp::kQuantBatchMatmulV3));
   }
   return status;
 }

@@ -1,10 +1,8 @@
 // QuantBatchMatmulV3's strategies in the engine's registry: each of CANN's
 // seven DAV_3510 strategies, in CANN's order, as a Strategy that reads the
 // parsed problem (ProblemFacts::quant) and turns its CANN words into a plan.
-// A strategy whose tiling is not ported yet still answers CANN's capability
-// test, so the walk passes it exactly where CANN's would; where CANN would
-// take it, the answer is UNIMPLEMENTED naming the strategy, never another
-// strategy's plan. Part of `npu_tiling`.
+// A capable strategy that fails ends the walk, as in CANN. Part of
+// `npu_tiling`.
 #ifndef NPU_SERVER_TILING_QUANT_QUANT_ADAPTER_H_
 #define NPU_SERVER_TILING_QUANT_QUANT_ADAPTER_H_
 
@@ -17,6 +15,10 @@ namespace npu::tiling::quant {
 
 // Adds the seven strategies to `registry` for MatmulOp::kQuantBatchMatmulV3.
 absl::Status RegisterQuantStrategies(StrategyRegistry& registry);
+
+// The name of the quant mode CANN inferred (TilingResponse.quant_mode):
+// MX, PERBLOCK / PERTILE, DOUBLE_SCALE, PERTOKEN, PERCHANNEL or PERTENSOR.
+std::string_view QuantModeName(const QuantFacts& facts);
 
 // The engine's plan of a QuantPlan: the key in the quant layout, the struct
 // its word count names, the block sizes a launch check reads, and the kernel

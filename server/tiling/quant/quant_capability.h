@@ -7,10 +7,9 @@
 //  - INT4 x INT4: CUBE_BASIC_API_ASW and MIX_ASW judge (and, when they accept,
 //    tile) such a problem as INT8 x INT8; every other strategy sees INT4.
 //  - MX_STREAMK accepts only when its cost model (the "benefit gate",
-//    qbmm_streamk_tiling.cpp EvaluateStreamKBenefitGate) admits the problem.
-//    That gate is NOT ported: StreamKInputCapable() answers everything the
-//    gate is conditioned on, and IsStrategyCapable(kMxStreamK) returns that
-//    answer, i.e. it may say yes where CANN's gate declines.
+//    stream_k_tiling.h) admits the problem. IsStrategyCapable(kMxStreamK)
+//    answers only what the gate is conditioned on (StreamKInputCapable());
+//    MxStreamKStrategy::IsCapable adds the gate.
 // Part of `npu_tiling`.
 #ifndef NPU_SERVER_TILING_QUANT_QUANT_CAPABILITY_H_
 #define NPU_SERVER_TILING_QUANT_QUANT_CAPABILITY_H_
@@ -45,8 +44,8 @@ inline constexpr std::array<QuantStrategyId, 7> kQuantStrategyOrder = {
 // CANN's name of the strategy ("MX_STREAMK", ...).
 std::string_view QuantStrategyName(QuantStrategyId id);
 
-// Whether strategy `id` accepts the problem (MX_STREAMK: without its benefit
-// gate, see the file comment). `reason`, when not null, gets a short note.
+// Whether strategy `id` accepts the problem (MX_STREAMK: its inputs only,
+// without its benefit gate; see the file comment). `reason`, when not null, gets a short note.
 bool IsStrategyCapable(QuantStrategyId id, const QuantFacts& facts, const ChipSpec& chip,
                        std::string* reason);
 
@@ -101,7 +100,7 @@ bool IsPertensorStreamKInput(const QuantFacts& facts);
 // Everything MX_STREAMK checks before its benefit gate: the input kind, no
 // batch, aiv == 2 * aic, deterministic level <= 1, the Tensor API. The gate
 // and the all-Stream-K condition for post-dequant bias (which needs the
-// gate's tile count) are not ported.
+// gate's tile count) are MxStreamKStrategy's (stream_k_tiling.h).
 bool StreamKInputCapable(const QuantFacts& facts, const ChipSpec& chip, std::string* reason);
 
 }  // namespace npu::tiling::quant

@@ -23,7 +23,6 @@
 #include <string_view>
 
 #include "absl/status/statusor.h"
-#include "server/tiling/quant/base_block_calculator.h"
 #include "server/tiling/quant/quant_facts.h"
 #include "server/tiling/quant/quant_strategy.h"
 #include "server/tiling/types.h"
@@ -33,7 +32,7 @@ namespace npu::tiling::quant {
 // The gate's verdict, with the quantities it was decided on.
 struct StreamKGateResult {
   bool admit = false;
-  std::string_view reason = "reject";  // CANN's reason tag ("mte2_reuse_saving", ...)
+  const char* reason = "reject";  // CANN's reason tag ("mte2_reuse_saving", ...)
   // The sliding-window side: the shadow of what the ASW strategies would
   // pick (or the best searched candidate when there is no shadow).
   uint64_t aswt_mn_count = 0;
@@ -56,11 +55,6 @@ struct StreamKGateResult {
 // accepts.
 StreamKGateResult EvaluateStreamKGate(const QuantFacts& facts, const ChipSpec& chip);
 
-// The base block CANN's sliding-window strategies would use, as the gate's
-// "ASWT shadow" sees it: BaseBlockCalculator DEFAULT without batch spread,
-// including (for MX) the 2-3-round load-balancing search.
-absl::StatusOr<BaseBlock> AswtShadowBaseBlock(const QuantFacts& facts, const ChipSpec& chip);
-
 // BaseBlockCalculator's STREAMK mode.
 struct StreamKBlock {
   uint64_t base_m = 0, base_n = 0, base_k = 0;
@@ -76,8 +70,8 @@ absl::StatusOr<StreamKBlock> ComputeStreamKBlock(const QuantFacts& facts, const 
 
 // L1TilingDataCalculator's STREAMK mode.
 struct StreamKL1 {
-  uint64_t step_k = 0;   // stepKa == stepKb
-  uint64_t depth_k = 0;  // depthA1 == depthB1 == 2 * step_k
+  uint64_t step_k = 0;                              // stepKa == stepKb
+  uint64_t depth_k = 0;                             // depthA1 == depthB1 == 2 * step_k
   uint64_t scale_factor_a = 1, scale_factor_b = 1;  // MX only
 };
 

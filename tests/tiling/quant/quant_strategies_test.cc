@@ -406,9 +406,9 @@ std::string FirstCapable(const QuantFacts& facts, const ChipSpec& chip) {
   return "";
 }
 
-class GoldenTest : public testing::TestWithParam<GoldenCase> {};
+class CubePerblockGoldenTest : public testing::TestWithParam<GoldenCase> {};
 
-TEST_P(GoldenTest, MatchesCann) {
+TEST_P(CubePerblockGoldenTest, MatchesCann) {
   const GoldenCase& c = GetParam();
   const QuantFacts facts = FactsOf(c);
   const ChipSpec chip = TestChip(c.aic, c.aiv);
@@ -441,7 +441,8 @@ std::string CaseName(const testing::TestParamInfo<GoldenCase>& info) {
   return name;
 }
 
-INSTANTIATE_TEST_SUITE_P(Cann950, GoldenTest, testing::ValuesIn(kGoldenCases), CaseName);
+INSTANTIATE_TEST_SUITE_P(Cann950, CubePerblockGoldenTest, testing::ValuesIn(kGoldenCases),
+                         CaseName);
 
 const GoldenCase& FindCase(Expected strategy) {
   for (const GoldenCase& c : kGoldenCases) {
