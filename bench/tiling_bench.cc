@@ -4,15 +4,20 @@
 // take an argument: 1 formats the trace and the plan's detail (a FULL
 // answer, or one with the trace), 0 does not (what a COMPACT answer needs).
 // MatMulV3 runs on the golden shapes and a grid; BatchMatMulV3 and
-// FusedMatMul on problems that reach each of their batched strategies.
+// FusedMatMul on problems that reach each of their batched strategies;
+// QuantBatchMatmulV3 on the golden shapes CANN tiles (its parse and checks,
+// the walk over its seven strategies and the chosen one's tiling).
 //
 //   build/bin/tiling_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
 #include <chrono>
+#include <fstream>
+#include <string>
 #include <vector>
 
+#include "nlohmann/json.hpp"
 #include "server/tiling/builtin_strategies.h"
 #include "tests/testing/golden_cases.h"
 
@@ -110,6 +115,90 @@ std::vector<Workload> FusedMatMulWorkloads() {
       p.fused.op = op;
       out.push_back({p, chip});
     }
+  }
+  return out;
+}
+
+// A GE dtype name of the quant goldens ("DT_INT8", "DT_BF16"...).
+DataType QuantDtype(const nlohmann::json& dtype) {
+  const std::string name = dtype.at("ge").get<std::string>();
+  static const std::pair<const char*, DataType> kNames[] = {
+      {"DT_FLOAT16", DataType::kFloat16},
+      {"DT_BF16", DataType::kBFloat16},
+      {"DT_FLOAT", DataType::kFloat32},
+      {"DT_INT8", DataType::kInt8},
+      {"DT_INT4", DataType::kInt4},
+      {"DT_FLOAT8_E4M3FN", DataType::kFloat8E4M3},
+      {"DT_FLOAT8_E5M2", DataType::kFloat8E5M2},
+      {"DT_HIFLOAT8", DataType::kHiFloat8},
+      {"DT_FLOAT4_E2M1", DataType::kFloat4E2M1},
+      {"DT_FLOAT8_E8M0", DataType::kFloat8E8M0},
+      {"DT_INT32", DataType::kInt32},
+      {"DT_INT64", DataType::kInt64},
+      {"DT_UINT64", DataType::kUint64}};
+  for (const auto& [ge, dtype_value] : kNames) {
+    if (name == ge) return dtype_value;
+  }
+  return DataType::kFloat16;
+}
+
+std::vector<int64_t> LeadingDims(const nlohmann::json& shape) {
+  std::vector<int64_t> dims = shape.get<std::vector<int64_t>>();
+  dims.resize(dims.size() >= 2 ? dims.size() - 2 : 0);
+  return dims;
+}
+
+// QuantBatchMatmulV3's golden cases CANN tiles (tests/data/cann950_quant).
+std::vector<Workload> QuantWorkloads() {
+  std::ifstream in(NPU_CONFORMANCE_QUANT_CASES);
+  const nlohmann::json root = nlohmann::json::parse(in);
+  std::vector<Workload> out;
+  for (const nlohmann::json& c : root.at("cases")) {
+    if (c.at("expected").at("status") != "GRAPH_SUCCESS") continue;
+    const nlohmann::json& in_ = c.at("inputs");
+    const nlohmann::json& shapes = in_.at("shapes");
+    MatmulProblem p;
+    p.op = MatmulOp::kQuantBatchMatmulV3;
+    p.m = in_.at("m");
+    p.n = in_.at("n");
+    p.k = in_.at("k");
+    p.trans_a = in_.at("trans_a");
+    p.trans_b = in_.at("trans_b");
+    p.dtype_a = QuantDtype(in_.at("dtype_x1"));
+    p.dtype_b = QuantDtype(in_.at("dtype_x2"));
+    p.dtype_c = QuantDtype(in_.at("dtype_y"));
+    p.batch.a = LeadingDims(shapes.at("x1").at("origin"));
+    p.batch.b = LeadingDims(shapes.at("x2").at("origin"));
+    p.batch.c = LeadingDims(shapes.at("y"));
+    if (in_.at("format_x2") == "FRACTAL_NZ") {
+      p.format_b = Format::kFractalNz;
+      p.storage_shape_b = shapes.at("x2").at("storage").get<std::vector<int64_t>>();
+    }
+    const auto tensor = [&](const char* shape, const char* dtype, QuantTensorSpec& out_spec) {
+      out_spec.present = true;
+      out_spec.dtype = QuantDtype(in_.at(dtype));
+      out_spec.shape = shapes.at(shape).get<std::vector<int64_t>>();
+    };
+    tensor("scale", "dtype_scale", p.quant.scale);
+    if (in_.at("has_pertoken_scale"))
+      tensor("pertoken_scale", "dtype_pertoken_scale", p.quant.pertoken);
+    if (in_.at("has_offset")) tensor("offset", "dtype_offset", p.quant.offset);
+    if (in_.at("has_bias")) {
+      p.has_bias = true;
+      p.dtype_bias = QuantDtype(in_.at("dtype_bias"));
+      p.quant.bias_shape = shapes.at("bias").get<std::vector<int64_t>>();
+    }
+    const int64_t group = in_.at("attrs").at("group_size");
+    p.quant.group_size_k = group & 0xFFFF;
+    p.quant.group_size_n = (group >> 16) & 0xFFFF;
+    p.quant.group_size_m = (group >> 32) & 0xFFFF;
+    p.deterministic_level = in_.at("deterministic_level");
+    ChipSpec chip = *FindPlatform(kDefaultPlatform);
+    const nlohmann::json& platform = in_.at("platform");
+    chip.aic_num = platform.at("aic_num");
+    chip.aiv_num = platform.at("aiv_num");
+    chip.ub_bytes = platform.at("ub");
+    out.push_back({p, chip});
   }
   return out;
 }
@@ -217,6 +306,12 @@ void BM_MedianOverFusedMatMulShapes(benchmark::State& state) {
   MedianOverShapes(state, workloads);
 }
 BENCHMARK(BM_MedianOverFusedMatMulShapes)->ArgName("explain")->Arg(1)->Arg(0)->Iterations(20);
+
+void BM_MedianOverQuantGoldenShapes(benchmark::State& state) {
+  static const std::vector<Workload> workloads = QuantWorkloads();
+  MedianOverShapes(state, workloads);
+}
+BENCHMARK(BM_MedianOverQuantGoldenShapes)->ArgName("explain")->Arg(1)->Arg(0)->Iterations(20);
 
 }  // namespace
 }  // namespace npu::tiling

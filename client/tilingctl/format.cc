@@ -206,6 +206,8 @@ std::string FormatTiling(const pb::TilingResponse& r) {
     absl::StrAppendFormat(&out, "  %-14s %s\n", "fused_op", key.fused_op_name());
     absl::StrAppendFormat(&out, "  %-14s %u\n", "inner_precise", key.inner_precise());
   }
+  if (!r.quant_mode().empty())
+    absl::StrAppendFormat(&out, "%-16s %s\n", "quant_mode", r.quant_mode());
   absl::StrAppendFormat(&out, "%-16s %s\n", "kernel_type", r.kernel_type_name());
   absl::StrAppendFormat(&out, "%-16s %u\n", "block_dim", r.block_dim());
   absl::StrAppendFormat(&out, "%-16s %u bytes\n", "workspace", r.workspace_bytes());

@@ -79,7 +79,9 @@ void DeriveBatchFacts(const MatmulProblem& problem, ProblemFacts& facts) {
 
 }  // namespace
 
-ProblemFacts DeriveFacts(const MatmulProblem& problem) {
+ProblemFacts DeriveFacts(const MatmulProblem& problem) { return DeriveFacts(problem, nullptr); }
+
+ProblemFacts DeriveFacts(const MatmulProblem& problem, const quant::QuantFacts* parsed) {
   ProblemFacts facts;
   facts.m = static_cast<uint64_t>(problem.m);
   facts.n = static_cast<uint64_t>(problem.n);
@@ -105,9 +107,13 @@ ProblemFacts DeriveFacts(const MatmulProblem& problem) {
   }
   if (problem.op == MatmulOp::kQuantBatchMatmulV3) {
     // Validated problems parse; the parse is CANN's, shared by its strategies.
-    absl::StatusOr<quant::QuantFacts> parsed =
-        quant::ParseQuantRequest(quant::QuantRequestOf(problem));
-    if (parsed.ok()) facts.quant = *std::move(parsed);
+    if (parsed != nullptr) {
+      facts.quant = *parsed;
+    } else if (absl::StatusOr<quant::QuantFacts> fresh =
+                   quant::ParseQuantRequest(quant::QuantRequestOf(problem));
+               fresh.ok()) {
+      facts.quant = *std::move(fresh);
+    }
     return facts;
   }
   if (OperatorSpecOf(problem.op).batched) DeriveBatchFacts(problem, facts);
@@ -137,8 +143,9 @@ absl::StatusOr<TilingDecision> StrategyRegistry::Decide(const MatmulProblem& pro
                                                         const ChipSpec& chip,
                                                         const DecideOptions& options) const {
   RETURN_IF_ERROR(ValidateChip(chip));
-  RETURN_IF_ERROR(ValidateProblem(problem));
-  return DecideChecked(problem, chip, options);
+  std::optional<quant::QuantFacts> parsed;
+  RETURN_IF_ERROR(ValidateProblem(problem, &parsed));
+  return DecideChecked(problem, chip, options, parsed.has_value() ? &*parsed : nullptr);
 }
 
 absl::StatusOr<TilingDecision> StrategyRegistry::Decide(const CheckedInputs& inputs,
@@ -146,12 +153,12 @@ absl::StatusOr<TilingDecision> StrategyRegistry::Decide(const CheckedInputs& inp
   if (!inputs.complete()) {
     return absl::FailedPreconditionError("the problem and the chip must be checked first");
   }
-  return DecideChecked(inputs.problem(), inputs.chip(), options);
+  return DecideChecked(inputs.problem(), inputs.chip(), options, inputs.quant());
 }
 
-absl::StatusOr<TilingDecision> StrategyRegistry::DecideChecked(const MatmulProblem& problem,
-                                                               const ChipSpec& chip,
-                                                               const DecideOptions& options) const {
+absl::StatusOr<TilingDecision> StrategyRegistry::DecideChecked(
+    const MatmulProblem& problem, const ChipSpec& chip, const DecideOptions& options,
+    const quant::QuantFacts* parsed) const {
   // Always: a chip can be valid and still not one CANN's tiling covers.
   RETURN_IF_ERROR(ValidateTilingArch(chip));
   RETURN_IF_ERROR(ValidateProblemForChip(problem, chip));
@@ -159,7 +166,7 @@ absl::StatusOr<TilingDecision> StrategyRegistry::DecideChecked(const MatmulProbl
   const std::vector<std::unique_ptr<Strategy>>& list = ListOf(problem.op);
   // MatMulV3's capable strategies never fail (see the class comment).
   const bool falls_through = OperatorSpecOf(problem.op).walk == WalkPolicy::kFallThrough;
-  ProblemFacts facts = DeriveFacts(problem);
+  ProblemFacts facts = DeriveFacts(problem, parsed);
   facts.explain = options.explain || forced;
   facts.describe = options.describe;
 

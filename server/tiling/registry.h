@@ -68,8 +68,10 @@ class StrategyRegistry {
                                         const DecideOptions& options = {}) const;
 
  private:
+  // `parsed`: QuantBatchMatmulV3's parse of `problem` by ValidateProblem().
   absl::StatusOr<TilingDecision> DecideChecked(const MatmulProblem& problem, const ChipSpec& chip,
-                                               const DecideOptions& options) const;
+                                               const DecideOptions& options,
+                                               const quant::QuantFacts* parsed) const;
 
   const std::vector<std::unique_ptr<Strategy>>& ListOf(MatmulOp op) const {
     return strategies_[static_cast<int>(op)];

@@ -11,6 +11,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -70,8 +71,9 @@ struct ProblemFacts {
   bool explain = true;
   bool describe = true;
   // QuantBatchMatmulV3: the problem after CANN's parse (quant/quant_parse.h);
-  // its strategies read only this.
-  quant::QuantFacts quant;
+  // its strategies read only this. Empty for the other operators (and so
+  // free to make for them).
+  std::optional<quant::QuantFacts> quant;
 };
 
 // The text absl::StrCat(pieces...) would give, kept as its pieces
@@ -89,6 +91,9 @@ LazyText Describe(const ProblemFacts& facts, Pieces&&... pieces) {
 }
 
 ProblemFacts DeriveFacts(const MatmulProblem& problem);
+// The same with a QuantBatchMatmulV3 problem's parse already made
+// (ValidateProblem()); null parses again.
+ProblemFacts DeriveFacts(const MatmulProblem& problem, const quant::QuantFacts* parsed);
 
 class Strategy {
  public:

@@ -221,7 +221,10 @@ struct QuantInputs {
   // The runtime's asc-devkit has the Tensor API (version 9.1.0 or later).
   bool tensor_api = true;
 
-  bool IsDefault() const { return *this == QuantInputs{}; }
+  bool IsDefault() const {
+    return !scale.present && !pertoken.present && !offset.present && bias_shape.empty() &&
+           group_size_m == 0 && group_size_n == 0 && group_size_k == 0 && tensor_api;
+  }
   bool operator==(const QuantInputs& o) const {
     return scale == o.scale && pertoken == o.pertoken && offset == o.offset &&
            bias_shape == o.bias_shape && group_size_m == o.group_size_m &&

@@ -397,7 +397,8 @@ absl::Status CheckX3Batch(const MatmulProblem& p) {
 
 // QuantBatchMatmulV3: the fields it does not read, then CANN's parse and
 // checker on the problem as its tiling context would hold it.
-absl::Status ValidateQuantProblem(const MatmulProblem& p) {
+absl::Status ValidateQuantProblem(const MatmulProblem& p,
+                                  std::optional<quant::QuantFacts>* parsed) {
   if (p.hf32) return Invalid("field hf32 is not valid for QuantBatchMatmulV3");
   if (p.batch.a_interleaved || p.batch.b_interleaved) {
     return Invalid(absl::StrCat("field ", p.batch.a_interleaved ? "a" : "b",
@@ -410,7 +411,10 @@ absl::Status ValidateQuantProblem(const MatmulProblem& p) {
     return Invalid(
         absl::StrCat("field deterministic_level=", p.deterministic_level, " must be in [0, 3]"));
   }
-  return quant::ParseQuantRequest(quant::QuantRequestOf(p)).status();
+  absl::StatusOr<quant::QuantFacts> facts = quant::ParseQuantRequest(quant::QuantRequestOf(p));
+  if (!facts.ok()) return facts.status();
+  if (parsed != nullptr) parsed->emplace(*std::move(facts));
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -427,10 +431,12 @@ absl::Status ValidateProblemForChip(const MatmulProblem& p, const ChipSpec& chip
   return absl::OkStatus();
 }
 
-absl::Status ValidateProblem(const MatmulProblem& p) {
+absl::Status ValidateProblem(const MatmulProblem& p) { return ValidateProblem(p, nullptr); }
+
+absl::Status ValidateProblem(const MatmulProblem& p, std::optional<quant::QuantFacts>* parsed) {
   if (auto s = CheckFieldsOfOp(p); !s.ok()) return s;
   // QuantBatchMatmulV3's checks are CANN's own, in its order.
-  if (p.op == MatmulOp::kQuantBatchMatmulV3) return ValidateQuantProblem(p);
+  if (p.op == MatmulOp::kQuantBatchMatmulV3) return ValidateQuantProblem(p, parsed);
   if (auto s = CheckDim("m", p.m, 1); !s.ok()) return s;
   if (auto s = CheckDim("n", p.n, 1); !s.ok()) return s;
   if (auto s = CheckDim("k", p.k, 0); !s.ok()) return s;
@@ -493,7 +499,8 @@ absl::Status ValidateTilingArch(const ChipSpec& chip) {
 
 absl::Status CheckedInputs::CheckProblem(MatmulProblem problem) {
   problem_checked_ = false;
-  RETURN_IF_ERROR(ValidateProblem(problem));
+  quant_.reset();
+  RETURN_IF_ERROR(ValidateProblem(problem, &quant_));
   problem_ = std::move(problem);
   problem_checked_ = true;
   return absl::OkStatus();

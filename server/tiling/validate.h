@@ -6,7 +6,10 @@
 #ifndef NPU_SERVER_TILING_VALIDATE_H_
 #define NPU_SERVER_TILING_VALIDATE_H_
 
+#include <optional>
+
 #include "absl/status/status.h"
+#include "server/tiling/quant/quant_facts.h"
 #include "server/tiling/types.h"
 
 namespace npu::tiling {
@@ -16,6 +19,11 @@ inline constexpr int64_t kMaxDim = 2147483647;
 
 // OK, or kInvalidArgument naming the field and the limit it broke.
 absl::Status ValidateProblem(const MatmulProblem& problem);
+// The same; for a QuantBatchMatmulV3 problem that passes, `*parsed` (when
+// not null) gets CANN's parse of it, which its strategies read (other
+// operators leave it empty).
+absl::Status ValidateProblem(const MatmulProblem& problem,
+                             std::optional<quant::QuantFacts>* parsed);
 
 // The input rules that depend on the chip: FusedMatMul's add and mul
 // epilogues need two AIV cores per AIC. OK, or kInvalidArgument naming the
@@ -48,6 +56,9 @@ class CheckedInputs {
   // The checked problem and chip; each only after its check passed.
   const MatmulProblem& problem() const { return problem_; }
   const ChipSpec& chip() const { return chip_; }
+  // QuantBatchMatmulV3: CANN's parse of the checked problem (null for the
+  // other operators).
+  const quant::QuantFacts* quant() const { return quant_.has_value() ? &*quant_ : nullptr; }
   // Moves the checked problem or chip out; this object is then not complete.
   MatmulProblem TakeProblem();
   ChipSpec TakeChip();
@@ -55,6 +66,7 @@ class CheckedInputs {
  private:
   MatmulProblem problem_;
   ChipSpec chip_;
+  std::optional<quant::QuantFacts> quant_;
   bool problem_checked_ = false;
   bool chip_checked_ = false;
 };

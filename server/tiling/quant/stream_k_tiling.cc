@@ -212,6 +212,7 @@ bool MakeWindowCandidate(const QuantFacts& facts, const ChipSpec& chip, uint64_t
 std::vector<uint64_t> BaseCandidates(uint64_t shape, uint64_t align, uint64_t cores) {
   std::vector<uint64_t> bases;
   if (shape == 0 || align == 0 || cores == 0) return bases;
+  bases.reserve(cores + 2);
   const uint64_t limit = CeilAlign(shape, align);
   auto add = [&](uint64_t base) {
     if (base != 0 && base <= limit) bases.push_back(base);
