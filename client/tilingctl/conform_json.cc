@@ -146,4 +146,20 @@ absl::Status SetFormats(const Json& input, pb::MatmulProblem* p) {
   return absl::OkStatus();
 }
 
+std::optional<std::string> JudgeRefusal(
+    const absl::StatusOr<npu::tiling::v1::TilingResponse>& response, std::string* refusal) {
+  if (response.ok()) {
+    return absl::StrCat("status expected GRAPH_FAILED (a refusal) got a plan: strategy ",
+                        response->strategy(), ", tiling_key ", response->tiling_key());
+  }
+  const absl::StatusCode code = response.status().code();
+  if (code != absl::StatusCode::kInvalidArgument &&
+      code != absl::StatusCode::kFailedPrecondition) {
+    return absl::StrCat("status expected GRAPH_FAILED (a refusal) got ",
+                        ErrorText(response.status()));
+  }
+  if (refusal != nullptr) *refusal = std::string(response.status().message());
+  return std::nullopt;
+}
+
 }  // namespace npu::client::conform_internal

@@ -66,6 +66,11 @@ absl::Status SetFormats(const Json& input, npu::tiling::v1::MatmulProblem* p);
 
 // Whether the expectation is CANN's refusal (status GRAPH_FAILED).
 bool ExpectsRefusal(const Json& expected);
+// For an expected refusal: nullopt when the engine refused too
+// (INVALID_ARGUMENT or FAILED_PRECONDITION; `*refusal`, when not null, gets
+// its message), else what it answered instead.
+std::optional<std::string> JudgeRefusal(
+    const absl::StatusOr<npu::tiling::v1::TilingResponse>& response, std::string* refusal);
 // "error CODE: message".
 std::string ErrorText(const absl::Status& status);
 

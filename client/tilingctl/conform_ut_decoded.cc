@@ -24,6 +24,7 @@ using conform_internal::CompareInt;
 using conform_internal::CompareName;
 using conform_internal::ErrorText;
 using conform_internal::ExpectsRefusal;
+using conform_internal::JudgeRefusal;
 using conform_internal::GetBool;
 using conform_internal::GetInt;
 using conform_internal::Json;
@@ -405,20 +406,7 @@ absl::StatusOr<pb::TilingRequest> RequestFromDecodedCase(const Json& c, std::str
 std::optional<std::string> FirstDecodedMismatch(const Json& expected,
                                                 const absl::StatusOr<pb::TilingResponse>& response,
                                                 std::string* refusal) {
-  if (ExpectsRefusal(expected)) {
-    if (response.ok()) {
-      return absl::StrCat("status expected GRAPH_FAILED (a refusal) got a plan: strategy ",
-                          response->strategy(), ", tiling_key ", response->tiling_key());
-    }
-    const absl::StatusCode code = response.status().code();
-    if (code != absl::StatusCode::kInvalidArgument &&
-        code != absl::StatusCode::kFailedPrecondition) {
-      return absl::StrCat("status expected GRAPH_FAILED (a refusal) got ",
-                          ErrorText(response.status()));
-    }
-    if (refusal != nullptr) *refusal = std::string(response.status().message());
-    return std::nullopt;
-  }
+  if (ExpectsRefusal(expected)) return JudgeRefusal(response, refusal);
   if (auto it = expected.find("status");
       it != expected.end() && !it->is_null() && *it != Json("GRAPH_SUCCESS")) {
     return absl::StrCat("field status: expected GRAPH_SUCCESS or GRAPH_FAILED, got ", it->dump());
