@@ -13,12 +13,12 @@
 #      integration tests (the real binaries as child processes, Python end-to-end) and the deploy
 #      checks; then every libFuzzer target of the same tree for a bounded time (scripts/fuzz.sh).
 #      The benchmark programs are left out (scripts/quick_test.sh builds them and checks that
-#      they start). The test code is compiled with -O0 (the libraries keep -O2)
+#      they start). The test code is compiled with -O0 and the libraries with -O1
 #      and each gtest executable runs as a few shard processes, not one process per case: a
 #      sanitized process start costs more than most cases.
 #
 #   NPU_RELEASE_PGO    1: tree 1 is the image's profile-guided build exactly (default 0)
-#   NPU_FUZZ_SECONDS   seconds per fuzz target (default 15; 0 skips fuzzing)
+#   NPU_FUZZ_SECONDS   seconds per fuzz target (default 10; 0 skips fuzzing)
 #   NPU_FUZZ_JOBS      libFuzzer workers per target (default 2: one per core)
 #   NPU_SAN_EXCLUDE    ctest -LE regex of labels not run in build-san (default: none)
 #
@@ -53,7 +53,7 @@ scripts/check_release.sh build-release
 echo "== build-san/: clang ASan + UBSan + fuzzing"
 SAN_EXCLUDE="${NPU_SAN_EXCLUDE-}"
 cmake -S . -B build-san -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DNPU_DEBUG_INFO=LINES \
+  -DNPU_DEBUG_INFO=LINES -DNPU_OPT_LEVEL=-O1 \
   -DNPU_BUILD_TESTS=ON -DNPU_BUILD_BENCH=OFF -DNPU_PGO=OFF -DNPU_SANITIZE=ON \
   -DNPU_BUILD_FUZZERS=ON -DNPU_TEST_COMPILE_OPTIONS=-O0 -DNPU_GTEST_SHARDS=4 \
   -DCMAKE_CXX_COMPILER_LAUNCHER="$LAUNCHER"
@@ -66,7 +66,7 @@ cmake --build build-san
 # libFuzzer: each target explores from its corpus for NPU_FUZZ_SECONDS with NPU_FUZZ_JOBS
 # workers. A new crash, timeout or leak fails the run (fuzz.sh lists the inputs); its input
 # becomes a regression test in tests/fuzz/corpus/ once fixed.
-FUZZ_SECONDS="${NPU_FUZZ_SECONDS:-15}"
+FUZZ_SECONDS="${NPU_FUZZ_SECONDS:-10}"
 if [ "$FUZZ_SECONDS" != 0 ]; then
   NPU_FUZZ_BUILD_DIR=build-san NPU_FUZZ_JOBS="${NPU_FUZZ_JOBS:-2}" scripts/fuzz.sh "$FUZZ_SECONDS"
 fi

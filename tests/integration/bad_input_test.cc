@@ -132,7 +132,7 @@ const std::vector<Case>& Cases() {
        "problem.dtype_a"},
       {"DtypeBNegative", P(p->set_dtype_b(static_cast<pb::DataType>(-1))), kInvalid,
        "problem.dtype_b"},
-      {"DtypeCUnknown", P(p->set_dtype_c(static_cast<pb::DataType>(4))), kInvalid,
+      {"DtypeCUnknown", P(p->set_dtype_c(static_cast<pb::DataType>(99))), kInvalid,
        "problem.dtype_c"},
       {"DtypeBiasMissing", P(p->set_has_bias(true)), kInvalid, "problem.dtype_bias"},
       {"DtypeBiasUnknownWithoutBias", P(p->set_dtype_bias(static_cast<pb::DataType>(1000))),
