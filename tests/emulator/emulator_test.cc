@@ -63,30 +63,20 @@ double UnitRoundoff(DataType dtype) {
 void ExpectMatchesReference(const MatmulProblem& problem, const Tensors& inputs,
                             const HostTensor& c) {
   const std::vector<double> ref = ReferenceMatmul(problem, inputs);
-  // sum_p |a_p b_p| + |bias|, from the same operands.
-  const uint64_t m = problem.m, n = problem.n, k = problem.k;
-  std::vector<double> a_abs(m * k), b_abs(k * n), mag(m * n, 0.0);
-  for (uint64_t i = 0; i < m; ++i) {
-    for (uint64_t p = 0; p < k; ++p) {
-      a_abs[i * k + p] =
-          std::fabs(problem.trans_a ? inputs.a.Get(p * m + i) : inputs.a.Get(i * k + p));
-    }
+  // sum_p |a_p b_p| + |bias|: the reference of the operands' magnitudes
+  // (every magnitude is a value of its dtype, so nothing is rounded).
+  Tensors magnitudes = inputs;
+  for (HostTensor* tensor : {&magnitudes.a, &magnitudes.b}) {
+    std::vector<float> values = tensor->ToFloats();
+    for (float& value : values) value = std::fabs(value);
+    *tensor = HostTensor::FromFloats(tensor->dtype, tensor->shape, values);
   }
-  for (uint64_t p = 0; p < k; ++p) {
-    for (uint64_t j = 0; j < n; ++j) {
-      b_abs[p * n + j] =
-          std::fabs(problem.trans_b ? inputs.b.Get(j * k + p) : inputs.b.Get(p * n + j));
-    }
+  if (magnitudes.bias.has_value()) {
+    std::vector<float> values = magnitudes.bias->ToFloats();
+    for (float& value : values) value = std::fabs(value);
+    magnitudes.bias = HostTensor::FromFloats(magnitudes.bias->dtype, magnitudes.bias->shape, values);
   }
-  for (uint64_t i = 0; i < m; ++i) {
-    for (uint64_t p = 0; p < k; ++p) {
-      const double av = a_abs[i * k + p];
-      for (uint64_t j = 0; j < n; ++j) mag[i * n + j] += av * b_abs[p * n + j];
-    }
-    if (inputs.bias.has_value()) {
-      for (uint64_t j = 0; j < n; ++j) mag[i * n + j] += std::fabs(inputs.bias->Get(j));
-    }
-  }
+  const std::vector<double> mag = ReferenceMatmul(problem, magnitudes);
   ASSERT_EQ(c.elements(), ref.size());
   const double u_out = UnitRoundoff(problem.dtype_c);
   const double u32 = std::ldexp(1.0, -24);

@@ -197,17 +197,17 @@ TEST(ExecuteRpcTest, ExplicitTilingWithAnEditedBaseM) {
   pb::TilingResponse tiling;
   {
     grpc::ClientContext context;
-    ASSERT_TRUE(server.stub().GetTiling(&context, ShapeRequest(1024, 1024, 1024), &tiling).ok());
+    ASSERT_TRUE(server.stub().GetTiling(&context, ShapeRequest(512, 512, 512), &tiling).ok());
   }
   ASSERT_EQ(FieldValue(tiling, "baseM"), 128u);
-  pb::ExecuteRequest engine = ExecuteFor(1024, 1024, 1024);
+  pb::ExecuteRequest engine = ExecuteFor(512, 512, 512);
   engine.set_timing_only(true);
   pb::ExecuteResponse engine_answer;
   ASSERT_TRUE(CallExecute(server, engine, &engine_answer).ok());
 
   // "What if baseM were 64?"
   SetField(&tiling, "baseM", 64);
-  pb::ExecuteRequest request = ExecuteFor(1024, 1024, 1024);
+  pb::ExecuteRequest request = ExecuteFor(512, 512, 512);
   *request.mutable_tiling() = tiling;
   request.set_seed(3);
   pb::ExecuteResponse response;
