@@ -50,6 +50,7 @@ set(TYPES_SOURCES
   server/tiling/key_layout.cc
   server/tiling/batch_shape.cc
   server/tiling/problem_key.cc
+  server/tiling/schedule_quant.cc
   server/tiling/schedule_stream_k.cc
   server/tiling/schedule_coverage.cc
   server/tiling/schedule_internal.h

@@ -13,10 +13,15 @@ using schedule_internal::ExpandByModel;
 using schedule_internal::ExpandHighLevelBatch;
 using schedule_internal::ExpandIterBatch;
 using schedule_internal::ExpandMergeBatch;
+using schedule_internal::ExpandQuantBasic;
+using schedule_internal::ExpandQuantHighLevel;
+using schedule_internal::ExpandQuantStreamK;
+using schedule_internal::ExpandQuantWithoutBatch;
 using schedule_internal::HighLevelBatchBlock;
 using schedule_internal::IterBatchBlock;
 using schedule_internal::MergeBatchBlock;
 using schedule_internal::PlanBlock;
+using schedule_internal::QuantBlock;
 
 // The vector-only kernels (K_EQUAL_ZERO, TO_MUL, TO_MULTI_MUL,
 // BATCH_MATMUL_TO_MUL).
@@ -60,23 +65,10 @@ KernelType QuantByKey(const TilingKey& key) {
   }
 }
 
-// The schedule of QuantBatchMatmulV3's kernels is not modelled: the
-// emulator refuses the operator before it asks for one (emu::CheckModelled).
-absl::StatusOr<Schedule> NoQuantSchedule(const TilingPlan& /*plan*/,
-                                         const MatmulProblem& /*walked*/, const ChipSpec& /*chip*/,
-                                         uint64_t /*batch*/) {
-  return absl::UnimplementedError(
-      "the tile loops of QuantBatchMatmulV3's kernels are not modelled");
-}
-
 // Their buffers are sized by CANN's own calculators (server/tiling/quant/),
 // not by the float kernels' formulas: no demand is checked here.
 CubeBufferDemand QuantBufferDemand(const TilingPlan& /*plan*/, const MatmulProblem& /*problem*/) {
   return {};
-}
-
-BlockTiling PlanBlockOnly(const TilingPlan& plan, const MatmulProblem& /*walked*/) {
-  return plan.block;
 }
 
 // One row per KernelId, in its order.
@@ -101,14 +93,14 @@ constexpr KernelRow kRows[] = {
      PlanBlock, false},
     {KernelId::kBatchHighLevel, "BATCH_HIGH_LEVEL", ByKey, ExpandHighLevelBatch,
      StreamedBufferDemand, HighLevelBatchBlock, false},
-    {KernelId::kQuantBasic, "QUANT_BASIC", QuantByKey, NoQuantSchedule, QuantBufferDemand,
-     PlanBlockOnly, false},
-    {KernelId::kQuantStreamK, "QUANT_STREAM_K", QuantByKey, NoQuantSchedule, QuantBufferDemand,
-     PlanBlockOnly, false},
-    {KernelId::kQuantWithoutBatch, "QUANT_WITHOUT_BATCH", QuantByKey, NoQuantSchedule,
-     QuantBufferDemand, PlanBlockOnly, false},
-    {KernelId::kQuantHighLevel, "QUANT_HIGH_LEVEL", QuantByKey, NoQuantSchedule, QuantBufferDemand,
-     PlanBlockOnly, false},
+    {KernelId::kQuantBasic, "QUANT_BASIC", QuantByKey, ExpandQuantBasic, QuantBufferDemand,
+     QuantBlock, false},
+    {KernelId::kQuantStreamK, "QUANT_STREAM_K", QuantByKey, ExpandQuantStreamK, QuantBufferDemand,
+     QuantBlock, false},
+    {KernelId::kQuantWithoutBatch, "QUANT_WITHOUT_BATCH", QuantByKey, ExpandQuantWithoutBatch,
+     QuantBufferDemand, QuantBlock, false},
+    {KernelId::kQuantHighLevel, "QUANT_HIGH_LEVEL", QuantByKey, ExpandQuantHighLevel,
+     QuantBufferDemand, QuantBlock, false},
 };
 static_assert(std::size(kRows) == kKernelCount);
 

@@ -1,5 +1,6 @@
 // Helpers shared by the files of the schedule expansion (schedule.cc,
-// schedule_stream_k.cc, schedule_batch.cc) and the kernel table. Internal to `npu_tiling_types`:
+// schedule_stream_k.cc, schedule_batch.cc, schedule_quant.cc) and the kernel
+// table. Internal to `npu_tiling_types`:
 // include it only from those files.
 #ifndef NPU_SERVER_TILING_SCHEDULE_INTERNAL_H_
 #define NPU_SERVER_TILING_SCHEDULE_INTERNAL_H_
@@ -112,6 +113,28 @@ absl::StatusOr<Schedule> ExpandBatchToMul(const TilingPlan& plan, const MatmulPr
 absl::StatusOr<Schedule> ExpandHighLevelBatch(const TilingPlan& plan, const MatmulProblem& walked,
                                               const ChipSpec& chip, uint64_t batch);
 
+// QuantBatchMatmulV3's tile loops (schedule_quant.cc), each the `expand` of
+// its row in kernel_table.cc. They read C's shape and batches from the
+// plan's struct (kInvalidArgument when that is not `walked` x `batch`, or a
+// member the walk needs is missing or zero); each tile's whole K is one
+// kMmad unit and the mixed kernels get two AIVs per AIC, with no AIV units.
+// QuantBatchMatmulV3BasicAPITilingData / ...TensorAPIWithoutBatchTilingData:
+// the basic-API scheduler, batch x MN tiles dealt round-robin, the partial
+// last round re-split into mTailTile x nTailTile pieces when they fit.
+absl::StatusOr<Schedule> ExpandQuantBasic(const TilingPlan& plan, const MatmulProblem& walked,
+                                          const ChipSpec& chip, uint64_t batch);
+absl::StatusOr<Schedule> ExpandQuantWithoutBatch(const TilingPlan& plan,
+                                                 const MatmulProblem& walked, const ChipSpec& chip,
+                                                 uint64_t batch);
+// QuantBatchMatmulV3StreamKBasicAPITilingData: ExpandStreamK() on the
+// struct's block and Stream-K slice, one batch.
+absl::StatusOr<Schedule> ExpandQuantStreamK(const TilingPlan& plan, const MatmulProblem& walked,
+                                            const ChipSpec& chip, uint64_t batch);
+// QuantBatchMatmulV3TilingDataParams: the high-level API kernels' walk of
+// one batch, replayed from core 0 for each batch.
+absl::StatusOr<Schedule> ExpandQuantHighLevel(const TilingPlan& plan, const MatmulProblem& walked,
+                                              const ChipSpec& chip, uint64_t batch);
+
 // The block sizes a kernel works with (KernelBlock(), the `block` of each
 // row): plan.block for most; ITER_BATCH takes baseM/N/K from its struct and
 // holds whole batches in L1 (kL1 = K); MERGE_BATCH computes one batch's
@@ -121,6 +144,11 @@ BlockTiling PlanBlock(const TilingPlan& plan, const MatmulProblem& walked);
 BlockTiling IterBatchBlock(const TilingPlan& plan, const MatmulProblem& walked);
 BlockTiling MergeBatchBlock(const TilingPlan& plan, const MatmulProblem& walked);
 BlockTiling HighLevelBatchBlock(const TilingPlan& plan, const MatmulProblem& walked);
+// QuantBatchMatmulV3's structs: their base block is the tile; the L1 K stage
+// is stepKa * baseK (high-level API), streamKTiling.kL1 (Stream-K, whose
+// slice is streamKTiling.singleCoreK), kBL1 (MX and A full load) or
+// min(kAL1, kBL1).
+BlockTiling QuantBlock(const TilingPlan& plan, const MatmulProblem& walked);
 
 }  // namespace npu::tiling::schedule_internal
 
