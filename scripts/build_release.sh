@@ -2,7 +2,7 @@
 # Builds the release binaries, bin/tiling_server and bin/tilingctl, with GCC's profile-guided
 # optimization: the same build the Docker image and scripts/run_server.sh use.
 #
-#   scripts/build_release.sh [--no-pgo] [--configure-only] [BUILD_DIR]    (default: build)
+#   scripts/build_release.sh [--no-pgo] [--no-lto] [--configure-only] [BUILD_DIR]    (default: build)
 #
 # Two builds in BUILD_DIR (CMAKE_BUILD_TYPE=Release, link-time optimization, no tests or
 # benchmarks):
@@ -16,16 +16,20 @@
 # per-call path across source files, with the profile; it takes the server's binary from 1.9 to
 # 1.5 MB (bench/RESULTS.md, "Link-time optimization").
 # --no-pgo builds once without a profile (NPU_PGO=OFF), e.g. for a compiler other than GCC.
+# --no-lto compiles without link-time optimization: each library is compiled once, not again
+# in the link of each of the two binaries (scripts/test.sh's check of the release build).
 # --configure-only stops after configuring the first build (used by the Docker context test).
 # Installs nothing: scripts/install_deps.sh does.
 set -eu
 cd "$(dirname "$0")/.."
 PGO=1
+LTO=ON
 CONFIGURE_ONLY=0
 BUILD_DIR=build
 while [ $# -gt 0 ]; do
   case "$1" in
     --no-pgo) PGO=0; shift ;;
+    --no-lto) LTO=OFF; shift ;;
     --configure-only) CONFIGURE_ONLY=1; shift ;;
     -h|--help) sed -n '2,/^set -eu/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     -*) echo "build_release.sh: unknown option $1" >&2; exit 2 ;;
@@ -33,7 +37,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 CONFIGURE="cmake -S . -B $BUILD_DIR -G Ninja -DCMAKE_BUILD_TYPE=Release -DNPU_BUILD_TESTS=OFF
-  -DNPU_BUILD_BENCH=OFF -DCMAKE_INTERPROCEDURAL_OPTIMIZATION=ON"
+  -DNPU_BUILD_BENCH=OFF -DCMAKE_INTERPROCEDURAL_OPTIMIZATION=$LTO"
 # A tree without git (the image's build context) takes its source revision from the environment.
 if [ -n "${NPU_ENGINE_REVISION:-}" ]; then
   CONFIGURE="$CONFIGURE -DNPU_ENGINE_REVISION=$NPU_ENGINE_REVISION"
