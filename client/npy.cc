@@ -1,5 +1,6 @@
 #include "client/npy.h"
 
+#include <cassert>
 #include <cctype>
 #include <fstream>
 #include <limits>
@@ -185,14 +186,26 @@ absl::StatusOr<NpyDtype> DtypeFromDescr(const std::string& descr) {
   if (descr == "<f2") return NpyDtype::kFloat16;
   if (descr == "<f4") return NpyDtype::kFloat32;
   if (descr == "<u2") return NpyDtype::kUint16;
+  if (descr == "<i4") return NpyDtype::kInt32;
+  if (descr == "<i8") return NpyDtype::kInt64;
+  if (descr == "<u8") return NpyDtype::kUint64;
+  // One-byte types have no byte order: NumPy writes '|', and a '<' or '>'
+  // some other writer puts there means the same bytes.
+  if (descr.size() == 3 && (descr[0] == '|' || descr[0] == '<' || descr[0] == '>')) {
+    const absl::string_view type = absl::string_view(descr).substr(1);
+    if (type == "i1") return NpyDtype::kInt8;
+    if (type == "u1") return NpyDtype::kUint8;
+  }
   if (descr.size() == 3 && descr[0] == '>' && descr[1] != 'O') {
     return absl::InvalidArgumentError(absl::StrCat(
         "unsupported .npy dtype '", descr,
         "': big-endian; save the array little-endian (arr.astype(arr.dtype.newbyteorder('<')))"));
   }
-  return absl::InvalidArgumentError(
-      absl::StrCat("unsupported .npy dtype '", descr,
-                   "'; expected '<f2' (float16), '<f4' (float32) or '<u2' (bfloat16 bits)"));
+  return absl::InvalidArgumentError(absl::StrCat(
+      "unsupported .npy dtype '", descr,
+      "'; expected '<f2' (float16), '<f4' (float32), '<u2' (bfloat16 bits), '|i1' (int8), "
+      "'|u1' (uint8: 8-bit float codes, packed 4-bit codes), '<i4' (int32), '<i8' (int64) or "
+      "'<u8' (uint64)"));
 }
 
 // Where the header dictionary and the data of a .npy file are.
@@ -290,11 +303,39 @@ absl::string_view NpyDescr(NpyDtype dtype) {
       return "<f4";
     case NpyDtype::kUint16:
       return "<u2";
+    case NpyDtype::kInt8:
+      return "|i1";
+    case NpyDtype::kUint8:
+      return "|u1";
+    case NpyDtype::kInt32:
+      return "<i4";
+    case NpyDtype::kInt64:
+      return "<i8";
+    case NpyDtype::kUint64:
+      return "<u8";
   }
+  assert(false && "NpyDtype out of range");
   return "<f4";
 }
 
-int NpyItemBytes(NpyDtype dtype) { return dtype == NpyDtype::kFloat32 ? 4 : 2; }
+int NpyItemBytes(NpyDtype dtype) {
+  switch (dtype) {
+    case NpyDtype::kInt8:
+    case NpyDtype::kUint8:
+      return 1;
+    case NpyDtype::kFloat16:
+    case NpyDtype::kUint16:
+      return 2;
+    case NpyDtype::kFloat32:
+    case NpyDtype::kInt32:
+      return 4;
+    case NpyDtype::kInt64:
+    case NpyDtype::kUint64:
+      return 8;
+  }
+  assert(false && "NpyDtype out of range");
+  return 4;
+}
 
 uint64_t NpyArray::elements() const {
   uint64_t count = 1;

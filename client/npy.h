@@ -1,13 +1,17 @@
 // NumPy .npy files: the array format `tilingctl execute` reads operands from
 // and writes C to.
 //
-// Supported: format versions 1.0, 2.0 and 3.0; little-endian float16 ('<f2'),
-// float32 ('<f4') and uint16 ('<u2', how bfloat16 travels, since NumPy has no
-// bfloat16); C (row-major) order. Everything else -- big-endian data, other
-// dtypes, fortran_order arrays, object arrays, pickles -- is refused with a
-// message that says what was found. The reader trusts nothing in the file:
-// every length, the header's syntax and the shape's product are checked
-// before any data is touched, so a malformed or hostile file yields an
+// Supported: format versions 1.0, 2.0 and 3.0; C (row-major) order;
+// little-endian float16 ('<f2'), float32 ('<f4'), uint16 ('<u2', how bfloat16
+// travels, since NumPy has no bfloat16), int32 ('<i4'), int64 ('<i8') and
+// uint64 ('<u8'); and the one-byte int8 ('|i1') and uint8 ('|u1', how 8-bit
+// float codes and packed 4-bit codes travel). NumPy writes '|' (no byte
+// order) for one-byte types; '<' and '>' mean the same bytes there and are
+// accepted too. Everything else -- big-endian multi-byte data, other dtypes,
+// fortran_order arrays, object arrays, pickles -- is refused with a message
+// that says what was found. The reader trusts nothing in the file: every
+// length, the header's syntax and the shape's product are checked before any
+// data is touched, so a malformed or hostile file yields an
 // absl::Status, never a crash or an oversized allocation.
 //
 // Depends on Abseil only (library npu_npy), so fuzzers can link it alone.
@@ -24,11 +28,12 @@
 
 namespace npu::client {
 
-enum class NpyDtype { kFloat16, kFloat32, kUint16 };
+enum class NpyDtype { kFloat16, kFloat32, kUint16, kInt8, kUint8, kInt32, kInt64, kUint64 };
 
-// "<f2", "<f4", "<u2".
+// The descr NumPy writes: "<f2", "<f4", "<u2", "|i1", "|u1", "<i4", "<i8",
+// "<u8".
 absl::string_view NpyDescr(NpyDtype dtype);
-// 2 or 4.
+// 1, 2, 4 or 8.
 int NpyItemBytes(NpyDtype dtype);
 
 struct NpyArray {

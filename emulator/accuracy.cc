@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/types/span.h"
 #include "emulator/numerics.h"
+#include "emulator/quant_emulation.h"
 #include "emulator/thread_pool.h"
 #include "server/tiling/status_macros.h"
 
@@ -50,7 +51,7 @@ std::string ShapeString(const std::vector<int64_t>& shape) {
 absl::Status CheckShape(const char* name, const HostTensor& tensor, DataType dtype,
                         const std::vector<int64_t>& shape) {
   if (tensor.dtype != dtype || tensor.shape != shape ||
-      tensor.bytes.size() != tensor.elements() * tiling::DataTypeBytes(dtype)) {
+      tensor.bytes.size() != tiling::DataTypeBytesOf(dtype, tensor.elements())) {
     return absl::InvalidArgumentError(absl::StrCat(
         name, " is ", std::string(tiling::DataTypeName(tensor.dtype)), " ",
         ShapeString(tensor.shape), " with ", tensor.bytes.size(), " bytes; the problem needs ",
@@ -273,6 +274,34 @@ double UnitRoundoff(DataType dtype) {
   return 1;
 }
 
+namespace {
+
+// QuantBatchMatmulV3's C against its path's reference and bound. The
+// accumulation roundoff is 0 where the cube sums integers exactly (int8 /
+// int4 inputs, int32 accumulators) and fp32's otherwise; an int8 or int32 y
+// rounds to integers (no relative unit roundoff: the rule says so).
+absl::StatusOr<AccuracyReport> CompareQuant(const MatmulProblem& problem, const Tensors& inputs,
+                                            const HostTensor& c) {
+  ASSIGN_OR_RETURN(const QuantAccuracy quant, CheckQuantAccuracy(problem, inputs, c));
+  AccuracyReport report;
+  report.max_abs_error = quant.max_abs_error;
+  report.max_rel_error = quant.max_rel_error;
+  report.error_bound = quant.worst_bound;
+  report.worst_bound_ratio = quant.max_error_over_bound;
+  report.worst_index = quant.worst_index;
+  report.elements_over_bound = quant.elements_over_bound;
+  report.passed = quant.passed;
+  const bool integer_sums =
+      problem.dtype_a == DataType::kInt8 || problem.dtype_a == DataType::kInt4;
+  report.accumulation_unit_roundoff = integer_sums ? 0.0 : kAccumulationUnitRoundoff;
+  report.output_unit_roundoff =
+      tiling::IsFloatMatmulType(problem.dtype_c) ? UnitRoundoff(problem.dtype_c) : 0.0;
+  report.bound_rule = absl::StrCat(quant.path_name, ": ", quant.bound_rule);
+  return report;
+}
+
+}  // namespace
+
 absl::StatusOr<AccuracyReport> CompareWithReference(const MatmulProblem& problem,
                                                     const Tensors& inputs, const HostTensor& c,
                                                     int threads, const std::atomic<bool>* cancelled,
@@ -280,6 +309,7 @@ absl::StatusOr<AccuracyReport> CompareWithReference(const MatmulProblem& problem
   if (problem.m <= 0 || problem.n <= 0 || problem.k < 0) {
     return absl::InvalidArgumentError("problem sizes must be m, n > 0 and k >= 0");
   }
+  if (problem.op == tiling::MatmulOp::kQuantBatchMatmulV3) return CompareQuant(problem, inputs, c);
   RETURN_IF_ERROR(CheckOperands(problem, inputs, c));
   const uint64_t m = problem.m, n = problem.n, k = problem.k;
   ThreadPool pool(std::max(1, threads));

@@ -21,6 +21,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <string>
 
 #include "absl/status/statusor.h"
 #include "emulator/emulator.h"
@@ -51,6 +52,10 @@ struct AccuracyReport {
   bool passed = true;
   double output_unit_roundoff = 0;
   double accumulation_unit_roundoff = kAccumulationUnitRoundoff;
+  // QuantBatchMatmulV3: the dequantization path and its bound's rule in
+  // words (quant_numerics.h QuantMatmulErrorBound()); empty for the float
+  // operators, whose bound is u_out and u_acc above.
+  std::string bound_rule;
 };
 
 // Compares `c` ([m, n] of problem.dtype_c) with the fp64 reference of
@@ -59,7 +64,9 @@ struct AccuracyReport {
 // largest finite value; NaN matches NaN. kInvalidArgument when `c` or the
 // inputs do not have the problem's shapes; kCancelled when `cancelled` turns
 // true (checked once per row). `epilogue` is the kernel's (a ReLU clamps the
-// reference as it clamps C).
+// reference as it clamps C). QuantBatchMatmulV3's C is held against
+// CheckQuantAccuracy() (quant_emulation.h): an exact or fp64 reference with
+// the bound of its dequantization path.
 absl::StatusOr<AccuracyReport> CompareWithReference(const tiling::MatmulProblem& problem,
                                                     const Tensors& inputs, const HostTensor& c,
                                                     int threads, const std::atomic<bool>* cancelled,

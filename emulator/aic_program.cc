@@ -16,11 +16,11 @@ namespace {
 
 // MTE1's move of one base_k step of A (sm x bk) and B (bk x sn) from L1
 // into L0A and L0B: two LoadData instructions at the architecture's rates.
-Op L1ToL0Step(const ChipModel& chip, uint64_t sm, uint64_t sn, uint64_t bk, uint64_t a_bytes,
-              uint64_t b_bytes) {
+Op L1ToL0Step(const ChipModel& chip, uint64_t sm, uint64_t sn, uint64_t bk, uint64_t a_bits,
+              uint64_t b_bits) {
   Op mte1;
   mte1.traffic = Traffic::kL1ToL0;
-  const uint64_t a = sm * bk * a_bytes, b = bk * sn * b_bytes;
+  const uint64_t a = PackedBytes(sm * bk, a_bits), b = PackedBytes(bk * sn, b_bits);
   mte1.bytes = a + b;
   mte1.cycles = 2 * chip.arch.mte1_instruction_cycles +
                 CeilDiv(a, chip.arch.mte1_l0a_bytes_per_cycle) +
@@ -65,8 +65,8 @@ AicCursor Builder::StartAic(uint32_t core, const std::vector<const WorkUnit*>& u
   aic.program.kind = CoreKind::kAic;
   aic.program.core = core;
   aic.program.units = static_cast<uint32_t>(units.size());
-  aic.a_bytes = tiling::DataTypeBytes(problem_.dtype_a);
-  aic.b_bytes = tiling::DataTypeBytes(problem_.dtype_b);
+  aic.a_bits = tiling::DataTypeBits(problem_.dtype_a);
+  aic.b_bits = tiling::DataTypeBits(problem_.dtype_b);
   aic.c_bytes = tiling::DataTypeBytes(problem_.dtype_c);
   aic.a_full = schedule_.full_load == FullLoad::kA || schedule_.full_load == FullLoad::kAB;
   aic.b_full = schedule_.full_load == FullLoad::kB || schedule_.full_load == FullLoad::kAB;
@@ -114,8 +114,8 @@ void Builder::EmitFullLoad(AicCursor& aic) {
   // The full-loaded matrix enters L1 once, before the tile loop.
   aic.full_flag = NewFlag(CoreKind::kAic, aic.program.core, "MTE2_MTE1 full load");
   const uint64_t m = problem_.m, n = problem_.n, k = problem_.k;
-  Op load = aic.a_full ? StageRead(m * k * aic.a_bytes, StageBursts(true, m, n, k))
-                       : StageRead(k * n * aic.b_bytes, StageBursts(false, m, n, k));
+  Op load = aic.a_full ? StageRead(PackedBytes(m * k, aic.a_bits), StageBursts(true, m, n, k))
+                       : StageRead(PackedBytes(k * n, aic.b_bits), StageBursts(false, m, n, k));
   load.cold = true;
   Set(load, aic.full_flag);
   Push(aic.program, Pipe::kMte2, load);
@@ -130,7 +130,7 @@ void Builder::EmitBandLoad(AicCursor& aic, const std::vector<const WorkUnit*>& u
   aic.band_pending = false;
   if (u == 0 || !(band_of(*units[u - 1]) == band)) {
     const uint64_t k = problem_.k;
-    Op load = StageRead(band.size() * k * (aic.a_band ? aic.a_bytes : aic.b_bytes),
+    Op load = StageRead(PackedBytes(band.size() * k, aic.a_band ? aic.a_bits : aic.b_bits),
                         StageBursts(aic.a_band, band.size(), band.size(), k));
     load.cold = true;
     Wait(load, aic.band_free);
@@ -162,7 +162,7 @@ void Builder::EmitStage(AicCursor& aic, const BlockAt& block, const Range& chunk
   // Locals, not cursor fields, in the loop: every Push may reallocate, after
   // which the compiler would reload each field the loop reads.
   const uint64_t sm = block.sm, sn = block.sn;
-  const uint64_t a_bytes = aic.a_bytes, b_bytes = aic.b_bytes;
+  const uint64_t a_bits = aic.a_bits, b_bits = aic.b_bits;
   const uint64_t base_k = aic.base_k, k_l1 = aic.k_l1, k_l1_b = aic.k_l1_b;
   const bool a_resident = aic.a_resident, b_resident = aic.b_resident;
   const uint64_t stage_k = std::min(k_l1, chunk.end - ks);
@@ -172,7 +172,7 @@ void Builder::EmitStage(AicCursor& aic, const BlockAt& block, const Range& chunk
   // already in L1 and is not read again per stage. A's stages are this
   // stage's K range; B's are k_l1_b deep and may start and end inside it.
   if (!a_resident) {
-    Op load = StageRead(sm * stage_k * a_bytes, StageBursts(true, sm, sn, stage_k));
+    Op load = StageRead(PackedBytes(sm * stage_k, a_bits), StageBursts(true, sm, sn, stage_k));
     if (aic.tile_continues) load.cycles -= std::min(load.cycles, chip_.arch.mte2_transfer_cycles);
     load.cold = aic.l1_stages_a == 1;
     Wait(load, aic.l1_free[buf_a]);
@@ -192,7 +192,7 @@ void Builder::EmitStage(AicCursor& aic, const BlockAt& block, const Range& chunk
       const uint64_t b_k = std::min(k_l1_b, chunk.end - kk);
       aic.b_stage_end = kk + b_k;
       aic.b_buf = 2 + aic.b_count++ % aic.l1_stages_b;
-      Op load = StageRead(b_k * sn * b_bytes, StageBursts(false, sm, sn, b_k));
+      Op load = StageRead(PackedBytes(b_k * sn, b_bits), StageBursts(false, sm, sn, b_k));
       if (aic.tile_continues) {
         load.cycles -= std::min(load.cycles, chip_.arch.mte2_transfer_cycles);
       }
@@ -203,7 +203,7 @@ void Builder::EmitStage(AicCursor& aic, const BlockAt& block, const Range& chunk
       b_first = true;
     }
     const bool b_last = !b_resident && kk + base_k >= aic.b_stage_end;
-    Op mte1 = L1ToL0Step(chip_, sm, sn, bk, a_bytes, b_bytes);
+    Op mte1 = L1ToL0Step(chip_, sm, sn, bk, a_bits, b_bits);
     Wait(mte1, aic.l0_free[half]);
     // Only a stage's first step needs its L1 data; a pending full or band
     // load is waited for once, by the first step after it was issued.

@@ -8,6 +8,7 @@
 #include "emulator/buffers.h"
 #include "emulator/gemm_kernel.h"
 #include "emulator/l2_traffic.h"
+#include "emulator/quant_emulation.h"
 #include "emulator/thread_pool.h"
 #include "emulator/timing_model.h"
 #include "server/tiling/batch_shape.h"
@@ -57,10 +58,10 @@ absl::Status CheckTensor(std::string_view name, const HostTensor& tensor, DataTy
     return absl::InvalidArgumentError(
         absl::StrCat(std::string(name), " has shape [", have, "], the problem needs [", want, "]"));
   }
-  if (tensor.bytes.size() != tensor.elements() * tiling::DataTypeBytes(dtype)) {
+  if (tensor.bytes.size() != tiling::DataTypeBytesOf(dtype, tensor.elements())) {
     return absl::InvalidArgumentError(
         absl::StrCat(std::string(name), " has ", tensor.bytes.size(), " bytes, expected ",
-                     tensor.elements() * tiling::DataTypeBytes(dtype)));
+                     tiling::DataTypeBytesOf(dtype, tensor.elements())));
   }
   return absl::OkStatus();
 }
@@ -84,7 +85,12 @@ OperandShapes ShapesOf(const MatmulProblem& p) {
   OperandShapes shapes;
   shapes.a = Prefixed(p.batch.a, ShapeA(p));
   shapes.b = Prefixed(p.batch.b, ShapeB(p));
-  if (p.has_bias) shapes.bias = Prefixed(p.batch.bias, {p.n});
+  if (p.has_bias) {
+    // QuantBatchMatmulV3's bias is [n] or [batch, 1, n] (problem.quant.bias_shape).
+    shapes.bias = p.op == tiling::MatmulOp::kQuantBatchMatmulV3 && !p.quant.bias_shape.empty()
+                      ? p.quant.bias_shape
+                      : Prefixed(p.batch.bias, {p.n});
+  }
   if (p.op == tiling::MatmulOp::kFusedMatMul && tiling::TraitsOf(p.fused.op).reads_x3) {
     shapes.x3 = p.fused.x3_shape.empty() ? Shape2(p.m, p.n) : p.fused.x3_shape;
   }
@@ -93,11 +99,6 @@ OperandShapes ShapesOf(const MatmulProblem& p) {
 }
 
 absl::Status CheckModelled(const MatmulProblem& problem) {
-  if (problem.op == tiling::MatmulOp::kQuantBatchMatmulV3) {
-    return absl::UnimplementedError(
-        "problem.op: the emulator does not model QuantBatchMatmulV3's kernels yet (int8 / "
-        "float8 / float4 numerics, dequantization and their timing)");
-  }
   for (const auto& [format, field] :
        {std::pair{problem.format_a, "format_a"}, std::pair{problem.format_b, "format_b"},
         std::pair{problem.format_c, "format_c"}}) {
@@ -152,8 +153,12 @@ absl::Status CheckProblem(const MatmulProblem& problem, const tiling::ChipSpec& 
 absl::Status CheckNumericInputs(const MatmulProblem& problem, const Tensors& inputs,
                                 const EmulatorOptions& options) {
   const OperandShapes shapes = ShapesOf(problem);
-  RETURN_IF_ERROR(CheckTensor("A", inputs.a, problem.dtype_a, shapes.a));
-  RETURN_IF_ERROR(CheckTensor("B", inputs.b, problem.dtype_b, shapes.b));
+  if (problem.op == tiling::MatmulOp::kQuantBatchMatmulV3) {
+    RETURN_IF_ERROR(CheckQuantInputs(problem, inputs));
+  } else {
+    RETURN_IF_ERROR(CheckTensor("A", inputs.a, problem.dtype_a, shapes.a));
+    RETURN_IF_ERROR(CheckTensor("B", inputs.b, problem.dtype_b, shapes.b));
+  }
   if (problem.has_bias) {
     if (!inputs.bias.has_value()) return absl::InvalidArgumentError("the problem has a bias");
     RETURN_IF_ERROR(CheckTensor("bias", *inputs.bias, problem.dtype_bias, shapes.bias));
@@ -230,7 +235,11 @@ absl::Status RunSchedule(const tiling::TilingPlan& plan, const PipelineConfig& p
   timing.read_mix = EstimateGmReadMix(result.schedule, problem, chip_spec);
   ASSIGN_OR_RETURN(result.stats, RunTiming(programs, chip, timing));
 
-  if (!options.timing_only) {
+  if (!options.timing_only && problem.op == tiling::MatmulOp::kQuantBatchMatmulV3) {
+    ThreadPool pool(options.threads);
+    ASSIGN_OR_RETURN(result.c,
+                     RunQuantNumerics(result.schedule, problem, inputs, pool, options.cancelled));
+  } else if (!options.timing_only) {
     result.c = HostTensor::Zeros(problem.dtype_c, ShapesOf(problem).c);
     ThreadPool pool(options.threads);
     RETURN_IF_ERROR(RunNumerics(result.schedule, problem, inputs.a, inputs.b,
@@ -301,6 +310,7 @@ void ApplyEpilogue(Epilogue epilogue, std::vector<double>& reference) {
 }
 
 Tensors RandomInputs(const MatmulProblem& problem, uint64_t seed) {
+  if (problem.op == tiling::MatmulOp::kQuantBatchMatmulV3) return RandomQuantInputs(problem, seed);
   std::mt19937_64 engine(seed);
   // Uniform in [-1, 1) from the top 24 bits: identical on every platform.
   auto draw = [&] { return static_cast<float>(engine() >> 40) / 8388608.0f - 1.0f; };

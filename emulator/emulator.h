@@ -44,6 +44,9 @@ struct Tensors {
   HostTensor b;
   std::optional<HostTensor> bias;
   std::optional<HostTensor> x3;
+  // QuantBatchMatmulV3 (a is x1, b is x2, the bias of problem.quant.bias_shape):
+  // its scale, pertoken_scale and offset as problem.quant describes them.
+  std::optional<HostTensor> scale, pertoken_scale, offset;
 };
 
 // The shapes the emulator expects of A, B, the bias, x3 and C for `problem`

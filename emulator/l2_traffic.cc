@@ -72,6 +72,9 @@ uint64_t Key(Region region, uint64_t a, uint64_t b, uint64_t c, uint64_t d) {
 // K parts a unit's reads are followed in, at most.
 constexpr uint32_t kSlices = 8;
 
+// Bytes of `elements` values of `bits` each, as stored.
+uint64_t Bytes(uint64_t elements, uint64_t bits) { return CeilDiv(elements * bits, 8); }
+
 class Estimator {
  public:
   Estimator(const tiling::Schedule& schedule, const tiling::MatmulProblem& problem,
@@ -79,8 +82,8 @@ class Estimator {
       : schedule_(schedule),
         problem_(problem),
         l2_(chip.l2_bytes),
-        a_bytes_(tiling::DataTypeBytes(problem.dtype_a)),
-        b_bytes_(tiling::DataTypeBytes(problem.dtype_b)),
+        a_bits_(tiling::DataTypeBits(problem.dtype_a)),
+        b_bits_(tiling::DataTypeBits(problem.dtype_b)),
         c_bytes_(tiling::DataTypeBytes(problem.dtype_c)),
         stage_k_(std::max<uint64_t>(1, std::max(schedule.k_l1, schedule.base_k))) {
     // Batches read their own A and B (broadcast ones shared): the keys
@@ -140,12 +143,12 @@ class Estimator {
 
   // A resident matrix or band is read once, while it stays in the core's L1.
   void ReadResident(std::vector<Range>& resident, uint32_t core, Region region, Range range,
-                    uint64_t elem_bytes) {
+                    uint64_t elem_bits) {
     if (resident.size() <= core) resident.resize(core + 1, Range{1, 0});
     if (resident[core] == range) return;
     resident[core] = range;
     const uint64_t k = static_cast<uint64_t>(problem_.k);
-    const uint64_t bytes = range.size() * k * elem_bytes;
+    const uint64_t bytes = Bytes(range.size() * k, elem_bits);
     Read(Key(region, range.begin, range.end, 0, k), bytes, bytes);
   }
 
@@ -181,21 +184,21 @@ class Estimator {
             schedule_.batch_rows > 0 ? schedule_.batch_rows : static_cast<uint64_t>(problem_.m);
         const uint64_t a_base = a_rows.begin - a_rows.begin % walked;
         const Range rows = a_full ? Range{a_base, a_base + walked} : a_rows;
-        ReadResident(resident_a_, unit.core, Region::kA, rows, a_bytes_);
+        ReadResident(resident_a_, unit.core, Region::kA, rows, a_bits_);
       }
     } else {
-      Read(Key(Region::kA, a_rows.begin, a_rows.end, part.begin, part.end), m * k * a_bytes_,
-           m * k * a_bytes_ * blocks_n);
+      Read(Key(Region::kA, a_rows.begin, a_rows.end, part.begin, part.end), Bytes(m * k, a_bits_),
+           Bytes(m * k, a_bits_) * blocks_n);
     }
     if (b_full || b_band) {
       if (slice == 0) {
         const Range cols = b_full ? Range{b_off, b_off + static_cast<uint64_t>(problem_.n)}
                                   : Range{b_off + unit.n.begin, b_off + unit.n.end};
-        ReadResident(resident_b_, unit.core, Region::kB, cols, b_bytes_);
+        ReadResident(resident_b_, unit.core, Region::kB, cols, b_bits_);
       }
     } else {
       Read(Key(Region::kB, b_off + unit.n.begin, b_off + unit.n.end, part.begin, part.end),
-           n * k * b_bytes_, n * k * b_bytes_ * blocks_m);
+           Bytes(n * k, b_bits_), Bytes(n * k, b_bits_) * blocks_m);
     }
     if (slice + 1 != slices) return;
     if (unit.writes_partial) {
@@ -225,9 +228,9 @@ class Estimator {
         const Range a_rows = ARows(unit);
         const uint64_t b_off = BOffset(unit);
         Read(Key(Region::kA, a_rows.begin, a_rows.end, unit.k.begin, unit.k.end),
-             unit.m.size() * k * a_bytes_, unit.m.size() * k * a_bytes_);
+             Bytes(unit.m.size() * k, a_bits_), Bytes(unit.m.size() * k, a_bits_));
         Read(Key(Region::kB, b_off + unit.n.begin, b_off + unit.n.end, unit.k.begin, unit.k.end),
-             unit.n.size() * k * b_bytes_, unit.n.size() * k * b_bytes_);
+             Bytes(unit.n.size() * k, b_bits_), Bytes(unit.n.size() * k, b_bits_));
         return;
       }
       case tiling::UnitOp::kClear:
@@ -238,7 +241,8 @@ class Estimator {
   const tiling::Schedule& schedule_;
   const tiling::MatmulProblem& problem_;
   L2Model l2_;
-  uint64_t a_bytes_, b_bytes_, c_bytes_;
+  // Bits per element of A and B (4-bit types pack two per byte), bytes of C's.
+  uint64_t a_bits_, b_bits_, c_bytes_;
   uint64_t stage_k_;
   std::vector<Range> resident_a_, resident_b_;
   GmReadMix mix_;

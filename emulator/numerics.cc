@@ -222,7 +222,7 @@ HostTensor HostTensor::Zeros(DataType dtype, std::vector<int64_t> shape) {
   HostTensor tensor;
   tensor.dtype = dtype;
   tensor.shape = std::move(shape);
-  tensor.bytes.assign(tensor.elements() * tiling::DataTypeBytes(dtype), 0);
+  tensor.bytes.assign(tiling::DataTypeBytesOf(dtype, tensor.elements()), 0);
   return tensor;
 }
 

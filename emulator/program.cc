@@ -304,6 +304,20 @@ PipelineConfig PipelineForPlan(const tiling::TilingPlan& plan) {
 PipelineConfig PipelineForPlan(const tiling::TilingPlan& plan,
                                const tiling::MatmulProblem& problem) {
   PipelineConfig pipeline = PipelineForPlan(plan);
+  if (problem.op == tiling::MatmulOp::kQuantBatchMatmulV3) {
+    if (plan.kernel_type == tiling::KernelType::kMixed1To2 &&
+        plan.data.kernel != tiling::KernelId::kQuantStreamK) {
+      pipeline.output_through_ub = true;
+      const uint64_t group_k = static_cast<uint64_t>(problem.quant.group_size_k);
+      pipeline.ub_vector_passes =
+          group_k > 0 ? static_cast<uint32_t>(
+                            kQuantPerBlockPassesPerGroup *
+                                tiling::CeilDiv(static_cast<uint64_t>(problem.k), group_k) +
+                            1)
+                      : kQuantDequantVectorPasses;
+    }
+    return pipeline;
+  }
   if (!tiling::OperatorSpecOf(problem.op).batched) return pipeline;
   if (const auto stages = KernelTraitsOf(plan.data.kernel).stages) stages(plan, pipeline);
   if (problem.op == tiling::MatmulOp::kFusedMatMul) {

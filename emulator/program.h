@@ -161,13 +161,25 @@ inline constexpr uint32_t kAddMulVectorPasses = 3;
 inline constexpr uint32_t kGeluErfVectorPasses = 16;
 inline constexpr uint32_t kGeluTanhVectorPasses = 12;
 
+// Vector passes of QuantBatchMatmulV3's AIV dequantization over each
+// element of C in UB (an estimate from the ops its vector epilogue runs, not
+// a calibrated figure): the int32 / fp32 accumulator cast, the scale, the
+// per-token scale or the bias, and the cast to y. The per-block kernel
+// scales and adds every K group's partial (two passes per group) before its
+// final cast.
+inline constexpr uint32_t kQuantDequantVectorPasses = 4;
+inline constexpr uint32_t kQuantPerBlockPassesPerGroup = 2;
+
 // PipelineForPlan() for a BatchMatMulV3 / FusedMatMul `problem`: C goes
 // through the two AIVs' UB when FusedMatMul's epilogue runs on the AIV
 // (add, mul, gelu_erf, gelu_tanh: mixed kernels,
 // matmul/fused_mat_mul/op_kernel/arch35/fused_mat_mul_tilingkey.h) or the
 // plan's L0C2OUT is ND_FIXPIPE_1_2 (the fixpipe applies ReLU / the fp32
-// cast and the AIVs only copy out). MatMulV3 problems keep the pipeline
-// above.
+// cast and the AIVs only copy out). For QuantBatchMatmulV3, C goes through
+// UB in the kernels with a vector epilogue (mixed kernels other than
+// Stream-K's, whose AIVs reduce the partial sums instead); the cube-only
+// kernels dequantize in FIXPIPE at no extra pass. MatMulV3 problems keep the
+// pipeline above.
 PipelineConfig PipelineForPlan(const tiling::TilingPlan& plan,
                                const tiling::MatmulProblem& problem);
 

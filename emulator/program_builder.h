@@ -28,11 +28,19 @@ using tiling::WorkUnit;
 
 using tiling::CeilDiv;
 
+// Bytes of `elements` values of `bits` each, as stored (4-bit values two per
+// byte).
+inline uint64_t PackedBytes(uint64_t elements, uint64_t bits) {
+  return CeilDiv(elements * bits, 8);
+}
+
 // One AIC core's instruction streams while they are written: the core's
 // flags, its operand residency and the ping-pong positions.
 struct AicCursor {
   CoreProgram program;
-  uint64_t a_bytes = 0, b_bytes = 0, c_bytes = 0;
+  // Bits per element of A and B (4-bit types pack two per byte) and bytes
+  // per element of C.
+  uint64_t a_bits = 0, b_bits = 0, c_bytes = 0;
   bool a_full = false, b_full = false;  // whole matrix resident (full load)
   // Partial residency (advisor plans): a band of A rows or B columns, the
   // whole K deep, stays in L1 while consecutive units of this core use it.

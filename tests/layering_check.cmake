@@ -38,7 +38,10 @@ set(TYPES_HEADERS
   server/tiling/operator_table.h
   server/tiling/key_layout.h
   server/tiling/batch_shape.h
-  server/tiling/problem_key.h)
+  server/tiling/problem_key.h
+  server/tiling/quant/quant_facts.h
+  server/tiling/quant/quant_parse.h
+  server/tiling/quant/quant_request.h)
 # The types target's own sources; schedule_internal.h is shared by its
 # schedule files and the kernel table, and by nothing else.
 set(TYPES_SOURCES
@@ -55,7 +58,9 @@ set(TYPES_SOURCES
   server/tiling/schedule_coverage.cc
   server/tiling/schedule_internal.h
   server/tiling/tiling_data.cc
-  server/tiling/plan_fit.cc)
+  server/tiling/plan_fit.cc
+  server/tiling/quant/quant_parse.cc
+  server/tiling/quant/quant_request.cc)
 set(ENGINE_API ${TYPES_HEADERS}
   server/tiling/registry.h
   server/tiling/strategy.h
@@ -70,6 +75,9 @@ set(EMULATOR_API
   emulator/stats.h
   emulator/accuracy.h
   emulator/numerics.h
+  emulator/quant_emulation.h
+  emulator/quant_formats.h
+  emulator/quant_numerics.h
   emulator/timing_model.h
   emulator/work_estimate.h)
 

@@ -1,7 +1,10 @@
 #include "client/tilingctl/execute.h"
 
+#include <algorithm>
 #include <cinttypes>
+#include <optional>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
@@ -16,27 +19,55 @@ namespace {
 
 namespace pb = ::npu::tiling::v1;
 
-absl::string_view DtypeName(pb::DataType dtype) {
-  switch (dtype) {
-    case pb::DATA_TYPE_FLOAT16:
-      return "float16";
-    case pb::DATA_TYPE_BFLOAT16:
-      return "bfloat16";
-    case pb::DATA_TYPE_FLOAT32:
-      return "float32";
-    default:
-      return "unspecified";
-  }
+// "float16", "uint64", "float8_e4m3fn": the names the dtype flags take.
+std::string DtypeName(pb::DataType dtype) {
+  const std::string name = pb::DataType_Name(dtype);
+  if (name.empty()) return absl::StrCat("dtype ", static_cast<int>(dtype));
+  absl::string_view label = name;
+  absl::ConsumePrefix(&label, "DATA_TYPE_");
+  return absl::AsciiStrToLower(label);
 }
 
-NpyDtype NpyDtypeFor(pb::DataType dtype) {
+// "matmul_v3", "quant_batch_matmul_v3": the names --op takes.
+std::string OperatorName(pb::Operator op) {
+  if (op == pb::OPERATOR_UNSPECIFIED) op = pb::OPERATOR_MATMUL_V3;
+  std::string name = pb::Operator_Name(op);
+  absl::string_view label = name;
+  absl::ConsumePrefix(&label, "OPERATOR_");
+  return absl::AsciiStrToLower(label);
+}
+
+bool IsFourBit(pb::DataType dtype) {
+  return dtype == pb::DATA_TYPE_INT4 || dtype == pb::DATA_TYPE_FLOAT4_E2M1;
+}
+
+// The .npy dtype a wire dtype travels as: the codes' bytes for the 8-bit
+// floats, the packed bytes for the 4-bit types. None for UNSPECIFIED.
+std::optional<NpyDtype> NpyDtypeOf(pb::DataType dtype) {
   switch (dtype) {
-    case pb::DATA_TYPE_FLOAT32:
-      return NpyDtype::kFloat32;
+    case pb::DATA_TYPE_FLOAT16:
+      return NpyDtype::kFloat16;
     case pb::DATA_TYPE_BFLOAT16:
       return NpyDtype::kUint16;
-    default:
-      return NpyDtype::kFloat16;
+    case pb::DATA_TYPE_FLOAT32:
+      return NpyDtype::kFloat32;
+    case pb::DATA_TYPE_INT8:
+      return NpyDtype::kInt8;
+    case pb::DATA_TYPE_INT4:
+    case pb::DATA_TYPE_FLOAT8_E4M3FN:
+    case pb::DATA_TYPE_FLOAT8_E5M2:
+    case pb::DATA_TYPE_HIFLOAT8:
+    case pb::DATA_TYPE_FLOAT4_E2M1:
+    case pb::DATA_TYPE_FLOAT8_E8M0:
+      return NpyDtype::kUint8;
+    case pb::DATA_TYPE_INT32:
+      return NpyDtype::kInt32;
+    case pb::DATA_TYPE_INT64:
+      return NpyDtype::kInt64;
+    case pb::DATA_TYPE_UINT64:
+      return NpyDtype::kUint64;
+    default:  // UNSPECIFIED and the generated enum's sentinels
+      return std::nullopt;
   }
 }
 
@@ -48,10 +79,95 @@ absl::string_view NpyDtypeName(NpyDtype dtype) {
       return "float32";
     case NpyDtype::kUint16:
       return "uint16";
-    default:  // the quantized types: the float paths never see them
-      break;
+    case NpyDtype::kInt8:
+      return "int8";
+    case NpyDtype::kUint8:
+      return "uint8";
+    case NpyDtype::kInt32:
+      return "int32";
+    case NpyDtype::kInt64:
+      return "int64";
+    case NpyDtype::kUint64:
+      return "uint64";
   }
   return "?";
+}
+
+std::string ShapeText(const std::vector<int64_t>& shape) {
+  return absl::StrCat("[", absl::StrJoin(shape, ", "), "]");
+}
+
+// "uint64 ('<u8') array [8]".
+std::string ArrayText(NpyDtype dtype, const std::vector<int64_t>& shape) {
+  return absl::StrCat(NpyDtypeName(dtype), " ('", NpyDescr(dtype), "') array ", ShapeText(shape));
+}
+
+// "a uint64 ('<u8') array [8]", "an int8 ('|i1') array [4, 2]".
+std::string AnArray(NpyDtype dtype, const std::vector<int64_t>& shape) {
+  return absl::StrCat(NpyDtypeName(dtype)[0] == 'i' ? "an " : "a ", ArrayText(dtype, shape));
+}
+
+// `shape` with its last dim halved: the packed bytes of a 4-bit tensor whose
+// last dim is even.
+std::vector<int64_t> PackedShape(std::vector<int64_t> shape) {
+  if (!shape.empty()) shape.back() /= 2;
+  return shape;
+}
+
+// The arrays QuantTensorFromNpy() takes for an input of `dtype` and `shape`.
+std::string ExpectedArrays(pb::DataType dtype, const std::vector<int64_t>& shape) {
+  if (IsFourBit(dtype)) {
+    const std::string packed =
+        absl::StrCat(AnArray(NpyDtype::kUint8, PackedShape(shape)),
+                     " of packed bytes (two codes per byte, element 2i in the low nibble)");
+    if (dtype == pb::DATA_TYPE_INT4) {
+      return absl::StrCat(packed, " or ", AnArray(NpyDtype::kInt8, shape), " of values in [-8, 7]");
+    }
+    return absl::StrCat(packed, " or ", AnArray(NpyDtype::kUint8, shape), " of codes 0..15");
+  }
+  const std::optional<NpyDtype> npy = NpyDtypeOf(dtype);
+  if (!npy.has_value()) return "a dtype for it";
+  std::string text = AnArray(*npy, shape);
+  if (dtype == pb::DATA_TYPE_BFLOAT16) absl::StrAppend(&text, " of the bfloat16 bits");
+  if (*npy == NpyDtype::kUint8) {
+    absl::StrAppend(&text, " of ", DtypeName(dtype), " codes (ml_dtypes: save arr.view(np.uint8))");
+  }
+  return text;
+}
+
+// The coordinates of element `flat` of a C-order array of `shape`.
+std::string IndexText(const std::vector<int64_t>& shape, uint64_t flat) {
+  std::vector<int64_t> index(shape.size());
+  for (size_t d = shape.size(); d-- > 0;) {
+    index[d] = static_cast<int64_t>(flat % static_cast<uint64_t>(shape[d]));
+    flat /= static_cast<uint64_t>(shape[d]);
+  }
+  return ShapeText(index);
+}
+
+// Packs 4-bit codes, the low nibble of each byte of `codes`, two per byte:
+// element 2i in the low nibble, 2i + 1 in the high one (an odd count leaves
+// the last high nibble 0), as the wire's Tensor.data holds them.
+std::string PackNibbles(absl::string_view codes) {
+  std::string packed((codes.size() + 1) / 2, '\0');
+  for (size_t i = 0; i < codes.size(); ++i) {
+    const unsigned nibble = static_cast<unsigned char>(codes[i]) & 0xFu;
+    packed[i / 2] =
+        static_cast<char>(static_cast<unsigned char>(packed[i / 2]) | (nibble << (4 * (i % 2))));
+  }
+  return packed;
+}
+
+// The unpacked codes of a 4-bit tensor of `elements` elements, as the .npy
+// array NpyFromTensor() writes: int4 as int8 values (sign-extended), float4
+// as uint8 codes.
+std::string UnpackNibbles(absl::string_view packed, uint64_t elements, bool sign_extend) {
+  std::string codes(elements, '\0');
+  for (uint64_t i = 0; i < elements; ++i) {
+    const int nibble = (static_cast<unsigned char>(packed[i / 2]) >> (4 * (i % 2))) & 0xF;
+    codes[i] = static_cast<char>(sign_extend && nibble >= 8 ? nibble - 16 : nibble);
+  }
+  return codes;
 }
 
 std::string Bytes(uint64_t bytes) {
@@ -72,11 +188,193 @@ uint64_t FieldValue(const pb::TilingResponse& tiling, absl::string_view name, bo
   return 0;
 }
 
+// What the last dim of an operand file says of its size: `size`, or, when
+// `ambiguous`, `size` (packed bytes) or `size` / 2 (unpacked codes).
+struct InnerDim {
+  int64_t size = 0;
+  bool ambiguous = false;
+};
+
+InnerDim InnerDimOf(const NpyArray& array, pb::DataType dtype) {
+  const int64_t last = array.shape.back();
+  if (array.dtype != NpyDtype::kUint8 || !IsFourBit(dtype)) return {last, false};
+  // int4's unpacked form is an int8 array: a uint8 one is always packed.
+  return {2 * last, dtype == pb::DATA_TYPE_FLOAT4_E2M1};
+}
+
+// The error for an array that is not what the problem says of `input`.
+absl::Status QuantMismatch(const NpyArray& array, pb::DataType dtype,
+                           const std::vector<int64_t>& shape, absl::string_view what,
+                           absl::string_view input, absl::string_view problem_flags) {
+  return absl::InvalidArgumentError(
+      absl::StrCat(what, ": ", ArrayText(array.dtype, array.shape), ", the problem's ", input,
+                   " is ", DtypeName(dtype), " ", ShapeText(shape), " (", problem_flags,
+                   "); expected ", ExpectedArrays(dtype, shape)));
+}
+
+// Checks that the unpacked 4-bit codes of `array` fit their type: int4
+// values in [-8, 7] (int8 array), float4_e2m1 codes 0..15 (uint8 array).
+absl::Status CheckNibbles(const NpyArray& array, pb::DataType dtype, absl::string_view what) {
+  const bool int4 = dtype == pb::DATA_TYPE_INT4;
+  for (size_t i = 0; i < array.data.size(); ++i) {
+    const int value = int4 ? static_cast<int>(static_cast<signed char>(array.data[i]))
+                           : static_cast<int>(static_cast<unsigned char>(array.data[i]));
+    if (int4 ? (value < -8 || value > 7) : value > 15) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(what, ": element ", IndexText(array.shape, i), " is ", value,
+                       int4 ? ", outside int4's [-8, 7]"
+                            : absl::StrCat(", not a float4_e2m1 code (0..15); packed bytes are ",
+                                           AnArray(NpyDtype::kUint8, PackedShape(array.shape)))));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// `batch` followed by `rows` x `cols`.
+std::vector<int64_t> Prefixed(const google::protobuf::RepeatedField<int64_t>& batch, int64_t rows,
+                              int64_t cols) {
+  std::vector<int64_t> shape(batch.begin(), batch.end());
+  shape.push_back(rows);
+  shape.push_back(cols);
+  return shape;
+}
+
+// QuantBatchMatmulV3's inputs against the problem.
+absl::StatusOr<pb::ExecuteInputs> QuantInputsFromNpy(const pb::MatmulProblem& p,
+                                                     const NpyOperands& files) {
+  const pb::QuantInputs& q = p.quant();
+  // One input: its file, what the problem says of it and where it goes.
+  struct Input {
+    const std::optional<NpyOperand>& file;
+    const char* flag;  // named when the file is missing
+    const char* name;
+    bool present;
+    pb::DataType dtype;
+    std::vector<int64_t> shape;
+    const char* problem_flags;
+    pb::Tensor* (pb::ExecuteInputs::*field)();
+  };
+  const Input inputs[] = {
+      {files.a, "--a", "x1", true, p.dtype_a(),
+       p.trans_a() ? Prefixed(p.batch_a(), p.k(), p.m()) : Prefixed(p.batch_a(), p.m(), p.k()),
+       "--dtype-a; --m, --k, --trans-a, --batch-a", &pb::ExecuteInputs::mutable_a},
+      {files.b, "--b", "x2", true, p.dtype_b(),
+       p.trans_b() ? Prefixed(p.batch_b(), p.n(), p.k()) : Prefixed(p.batch_b(), p.k(), p.n()),
+       "--dtype-b; --k, --n, --trans-b, --batch-b", &pb::ExecuteInputs::mutable_b},
+      {files.bias, "--bias", "bias", p.has_bias(), p.dtype_bias(),
+       q.bias_shape().empty() ? std::vector<int64_t>{p.n()}
+                              : std::vector<int64_t>(q.bias_shape().begin(), q.bias_shape().end()),
+       "--bias-dtype (default: C's), --bias-shape ([n] by default)",
+       &pb::ExecuteInputs::mutable_bias},
+      {files.scale, "--scale_npy", "scale", q.scale().dtype() != pb::DATA_TYPE_UNSPECIFIED,
+       q.scale().dtype(), std::vector<int64_t>(q.scale().shape().begin(), q.scale().shape().end()),
+       "--scale-dtype, --scale-shape", &pb::ExecuteInputs::mutable_scale},
+      {files.pertoken_scale, "--pertoken_npy", "pertoken scale",
+       q.pertoken_scale().dtype() != pb::DATA_TYPE_UNSPECIFIED, q.pertoken_scale().dtype(),
+       std::vector<int64_t>(q.pertoken_scale().shape().begin(), q.pertoken_scale().shape().end()),
+       "--pertoken-dtype, --pertoken-shape", &pb::ExecuteInputs::mutable_pertoken_scale},
+      {files.offset, "--offset_npy", "offset", q.offset().dtype() != pb::DATA_TYPE_UNSPECIFIED,
+       q.offset().dtype(),
+       std::vector<int64_t>(q.offset().shape().begin(), q.offset().shape().end()),
+       "--offset-dtype, --offset-shape", &pb::ExecuteInputs::mutable_offset},
+  };
+  pb::ExecuteInputs out;
+  for (const Input& input : inputs) {
+    if (!input.present) {
+      if (input.file.has_value()) {
+        return absl::InvalidArgumentError(absl::StrCat(input.file->what, ": the problem has no ",
+                                                       input.name, " (", input.problem_flags, ")"));
+      }
+      continue;
+    }
+    if (!input.file.has_value()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(input.flag, ": required with --a and --b: the problem has a ", input.name,
+                       ", ", DtypeName(input.dtype), " ", ShapeText(input.shape)));
+    }
+    absl::StatusOr<pb::Tensor> tensor =
+        QuantTensorFromNpy(input.file->array, input.dtype, input.shape, input.file->what,
+                           input.name, input.problem_flags);
+    if (!tensor.ok()) return tensor.status();
+    *(out.*input.field)() = *std::move(tensor);
+  }
+  return out;
+}
+
 }  // namespace
+
+absl::Status SizesFromOperands(const NpyOperand& a, pb::DataType dtype_a, bool trans_a,
+                               const NpyOperand& b, pb::DataType dtype_b, bool trans_b,
+                               MatmulSizes& sizes) {
+  for (const NpyOperand* operand : {&a, &b}) {
+    if (operand->array.shape.size() < 2) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(operand->what, ": shape ", ShapeText(operand->array.shape), " has ",
+                       operand->array.shape.size(), " dimensions; expected 2 (after batch dims)"));
+    }
+  }
+  // A dim of A or B that gives a size.
+  struct Source {
+    const NpyOperand* operand;
+    InnerDim dim;
+  };
+  const std::vector<int64_t>& shape_a = a.array.shape;
+  const std::vector<int64_t>& shape_b = b.array.shape;
+  const Source a_outer{&a, {shape_a[shape_a.size() - 2], false}};
+  const Source a_inner{&a, InnerDimOf(a.array, dtype_a)};
+  const Source b_outer{&b, {shape_b[shape_b.size() - 2], false}};
+  const Source b_inner{&b, InnerDimOf(b.array, dtype_b)};
+  struct Size {
+    const char* name;
+    std::optional<int64_t>& value;
+    std::vector<Source> sources;
+  };
+  Size all[] = {
+      {"m", sizes.m, {trans_a ? a_inner : a_outer}},
+      {"k", sizes.k, {trans_a ? a_outer : a_inner, trans_b ? b_inner : b_outer}},
+      {"n", sizes.n, {trans_b ? b_outer : b_inner}},
+  };
+  for (Size& size : all) {
+    if (size.value.has_value()) continue;
+    // The values every ambiguous source allows: k from A and B may agree on
+    // one (one packed, one unpacked).
+    std::vector<int64_t> candidates;
+    const Source* ambiguous = nullptr;
+    for (const Source& source : size.sources) {
+      if (!source.dim.ambiguous) {
+        size.value = source.dim.size;
+        break;
+      }
+      std::vector<int64_t> allowed = {source.dim.size};
+      if (source.dim.size != 0) allowed.push_back(source.dim.size / 2);
+      if (ambiguous == nullptr) {
+        ambiguous = &source;
+        candidates = allowed;
+      } else {
+        candidates.erase(std::remove_if(candidates.begin(), candidates.end(),
+                                        [&](int64_t v) {
+                                          return std::find(allowed.begin(), allowed.end(), v) ==
+                                                 allowed.end();
+                                        }),
+                         candidates.end());
+      }
+    }
+    if (!size.value.has_value() && candidates.size() == 1) size.value = candidates[0];
+    if (!size.value.has_value()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("pass --", size.name, ": ", ambiguous->operand->what, " is a ",
+                       ArrayText(NpyDtype::kUint8, ambiguous->operand->array.shape),
+                       " for a float4_e2m1 operand, whose last dim may hold packed bytes (",
+                       size.name, " = ", ambiguous->dim.size, ") or unpacked codes (", size.name,
+                       " = ", ambiguous->dim.size / 2, ")"));
+    }
+  }
+  return absl::OkStatus();
+}
 
 absl::StatusOr<pb::Tensor> TensorFromNpy(const NpyArray& array, pb::DataType dtype, int rank,
                                          absl::string_view what) {
-  const NpyDtype want = NpyDtypeFor(dtype);
+  const NpyDtype want = NpyDtypeOf(dtype).value_or(NpyDtype::kFloat16);
   if (array.dtype != want) {
     return absl::InvalidArgumentError(absl::StrCat(
         what, ": the file holds ", NpyDtypeName(array.dtype), " ('", NpyDescr(array.dtype),
@@ -97,21 +395,119 @@ absl::StatusOr<pb::Tensor> TensorFromNpy(const NpyArray& array, pb::DataType dty
   return tensor;
 }
 
+absl::StatusOr<pb::Tensor> QuantTensorFromNpy(const NpyArray& array, pb::DataType dtype,
+                                              const std::vector<int64_t>& shape,
+                                              absl::string_view what, absl::string_view input,
+                                              absl::string_view problem_flags) {
+  const std::optional<NpyDtype> npy = NpyDtypeOf(dtype);
+  if (!npy.has_value()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, ": the problem's ", input, " has no dtype (", problem_flags, ")"));
+  }
+  if (array.data.size() != array.elements() * NpyItemBytes(array.dtype)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        what, ": ", array.data.size(), " bytes of data for ", ArrayText(array.dtype, array.shape)));
+  }
+  pb::Tensor tensor;
+  tensor.set_dtype(dtype);
+  for (int64_t dim : shape) tensor.add_shape(dim);
+  if (!IsFourBit(dtype)) {
+    if (array.dtype != *npy || array.shape != shape) {
+      return QuantMismatch(array, dtype, shape, what, input, problem_flags);
+    }
+    tensor.set_data(array.data);
+    return tensor;
+  }
+  // The file packs each row, the wire the flat tensor: the same bytes when
+  // the rows hold whole bytes. CANN refuses odd last dims anyway.
+  if (shape.empty() || shape.back() % 2 != 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, ": the problem's ", input, " is ", DtypeName(dtype), " ",
+                     ShapeText(shape), " (", problem_flags, "), but a 4-bit ", input,
+                     " needs an even last dim (two codes per byte along it)"));
+  }
+  const NpyDtype unpacked = dtype == pb::DATA_TYPE_INT4 ? NpyDtype::kInt8 : NpyDtype::kUint8;
+  if (array.dtype == NpyDtype::kUint8 && array.shape == PackedShape(shape)) {
+    tensor.set_data(array.data);
+  } else if (array.dtype == unpacked && array.shape == shape) {
+    if (absl::Status codes = CheckNibbles(array, dtype, what); !codes.ok()) return codes;
+    tensor.set_data(PackNibbles(array.data));
+  } else {
+    return QuantMismatch(array, dtype, shape, what, input, problem_flags);
+  }
+  return tensor;
+}
+
+absl::StatusOr<pb::ExecuteInputs> InputsFromNpy(const pb::MatmulProblem& problem,
+                                                const NpyOperands& files) {
+  if (!files.a.has_value() || !files.b.has_value()) {
+    return absl::InvalidArgumentError("--a and --b go together");
+  }
+  if (problem.op() == pb::OPERATOR_QUANT_BATCH_MATMUL_V3) return QuantInputsFromNpy(problem, files);
+  for (const auto& [file, input] :
+       {std::pair{&files.scale, "scale"}, std::pair{&files.pertoken_scale, "pertoken scale"},
+        std::pair{&files.offset, "offset"}}) {
+    if (file->has_value()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          (*file)->what, ": only QuantBatchMatmulV3 (--op quant_batch_matmul_v3) reads a ", input,
+          "; the problem's operator is ", OperatorName(problem.op())));
+    }
+  }
+  pb::ExecuteInputs inputs;
+  absl::StatusOr<pb::Tensor> tensor =
+      TensorFromNpy(files.a->array, problem.dtype_a(), 2, files.a->what);
+  if (!tensor.ok()) return tensor.status();
+  *inputs.mutable_a() = *std::move(tensor);
+  tensor = TensorFromNpy(files.b->array, problem.dtype_b(), 2, files.b->what);
+  if (!tensor.ok()) return tensor.status();
+  *inputs.mutable_b() = *std::move(tensor);
+  if (files.bias.has_value()) {
+    tensor = TensorFromNpy(files.bias->array, problem.dtype_bias(), 1, files.bias->what);
+    if (!tensor.ok()) return tensor.status();
+    *inputs.mutable_bias() = *std::move(tensor);
+  }
+  return inputs;
+}
+
 absl::StatusOr<NpyArray> NpyFromTensor(const pb::Tensor& tensor) {
+  const std::optional<NpyDtype> npy = NpyDtypeOf(tensor.dtype());
+  if (!npy.has_value()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("C has no .npy form: its dtype is ", DtypeName(tensor.dtype())));
+  }
   NpyArray array;
-  array.dtype = NpyDtypeFor(tensor.dtype());
   array.shape.assign(tensor.shape().begin(), tensor.shape().end());
-  uint64_t elements = 1;
+  bool empty = false;
   for (int64_t dim : array.shape) {
     if (dim < 0) return absl::InvalidArgumentError("C has a negative dimension");
+    if (dim == 0) empty = true;
+  }
+  // Bounded so that the byte counts below cannot wrap: a 4-bit tensor holds
+  // two elements per byte of the largest .npy data.
+  constexpr uint64_t kMaxElements = 2 * kMaxNpyDataBytes;
+  uint64_t elements = empty ? 0 : 1;
+  for (int64_t dim : array.shape) {
+    if (empty) break;
+    if (static_cast<uint64_t>(dim) > kMaxElements / elements) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("C's shape ", ShapeText(array.shape), " has too many elements"));
+    }
     elements *= static_cast<uint64_t>(dim);
   }
-  if (tensor.data().size() != elements * NpyItemBytes(array.dtype)) {
-    return absl::InvalidArgumentError(absl::StrCat("C has ", tensor.data().size(),
-                                                   " bytes, its shape needs ",
-                                                   elements * NpyItemBytes(array.dtype)));
+  const bool four_bit = IsFourBit(tensor.dtype());
+  const uint64_t bytes = four_bit ? (elements + 1) / 2 : elements * NpyItemBytes(*npy);
+  if (tensor.data().size() != bytes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("C has ", tensor.data().size(), " bytes, its shape needs ", bytes));
   }
-  array.data = tensor.data();
+  if (!four_bit) {
+    array.dtype = *npy;
+    array.data = tensor.data();
+    return array;
+  }
+  const bool int4 = tensor.dtype() == pb::DATA_TYPE_INT4;
+  array.dtype = int4 ? NpyDtype::kInt8 : NpyDtype::kUint8;
+  array.data = UnpackNibbles(tensor.data(), elements, /*sign_extend=*/int4);
   return array;
 }
 
@@ -178,13 +574,27 @@ void AppendKernelSchedule(const pb::KernelSchedule& k, std::string& out) {
 // The tiling lines of a report: the CANN tiling that ran.
 void AppendTilingLines(const pb::ExecuteResponse& r, std::string& out) {
   const pb::TilingResponse& t = r.tiling();
-  absl::StrAppendFormat(&out, "%-14s %s%s, key %u (%s, %s, %s), block_dim %u, %s\n", "tiling",
-                        t.strategy(), r.explicit_tiling() ? " (explicit, from --tiling)" : "",
-                        t.tiling_key(), t.key().model_name(), t.key().full_load_name(),
-                        t.key().l0c2out_name(), t.block_dim(), t.kernel_type_name());
+  // The key's fields: a listed layout's own (QuantBatchMatmulV3's kernel,
+  // API level...), else the float kernels' model, full load and L0C path.
+  std::string key_fields;
+  for (const pb::KeyField& field : t.key().fields()) {
+    if (field.value_name().empty()) continue;
+    absl::StrAppend(&key_fields, key_fields.empty() ? "" : ", ", field.value_name());
+  }
+  if (t.key().fields().empty()) {
+    key_fields = absl::StrCat(t.key().model_name(), ", ", t.key().full_load_name(), ", ",
+                              t.key().l0c2out_name());
+  }
+  absl::StrAppendFormat(&out, "%-14s %s%s, key %u (%s), block_dim %u, %s\n", "tiling", t.strategy(),
+                        r.explicit_tiling() ? " (explicit, from --tiling)" : "", t.tiling_key(),
+                        key_fields, t.block_dim(), t.kernel_type_name());
+  if (!t.quant_mode().empty())
+    absl::StrAppendFormat(&out, "%-14s %s\n", "quant mode", t.quant_mode());
   std::string blocks;
-  for (const char* name : {"baseM", "baseN", "baseK", "mL1", "nL1", "kL1", "skSingleCoreK",
-                           "usedCoreNum", "baseMN", "aivNum"}) {
+  for (const char* name :
+       {"baseM", "baseN", "baseK", "mL1", "nL1", "kL1", "skSingleCoreK", "usedCoreNum", "baseMN",
+        "aivNum", "matmulTiling.baseM", "matmulTiling.baseN", "matmulTiling.baseK",
+        "matmulTiling.usedCoreNum"}) {
     bool found = false;
     const uint64_t value = FieldValue(t, name, &found);
     if (found) absl::StrAppend(&blocks, blocks.empty() ? "" : " ", name, "=", value);
@@ -199,8 +609,10 @@ void AppendInputs(const pb::ExecuteResponse& r, std::string& out) {
       absl::StrAppendFormat(&out, "%-14s inline (.npy files)\n", "inputs");
       break;
     case pb::INPUT_SOURCE_SEED:
-      absl::StrAppendFormat(&out, "%-14s generated from seed %u, uniform in [-1, 1)\n", "inputs",
-                            r.seed());
+      absl::StrAppendFormat(&out, "%-14s generated from seed %u, %s\n", "inputs", r.seed(),
+                            r.tiling().quant_mode().empty()
+                                ? "uniform in [-1, 1)"
+                                : "codes drawn from each type's values, scales sized for y");
       break;
     default:
       absl::StrAppendFormat(&out, "%-14s none (timing only)\n", "inputs");
@@ -233,6 +645,11 @@ void AppendAccuracy(const pb::AccuracyReport& a, std::string& out) {
                         "worst element", a.worst_row(), a.worst_col(), a.error_bound(),
                         a.worst_bound_ratio());
   absl::StrAppendFormat(&out, "  %-20s %u\n", "elements over bound", a.elements_over_bound());
+  if (!a.bound_rule().empty()) {
+    // QuantBatchMatmulV3: the path's own rule.
+    absl::StrAppendFormat(&out, "  %-20s %s\n", "bound per element", a.bound_rule());
+    return;
+  }
   absl::StrAppendFormat(&out, "  %-20s %.3g * |ref| + 2 (k + 2) %.3g * sum|a b| + subnormal of C\n",
                         "bound per element", a.output_unit_roundoff(),
                         a.accumulation_unit_roundoff());

@@ -172,11 +172,32 @@ ABSL_FLAG(uint32_t, budget_ms, 0,
 ABSL_FLAG(bool, no_verify, false, "Advise: skip the numerics check of the recommended tiling.");
 
 // execute
-ABSL_FLAG(std::string, a, "", "Execute: A as a .npy file ([m, k], or [k, m] with --trans-a).");
-ABSL_FLAG(std::string, b, "", "Execute: B as a .npy file ([k, n], or [n, k] with --trans-b).");
+ABSL_FLAG(std::string, a, "",
+          "Execute: A as a .npy file ([m, k], or [k, m] with --trans-a); quant_batch_matmul_v3's "
+          "x1 (see --b for the quantized forms).");
+ABSL_FLAG(std::string, b, "",
+          "Execute: B as a .npy file ([k, n], or [n, k] with --trans-b). quant_batch_matmul_v3's "
+          "x1 / x2: int8 as '|i1'; float8 / hifloat8 as '|u1' codes; int4 / float4_e2m1 as '|u1' "
+          "packed bytes (two codes per byte, element 2i in the low nibble; last dim halved) or "
+          "unpacked in the full shape (int4 '|i1' values in [-8, 7], float4_e2m1 '|u1' codes "
+          "0..15).");
 ABSL_FLAG(std::string, bias_npy, "",
-          "Execute: the bias as a .npy file of n elements; `--bias X.npy` is the same.");
-ABSL_FLAG(std::string, out, "", "Execute: write the emulated C to this .npy file.");
+          "Execute: the bias as a .npy file of n elements; `--bias X.npy` is the same. "
+          "quant_batch_matmul_v3: of --bias-shape, int32 '<i4' or float32 / bfloat16 (as "
+          "'<u2' bits) / float16 as --bias-dtype says.");
+ABSL_FLAG(std::string, scale_npy, "",
+          "Execute, quant_batch_matmul_v3: the scale as a .npy file of --scale-dtype and "
+          "--scale-shape: uint64 '<u8' or int64 '<i8' (packed fixpipe words), float32 '<f4', "
+          "bfloat16 '<u2' (the bits) or float8_e8m0 '|u1' (the codes).");
+ABSL_FLAG(std::string, pertoken_npy, "",
+          "Execute, quant_batch_matmul_v3: the pertoken scale as a .npy file of --pertoken-dtype "
+          "and --pertoken-shape (float32 '<f4', float8_e8m0 '|u1' codes).");
+ABSL_FLAG(std::string, offset_npy, "",
+          "Execute, quant_batch_matmul_v3: the offset as a .npy file of --offset-dtype and "
+          "--offset-shape (float32 '<f4').");
+ABSL_FLAG(std::string, out, "",
+          "Execute: write the emulated C to this .npy file (bfloat16 as '<u2' bits, int8 as "
+          "'|i1', int32 as '<i4').");
 ABSL_FLAG(uint64_t, seed, 0, "Execute: seed of the generated operands (without --a / --b).");
 ABSL_FLAG(bool, timing_only, false, "Execute: only predict the timing (no numerics).");
 ABSL_FLAG(uint32_t, threads, 0, "Execute: host threads for the numerics on the server.");
@@ -340,6 +361,7 @@ int main(int argc, char** argv) {
       "  tilingctl platforms | health\n"
       "  tilingctl execute [tile flags] [--a A.npy --b B.npy [--bias X.npy] --out C.npy | --seed "
       "N]\n"
+      "                    [--scale_npy S.npy] [--pertoken_npy P.npy] [--offset_npy O.npy]\n"
       "                    [--timing-only] [--threads N] [--tiling FILE | --kernel-schedule FILE]\n"
       "                    emulate on the server\n"
       "Common: --server host:port (default localhost:50051) | --local, --json, --timeout 10s\n"

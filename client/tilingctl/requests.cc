@@ -233,38 +233,60 @@ void ApplyOptionFlags(pb::MatmulProblem* p) {
   }
 }
 
-// The operands `execute` read from .npy files.
-struct OperandFiles {
-  std::string a_path, b_path, bias_path;
-  std::optional<NpyArray> a, b, bias;
+// The operand files of `execute`: each flag with its path.
+struct OperandPaths {
+  std::string a, b, bias, scale, pertoken_scale, offset;
 };
 
-// Reads --a, --b and the bias file. Without --m / --n / --k the sizes come
-// from the shapes of A and B; a bias file implies --bias.
-absl::Status ReadOperandFiles(OperandFiles& files) {
-  if (!files.a_path.empty()) {
-    absl::StatusOr<NpyArray> read_a = ReadNpyFile(files.a_path);
-    if (!read_a.ok()) return read_a.status();
-    absl::StatusOr<NpyArray> read_b = ReadNpyFile(files.b_path);
-    if (!read_b.ok()) return read_b.status();
-    files.a = *std::move(read_a);
-    files.b = *std::move(read_b);
-    if (files.a->shape.size() != 2 || files.b->shape.size() != 2) {
-      return absl::InvalidArgumentError("--a and --b must be 2-D arrays");
-    }
-    // A is [m, k] ([k, m] transposed), B is [k, n] ([n, k] transposed).
-    const bool trans_a = absl::GetFlag(FLAGS_trans_a), trans_b = absl::GetFlag(FLAGS_trans_b);
-    if (!absl::GetFlag(FLAGS_m)) absl::SetFlag(&FLAGS_m, files.a->shape[trans_a ? 1 : 0]);
-    if (!absl::GetFlag(FLAGS_k)) absl::SetFlag(&FLAGS_k, files.a->shape[trans_a ? 0 : 1]);
-    if (!absl::GetFlag(FLAGS_n)) absl::SetFlag(&FLAGS_n, files.b->shape[trans_b ? 0 : 1]);
+OperandPaths OperandPathsFromFlags() {
+  return {absl::GetFlag(FLAGS_a),
+          absl::GetFlag(FLAGS_b),
+          absl::GetFlag(FLAGS_bias_npy),
+          absl::GetFlag(FLAGS_scale_npy),
+          absl::GetFlag(FLAGS_pertoken_npy),
+          absl::GetFlag(FLAGS_offset_npy)};
+}
+
+// The dtype --dtype-a (or --dtype-b, over --dtype) names; UNSPECIFIED when
+// it names none (RequestFromFlags() reports that).
+pb::DataType DtypeOrUnspecified(const std::optional<std::string>& specific) {
+  absl::StatusOr<pb::DataType> dtype =
+      DataTypeFromName(specific.value_or(absl::GetFlag(FLAGS_dtype)));
+  return dtype.ok() ? *dtype : pb::DATA_TYPE_UNSPECIFIED;
+}
+
+// Reads the operand files. Without --m / --n / --k the sizes come from the
+// shapes of A and B (SizesFromOperands()); a bias file implies --bias.
+absl::StatusOr<NpyOperands> ReadOperandFiles(const OperandPaths& paths) {
+  NpyOperands files;
+  struct File {
+    const char* flag;
+    const std::string& path;
+    std::optional<NpyOperand>& out;
+  };
+  for (const File& file :
+       {File{"--a", paths.a, files.a}, File{"--b", paths.b, files.b},
+        File{"--bias", paths.bias, files.bias}, File{"--scale_npy", paths.scale, files.scale},
+        File{"--pertoken_npy", paths.pertoken_scale, files.pertoken_scale},
+        File{"--offset_npy", paths.offset, files.offset}}) {
+    if (file.path.empty()) continue;
+    absl::StatusOr<NpyArray> array = ReadNpyFile(file.path);
+    if (!array.ok()) return array.status();
+    file.out = NpyOperand{absl::StrCat(file.flag, " ", file.path), *std::move(array)};
   }
-  if (!files.bias_path.empty()) {
-    absl::StatusOr<NpyArray> read = ReadNpyFile(files.bias_path);
-    if (!read.ok()) return read.status();
-    files.bias = *std::move(read);
-    absl::SetFlag(&FLAGS_bias, true);
+  if (files.a.has_value()) {
+    MatmulSizes sizes{absl::GetFlag(FLAGS_m), absl::GetFlag(FLAGS_n), absl::GetFlag(FLAGS_k)};
+    absl::Status status = SizesFromOperands(
+        *files.a, DtypeOrUnspecified(absl::GetFlag(FLAGS_dtype_a)), absl::GetFlag(FLAGS_trans_a),
+        *files.b, DtypeOrUnspecified(absl::GetFlag(FLAGS_dtype_b)), absl::GetFlag(FLAGS_trans_b),
+        sizes);
+    if (!status.ok()) return status;
+    absl::SetFlag(&FLAGS_m, sizes.m);
+    absl::SetFlag(&FLAGS_n, sizes.n);
+    absl::SetFlag(&FLAGS_k, sizes.k);
   }
-  return absl::OkStatus();
+  if (files.bias.has_value()) absl::SetFlag(&FLAGS_bias, true);
+  return files;
 }
 
 // Sets request.tiling from the --tiling file, if one is given.
@@ -305,26 +327,6 @@ absl::Status ApplyKernelScheduleFile(pb::ExecuteRequest& request) {
     return absl::InvalidArgumentError(absl::StrCat(path, ": ", schedule.status().message()));
   }
   *request.mutable_kernel_schedule() = *std::move(schedule);
-  return absl::OkStatus();
-}
-
-// Sets request.inputs from the operands read from files.
-absl::Status AttachOperands(const OperandFiles& files, pb::ExecuteRequest& request) {
-  const pb::MatmulProblem& p = request.problem();
-  pb::ExecuteInputs* inputs = request.mutable_inputs();
-  absl::StatusOr<pb::Tensor> tensor =
-      TensorFromNpy(*files.a, p.dtype_a(), 2, absl::StrCat("--a ", files.a_path));
-  if (!tensor.ok()) return tensor.status();
-  *inputs->mutable_a() = *std::move(tensor);
-  tensor = TensorFromNpy(*files.b, p.dtype_b(), 2, absl::StrCat("--b ", files.b_path));
-  if (!tensor.ok()) return tensor.status();
-  *inputs->mutable_b() = *std::move(tensor);
-  if (files.bias.has_value()) {
-    tensor =
-        TensorFromNpy(*files.bias, p.dtype_bias(), 1, absl::StrCat("--bias ", files.bias_path));
-    if (!tensor.ok()) return tensor.status();
-    *inputs->mutable_bias() = *std::move(tensor);
-  }
   return absl::OkStatus();
 }
 
@@ -394,24 +396,37 @@ absl::StatusOr<std::vector<pb::TilingRequest>> ParseBatchFile(const std::string&
 }
 
 absl::StatusOr<pb::ExecuteRequest> ExecuteRequestFromFlags() {
-  OperandFiles files;
-  files.a_path = absl::GetFlag(FLAGS_a);
-  files.b_path = absl::GetFlag(FLAGS_b);
-  files.bias_path = absl::GetFlag(FLAGS_bias_npy);
+  const OperandPaths paths = OperandPathsFromFlags();
   const bool timing_only = absl::GetFlag(FLAGS_timing_only);
   const std::string out_path = absl::GetFlag(FLAGS_out);
-  if (files.a_path.empty() != files.b_path.empty()) {
+  if (paths.a.empty() != paths.b.empty()) {
     return absl::InvalidArgumentError("--a and --b go together");
   }
-  if (!files.bias_path.empty() && files.a_path.empty()) {
-    return absl::InvalidArgumentError("--bias FILE needs --a and --b");
+  for (const auto& [flag, path] :
+       {std::pair{"--bias FILE", &paths.bias}, std::pair{"--scale_npy", &paths.scale},
+        std::pair{"--pertoken_npy", &paths.pertoken_scale},
+        std::pair{"--offset_npy", &paths.offset}}) {
+    if (!path->empty() && paths.a.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(flag, " needs --a and --b"));
+    }
   }
   if (timing_only && !out_path.empty()) {
     return absl::InvalidArgumentError("--out needs the numerics; drop --timing-only");
   }
-  if (absl::Status read = ReadOperandFiles(files); !read.ok()) return read;
+  absl::StatusOr<NpyOperands> files = ReadOperandFiles(paths);
+  if (!files.ok()) return files.status();
   absl::StatusOr<pb::TilingRequest> tiling_request = RequestFromFlags();
   if (!tiling_request.ok()) return tiling_request.status();
+  if (tiling_request->problem().op() != pb::OPERATOR_QUANT_BATCH_MATMUL_V3) {
+    for (const auto& [flag, path] : {std::pair{"--scale_npy", &paths.scale},
+                                     std::pair{"--pertoken_npy", &paths.pertoken_scale},
+                                     std::pair{"--offset_npy", &paths.offset}}) {
+      if (!path->empty()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(flag, " is for QuantBatchMatmulV3 only (--op quant_batch_matmul_v3)"));
+      }
+    }
+  }
 
   pb::ExecuteRequest request;
   request.set_id(tiling_request->id());
@@ -422,8 +437,10 @@ absl::StatusOr<pb::ExecuteRequest> ExecuteRequestFromFlags() {
   request.set_client_id(tiling_request->client_id());
   if (absl::Status tiling = ApplyTilingFile(request); !tiling.ok()) return tiling;
   if (absl::Status kernel = ApplyKernelScheduleFile(request); !kernel.ok()) return kernel;
-  if (files.a.has_value() && !timing_only) {
-    if (absl::Status attached = AttachOperands(files, request); !attached.ok()) return attached;
+  if (files->a.has_value() && !timing_only) {
+    absl::StatusOr<pb::ExecuteInputs> inputs = InputsFromNpy(request.problem(), *files);
+    if (!inputs.ok()) return inputs.status();
+    *request.mutable_inputs() = *std::move(inputs);
   }
   request.set_seed(absl::GetFlag(FLAGS_seed));
   request.set_timing_only(timing_only);

@@ -29,9 +29,11 @@ absl::Status ApplyAdviseFlags(npu::tiling::v1::TilingRequest* request);
 absl::StatusOr<std::vector<npu::tiling::v1::TilingRequest>> ParseBatchFile(const std::string& text);
 
 // Returns the Execute request of the `execute` flags: the `tile` flags plus
-// the operand files, seed, options and an explicit tiling or a kernel
-// schedule (--kernel-schedule, read by KernelScheduleFromJson()). Without --m / --n
-// / --k the sizes come from the shapes of --a and --b.
+// the operand files (--a, --b, --bias and, for QuantBatchMatmulV3 only,
+// --scale_npy, --pertoken_npy, --offset_npy; converted by InputsFromNpy()),
+// seed, options and an explicit tiling or a kernel schedule
+// (--kernel-schedule, read by KernelScheduleFromJson()). Without --m / --n /
+// --k the sizes come from the shapes of --a and --b (SizesFromOperands()).
 absl::StatusOr<npu::tiling::v1::ExecuteRequest> ExecuteRequestFromFlags();
 
 }  // namespace npu::client

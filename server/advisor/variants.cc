@@ -210,6 +210,11 @@ std::string VariantObstacle(const MatmulProblem& problem) {
     return std::string(modelled.message());
   }
   if (problem.k == 0) return "K=0: C is the bias or zero, nothing to tile";
+  if (problem.op == tiling::MatmulOp::kQuantBatchMatmulV3) {
+    // CANN's own alternatives (its other capable strategies) are still ranked.
+    return "the variants rewrite the float kernels' tiling data; QuantBatchMatmulV3's kernels "
+           "read their own structs";
+  }
   return "";
 }
 

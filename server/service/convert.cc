@@ -38,14 +38,6 @@ constexpr DataTypePair kDataTypePairs[] = {
 static_assert(std::size(kDataTypePairs) == std::size(tl::kAllDataTypes),
               "every engine dtype has a wire value");
 
-tl::DataType DataTypeFromProto(pb::DataType dtype) {
-  for (const DataTypePair& pair : kDataTypePairs) {
-    if (pair.wire == dtype) return pair.engine;
-  }
-  assert(false && "dtype must be validated before conversion");
-  return tl::DataType::kFloat16;
-}
-
 tl::Format FormatFromProto(pb::Format format) {
   switch (format) {
     case pb::FORMAT_UNSPECIFIED:  // documented default
@@ -86,6 +78,14 @@ tl::FusedOp FusedOpFromProto(pb::FusedOp op) {
 }
 
 pb::FusedOp FusedOpToProto(tl::FusedOp op) { return static_cast<pb::FusedOp>(op); }
+
+tl::DataType DataTypeFromProto(pb::DataType dtype) {
+  for (const DataTypePair& pair : kDataTypePairs) {
+    if (pair.wire == dtype) return pair.engine;
+  }
+  assert(false && "dtype must be validated before conversion");
+  return tl::DataType::kFloat16;
+}
 
 pb::DataType DataTypeToProto(tl::DataType dtype) {
   for (const DataTypePair& pair : kDataTypePairs) {

@@ -119,6 +119,8 @@ void ApplyView(npu::tiling::v1::ResponseView view, npu::tiling::v1::TilingRespon
 // Enum conversions. The wire enums number CANN's values + 1 (0 is
 // UNSPECIFIED).
 npu::tiling::v1::DataType DataTypeToProto(npu::tiling::DataType dtype);
+// `dtype` must be a validated wire value (not UNSPECIFIED).
+npu::tiling::DataType DataTypeFromProto(npu::tiling::v1::DataType dtype);
 npu::tiling::v1::Format FormatToProto(npu::tiling::Format format);
 npu::tiling::v1::ApiLevel ApiLevelToProto(npu::tiling::ApiLevel level);
 npu::tiling::v1::KernelModel KernelModelToProto(npu::tiling::KernelModel model);

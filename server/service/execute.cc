@@ -51,17 +51,6 @@ std::string ShapeString(const std::vector<int64_t>& shape) {
   return absl::StrCat("[", absl::StrJoin(shape, ","), "]");
 }
 
-tl::DataType DataTypeOf(pb::DataType dtype) {
-  switch (dtype) {
-    case pb::DATA_TYPE_BFLOAT16:
-      return tl::DataType::kBFloat16;
-    case pb::DATA_TYPE_FLOAT32:
-      return tl::DataType::kFloat32;
-    default:
-      return tl::DataType::kFloat16;
-  }
-}
-
 // One inline operand against the problem: dtype, stored shape, byte count.
 absl::Status CheckTensor(absl::string_view field, const pb::Tensor& tensor, tl::DataType dtype,
                          const std::vector<int64_t>& shape, absl::string_view layout) {
@@ -79,7 +68,7 @@ absl::Status CheckTensor(absl::string_view field, const pb::Tensor& tensor, tl::
   }
   uint64_t elements = 1;
   for (int64_t dim : shape) elements *= static_cast<uint64_t>(dim);
-  const uint64_t bytes = elements * tl::DataTypeBytes(dtype);
+  const uint64_t bytes = tl::DataTypeBytesOf(dtype, elements);
   if (tensor.data().size() != bytes) {
     return FieldError(absl::StrCat(field, ".data"),
                       absl::StrCat(tensor.data().size(), " bytes, but ", ShapeString(shape), " ",
@@ -119,6 +108,35 @@ absl::Status CheckInputs(const pb::ExecuteInputs& inputs, const tl::MatmulProble
   if (needs_x3) {
     RETURN_IF_ERROR(CheckTensor("inputs.x3", inputs.x3(), p.dtype_a, shapes.x3,
                                 "problem.x3_shape, [m, n] when empty"));
+  }
+  // QuantBatchMatmulV3's scales, as problem.quant describes them.
+  const bool quant = p.op == tl::MatmulOp::kQuantBatchMatmulV3;
+  const struct {
+    const char* field;
+    bool given;
+    const pb::Tensor& tensor;
+    const tl::QuantTensorSpec& spec;
+    const char* spec_field;
+  } scales[] = {
+      {"inputs.scale", inputs.has_scale(), inputs.scale(), p.quant.scale, "problem.quant.scale"},
+      {"inputs.pertoken_scale", inputs.has_pertoken_scale(), inputs.pertoken_scale(),
+       p.quant.pertoken, "problem.quant.pertoken_scale"},
+      {"inputs.offset", inputs.has_offset(), inputs.offset(), p.quant.offset,
+       "problem.quant.offset"},
+  };
+  for (const auto& scale : scales) {
+    const bool needed = quant && scale.spec.present;
+    if (needed != scale.given) {
+      return FieldError(scale.field,
+                        needed
+                            ? absl::StrCat("required: ", scale.spec_field, " is present")
+                            : absl::StrCat("given, but ", quant ? scale.spec_field : "the problem",
+                                           quant ? " is absent" : " is not QuantBatchMatmulV3"));
+    }
+    if (needed) {
+      RETURN_IF_ERROR(CheckTensor(scale.field, scale.tensor, scale.spec.dtype, scale.spec.shape,
+                                  absl::StrCat(scale.spec_field, ".shape")));
+    }
   }
   return absl::OkStatus();
 }
@@ -265,7 +283,7 @@ absl::Status CheckEmulationWork(const tl::TilingPlan& plan, const tl::MatmulProb
 emu::Tensors TensorsFromProto(const pb::ExecuteInputs& inputs) {
   auto convert = [](const pb::Tensor& in) {
     emu::HostTensor out;
-    out.dtype = DataTypeOf(in.dtype());
+    out.dtype = DataTypeFromProto(in.dtype());
     out.shape.assign(in.shape().begin(), in.shape().end());
     out.bytes.assign(in.data().begin(), in.data().end());
     return out;
@@ -275,6 +293,9 @@ emu::Tensors TensorsFromProto(const pb::ExecuteInputs& inputs) {
   tensors.b = convert(inputs.b());
   if (inputs.has_bias()) tensors.bias = convert(inputs.bias());
   if (inputs.has_x3()) tensors.x3 = convert(inputs.x3());
+  if (inputs.has_scale()) tensors.scale = convert(inputs.scale());
+  if (inputs.has_pertoken_scale()) tensors.pertoken_scale = convert(inputs.pertoken_scale());
+  if (inputs.has_offset()) tensors.offset = convert(inputs.offset());
   return tensors;
 }
 
@@ -533,6 +554,7 @@ absl::Status RunExecute(const PreparedExecute& prepared, const ExecuteOptions& o
     out->set_worst_batch(static_cast<int64_t>(accuracy->worst_index / n / m));
     out->set_output_unit_roundoff(accuracy->output_unit_roundoff);
     out->set_accumulation_unit_roundoff(accuracy->accumulation_unit_roundoff);
+    out->set_bound_rule(accuracy->bound_rule);
     if (prepared.return_c) {
       pb::Tensor* c = response->mutable_c();
       c->set_dtype(DataTypeToProto(result->c.dtype));

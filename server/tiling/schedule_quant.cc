@@ -239,8 +239,13 @@ absl::Status RequireSameC(const QuantGrid& g, const MatmulProblem& walked, uint6
 
 void SetCores(const TilingPlan& plan, uint64_t aic, Schedule& schedule) {
   schedule.aic_cores = static_cast<uint32_t>(aic);
-  // Both AIVs of a mixed kernel's AIC work on its tile (GetTaskRation).
-  if (plan.kernel_type == KernelType::kMixed1To2) schedule.aiv_cores = 2 * schedule.aic_cores;
+  // Both AIVs of a mixed kernel's AIC work on its tile (GetTaskRation). Only
+  // Stream-K's reductions are AIV units of the schedule; the other mixed
+  // kernels' dequantization is the emulator's epilogue of each AIC's tiles,
+  // as for FusedMatMul (schedule.aiv_cores 0).
+  if (plan.kernel_type == KernelType::kMixed1To2 && plan.data.kernel == KernelId::kQuantStreamK) {
+    schedule.aiv_cores = 2 * schedule.aic_cores;
+  }
 }
 
 // ---------------------------------------------------------------------------

@@ -32,9 +32,13 @@ std::string NumpyFile(const std::string& dict, const std::string& data, int majo
   return out + header + data;
 }
 
+const NpyDtype kAllDtypes[] = {NpyDtype::kFloat16, NpyDtype::kFloat32, NpyDtype::kUint16,
+                               NpyDtype::kInt8,    NpyDtype::kUint8,   NpyDtype::kInt32,
+                               NpyDtype::kInt64,   NpyDtype::kUint64};
+
 TEST(NpyTest, RoundTripsEveryDtypeAndRank) {
   std::mt19937 random(1);
-  for (NpyDtype dtype : {NpyDtype::kFloat16, NpyDtype::kFloat32, NpyDtype::kUint16}) {
+  for (NpyDtype dtype : kAllDtypes) {
     for (const std::vector<int64_t>& shape :
          std::vector<std::vector<int64_t>>{{}, {7}, {3, 5}, {2, 3, 4}, {0, 4}, {1, 1000}}) {
       NpyArray array;
@@ -69,6 +73,52 @@ TEST(NpyTest, WritesWhatNumpyWrites) {
   bytes = SerializeNpy(array);
   ASSERT_THAT(bytes, IsOk());
   EXPECT_THAT(*bytes, HasSubstr("'shape': (6,), }"));
+}
+
+// np.save of np.zeros(shape, dtype) for the integer dtypes: NumPy writes
+// '|' for one-byte types and '<' for the others.
+TEST(NpyTest, WritesNumpysDescrForEachIntegerDtype) {
+  struct Case {
+    NpyDtype dtype;
+    const char* descr;
+    int item_bytes;
+  };
+  for (const Case& c : {Case{NpyDtype::kInt8, "|i1", 1}, Case{NpyDtype::kUint8, "|u1", 1},
+                        Case{NpyDtype::kInt32, "<i4", 4}, Case{NpyDtype::kInt64, "<i8", 8},
+                        Case{NpyDtype::kUint64, "<u8", 8}}) {
+    EXPECT_EQ(NpyDescr(c.dtype), c.descr);
+    EXPECT_EQ(NpyItemBytes(c.dtype), c.item_bytes);
+    NpyArray array;
+    array.dtype = c.dtype;
+    array.shape = {2, 3};
+    array.data.assign(6 * c.item_bytes, '\0');
+    absl::StatusOr<std::string> bytes = SerializeNpy(array);
+    ASSERT_THAT(bytes, IsOk());
+    EXPECT_EQ(*bytes, NumpyFile(std::string("{'descr': '") + c.descr +
+                                    "', 'fortran_order': False, 'shape': (2, 3), }",
+                                array.data))
+        << c.descr;
+  }
+}
+
+// One-byte types have no byte order: '|' (NumPy's), '<' and '>' are the
+// same bytes. Multi-byte types stay little-endian only.
+TEST(NpyTest, ReadsOneByteTypesInAnyByteOrder) {
+  const std::string data("\x80\x7f\x01", 3);
+  for (const auto& [descr, dtype] :
+       {std::pair{"|i1", NpyDtype::kInt8}, std::pair{"<i1", NpyDtype::kInt8},
+        std::pair{">i1", NpyDtype::kInt8}, std::pair{"|u1", NpyDtype::kUint8},
+        std::pair{"<u1", NpyDtype::kUint8}, std::pair{">u1", NpyDtype::kUint8}}) {
+    absl::StatusOr<NpyArray> parsed = ParseNpy(NumpyFile(
+        std::string("{'descr': '") + descr + "', 'fortran_order': False, 'shape': (3,), }", data));
+    ASSERT_THAT(parsed, IsOk()) << descr;
+    EXPECT_EQ(parsed->dtype, dtype) << descr;
+    EXPECT_EQ(parsed->data, data) << descr;
+    // Written back the way NumPy writes it.
+    absl::StatusOr<std::string> written = SerializeNpy(*parsed);
+    ASSERT_THAT(written, IsOk());
+    EXPECT_THAT(*written, HasSubstr(dtype == NpyDtype::kInt8 ? "'|i1'" : "'|u1'"));
+  }
 }
 
 TEST(NpyTest, ReadsNumpyVariants) {
@@ -127,6 +177,55 @@ INSTANTIATE_TEST_SUITE_P(
                   NumpyFile("{'descr': '<f8', 'fortran_order': False, 'shape': (2,), }",
                             std::string(16, '\0')),
                   "unsupported .npy dtype '<f8'"},
+        Malformed{"BigEndianInt32",
+                  NumpyFile("{'descr': '>i4', 'fortran_order': False, 'shape': (2,), }",
+                            std::string(8, '\0')),
+                  "'>i4': big-endian"},
+        Malformed{"BigEndianUint64",
+                  NumpyFile("{'descr': '>u8', 'fortran_order': False, 'shape': (1,), }",
+                            std::string(8, '\0')),
+                  "'>u8': big-endian"},
+        Malformed{"Int16",
+                  NumpyFile("{'descr': '<i2', 'fortran_order': False, 'shape': (2,), }",
+                            std::string(4, '\0')),
+                  "unsupported .npy dtype '<i2'"},
+        Malformed{"Bool",
+                  NumpyFile("{'descr': '|b1', 'fortran_order': False, 'shape': (2,), }",
+                            std::string(2, '\0')),
+                  "unsupported .npy dtype '|b1'"},
+        Malformed{"NoByteOrderOnAMultiByteType",
+                  NumpyFile("{'descr': '|i4', 'fortran_order': False, 'shape': (2,), }",
+                            std::string(8, '\0')),
+                  "unsupported .npy dtype '|i4'"},
+        Malformed{"NativeOrderOneByte",
+                  NumpyFile("{'descr': '=u1', 'fortran_order': False, 'shape': (2,), }",
+                            std::string(2, '\0')),
+                  "unsupported .npy dtype '=u1'"},
+        Malformed{"TruncatedUint64",
+                  NumpyFile("{'descr': '<u8', 'fortran_order': False, "
+                            "'shape': (2,), }",
+                            std::string(15, '\0')),
+                  "truncated: 15 bytes of data, the shape (2) of <u8 needs 16"},
+        Malformed{"TrailingByteAfterInt8",
+                  NumpyFile("{'descr': '|i1', 'fortran_order': False, "
+                            "'shape': (2, 2), }",
+                            std::string(5, '\0')),
+                  "1 bytes after the data"},
+        // Exactly the cap of one-byte elements, with no data: refused as
+        // truncated, before anything of that size is allocated.
+        Malformed{
+            "OneByteArrayAtTheCapWithoutData",
+            NumpyFile("{'descr': '|u1', 'fortran_order': False, 'shape': (2147483648,), }", ""),
+            "truncated: 0 bytes of data, the shape (2147483648) of |u1 needs 2147483648"},
+        Malformed{
+            "OneByteArrayOverTheCap",
+            NumpyFile("{'descr': '|u1', 'fortran_order': False, 'shape': (2147483649,), }", ""),
+            "holds more than 2147483648 bytes"},
+        Malformed{"EightByteShapeOverflow",
+                  NumpyFile("{'descr': '<i8', 'fortran_order': False, 'shape': "
+                            "(268435456, 2), }",
+                            ""),
+                  "holds more than 2147483648 bytes"},
         Malformed{"ObjectArray",
                   NumpyFile("{'descr': '|O', 'fortran_order': False, 'shape': (2,), }",
                             std::string(16, '\0')),
@@ -190,27 +289,29 @@ TEST(NpyTest, SixtyFiveDimensionsAreRefused) {
 // answers each with a value or an error, and never reads past the input
 // (checked under NPU_SANITIZE).
 TEST(NpyTest, TruncationsAndCorruptionsNeverCrash) {
-  NpyArray array;
-  array.dtype = NpyDtype::kFloat16;
-  array.shape = {3, 4};
-  array.data.assign(24, '\x3c');
-  absl::StatusOr<std::string> bytes = SerializeNpy(array);
-  ASSERT_THAT(bytes, IsOk());
-  for (size_t size = 0; size < bytes->size(); ++size) {
-    EXPECT_FALSE(ParseNpy(absl::string_view(*bytes).substr(0, size)).ok()) << size;
-  }
-  std::mt19937 random(7);
-  int accepted = 0;
-  for (int i = 0; i < 5000; ++i) {
-    std::string corrupt = *bytes;
-    corrupt[random() % corrupt.size()] = static_cast<char>(random());
-    absl::StatusOr<NpyArray> parsed = ParseNpy(corrupt);
-    if (parsed.ok()) {
-      ++accepted;
-      EXPECT_EQ(parsed->data.size(), parsed->elements() * NpyItemBytes(parsed->dtype));
+  for (NpyDtype dtype : {NpyDtype::kFloat16, NpyDtype::kInt8, NpyDtype::kUint64}) {
+    NpyArray array;
+    array.dtype = dtype;
+    array.shape = {3, 4};
+    array.data.assign(12 * NpyItemBytes(dtype), '\x3c');
+    absl::StatusOr<std::string> bytes = SerializeNpy(array);
+    ASSERT_THAT(bytes, IsOk());
+    for (size_t size = 0; size < bytes->size(); ++size) {
+      EXPECT_FALSE(ParseNpy(absl::string_view(*bytes).substr(0, size)).ok()) << size;
     }
+    std::mt19937 random(7);
+    int accepted = 0;
+    for (int i = 0; i < 5000; ++i) {
+      std::string corrupt = *bytes;
+      corrupt[random() % corrupt.size()] = static_cast<char>(random());
+      absl::StatusOr<NpyArray> parsed = ParseNpy(corrupt);
+      if (parsed.ok()) {
+        ++accepted;
+        EXPECT_EQ(parsed->data.size(), parsed->elements() * NpyItemBytes(parsed->dtype));
+      }
+    }
+    EXPECT_GT(accepted, 0) << NpyDescr(dtype);  // padding bytes may change harmlessly
   }
-  EXPECT_GT(accepted, 0);  // padding bytes may change harmlessly
 }
 
 TEST(NpyTest, FilesRoundTripAndErrorsNameThePath) {

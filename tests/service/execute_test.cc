@@ -59,6 +59,24 @@ void SetInlineFromSeed(pb::ExecuteRequest& request, const tl::MatmulProblem& pro
   *request.mutable_inputs()->mutable_a() = TensorOf(tensors.a);
   *request.mutable_inputs()->mutable_b() = TensorOf(tensors.b);
   if (tensors.bias.has_value()) *request.mutable_inputs()->mutable_bias() = TensorOf(*tensors.bias);
+  pb::ExecuteInputs& inputs = *request.mutable_inputs();
+  if (tensors.scale.has_value()) *inputs.mutable_scale() = TensorOf(*tensors.scale);
+  if (tensors.pertoken_scale.has_value()) {
+    *inputs.mutable_pertoken_scale() = TensorOf(*tensors.pertoken_scale);
+  }
+  if (tensors.offset.has_value()) *inputs.mutable_offset() = TensorOf(*tensors.offset);
+}
+
+// A QuantBatchMatmulV3 problem: x1 [m, k] and x2 [k, n] of `dtype`, y of
+// `y`, with its scale (dtype, shape) and an optional per-token scale.
+tl::MatmulProblem QuantProblem(int64_t m, int64_t n, int64_t k, tl::DataType dtype, tl::DataType y,
+                               tl::QuantTensorSpec scale, tl::QuantTensorSpec pertoken = {}) {
+  tl::MatmulProblem p = Problem(m, n, k, dtype);
+  p.op = tl::MatmulOp::kQuantBatchMatmulV3;
+  p.dtype_c = y;
+  p.quant.scale = std::move(scale);
+  p.quant.pertoken = std::move(pertoken);
+  return p;
 }
 
 class ExecutePipelineTest : public ::testing::Test {
@@ -553,6 +571,96 @@ TEST_F(ExecutePipelineTest, CancellationStopsTheRun) {
   pb::ExecuteRequest request = RequestFor(Problem(512, 512, 512));
   std::atomic<bool> cancelled{true};
   EXPECT_THAT(Run(request, &cancelled), StatusIs(absl::StatusCode::kCancelled));
+}
+
+// QuantBatchMatmulV3 runs CANN's plan on the emulator: its kernel's tile
+// loops, the dequantization path of its mode and that path's bound.
+struct QuantExecuteCase {
+  const char* name;
+  tl::MatmulProblem problem;
+  const char* strategy;
+  const char* path;  // the bound rule's first word
+  bool aiv_epilogue;
+};
+
+class QuantExecuteTest : public ExecutePipelineTest,
+                         public ::testing::WithParamInterface<QuantExecuteCase> {};
+
+TEST_P(QuantExecuteTest, RunsCannsPlanWithinItsPathsBound) {
+  const QuantExecuteCase& c = GetParam();
+  pb::ExecuteRequest seeded = RequestFor(c.problem);
+  seeded.set_seed(7);
+  seeded.set_return_c(true);
+  absl::StatusOr<pb::ExecuteResponse> seeded_answer = Run(seeded);
+  ASSERT_THAT(seeded_answer, IsOk());
+  EXPECT_EQ(seeded_answer->tiling().strategy(), c.strategy);
+  EXPECT_TRUE(seeded_answer->accuracy().passed());
+  EXPECT_EQ(seeded_answer->accuracy().elements_over_bound(), 0u);
+  EXPECT_THAT(seeded_answer->accuracy().bound_rule(), ::testing::StartsWith(c.path));
+  EXPECT_GT(seeded_answer->timing().predicted_cycles(), 0u);
+  // The vector dequantization runs on the AIVs of the mix kernels only.
+  EXPECT_EQ(seeded_answer->timing().msprof().aiv_cores() > 0, c.aiv_epilogue);
+  EXPECT_EQ(seeded_answer->c().dtype(), DataTypeToProto(c.problem.dtype_c));
+
+  // The same operands inline give the same C, accuracy and timing.
+  pb::ExecuteRequest inlined = seeded;
+  SetInlineFromSeed(inlined, c.problem, 7);
+  absl::StatusOr<pb::ExecuteResponse> inlined_answer = Run(inlined);
+  ASSERT_THAT(inlined_answer, IsOk());
+  EXPECT_EQ(inlined_answer->input_source(), pb::INPUT_SOURCE_INLINE);
+  EXPECT_EQ(inlined_answer->c().data(), seeded_answer->c().data());
+  EXPECT_EQ(inlined_answer->accuracy().SerializeAsString(),
+            seeded_answer->accuracy().SerializeAsString());
+  EXPECT_EQ(inlined_answer->timing().SerializeAsString(),
+            seeded_answer->timing().SerializeAsString());
+}
+
+QuantExecuteCase PerChannelInt8() {
+  return {"PerChannelInt8",
+          QuantProblem(96, 160, 512, tl::DataType::kInt8, tl::DataType::kFloat16,
+                       {true, tl::DataType::kUint64, {160}}),
+          "CUBE_BASIC_API_ASW", "fixpipe", false};
+}
+
+QuantExecuteCase PerTokenInt8() {
+  return {"PerTokenInt8",
+          QuantProblem(96, 160, 512, tl::DataType::kInt8, tl::DataType::kBFloat16,
+                       {true, tl::DataType::kFloat32, {160}}, {true, tl::DataType::kFloat32, {96}}),
+          "MIX_ASW", "vector_epilogue", true};
+}
+
+QuantExecuteCase MxFp8() {
+  tl::MatmulProblem p =
+      QuantProblem(128, 256, 512, tl::DataType::kFloat8E4M3, tl::DataType::kBFloat16,
+                   {true, tl::DataType::kFloat8E8M0, {256, 8, 2}},
+                   {true, tl::DataType::kFloat8E8M0, {128, 8, 2}});
+  p.trans_b = true;
+  p.quant.group_size_m = 1;
+  p.quant.group_size_n = 1;
+  p.quant.group_size_k = 32;
+  return {"MxFp8", p, "MX_BASIC_API_ASW", "mx", false};
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, QuantExecuteTest,
+                         ::testing::Values(PerChannelInt8(), PerTokenInt8(), MxFp8()),
+                         [](const ::testing::TestParamInfo<QuantExecuteCase>& info) {
+                           return std::string(info.param.name);
+                         });
+
+TEST_F(ExecutePipelineTest, QuantInlineInputsNameTheMissingScale) {
+  const tl::MatmulProblem problem = PerChannelInt8().problem;
+  pb::ExecuteRequest request = RequestFor(problem);
+  SetInlineFromSeed(request, problem, 1);
+  request.mutable_inputs()->clear_scale();
+  EXPECT_THAT(Run(request), StatusIs(absl::StatusCode::kInvalidArgument,
+                                     HasSubstr("inputs.scale: required: problem.quant.scale")));
+  // A scale for an operator that takes none is named too.
+  const tl::MatmulProblem float_problem = Problem(64, 64, 64);
+  pb::ExecuteRequest float_request = RequestFor(float_problem);
+  SetInlineFromSeed(float_request, float_problem, 1);
+  *float_request.mutable_inputs()->mutable_scale() = *request.mutable_inputs()->mutable_a();
+  EXPECT_THAT(Run(float_request),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("inputs.scale: given")));
 }
 
 }  // namespace

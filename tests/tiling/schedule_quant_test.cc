@@ -375,13 +375,14 @@ TEST_P(StrategyScheduleTest, CoversCOnceInTheStructsRounds) {
   // The schedule's stacked C is BatchShape's; the same rows either way.
   EXPECT_EQ(schedule->batch * schedule->batch_rows, c.batch * c.m);
 
-  // The block is the struct's; mixed kernels have two AIVs per AIC.
+  // The block is the struct's; Stream-K's reductions run on two AIVs per
+  // AIC (the other mixed kernels' AIV epilogue is not a schedule unit).
   const auto [base_m, base_n] = StructBase(plan);
   EXPECT_EQ(schedule->base_m, base_m);
   EXPECT_EQ(schedule->base_n, base_n);
   EXPECT_EQ(schedule->aic_cores, plan.block_dim);
   EXPECT_EQ(schedule->aiv_cores,
-            plan.kernel_type == KernelType::kMixed1To2 ? 2 * plan.block_dim : 0u);
+            plan.data.kernel == KernelId::kQuantStreamK ? 2 * plan.block_dim : 0u);
 
   const uint64_t tiles = c.batch * CeilDiv(c.m, base_m) * CeilDiv(c.n, base_n);
   switch (plan.data.kernel) {
