@@ -56,7 +56,8 @@ struct OperandShapes {
 };
 OperandShapes ShapesOf(const tiling::MatmulProblem& problem);
 
-// What the emulator models of a problem's layout: ND operands, contiguous
+// What the emulator models of a problem's layout: ND operands (and
+// QuantBatchMatmulV3's FRACTAL_NZ x2, given in its ND layout), contiguous
 // A, no transposed batch views. UNIMPLEMENTED naming the field otherwise
 // (the code ExecuteRequest documents). Execute, the emulator's own entry
 // points and the advisor's variants all ask this one check.

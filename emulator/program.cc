@@ -305,6 +305,7 @@ PipelineConfig PipelineForPlan(const tiling::TilingPlan& plan,
                                const tiling::MatmulProblem& problem) {
   PipelineConfig pipeline = PipelineForPlan(plan);
   if (problem.op == tiling::MatmulOp::kQuantBatchMatmulV3) {
+    pipeline.b_nz = problem.format_b == tiling::Format::kFractalNz;
     if (plan.kernel_type == tiling::KernelType::kMixed1To2 &&
         plan.data.kernel != tiling::KernelId::kQuantStreamK) {
       pipeline.output_through_ub = true;

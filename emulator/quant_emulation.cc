@@ -99,28 +99,6 @@ struct QuantLayout {
   std::vector<uint64_t> a_of, b_of;
 };
 
-// The emulator's layout rules (CheckModelled() of emulator.h, which refuses
-// QuantBatchMatmulV3 as a whole).
-absl::Status CheckQuantModelled(const MatmulProblem& problem) {
-  for (const auto& [format, field] :
-       {std::pair{problem.format_a, "format_a"}, std::pair{problem.format_b, "format_b"},
-        std::pair{problem.format_c, "format_c"}}) {
-    if (format != tiling::Format::kNd) {
-      return absl::UnimplementedError(absl::StrCat(
-          "problem.", field, ": the emulator models ND operands only (no FRACTAL_NZ)"));
-    }
-  }
-  if (problem.a_slice.enabled) {
-    return absl::UnimplementedError("problem.a_slice: the emulator does not model slice views");
-  }
-  if (problem.batch.a_interleaved || problem.batch.b_interleaved) {
-    return absl::UnimplementedError(
-        "problem.a_batch_interleaved / b_batch_interleaved: the emulator does not model "
-        "transposed non-contiguous batch views");
-  }
-  return absl::OkStatus();
-}
-
 absl::Status RequireLayout(absl::string_view field, const std::vector<int64_t>& shape,
                            const std::vector<int64_t>& modelled, absl::string_view what) {
   if (shape == modelled) return absl::OkStatus();
@@ -136,7 +114,7 @@ absl::StatusOr<QuantLayout> LayoutOf(const MatmulProblem& p) {
   }
   ASSIGN_OR_RETURN(const tiling::quant::QuantFacts facts,
                    tiling::quant::ParseQuantRequest(tiling::quant::QuantRequestOf(p)));
-  RETURN_IF_ERROR(CheckQuantModelled(p));
+  RETURN_IF_ERROR(CheckModelled(p));
 
   QuantLayout l;
   l.m = static_cast<uint64_t>(p.m);

@@ -900,13 +900,17 @@ TEST(QuantEmulationTest, InputChecksNameTheTensor) {
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("quant.scale")));
 }
 
-TEST(QuantEmulationTest, NzWeightIsNotModelled) {
+TEST(QuantEmulationTest, NzWeightTakesItsValuesInTheNdLayout) {
   MatmulProblem problem = Quant(16, 64, 64, DataType::kInt8, DataType::kInt8, DataType::kFloat16);
   SetScale(problem, DataType::kUint64, {1});
   const Tensors operands = RandomQuantInputs(problem, 1);
   problem.format_b = tiling::Format::kFractalNz;
+  problem.storage_shape_b = {2, 4, 16, 32};  // [n / 32, k / 16, 16, 32]
+  EXPECT_THAT(CheckQuantInputs(problem, operands), IsOk());
+  // Only x2 may be NZ.
+  problem.format_a = tiling::Format::kFractalNz;
   EXPECT_THAT(CheckQuantInputs(problem, operands),
-              StatusIs(absl::StatusCode::kUnimplemented, HasSubstr("format_b")));
+              StatusIs(absl::StatusCode::kUnimplemented, HasSubstr("format_a")));
 }
 
 TEST(QuantEmulationTest, CancelledBeforeTheFirstUnit) {

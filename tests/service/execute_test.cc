@@ -641,8 +641,33 @@ QuantExecuteCase MxFp8() {
   return {"MxFp8", p, "MX_BASIC_API_ASW", "mx", false};
 }
 
+// An NZ x2 of int8 (storage [n / 32, k / 16, 16, 32]): the
+// kernels that need one; its values travel in the ND layout.
+tl::MatmulProblem WithNzWeight(tl::MatmulProblem p) {
+  p.format_b = tl::Format::kFractalNz;
+  p.storage_shape_b = {p.n / 32, p.k / 16, 16, 32};
+  return p;
+}
+
+QuantExecuteCase MixBasicNz() {
+  return {"MixBasicNz",
+          WithNzWeight(QuantProblem(64, 1024, 256, tl::DataType::kInt8, tl::DataType::kBFloat16,
+                                    {true, tl::DataType::kFloat32, {1024}},
+                                    {true, tl::DataType::kFloat32, {64}})),
+          "MIX_BASIC_API_ASW", "vector_epilogue", true};
+}
+
+QuantExecuteCase CubeAswWithoutTensorApi() {
+  tl::MatmulProblem p =
+      WithNzWeight(QuantProblem(64, 1024, 256, tl::DataType::kInt8, tl::DataType::kFloat16,
+                                {true, tl::DataType::kUint64, {1024}}));
+  p.quant.tensor_api = false;
+  return {"CubeAswWithoutTensorApi", p, "CUBE_ASW", "fixpipe", false};
+}
+
 INSTANTIATE_TEST_SUITE_P(Modes, QuantExecuteTest,
-                         ::testing::Values(PerChannelInt8(), PerTokenInt8(), MxFp8()),
+                         ::testing::Values(PerChannelInt8(), PerTokenInt8(), MxFp8(), MixBasicNz(),
+                                           CubeAswWithoutTensorApi()),
                          [](const ::testing::TestParamInfo<QuantExecuteCase>& info) {
                            return std::string(info.param.name);
                          });
