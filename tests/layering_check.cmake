@@ -39,6 +39,7 @@ set(TYPES_HEADERS
   server/tiling/key_layout.h
   server/tiling/batch_shape.h
   server/tiling/problem_key.h
+  server/tiling/quant/quant_dtype.h
   server/tiling/quant/quant_facts.h
   server/tiling/quant/quant_parse.h
   server/tiling/quant/quant_request.h)

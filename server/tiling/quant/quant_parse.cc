@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
+#include "server/tiling/quant/quant_dtype.h"
 #include "server/tiling/status_macros.h"
 
 namespace npu::tiling::quant {
@@ -100,15 +101,12 @@ bool IsOneOf(GeDtype dtype, std::initializer_list<GeDtype> dtypes) {
   return std::find(dtypes.begin(), dtypes.end(), dtype) != dtypes.end();
 }
 bool IsInt4OrInt8(GeDtype d) { return IsOneOf(d, {GeDtype::kInt4, GeDtype::kInt8}); }
-bool IsFloat8(GeDtype d) { return IsOneOf(d, {GeDtype::kFloat8E4M3, GeDtype::kFloat8E5M2}); }
-bool IsFloat8OrHiFloat8(GeDtype d) { return IsFloat8(d) || d == GeDtype::kHiFloat8; }
-bool Is64BitScale(GeDtype d) { return IsOneOf(d, {GeDtype::kUint64, GeDtype::kInt64}); }
 // The low-precision float inputs, which take no offset (ExtraInputCheck).
-bool IsLowFloat(GeDtype d) { return IsFloat8OrHiFloat8(d) || d == GeDtype::kFloat4E2M1; }
+bool IsLowFloat(GeDtype d) { return IsFp8OrHif8(d) || d == GeDtype::kFloat4E2M1; }
 
 // x1 and x2 must come from the same family; the two float8 formats mix.
 int DtypeFamily(GeDtype d) {
-  return IsFloat8(d) ? static_cast<int>(GeDtype::kFloat8E4M3) : static_cast<int>(d);
+  return IsFp8(d) ? static_cast<int>(GeDtype::kFloat8E4M3) : static_cast<int>(d);
 }
 
 // The request as CANN's checks see it, and the facts as they are built.
@@ -214,7 +212,7 @@ absl::Status CheckWeightNzDtypes(const ParseState& s) {
   }
   if (f.x1 == GeDtype::kInt8) return absl::OkStatus();
   const bool has_pertoken = s.pertoken != nullptr;
-  const bool static_scale = !has_pertoken && Is64BitScale(f.scale);
+  const bool static_scale = !has_pertoken && IsIntegerScale(f.scale);
   const bool float_scales =
       has_pertoken && f.scale == GeDtype::kFloat && f.pertoken == GeDtype::kFloat;
   const bool mx_scales =
@@ -252,7 +250,7 @@ absl::Status CheckScaleDtypes(const ParseState& s) {
   const std::string scale_name(GeDtypeName(f.scale));
   if (s.pertoken != nullptr) {
     const bool fp4 = f.x1 == GeDtype::kFloat4E2M1;
-    const bool fp8 = IsFloat8(f.x1);
+    const bool fp8 = IsFp8(f.x1);
     if (!IsInt4OrInt8(f.x1) && f.pertoken != f.scale) {
       return Refuse("quant.pertoken_scale",
                     absl::StrCat("dtype ", GeDtypeName(f.pertoken), " must equal quant.scale's ",
@@ -292,13 +290,13 @@ absl::Status CheckScaleDtypes(const ParseState& s) {
   if (f.x1 == GeDtype::kFloat4E2M1) {  // already refused by CheckInputPair
     return Refuse("quant.pertoken_scale", "float4_e2m1 inputs need a pertoken scale");
   }
-  if (f.x1 != GeDtype::kInt8 && !Is64BitScale(f.scale)) {
+  if (f.x1 != GeDtype::kInt8 && !IsIntegerScale(f.scale)) {
     return Refuse("quant.scale",
                   absl::StrCat("dtype ", scale_name, " must be uint64 or int64 for ",
                                GeDtypeName(f.x1), " inputs without a pertoken scale"));
   }
   if (f.x1 == GeDtype::kInt8 && IsOneOf(f.y, {GeDtype::kInt8, GeDtype::kFloat16}) &&
-      !Is64BitScale(f.scale)) {
+      !IsIntegerScale(f.scale)) {
     return Refuse("quant.scale",
                   absl::StrCat("dtype ", scale_name,
                                " must be uint64 or int64 for int8 inputs with an int8 or float16 "
@@ -329,7 +327,7 @@ absl::Status CheckBiasDtype(const ParseState& s) {
     return absl::OkStatus();
   }
   if (IsOneOf(f.y, {GeDtype::kInt8, GeDtype::kFloat16, GeDtype::kBFloat16}) &&
-      Is64BitScale(f.scale) && f.bias != GeDtype::kInt32) {
+      IsIntegerScale(f.scale) && f.bias != GeDtype::kInt32) {
     return Refuse("problem.dtype_bias",
                   absl::StrCat("bias dtype ", bias_name,
                                " must be int32 with a uint64/int64 scale and an int8, float16 or "
@@ -502,7 +500,7 @@ absl::Status ClassifyX1(ParseState& s) {
   QuantFacts& f = s.facts;
   if (s.pertoken == nullptr) return absl::OkStatus();
   const Dims& pertoken = *s.pertoken;
-  const bool fp8_or_hif8 = IsFloat8OrHiFloat8(f.x1);
+  const bool fp8_or_hif8 = IsFp8OrHif8(f.x1);
   if (f.scale == GeDtype::kFloat8E8M0) {
     f.x1_quant_mode = kMxPerGroup;
   } else if (fp8_or_hif8 && f.pertoken == GeDtype::kFloat && pertoken.size() > 1) {
@@ -531,7 +529,7 @@ absl::Status ClassifyX2(ParseState& s) {
   const int64_t last = DimFromEnd(scale, 1);
   if (f.scale == GeDtype::kFloat8E8M0) {
     f.x2_quant_mode = kMxPerGroup;
-  } else if (IsFloat8OrHiFloat8(f.x1) && f.scale == GeDtype::kFloat && scale.size() > 1 &&
+  } else if (IsFp8OrHif8(f.x1) && f.scale == GeDtype::kFloat && scale.size() > 1 &&
              (scale.size() > 2 || scale[0] != 1 || f.group_size_n > 1)) {
     f.x2_quant_mode = kPerBlock;
   } else if (last == 1) {
@@ -643,7 +641,7 @@ absl::Status CheckOptionalInputRanks(const ParseState& s) {
       return Refuse("quant.offset",
                     absl::StrCat("shape ", ShapeText(*s.offset), " must have 1 dim"));
     }
-    if (!Is64BitScale(f.scale)) {
+    if (!IsIntegerScale(f.scale)) {
       return Refuse("quant.offset", "must be absent unless quant.scale is uint64 or int64");
     }
   }
@@ -685,7 +683,7 @@ absl::Status CheckBoundary(const ParseState& s, const Dims& dims, absl::string_v
 absl::Status CheckPertokenDims(const ParseState& s) {
   const QuantFacts& f = s.facts;
   const Dims& pertoken = *s.pertoken;
-  const bool fp8_or_hif8 = IsFloat8OrHiFloat8(f.x1);
+  const bool fp8_or_hif8 = IsFp8OrHif8(f.x1);
   const uint64_t pertoken_dim0 = static_cast<uint64_t>(DimAt(pertoken, 0));
   const bool pertoken_1d = pertoken.size() == 1;
   const bool scale_1d = s.scale.size() == 1;
@@ -753,7 +751,7 @@ absl::Status CheckDimValues(const ParseState& s) {
                                                  " must be [1] or [n] = [", f.n, "]"));
     }
   }
-  if (s.scale.size() != 1 && (Is64BitScale(f.scale) || s.pertoken == nullptr)) {
+  if (s.scale.size() != 1 && (IsIntegerScale(f.scale) || s.pertoken == nullptr)) {
     return Refuse("quant.scale",
                   absl::StrCat("shape ", ShapeText(s.scale),
                                " must be 1-D when the scale is uint64/int64 or there is no "
