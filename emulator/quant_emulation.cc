@@ -445,22 +445,6 @@ QuantPath RawSlicePath(const QuantLayout& l, QuantPath path) {
   return IntAccumulator(l) ? QuantPath::kInt32Output : QuantPath::kFixpipe;
 }
 
-double RoundHalfEvenInt(double x) {
-  const double floor = std::floor(x);
-  const double diff = x - floor;
-  if (diff > 0.5) return floor + 1;
-  if (diff < 0.5) return floor;
-  return std::fmod(floor, 2.0) == 0.0 ? floor : floor + 1;
-}
-
-// The fixpipe's REQ8 (quant_numerics.h): nearest even, int9 saturation, the
-// word's offset, int8 saturation.
-double FixpipeToInt8(float value, int offset) {
-  if (std::isnan(value)) return 0;
-  const double int9 = std::clamp(RoundHalfEvenInt(value), -256.0, 255.0);
-  return std::clamp(int9 + offset, -128.0, 127.0);
-}
-
 template <typename T>
 T PerColumn(const std::vector<T>& values, uint64_t j) {
   return values.size() == 1 ? values[0] : values[j];

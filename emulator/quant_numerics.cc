@@ -425,13 +425,6 @@ double RoundHalfEvenInt(double x) {
   return std::fmod(floor, 2.0) == 0.0 ? floor : floor + 1;
 }
 
-// The fixpipe's REQ8: nearest even, int9 saturation, offset, int8 saturation.
-double FixpipeToInt8(float value, int offset) {
-  if (std::isnan(value)) return 0;
-  const double int9 = std::clamp(RoundHalfEvenInt(value), -256.0, 255.0);
-  return std::clamp(int9 + offset, -128.0, 127.0);
-}
-
 double CastOutput(const QuantOperands& op, uint64_t j, float value) {
   switch (op.y_dtype) {
     case DataType::kFloat32:
@@ -681,6 +674,12 @@ Tracked TrackElement(const QuantOperands& op, const Prepared& p, uint64_t i, uin
 }
 
 }  // namespace
+
+double FixpipeToInt8(float value, int offset) {
+  if (std::isnan(value)) return 0;
+  const double int9 = std::clamp(RoundHalfEvenInt(value), -256.0, 255.0);
+  return std::clamp(int9 + offset, -128.0, 127.0);
+}
 
 absl::StatusOr<QuantPath> ClassifyQuantPath(const QuantOperands& operands) {
   return Classify(operands);

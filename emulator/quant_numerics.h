@@ -194,6 +194,10 @@ absl::StatusOr<std::vector<double>> QuantMatmulReference(const QuantOperands& op
 // m * n row-major.
 absl::StatusOr<std::vector<double>> QuantMatmulErrorBound(const QuantOperands& operands);
 
+// The fixpipe's int8 output stage (REQ8) of an fp32 value: round to nearest
+// even, saturate to int9, add the word's offset, saturate to int8; NaN gives 0.
+double FixpipeToInt8(float value, int offset);
+
 // `value`, a reference element of column `column`, through the exact part of
 // the output stage: for y int8 on the fixpipe, clamp to [-256, 255], add the
 // column's offset, clamp to [-128, 127]; the identity otherwise.
