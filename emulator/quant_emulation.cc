@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/base/casts.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
@@ -50,17 +51,6 @@ std::vector<int64_t> Concat(std::vector<int64_t> front, std::initializer_list<ui
 }
 
 bool IsIntInput(DataType dtype) { return dtype == DataType::kInt8 || dtype == DataType::kInt4; }
-
-float FloatFromBits(uint32_t bits) {
-  float value;
-  std::memcpy(&value, &bits, sizeof(value));
-  return value;
-}
-uint32_t BitsOfFloat(float value) {
-  uint32_t bits;
-  std::memcpy(&bits, &value, sizeof(bits));
-  return bits;
-}
 
 // Little-endian element `index` of a tensor's raw bytes.
 template <typename T>
@@ -478,7 +468,8 @@ double CastToY(const QuantOperands& op, uint64_t j, float value) {
 //   * MX and per-block: the accumulator is already scaled; the cast.
 double DequantizeAccumulator(const QuantOperands& op, QuantPath path, bool int_acc, uint64_t i,
                              uint64_t j, uint32_t acc) {
-  const float value = int_acc ? static_cast<float>(static_cast<int32_t>(acc)) : FloatFromBits(acc);
+  const float value =
+      int_acc ? static_cast<float>(static_cast<int32_t>(acc)) : absl::bit_cast<float>(acc);
   switch (path) {
     case QuantPath::kInt32Output:
       return static_cast<int32_t>(acc);
@@ -491,7 +482,7 @@ double DequantizeAccumulator(const QuantOperands& op, QuantPath path, bool int_a
         scale = FixpipeScaleValue(PerColumn(op.scale_words, j));
       } else {
         const float product = op.has_pertoken ? op.pertoken[0] * op.scale[0] : op.scale[0];
-        scale = FloatFromBits(BitsOfFloat(product) & kFixpipeScaleMask);
+        scale = absl::bit_cast<float>(absl::bit_cast<uint32_t>(product) & kFixpipeScaleMask);
       }
       const float scaled = value * scale;
       return CastToY(op, j, scaled);
@@ -630,7 +621,7 @@ absl::Status RunMmadUnit(RunContext& ctx, const WorkUnit& unit, size_t index) {
         const double value = values[i * op.n + j];
         slot[(first + i - group.m.begin) * stride + (unit.n.begin + j - group.n.begin)] =
             int_acc ? static_cast<uint32_t>(static_cast<int32_t>(value))
-                    : BitsOfFloat(static_cast<float>(value));
+                    : absl::bit_cast<uint32_t>(static_cast<float>(value));
       }
     }
     return absl::OkStatus();
@@ -666,8 +657,9 @@ absl::Status RunReduceUnit(RunContext& ctx, const WorkUnit& unit, size_t index) 
           if (int_acc) {
             acc += at(group.slots[s]);  // int32 adds wrap like the hardware's
           } else {
-            const float sum = FloatFromBits(acc) + FloatFromBits(at(group.slots[s]));
-            acc = BitsOfFloat(sum);
+            const float sum =
+                absl::bit_cast<float>(acc) + absl::bit_cast<float>(at(group.slots[s]));
+            acc = absl::bit_cast<uint32_t>(sum);
           }
         }
         ctx.Write(first + i, unit.n.begin + j,

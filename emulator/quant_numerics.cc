@@ -7,6 +7,7 @@
 #include <limits>
 #include <string>
 
+#include "absl/base/casts.h"
 #include "absl/strings/str_cat.h"
 #include "absl/types/span.h"
 #include "emulator/quant_formats.h"
@@ -26,19 +27,10 @@ constexpr int kFixpipeOffsetShift = 37;
 
 uint64_t CeilDiv(uint64_t a, uint64_t b) { return a / b + (a % b != 0); }
 
-float FloatFromBits(uint32_t bits) {
-  float value;
-  std::memcpy(&value, &bits, sizeof(value));
-  return value;
-}
-uint32_t BitsOfFloat(float value) {
-  uint32_t bits;
-  std::memcpy(&bits, &value, sizeof(bits));
-  return bits;
-}
 // An fp32 with its low 13 mantissa bits cleared: the fixpipe's fp19.
 float TruncateToFp19(float value) {
-  return FloatFromBits(BitsOfFloat(value) & static_cast<uint32_t>(kFixpipeScaleMask));
+  return absl::bit_cast<float>(absl::bit_cast<uint32_t>(value) &
+                               static_cast<uint32_t>(kFixpipeScaleMask));
 }
 
 // The operand families CANN pairs (CheckABDtypesSame): e4m3 and e5m2 mix.
@@ -688,12 +680,12 @@ absl::StatusOr<QuantPath> ClassifyQuantPath(const QuantOperands& operands) {
 uint64_t PackFixpipeScale(float scale, float offset) {
   const int64_t int9 = static_cast<int64_t>(
       std::clamp(RoundHalfEvenInt(std::isnan(offset) ? 0.0 : offset), -256.0, 255.0));
-  return (BitsOfFloat(scale) & kFixpipeScaleMask) | kFixpipeSignedOut |
+  return (absl::bit_cast<uint32_t>(scale) & kFixpipeScaleMask) | kFixpipeSignedOut |
          ((static_cast<uint64_t>(int9) & 0x1FF) << kFixpipeOffsetShift);
 }
 
 float FixpipeScaleValue(uint64_t word) {
-  return FloatFromBits(static_cast<uint32_t>(word & kFixpipeScaleMask));
+  return absl::bit_cast<float>(static_cast<uint32_t>(word & kFixpipeScaleMask));
 }
 
 int FixpipeOffset(uint64_t word) {

@@ -17,55 +17,13 @@
 namespace npu::tiling {
 namespace {
 
+using schedule_internal::AxisBlocks;
 using schedule_internal::BasicFieldOr;
 using schedule_internal::FieldOr;
+using schedule_internal::MakeAxis;
 using schedule_internal::RequirePositive;
 using schedule_internal::SerpentineTile;
 using schedule_internal::WindowRows;
-
-// Per-axis description of the ASWT L1 blocks, including CANN's tail-block
-// merge (mBaseTailSplitCnt / mTailMain): the last `tail_split` blocks of the
-// axis cover the remainder in pieces of `tail_main`, the last taking the rest.
-struct AxisBlocks {
-  uint64_t size = 0;
-  uint64_t l1 = 0;
-  uint64_t tiles = 0;
-  uint64_t norm_cnt = 0;
-  uint64_t tail_main = 0;
-  uint64_t tail_last = 0;
-
-  uint64_t BlockSize(uint64_t idx) const {
-    if (idx < norm_cnt) return l1;
-    return idx == tiles - 1 ? tail_last : tail_main;
-  }
-  uint64_t BlockOffset(uint64_t idx) const {
-    if (idx <= norm_cnt) return idx * l1;
-    return norm_cnt * l1 + (idx - norm_cnt) * tail_main;
-  }
-};
-
-absl::StatusOr<AxisBlocks> MakeAxis(std::string_view l1_field, uint64_t size, uint64_t l1,
-                                    uint64_t tail_split, uint64_t tail_main) {
-  AxisBlocks axis;
-  axis.size = size;
-  axis.l1 = l1;
-  axis.tiles = CeilDiv(size, l1);
-  if (tail_split == 0 || tail_split > axis.tiles) {
-    return absl::InvalidArgumentError(absl::StrCat("tiling field ", std::string(l1_field),
-                                                   " tail split count ", tail_split,
-                                                   " is outside [1, ", axis.tiles, "]"));
-  }
-  axis.norm_cnt = axis.tiles - tail_split;
-  const uint64_t tail = size - axis.norm_cnt * l1;
-  axis.tail_main = tail_split == 1 ? tail : tail_main;
-  if (axis.tail_main == 0 || (tail_split - 1) * axis.tail_main >= tail) {
-    return absl::InvalidArgumentError(absl::StrCat("tiling field ", std::string(l1_field),
-                                                   " tail main ", axis.tail_main,
-                                                   " does not split the tail of ", tail));
-  }
-  axis.tail_last = tail - (tail_split - 1) * axis.tail_main;
-  return axis;
-}
 
 void SortAndCountRounds(Schedule& schedule) {
   std::stable_sort(schedule.units.begin(), schedule.units.end(),
@@ -308,6 +266,29 @@ absl::StatusOr<Schedule> ExpandVector(const TilingPlan& plan, const MatmulProble
 }  // namespace
 
 namespace schedule_internal {
+
+absl::StatusOr<AxisBlocks> MakeAxis(std::string_view l1_field, uint64_t size, uint64_t l1,
+                                    uint64_t tail_split, uint64_t tail_main) {
+  AxisBlocks axis;
+  axis.size = size;
+  axis.l1 = l1;
+  axis.tiles = CeilDiv(size, l1);
+  if (tail_split == 0 || tail_split > axis.tiles) {
+    return absl::InvalidArgumentError(absl::StrCat("tiling field ", std::string(l1_field),
+                                                   " tail split count ", tail_split,
+                                                   " is outside [1, ", axis.tiles, "]"));
+  }
+  axis.norm_cnt = axis.tiles - tail_split;
+  const uint64_t tail = size - axis.norm_cnt * l1;
+  axis.tail_main = tail_split == 1 ? tail : tail_main;
+  if (axis.tail_main == 0 || (tail_split - 1) * axis.tail_main >= tail) {
+    return absl::InvalidArgumentError(absl::StrCat("tiling field ", std::string(l1_field),
+                                                   " tail main ", axis.tail_main,
+                                                   " does not split the tail of ", tail));
+  }
+  axis.tail_last = tail - (tail_split - 1) * axis.tail_main;
+  return axis;
+}
 
 absl::StatusOr<Schedule> ExpandByModel(const TilingPlan& plan, const MatmulProblem& walked,
                                        const ChipSpec& chip, uint64_t batch) {

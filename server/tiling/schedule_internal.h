@@ -150,6 +150,33 @@ BlockTiling HighLevelBatchBlock(const TilingPlan& plan, const MatmulProblem& wal
 // min(kAL1, kBL1).
 BlockTiling QuantBlock(const TilingPlan& plan, const MatmulProblem& walked);
 
+// Per-axis description of the ASWT L1 blocks, including CANN's tail-block
+// merge (mBaseTailSplitCnt / mTailMain): the last `tail_split` blocks of the
+// axis cover the remainder in pieces of `tail_main`, the last taking the rest.
+struct AxisBlocks {
+  uint64_t size = 0;
+  uint64_t l1 = 0;
+  uint64_t tiles = 0;
+  uint64_t norm_cnt = 0;
+  uint64_t tail_main = 0;
+  uint64_t tail_last = 0;
+
+  uint64_t BlockSize(uint64_t idx) const {
+    if (idx < norm_cnt) return l1;
+    return idx == tiles - 1 ? tail_last : tail_main;
+  }
+  uint64_t BlockOffset(uint64_t idx) const {
+    if (idx <= norm_cnt) return idx * l1;
+    return norm_cnt * l1 + (idx - norm_cnt) * tail_main;
+  }
+};
+
+// The axis of `size` in blocks of `l1` with the last `tail_split` merged
+// (1: no merge). kInvalidArgument names `l1_field` when the split or
+// tail_main does not fit the axis.
+absl::StatusOr<AxisBlocks> MakeAxis(std::string_view l1_field, uint64_t size, uint64_t l1,
+                                    uint64_t tail_split, uint64_t tail_main);
+
 }  // namespace npu::tiling::schedule_internal
 
 #endif  // NPU_SERVER_TILING_SCHEDULE_INTERNAL_H_

@@ -87,49 +87,6 @@ absl::StatusOr<uint64_t> PositiveMember(const TilingPlan& plan, std::string_view
   return value;
 }
 
-// One axis of a batch's tile grid with CANN's tail merge: the last
-// `tail_split` tiles share what the full tiles leave, `tail_main` each and
-// the last the rest (mBaseTailSplitCnt / mTailMain).
-struct Axis {
-  uint64_t size = 0, base = 0, tiles = 0;
-  uint64_t norm_cnt = 0;  // full tiles before the merged tail
-  uint64_t tail_main = 0, tail_last = 0;
-
-  uint64_t TileSize(uint64_t idx) const {
-    if (idx < norm_cnt) return base;
-    return idx + 1 < tiles ? tail_main : tail_last;
-  }
-  uint64_t TileOffset(uint64_t idx) const {
-    return idx <= norm_cnt ? idx * base : norm_cnt * base + (idx - norm_cnt) * tail_main;
-  }
-};
-
-// `merge` false: the kernel ignores the struct's merge on this axis and the
-// last tile is the plain remainder.
-absl::StatusOr<Axis> MakeAxis(std::string_view base_field, uint64_t size, uint64_t base, bool merge,
-                              uint64_t tail_split, uint64_t tail_main) {
-  Axis axis;
-  axis.size = size;
-  axis.base = base;
-  axis.tiles = CeilDiv(size, base);
-  if (!merge) tail_split = 1;
-  if (tail_split == 0 || tail_split > axis.tiles) {
-    return absl::InvalidArgumentError(absl::StrCat("tiling field ", std::string(base_field),
-                                                   " tail split count ", tail_split,
-                                                   " is outside [1, ", axis.tiles, "]"));
-  }
-  axis.norm_cnt = axis.tiles - tail_split;
-  const uint64_t merged = size - axis.norm_cnt * base;
-  axis.tail_main = tail_split == 1 ? merged : tail_main;
-  if (axis.tail_main == 0 || (tail_split - 1) * axis.tail_main >= merged) {
-    return absl::InvalidArgumentError(absl::StrCat("tiling field ", std::string(base_field),
-                                                   " tail main ", axis.tail_main,
-                                                   " does not split the tail of ", merged));
-  }
-  axis.tail_last = merged - (tail_split - 1) * axis.tail_main;
-  return axis;
-}
-
 // How the kernel rounds the side of a tail piece, ceil(tile / split), before
 // clipping it at the tile's end.
 struct PieceRounding {
@@ -173,7 +130,7 @@ std::optional<Range> Piece(uint64_t size, uint64_t count, uint64_t idx,
 
 // One batch of C as the kernel tiles it, and the last round's re-split.
 struct QuantGrid {
-  Axis m_axis, n_axis;
+  AxisBlocks m_axis, n_axis;
   uint64_t k = 0;
   uint64_t batch = 1;  // C batches, each m_axis.size rows of the stacked C
   uint64_t m_tail_tile = 1, n_tail_tile = 1;
@@ -196,8 +153,8 @@ struct Place {
 // piece starts past the tile's end (the kernel's empty block shape).
 void AppendTile(const QuantGrid& g, uint64_t walked_rows, uint64_t core, uint64_t round,
                 uint64_t tile, const Place& place, Schedule& schedule) {
-  const uint64_t m_size = g.m_axis.TileSize(place.m_idx);
-  const uint64_t n_size = g.n_axis.TileSize(place.n_idx);
+  const uint64_t m_size = g.m_axis.BlockSize(place.m_idx);
+  const uint64_t n_size = g.n_axis.BlockSize(place.n_idx);
   Range m{0, m_size}, n{0, n_size};
   if (place.split) {
     const std::optional<Range> m_part = Piece(m_size, place.m_count, place.m_piece, g.m_round);
@@ -206,8 +163,8 @@ void AppendTile(const QuantGrid& g, uint64_t walked_rows, uint64_t core, uint64_
     m = *m_part;
     n = *n_part;
   }
-  const uint64_t row0 = place.batch * g.m_axis.size + g.m_axis.TileOffset(place.m_idx);
-  const uint64_t col0 = g.n_axis.TileOffset(place.n_idx);
+  const uint64_t row0 = place.batch * g.m_axis.size + g.m_axis.BlockOffset(place.m_idx);
+  const uint64_t col0 = g.n_axis.BlockOffset(place.n_idx);
   WorkUnit unit;
   unit.core = static_cast<uint32_t>(core);
   unit.round = static_cast<uint32_t>(round);
@@ -348,9 +305,10 @@ absl::StatusOr<QuantGrid> MakeBasicGrid(const TilingPlan& plan, const MatmulProb
   // The scheduler merges the M tail only when A is not transposed and the N
   // tail only when B is; the per-block kernel passes a split count of 1 for
   // N (its nTailMain word carries isBias).
-  ASSIGN_OR_RETURN(g.m_axis, MakeAxis(names.base_m, m, base_m, !plan.key.trans_a, m_split, m_main));
+  ASSIGN_OR_RETURN(g.m_axis,
+                   MakeAxis(names.base_m, m, base_m, !plan.key.trans_a ? m_split : 1, m_main));
   ASSIGN_OR_RETURN(g.n_axis, MakeAxis(names.base_n, n, base_n,
-                                      plan.key.trans_b && !kernel.per_block, n_split, n_main));
+                                      plan.key.trans_b && !kernel.per_block ? n_split : 1, n_main));
   g.window_rows = WindowRows(plan);
   SetBasicRounding(kernel, plan, walked, g);
   return g;
@@ -465,8 +423,8 @@ absl::StatusOr<Schedule> ExpandHighLevelWalk(const TilingPlan& plan, const Matmu
   ASSIGN_OR_RETURN(const uint64_t m_main, Member(plan, "adaptiveSlidingWin.mTailMain"));
   ASSIGN_OR_RETURN(const uint64_t n_main, Member(plan, "adaptiveSlidingWin.nTailMain"));
   ASSIGN_OR_RETURN(g.batch, PositiveMember(plan, "params.batchC"));
-  ASSIGN_OR_RETURN(g.m_axis, MakeAxis("matmulTiling.baseM", m, base_m, true, m_split, m_main));
-  ASSIGN_OR_RETURN(g.n_axis, MakeAxis("matmulTiling.baseN", n, base_n, true, n_split, n_main));
+  ASSIGN_OR_RETURN(g.m_axis, MakeAxis("matmulTiling.baseM", m, base_m, m_split, m_main));
+  ASSIGN_OR_RETURN(g.n_axis, MakeAxis("matmulTiling.baseN", n, base_n, n_split, n_main));
   g.window_rows = WindowRows(plan);
   RETURN_IF_ERROR(RequireSameC(g, walked, batch));
   if (used > plan.block_dim) {
