@@ -106,7 +106,9 @@ class LazyText {
   }
 
   LazyText(const LazyText& other)
-      : ops_(other.ops_), data_(other.ops_ != nullptr ? other.ops_->copy(other.data_) : nullptr) {}
+      : ops_(other.ops_),
+        data_(other.ops_ != nullptr && other.ops_ != &kLiteralOps ? other.ops_->copy(other.data_)
+                                                                  : other.data_) {}
   LazyText(LazyText&& other) noexcept
       : ops_(std::exchange(other.ops_, nullptr)), data_(std::exchange(other.data_, nullptr)) {}
   LazyText& operator=(const LazyText& other) {
@@ -202,7 +204,8 @@ class LazyText {
   }
 
   void Reset() {
-    if (ops_ != nullptr) ops_->destroy(data_);
+    // A literal owns nothing: no call (most texts on the hot path are "").
+    if (ops_ != nullptr && ops_ != &kLiteralOps) ops_->destroy(data_);
     ops_ = nullptr;
     data_ = nullptr;
   }

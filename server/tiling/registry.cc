@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <memory>
 #include <optional>
 #include <utility>
 
@@ -12,8 +13,6 @@
 #include "server/tiling/cann_fault.h"
 #include "server/tiling/operator_table.h"
 #include "server/tiling/plan_fit.h"
-#include "server/tiling/quant/quant_parse.h"
-#include "server/tiling/quant/quant_request.h"
 #include "server/tiling/status_macros.h"
 #include "server/tiling/validate.h"
 
@@ -106,14 +105,9 @@ ProblemFacts DeriveFacts(const MatmulProblem& problem, const quant::QuantFacts* 
     facts.row_stride = problem.trans_a ? 1 : facts.k;
   }
   if (problem.op == MatmulOp::kQuantBatchMatmulV3) {
-    // Validated problems parse; the parse is CANN's, shared by its strategies.
-    if (parsed != nullptr) {
-      facts.quant = *parsed;
-    } else if (absl::StatusOr<quant::QuantFacts> fresh =
-                   quant::ParseQuantRequest(quant::QuantRequestOf(problem));
-               fresh.ok()) {
-      facts.quant = *std::move(fresh);
-    }
+    // The parse is CANN's, made once by validation and shared by its
+    // strategies.
+    facts.quant = parsed;
     return facts;
   }
   if (OperatorSpecOf(problem.op).batched) DeriveBatchFacts(problem, facts);
@@ -143,9 +137,9 @@ absl::StatusOr<TilingDecision> StrategyRegistry::Decide(const MatmulProblem& pro
                                                         const ChipSpec& chip,
                                                         const DecideOptions& options) const {
   RETURN_IF_ERROR(ValidateChip(chip));
-  std::optional<quant::QuantFacts> parsed;
+  std::shared_ptr<const quant::QuantFacts> parsed;
   RETURN_IF_ERROR(ValidateProblem(problem, &parsed));
-  return DecideChecked(problem, chip, options, parsed.has_value() ? &*parsed : nullptr);
+  return DecideChecked(problem, chip, options, parsed.get());
 }
 
 absl::StatusOr<TilingDecision> StrategyRegistry::Decide(const CheckedInputs& inputs,
@@ -153,7 +147,7 @@ absl::StatusOr<TilingDecision> StrategyRegistry::Decide(const CheckedInputs& inp
   if (!inputs.complete()) {
     return absl::FailedPreconditionError("the problem and the chip must be checked first");
   }
-  return DecideChecked(inputs.problem(), inputs.chip(), options, inputs.quant());
+  return DecideChecked(inputs.problem(), inputs.chip(), options, inputs.quant().get());
 }
 
 absl::StatusOr<TilingDecision> StrategyRegistry::DecideChecked(

@@ -70,10 +70,12 @@ struct ProblemFacts {
   // one reads them; the plan is otherwise the same.
   bool explain = true;
   bool describe = true;
-  // QuantBatchMatmulV3: the problem after CANN's parse (quant/quant_parse.h);
-  // its strategies read only this. Empty for the other operators (and so
-  // free to make for them).
-  std::optional<quant::QuantFacts> quant;
+  // QuantBatchMatmulV3: the problem after CANN's parse (quant/quant_parse.h),
+  // which its strategies read alone; null for the other operators. It points
+  // at the parse validation made, which whoever derives the facts keeps
+  // alive as long as them (a plain pointer keeps this struct trivial to
+  // make, which every decision does).
+  const quant::QuantFacts* quant = nullptr;
 };
 
 // The text absl::StrCat(pieces...) would give, kept as its pieces
@@ -91,8 +93,9 @@ LazyText Describe(const ProblemFacts& facts, Pieces&&... pieces) {
 }
 
 ProblemFacts DeriveFacts(const MatmulProblem& problem);
-// The same with a QuantBatchMatmulV3 problem's parse already made
-// (ValidateProblem()); null parses again.
+// The same with a QuantBatchMatmulV3 problem's parse (ValidateProblem()),
+// which must outlive the facts; without it (null, or the one-argument form)
+// the quant strategies find no parse and decline.
 ProblemFacts DeriveFacts(const MatmulProblem& problem, const quant::QuantFacts* parsed);
 
 class Strategy {

@@ -9,36 +9,6 @@
 
 namespace npu::tiling {
 
-uint32_t DataTypeBits(DataType dtype) {
-  switch (dtype) {
-    case DataType::kInt4:
-    case DataType::kFloat4E2M1:
-      return 4;
-    case DataType::kInt8:
-    case DataType::kFloat8E4M3:
-    case DataType::kFloat8E5M2:
-    case DataType::kHiFloat8:
-    case DataType::kFloat8E8M0:
-      return 8;
-    case DataType::kFloat16:
-    case DataType::kBFloat16:
-      return 16;
-    case DataType::kFloat32:
-    case DataType::kInt32:
-      return 32;
-    case DataType::kInt64:
-    case DataType::kUint64:
-      return 64;
-  }
-  return 0;
-}
-
-uint64_t DataTypeBytes(DataType dtype) { return DataTypeBits(dtype) / 8; }
-
-uint64_t DataTypeBytesOf(DataType dtype, uint64_t elements) {
-  return (elements * DataTypeBits(dtype) + 7) / 8;
-}
-
 std::string_view DataTypeName(DataType dtype) {
   switch (dtype) {
     case DataType::kFloat16:

@@ -61,13 +61,38 @@ enum class Format { kNd, kFractalNz };
 
 // Bits per element of `dtype`: the one size table. Sub-byte element types
 // (int4, fp4) have a seat here; every buffer size is computed from it.
-uint32_t DataTypeBits(DataType dtype);
+// Inline: the engine reads it several times per decision.
+constexpr uint32_t DataTypeBits(DataType dtype) {
+  switch (dtype) {
+    case DataType::kInt4:
+    case DataType::kFloat4E2M1:
+      return 4;
+    case DataType::kInt8:
+    case DataType::kFloat8E4M3:
+    case DataType::kFloat8E5M2:
+    case DataType::kHiFloat8:
+    case DataType::kFloat8E8M0:
+      return 8;
+    case DataType::kFloat16:
+    case DataType::kBFloat16:
+      return 16;
+    case DataType::kFloat32:
+    case DataType::kInt32:
+      return 32;
+    case DataType::kInt64:
+    case DataType::kUint64:
+      return 64;
+  }
+  return 0;
+}
 // Bytes per element of `dtype`, for the whole-byte types (every DataType
-// today): DataTypeBits() / 8.
-uint64_t DataTypeBytes(DataType dtype);
+// but int4 and fp4): DataTypeBits() / 8.
+constexpr uint64_t DataTypeBytes(DataType dtype) { return DataTypeBits(dtype) / 8; }
 // Bytes `elements` elements of `dtype` occupy, packed (rounded up to a whole
 // byte for a sub-byte type).
-uint64_t DataTypeBytesOf(DataType dtype, uint64_t elements);
+constexpr uint64_t DataTypeBytesOf(DataType dtype, uint64_t elements) {
+  return (elements * DataTypeBits(dtype) + 7) / 8;
+}
 // Lower-case wire name: "float16", "bfloat16", "float32", "int8",
 // "float8_e4m3fn"...
 std::string_view DataTypeName(DataType dtype);

@@ -203,7 +203,9 @@ absl::Status CheckBatchList(std::string_view field, const std::vector<int64_t>& 
       return Invalid(absl::StrCat("field ", std::string(field), "=", DimsText(dims),
                                   " has a dim outside [1, ", kMaxDim, "]"));
     }
-    if (product > kMaxDim / d) {
+    // product and d are at most kMaxDim (2^31 - 1), so their product fits
+    // in 62 bits: a multiplication, not a division, on the hot path.
+    if (product * d > kMaxDim) {
       return Invalid(absl::StrCat("field ", std::string(field), "=", DimsText(dims),
                                   ": the product of the batch dims exceeds ", kMaxDim));
     }
@@ -217,6 +219,8 @@ absl::Status CheckBatchList(std::string_view field, const std::vector<int64_t>& 
 // matmul/batch_mat_mul_v3/op_host/op_tiling/arch35/batch_matmul_v3_tiling_advanced.cpp),
 // which FusedMatMul inherits.
 absl::Status CheckBatches(const MatmulProblem& p) {
+  // No batch dims and no interleaved view: nothing below can fail.
+  if (p.batch.IsDefault()) return absl::OkStatus();
   if (auto s = CheckBatchList("batch_a", p.batch.a); !s.ok()) return s;
   if (auto s = CheckBatchList("batch_b", p.batch.b); !s.ok()) return s;
   if (auto s = CheckBatchList("batch_c", p.batch.c); !s.ok()) return s;
@@ -243,7 +247,7 @@ absl::Status CheckBatches(const MatmulProblem& p) {
             "field trans_a must be false when a_batch_interleaved meets a 2-D B: CANN reads "
             "that view as a non-contiguous slice of A's rows");
       }
-      if (p.m > kMaxDim / p.batch.a[0]) {
+      if (p.m * p.batch.a[0] > kMaxDim) {  // each at most kMaxDim: no overflow
         return Invalid(absl::StrCat("fields m=", p.m, " and batch_a=", DimsText(p.batch.a),
                                     ": the slice view of A (B is 2-D) has batch * m rows, more "
                                     "than ",
@@ -255,7 +259,7 @@ absl::Status CheckBatches(const MatmulProblem& p) {
   // An unbatched B times a row-major A is one matmul of batch_a * m rows:
   // CANN merges A's batch into M before the broadcast check.
   if (MergesBatchIntoM(p)) {
-    if (rows > kMaxDim / SlotProduct(a)) {
+    if (rows * SlotProduct(a) > kMaxDim) {  // each at most kMaxDim: no overflow
       return Invalid(absl::StrCat("fields m=", p.m, " and batch_a=", DimsText(p.batch.a),
                                   ": merging A's batch into M (B is unbatched) gives more than ",
                                   kMaxDim, " rows"));
@@ -331,7 +335,9 @@ bool FusedDtypesSupported(const MatmulProblem& p) {
 // ValidateMatrixBatchInfo and ValidateOptionalBatchInfo of
 // matmul/fused_mat_mul/op_host/op_tiling/arch35/fused_matmul_builtin_tiling.cpp).
 absl::Status CheckFused(const MatmulProblem& p) {
-  const std::string op(FusedOpName(p.fused.op));
+  // Named only in errors; a view (absl's, which StrCat takes), not a copy.
+  const std::string_view op_name = FusedOpName(p.fused.op);
+  const absl::string_view op(op_name.data(), op_name.size());
   if (p.fused.inner_precise != 0 && p.fused.inner_precise != 1) {
     return Invalid(absl::StrCat("field inner_precise=", p.fused.inner_precise,
                                 " must be 0 (high precision) or 1 (high performance)"));
@@ -398,7 +404,7 @@ absl::Status CheckX3Batch(const MatmulProblem& p) {
 // QuantBatchMatmulV3: the fields it does not read, then CANN's parse and
 // checker on the problem as its tiling context would hold it.
 absl::Status ValidateQuantProblem(const MatmulProblem& p,
-                                  std::optional<quant::QuantFacts>* parsed) {
+                                  std::shared_ptr<const quant::QuantFacts>* parsed) {
   if (p.hf32) return Invalid("field hf32 is not valid for QuantBatchMatmulV3");
   if (p.batch.a_interleaved || p.batch.b_interleaved) {
     return Invalid(absl::StrCat("field ", p.batch.a_interleaved ? "a" : "b",
@@ -413,7 +419,7 @@ absl::Status ValidateQuantProblem(const MatmulProblem& p,
   }
   absl::StatusOr<quant::QuantFacts> facts = quant::ParseQuantRequest(quant::QuantRequestOf(p));
   if (!facts.ok()) return facts.status();
-  if (parsed != nullptr) parsed->emplace(*std::move(facts));
+  if (parsed != nullptr) *parsed = std::make_shared<const quant::QuantFacts>(*std::move(facts));
   return absl::OkStatus();
 }
 
@@ -433,7 +439,8 @@ absl::Status ValidateProblemForChip(const MatmulProblem& p, const ChipSpec& chip
 
 absl::Status ValidateProblem(const MatmulProblem& p) { return ValidateProblem(p, nullptr); }
 
-absl::Status ValidateProblem(const MatmulProblem& p, std::optional<quant::QuantFacts>* parsed) {
+absl::Status ValidateProblem(const MatmulProblem& p,
+                             std::shared_ptr<const quant::QuantFacts>* parsed) {
   if (auto s = CheckFieldsOfOp(p); !s.ok()) return s;
   // QuantBatchMatmulV3's checks are CANN's own, in its order.
   if (p.op == MatmulOp::kQuantBatchMatmulV3) return ValidateQuantProblem(p, parsed);

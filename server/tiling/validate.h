@@ -6,7 +6,7 @@
 #ifndef NPU_SERVER_TILING_VALIDATE_H_
 #define NPU_SERVER_TILING_VALIDATE_H_
 
-#include <optional>
+#include <memory>
 
 #include "absl/status/status.h"
 #include "server/tiling/quant/quant_facts.h"
@@ -23,7 +23,7 @@ absl::Status ValidateProblem(const MatmulProblem& problem);
 // not null) gets CANN's parse of it, which its strategies read (other
 // operators leave it empty).
 absl::Status ValidateProblem(const MatmulProblem& problem,
-                             std::optional<quant::QuantFacts>* parsed);
+                             std::shared_ptr<const quant::QuantFacts>* parsed);
 
 // The input rules that depend on the chip: FusedMatMul's add and mul
 // epilogues need two AIV cores per AIC. OK, or kInvalidArgument naming the
@@ -58,7 +58,7 @@ class CheckedInputs {
   const ChipSpec& chip() const { return chip_; }
   // QuantBatchMatmulV3: CANN's parse of the checked problem (null for the
   // other operators).
-  const quant::QuantFacts* quant() const { return quant_.has_value() ? &*quant_ : nullptr; }
+  const std::shared_ptr<const quant::QuantFacts>& quant() const { return quant_; }
   // Moves the checked problem or chip out; this object is then not complete.
   MatmulProblem TakeProblem();
   ChipSpec TakeChip();
@@ -66,7 +66,7 @@ class CheckedInputs {
  private:
   MatmulProblem problem_;
   ChipSpec chip_;
-  std::optional<quant::QuantFacts> quant_;
+  std::shared_ptr<const quant::QuantFacts> quant_;
   bool problem_checked_ = false;
   bool chip_checked_ = false;
 };

@@ -54,10 +54,38 @@ Capability Refuse(const MatmulProblem&, const ProblemFacts&, const ChipSpec&) {
 Capability Accept(const MatmulProblem&, const ProblemFacts&, const ChipSpec&) {
   return Capability::Yes("");
 }
-void WriteThroughVectorCores(const MatmulProblem&, const ProblemFacts&, const ChipSpec&,
-                             TilingPlan& plan) {
-  plan.key.l0c2out = L0cToOut::kNdFixpipe1To2;
-}
+
+// Inheritances of every shape: a filter that refuses, a late check that
+// refuses, none, and an amendment.
+struct RefusingFilter : NoFusedExtras {
+  static constexpr std::string_view kName = "X_INHERITED_FROM_BMMV3";
+  static Capability Before(const MatmulProblem& p, const ProblemFacts& f, const ChipSpec& c) {
+    return Refuse(p, f, c);
+  }
+};
+struct RefusingLateCheck : NoFusedExtras {
+  static constexpr std::string_view kName = "X";
+  static Capability Before(const MatmulProblem& p, const ProblemFacts& f, const ChipSpec& c) {
+    return Accept(p, f, c);
+  }
+  static Capability After(const MatmulProblem& p, const ProblemFacts& f, const ChipSpec& c) {
+    return Refuse(p, f, c);
+  }
+};
+struct Plain : NoFusedExtras {
+  static constexpr std::string_view kName = "X";
+  static Capability Before(const MatmulProblem& p, const ProblemFacts& f, const ChipSpec& c) {
+    return Accept(p, f, c);
+  }
+};
+struct ThroughVectorCores : Plain {
+  static void Amend(const MatmulProblem&, const ProblemFacts&, const ChipSpec&, TilingPlan& plan) {
+    plan.key.l0c2out = L0cToOut::kNdFixpipe1To2;
+  }
+};
+
+template <typename Inheritance>
+using Recorded = FusedInheritedStrategy<RecordingStrategy, Inheritance>;
 
 MatmulProblem FusedRelu() {
   MatmulProblem p = Batched(MatmulOp::kFusedMatMul, 64, 64, 64, 4);
@@ -68,8 +96,7 @@ MatmulProblem FusedRelu() {
 
 TEST(FusedInheritedTest, FilterRunsFirstAndHidesTheBatchedStrategy) {
   int asked = 0;
-  const FusedInheritedStrategy s(std::make_unique<RecordingStrategy>(true, &asked),
-                                 {"X_INHERITED_FROM_BMMV3", Refuse, nullptr, nullptr});
+  const Recorded<RefusingFilter> s(true, &asked);
   const MatmulProblem p = FusedRelu();
   const Capability c = s.IsCapable(p, DeriveFacts(p), Chip950());
   EXPECT_FALSE(c.ok);
@@ -81,15 +108,12 @@ TEST(FusedInheritedTest, FilterRunsFirstAndHidesTheBatchedStrategy) {
 TEST(FusedInheritedTest, LateCheckOnlyJudgesWhatTheBatchedStrategyTook) {
   int asked = 0;
   const MatmulProblem p = FusedRelu();
-  const FusedInheritedStrategy declining(std::make_unique<RecordingStrategy>(false, &asked),
-                                         {"X", Accept, Refuse, nullptr});
+  const Recorded<RefusingLateCheck> declining(false, &asked);
   EXPECT_EQ(std::string(declining.IsCapable(p, DeriveFacts(p), Chip950()).reason.str()),
             "batched no");
-  const FusedInheritedStrategy taking(std::make_unique<RecordingStrategy>(true, &asked),
-                                      {"X", Accept, Refuse, nullptr});
+  const Recorded<RefusingLateCheck> taking(true, &asked);
   EXPECT_EQ(std::string(taking.IsCapable(p, DeriveFacts(p), Chip950()).reason.str()), "filtered");
-  const FusedInheritedStrategy plain(std::make_unique<RecordingStrategy>(true, &asked),
-                                     {"X", Accept, nullptr, nullptr});
+  const Recorded<Plain> plain(true, &asked);
   EXPECT_EQ(std::string(plain.IsCapable(p, DeriveFacts(p), Chip950()).reason.str()), "batched yes");
   EXPECT_EQ(asked, 3);
 }
@@ -98,8 +122,7 @@ TEST(FusedInheritedTest, RekeysTheBatchedPlanIntoTheFusedLayout) {
   int asked = 0;
   MatmulProblem p = FusedRelu();
   p.fused.inner_precise = 1;
-  const FusedInheritedStrategy s(std::make_unique<RecordingStrategy>(true, &asked),
-                                 {"X", Accept, nullptr, WriteThroughVectorCores});
+  const Recorded<ThroughVectorCores> s(true, &asked);
   absl::StatusOr<TilingPlan> plan = s.DoTiling(p, DeriveFacts(p), Chip950());
   ASSERT_THAT(plan, IsOk());
   EXPECT_EQ(plan->key.layout, KeyLayout::kFused);

@@ -36,7 +36,7 @@ class PortedStrategy final : public Strategy {
   std::string_view name() const override { return strategy_->name(); }
   Capability IsCapable(const MatmulProblem& /*problem*/, const ProblemFacts& facts,
                        const ChipSpec& chip) const override {
-    if (!facts.quant.has_value()) return Capability::No("the problem did not parse");
+    if (facts.quant == nullptr) return Capability::No("the problem did not parse");
     std::string reason;
     const bool ok = strategy_->IsCapable(*facts.quant, chip, facts.explain ? &reason : nullptr);
     return {ok, std::move(reason)};

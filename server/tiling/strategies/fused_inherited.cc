@@ -17,23 +17,8 @@
 
 namespace npu::tiling {
 
-Capability FusedInheritedStrategy::IsCapable(const MatmulProblem& problem,
-                                             const ProblemFacts& facts,
-                                             const ChipSpec& chip) const {
-  Capability before = inheritance_.before(problem, facts, chip);
-  if (!before.ok) return before;
-  Capability batched = batched_->IsCapable(problem, facts, chip);
-  if (!batched.ok || inheritance_.after == nullptr) return batched;
-  Capability after = inheritance_.after(problem, facts, chip);
-  return after.ok ? batched : after;
-}
-
-absl::StatusOr<TilingPlan> FusedInheritedStrategy::DoTiling(const MatmulProblem& problem,
-                                                            const ProblemFacts& facts,
-                                                            const ChipSpec& chip) const {
-  absl::StatusOr<TilingPlan> plan = batched_->DoTiling(problem, facts, chip);
-  if (!plan.ok()) return plan;
-  TilingKey& key = plan->key;
+void RekeyInheritedPlan(const MatmulProblem& problem, TilingPlan& plan) {
+  TilingKey& key = plan.key;
   key.layout = KeyLayout::kFused;
   key.fused_op = problem.fused.op;
   key.inner_precise = static_cast<uint8_t>(problem.fused.inner_precise);
@@ -41,9 +26,6 @@ absl::StatusOr<TilingPlan> FusedInheritedStrategy::DoTiling(const MatmulProblem&
   if (key.batch_model == static_cast<uint8_t>(BatchModel::kForBatch)) {
     key.batch_model = static_cast<uint8_t>(BatchModel::kFusedBatch);
   }
-  if (inheritance_.amend != nullptr) inheritance_.amend(problem, facts, chip, *plan);
-  plan->kernel_type = KernelTypeOf(plan->data.kernel, key);
-  return plan;
 }
 
 namespace {
@@ -123,41 +105,85 @@ void IterBatchX3(const MatmulProblem& problem, const ProblemFacts& facts, const 
   Set(plan.data, IterBatchField::kNeedNdDma, need_nd_dma ? 1 : 0);
 }
 
-std::unique_ptr<Strategy> Inherit(std::unique_ptr<Strategy> batched, FusedInheritance inheritance) {
-  return std::make_unique<FusedInheritedStrategy>(std::move(batched), inheritance);
-}
+// The five inheritances.
+struct StreamKInheritance : NoFusedExtras {
+  static constexpr std::string_view kName = "BATCH_STREAM_K_INHERITED_FROM_BMMV3";
+  static Capability Before(const MatmulProblem& problem, const ProblemFacts& facts,
+                           const ChipSpec& chip) {
+    return BatchedShapeAndEpilogue(problem, facts, chip);
+  }
+};
+
+struct MergeBatchInheritance {
+  static constexpr std::string_view kName = "MERGE_BATCH_BASICAPI_INHERITED_FROM_BMMV3";
+  static Capability Before(const MatmulProblem& problem, const ProblemFacts& facts,
+                           const ChipSpec& chip) {
+    return MergeableEpilogue(problem, facts, chip);
+  }
+  static Capability After(const MatmulProblem& problem, const ProblemFacts& facts,
+                          const ChipSpec& chip) {
+    return MergedEpilogueFitsUb(problem, facts, chip);
+  }
+  static void Amend(const MatmulProblem& problem, const ProblemFacts& facts, const ChipSpec& chip,
+                    TilingPlan& plan) {
+    X3ThroughVectorCores(problem, facts, chip, plan);
+  }
+};
+
+struct IterBatchInheritance {
+  static constexpr std::string_view kName = "ITER_BATCH_BASICAPI_INHERITED_FROM_BMMV3";
+  static Capability Before(const MatmulProblem& problem, const ProblemFacts& facts,
+                           const ChipSpec& chip) {
+    return IterableEpilogue(problem, facts, chip);
+  }
+  static Capability After(const MatmulProblem& /*problem*/, const ProblemFacts& /*facts*/,
+                          const ChipSpec& /*chip*/) {
+    return Capability::Yes("");
+  }
+  static void Amend(const MatmulProblem& problem, const ProblemFacts& facts, const ChipSpec& chip,
+                    TilingPlan& plan) {
+    IterBatchX3(problem, facts, chip, plan);
+  }
+};
+
+struct FullLoadAInheritance : StreamKInheritance {
+  static constexpr std::string_view kName = "AL1_FULL_LOAD_BASIC_INHERITED_FROM_BMMV3";
+};
+
+struct FullLoadBInheritance : StreamKInheritance {
+  static constexpr std::string_view kName = "BL1_FULL_LOAD_BASIC_INHERITED_FROM_BMMV3";
+};
+
+struct DataParallelInheritance : StreamKInheritance {
+  static constexpr std::string_view kName = "ASWT_BASIC_INHERITED_FROM_BMMV3";
+};
 
 }  // namespace
 
 std::unique_ptr<Strategy> InheritedBatchStreamK() {
-  return Inherit(
-      std::make_unique<BatchStreamKStrategy>(),
-      {"BATCH_STREAM_K_INHERITED_FROM_BMMV3", BatchedShapeAndEpilogue, nullptr, nullptr});
+  return std::make_unique<FusedInheritedStrategy<BatchStreamKStrategy, StreamKInheritance>>();
 }
 
 std::unique_ptr<Strategy> InheritedMergeBatch() {
-  return Inherit(std::make_unique<BatchMergeStrategy>(),
-                 {"MERGE_BATCH_BASICAPI_INHERITED_FROM_BMMV3", MergeableEpilogue,
-                  MergedEpilogueFitsUb, X3ThroughVectorCores});
+  return std::make_unique<FusedInheritedStrategy<BatchMergeStrategy, MergeBatchInheritance>>();
 }
 
 std::unique_ptr<Strategy> InheritedIterBatch() {
-  return Inherit(
-      std::make_unique<BatchIterateStrategy>(),
-      {"ITER_BATCH_BASICAPI_INHERITED_FROM_BMMV3", IterableEpilogue, nullptr, IterBatchX3});
+  return std::make_unique<FusedInheritedStrategy<BatchIterateStrategy, IterBatchInheritance>>();
 }
 
 std::unique_ptr<Strategy> InheritedFullLoad(FullLoad resident) {
-  const std::string_view name = resident == FullLoad::kA
-                                    ? "AL1_FULL_LOAD_BASIC_INHERITED_FROM_BMMV3"
-                                    : "BL1_FULL_LOAD_BASIC_INHERITED_FROM_BMMV3";
-  return Inherit(std::make_unique<BatchFullLoadStrategy>(resident),
-                 {name, BatchedShapeAndEpilogue, nullptr, nullptr});
+  if (resident == FullLoad::kA) {
+    return std::make_unique<FusedInheritedStrategy<BatchFullLoadStrategy, FullLoadAInheritance>>(
+        resident);
+  }
+  return std::make_unique<FusedInheritedStrategy<BatchFullLoadStrategy, FullLoadBInheritance>>(
+      resident);
 }
 
 std::unique_ptr<Strategy> InheritedDataParallel() {
-  return Inherit(std::make_unique<BatchDataParallelStrategy>(),
-                 {"ASWT_BASIC_INHERITED_FROM_BMMV3", BatchedShapeAndEpilogue, nullptr, nullptr});
+  return std::make_unique<
+      FusedInheritedStrategy<BatchDataParallelStrategy, DataParallelInheritance>>();
 }
 
 }  // namespace npu::tiling

@@ -16,36 +16,67 @@
 
 #include <memory>
 #include <string_view>
+#include <utility>
 
+#include "absl/status/statusor.h"
+#include "server/tiling/kernel_table.h"
 #include "server/tiling/strategy.h"
 #include "server/tiling/types.h"
 
 namespace npu::tiling {
 
-// What FusedMatMul adds around one batched strategy.
-struct FusedInheritance {
-  using Check = Capability (*)(const MatmulProblem&, const ProblemFacts&, const ChipSpec&);
-  using Amend = void (*)(const MatmulProblem&, const ProblemFacts&, const ChipSpec&, TilingPlan&);
-
-  std::string_view name;  // CANN's name, "..._INHERITED_FROM_BMMV3"
-  Check before;           // runs before the batched strategy's checks
-  Check after;            // runs on a problem it took; nullptr: none
-  Amend amend;            // runs after the common re-keying; nullptr: none
+// What FusedMatMul adds around one batched strategy is a type with these
+// static members, which the decorator calls directly (so an inherited
+// strategy costs what the batched one with its filter written in would):
+//   static constexpr std::string_view kName;  CANN's "..._INHERITED_FROM_BMMV3"
+//   static Capability Before(problem, facts, chip);  before the batched checks
+//   static Capability After(problem, facts, chip);   on a problem it took
+//   static void Amend(problem, facts, chip, TilingPlan&);  after the re-keying
+// NoFusedExtras gives the After and the Amend that do nothing.
+struct NoFusedExtras {
+  static Capability After(const MatmulProblem& /*problem*/, const ProblemFacts& /*facts*/,
+                          const ChipSpec& /*chip*/) {
+    return Capability::Yes("");
+  }
+  static void Amend(const MatmulProblem& /*problem*/, const ProblemFacts& /*facts*/,
+                    const ChipSpec& /*chip*/, TilingPlan& /*plan*/) {}
 };
 
+// The re-keying every inherited plan gets (see above), before the amendment.
+void RekeyInheritedPlan(const MatmulProblem& problem, TilingPlan& plan);
+
+// The batched strategy `Batched` (held by value, so its calls are direct)
+// behind the inheritance `Inheritance`.
+template <typename Batched, typename Inheritance>
 class FusedInheritedStrategy final : public Strategy {
  public:
-  FusedInheritedStrategy(std::unique_ptr<Strategy> batched, FusedInheritance inheritance)
-      : batched_(std::move(batched)), inheritance_(inheritance) {}
-  std::string_view name() const override { return inheritance_.name; }
+  // `batched_args` construct the batched strategy.
+  template <typename... Args>
+  explicit FusedInheritedStrategy(Args&&... batched_args)
+      : batched_(std::forward<Args>(batched_args)...) {}
+  std::string_view name() const override { return Inheritance::kName; }
   Capability IsCapable(const MatmulProblem& problem, const ProblemFacts& facts,
-                       const ChipSpec& chip) const override;
+                       const ChipSpec& chip) const override {
+    Capability before = Inheritance::Before(problem, facts, chip);
+    if (!before.ok) return before;
+    Capability batched = batched_.IsCapable(problem, facts, chip);
+    if (!batched.ok) return batched;
+    Capability after = Inheritance::After(problem, facts, chip);
+    if (!after.ok) return after;
+    return batched;
+  }
   absl::StatusOr<TilingPlan> DoTiling(const MatmulProblem& problem, const ProblemFacts& facts,
-                                      const ChipSpec& chip) const override;
+                                      const ChipSpec& chip) const override {
+    absl::StatusOr<TilingPlan> plan = batched_.DoTiling(problem, facts, chip);
+    if (!plan.ok()) return plan;
+    RekeyInheritedPlan(problem, *plan);
+    Inheritance::Amend(problem, facts, chip, *plan);
+    plan->kernel_type = KernelTypeOf(plan->data.kernel, plan->key);
+    return plan;
+  }
 
  private:
-  std::unique_ptr<Strategy> batched_;
-  FusedInheritance inheritance_;
+  Batched batched_;
 };
 
 // FusedMatMul's five inherited strategies, in the order of its registry.

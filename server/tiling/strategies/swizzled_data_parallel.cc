@@ -21,42 +21,55 @@ bool CubeBound(const CubeRunState& state) {
   return state.cube_bound_param <= state.cube_bound_edge;
 }
 
-// Why A may not stay resident in L1 (empty when it may).
-std::string AFullLoadObstacle(const MatmulProblem& problem, const ProblemFacts& facts,
-                              const ChipSpec& chip, const SwizzledChoice& choice) {
+// What keeps an operand from staying resident in L1: whether something does,
+// and in words what (only when the facts ask for the plan's detail).
+struct Obstacle {
+  bool found = false;
+  LazyText why;
+};
+
+Obstacle Found(LazyText why) { return {true, std::move(why)}; }
+
+// Why A may not stay resident in L1 (none found when it may).
+Obstacle AFullLoadObstacle(const MatmulProblem& problem, const ProblemFacts& facts,
+                           const ChipSpec& chip, const SwizzledChoice& choice) {
   const CubeRunState& s = choice.state;
-  if (choice.out != L0cToOut::kOnTheFly) return "fixpipe output chosen";
-  if (CubeBound(s)) return "already cube bound";
+  if (choice.out != L0cToOut::kOnTheFly) return Found("fixpipe output chosen");
+  if (CubeBound(s)) return Found("already cube bound");
   const uint64_t m_cnt = CeilDiv(facts.m, s.single_core_m);
   const uint64_t n_cnt = CeilDiv(facts.n, s.single_core_n);
   if (n_cnt <= chip.aic_num) {
-    return absl::StrCat("n blocks ", n_cnt, " <= aic ", chip.aic_num, ": no re-read to save");
+    return Found(
+        Describe(facts, "n blocks ", n_cnt, " <= aic ", chip.aic_num, ": no re-read to save"));
   }
-  if (facts.k <= 128 && m_cnt != 1) return "K <= 128 with several m blocks (fixpipe bound)";
+  if (facts.k <= 128 && m_cnt != 1) return Found("K <= 128 with several m blocks (fixpipe bound)");
   const uint64_t a_bytes =
       CeilAlign(facts.m, kBlock16) * CeilAlign(facts.k, kBlock16) * facts.a_bytes;
   const uint64_t bias_bytes = problem.has_bias ? s.base_n * kDoubleBuffer * facts.bias_bytes : 0;
   if (a_bytes + bias_bytes > ResidentLimitBytes(chip)) {
-    return absl::StrCat("A ", a_bytes + bias_bytes, " B > 3/4 L1 ", ResidentLimitBytes(chip));
+    return Found(
+        Describe(facts, "A ", a_bytes + bias_bytes, " B > 3/4 L1 ", ResidentLimitBytes(chip)));
   }
-  return "";
+  return {};
 }
 
-std::string BFullLoadObstacle(const MatmulProblem& problem, const ProblemFacts& facts,
-                              const ChipSpec& chip, const SwizzledChoice& choice) {
+Obstacle BFullLoadObstacle(const MatmulProblem& problem, const ProblemFacts& facts,
+                           const ChipSpec& chip, const SwizzledChoice& choice) {
   const CubeRunState& s = choice.state;
-  if (CubeBound(s)) return "already cube bound";
+  if (CubeBound(s)) return Found("already cube bound");
   const uint64_t m_cnt = CeilDiv(facts.m, s.single_core_m);
   if (m_cnt <= chip.aic_num) {
-    return absl::StrCat("m blocks ", m_cnt, " <= aic ", chip.aic_num, ": no re-read to save");
+    return Found(
+        Describe(facts, "m blocks ", m_cnt, " <= aic ", chip.aic_num, ": no re-read to save"));
   }
   const uint64_t n_aligned = CeilAlign(facts.n, kBlock16);
   const uint64_t b_bytes = n_aligned * CeilAlign(facts.k, kBlock16) * facts.b_bytes;
   const uint64_t bias_bytes = problem.has_bias ? n_aligned * facts.bias_bytes : 0;
   if (b_bytes + bias_bytes > ResidentLimitBytes(chip)) {
-    return absl::StrCat("B ", b_bytes + bias_bytes, " B > 3/4 L1 ", ResidentLimitBytes(chip));
+    return Found(
+        Describe(facts, "B ", b_bytes + bias_bytes, " B > 3/4 L1 ", ResidentLimitBytes(chip)));
   }
-  return "";
+  return {};
 }
 
 // Chooses how many base_k slices of the streamed operand one L1 stage holds:
@@ -242,7 +255,7 @@ absl::Status KeepAResident(const MatmulProblem& problem, const ProblemFacts& fac
 
 // B resident in L1; the answer says why A could not be.
 absl::Status KeepBResident(const MatmulProblem& problem, const ProblemFacts& facts,
-                           const ChipSpec& chip, const std::string& a_obstacle,
+                           const ChipSpec& chip, const LazyText& a_obstacle,
                            SwizzledChoice& choice) {
   if (absl::Status status = PlanBFullLoad(problem, facts, chip, choice.state); !status.ok()) {
     return status;
@@ -257,8 +270,8 @@ absl::Status KeepBResident(const MatmulProblem& problem, const ProblemFacts& fac
 // stages of each (a chip whose L1 cannot is a precondition failure, not our
 // bug).
 absl::Status StreamBoth(const MatmulProblem& problem, const ProblemFacts& facts,
-                        const ChipSpec& chip, const std::string& a_obstacle,
-                        const std::string& b_obstacle, SwizzledChoice& choice) {
+                        const ChipSpec& chip, const LazyText& a_obstacle,
+                        const LazyText& b_obstacle, SwizzledChoice& choice) {
   const CubeRunState& s = choice.state;
   if (!StageStreamedL1(problem, facts, chip, choice.state)) {
     return absl::FailedPreconditionError(
@@ -287,14 +300,14 @@ void OutputThroughAiv(const MatmulProblem& problem, const ProblemFacts& facts,
 // detail line; B's is only looked for once A is ruled out.
 absl::Status ChooseResidency(const MatmulProblem& problem, const ProblemFacts& facts,
                              const ChipSpec& chip, SwizzledChoice& choice) {
-  const std::string a_obstacle =
-      facts.a_slice_3d ? "slice view" : AFullLoadObstacle(problem, facts, chip, choice);
-  if (a_obstacle.empty()) return KeepAResident(problem, facts, chip, choice);
-  const std::string b_obstacle =
-      facts.a_slice_3d ? "slice view" : BFullLoadObstacle(problem, facts, chip, choice);
-  if (b_obstacle.empty()) return KeepBResident(problem, facts, chip, a_obstacle, choice);
+  const Obstacle a_obstacle =
+      facts.a_slice_3d ? Found("slice view") : AFullLoadObstacle(problem, facts, chip, choice);
+  if (!a_obstacle.found) return KeepAResident(problem, facts, chip, choice);
+  const Obstacle b_obstacle =
+      facts.a_slice_3d ? Found("slice view") : BFullLoadObstacle(problem, facts, chip, choice);
+  if (!b_obstacle.found) return KeepBResident(problem, facts, chip, a_obstacle.why, choice);
   if (choice.out == L0cToOut::kOnTheFly) {
-    return StreamBoth(problem, facts, chip, a_obstacle, b_obstacle, choice);
+    return StreamBoth(problem, facts, chip, a_obstacle.why, b_obstacle.why, choice);
   }
   OutputThroughAiv(problem, facts, choice);
   return absl::OkStatus();
