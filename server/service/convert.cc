@@ -269,6 +269,11 @@ void QuantToProto(const tl::QuantInputs& in, pb::MatmulProblem& out) {
 
 tl::MatmulProblem ProblemFromProto(const pb::MatmulProblem& in) {
   tl::MatmulProblem out;
+  ProblemFromProto(in, out);
+  return out;
+}
+
+void ProblemFromProto(const pb::MatmulProblem& in, tl::MatmulProblem& out) {
   out.m = in.m();
   out.n = in.n();
   out.k = in.k();
@@ -294,7 +299,6 @@ tl::MatmulProblem ProblemFromProto(const pb::MatmulProblem& in) {
   BatchFromProto(in, out.batch);
   FusedFromProto(in, out.fused);
   if (in.has_quant()) QuantFromProto(in.quant(), out.quant);
-  return out;
 }
 
 pb::MatmulProblem ProblemToProto(const tl::MatmulProblem& in) {

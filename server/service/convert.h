@@ -23,6 +23,10 @@ namespace npu::server {
 // The engine's problem for a validated wire problem. UNSPECIFIED formats
 // become ND; `dtype_bias` is kept only when the problem has a bias.
 npu::tiling::MatmulProblem ProblemFromProto(const npu::tiling::v1::MatmulProblem& problem);
+// The same, written into `out`, which must be a default problem (the
+// fields the wire leaves out keep its values).
+void ProblemFromProto(const npu::tiling::v1::MatmulProblem& problem,
+                      npu::tiling::MatmulProblem& out);
 
 // The wire form of `problem`, with every enum set explicitly; two requests
 // that mean the same problem convert to equal messages.

@@ -13,6 +13,7 @@ std::string DecisionCacheKey(const npu::tiling::MatmulProblem& problem,
   // forced strategy. `id`, `view` and `include_trace` do not change the
   // decision and are left out.
   std::string key;
+  key.reserve(512);  // a problem and a chip of any operator, in one allocation
   npu::tiling::AppendProblemKey(problem, key);
   npu::tiling::AppendChipKey(chip, key);
   npu::tiling::AppendTextKey(std::string_view(forced_strategy.data(), forced_strategy.size()), key);

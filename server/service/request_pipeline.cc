@@ -73,7 +73,9 @@ absl::Status ResolveRequest(const RequestParts& request, const RequestSteps& ste
   // checked inputs as they are), so that the message says which part of the
   // request was wrong.
   tl::CheckedInputs& inputs = resolved->inputs;
-  RETURN_IF_ERROR(Prefixed("problem", inputs.CheckProblem(ProblemFromProto(*request.problem))));
+  RETURN_IF_ERROR(Prefixed("problem", inputs.CheckProblemFilledBy([&](tl::MatmulProblem& problem) {
+    ProblemFromProto(*request.problem, problem);
+  })));
   if (steps.check_problem) RETURN_IF_ERROR(steps.check_problem(inputs.problem()));
   tl::ChipSpec chip;
   if (steps.resolve_chip) {

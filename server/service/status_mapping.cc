@@ -72,8 +72,7 @@ absl::Status DecisionError(const absl::Status& status, bool strategy_forced) {
   return absl::Status(status.code(), absl::StrCat(field, ": ", status.message()));
 }
 
-absl::Status Prefixed(absl::string_view prefix, const absl::Status& status) {
-  if (status.ok()) return status;
+absl::Status PrefixedError(absl::string_view prefix, const absl::Status& status) {
   return absl::Status(status.code(), absl::StrCat(prefix, ": ", status.message()));
 }
 

@@ -30,7 +30,12 @@ void StatusToItem(const absl::Status& status, npu::tiling::v1::ItemStatus* item)
 // `status` with its message prefixed by the request field path `prefix`
 // ("problem: m=0 is outside ..."), code kept; OK stays OK. Engine messages
 // name engine fields; this names the wire field they came from.
-absl::Status Prefixed(absl::string_view prefix, const absl::Status& status);
+// Inline, as every request passes here with OK.
+absl::Status PrefixedError(absl::string_view prefix, const absl::Status& status);
+inline absl::Status Prefixed(absl::string_view prefix, const absl::Status& status) {
+  if (status.ok()) return absl::OkStatus();
+  return PrefixedError(prefix, status);
+}
 
 // The error of a failed StrategyRegistry::Decide() for the wire, its message
 // prefixed with the request field it is about, as every input error is:

@@ -35,8 +35,11 @@ std::string SlotsText(const BatchSlots& slots) {
 }
 
 bool MergesBatchIntoM(const MatmulProblem& problem) {
-  return MergesBatchIntoM(OperatorSpecOf(problem.op).batched, problem.trans_a,
-                          BatchProduct(problem.batch.a), BatchProduct(problem.batch.b));
+  // The cheap conditions first: several checks ask this of every problem.
+  if (!OperatorSpecOf(problem.op).batched || problem.trans_a) return false;
+  const uint64_t b_batches = BatchProduct(problem.batch.b);
+  if (b_batches != 1) return false;
+  return MergesBatchIntoM(true, false, BatchProduct(problem.batch.a), b_batches);
 }
 
 std::vector<int64_t> OutputBatchDims(const MatmulProblem& p) {

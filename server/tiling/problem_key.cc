@@ -1,6 +1,8 @@
 #include "server/tiling/problem_key.h"
 
+#include <cassert>
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include "server/tiling/chip_fields.h"
@@ -8,16 +10,47 @@
 namespace npu::tiling {
 namespace {
 
-void AppendU64(uint64_t value, std::string& key) {
-  char bytes[8];
-  for (int i = 0; i < 8; ++i) bytes[i] = static_cast<char>((value >> (8 * i)) & 0xFF);
-  key.append(bytes, sizeof(bytes));
-}
+// Writes a key's bytes into room made for them beforehand: one resize per
+// part instead of one append per number.
+class KeyWriter {
+ public:
+  // Makes room for `bytes` more bytes at the end of `key`.
+  KeyWriter(std::string& key, size_t bytes) {
+    const size_t start = key.size();
+    key.resize(start + bytes);
+    out_ = key.data() + start;
+    end_ = key.data() + key.size();
+  }
+  KeyWriter(const KeyWriter&) = delete;
+  KeyWriter& operator=(const KeyWriter&) = delete;
+  // The room must be filled exactly.
+  ~KeyWriter() { assert(out_ == end_ && "a key part's size and its bytes disagree"); }
 
-void AppendDims(const std::vector<int64_t>& dims, std::string& key) {
-  AppendU64(dims.size(), key);
-  for (int64_t dim : dims) AppendU64(static_cast<uint64_t>(dim), key);
-}
+  // Little-endian on any host (compilers make it one store).
+  void U64(uint64_t value) {
+    for (int i = 0; i < 8; ++i) out_[i] = static_cast<char>((value >> (8 * i)) & 0xFF);
+    out_ += 8;
+  }
+  void Byte(uint8_t value) { *out_++ = static_cast<char>(value); }
+  void Bytes(const void* data, size_t size) {
+    if (size != 0) std::memcpy(out_, data, size);
+    out_ += size;
+  }
+  void Dims(const std::vector<int64_t>& dims) {
+    U64(dims.size());
+    for (int64_t dim : dims) U64(static_cast<uint64_t>(dim));
+  }
+  void Text(std::string_view text) {
+    U64(text.size());
+    Bytes(text.data(), text.size());
+  }
+
+ private:
+  char* out_ = nullptr;
+  char* end_ = nullptr;
+};
+
+size_t DimsBytes(const std::vector<int64_t>& dims) { return 8 * (1 + dims.size()); }
 
 // A field added to MatmulProblem or one of its groups must be added to
 // AppendProblemKey() too; these sizes are the reminder (x86-64 layout).
@@ -32,25 +65,31 @@ static_assert(sizeof(QuantInputs) == 152,
 
 // QuantBatchMatmulV3's group: one presence byte per optional tensor (an
 // absent one adds nothing else), then the shapes and the attributes.
-void AppendQuantKey(const QuantInputs& q, std::string& key) {
+size_t QuantKeyBytes(const QuantInputs& q) {
+  size_t bytes = DimsBytes(q.bias_shape) + 3 * 8 + 1;
   for (const QuantTensorSpec* tensor : {&q.scale, &q.pertoken, &q.offset}) {
-    key.push_back(static_cast<char>(tensor->present));
+    bytes += 1 + (tensor->present ? 1 + DimsBytes(tensor->shape) : 0);
+  }
+  return bytes;
+}
+
+void WriteQuantKey(const QuantInputs& q, KeyWriter& key) {
+  for (const QuantTensorSpec* tensor : {&q.scale, &q.pertoken, &q.offset}) {
+    key.Byte(tensor->present);
     if (!tensor->present) continue;
-    key.push_back(static_cast<char>(tensor->dtype));
-    AppendDims(tensor->shape, key);
+    key.Byte(static_cast<uint8_t>(tensor->dtype));
+    key.Dims(tensor->shape);
   }
-  AppendDims(q.bias_shape, key);
+  key.Dims(q.bias_shape);
   for (int64_t size : {q.group_size_m, q.group_size_n, q.group_size_k}) {
-    AppendU64(static_cast<uint64_t>(size), key);
+    key.U64(static_cast<uint64_t>(size));
   }
-  key.push_back(static_cast<char>(q.tensor_api));
+  key.Byte(q.tensor_api);
 }
 
 }  // namespace
 
 void AppendProblemKey(const MatmulProblem& p, std::string& key) {
-  key.reserve(key.size() + 256);
-  for (int64_t size : {p.m, p.n, p.k}) AppendU64(static_cast<uint64_t>(size), key);
   // One byte each for the enums and flags.
   const uint8_t small[] = {
       static_cast<uint8_t>(p.dtype_a),
@@ -72,30 +111,35 @@ void AppendProblemKey(const MatmulProblem& p, std::string& key) {
       p.batch.b_interleaved,
       p.a_slice.enabled,
   };
-  key.append(reinterpret_cast<const char*>(small), sizeof(small));
-  AppendU64(static_cast<uint64_t>(p.deterministic_level), key);
-  AppendU64(static_cast<uint64_t>(p.fused.inner_precise), key);
+  const std::vector<int64_t>* const lists[] = {
+      &p.storage_shape_b, &p.batch.a, &p.batch.b, &p.batch.c, &p.batch.bias, &p.fused.x3_shape};
+  size_t bytes = 3 * 8 + sizeof(small) + 2 * 8 + 4 * 8 + QuantKeyBytes(p.quant);
+  for (const std::vector<int64_t>* dims : lists) bytes += DimsBytes(*dims);
+
+  KeyWriter out(key, bytes);
+  for (int64_t size : {p.m, p.n, p.k}) out.U64(static_cast<uint64_t>(size));
+  out.Bytes(small, sizeof(small));
+  out.U64(static_cast<uint64_t>(p.deterministic_level));
+  out.U64(static_cast<uint64_t>(p.fused.inner_precise));
   const SliceView slice = p.a_slice.enabled ? p.a_slice : SliceView{};
-  AppendU64(static_cast<uint64_t>(slice.rank), key);
-  AppendU64(static_cast<uint64_t>(slice.batch), key);
-  AppendU64(static_cast<uint64_t>(slice.batch_stride), key);
-  AppendU64(static_cast<uint64_t>(slice.row_stride), key);
-  for (const std::vector<int64_t>* dims :
-       {&p.storage_shape_b, &p.batch.a, &p.batch.b, &p.batch.c, &p.batch.bias, &p.fused.x3_shape}) {
-    AppendDims(*dims, key);
-  }
-  AppendQuantKey(p.quant, key);
+  out.U64(static_cast<uint64_t>(slice.rank));
+  out.U64(static_cast<uint64_t>(slice.batch));
+  out.U64(static_cast<uint64_t>(slice.batch_stride));
+  out.U64(static_cast<uint64_t>(slice.row_stride));
+  for (const std::vector<int64_t>* dims : lists) out.Dims(*dims);
+  WriteQuantKey(p.quant, out);
 }
 
 void AppendChipKey(const ChipSpec& chip, std::string& key) {
-  AppendTextKey(chip.name, key);
-  key.push_back(static_cast<char>(chip.npu_arch));
-  for (const ChipField& field : kChipFields) AppendU64(field.Get(chip), key);
+  KeyWriter out(key, 8 + chip.name.size() + 1 + 8 * kChipFieldCount);
+  out.Text(chip.name);
+  out.Byte(static_cast<uint8_t>(chip.npu_arch));
+  for (const ChipField& field : kChipFields) out.U64(field.Get(chip));
 }
 
 void AppendTextKey(std::string_view text, std::string& key) {
-  AppendU64(text.size(), key);
-  key.append(text.data(), text.size());
+  KeyWriter out(key, 8 + text.size());
+  out.Text(text);
 }
 
 }  // namespace npu::tiling

@@ -19,8 +19,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <ostream>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -418,11 +420,41 @@ struct TilingKey {
 // Struct and field names are fixed by CANN's kernels: they always point at
 // static strings (literals or the layout tables), so a plan copies and frees
 // no name strings.
-struct TilingField {
-  std::string_view name;
-  uint64_t value = 0;
-  int bits = 32;  // 32, or 8 / 16 for a member packed into a word
+//
+// A field is a trivial type (no member initializers, a name that is a plain
+// pointer and length), so that a struct of fields copies as one block: every
+// decision copies a struct of zeros (tiling_data.h, NewTilingData()).
+class FieldName {
+ public:
+  FieldName() = default;
+  constexpr FieldName(std::string_view name)  // NOLINT: implicit, as a view is
+      : data_(name.data()), size_(name.size()) {}
+  constexpr FieldName(const char* name)  // NOLINT
+      : FieldName(std::string_view(name)) {}
+  constexpr operator std::string_view() const { return {data_, size_}; }  // NOLINT
+  constexpr std::string_view view() const { return {data_, size_}; }
+
+  friend constexpr bool operator==(FieldName a, std::string_view b) { return a.view() == b; }
+  friend constexpr bool operator==(std::string_view a, FieldName b) { return a == b.view(); }
+  friend constexpr bool operator==(FieldName a, FieldName b) { return a.view() == b.view(); }
+  friend constexpr bool operator==(FieldName a, const char* b) { return a.view() == b; }
+  template <typename T>
+  friend constexpr bool operator!=(FieldName a, const T& b) {
+    return !(a == b);
+  }
+  friend std::ostream& operator<<(std::ostream& os, FieldName name) { return os << name.view(); }
+
+ private:
+  const char* data_;
+  size_t size_;
 };
+
+struct TilingField {
+  FieldName name;
+  uint64_t value;
+  int bits;  // 32, or 8 / 16 for a member packed into a word
+};
+static_assert(std::is_trivial_v<TilingField>, "a struct of fields must copy as one block");
 
 // The device kernel family a plan is for: the kernels that read one
 // tiling-data struct, told apart by the key. server/tiling/kernel_table.h

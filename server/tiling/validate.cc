@@ -505,10 +505,18 @@ absl::Status ValidateTilingArch(const ChipSpec& chip) {
 }
 
 absl::Status CheckedInputs::CheckProblem(MatmulProblem problem) {
+  return CheckProblemFilledBy([&](MatmulProblem& held) { held = std::move(problem); });
+}
+
+void CheckedInputs::ResetProblem() {
   problem_checked_ = false;
   quant_.reset();
-  RETURN_IF_ERROR(ValidateProblem(problem, &quant_));
-  problem_ = std::move(problem);
+  if (problem_filled_) problem_ = MatmulProblem();
+  problem_filled_ = false;
+}
+
+absl::Status CheckedInputs::CheckHeldProblem() {
+  RETURN_IF_ERROR(ValidateProblem(problem_, &quant_));
   problem_checked_ = true;
   return absl::OkStatus();
 }
@@ -523,6 +531,7 @@ absl::Status CheckedInputs::CheckChip(ChipSpec chip) {
 
 MatmulProblem CheckedInputs::TakeProblem() {
   problem_checked_ = false;
+  problem_filled_ = true;  // what a move leaves is unspecified, not a default problem
   return std::move(problem_);
 }
 

@@ -48,6 +48,15 @@ class CheckedInputs {
  public:
   // ValidateProblem(`problem`); on success `problem` is kept.
   absl::Status CheckProblem(MatmulProblem problem);
+  // The same for the problem `fill(MatmulProblem&)` writes into a default
+  // one held here: a request converts straight into place, without a copy.
+  template <typename Fill>
+  absl::Status CheckProblemFilledBy(Fill&& fill) {
+    ResetProblem();
+    problem_filled_ = true;
+    fill(problem_);
+    return CheckHeldProblem();
+  }
   // ValidateChip(`chip`); on success `chip` is kept.
   absl::Status CheckChip(ChipSpec chip);
 
@@ -64,7 +73,13 @@ class CheckedInputs {
   ChipSpec TakeChip();
 
  private:
+  // Makes the held problem a default one, unchecked.
+  void ResetProblem();
+  // ValidateProblem() of the held problem.
+  absl::Status CheckHeldProblem();
+
   MatmulProblem problem_;
+  bool problem_filled_ = false;  // problem_ may differ from a default one
   ChipSpec chip_;
   std::shared_ptr<const quant::QuantFacts> quant_;
   bool problem_checked_ = false;

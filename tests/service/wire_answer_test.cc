@@ -325,7 +325,8 @@ TEST(WireAnswerTest, SameBytesAsProtobufForNamesOfEveryLength) {
   decision.plan.data.kernel = tl::KernelId::kMatMulCube;
   uint64_t value = 1;
   for (const std::string& name : names) {
-    decision.plan.data.fields.push_back({name, value, name.size() % 3 == 0 ? 8 : 32});
+    decision.plan.data.fields.push_back(
+        {std::string_view(name), value, name.size() % 3 == 0 ? 8 : 32});
     value = value * 131 + 7;  // grows to ten-byte varints
   }
   decision.plan.data.fields.push_back({"max", std::numeric_limits<uint64_t>::max(), 32});

@@ -156,8 +156,9 @@ struct BroadcastPlan {
   bool l0_fits = false;
 };
 
-// Finds the single one-sided broadcast slot; an empty reason when found.
-std::string FindBroadcastSlot(const ProblemFacts& facts, BroadcastPlan& plan) {
+// Finds the single one-sided broadcast slot: true when found, else false
+// with the reason in `why` (kept unformatted).
+bool FindBroadcastSlot(const ProblemFacts& facts, BroadcastPlan& plan, LazyText& why) {
   int a_count = 0, b_count = 0;
   for (int i = 0; i < kBatchSlots; ++i) {
     const uint64_t a = facts.batch_a_dims[i], b = facts.batch_b_dims[i];
@@ -170,15 +171,25 @@ std::string FindBroadcastSlot(const ProblemFacts& facts, BroadcastPlan& plan) {
       plan.axis = i;
     }
   }
-  if (a_count > 0 && b_count > 0) return "both sides broadcast";
-  if (a_count > 1 || b_count > 1) return "more than one broadcast slot";
-  if (a_count == 0 && b_count == 0) return "no broadcast slot";
+  if (a_count > 0 && b_count > 0) {
+    why = "both sides broadcast";
+    return false;
+  }
+  if (a_count > 1 || b_count > 1) {
+    why = "more than one broadcast slot";
+    return false;
+  }
+  if (a_count == 0 && b_count == 0) {
+    why = "no broadcast slot";
+    return false;
+  }
   for (int i = 0; i < kBatchSlots; ++i) {
     if (i != plan.axis && facts.batch_a_dims[i] != facts.batch_b_dims[i]) {
-      return absl::StrCat("slot ", i, " differs and is not broadcast");
+      why = Explain(facts, "slot ", i, " differs and is not broadcast");
+      return false;
     }
   }
-  return "";
+  return true;
 }
 
 }  // namespace
@@ -197,8 +208,8 @@ Capability AssessBroadcast(const MatmulProblem& problem, const ProblemFacts& fac
   // {1, 0, 2} permutations of a dense tensor, always pass that test, so they
   // do not stop this strategy (unlike ITER_BATCH's transpose test).
   if (facts.batch_bias > 1) return Capability::No(Explain(facts, "batched bias"));
-  if (std::string why = FindBroadcastSlot(facts, plan); !why.empty()) {
-    return Capability::No(Explain(facts, why));
+  if (LazyText why; !FindBroadcastSlot(facts, plan, why)) {
+    return Capability::No(facts.explain ? std::move(why) : LazyText());
   }
   if (facts.batch_c <= chip.aic_num) {
     return Capability::No(Explain(facts, "batch=", facts.batch_c, " <= aic=", chip.aic_num));

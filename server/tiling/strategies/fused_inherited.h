@@ -57,13 +57,16 @@ class FusedInheritedStrategy final : public Strategy {
   std::string_view name() const override { return Inheritance::kName; }
   Capability IsCapable(const MatmulProblem& problem, const ProblemFacts& facts,
                        const ChipSpec& chip) const override {
-    Capability before = Inheritance::Before(problem, facts, chip);
-    if (!before.ok) return before;
-    Capability batched = batched_.IsCapable(problem, facts, chip);
-    if (!batched.ok) return batched;
-    Capability after = Inheritance::After(problem, facts, chip);
-    if (!after.ok) return after;
-    return batched;
+    // One answer object, returned in place.
+    Capability answer = Inheritance::Before(problem, facts, chip);
+    if (!answer.ok) return answer;
+    answer = batched_.IsCapable(problem, facts, chip);
+    if (answer.ok) {
+      if (Capability after = Inheritance::After(problem, facts, chip); !after.ok) {
+        answer = std::move(after);
+      }
+    }
+    return answer;
   }
   absl::StatusOr<TilingPlan> DoTiling(const MatmulProblem& problem, const ProblemFacts& facts,
                                       const ChipSpec& chip) const override {
