@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string>
 
+#include "absl/base/attributes.h"
 #include "server/tiling/hardware_constants.h"
 #include "server/tiling/int_math.h"
 #include "server/tiling/kernel_table.h"
@@ -30,23 +31,26 @@ void RekeyInheritedPlan(const MatmulProblem& problem, TilingPlan& plan) {
 
 namespace {
 
-Capability NotBatchedEpilogue(const MatmulProblem& problem, const ProblemFacts& facts) {
+ABSL_ATTRIBUTE_NOINLINE Capability NotBatchedEpilogue(const MatmulProblem& problem,
+                                                      const ProblemFacts& facts) {
   return Capability::No(Explain(facts, "epilogue ", std::string(FusedOpKeyName(problem.fused.op)),
                                 " is not none, relu, add or mul"));
 }
 
 // The batched swizzled strategies: a batched shape and an epilogue their
 // kernels have.
-Capability BatchedShapeAndEpilogue(const MatmulProblem& problem, const ProblemFacts& facts,
-                                   const ChipSpec& /*chip*/) {
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline Capability BatchedShapeAndEpilogue(const MatmulProblem& problem,
+                                                                       const ProblemFacts& facts,
+                                                                       const ChipSpec& /*chip*/) {
   if (!IsBatchedShape(problem)) return Capability::No(Explain(facts, "2-D shapes"));
   if (!TraitsOf(problem.fused.op).batched) return NotBatchedEpilogue(problem, facts);
   return Capability::Yes("");
 }
 
 // MERGE_BATCH: no x3 with a transposed view of B, and a batched epilogue.
-Capability MergeableEpilogue(const MatmulProblem& problem, const ProblemFacts& facts,
-                             const ChipSpec& /*chip*/) {
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline Capability MergeableEpilogue(const MatmulProblem& problem,
+                                                                 const ProblemFacts& facts,
+                                                                 const ChipSpec& /*chip*/) {
   if (TraitsOf(problem.fused.op).reads_x3 && BTransposedView(problem)) {
     return Capability::No(Explain(facts, "add/mul epilogue with a transposed view of B"));
   }
@@ -83,8 +87,9 @@ void X3ThroughVectorCores(const MatmulProblem& problem, const ProblemFacts& /*fa
 }
 
 // ITER_BATCH: no gelu kernel.
-Capability IterableEpilogue(const MatmulProblem& problem, const ProblemFacts& facts,
-                            const ChipSpec& /*chip*/) {
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline Capability IterableEpilogue(const MatmulProblem& problem,
+                                                                const ProblemFacts& facts,
+                                                                const ChipSpec& /*chip*/) {
   if (TraitsOf(problem.fused.op).gelu) return Capability::No(Explain(facts, "gelu epilogue"));
   return Capability::Yes("");
 }
