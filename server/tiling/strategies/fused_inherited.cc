@@ -101,11 +101,15 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline Capability IterableEpilogue(const MatmulProb
 void IterBatchX3(const MatmulProblem& problem, const ProblemFacts& facts, const ChipSpec& chip,
                  TilingPlan& plan) {
   X3ThroughVectorCores(problem, facts, chip, plan);
-  const IterBatchLoads loads = IterBatchLoadsOf(problem, facts, chip);
-  const uint64_t out_bytes = loads.batches_l0 * loads.base_m * loads.base_n;
+  // The plan holds the loads, except the base_n a bias table cut: only then
+  // are they worked out again.
+  const uint64_t batches_l0 = Get(plan.data, IterBatchField::kIterBatchL0).value_or(0);
+  const uint64_t base_m = plan.block.base_m;
+  const uint64_t base_n =
+      problem.has_bias ? IterBatchLoadsOf(problem, facts, chip).base_n : plan.block.base_n;
+  const uint64_t out_bytes = batches_l0 * base_m * base_n;
   const uint64_t rest_ub = chip.ub_bytes - out_bytes;
-  const uint64_t x3_batches =
-      std::min(loads.batches_l0, rest_ub / kDoubleBuffer / (facts.m * loads.base_n));
+  const uint64_t x3_batches = std::min(batches_l0, rest_ub / kDoubleBuffer / (facts.m * base_n));
   const bool need_nd_dma = x3_batches > 1 && facts.batch_x3 == 1;
   Set(plan.data, IterBatchField::kNeedNdDma, need_nd_dma ? 1 : 0);
 }
