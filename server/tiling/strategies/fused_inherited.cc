@@ -139,15 +139,11 @@ struct MergeBatchInheritance {
   }
 };
 
-struct IterBatchInheritance {
+struct IterBatchInheritance : NoFusedExtras {
   static constexpr std::string_view kName = "ITER_BATCH_BASICAPI_INHERITED_FROM_BMMV3";
   static Capability Before(const MatmulProblem& problem, const ProblemFacts& facts,
                            const ChipSpec& chip) {
     return IterableEpilogue(problem, facts, chip);
-  }
-  static Capability After(const MatmulProblem& /*problem*/, const ProblemFacts& /*facts*/,
-                          const ChipSpec& /*chip*/) {
-    return Capability::Yes("");
   }
   static void Amend(const MatmulProblem& problem, const ProblemFacts& facts, const ChipSpec& chip,
                     TilingPlan& plan) {
