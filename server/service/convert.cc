@@ -3,8 +3,11 @@
 #include <cassert>
 #include <iterator>
 #include <string>
+#include <string_view>
+#include <type_traits>
 
 #include "absl/strings/str_cat.h"
+#include "server/service/answer_walk.h"
 #include "server/service/provenance.h"
 #include "server/service/wire_answer.h"
 #include "server/tiling/operator_table.h"
@@ -386,19 +389,63 @@ void ChipFieldsToOverrides(const tl::ChipSpec& chip, pb::PlatformOverrides* out)
   });
 }
 
+namespace {
+
+// The message sink of WalkAnswer() (answer_walk.h): each field is set in
+// the message with the accessor its descriptor names. Defaults are left
+// unset, as the wire sink leaves them out, though to a proto3 message an
+// unset scalar and one set to its default are the same.
+template <typename M>
+class MessageSink {
+ public:
+  explicit MessageSink(M* message) : message_(message) {}
+
+  template <typename Field>
+  void Uint(const Field& field, uint64_t value) {
+    static_assert(std::is_same_v<typename Field::Message, M>, "a field of another message");
+    if (value != 0) field.Set(*message_, value);
+  }
+  template <typename T>
+  void Enum(const answer::ScalarField<M, T>& field, T value) {
+    if (value != 0) (message_->*field.set)(value);
+  }
+  void String(const answer::StringField<M>& field, std::string_view value) {
+    if (!value.empty()) (message_->*field.mutable_string)()->assign(value.data(), value.size());
+  }
+  void Text(const answer::StringField<M>& field, const tl::LazyText& text) {
+    text.AppendTo((message_->*field.mutable_string)());
+  }
+  template <typename Sub, typename Body>
+  void Message(const answer::MessageField<M, Sub>& field, const Body& body) {
+    MessageSink<Sub> sub((message_->*field.get)());
+    body(sub);
+  }
+  template <typename ForEach>
+  void Packed(const answer::PackedField<M>& field, size_t count, const ForEach& for_each) {
+    if (count == 0) return;
+    google::protobuf::RepeatedField<uint32_t>* values = (message_->*field.mutable_values)();
+    values->Reserve(static_cast<int>(count));
+    for_each([values](uint32_t value) { values->AddAlreadyReserved(value); });
+  }
+  template <typename Body>
+  void Run(size_t /*count*/, const Body& body) {
+    body(*this);
+  }
+
+ private:
+  M* const message_;
+};
+
+}  // namespace
+
 void DecisionToProto(const tl::TilingDecision& decision, const tl::ChipSpec& chip,
                      pb::TilingResponse* response, bool include_trace, pb::ResponseView view) {
-  // The answer has one definition, the field walk of EncodeAnswer(); the
-  // message is its bytes parsed, so the two cannot differ.
-  thread_local std::string buffer;
+  response->Clear();
   AnswerForm form;
   form.view = view;
   form.include_trace = include_trace;
-  const size_t size = EncodeAnswer(decision, chip, form, &buffer);
-  response->Clear();
-  const bool parsed = response->ParseFromArray(buffer.data(), static_cast<int>(size));
-  assert(parsed && "EncodeAnswer() writes a TilingResponse");
-  (void)parsed;
+  MessageSink<pb::TilingResponse> sink(response);
+  answer::WalkAnswer(decision, chip, form, sink);
 }
 
 void ApplyView(pb::ResponseView view, pb::TilingResponse* response) {

@@ -110,8 +110,8 @@ void ChipFieldsToOverrides(const npu::tiling::ChipSpec& chip,
 // `id`, `from_cache`, `status` and `advice`, left unset), the trace only
 // when `include_trace`. RESPONSE_VIEW_COMPACT fills only the compact fields
 // (see the ResponseView comment in the .proto); any other view fills all.
-// The message is EncodeAnswer()'s bytes (wire_answer.h) parsed: the answer
-// is defined once, by that encoder's walk of the decision.
+// The fields are those EncodeAnswer() (wire_answer.h) writes: both walk the
+// answer's one definition, WalkAnswer() (answer_walk.h).
 void DecisionToProto(const npu::tiling::TilingDecision& decision, const npu::tiling::ChipSpec& chip,
                      npu::tiling::v1::TilingResponse* response, bool include_trace = true,
                      npu::tiling::v1::ResponseView view = npu::tiling::v1::RESPONSE_VIEW_FULL);

@@ -8,10 +8,10 @@
 // produces for the same message (ascending field numbers, proto3 defaults
 // left out, raw_words packed, the key, block and platform messages present
 // even when all their fields are zero), so any client parses them as a
-// TilingResponse. This encoder is the one definition of the answer:
-// DecisionToProto() (convert.h) parses its bytes into a message, and
-// wire_answer_test holds the bytes equal to protobuf's serialization of a
-// message built field by field with protobuf's setters.
+// TilingResponse. The fields are those of WalkAnswer() (answer_walk.h), the
+// one definition of the answer, which DecisionToProto() (convert.h) walks
+// into a message; wire_answer_test holds both equal to protobuf's
+// serialization of a message built apart with protobuf's setters.
 #ifndef NPU_SERVER_SERVICE_WIRE_ANSWER_H_
 #define NPU_SERVER_SERVICE_WIRE_ANSWER_H_
 
