@@ -332,15 +332,18 @@ pb::MatmulProblem ProblemToProto(const tl::MatmulProblem& in) {
   return out;
 }
 
+std::string_view PlatformName(const RequestParts& request) {
+  return request.platform.empty()
+             ? tl::kDefaultPlatform
+             : std::string_view(request.platform.data(), request.platform.size());
+}
+
 absl::StatusOr<tl::ChipSpec> ResolveChip(const pb::TilingRequest& request) {
   return ResolveChip(PartsOf(request));
 }
 
 absl::StatusOr<tl::ChipSpec> ResolveChip(const RequestParts& request) {
-  const std::string_view name =
-      request.platform.empty() ? tl::kDefaultPlatform
-                               : std::string_view(request.platform.data(), request.platform.size());
-  absl::StatusOr<tl::ChipSpec> found = tl::FindPlatform(name);
+  absl::StatusOr<tl::ChipSpec> found = tl::FindPlatform(PlatformName(request));
   if (!found.ok()) {
     return absl::Status(found.status().code(),
                         absl::StrCat("platform: ", found.status().message()));

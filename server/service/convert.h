@@ -10,6 +10,7 @@
 #define NPU_SERVER_SERVICE_CONVERT_H_
 
 #include <cstddef>
+#include <string_view>
 #include <utility>
 
 #include "absl/status/statusor.h"
@@ -31,6 +32,9 @@ void ProblemFromProto(const npu::tiling::v1::MatmulProblem& problem,
 // The wire form of `problem`, with every enum set explicitly; two requests
 // that mean the same problem convert to equal messages.
 npu::tiling::v1::MatmulProblem ProblemToProto(const npu::tiling::MatmulProblem& problem);
+
+// The name of the profile `request` asks for (the default when empty).
+std::string_view PlatformName(const RequestParts& request);
 
 // The chip `request` asks for: the named profile (default when empty) with
 // the overrides applied. kNotFound for an unknown profile; kInvalidArgument,

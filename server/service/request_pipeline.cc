@@ -77,15 +77,18 @@ absl::Status ResolveRequest(const RequestParts& request, const RequestSteps& ste
     ProblemFromProto(*request.problem, problem);
   })));
   if (steps.check_problem) RETURN_IF_ERROR(steps.check_problem(inputs.problem()));
-  tl::ChipSpec chip;
-  if (steps.resolve_chip) {
-    ASSIGN_OR_RETURN(chip, steps.resolve_chip());
+  if (!steps.resolve_chip && request.overrides == nullptr) {
+    // A built-in profile as shipped: kept as it is, valid by construction.
+    RETURN_IF_ERROR(Prefixed("platform", inputs.CheckPlatform(PlatformName(request))));
   } else {
-    ASSIGN_OR_RETURN(chip, ResolveChip(request));
+    tl::ChipSpec chip;
+    if (steps.resolve_chip) {
+      ASSIGN_OR_RETURN(chip, steps.resolve_chip());
+    } else {
+      ASSIGN_OR_RETURN(chip, ResolveChip(request));
+    }
+    RETURN_IF_ERROR(Prefixed("platform", inputs.CheckChip(std::move(chip))));
   }
-  // A profile and its overrides are checked when they are resolved, so this
-  // only keeps the chip.
-  RETURN_IF_ERROR(Prefixed("platform", inputs.CheckChip(std::move(chip))));
   if (!steps.any_arch) {
     RETURN_IF_ERROR(Prefixed("platform", tl::ValidateTilingArch(inputs.chip())));
   }

@@ -529,6 +529,17 @@ absl::Status CheckedInputs::CheckChip(ChipSpec chip) {
   return absl::OkStatus();
 }
 
+absl::Status CheckedInputs::CheckPlatform(std::string_view name) {
+  chip_checked_ = false;
+  for (const ChipSpec& builtin : BuiltinPlatforms()) {
+    if (builtin.name != name) continue;
+    chip_ = builtin;
+    chip_checked_ = true;
+    return absl::OkStatus();
+  }
+  return FindPlatform(name).status();
+}
+
 MatmulProblem CheckedInputs::TakeProblem() {
   problem_checked_ = false;
   problem_filled_ = true;  // what a move leaves is unspecified, not a default problem

@@ -59,6 +59,10 @@ class CheckedInputs {
   }
   // ValidateChip(`chip`); on success `chip` is kept.
   absl::Status CheckChip(ChipSpec chip);
+  // Keeps the built-in profile `name` (BuiltinPlatforms(), types.h), valid
+  // as shipped (validate_test checks each one), without checking it again;
+  // FindPlatform()'s kNotFound for a name that is not built in.
+  absl::Status CheckPlatform(std::string_view name);
 
   // Whether both checks passed.
   bool complete() const { return problem_checked_ && chip_checked_; }

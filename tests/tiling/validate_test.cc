@@ -7,6 +7,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "server/tiling/chip_fields.h"
 #include "server/tiling/registry.h"
 #include "tests/testing/problems.h"
 #include "tests/testing/status_matchers.h"
@@ -504,6 +505,30 @@ TEST(CheckedInputsTest, KeepsOnlyWhatPassedItsCheck) {
   EXPECT_FALSE(inputs.complete());
   ASSERT_THAT(inputs.CheckChip(Chip950()), IsOk());
   EXPECT_EQ(inputs.TakeProblem().m, 64);
+  EXPECT_FALSE(inputs.complete());
+}
+
+// CheckPlatform() keeps a built-in profile without checking it: each one
+// must pass the checks, and be kept field for field.
+TEST(CheckedInputsTest, KeepsEveryBuiltinProfileAsShipped) {
+  for (const ChipSpec& builtin : BuiltinPlatforms()) {
+    SCOPED_TRACE(builtin.name);
+    EXPECT_THAT(ValidateChip(builtin), IsOk());
+    CheckedInputs inputs;
+    ASSERT_THAT(inputs.CheckProblem(Problem(64, 64, 64)), IsOk());
+    ASSERT_THAT(inputs.CheckPlatform(builtin.name), IsOk());
+    EXPECT_TRUE(inputs.complete());
+    EXPECT_EQ(inputs.chip().name, builtin.name);
+    for (const ChipField& field : kChipFields) {
+      EXPECT_EQ(field.Get(inputs.chip()), field.Get(builtin)) << field.name;
+    }
+    EXPECT_EQ(inputs.chip().npu_arch, builtin.npu_arch);
+  }
+  CheckedInputs inputs;
+  ASSERT_THAT(inputs.CheckPlatform(kDefaultPlatform), IsOk());
+  EXPECT_THAT(inputs.CheckPlatform("Ascend9000"),
+              StatusIs(absl::StatusCode::kNotFound, HasSubstr("unknown platform \"Ascend9000\"")));
+  ASSERT_THAT(inputs.CheckProblem(Problem(64, 64, 64)), IsOk());
   EXPECT_FALSE(inputs.complete());
 }
 
