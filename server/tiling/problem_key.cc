@@ -5,6 +5,7 @@
 #include <cstring>
 #include <vector>
 
+#include "absl/base/config.h"
 #include "server/tiling/chip_fields.h"
 
 namespace npu::tiling {
@@ -26,9 +27,15 @@ class KeyWriter {
   // The room must be filled exactly.
   ~KeyWriter() { assert(out_ == end_ && "a key part's size and its bytes disagree"); }
 
-  // Little-endian on any host (compilers make it one store).
+  // Little-endian on any host: one store on a little-endian one (GCC does
+  // not merge the byte loop, which made a key cost some 2,000
+  // instructions).
   void U64(uint64_t value) {
+#ifdef ABSL_IS_LITTLE_ENDIAN
+    std::memcpy(out_, &value, 8);
+#else
     for (int i = 0; i < 8; ++i) out_[i] = static_cast<char>((value >> (8 * i)) & 0xFF);
+#endif
     out_ += 8;
   }
   void Byte(uint8_t value) { *out_++ = static_cast<char>(value); }

@@ -99,5 +99,15 @@ TEST(ProblemKeyTest, EveryChipFigureChangesTheKey) {
   EXPECT_NE(key, base);
 }
 
+// The numbers in a key are 8 bytes, least significant first, on any host:
+// a text is its length, then its bytes.
+TEST(ProblemKeyTest, NumbersAreLittleEndianWords) {
+  std::string key = "x";
+  AppendTextKey(std::string(0x0102, 'a'), key);
+  ASSERT_EQ(key.size(), 1u + 8u + 0x0102u);
+  EXPECT_EQ(key.substr(0, 9), std::string("x\x02\x01\0\0\0\0\0\0", 9));
+  EXPECT_EQ(key.substr(9), std::string(0x0102, 'a'));
+}
+
 }  // namespace
 }  // namespace npu::tiling
