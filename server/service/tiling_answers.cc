@@ -93,8 +93,9 @@ absl::Status TilingAnswers::DecideAndEncode(const pb::TilingRequest& request, st
 }
 
 absl::Status TilingAnswers::Answer(const pb::TilingRequest& request, pb::TilingResponse* response) {
-  // The answer as a message (DecisionToProto(): EncodeAnswer()'s bytes
-  // parsed), for callers that need one; AnswerSerialized() sends the bytes.
+  // The answer as a message (DecisionToProto(), the same walk of the answer
+  // as EncodeAnswer()'s), for callers that need one; AnswerSerialized()
+  // sends the bytes.
   Decided decided;
   RETURN_IF_ERROR(Decide(request, &decided));
   metrics_.DecisionServed(decided.decision().plan.strategy);

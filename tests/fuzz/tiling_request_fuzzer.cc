@@ -3,7 +3,8 @@
 //
 // TilingService::ParseRequest (the handler's parser), then
 // TilingService::Answer: ValidateRequest, the engine's ValidateProblem,
-// ResolveChip, StrategyRegistry::Decide (every strategy's IsCapable and the
+// the chip (ResolveChip, or a built-in profile kept as shipped),
+// StrategyRegistry::Decide (every strategy's IsCapable and the
 // chosen DoTiling, then CheckPlanFits) and DecisionToProto. The decision
 // cache is off, so every input reaches the engine. ADVISE mode is turned off:
 // it runs emulations, which are fuzzed through the Execute target.
@@ -17,8 +18,8 @@
 //     basics (a strategy name, a block dim, the tiling-data fields);
 //   * TilingService::AnswerSerialized (what the handler sends; fresh
 //     answers are encoded without a message) disagreeing with Answer(),
-//     which builds the message field by field (DecisionToProto()): another
-//     status, or bytes that are not the serialized answer.
+//     which builds the message (DecisionToProto(), the answer walk's other
+//     sink): another status, or bytes that are not the serialized answer.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
