@@ -29,8 +29,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/base/attributes.h"
 #include "google/protobuf/repeated_field.h"
@@ -149,18 +151,17 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline void DecodedKey(Sink& out, const tl::TilingK
       key_out.String(StringField<Key>{Key::kLayoutFieldNumber, &Key::mutable_layout}, layout.name);
       using Field = pb::KeyField;
       for (const tl::KeyFieldSpec& spec : layout.fields) {
-        key_out.Message(MessageField<Key, Field>{Key::kFieldsFieldNumber, &Key::add_fields},
-                        [&](auto& field_out) {
-                          const uint64_t value = spec.get(key);
-                          field_out.String(
-                              StringField<Field>{Field::kNameFieldNumber, &Field::mutable_name},
-                              spec.name);
-                          field_out.Uint(ScalarField{Field::kValueFieldNumber, &Field::set_value},
-                                         value);
-                          field_out.String(StringField<Field>{Field::kValueNameFieldNumber,
-                                                              &Field::mutable_value_name},
-                                           tl::KeyValueName(spec, value));
-                        });
+        key_out.Message(
+            MessageField<Key, Field>{Key::kFieldsFieldNumber, &Key::add_fields},
+            [&](auto& field_out) {
+              const uint64_t value = spec.get(key);
+              field_out.String(StringField<Field>{Field::kNameFieldNumber, &Field::mutable_name},
+                               spec.name);
+              field_out.Uint(ScalarField{Field::kValueFieldNumber, &Field::set_value}, value);
+              field_out.String(
+                  StringField<Field>{Field::kValueNameFieldNumber, &Field::mutable_value_name},
+                  tl::KeyValueName(spec, value));
+            });
       }
     });
     return;
@@ -180,8 +181,7 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline void DecodedKey(Sink& out, const tl::TilingK
            FullLoadToProto(key.full_load));
     k.String(StringField<Key>{Key::kFullLoadNameFieldNumber, &Key::mutable_full_load_name},
              tl::FullLoadName(key.full_load));
-    k.Enum(ScalarField{Key::kL0C2OutFieldNumber, &Key::set_l0c2out},
-           L0cToOutToProto(key.l0c2out));
+    k.Enum(ScalarField{Key::kL0C2OutFieldNumber, &Key::set_l0c2out}, L0cToOutToProto(key.l0c2out));
     k.String(StringField<Key>{Key::kL0C2OutNameFieldNumber, &Key::mutable_l0c2out_name},
              tl::L0cToOutName(key.l0c2out));
     if (key.layout == tl::KeyLayout::kFused) {
@@ -201,16 +201,16 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline void TilingFields(Sink& out,
                                                       const std::vector<tl::TilingField>& fields) {
   using Field = pb::TilingField;
   for (const tl::TilingField& field : fields) {
-    out.Message(MessageField<Response, Field>{Response::kFieldsFieldNumber, &Response::add_fields},
-                [&](auto& f) {
-                  f.String(StringField<Field>{Field::kNameFieldNumber, &Field::mutable_name},
-                           field.name);
-                  f.Run(2, [&](auto& run) {
-                    run.Uint(ScalarField{Field::kValueFieldNumber, &Field::set_value}, field.value);
-                    run.Uint(ScalarField{Field::kBitsFieldNumber, &Field::set_bits},
-                             static_cast<uint32_t>(field.bits));
-                  });
-                });
+    out.Message(
+        MessageField<Response, Field>{Response::kFieldsFieldNumber, &Response::add_fields},
+        [&](auto& f) {
+          f.String(StringField<Field>{Field::kNameFieldNumber, &Field::mutable_name}, field.name);
+          f.Run(2, [&](auto& run) {
+            run.Uint(ScalarField{Field::kValueFieldNumber, &Field::set_value}, field.value);
+            run.Uint(ScalarField{Field::kBitsFieldNumber, &Field::set_bits},
+                     static_cast<uint32_t>(field.bits));
+          });
+        });
   }
 }
 
@@ -220,19 +220,18 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline void Trace(Sink& out,
                                                const std::vector<tl::TraceEntry>& trace) {
   using Entry = pb::TraceEntry;
   for (const tl::TraceEntry& entry : trace) {
-    out.Message(MessageField<Response, Entry>{Response::kTraceFieldNumber, &Response::add_trace},
-                [&](auto& e) {
-                  e.String(StringField<Entry>{Entry::kStrategyFieldNumber, &Entry::mutable_strategy},
-                           entry.strategy);
-                  e.Run(2, [&](auto& run) {
-                    run.Uint(ScalarField{Entry::kCapableFieldNumber, &Entry::set_capable},
-                             entry.capable);
-                    run.Uint(ScalarField{Entry::kChosenFieldNumber, &Entry::set_chosen},
-                             entry.chosen);
-                  });
-                  e.Text(StringField<Entry>{Entry::kReasonFieldNumber, &Entry::mutable_reason},
-                         entry.reason);
-                });
+    out.Message(
+        MessageField<Response, Entry>{Response::kTraceFieldNumber, &Response::add_trace},
+        [&](auto& e) {
+          e.String(StringField<Entry>{Entry::kStrategyFieldNumber, &Entry::mutable_strategy},
+                   entry.strategy);
+          e.Run(2, [&](auto& run) {
+            run.Uint(ScalarField{Entry::kCapableFieldNumber, &Entry::set_capable}, entry.capable);
+            run.Uint(ScalarField{Entry::kChosenFieldNumber, &Entry::set_chosen}, entry.chosen);
+          });
+          e.Text(StringField<Entry>{Entry::kReasonFieldNumber, &Entry::mutable_reason},
+                 entry.reason);
+        });
   }
 }
 
@@ -265,19 +264,18 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline void Warnings(Sink& out,
 template <typename Sink>
 ABSL_ATTRIBUTE_ALWAYS_INLINE inline void Platform(Sink& out, const tl::ChipSpec& chip) {
   using Chip = pb::ChipSpec;
-  out.Message(MessageField<Response, Chip>{Response::kPlatformFieldNumber,
-                                           &Response::mutable_platform},
-              [&](auto& c) {
-                c.String(StringField<Chip>{Chip::kNameFieldNumber, &Chip::mutable_name}, chip.name);
-                c.Run(tl::kChipFieldCount, [&](auto& run) {
-                  ForEachChipField([&](const tl::ChipField& field, const ChipFieldWire& wire) {
-                    run.Uint(ScalarFieldFn<Chip>{wire.spec_number, wire.set_spec},
-                             field.Get(chip));
-                  });
-                });
-                c.String(StringField<Chip>{Chip::kNpuArchFieldNumber, &Chip::mutable_npu_arch},
-                         tl::NpuArchName(chip.npu_arch));
-              });
+  out.Message(
+      MessageField<Response, Chip>{Response::kPlatformFieldNumber, &Response::mutable_platform},
+      [&](auto& c) {
+        c.String(StringField<Chip>{Chip::kNameFieldNumber, &Chip::mutable_name}, chip.name);
+        c.Run(tl::kChipFieldCount, [&](auto& run) {
+          ForEachChipField([&](const tl::ChipField& field, const ChipFieldWire& wire) {
+            run.Uint(ScalarFieldFn<Chip>{wire.spec_number, wire.set_spec}, field.Get(chip));
+          });
+        });
+        c.String(StringField<Chip>{Chip::kNpuArchFieldNumber, &Chip::mutable_npu_arch},
+                 tl::NpuArchName(chip.npu_arch));
+      });
 }
 
 // What the answer was computed with (FULL view).
@@ -309,8 +307,7 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline void WalkAnswer(const npu::tiling::TilingDec
                                                     const AnswerForm& form, Sink& out) {
   namespace pb = ::npu::tiling::v1;
   namespace tl = ::npu::tiling;
-  using pb::TilingResponse;
-  using R = TilingResponse;
+  using R = pb::TilingResponse;
   // COMPACT keeps what a launcher needs to run the kernel; the decoded key,
   // the names, the block and the platform are for people and tools.
   const bool full = form.view != pb::RESPONSE_VIEW_COMPACT;
