@@ -118,6 +118,20 @@ TEST(FusedInheritedTest, LateCheckOnlyJudgesWhatTheBatchedStrategyTook) {
   EXPECT_EQ(asked, 3);
 }
 
+// Without a late check the batched strategy's answer is returned as it is
+// (the decorator passes it through without a check of its own).
+TEST(FusedInheritedTest, WithoutALateCheckTheBatchedAnswerIsTheAnswer) {
+  int asked = 0;
+  const MatmulProblem p = FusedRelu();
+  for (bool capable : {false, true}) {
+    const Recorded<Plain> s(capable, &asked);
+    const Capability c = s.IsCapable(p, DeriveFacts(p), Chip950());
+    EXPECT_EQ(c.ok, capable);
+    EXPECT_EQ(std::string(c.reason.str()), capable ? "batched yes" : "batched no");
+  }
+  EXPECT_EQ(asked, 2);
+}
+
 TEST(FusedInheritedTest, RekeysTheBatchedPlanIntoTheFusedLayout) {
   int asked = 0;
   MatmulProblem p = FusedRelu();

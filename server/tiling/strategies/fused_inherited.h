@@ -57,16 +57,25 @@ class FusedInheritedStrategy final : public Strategy {
   std::string_view name() const override { return Inheritance::kName; }
   Capability IsCapable(const MatmulProblem& problem, const ProblemFacts& facts,
                        const ChipSpec& chip) const override {
-    // One answer object, returned in place.
-    Capability answer = Inheritance::Before(problem, facts, chip);
-    if (!answer.ok) return answer;
-    answer = batched_.IsCapable(problem, facts, chip);
-    if (answer.ok) {
-      if (Capability after = Inheritance::After(problem, facts, chip); !after.ok) {
-        answer = std::move(after);
+    if constexpr (&Inheritance::After != &NoFusedExtras::After) {
+      // One answer object, returned in place.
+      Capability answer = Inheritance::Before(problem, facts, chip);
+      if (!answer.ok) return answer;
+      answer = batched_.IsCapable(problem, facts, chip);
+      if (answer.ok) {
+        if (Capability after = Inheritance::After(problem, facts, chip); !after.ok) {
+          answer = std::move(after);
+        }
       }
+      return answer;
+    } else {
+      {
+        Capability before = Inheritance::Before(problem, facts, chip);
+        if (!before.ok) return before;
+      }
+      // The batched answer is this one's: the call can be a jump.
+      return batched_.IsCapable(problem, facts, chip);
     }
-    return answer;
   }
   absl::StatusOr<TilingPlan> DoTiling(const MatmulProblem& problem, const ProblemFacts& facts,
                                       const ChipSpec& chip) const override {
