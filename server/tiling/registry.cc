@@ -142,12 +142,8 @@ absl::StatusOr<TilingDecision> StrategyRegistry::Decide(const MatmulProblem& pro
   return DecideChecked(problem, chip, options, parsed.get());
 }
 
-absl::StatusOr<TilingDecision> StrategyRegistry::Decide(const CheckedInputs& inputs,
-                                                        const DecideOptions& options) const {
-  if (!inputs.complete()) {
-    return absl::FailedPreconditionError("the problem and the chip must be checked first");
-  }
-  return DecideChecked(inputs.problem(), inputs.chip(), options, inputs.quant().get());
+absl::Status StrategyRegistry::UncheckedInputsError() {
+  return absl::FailedPreconditionError("the problem and the chip must be checked first");
 }
 
 absl::StatusOr<TilingDecision> StrategyRegistry::DecideChecked(

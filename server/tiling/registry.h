@@ -65,9 +65,13 @@ class StrategyRegistry {
   // the chip's architecture (ValidateTilingArch()) and the problem's chip
   // rules (ValidateProblemForChip()) are checked.
   absl::StatusOr<TilingDecision> Decide(const CheckedInputs& inputs,
-                                        const DecideOptions& options = {}) const;
+                                        const DecideOptions& options = {}) const {
+    if (!inputs.complete()) return UncheckedInputsError();
+    return DecideChecked(inputs.problem(), inputs.chip(), options, inputs.quant().get());
+  }
 
  private:
+  static absl::Status UncheckedInputsError();
   // `parsed`: QuantBatchMatmulV3's parse of `problem` by ValidateProblem().
   absl::StatusOr<TilingDecision> DecideChecked(const MatmulProblem& problem, const ChipSpec& chip,
                                                const DecideOptions& options,
