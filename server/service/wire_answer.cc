@@ -85,6 +85,8 @@ class Writer {
     ++pos_;
     return size();
   }
+  // Drops what was written after the first `size` bytes.
+  void Rewind(size_t size) { pos_ = begin_ + size; }
   void EndDelimited(size_t body) {
     const size_t length = size() - body;
     if (ABSL_PREDICT_TRUE(length < 0x80)) {
@@ -173,15 +175,20 @@ class WireSink {
     out_.EndDelimited(start);
   }
   // The varints behind one length. An empty packed field is left out, as
-  // protobuf does.
+  // protobuf does (and as the message sink leaves it).
   template <typename Field, typename ForEach>
   ABSL_ATTRIBUTE_ALWAYS_INLINE void Packed(const Field& field, size_t count,
                                            const ForEach& for_each) {
     if (count == 0) return;
+    const size_t header = out_.size();
     const size_t start = out_.BeginDelimited(field.number);
     out_.Reserve(count * kMaxUint32Bytes);
     Writer& out = out_;
     for_each([&out](uint32_t word) { out.Varint(word); });
+    if (ABSL_PREDICT_FALSE(out_.size() == start)) {
+      out_.Rewind(header);
+      return;
+    }
     out_.EndDelimited(start);
   }
   // Room for all `count` fields first; then each is written without a

@@ -260,6 +260,12 @@ TEST(WireAnswerTest, SameBytesAsProtobufForEdgeValues) {
   big.aic_num = 0;
   ExpectSameBytes(edge, big);
 
+  // Fields without a word (no bits): the packed raw words are left out,
+  // as protobuf leaves out an empty repeated field.
+  tl::TilingDecision wordless = edge;
+  wordless.plan.data.fields = {{"x", 5, 0}};
+  ExpectSameBytes(wordless, chip);
+
   for (tl::KernelType type :
        {tl::KernelType::kAicOnly, tl::KernelType::kMixed1To2, tl::KernelType::kAivOnly}) {
     tl::TilingDecision decision = edge;
