@@ -17,11 +17,17 @@ std::string DimsText(const std::vector<int64_t>& dims) {
 
 }  // namespace
 
-BatchSlots RightAligned(const std::vector<int64_t>& dims) {
+BatchSlots RightAligned(absl::Span<const int64_t> dims) {
   BatchSlots slots{1, 1, 1, 1};
   const size_t count = std::min(dims.size(), kMaxBatchDims);
   for (size_t i = 0; i < count; ++i) slots[kMaxBatchDims - 1 - i] = dims[dims.size() - 1 - i];
   return slots;
+}
+
+std::array<uint64_t, kMaxBatchDims> UnsignedSlots(const BatchSlots& slots) {
+  std::array<uint64_t, kMaxBatchDims> out{};
+  for (size_t i = 0; i < kMaxBatchDims; ++i) out[i] = static_cast<uint64_t>(slots[i]);
+  return out;
 }
 
 int64_t SlotProduct(const BatchSlots& slots) {

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/types/span.h"
 #include "server/tiling/types.h"
 
 namespace npu::tiling {
@@ -27,7 +28,9 @@ using BatchSlots = std::array<int64_t, kMaxBatchDims>;
 
 // `dims` right-aligned into the slots, missing ones 1 (past four dims, the
 // innermost four).
-BatchSlots RightAligned(const std::vector<int64_t>& dims);
+BatchSlots RightAligned(absl::Span<const int64_t> dims);
+// The slots as the facts and CANN's batch info hold them (unsigned).
+std::array<uint64_t, kMaxBatchDims> UnsignedSlots(const BatchSlots& slots);
 // The product of the slots.
 int64_t SlotProduct(const BatchSlots& slots);
 // "[1,1,2,3]", as the errors print batch dims.

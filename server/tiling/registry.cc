@@ -20,14 +20,6 @@ namespace npu::tiling {
 
 namespace {
 
-// `dims` right-aligned into the four batch slots, as the facts hold them.
-std::array<uint64_t, kBatchSlots> BatchSlotsOf(const std::vector<int64_t>& dims) {
-  std::array<uint64_t, kBatchSlots> out{1, 1, 1, 1};
-  const BatchSlots slots = RightAligned(dims);
-  for (int i = 0; i < kBatchSlots; ++i) out[i] = static_cast<uint64_t>(slots[i]);
-  return out;
-}
-
 uint64_t SlotProduct(const std::array<uint64_t, kBatchSlots>& slots) {
   uint64_t product = 1;
   for (uint64_t slot : slots) product *= slot;
@@ -38,14 +30,14 @@ uint64_t SlotProduct(const std::array<uint64_t, kBatchSlots>& slots) {
 // and MergeBatchAndMAxis of the batch_mat_mul_v3 tiling).
 void DeriveBatchFacts(const MatmulProblem& problem, ProblemFacts& facts) {
   facts.batch_context = true;
-  facts.batch_a_dims = BatchSlotsOf(problem.batch.a);
-  facts.batch_b_dims = BatchSlotsOf(problem.batch.b);
+  facts.batch_a_dims = UnsignedSlots(RightAligned(problem.batch.a));
+  facts.batch_b_dims = UnsignedSlots(RightAligned(problem.batch.b));
   if (problem.batch.c.empty()) {
     for (int i = 0; i < kBatchSlots; ++i) {
       facts.batch_c_dims[i] = std::max(facts.batch_a_dims[i], facts.batch_b_dims[i]);
     }
   } else {
-    facts.batch_c_dims = BatchSlotsOf(problem.batch.c);
+    facts.batch_c_dims = UnsignedSlots(RightAligned(problem.batch.c));
   }
   facts.batch_a = SlotProduct(facts.batch_a_dims);
   facts.batch_b = SlotProduct(facts.batch_b_dims);

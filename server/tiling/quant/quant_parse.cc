@@ -14,6 +14,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
+#include "absl/types/span.h"
+#include "server/tiling/batch_shape.h"
 #include "server/tiling/quant/quant_dtype.h"
 #include "server/tiling/status_macros.h"
 
@@ -86,15 +88,9 @@ uint64_t BatchProduct(const Dims& dims) {
 
 // The up-to-four dims in front of the last two, right-aligned (slot 3 is
 // the one next to the matrix), missing ones 1 (AnalyzeBatchInfo).
-std::array<uint64_t, 4> BatchSlots(const Dims& dims) {
-  std::array<uint64_t, 4> slots{1, 1, 1, 1};
-  for (size_t slot = 0; slot < slots.size(); ++slot) {
-    const size_t from_end = 3 + slot;  // slot 3 <- dim -3, slot 0 <- dim -6
-    if (dims.size() >= from_end) {
-      slots[3 - slot] = static_cast<uint64_t>(DimFromEnd(dims, from_end));
-    }
-  }
-  return slots;
+std::array<uint64_t, kMaxBatchDims> BatchSlots(const Dims& dims) {
+  const size_t batch_dims = dims.size() > 2 ? dims.size() - 2 : 0;
+  return UnsignedSlots(RightAligned(absl::MakeConstSpan(dims).first(batch_dims)));
 }
 
 bool IsOneOf(GeDtype dtype, std::initializer_list<GeDtype> dtypes) {
