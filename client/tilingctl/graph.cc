@@ -57,6 +57,8 @@ std::string OperatorLabel(pb::Operator op) {
       return "BatchMatMulV3";
     case pb::OPERATOR_FUSED_MATMUL:
       return "FusedMatMul";
+    case pb::OPERATOR_QUANT_BATCH_MATMUL_V3:
+      return "QuantBatchMatmulV3";
     default:
       return "MatMulV3";
   }
@@ -70,9 +72,42 @@ std::string DtypeLabel(pb::DataType dtype) {
       return "bf16";
     case pb::DATA_TYPE_FLOAT32:
       return "fp32";
+    case pb::DATA_TYPE_INT8:
+      return "int8";
     default:
       return "-";
   }
+}
+
+// FLOPs with an SI prefix: "1.23 TFLOP".
+std::string FlopsLabel(double flops) {
+  static constexpr const char* kPrefixes[] = {"", "k", "M", "G", "T", "P", "E"};
+  int prefix = 0;
+  while (flops >= 1000 && prefix < 6) {
+    flops /= 1000;
+    ++prefix;
+  }
+  return absl::StrFormat("%.3g %sFLOP", flops, kPrefixes[prefix]);
+}
+
+std::string StatusLabel(pb::NodeStatus status);
+
+// "  coverage  97.1 % of 1.23 TFLOP answered (OK 1.19 TFLOP in 6 nodes; UNSUPPORTED ...)".
+std::string CoverageLine(const pb::GraphCoverage& coverage) {
+  double known = 0;
+  std::vector<std::string> parts;
+  for (const pb::StatusFlops& entry : coverage.by_status()) {
+    known += entry.flops();
+    const uint32_t without = entry.nodes_without_flops();
+    const uint32_t with = entry.nodes() - without;
+    std::string part = absl::StrCat(StatusLabel(entry.status()), " ");
+    if (with > 0) absl::StrAppend(&part, FlopsLabel(entry.flops()), " in ", with, " nodes");
+    if (without > 0) absl::StrAppend(&part, with > 0 ? ", " : "", without, " of unknown FLOPs");
+    parts.push_back(std::move(part));
+  }
+  return absl::StrFormat("  %-18s %5.1f %% of %s answered (%s)\n", "coverage",
+                         100 * coverage.answered_share(), FlopsLabel(known),
+                         absl::StrJoin(parts, "; "));
 }
 
 std::string StatusLabel(pb::NodeStatus status) {
@@ -92,10 +127,10 @@ std::string StatusLabel(pb::NodeStatus status) {
 
 // "2x12 197x64x197": the batch (C's broadcast dims) and M x K x N.
 std::string ShapeLabel(const pb::MatmulProblem& problem) {
-  const auto& longer = problem.batch_a_size() >= problem.batch_b_size() ? problem.batch_a()
-                                                                         : problem.batch_b();
-  const auto& shorter = problem.batch_a_size() >= problem.batch_b_size() ? problem.batch_b()
-                                                                          : problem.batch_a();
+  const auto& longer =
+      problem.batch_a_size() >= problem.batch_b_size() ? problem.batch_a() : problem.batch_b();
+  const auto& shorter =
+      problem.batch_a_size() >= problem.batch_b_size() ? problem.batch_b() : problem.batch_a();
   std::vector<int64_t> batch(longer.begin(), longer.end());
   for (int i = 0; i < shorter.size(); ++i) {
     int64_t& dim = batch[batch.size() - shorter.size() + i];
@@ -143,7 +178,8 @@ absl::StatusOr<ModelFile> ReadModel(const std::string& path) {
 
 absl::Status AddDimSpecs(const std::vector<std::string>& specs, pb::GraphTilingRequest* request) {
   for (const std::string& argument : specs) {
-    for (absl::string_view spec : absl::StrSplit(argument, absl::ByAnyChar(" ;"), absl::SkipEmpty())) {
+    for (absl::string_view spec :
+         absl::StrSplit(argument, absl::ByAnyChar(" ;"), absl::SkipEmpty())) {
       const std::vector<absl::string_view> parts = absl::StrSplit(spec, absl::MaxSplits('=', 1));
       if (parts.size() != 2 || parts[0].empty() || parts[1].empty()) {
         return absl::InvalidArgumentError(
@@ -165,9 +201,10 @@ absl::Status AddDimSpecs(const std::vector<std::string>& specs, pb::GraphTilingR
 
 std::string FormatGraph(const pb::GraphTilingResponse& response, absl::string_view model_name) {
   std::string out = absl::StrCat(
-      "model ", model_name, " (", response.producer().empty() ? "unknown producer" : response.producer(),
-      ", opset ", response.opset(), ", ", response.graph_nodes(), " nodes)\n",
-      "chip ", response.platform().name(), " (fingerprint ", response.provenance().chip_fingerprint(),
+      "model ", model_name, " (",
+      response.producer().empty() ? "unknown producer" : response.producer(), ", opset ",
+      response.opset(), ", ", response.graph_nodes(), " nodes)\n", "chip ",
+      response.platform().name(), " (fingerprint ", response.provenance().chip_fingerprint(),
       "); engine ", response.provenance().engine_version(), " (",
       response.provenance().engine_revision(), "), ", response.provenance().cann_revision(), "\n");
   bool timed = false;
@@ -181,47 +218,50 @@ std::string FormatGraph(const pb::GraphTilingResponse& response, absl::string_vi
     std::sort(dims.begin(), dims.end());
     absl::StrAppend(&out, "\ngear ", g + 1, "/", response.gears_size(),
                     dims.empty() ? "" : absl::StrCat(": ", absl::StrJoin(dims, " ")), "\n");
-    absl::StrAppend(&out, absl::StrFormat("%-28s %-7s %-13s %-22s %-4s %-18s %6s %5s %10s %s\n",
+    absl::StrAppend(&out, absl::StrFormat("%-28s %-13s %-18s %-22s %-4s %-22s %6s %5s %10s %s\n",
                                           "node", "onnx", "cann op", "batch MxKxN", "type",
                                           "strategy", "key", "block", "time_us", "derived"));
     for (const pb::GraphNode& node : gear.nodes()) {
       std::string name = node.name();
       if (name.size() > 28) name = absl::StrCat("...", name.substr(name.size() - 25));
       if (node.status() != pb::NODE_STATUS_OK && node.problem_index() < 0) {
-        absl::StrAppend(&out, absl::StrFormat("%-28s %-7s %s: %s\n", name, node.op_type(),
+        absl::StrAppend(&out, absl::StrFormat("%-28s %-13s %s: %s\n", name, node.op_type(),
                                               StatusLabel(node.status()), node.reason()));
         continue;
       }
       const pb::GraphProblem& problem = response.problems(node.problem_index());
       if (node.status() != pb::NODE_STATUS_OK) {
-        absl::StrAppend(&out, absl::StrFormat("%-28s %-7s %-13s %-22s %s: %s\n", name,
-                                              node.op_type(), OperatorLabel(problem.op()),
-                                              ShapeLabel(problem.problem()),
-                                              StatusLabel(node.status()), node.reason()));
+        absl::StrAppend(&out,
+                        absl::StrFormat("%-28s %-13s %-18s %-22s %s: %s\n", name, node.op_type(),
+                                        OperatorLabel(problem.op()), ShapeLabel(problem.problem()),
+                                        StatusLabel(node.status()), node.reason()));
         continue;
       }
       const pb::TilingResponse& answer = problem.answer();
-      const std::string time = !timed                            ? "-"
-                               : problem.has_emulation_status() ? "n/a"
-                                                                : absl::StrFormat("%.2f", problem.time_us());
+      const std::string time = !timed ? "-"
+                               : problem.has_emulation_status()
+                                   ? "n/a"
+                                   : absl::StrFormat("%.2f", problem.time_us());
       absl::StrAppend(
-          &out, absl::StrFormat("%-28s %-7s %-13s %-22s %-4s %-18s %6d %5d %10s %s\n", name,
-                                node.op_type(), OperatorLabel(problem.op()),
-                                ShapeLabel(problem.problem()), DtypeLabel(problem.problem().dtype_a()),
-                                answer.strategy(), answer.tiling_key(), answer.block_dim(), time,
-                                DerivationLabel(node.derivation())));
+          &out, absl::StrFormat(
+                    "%-28s %-13s %-18s %-22s %-4s %-22s %6d %5d %10s %s\n", name, node.op_type(),
+                    OperatorLabel(problem.op()), ShapeLabel(problem.problem()),
+                    DtypeLabel(problem.problem().dtype_a()), answer.strategy(), answer.tiling_key(),
+                    answer.block_dim(), time, DerivationLabel(node.derivation())));
     }
     for (const pb::OperatorTotal& total : gear.totals()) {
-      absl::StrAppend(&out, absl::StrFormat("  %-14s %5d nodes", OperatorLabel(total.op()),
-                                            total.nodes()),
-                      timed ? absl::StrFormat("  %12.2f us", total.time_us()) : "", "\n");
+      absl::StrAppend(
+          &out, absl::StrFormat("  %-18s %5d nodes", OperatorLabel(total.op()), total.nodes()),
+          timed ? absl::StrFormat("  %12.2f us", total.time_us()) : "", "\n");
     }
-    absl::StrAppend(&out, absl::StrFormat("  %-14s %5d of %d nodes answered", "gear",
-                                          gear.ok_nodes(), gear.nodes_size()),
+    absl::StrAppend(&out,
+                    absl::StrFormat("  %-18s %5d of %d nodes answered", "gear", gear.ok_nodes(),
+                                    gear.nodes_size()),
                     timed ? absl::StrFormat("  %12.2f us (emulator estimate: the matmuls alone)",
                                             gear.total_time_us())
                           : "",
                     "\n");
+    absl::StrAppend(&out, CoverageLine(gear.coverage()));
   }
   uint64_t uses = 0;
   for (const pb::GraphProblem& problem : response.problems()) uses += problem.count();

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <map>
 #include <set>
 #include <unordered_map>
 #include <unordered_set>
@@ -9,6 +10,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "server/graph/einsum.h"
+#include "server/graph/graph_index.h"
+#include "server/graph/quant_lowering.h"
 #include "server/graph/shape_propagation.h"
 #include "server/tiling/batch_shape.h"
 #include "server/tiling/validate.h"
@@ -23,10 +27,6 @@ using tl::kMaxBatchDims;
 // Nodes a GELU subgraph may span (torch's tanh form has 8).
 constexpr size_t kMaxGeluNodes = 12;
 
-bool IsDefaultDomain(const onnx::NodeProto& node) {
-  return node.domain().empty() || node.domain() == "ai.onnx";
-}
-
 // Why a node did not lower.
 struct Outcome {
   NodeStatus status;
@@ -39,82 +39,6 @@ Outcome Unresolved(std::string reason) { return {NodeStatus::kUnresolved, std::m
 std::string ShapeText(const std::vector<int64_t>& dims) {
   return absl::StrCat("[", absl::StrJoin(dims, ", "), "]");
 }
-
-int64_t IntAttribute(const onnx::NodeProto& node, const std::string& name, int64_t fallback) {
-  for (const onnx::AttributeProto& attribute : node.attribute()) {
-    if (attribute.name() == name) return attribute.i();
-  }
-  return fallback;
-}
-
-float FloatAttribute(const onnx::NodeProto& node, const std::string& name, float fallback) {
-  for (const onnx::AttributeProto& attribute : node.attribute()) {
-    if (attribute.name() == name) return attribute.f();
-  }
-  return fallback;
-}
-
-const onnx::AttributeProto* FindAttribute(const onnx::NodeProto& node, const std::string& name) {
-  for (const onnx::AttributeProto& attribute : node.attribute()) {
-    if (attribute.name() == name) return &attribute;
-  }
-  return nullptr;
-}
-
-// The graph's tensors after shape inference: who makes and who reads each.
-class GraphIndex {
- public:
-  GraphIndex(const onnx::GraphProto& graph, std::unordered_map<std::string, TensorFacts> facts)
-      : graph_(graph), facts_(std::move(facts)) {
-    for (const onnx::TensorProto& tensor : graph.initializer()) constants_.insert(tensor.name());
-    for (const onnx::ValueInfoProto& value : graph.input()) inputs_.insert(value.name());
-    for (const onnx::ValueInfoProto& value : graph.output()) outputs_.insert(value.name());
-    for (int i = 0; i < graph.node_size(); ++i) {
-      const onnx::NodeProto& node = graph.node(i);
-      for (const std::string& output : node.output()) producers_[output] = i;
-      for (const std::string& input : node.input()) {
-        if (!input.empty()) consumers_[input].push_back(i);
-      }
-      if (node.op_type() == "Constant" && IsDefaultDomain(node) && node.output_size() == 1) {
-        constants_.insert(node.output(0));
-      }
-    }
-  }
-
-  const onnx::NodeProto& node(int index) const { return graph_.node(index); }
-
-  const onnx::NodeProto* Producer(const std::string& tensor) const {
-    auto it = producers_.find(tensor);
-    return it == producers_.end() ? nullptr : &graph_.node(it->second);
-  }
-  const std::vector<int>& Consumers(const std::string& tensor) const {
-    static const std::vector<int> kNone;
-    auto it = consumers_.find(tensor);
-    return it == consumers_.end() ? kNone : it->second;
-  }
-  // Read by exactly one node and not a graph output: a pass may fuse it.
-  bool HasSingleReader(const std::string& tensor) const {
-    return Consumers(tensor).size() == 1 && outputs_.count(tensor) == 0;
-  }
-  bool IsGraphOutput(const std::string& tensor) const { return outputs_.count(tensor) != 0; }
-  // A value fixed before the graph runs: an initializer, a Constant node's
-  // output, or a graph input (a weightless export makes every parameter an
-  // input).
-  bool IsConstantLike(const std::string& tensor) const {
-    return constants_.count(tensor) != 0 || inputs_.count(tensor) != 0;
-  }
-  const TensorFacts* Info(const std::string& tensor) const {
-    auto it = facts_.find(tensor);
-    return it == facts_.end() ? nullptr : &it->second;
-  }
-
- private:
-  const onnx::GraphProto& graph_;
-  std::unordered_map<std::string, TensorFacts> facts_;
-  std::unordered_map<std::string, int> producers_;
-  std::unordered_map<std::string, std::vector<int>> consumers_;
-  std::unordered_set<std::string> inputs_, outputs_, constants_;
-};
 
 // One operand of a matmul as the lowering sees it.
 struct Operand {
@@ -134,18 +58,32 @@ class Lowerer {
     lowered.node_index = node_index;
     lowered.name = node.name().empty() ? absl::StrCat("#", node_index) : node.name();
     lowered.op_type = node.op_type();
+    lowered.flops = NodeFlops(node);
     std::optional<Outcome> outcome;
-    if (node.op_type() == "MatMul") {
-      outcome = LowerMatMul(node, &lowered);
-    } else if (node.op_type() == "Gemm") {
-      outcome = LowerGemm(node, &lowered);
-    } else if (node.op_type() == "Einsum") {
+    const std::string& op = node.op_type();
+    if (op == "MatMul" || op == "Gemm") {
+      // A quantized operand, even behind layout ops, makes it a quantized
+      // matmul: never a float answer.
+      std::optional<DequantizedOperand> a, b;
+      if (node.input_size() >= 2) {
+        a = TraceDequantized(index_, node.input(0));
+        b = TraceDequantized(index_, node.input(1));
+      }
+      if (a.has_value() || b.has_value()) {
+        outcome = LowerDequantized(node, a, b, &lowered);
+      } else if (op == "MatMul") {
+        outcome = LowerMatMul(node, &lowered);
+      } else {
+        outcome = LowerGemm(node, &lowered);
+      }
+    } else if (op == "Einsum") {
       outcome = LowerEinsum(node, &lowered);
+    } else if (op == "MatMulInteger") {
+      outcome = LowerMatMulInteger(node, &lowered);
+    } else if (op == "QLinearMatMul") {
+      outcome = LowerQLinearMatMul(node, &lowered);
     } else {
-      outcome = Unsupported(absl::StrCat(
-          node.op_type(),
-          " is a quantized matmul (CANN's QuantBatchMatmulV3), which this service does not "
-          "tile yet"));
+      outcome = LowerMatMulNBits(node);
     }
     if (!outcome.has_value()) {
       absl::Status valid = tl::ValidateProblem(lowered.problem);
@@ -170,6 +108,10 @@ class Lowerer {
     if (info != nullptr && !info->symbolic_dim.empty()) {
       return Unresolved(absl::StrCat("dim '", info->symbolic_dim, "' of tensor '", tensor,
                                      "' has no value (GraphTilingRequest.dims)"));
+    }
+    if (info != nullptr && !info->unknown_cause.empty()) {
+      return Unresolved(absl::StrCat("no shape is known for tensor '", tensor,
+                                     "': it follows from ", info->unknown_cause));
     }
     const onnx::NodeProto* producer = index_.Producer(tensor);
     if (producer != nullptr) {
@@ -247,19 +189,29 @@ class Lowerer {
   }
 
   std::optional<Outcome> LowerMatMul(const onnx::NodeProto& node, LoweredNode* lowered) const {
-    for (const std::string& input : node.input()) {
-      const onnx::NodeProto* producer = index_.Producer(input);
-      if (producer != nullptr && producer->op_type() == "DequantizeLinear") {
-        return Unsupported(absl::StrCat(
-            "a quantized matmul (DequantizeLinear '", producer->name(),
-            "' feeds it): CANN's QuantBatchMatmulV3, which this service does not tile yet"));
-      }
-    }
     if (node.input_size() != 2) return Unsupported("MatMul needs two inputs");
     Derivation& derivation = lowered->derivation;
     Operand a, b;
     if (auto failed = OperandOf(node.input(0), true, &a, &derivation)) return failed;
     if (auto failed = OperandOf(node.input(1), true, &b, &derivation)) return failed;
+    std::vector<int64_t> c_dims;
+    if (auto failed = ShapeMatMul(a, b, tl::MatmulOp::kMatMulV3, tl::MatmulOp::kBatchMatMulV3,
+                                  lowered, &c_dims)) {
+      return failed;
+    }
+    SetDtypes(a, b, &lowered->problem);
+    FuseAfter(node.output(0), c_dims, lowered);
+    return std::nullopt;
+  }
+
+  // m, k, n and the batch of a MatMul (NumPy semantics) of `a` and `b`:
+  // `folded` with a 2-D B (A's batch dims folded into m), `batched`
+  // otherwise (also when an absorbed transpose of a batched A forbids the
+  // fold). `c_dims` is C's shape in the graph.
+  std::optional<Outcome> ShapeMatMul(Operand& a, Operand& b, tl::MatmulOp folded,
+                                     tl::MatmulOp batched, LoweredNode* lowered,
+                                     std::vector<int64_t>* c_dims) const {
+    Derivation& derivation = lowered->derivation;
     if (a.dims.empty() || b.dims.empty()) return Unsupported("a MatMul operand is a scalar");
     if (a.dims.size() == 1) {
       a.dims.insert(a.dims.begin(), 1);
@@ -281,33 +233,31 @@ class Lowerer {
     problem.m = a.dims[a.dims.size() - 2];
     problem.k = k;
     problem.n = b.dims.back();
-    SetDtypes(a, b, &problem);
-    const std::vector<int64_t> c_dims = LogicalC(batch_a, batch_b, problem.m, problem.n);
+    *c_dims = LogicalC(batch_a, batch_b, problem.m, problem.n);
     if (batch_b.empty() && !(a.transposed && !batch_a.empty())) {
-      problem.op = tl::MatmulOp::kMatMulV3;
+      problem.op = folded;
       if (!batch_a.empty()) {
         // Bounded like every dim the shapes keep (at most 2^40 each), so the
         // product is exact; the engine's checks then judge its size.
-        __int128 folded = problem.m;
+        __int128 rows = problem.m;
         for (int64_t dim : batch_a) {
-          folded *= dim;
-          if (folded > std::numeric_limits<int32_t>::max()) break;
+          rows *= dim;
+          if (rows > std::numeric_limits<int32_t>::max()) break;
         }
-        if (folded > std::numeric_limits<int32_t>::max()) {
+        if (rows > std::numeric_limits<int32_t>::max()) {
           return Unsupported(absl::StrCat(
               "A's batch folded into m gives ",
-              static_cast<int64_t>(std::min<__int128>(folded, std::numeric_limits<int64_t>::max())),
+              static_cast<int64_t>(std::min<__int128>(rows, std::numeric_limits<int64_t>::max())),
               " rows, above 2147483647"));
         }
-        problem.m = static_cast<int64_t>(folded);
+        problem.m = static_cast<int64_t>(rows);
         derivation.folded_batch = true;
       }
     } else {
-      problem.op = tl::MatmulOp::kBatchMatMulV3;
+      problem.op = batched;
       problem.batch.a = std::move(batch_a);
       problem.batch.b = std::move(batch_b);
     }
-    FuseAfter(node.output(0), c_dims, lowered);
     return std::nullopt;
   }
 
@@ -327,26 +277,9 @@ class Lowerer {
     Operand a, b;
     if (auto failed = OperandOf(node.input(0), true, &a, &derivation)) return failed;
     if (auto failed = OperandOf(node.input(1), true, &b, &derivation)) return failed;
-    if (a.dims.size() != 2 || b.dims.size() != 2) return Unsupported("Gemm needs 2-D A and B");
-    // The stored operand is the transpose's input when one was absorbed, so
-    // Gemm's own flag and the absorbed transpose cancel.
-    a.transposed = a.transposed != (IntAttribute(node, "transA", 0) != 0);
-    b.transposed = b.transposed != (IntAttribute(node, "transB", 0) != 0);
-    const bool flip_a = IntAttribute(node, "transA", 0) != 0;
-    const bool flip_b = IntAttribute(node, "transB", 0) != 0;
-    const int64_t m = flip_a ? a.dims[1] : a.dims[0];
-    const int64_t k = flip_a ? a.dims[0] : a.dims[1];
-    const int64_t kb = flip_b ? b.dims[1] : b.dims[0];
-    const int64_t n = flip_b ? b.dims[0] : b.dims[1];
-    if (k != kb) {
-      return Unsupported(absl::StrCat("Gemm's A ", ShapeText(a.dims), " and B ", ShapeText(b.dims),
-                                      " disagree on k"));
-    }
     tl::MatmulProblem& problem = lowered->problem;
-    problem.op = tl::MatmulOp::kMatMulV3;
-    problem.m = m;
-    problem.k = k;
-    problem.n = n;
+    if (auto failed = ShapeGemm(node, a, b, &problem)) return failed;
+    const int64_t m = problem.m, n = problem.n;
     SetDtypes(a, b, &problem);
     if (has_c) {
       std::vector<int64_t> c_dims;
@@ -370,73 +303,655 @@ class Lowerer {
     return std::nullopt;
   }
 
-  // Einsum of a batch matmul: every label but m, k and n appears in both
-  // inputs and the output, in the same order and before them.
+  // Einsum of two operands that is a (batched) matmul once its operands are
+  // permuted: every label is a batch label (both operands and the output),
+  // an m label (A and the output), an n label (B and the output) or a k
+  // label (both operands, summed). The m labels fold into m, the n labels
+  // into n, the k labels into k. An operand whose stored order is not
+  // [batch, m, k] (A) or [batch, k, n] (B), or their transposes, is
+  // permuted by a Transpose kernel first, and so is an output not in
+  // [batch, m, n] order; `derivation.notes` says which.
   std::optional<Outcome> LowerEinsum(const onnx::NodeProto& node, LoweredNode* lowered) const {
     const onnx::AttributeProto* attribute = FindAttribute(node, "equation");
     std::string equation = attribute == nullptr ? "" : attribute->s();
     equation.erase(std::remove(equation.begin(), equation.end(), ' '), equation.end());
-    const std::string not_matmul = absl::StrCat("Einsum '", equation, "' is not a batch matmul");
-    const size_t comma = equation.find(',');
-    const size_t arrow = equation.find("->");
-    if (node.input_size() != 2 || comma == std::string::npos || arrow == std::string::npos ||
-        comma > arrow || equation.find('.') != std::string::npos) {
-      return Unsupported(not_matmul);
+    if (node.input_size() != 2) {
+      return Unsupported(absl::StrCat("Einsum '", equation, "' has ", node.input_size(),
+                                      " operands: it is not a batch matmul (two operands)"));
     }
-    const std::string lhs = equation.substr(0, comma);
-    const std::string rhs = equation.substr(comma + 1, arrow - comma - 1);
-    const std::string out = equation.substr(arrow + 2);
-    if (lhs.size() < 2 || rhs.size() != lhs.size() || out.size() != lhs.size()) {
-      return Unsupported(not_matmul);
-    }
-    const size_t batch = lhs.size() - 2;
-    if (lhs.compare(0, batch, rhs, 0, batch) != 0 || lhs.compare(0, batch, out, 0, batch) != 0) {
-      return Unsupported(not_matmul);
-    }
-    const char m = out[batch], n = out[batch + 1];
-    const std::string a_tail = lhs.substr(batch), b_tail = rhs.substr(batch);
-    char k = 0;
-    bool trans_a = false, trans_b = false;
-    if (a_tail[0] == m) {
-      k = a_tail[1];
-    } else if (a_tail[1] == m) {
-      k = a_tail[0];
-      trans_a = true;
-    } else {
-      return Unsupported(not_matmul);
-    }
-    if (b_tail == std::string{k, n}) {
-      trans_b = false;
-    } else if (b_tail == std::string{n, k}) {
-      trans_b = true;
-    } else {
-      return Unsupported(not_matmul);
-    }
-    std::set<char> labels(lhs.begin(), lhs.end());
-    if (labels.size() != lhs.size() || k == m || k == n || m == n) return Unsupported(not_matmul);
     Derivation& derivation = lowered->derivation;
+    if (TraceDequantized(index_, node.input(0)) || TraceDequantized(index_, node.input(1))) {
+      return Unsupported(absl::StrCat("Einsum '", equation,
+                                      "' reads a dequantized operand; quantized Einsum is not "
+                                      "lowered (write it as MatMul to reach QuantBatchMatmulV3)"));
+    }
     Operand a, b;
     if (auto failed = OperandOf(node.input(0), false, &a, &derivation)) return failed;
     if (auto failed = OperandOf(node.input(1), false, &b, &derivation)) return failed;
-    if (a.dims.size() != lhs.size() || b.dims.size() != rhs.size()) {
-      return Unsupported("Einsum's operand ranks do not match its equation");
+    absl::StatusOr<EinsumEquation> parsed = ParseEinsum(equation, {a.dims.size(), b.dims.size()});
+    if (!parsed.ok()) return Unsupported(std::string(parsed.status().message()));
+    const std::string& la = parsed->inputs[0];
+    const std::string& lb = parsed->inputs[1];
+    const std::string& out = parsed->output;
+    auto has = [](const std::string& labels, char c) {
+      return labels.find(c) != std::string::npos;
+    };
+    auto label_text = [](char c) {
+      return c >= '0' && c <= '9' ? std::string("...") : std::string(1, c);
+    };
+    std::string batch, m_labels, n_labels, k_labels;
+    for (const std::string* labels : {&la, &lb}) {
+      for (char c : *labels) {
+        if (std::count(labels->begin(), labels->end(), c) != 1) {
+          return Unsupported(absl::StrCat("Einsum '", equation, "': label '", label_text(c),
+                                          "' repeats in one operand (a diagonal), not a matmul"));
+        }
+        if (!has(out, c) && !(has(la, c) && has(lb, c))) {
+          return Unsupported(absl::StrCat("Einsum '", equation, "': label '", label_text(c),
+                                          "' is summed over one operand alone, not a matmul"));
+        }
+      }
     }
-    a.transposed = trans_a;
-    b.transposed = trans_b;
-    tl::MatmulProblem& problem = lowered->problem;
-    problem.m = trans_a ? a.dims[batch + 1] : a.dims[batch];
-    problem.k = trans_a ? a.dims[batch] : a.dims[batch + 1];
-    problem.n = trans_b ? b.dims[batch] : b.dims[batch + 1];
-    SetDtypes(a, b, &problem);
-    std::vector<int64_t> batch_a(a.dims.begin(), a.dims.begin() + batch);
-    std::vector<int64_t> batch_b(b.dims.begin(), b.dims.begin() + batch);
+    for (char c : out) {
+      if (has(la, c) && has(lb, c)) {
+        batch.push_back(c);
+      } else if (has(la, c)) {
+        m_labels.push_back(c);
+      } else {
+        n_labels.push_back(c);
+      }
+    }
+    for (char c : la) {
+      if (has(lb, c) && !has(out, c)) k_labels.push_back(c);
+    }
+    auto size_in = [](const std::string& labels, const std::vector<int64_t>& dims, char c) {
+      return dims[labels.find(c)];
+    };
+    int64_t m = 1, n = 1, k = 1;
+    for (char c : m_labels) m = SatMul(m, size_in(la, a.dims, c));
+    for (char c : n_labels) n = SatMul(n, size_in(lb, b.dims, c));
+    for (char c : k_labels) {
+      if (size_in(la, a.dims, c) != size_in(lb, b.dims, c)) {
+        return Unsupported(absl::StrCat("Einsum '", equation,
+                                        "': the operands disagree on the "
+                                        "size of summed label '",
+                                        label_text(c), "'"));
+      }
+      k = SatMul(k, size_in(la, a.dims, c));
+    }
+    std::vector<int64_t> batch_a, batch_b;
+    for (char c : batch) {
+      const int64_t x = size_in(la, a.dims, c), y = size_in(lb, b.dims, c);
+      if (x != y && x != 1 && y != 1) {
+        return Unsupported(absl::StrCat("Einsum '", equation, "': batch label '", label_text(c),
+                                        "' is ", x, " in A and ", y, " in B"));
+      }
+      batch_a.push_back(x);
+      batch_b.push_back(y);
+    }
     if (auto failed = CheckBatchRank(batch_a, batch_b)) return failed;
-    const std::vector<int64_t> c_dims = LogicalC(batch_a, batch_b, problem.m, problem.n);
-    problem.op = batch == 0 ? tl::MatmulOp::kMatMulV3 : tl::MatmulOp::kBatchMatMulV3;
+    // The stored orders that need no Transpose kernel.
+    const bool plain_a = la == batch + m_labels + k_labels;
+    a.transposed = !plain_a && la == batch + k_labels + m_labels;
+    const bool plain_b = lb == batch + k_labels + n_labels;
+    b.transposed = !plain_b && lb == batch + n_labels + k_labels;
+    const bool permuted_c = out != batch + m_labels + n_labels;
+    auto view = [&](const std::string& labels) {
+      std::string text;
+      for (char c : labels) text += label_text(c);
+      return text;
+    };
+    const std::string shape =
+        absl::StrCat("batch [", view(batch), "], m = [", view(m_labels), "], k = [", view(k_labels),
+                     "], n = [", view(n_labels), "]");
+    derivation.notes.push_back(absl::StrCat("Einsum '", equation, "': ", shape));
+    if (!plain_a && !a.transposed) {
+      const bool tbmm = !batch.empty() && la == m_labels + batch + k_labels;
+      derivation.notes.push_back(absl::StrCat(
+          "A [", view(la), "] is read as [", view(batch + m_labels + k_labels),
+          "]: a Transpose kernel runs first",
+          tbmm ? " (CANN's TransposeBatchMatMul absorbs this layout; the service does not tile "
+                 "it yet)"
+               : ""));
+    }
+    if (!plain_b && !b.transposed) {
+      derivation.notes.push_back(absl::StrCat("B [", view(lb), "] is read as [",
+                                              view(batch + k_labels + n_labels),
+                                              "]: a Transpose kernel runs first"));
+    }
+    if (permuted_c) {
+      derivation.notes.push_back(absl::StrCat("C is made as [", view(batch + m_labels + n_labels),
+                                              "] and a Transpose kernel writes [", view(out), "]"));
+    }
+    tl::MatmulProblem& problem = lowered->problem;
+    problem.m = m;
+    problem.k = k;
+    problem.n = n;
+    SetDtypes(a, b, &problem);
+    problem.op = batch.empty() ? tl::MatmulOp::kMatMulV3 : tl::MatmulOp::kBatchMatMulV3;
+    const std::vector<int64_t> c_dims = LogicalC(batch_a, batch_b, m, n);
     problem.batch.a = std::move(batch_a);
     problem.batch.b = std::move(batch_b);
-    FuseAfter(node.output(0), c_dims, lowered);
+    if (m_labels.size() > 1 || n_labels.size() > 1 || k_labels.size() > 1) {
+      derivation.folded_batch = m_labels.size() > 1;
+    }
+    if (!permuted_c && m_labels.size() <= 1 && n_labels.size() <= 1) {
+      FuseAfter(node.output(0), c_dims, lowered);
+    }
     return std::nullopt;
+  }
+
+  static int64_t SatMul(int64_t x, int64_t y) {
+    const __int128 product = static_cast<__int128>(x) * y;
+    return product > (int64_t{1} << 62) ? (int64_t{1} << 62) : static_cast<int64_t>(product);
+  }
+
+  // ---------------------------------------------------------------------
+  // Quantized matmuls (quant_lowering.h reads the graph; these build the
+  // CANN problems).
+
+  static std::string OnnxTypeName(int32_t elem) {
+    if (elem == 0) return "an unknown type";
+    return onnx::TensorProto_DataType_Name(static_cast<onnx::TensorProto_DataType>(elem));
+  }
+
+  static std::string Granularity(const ScaleFacts& scale) {
+    if (!scale.known) return "a scale of unknown shape";
+    if (!scale.per_axis) return "a per-tensor scale";
+    return absl::StrCat("a per-axis scale ", ShapeText(scale.dims));
+  }
+
+  // QuantBatchMatmulV3 takes symmetric int8: refuses a known non-zero zero
+  // point (CANN has no input offset) and codes other than int8.
+  static std::optional<Outcome> CheckSymmetricInt8(const std::string& role,
+                                                   const std::string& producer,
+                                                   const ZeroPoint& zero, int32_t codes_type) {
+    if (zero.kind == ZeroPointKind::kNonZero) {
+      return Unsupported(absl::StrCat("zero point '", zero.tensor, "' of ", role, " (", producer,
+                                      ") is ", zero.value,
+                                      ": CANN's QuantBatchMatmulV3 takes symmetric int8 and has "
+                                      "no input offset"));
+    }
+    if (codes_type != onnx::TensorProto_DataType_INT8) {
+      return Unsupported(absl::StrCat(role, " (", producer, ") has ", OnnxTypeName(codes_type),
+                                      " codes: CANN's QuantBatchMatmulV3 takes int8 (symmetric)"));
+    }
+    return std::nullopt;
+  }
+
+  static void NoteUnknownZeroPoint(const ZeroPoint& zero, Derivation* derivation) {
+    if (zero.kind != ZeroPointKind::kUnknown) return;
+    derivation->notes.push_back(absl::StrCat(
+        "zero point '", zero.tensor,
+        "' has no values in the model (a graph input, or its data stripped): taken as 0, as "
+        "symmetric int8 exporters write it"));
+  }
+
+  // y's float dtype from the graph's float result `elem`: float32 runs in
+  // the request's compute dtype, else in float16, since QuantBatchMatmulV3
+  // has no float32 output for int8 inputs.
+  std::optional<Outcome> QuantOutputDtype(int32_t elem, tl::DataType* y,
+                                          Derivation* derivation) const {
+    switch (elem) {
+      case onnx::TensorProto_DataType_FLOAT16:
+        *y = tl::DataType::kFloat16;
+        return std::nullopt;
+      case onnx::TensorProto_DataType_BFLOAT16:
+        *y = tl::DataType::kBFloat16;
+        return std::nullopt;
+      case onnx::TensorProto_DataType_FLOAT:
+        if (options_.compute_dtype.has_value()) {
+          *y = *options_.compute_dtype;
+          derivation->compute_dtype_applied = true;
+        } else {
+          *y = tl::DataType::kFloat16;
+          derivation->notes.push_back(
+              "y is float32 in the graph; QuantBatchMatmulV3 has no float32 output for int8 "
+              "inputs, so y is float16 (GraphTilingRequest.compute_dtype chooses bfloat16)");
+        }
+        return std::nullopt;
+      case 0:
+        return Unresolved("no dtype is known for the quantized matmul's result");
+      default:
+        return Unsupported(absl::StrCat("the quantized matmul's result is ", OnnxTypeName(elem),
+                                        "; QuantBatchMatmulV3 writes int8, float16 or bfloat16"));
+    }
+  }
+
+  // The bias Add after a quantized matmul's float result `tensor`: an Add
+  // of a [n] tensor, its only reader. Returns the tensor after it.
+  std::string QuantBiasAfter(const std::string& tensor, LoweredNode* lowered,
+                             bool* int32_codes) const {
+    *int32_codes = false;
+    if (!index_.HasSingleReader(tensor)) return tensor;
+    const onnx::NodeProto& reader = index_.node(index_.Consumers(tensor)[0]);
+    if (reader.op_type() != "Add" || !IsDefaultDomain(reader) || reader.input_size() != 2 ||
+        reader.input(0) == reader.input(1)) {
+      return tensor;
+    }
+    const std::string& other = reader.input(0) == tensor ? reader.input(1) : reader.input(0);
+    std::vector<int64_t> dims;
+    if (DimsOf(other, &dims).has_value() || dims != std::vector<int64_t>{lowered->problem.n}) {
+      return tensor;
+    }
+    if (std::optional<DequantizedOperand> bias = TraceDequantized(index_, other)) {
+      *int32_codes = bias->codes_type == onnx::TensorProto_DataType_INT32;
+    }
+    lowered->problem.has_bias = true;
+    lowered->derivation.fused_bias = NodeLabel(reader);
+    return reader.output(0);
+  }
+
+  // Fills the quant sub-message once y, the scale's length and the per-token
+  // choice are known, after CANN's dtype rules (quant_parse.cc): a per-token
+  // scale takes float32 scales; otherwise an int8 or float16 y takes the
+  // fixpipe's packed uint64 scale, a bfloat16 y a float32 one. A bias with a
+  // packed scale is int32 (the graph pass divides a float bias by the
+  // folded scale, as ATC's quantization does).
+  void FillQuant(bool pertoken, bool per_channel, bool bias_int32_codes, tl::MatmulProblem* problem,
+                 Derivation* derivation) const {
+    tl::QuantInputs& quant = problem->quant;
+    quant.scale.present = true;
+    const bool packed = !pertoken && (problem->dtype_c == tl::DataType::kInt8 ||
+                                      problem->dtype_c == tl::DataType::kFloat16);
+    quant.scale.dtype = packed ? tl::DataType::kUint64 : tl::DataType::kFloat32;
+    quant.scale.shape = {per_channel ? problem->n : 1};
+    if (pertoken) {
+      quant.pertoken.present = true;
+      quant.pertoken.dtype = tl::DataType::kFloat32;
+      quant.pertoken.shape = {problem->m};
+    }
+    if (problem->has_bias) {
+      if (packed || bias_int32_codes) {
+        problem->dtype_bias = tl::DataType::kInt32;
+        if (!bias_int32_codes) {
+          derivation->notes.push_back(
+              "the float bias is quantized to int32 (bias / scale), as the packed scale needs");
+        }
+      } else {
+        problem->dtype_bias = tl::DataType::kFloat32;
+      }
+    }
+  }
+
+  // A MatMul or Gemm with a DequantizeLinear behind an operand.
+  std::optional<Outcome> LowerDequantized(const onnx::NodeProto& node,
+                                          const std::optional<DequantizedOperand>& qa,
+                                          const std::optional<DequantizedOperand>& qb,
+                                          LoweredNode* lowered) const {
+    const bool gemm = node.op_type() == "Gemm";
+    Derivation& derivation = lowered->derivation;
+    if (!qa.has_value()) {
+      tl::DataType a_dtype;
+      Derivation scratch;
+      const bool float_a = !DtypeOf(node.input(0), &a_dtype, &scratch).has_value();
+      return Unsupported(absl::StrCat(
+          "a weight-only quantized matmul: B is ", OnnxTypeName(qb->codes_type), " codes '",
+          qb->codes, "' (DequantizeLinear '", qb->dequantize_name, "', ", Granularity(qb->scale),
+          ") and A is ", float_a ? "a float activation" : "not quantized",
+          ": CANN runs it as WeightQuantBatchMatmulV2 (A16W8 / A16W4), which this service does "
+          "not tile yet"));
+    }
+    if (!qb.has_value()) {
+      return Unsupported(absl::StrCat("A is dequantized (DequantizeLinear '", qa->dequantize_name,
+                                      "') but B is a float tensor: CANN's QuantBatchMatmulV3 "
+                                      "takes quantized x1 and x2"));
+    }
+    if (auto failed = CheckSymmetricInt8("A", "DequantizeLinear '" + qa->dequantize_name + "'",
+                                         qa->zero_point, qa->codes_type)) {
+      return failed;
+    }
+    if (auto failed = CheckSymmetricInt8("B", "DequantizeLinear '" + qb->dequantize_name + "'",
+                                         qb->zero_point, qb->codes_type)) {
+      return failed;
+    }
+    const bool trans_a_flag = gemm && IntAttribute(node, "transA", 0) != 0;
+    const bool trans_b_flag = gemm && IntAttribute(node, "transB", 0) != 0;
+    std::string out = node.output(0);
+    Operand a, b;
+    if (auto failed = OperandOf(node.input(0), true, &a, &derivation)) return failed;
+    if (auto failed = OperandOf(node.input(1), true, &b, &derivation)) return failed;
+    derivation.compute_dtype_applied = false;
+    tl::MatmulProblem& problem = lowered->problem;
+    std::vector<int64_t> c_dims;
+    if (gemm) {
+      if (FloatAttribute(node, "alpha", 1.0f) != 1.0f) {
+        return Unsupported("Gemm with alpha other than 1: QuantBatchMatmulV3 has no scale factor");
+      }
+      if (auto failed = ShapeGemm(node, a, b, &problem)) return failed;
+      problem.op = tl::MatmulOp::kQuantBatchMatmulV3;
+    } else if (auto failed = ShapeMatMul(a, b, tl::MatmulOp::kQuantBatchMatmulV3,
+                                         tl::MatmulOp::kQuantBatchMatmulV3, lowered, &c_dims)) {
+      return failed;
+    }
+    problem.dtype_a = tl::DataType::kInt8;
+    problem.dtype_b = tl::DataType::kInt8;
+    problem.trans_a = a.transposed;
+    problem.trans_b = b.transposed;
+    // A: per-tensor, or per-row (its axis m) as a per-token scale.
+    bool pertoken = false;
+    if (qa->scale.per_axis) {
+      const int64_t m_axis = trans_a_flag ? -1 : -2;
+      if (!qa->operand_axis.has_value() || *qa->operand_axis != m_axis ||
+          qa->scale.length != problem.m) {
+        return Unsupported(absl::StrCat(
+            "A's ", Granularity(qa->scale), " (DequantizeLinear '", qa->dequantize_name,
+            "') is not per-tensor or per-row: QuantBatchMatmulV3's x1 scale is per-tensor or "
+            "per-token"));
+      }
+      pertoken = true;
+    }
+    // B: per-tensor, or per-channel along n.
+    bool per_channel = false;
+    if (qb->scale.per_axis) {
+      const int64_t n_axis = trans_b_flag ? -2 : -1;
+      if (!qb->operand_axis.has_value()) {
+        return Unsupported(absl::StrCat("B's ", Granularity(qb->scale), " (DequantizeLinear '",
+                                        qb->dequantize_name, "') has an axis that ",
+                                        qb->axis_lost_at, " does not keep"));
+      }
+      if (*qb->operand_axis != n_axis || qb->scale.length != problem.n) {
+        return Unsupported(absl::StrCat(
+            "B's ", Granularity(qb->scale), " (DequantizeLinear '", qb->dequantize_name,
+            "') is along k, not n: QuantBatchMatmulV3's x2 scale is per-tensor or per-channel"));
+      }
+      per_channel = true;
+    }
+    NoteUnknownZeroPoint(qa->zero_point, &derivation);
+    NoteUnknownZeroPoint(qb->zero_point, &derivation);
+    // Gemm's C of [n] is the bias; another C stays a separate Add.
+    bool bias_int32 = false;
+    if (gemm && node.input_size() > 2 && !node.input(2).empty() &&
+        FloatAttribute(node, "beta", 1.0f) != 0.0f) {
+      std::vector<int64_t> dims;
+      if (auto failed = DimsOf(node.input(2), &dims)) return failed;
+      const bool row = (dims.size() == 1 && dims[0] == problem.n) ||
+                       (dims.size() == 2 && dims[0] == 1 && dims[1] == problem.n);
+      if (row && FloatAttribute(node, "beta", 1.0f) == 1.0f) {
+        problem.has_bias = true;
+        derivation.fused_bias = node.input(2);
+        if (std::optional<DequantizedOperand> c = TraceDequantized(index_, node.input(2))) {
+          bias_int32 = c->codes_type == onnx::TensorProto_DataType_INT32;
+        }
+      } else {
+        derivation.notes.push_back(
+            absl::StrCat("C ", ShapeText(dims), " is not a bias row; a separate Add adds it"));
+      }
+    } else {
+      out = QuantBiasAfter(out, lowered, &bias_int32);
+    }
+    // y: int8 when a QuantizeLinear reads the result alone, else float.
+    if (const onnx::NodeProto* quantize = TrailingQuantize(index_, out)) {
+      const ZeroPoint zero = ReadZeroPoint(index_, *quantize, 2);
+      const int32_t y_type =
+          zero.tensor.empty() ? onnx::TensorProto_DataType_UINT8 : InfoType(zero.tensor);
+      if (y_type != onnx::TensorProto_DataType_INT8) {
+        return Unsupported(absl::StrCat("the result is quantized to ", OnnxTypeName(y_type),
+                                        " (QuantizeLinear '", NodeLabel(*quantize),
+                                        "'): QuantBatchMatmulV3 writes int8"));
+      }
+      if (pertoken) {
+        return Unsupported(absl::StrCat(
+            "a per-token x1 scale with an int8 result (QuantizeLinear '", NodeLabel(*quantize),
+            "'): QuantBatchMatmulV3 takes a per-token scale with a "
+            "float16 or bfloat16 output only"));
+      }
+      const ScaleFacts y_scale = ReadScale(index_, *quantize, 1);
+      if (y_scale.per_axis) {
+        if (y_scale.length != problem.n) {
+          return Unsupported(absl::StrCat("the output QuantizeLinear '", NodeLabel(*quantize),
+                                          "' has ", Granularity(y_scale),
+                                          ", not one per column of y"));
+        }
+        per_channel = true;
+      }
+      problem.dtype_c = tl::DataType::kInt8;
+      if (zero.kind == ZeroPointKind::kNonZero) {
+        problem.quant.offset = {true, tl::DataType::kFloat32, {1}};
+        derivation.notes.push_back(
+            absl::StrCat("y's zero point '", zero.tensor, "' (", zero.value, ") is quant.offset"));
+      }
+      NoteUnknownZeroPoint(zero, &derivation);
+      derivation.notes.push_back(absl::StrCat("y is int8: QuantizeLinear '", NodeLabel(*quantize),
+                                              "' folded into the scale"));
+    } else {
+      if (auto failed = QuantOutputDtype(InfoType(out), &problem.dtype_c, &derivation)) {
+        return failed;
+      }
+    }
+    FillQuant(pertoken, per_channel, bias_int32, &problem, &derivation);
+    derivation.notes.push_back(
+        absl::StrCat("x1 int8 codes '", qa->codes, "' (",
+                     qa->quantize != nullptr
+                         ? absl::StrCat("QuantizeLinear '", NodeLabel(*qa->quantize), "' -> ")
+                         : std::string(),
+                     "DequantizeLinear '", qa->dequantize_name, "'), x2 int8 codes '", qb->codes,
+                     "' (DequantizeLinear '", qb->dequantize_name, "'); quant.scale = ",
+                     pertoken ? "s_w" : "s_x * s_w", per_channel ? " per channel" : " per tensor",
+                     pertoken ? ", pertoken_scale = s_x per row" : ""));
+    return std::nullopt;
+  }
+
+  int32_t InfoType(const std::string& tensor) const {
+    const TensorFacts* info = index_.Info(tensor);
+    return info == nullptr ? 0 : info->elem_type;
+  }
+
+  // Gemm's m, k, n from its 2-D operands and flags; the stored operand is
+  // the transpose's input when one was absorbed, so the flag and the
+  // absorbed transpose cancel.
+  std::optional<Outcome> ShapeGemm(const onnx::NodeProto& node, Operand& a, Operand& b,
+                                   tl::MatmulProblem* problem) const {
+    if (a.dims.size() != 2 || b.dims.size() != 2) return Unsupported("Gemm needs 2-D A and B");
+    const bool flip_a = IntAttribute(node, "transA", 0) != 0;
+    const bool flip_b = IntAttribute(node, "transB", 0) != 0;
+    a.transposed = a.transposed != flip_a;
+    b.transposed = b.transposed != flip_b;
+    const int64_t k = flip_a ? a.dims[0] : a.dims[1];
+    const int64_t kb = flip_b ? b.dims[1] : b.dims[0];
+    if (k != kb) {
+      return Unsupported(absl::StrCat("Gemm's A ", ShapeText(a.dims), " and B ", ShapeText(b.dims),
+                                      " disagree on k"));
+    }
+    problem->op = tl::MatmulOp::kMatMulV3;
+    problem->m = flip_a ? a.dims[1] : a.dims[0];
+    problem->k = k;
+    problem->n = flip_b ? b.dims[0] : b.dims[1];
+    return std::nullopt;
+  }
+
+  // ONNX Runtime's dynamic form: DynamicQuantizeLinear -> MatMulInteger ->
+  // Cast -> Mul(x_scale * w_scale). On the 950 the activation is quantized
+  // by CANN's DynamicQuant, int8 symmetric per token, and the matmul is
+  // QuantBatchMatmulV3 with that per-token scale.
+  std::optional<Outcome> LowerMatMulInteger(const onnx::NodeProto& node,
+                                            LoweredNode* lowered) const {
+    if (node.input_size() < 2) return Unsupported("MatMulInteger needs two inputs");
+    Derivation& derivation = lowered->derivation;
+    const ZeroPoint zero_a = ReadZeroPoint(index_, node, 2);
+    const ZeroPoint zero_b = ReadZeroPoint(index_, node, 3);
+    const onnx::NodeProto* dynamic = TraceDynamicQuantize(index_, node.input(0));
+    const std::string self = absl::StrCat("MatMulInteger '", NodeLabel(node), "'");
+    if (auto failed = CheckSymmetricInt8("B", self, zero_b, InfoType(node.input(1)))) {
+      return failed;
+    }
+    if (dynamic == nullptr) {
+      if (auto failed = CheckSymmetricInt8("A", self, zero_a, InfoType(node.input(0)))) {
+        return failed;
+      }
+    }
+    std::optional<IntegerDequant> dequant = FindIntegerDequant(index_, node.output(0));
+    if (!dequant.has_value()) {
+      return Unsupported(
+          absl::StrCat(self,
+                       "'s int32 result is used as it is (no Cast -> Mul by a scale after it): "
+                       "QuantBatchMatmulV3 dequantizes its result and needs that scale"));
+    }
+    Operand a, b;
+    if (auto failed = DimsOf(node.input(0), &a.dims)) return failed;
+    if (auto failed = DimsOf(node.input(1), &b.dims)) return failed;
+    std::vector<int64_t> c_dims;
+    if (auto failed = ShapeMatMul(a, b, tl::MatmulOp::kQuantBatchMatmulV3,
+                                  tl::MatmulOp::kQuantBatchMatmulV3, lowered, &c_dims)) {
+      return failed;
+    }
+    tl::MatmulProblem& problem = lowered->problem;
+    problem.dtype_a = tl::DataType::kInt8;
+    problem.dtype_b = tl::DataType::kInt8;
+    std::vector<int64_t> scale_dims;
+    if (auto failed = DimsOf(dequant->scale, &scale_dims)) return failed;
+    int64_t scale_length = 1;
+    for (int64_t dim : scale_dims) scale_length *= dim;
+    if (scale_length != 1 && (scale_length != problem.n || scale_dims.back() != problem.n)) {
+      return Unsupported(absl::StrCat("the dequantization scale '", dequant->scale, "' is ",
+                                      ShapeText(scale_dims),
+                                      ": QuantBatchMatmulV3 takes one per "
+                                      "tensor or one per column of y"));
+    }
+    if (auto failed = QuantOutputDtype(dequant->output_type, &problem.dtype_c, &derivation)) {
+      return failed;
+    }
+    bool bias_int32 = false;
+    QuantBiasAfter(dequant->output, lowered, &bias_int32);
+    NoteUnknownZeroPoint(zero_b, &derivation);
+    const bool pertoken = dynamic != nullptr;
+    if (!pertoken) NoteUnknownZeroPoint(zero_a, &derivation);
+    FillQuant(pertoken, scale_length != 1, bias_int32, &problem, &derivation);
+    if (pertoken) {
+      derivation.notes.push_back(absl::StrCat(
+          "DynamicQuantizeLinear '", NodeLabel(*dynamic),
+          "' (uint8, asymmetric, one scale per tensor) runs as CANN's DynamicQuant: int8, "
+          "symmetric, one scale per token (quant.pertoken_scale [m])"));
+    }
+    derivation.notes.push_back(absl::StrCat("Cast '", NodeLabel(*dequant->cast), "' and Mul '",
+                                            NodeLabel(*dequant->mul),
+                                            "' are the dequantization (quant.scale)"));
+    return std::nullopt;
+  }
+
+  // QLinearMatMul: int8 in, int8 out, the three scales folded into one.
+  std::optional<Outcome> LowerQLinearMatMul(const onnx::NodeProto& node,
+                                            LoweredNode* lowered) const {
+    if (node.input_size() < 8) return Unsupported("QLinearMatMul needs eight inputs");
+    Derivation& derivation = lowered->derivation;
+    const std::string self = absl::StrCat("QLinearMatMul '", NodeLabel(node), "'");
+    const ZeroPoint zero_a = ReadZeroPoint(index_, node, 2);
+    const ZeroPoint zero_b = ReadZeroPoint(index_, node, 5);
+    const ZeroPoint zero_y = ReadZeroPoint(index_, node, 7);
+    if (auto failed = CheckSymmetricInt8("A", self, zero_a, InfoType(node.input(0)))) return failed;
+    if (auto failed = CheckSymmetricInt8("B", self, zero_b, InfoType(node.input(3)))) return failed;
+    if (InfoType(node.input(7)) != onnx::TensorProto_DataType_INT8) {
+      return Unsupported(absl::StrCat(self, " writes ", OnnxTypeName(InfoType(node.input(7))),
+                                      ": QuantBatchMatmulV3 writes int8"));
+    }
+    const ScaleFacts scale_a = ReadScale(index_, node, 1);
+    if (scale_a.per_axis) {
+      return Unsupported(absl::StrCat(self, "'s a_scale is ", Granularity(scale_a),
+                                      ": a per-row x1 scale needs a float output in "
+                                      "QuantBatchMatmulV3, and this one is int8"));
+    }
+    Operand a, b;
+    if (auto failed = DimsOf(node.input(0), &a.dims)) return failed;
+    if (auto failed = DimsOf(node.input(3), &b.dims)) return failed;
+    std::vector<int64_t> c_dims;
+    if (auto failed = ShapeMatMul(a, b, tl::MatmulOp::kQuantBatchMatmulV3,
+                                  tl::MatmulOp::kQuantBatchMatmulV3, lowered, &c_dims)) {
+      return failed;
+    }
+    tl::MatmulProblem& problem = lowered->problem;
+    problem.dtype_a = tl::DataType::kInt8;
+    problem.dtype_b = tl::DataType::kInt8;
+    problem.dtype_c = tl::DataType::kInt8;
+    const ScaleFacts scale_b = ReadScale(index_, node, 4);
+    const ScaleFacts scale_y = ReadScale(index_, node, 6);
+    const bool per_channel = scale_b.per_axis || scale_y.per_axis;
+    if ((scale_b.per_axis && scale_b.length != problem.n) ||
+        (scale_y.per_axis && scale_y.length != problem.n)) {
+      return Unsupported(absl::StrCat(self, "'s b_scale ", ShapeText(scale_b.dims), " or y_scale ",
+                                      ShapeText(scale_y.dims),
+                                      " is neither per tensor nor per column"));
+    }
+    if (zero_y.kind == ZeroPointKind::kNonZero) {
+      problem.quant.offset = {true, tl::DataType::kFloat32, {1}};
+      derivation.notes.push_back(absl::StrCat("y's zero point '", zero_y.tensor, "' (",
+                                              zero_y.value, ") is quant.offset"));
+    }
+    NoteUnknownZeroPoint(zero_a, &derivation);
+    NoteUnknownZeroPoint(zero_b, &derivation);
+    NoteUnknownZeroPoint(zero_y, &derivation);
+    FillQuant(false, per_channel, false, &problem, &derivation);
+    derivation.notes.push_back("quant.scale = a_scale * b_scale / y_scale (packed uint64)");
+    return std::nullopt;
+  }
+
+  // ONNX Runtime's MatMulNBits: a float activation times a 2..8-bit
+  // per-group weight, which is CANN's WeightQuantBatchMatmulV2.
+  std::optional<Outcome> LowerMatMulNBits(const onnx::NodeProto& node) const {
+    const NBitsFacts facts = ReadMatMulNBits(node);
+    return Unsupported(
+        absl::StrCat("MatMulNBits (", kMicrosoftDomain, "): a weight-only quantized matmul, ",
+                     facts.bits, "-bit weight [N ", facts.n, ", K ", facts.k, "] per group of ",
+                     facts.block_size, facts.has_zero_points ? " with zero points" : " (symmetric)",
+                     ": CANN runs it as WeightQuantBatchMatmulV2 (A16W", facts.bits,
+                     " per-group), which this service does not tile yet"));
+  }
+
+  // 2 * the multiply-adds of the node, from its inputs' dims; nullopt when
+  // they are not known.
+  std::optional<double> NodeFlops(const onnx::NodeProto& node) const {
+    const std::string& op = node.op_type();
+    auto dims_of = [this](const onnx::NodeProto& n, int i) -> const std::vector<int64_t>* {
+      if (i >= n.input_size()) return nullptr;
+      const TensorFacts* facts = index_.Info(n.input(i));
+      return facts == nullptr || !facts->dims.has_value() ? nullptr : &*facts->dims;
+    };
+    auto product = [](const std::vector<int64_t>& dims, size_t from, size_t to) {
+      double p = 1;
+      for (size_t i = from; i < to && i < dims.size(); ++i) p *= static_cast<double>(dims[i]);
+      return p;
+    };
+    if (op == "MatMulNBits") {
+      const std::vector<int64_t>* a = dims_of(node, 0);
+      const NBitsFacts facts = ReadMatMulNBits(node);
+      if (a == nullptr || a->empty()) return std::nullopt;
+      return 2.0 * product(*a, 0, a->size() - 1) * static_cast<double>(facts.k) *
+             static_cast<double>(facts.n);
+    }
+    if (op == "Einsum") {
+      if (node.input_size() != 2) return std::nullopt;
+      const std::vector<int64_t>* a = dims_of(node, 0);
+      const std::vector<int64_t>* b = dims_of(node, 1);
+      const onnx::AttributeProto* equation = FindAttribute(node, "equation");
+      if (a == nullptr || b == nullptr || equation == nullptr) return std::nullopt;
+      absl::StatusOr<EinsumEquation> parsed = ParseEinsum(equation->s(), {a->size(), b->size()});
+      if (!parsed.ok()) return std::nullopt;
+      std::map<char, int64_t> sizes;
+      for (size_t i = 0; i < a->size(); ++i) sizes[parsed->inputs[0][i]] = (*a)[i];
+      for (size_t i = 0; i < b->size(); ++i) {
+        int64_t& size = sizes[parsed->inputs[1][i]];
+        size = std::max(size, (*b)[i]);
+      }
+      double flops = 2;
+      for (const auto& [label, size] : sizes) flops *= static_cast<double>(size);
+      return flops;
+    }
+    const std::vector<int64_t>* a = dims_of(node, 0);
+    const std::vector<int64_t>* b = dims_of(node, op == "QLinearMatMul" ? 3 : 1);
+    if (a == nullptr || b == nullptr || a->empty() || b->empty()) return std::nullopt;
+    if (op == "Gemm") {
+      if (a->size() != 2 || b->size() != 2) return std::nullopt;
+      const bool flip_a = IntAttribute(node, "transA", 0) != 0;
+      const bool flip_b = IntAttribute(node, "transB", 0) != 0;
+      return 2.0 * static_cast<double>((*a)[flip_a ? 1 : 0]) *
+             static_cast<double>((*a)[flip_a ? 0 : 1]) * static_cast<double>((*b)[flip_b ? 0 : 1]);
+    }
+    std::vector<int64_t> x = *a, y = *b;
+    if (x.size() == 1) x.insert(x.begin(), 1);
+    if (y.size() == 1) y.push_back(1);
+    const std::vector<int64_t> c =
+        LogicalC(std::vector<int64_t>(x.begin(), x.end() - 2),
+                 std::vector<int64_t>(y.begin(), y.end() - 2), x[x.size() - 2], y.back());
+    return 2.0 * product(c, 0, c.size()) * static_cast<double>(x.back());
   }
 
   static std::optional<Outcome> CheckBatchRank(const std::vector<int64_t>& batch_a,
@@ -638,6 +1153,11 @@ bool IsMatmulLike(const std::string& op_type) {
          op_type == "MatMulInteger" || op_type == "QLinearMatMul";
 }
 
+bool IsMatmulLikeNode(const onnx::NodeProto& node) {
+  if (IsDefaultDomain(node)) return IsMatmulLike(node.op_type());
+  return node.domain() == kMicrosoftDomain && node.op_type() == "MatMulNBits";
+}
+
 namespace {
 
 // Every matmul-like node of `graph` lowered with `facts`.
@@ -648,12 +1168,9 @@ std::vector<LoweredNode> LowerNodes(const onnx::GraphProto& graph,
   const Lowerer lowerer(index, options);
   std::vector<LoweredNode> nodes;
   nodes.reserve(static_cast<size_t>(
-      std::count_if(graph.node().begin(), graph.node().end(), [](const onnx::NodeProto& node) {
-        return IsDefaultDomain(node) && IsMatmulLike(node.op_type());
-      })));
+      std::count_if(graph.node().begin(), graph.node().end(), IsMatmulLikeNode)));
   for (int i = 0; i < graph.node_size(); ++i) {
-    const onnx::NodeProto& node = graph.node(i);
-    if (!IsDefaultDomain(node) || !IsMatmulLike(node.op_type())) continue;
+    if (!IsMatmulLikeNode(graph.node(i))) continue;
     nodes.push_back(lowerer.Lower(i));
   }
   return nodes;

@@ -65,6 +65,9 @@ struct LoweredNode {
   std::string reason;
   tiling::MatmulProblem problem;  // when kOk
   Derivation derivation;
+  // 2 x the node's multiply-adds, from its inputs' dims whatever its
+  // status; nullopt when those dims are not known.
+  std::optional<double> flops;
 };
 
 struct LoweringOptions {
@@ -76,6 +79,9 @@ struct LoweringOptions {
 // Whether `op_type` (default domain) is one of the matmul-like ops the
 // lowering lists.
 bool IsMatmulLike(const std::string& op_type);
+// Whether `node` is one the lowering lists: a matmul-like op of the default
+// domain, or ONNX Runtime's com.microsoft MatMulNBits.
+bool IsMatmulLikeNode(const onnx::NodeProto& node);
 
 // Lowers every matmul-like node of the main graph, in graph order, with the
 // shapes PropagateShapes() finds at `gear` (shape_propagation.h). `model`

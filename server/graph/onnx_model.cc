@@ -22,7 +22,8 @@ absl::Status ModelError(absl::string_view what) {
 class FirstError : public google::protobuf::io::ErrorCollector {
  public:
   void AddError(int line, int column, const std::string& message) override {
-    if (error_.empty()) error_ = absl::StrCat("line ", line + 1, " column ", column + 1, ": ", message);
+    if (error_.empty())
+      error_ = absl::StrCat("line ", line + 1, " column ", column + 1, ": ", message);
   }
   const std::string& error() const { return error_; }
 
@@ -130,9 +131,9 @@ std::vector<std::string> SymbolicDims(const onnx::GraphProto& graph) {
   return dims;
 }
 
-absl::StatusOr<std::vector<Gear>> BuildGears(const std::vector<std::string>& dims,
-                                             const std::map<std::string, std::vector<int64_t>>& values,
-                                             GearPolicy policy, size_t max_gears) {
+absl::StatusOr<std::vector<Gear>> BuildGears(
+    const std::vector<std::string>& dims, const std::map<std::string, std::vector<int64_t>>& values,
+    GearPolicy policy, size_t max_gears) {
   std::vector<std::pair<std::string, const std::vector<int64_t>*>> given;
   for (const std::string& dim : dims) {
     auto it = values.find(dim);
@@ -150,8 +151,8 @@ absl::StatusOr<std::vector<Gear>> BuildGears(const std::vector<std::string>& dim
     }
     for (int64_t value : list) {
       if (value < 1 || value > kMaxDimValue) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "dims: '", name, "' value ", value, " must be in [1, ", kMaxDimValue, "]"));
+        return absl::InvalidArgumentError(absl::StrCat("dims: '", name, "' value ", value,
+                                                       " must be in [1, ", kMaxDimValue, "]"));
       }
     }
   }
@@ -168,8 +169,8 @@ absl::StatusOr<std::vector<Gear>> BuildGears(const std::vector<std::string>& dim
       count = list->size();
     }
     if (count > max_gears) {
-      return absl::InvalidArgumentError(absl::StrCat("dims: ", count, " gears is above the limit of ",
-                                                     max_gears, " (--max_graph_gears)"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "dims: ", count, " gears is above the limit of ", max_gears, " (--max_graph_gears)"));
     }
     for (size_t i = 0; i < count; ++i) {
       Gear gear;
@@ -184,9 +185,9 @@ absl::StatusOr<std::vector<Gear>> BuildGears(const std::vector<std::string>& dim
   for (const auto& [name, list] : given) {
     count *= list->size();
     if (count > max_gears) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "dims: GEAR_POLICY_PRODUCT makes more than ", max_gears,
-          " gears, the limit (--max_graph_gears)"));
+      return absl::InvalidArgumentError(absl::StrCat("dims: GEAR_POLICY_PRODUCT makes more than ",
+                                                     max_gears,
+                                                     " gears, the limit (--max_graph_gears)"));
     }
   }
   for (size_t i = 0; i < count; ++i) {

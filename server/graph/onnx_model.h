@@ -11,12 +11,12 @@
 #include <cstdint>
 #include <map>
 #include <string>
-#include "absl/strings/string_view.h"
 #include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "onnx/onnx_pb.h"
 
 namespace npu::graph {
@@ -64,9 +64,9 @@ enum class GearPolicy { kZip, kProduct };
 // naming "dims"): a name not in `dims`, an empty list or more than
 // kMaxDimValues values, a value outside 1..kMaxDimValue, unequal ZIP
 // lengths, more than `max_gears` gears. No values at all is one empty gear.
-absl::StatusOr<std::vector<Gear>> BuildGears(const std::vector<std::string>& dims,
-                                             const std::map<std::string, std::vector<int64_t>>& values,
-                                             GearPolicy policy, size_t max_gears);
+absl::StatusOr<std::vector<Gear>> BuildGears(
+    const std::vector<std::string>& dims, const std::map<std::string, std::vector<int64_t>>& values,
+    GearPolicy policy, size_t max_gears);
 
 }  // namespace npu::graph
 

@@ -5,6 +5,8 @@
 #include <functional>
 #include <unordered_set>
 
+#include "server/graph/einsum.h"
+
 namespace npu::graph {
 namespace {
 
@@ -72,7 +74,8 @@ constexpr int64_t kSaturated = int64_t{1} << 62;
 constexpr int64_t kMaxDim = int64_t{1} << 40;
 
 int64_t Sat(__int128 value) {
-  return static_cast<int64_t>(std::max<__int128>(-kSaturated, std::min<__int128>(value, kSaturated)));
+  return static_cast<int64_t>(
+      std::max<__int128>(-kSaturated, std::min<__int128>(value, kSaturated)));
 }
 
 int64_t Product(const Dims& dims, size_t from = 0, size_t to = SIZE_MAX) {
@@ -93,6 +96,12 @@ std::optional<Dims> Broadcast(const Dims& a, const Dims& b) {
     out[i] = x == 1 ? y : x;
   }
   return out;
+}
+
+std::string DimsText(const Dims& dims) {
+  std::string text = "[";
+  for (size_t i = 0; i < dims.size(); ++i) text += (i ? ", " : "") + std::to_string(dims[i]);
+  return text + "]";
 }
 
 // `axis` of a rank-`rank` tensor, negative counting from the end.
@@ -144,46 +153,60 @@ class Propagator {
       : graph_(graph), opset_(opset), gear_(gear) {}
 
   Facts Run() {
-    auto add_info = [this](const onnx::ValueInfoProto& value) {
-      if (!value.type().has_tensor_type()) return;
-      const onnx::TypeProto_Tensor& type = value.type().tensor_type();
-      TensorFacts& facts = facts_[value.name()];
-      if (type.elem_type() != 0) facts.elem_type = type.elem_type();
-      if (!type.has_shape() || facts.dims.has_value()) return;
-      Dims dims;
-      for (const onnx::TensorShapeProto_Dimension& dim : type.shape().dim()) {
-        if (dim.has_dim_value() && dim.dim_value() >= 0 && dim.dim_value() <= kMaxDim) {
-          dims.push_back(dim.dim_value());
-        } else if (std::optional<int64_t> value = GearValue(dim)) {
-          dims.push_back(*value);
-        } else {
-          if (dim.has_dim_param() && facts.symbolic_dim.empty()) {
-            facts.symbolic_dim = dim.dim_param();
-          }
-          return;
-        }
-      }
-      facts.dims = std::move(dims);
-    };
-    for (const onnx::ValueInfoProto& value : graph_.input()) add_info(value);
-    for (const onnx::TensorProto& tensor : graph_.initializer()) {
-      TensorFacts& facts = facts_[tensor.name()];
-      facts.elem_type = tensor.data_type();
-      Dims dims(tensor.dims().begin(), tensor.dims().end());
-      if (std::all_of(dims.begin(), dims.end(), [](int64_t d) { return d >= 0 && d <= kMaxDim; })) {
-        facts.dims = std::move(dims);
-        facts.values = IntValues(tensor);
-      }
-    }
+    for (const onnx::ValueInfoProto& value : graph_.input()) AddInfo(value);
+    for (const onnx::TensorProto& tensor : graph_.initializer()) AddInitializer(tensor);
     // ONNX's own inference, kept where this pass computes nothing.
     Facts inferred;
     std::swap(inferred, facts_);
-    for (const onnx::ValueInfoProto& value : graph_.value_info()) add_info(value);
-    for (const onnx::ValueInfoProto& value : graph_.output()) add_info(value);
+    for (const onnx::ValueInfoProto& value : graph_.value_info()) AddInfo(value);
+    for (const onnx::ValueInfoProto& value : graph_.output()) AddInfo(value);
     std::swap(inferred, facts_);
-    for (const onnx::NodeProto& node : graph_.node()) {
-      Visit(node);
+    VisitNodes(graph_, inferred, 0);
+    return std::move(facts_);
+  }
+
+ private:
+  // What a value_info (or graph input / output) declares of a tensor.
+  void AddInfo(const onnx::ValueInfoProto& value) {
+    if (!value.type().has_tensor_type()) return;
+    const onnx::TypeProto_Tensor& type = value.type().tensor_type();
+    TensorFacts& facts = facts_[value.name()];
+    if (type.elem_type() != 0) facts.elem_type = type.elem_type();
+    if (!type.has_shape() || facts.dims.has_value()) return;
+    Dims dims;
+    for (const onnx::TensorShapeProto_Dimension& dim : type.shape().dim()) {
+      if (dim.has_dim_value() && dim.dim_value() >= 0 && dim.dim_value() <= kMaxDim) {
+        dims.push_back(dim.dim_value());
+      } else if (std::optional<int64_t> value = GearValue(dim)) {
+        dims.push_back(*value);
+      } else {
+        if (dim.has_dim_param() && facts.symbolic_dim.empty()) {
+          facts.symbolic_dim = dim.dim_param();
+        }
+        return;
+      }
+    }
+    facts.dims = std::move(dims);
+  }
+
+  void AddInitializer(const onnx::TensorProto& tensor) {
+    TensorFacts& facts = facts_[tensor.name()];
+    facts.elem_type = tensor.data_type();
+    Dims dims(tensor.dims().begin(), tensor.dims().end());
+    if (std::all_of(dims.begin(), dims.end(), [](int64_t d) { return d >= 0 && d <= kMaxDim; })) {
+      facts.dims = std::move(dims);
+      facts.values = IntValues(tensor);
+    }
+  }
+
+  // Visits the nodes of `graph` (the main graph, or the branch an If takes)
+  // in order; `inferred` holds the model's value_info.
+  void VisitNodes(const onnx::GraphProto& graph, const Facts& inferred, int depth) {
+    for (const onnx::NodeProto& node : graph.node()) {
+      why_.clear();
+      Visit(node, inferred, depth);
       for (const std::string& output : node.output()) {
+        if (output.empty()) continue;
         auto it = inferred.find(output);
         if (it != inferred.end()) {
           TensorFacts& facts = facts_[output];
@@ -191,23 +214,52 @@ class Propagator {
           if (!facts.dims.has_value()) facts.dims = it->second.dims;
           if (facts.symbolic_dim.empty()) facts.symbolic_dim = it->second.symbolic_dim;
         }
-        // An unknown shape downstream of a dim without a value names that
-        // dim, so that the reason points at what the request left out.
         TensorFacts& facts = facts_[output];
-        if (facts.dims.has_value() || !facts.symbolic_dim.empty()) continue;
-        for (int i = 0; i < node.input_size(); ++i) {
-          const TensorFacts* input = Get(node, i);
-          if (input != nullptr && !input->dims.has_value() && !input->symbolic_dim.empty()) {
-            facts.symbolic_dim = input->symbolic_dim;
-            break;
-          }
-        }
+        if (facts.dims.has_value()) continue;
+        NameUnknownCause(node, output, &facts);
       }
     }
-    return std::move(facts_);
   }
 
- private:
+  // Says why `output` of `node` has no shape. An unknown input passes its
+  // own reason on (a dim without a value first: that is what the request
+  // left out); when every input is known, this node is where the shapes
+  // stopped, and the reason names it and, where known, why.
+  void NameUnknownCause(const onnx::NodeProto& node, const std::string& output,
+                        TensorFacts* facts) {
+    if (!facts->symbolic_dim.empty() || !facts->unknown_cause.empty()) return;
+    for (int i = 0; i < node.input_size(); ++i) {
+      const TensorFacts* input = Get(node, i);
+      if (input != nullptr && !input->dims.has_value() && !input->symbolic_dim.empty()) {
+        facts->symbolic_dim = input->symbolic_dim;
+        return;
+      }
+    }
+    for (int i = 0; i < node.input_size(); ++i) {
+      if (node.input(i).empty()) continue;
+      const TensorFacts* input = Get(node, i);
+      if (input != nullptr && input->dims.has_value()) continue;
+      if (input != nullptr && !input->unknown_cause.empty()) {
+        facts->unknown_cause = input->unknown_cause;
+      } else {
+        facts->unknown_cause = "tensor '" + node.input(i) + "' has no shape in the model";
+      }
+      return;
+    }
+    static const std::unordered_set<std::string> kDataDependent = {
+        "NonZero", "Unique", "NonMaxSuppression", "Compress", "StringSplit"};
+    std::string why = why_;
+    if (why.empty()) {
+      why = kDataDependent.count(node.op_type()) != 0
+                ? "its output's size depends on the tensor's data (data-dependent, as routing "
+                  "is), not on the shapes"
+                : "an op the shape propagation does not follow, and the model declares no "
+                  "shape for its output";
+    }
+    facts->unknown_cause = node.op_type() + " '" + (node.name().empty() ? output : node.name()) +
+                           "' (output '" + output + "'): " + why;
+  }
+
   const TensorFacts* Get(const onnx::NodeProto& node, int input) const {
     if (input >= node.input_size() || node.input(input).empty()) return nullptr;
     auto it = facts_.find(node.input(input));
@@ -259,10 +311,15 @@ class Propagator {
         dims.reset();
         break;
       }
+      const Dims before = *dims;
       dims = Broadcast(*dims, *input);
+      if (!dims.has_value()) {
+        why_ = "broadcast of " + DimsText(before) + " against " + DimsText(*input) + " fails";
+      }
     }
     std::optional<Dims> values;
-    if (dims.has_value() && fn != nullptr && Product(*dims) <= static_cast<int64_t>(kMaxValueElements)) {
+    if (dims.has_value() && fn != nullptr &&
+        Product(*dims) <= static_cast<int64_t>(kMaxValueElements)) {
       std::vector<const Dims*> inputs;
       for (int i = 0; i < node.input_size(); ++i) inputs.push_back(ValuesOf(node, i));
       if (std::all_of(inputs.begin(), inputs.end(), [](const Dims* v) { return v != nullptr; })) {
@@ -290,14 +347,47 @@ class Propagator {
     Set(node, 0, dims, elem_type, values);
   }
 
-  void Visit(const onnx::NodeProto& node) {
-    static const std::unordered_set<std::string> kSameShape = {
-        "Identity", "Dropout", "Cast", "Relu", "Erf", "Tanh", "Sqrt", "Neg", "Sigmoid",
-        "Softmax", "LogSoftmax", "LayerNormalization", "Gelu", "Abs", "Exp", "Log",
-        "Reciprocal", "Not", "Floor", "Ceil", "Clip", "BatchNormalization",
-        "InstanceNormalization", "HardSigmoid", "HardSwish", "Softplus", "Round", "Sign", "Sin",
-        "Cos", "LeakyRelu", "Elu", "Selu", "IsNaN", "IsInf", "ScatterND", "ScatterElements",
-        "Trilu", "CumSum", "Mish"};
+  void Visit(const onnx::NodeProto& node, const Facts& inferred, int depth) {
+    static const std::unordered_set<std::string> kSameShape = {"Identity",
+                                                               "Dropout",
+                                                               "Cast",
+                                                               "Relu",
+                                                               "Erf",
+                                                               "Tanh",
+                                                               "Sqrt",
+                                                               "Neg",
+                                                               "Sigmoid",
+                                                               "Softmax",
+                                                               "LogSoftmax",
+                                                               "LayerNormalization",
+                                                               "Gelu",
+                                                               "Abs",
+                                                               "Exp",
+                                                               "Log",
+                                                               "Reciprocal",
+                                                               "Not",
+                                                               "Floor",
+                                                               "Ceil",
+                                                               "Clip",
+                                                               "BatchNormalization",
+                                                               "InstanceNormalization",
+                                                               "HardSigmoid",
+                                                               "HardSwish",
+                                                               "Softplus",
+                                                               "Round",
+                                                               "Sign",
+                                                               "Sin",
+                                                               "Cos",
+                                                               "LeakyRelu",
+                                                               "Elu",
+                                                               "Selu",
+                                                               "IsNaN",
+                                                               "IsInf",
+                                                               "ScatterND",
+                                                               "ScatterElements",
+                                                               "Trilu",
+                                                               "CumSum",
+                                                               "Mish"};
     const std::string& op = node.op_type();
     const int32_t first_type = TypeOf(node, 0);
     if (op == "Constant") {
@@ -317,7 +407,8 @@ class Propagator {
       int32_t type = first_type;
       if (op == "Cast") type = static_cast<int32_t>(IntAttr(node, "to", 0));
       std::optional<Dims> values;
-      if ((op == "Identity" || op == "Cast") && ValuesOf(node, 0) != nullptr) values = *ValuesOf(node, 0);
+      if ((op == "Identity" || op == "Cast") && ValuesOf(node, 0) != nullptr)
+        values = *ValuesOf(node, 0);
       if (dims != nullptr) {
         Set(node, 0, *dims, type, values);
         if (op == "Dropout") Set(node, 1, *dims, onnx::TensorProto_DataType_BOOL);
@@ -559,7 +650,11 @@ class Propagator {
         if (known <= 0 || Product(*dims) % known != 0) return;
         out[infer] = Product(*dims) / known;
       }
-      if (Product(out) != Product(*dims)) return;
+      if (Product(out) != Product(*dims)) {
+        why_ = "reshape of " + DimsText(*dims) + " to " + DimsText(*shape) + " does not keep its " +
+               std::to_string(Product(*dims)) + " elements";
+        return;
+      }
       std::optional<Dims> values;
       if (const Dims* v = ValuesOf(node, 0)) values = *v;
       Set(node, 0, out, first_type, values);
@@ -592,26 +687,35 @@ class Propagator {
       }
       std::optional<Dims> values;
       if (const Dims* input_values = ValuesOf(node, 0)) {
-        values = Restrided(*dims, *input_values, out, from, Dims(out.size(), 0),
-                           Dims(out.size(), 1));
+        values =
+            Restrided(*dims, *input_values, out, from, Dims(out.size(), 0), Dims(out.size(), 1));
       }
       Set(node, 0, out, first_type, values);
       return;
     }
-    if (op == "MatMul") {
+    if (op == "MatMul" || op == "MatMulInteger" || op == "QLinearMatMul") {
+      // QLinearMatMul's B is its input 3; its output type is y_zero_point's.
+      const bool qlinear = op == "QLinearMatMul";
       const Dims* a = DimsOf(node, 0);
-      const Dims* b = DimsOf(node, 1);
+      const Dims* b = DimsOf(node, qlinear ? 3 : 1);
+      int32_t out_type = first_type;
+      if (op == "MatMulInteger") out_type = onnx::TensorProto_DataType_INT32;
+      if (qlinear) out_type = TypeOf(node, 7) != 0 ? TypeOf(node, 7) : first_type;
       if (a == nullptr || b == nullptr || a->empty() || b->empty()) return;
       Dims x = *a, y = *b;
       const bool vector_a = x.size() == 1, vector_b = y.size() == 1;
       if (vector_a) x.insert(x.begin(), 1);
       if (vector_b) y.push_back(1);
-      std::optional<Dims> batch = Broadcast(Dims(x.begin(), x.end() - 2), Dims(y.begin(), y.end() - 2));
-      if (!batch.has_value()) return;
+      std::optional<Dims> batch =
+          Broadcast(Dims(x.begin(), x.end() - 2), Dims(y.begin(), y.end() - 2));
+      if (!batch.has_value()) {
+        why_ = "the batch dims of " + DimsText(*a) + " and " + DimsText(*b) + " do not broadcast";
+        return;
+      }
       Dims out = *batch;
       if (!vector_a) out.push_back(x[x.size() - 2]);
       if (!vector_b) out.push_back(y.back());
-      Set(node, 0, out, first_type);
+      Set(node, 0, out, out_type);
       return;
     }
     if (op == "Gemm") {
@@ -627,14 +731,18 @@ class Propagator {
       const Dims* dims = DimsOf(node, 0);
       const Dims* shape = ValuesOf(node, 1);
       if (dims == nullptr || shape == nullptr) return;
-      Set(node, 0, Broadcast(*dims, *shape), first_type);
+      std::optional<Dims> out = Broadcast(*dims, *shape);
+      if (!out.has_value())
+        why_ = "expand of " + DimsText(*dims) + " to " + DimsText(*shape) + " fails";
+      Set(node, 0, out, first_type);
       return;
     }
     if (op == "ConstantOfShape") {
       const Dims* shape = ValuesOf(node, 0);
       if (shape == nullptr) return;
       const onnx::AttributeProto* value = Attribute(node, "value");
-      const int32_t type = value == nullptr ? onnx::TensorProto_DataType_FLOAT : value->t().data_type();
+      const int32_t type =
+          value == nullptr ? onnx::TensorProto_DataType_FLOAT : value->t().data_type();
       std::optional<Dims> values;
       if (value != nullptr && Product(*shape) <= static_cast<int64_t>(kMaxValueElements)) {
         if (std::optional<Dims> fill = IntValues(value->t()); fill && fill->size() == 1) {
@@ -652,10 +760,10 @@ class Propagator {
           limit->empty() || delta->empty() || (*delta)[0] == 0) {
         return;
       }
-      const int64_t count = Sat(std::max<__int128>(
-          0, (static_cast<__int128>((*limit)[0]) - (*start)[0] + (*delta)[0] -
-              ((*delta)[0] > 0 ? 1 : -1)) /
-                 (*delta)[0]));
+      const int64_t count =
+          Sat(std::max<__int128>(0, (static_cast<__int128>((*limit)[0]) - (*start)[0] +
+                                     (*delta)[0] - ((*delta)[0] > 0 ? 1 : -1)) /
+                                        (*delta)[0]));
       std::optional<Dims> values;
       if (count <= static_cast<int64_t>(kMaxValueElements)) {
         values = Dims();
@@ -680,7 +788,8 @@ class Propagator {
         for (size_t i = 0; i < axes->size(); ++i) {
           std::optional<size_t> axis = Axis((*axes)[i], out.size());
           if (!axis.has_value()) return;
-          out[*axis] = Sat(static_cast<__int128>(out[*axis]) + (*pads)[i] + (*pads)[i + axes->size()]);
+          out[*axis] =
+              Sat(static_cast<__int128>(out[*axis]) + (*pads)[i] + (*pads)[i + axes->size()]);
         }
       } else {
         if (pads->size() != 2 * out.size()) return;
@@ -696,7 +805,8 @@ class Propagator {
       const Dims* repeats = ValuesOf(node, 1);
       if (dims == nullptr || repeats == nullptr || repeats->size() != dims->size()) return;
       Dims out = *dims;
-      for (size_t i = 0; i < out.size(); ++i) out[i] = Sat(static_cast<__int128>(out[i]) * (*repeats)[i]);
+      for (size_t i = 0; i < out.size(); ++i)
+        out[i] = Sat(static_cast<__int128>(out[i]) * (*repeats)[i]);
       Set(node, 0, out, first_type);
       return;
     }
@@ -772,6 +882,66 @@ class Propagator {
       Set(node, 0, out, first_type);
       return;
     }
+    if (op == "QuantizeLinear" || op == "DequantizeLinear") {
+      // Same dims as x. Q's y has y_zero_point's type (uint8 without one);
+      // DQ's y is float32 up to opset 17 (later opsets take the scale's).
+      const Dims* dims = DimsOf(node, 0);
+      if (dims == nullptr) return;
+      int32_t type = onnx::TensorProto_DataType_FLOAT;
+      if (op == "QuantizeLinear") {
+        type = TypeOf(node, 2) != 0 ? TypeOf(node, 2) : onnx::TensorProto_DataType_UINT8;
+      } else if (TypeOf(node, 1) == onnx::TensorProto_DataType_FLOAT16 ||
+                 TypeOf(node, 1) == onnx::TensorProto_DataType_BFLOAT16) {
+        type = TypeOf(node, 1);
+      }
+      Set(node, 0, *dims, type);
+      return;
+    }
+    if (op == "DynamicQuantizeLinear") {
+      const Dims* dims = DimsOf(node, 0);
+      if (dims == nullptr) return;
+      Set(node, 0, *dims, onnx::TensorProto_DataType_UINT8);
+      Set(node, 1, Dims{}, onnx::TensorProto_DataType_FLOAT);
+      Set(node, 2, Dims{}, onnx::TensorProto_DataType_UINT8);
+      return;
+    }
+    if (op == "MatMulNBits" && node.domain() == "com.microsoft") {
+      // ONNX Runtime's contrib op: A [..., K] times a packed [N, K] weight
+      // gives [..., N] (attributes K and N, as its ContribOperators.md
+      // documents them).
+      const Dims* dims = DimsOf(node, 0);
+      const int64_t n = IntAttr(node, "N", 0);
+      if (dims == nullptr || dims->empty() || n <= 0) return;
+      Dims out = *dims;
+      out.back() = n;
+      Set(node, 0, out, first_type);
+      return;
+    }
+    if (op == "Einsum") {
+      std::vector<Dims> operands;
+      std::vector<size_t> ranks;
+      for (int i = 0; i < node.input_size(); ++i) {
+        const Dims* dims = DimsOf(node, i);
+        if (dims == nullptr) return;
+        operands.push_back(*dims);
+        ranks.push_back(dims->size());
+      }
+      const onnx::AttributeProto* equation = Attribute(node, "equation");
+      absl::StatusOr<EinsumEquation> parsed =
+          ParseEinsum(equation == nullptr ? "" : equation->s(), ranks);
+      if (!parsed.ok()) {
+        why_ = std::string(parsed.status().message());
+        return;
+      }
+      std::optional<Dims> out = EinsumOutputDims(*parsed, operands);
+      if (!out.has_value()) why_ = "the operands' sizes of one label disagree";
+      Set(node, 0, out, first_type);
+      return;
+    }
+    if (op == "If") {
+      VisitIf(node, inferred, depth);
+      return;
+    }
     if (op == "Split") {
       const Dims* dims = DimsOf(node, 0);
       if (dims == nullptr) return;
@@ -798,6 +968,51 @@ class Propagator {
     }
   }
 
+  // An If whose condition the gear decides: the branch it takes is walked
+  // like the main graph, and its outputs are the If's. Branches nest at
+  // most kMaxIfDepth deep (a model from the network chooses the depth).
+  void VisitIf(const onnx::NodeProto& node, const Facts& inferred, int depth) {
+    constexpr int kMaxIfDepth = 8;
+    const Dims* condition = ValuesOf(node, 0);
+    if (condition == nullptr || condition->size() != 1) {
+      why_ = "its condition '" + (node.input_size() > 0 ? node.input(0) : std::string()) +
+             "' is not known at this gear (it depends on the data, or on a dim without a value)";
+      return;
+    }
+    if (depth >= kMaxIfDepth) {
+      why_ = "If nodes nest deeper than " + std::to_string(kMaxIfDepth);
+      return;
+    }
+    const onnx::AttributeProto* branch =
+        Attribute(node, (*condition)[0] != 0 ? "then_branch" : "else_branch");
+    if (branch == nullptr || !branch->has_g()) return;
+    const onnx::GraphProto& body = branch->g();
+    for (const onnx::TensorProto& tensor : body.initializer()) AddInitializer(tensor);
+    // The branch's own value_info, kept where the walk computes nothing.
+    Facts scoped = inferred;
+    {
+      Facts outer;
+      std::swap(outer, facts_);
+      for (const onnx::ValueInfoProto& value : body.value_info()) AddInfo(value);
+      for (const onnx::ValueInfoProto& value : body.output()) AddInfo(value);
+      for (auto& [name, facts] : facts_) scoped[name] = std::move(facts);
+      std::swap(outer, facts_);
+    }
+    VisitNodes(body, scoped, depth + 1);
+    why_.clear();
+    for (int i = 0; i < node.output_size() && i < body.output_size(); ++i) {
+      auto it = facts_.find(body.output(i).name());
+      if (it == facts_.end()) continue;
+      const TensorFacts branch_facts = it->second;
+      Set(node, i, branch_facts.dims, branch_facts.elem_type, branch_facts.values);
+      if (!branch_facts.dims.has_value() && !node.output(i).empty()) {
+        TensorFacts& out = facts_[node.output(i)];
+        out.symbolic_dim = branch_facts.symbolic_dim;
+        out.unknown_cause = branch_facts.unknown_cause;
+      }
+    }
+  }
+
   // The gear's value of a symbolic dim.
   std::optional<int64_t> GearValue(const onnx::TensorShapeProto_Dimension& dim) const {
     if (!dim.has_dim_param()) return std::nullopt;
@@ -811,6 +1026,8 @@ class Propagator {
   const int64_t opset_;
   const Gear& gear_;
   Facts facts_;
+  // Why the node being visited left an output unknown, when it can say.
+  std::string why_;
 };
 
 }  // namespace

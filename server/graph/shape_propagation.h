@@ -11,8 +11,13 @@
 // values of small tensors (at most kMaxValueElements) and the dims of every
 // tensor of the ops transformer and CNN exports use (elementwise,
 // normalizations, shape ops, Reshape / Transpose / Slice / Concat / Split /
-// Pad / Tile / Expand, reductions, MatMul / Gemm, Conv and pools), and takes
-// the shape the model's own value_info declares for any other op.
+// Pad / Tile / Expand, reductions, MatMul / Gemm / Einsum, Conv and pools,
+// the quantization ops QuantizeLinear / DequantizeLinear /
+// DynamicQuantizeLinear / MatMulInteger / QLinearMatMul and ONNX Runtime's
+// com.microsoft MatMulNBits, and If, through the branch its condition
+// takes at the gear), and takes the shape the model's own value_info
+// declares for any other op. A tensor left unknown names the first node
+// that could not be followed, and why.
 #ifndef NPU_SERVER_GRAPH_SHAPE_PROPAGATION_H_
 #define NPU_SERVER_GRAPH_SHAPE_PROPAGATION_H_
 
@@ -39,6 +44,10 @@ struct TensorFacts {
   std::optional<std::vector<int64_t>> values;
   // A dim left symbolic, for the reason an unresolved node gives.
   std::string symbolic_dim;
+  // When the dims are unknown for another reason: the first node whose
+  // output could not be computed, and why ("Add '/pos_add' (output 'x'):
+  // broadcast of [1, 2048, 4096] against [1, 1024, 4096] fails").
+  std::string unknown_cause;
 };
 
 // Facts of every tensor of `graph` at `gear` (the values of the inputs'

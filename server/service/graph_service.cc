@@ -118,6 +118,37 @@ absl::StatusOr<tl::ChipSpec> ChipOf(const pb::GraphTilingRequest& request) {
   return chip;
 }
 
+// Sums a gear's nodes per status into a GraphCoverage.
+class CoverageCounter {
+ public:
+  void Add(const pb::GraphNode& node) {
+    pb::StatusFlops& entry = by_status_[node.status()];
+    entry.set_status(node.status());
+    entry.set_nodes(entry.nodes() + 1);
+    if (node.flops_known()) {
+      entry.set_flops(entry.flops() + node.flops());
+    } else {
+      entry.set_nodes_without_flops(entry.nodes_without_flops() + 1);
+    }
+  }
+
+  void Write(pb::GraphCoverage* coverage) const {
+    double known = 0, answered = 0;
+    uint32_t without = 0;
+    for (const auto& [status, entry] : by_status_) {
+      *coverage->add_by_status() = entry;
+      known += entry.flops();
+      without += entry.nodes_without_flops();
+      if (status == pb::NODE_STATUS_OK) answered = entry.flops();
+    }
+    coverage->set_answered_share(known > 0 ? answered / known : 0);
+    coverage->set_nodes_without_flops(without);
+  }
+
+ private:
+  std::map<int, pb::StatusFlops> by_status_;
+};
+
 }  // namespace
 
 GraphService::GraphService(TilingAnswers& answers, const tl::StrategyRegistry& registry,
@@ -151,10 +182,7 @@ absl::Status GraphService::Answer(const pb::GraphTilingRequest& request,
       const std::vector<graph::Gear> gears,
       graph::BuildGears(graph::SymbolicDims(model.graph()), values, policy, options_.max_gears));
   const size_t matmul_nodes = static_cast<size_t>(std::count_if(
-      model.graph().node().begin(), model.graph().node().end(), [](const onnx::NodeProto& node) {
-        return (node.domain().empty() || node.domain() == "ai.onnx") &&
-               graph::IsMatmulLike(node.op_type());
-      }));
+      model.graph().node().begin(), model.graph().node().end(), graph::IsMatmulLikeNode));
   if (matmul_nodes * gears.size() > options_.max_node_answers) {
     return absl::ResourceExhaustedError(
         absl::StrCat("model: ", matmul_nodes, " matmul nodes x ", gears.size(), " gears is ",
@@ -270,6 +298,7 @@ absl::Status GraphService::Answer(const pb::GraphTilingRequest& request,
     pb::GraphGear& gear = *response->add_gears();
     for (const auto& [name, value] : gears[g]) (*gear.mutable_dims())[name] = value;
     std::map<int, pb::OperatorTotal> totals;
+    CoverageCounter coverage;
     double total_us = 0;
     uint32_t ok_nodes = 0;
     for (size_t i = 0; i < lowered[g].size(); ++i) {
@@ -282,17 +311,22 @@ absl::Status GraphService::Answer(const pb::GraphTilingRequest& request,
       out.set_status(NodeStatusToProto(node.status));
       out.set_reason(node.reason);
       out.set_problem_index(index);
+      out.set_flops(node.flops.value_or(0));
+      out.set_flops_known(node.flops.has_value());
       DerivationToProto(node.derivation, out.mutable_derivation());
       ++node_count;
-      if (index < 0) continue;
-      const pb::GraphProblem& problem = response->problems(index);
-      out.set_op(problem.op());
-      *out.mutable_problem() = problem.problem();
-      if (problem.has_status()) {
-        out.set_status(pb::NODE_STATUS_FAILED);
-        out.set_reason(problem.status().message());
-        continue;
+      if (index >= 0) {
+        const pb::GraphProblem& problem = response->problems(index);
+        out.set_op(problem.op());
+        *out.mutable_problem() = problem.problem();
+        if (problem.has_status()) {
+          out.set_status(pb::NODE_STATUS_FAILED);
+          out.set_reason(problem.status().message());
+        }
       }
+      coverage.Add(out);
+      if (out.status() != pb::NODE_STATUS_OK) continue;
+      const pb::GraphProblem& problem = response->problems(index);
       ++ok_nodes;
       pb::OperatorTotal& total = totals[problem.op()];
       total.set_op(problem.op());
@@ -303,6 +337,7 @@ absl::Status GraphService::Answer(const pb::GraphTilingRequest& request,
     for (auto& [op, total] : totals) *gear.add_totals() = std::move(total);
     gear.set_total_time_us(total_us);
     gear.set_ok_nodes(ok_nodes);
+    coverage.Write(gear.mutable_coverage());
   }
   metrics_.GraphAnswered(node_count, distinct.size());
   return absl::OkStatus();
