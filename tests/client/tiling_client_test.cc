@@ -139,7 +139,7 @@ TEST_P(TilingClientRetryTest, RetriesOnlyWhatNoServerAnswered) {
   auto client = Connect();
   absl::StatusOr<pb::TilingResponse> response = client->GetTiling(Request("r"));
   // UNAVAILABLE: no healthy server took the call. CANCELLED: a server shut
-  // down under it (README, Shutdown); this client never cancels a call.
+  // down under it (server/service/README.md, Shutdown); this client never cancels a call.
   if (code == grpc::StatusCode::UNAVAILABLE || code == grpc::StatusCode::CANCELLED) {
     EXPECT_THAT(response, IsOk());
     EXPECT_EQ(service_.calls.load(), 3);

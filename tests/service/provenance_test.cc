@@ -14,8 +14,8 @@ namespace tl = ::npu::tiling;
 
 tl::ChipSpec Chip950() { return *tl::FindPlatform(tl::kDefaultPlatform); }
 
-// The README quotes this value: a change to the hash or to the 950PR
-// profile's figures changes every client's cache keys.
+// server/graph/README.md quotes this value: a change to the hash or to the
+// 950PR profile's figures changes every client's cache keys.
 TEST(ProvenanceTest, FingerprintOfTheDefaultProfileIsStable) {
   EXPECT_EQ(ChipFingerprint(Chip950()), "7dd77042f367af48");
 }
