@@ -10,9 +10,9 @@
 namespace npu::graph {
 namespace {
 
+using ::npu::testing::IsOk;
 using ::npu::testing::kFloat16;
 using ::npu::testing::kInt64;
-using ::npu::testing::IsOk;
 using ::npu::testing::OnnxBuilder;
 using ::npu::testing::StatusIs;
 using ::testing::ElementsAre;
@@ -58,7 +58,9 @@ TEST(CheckModelTest, AcceptsAValidModelAndRefusesBrokenOnes) {
   EXPECT_THAT(CheckModel(newer.model()),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("opset 18")));
   OnnxBuilder dangling;
-  dangling.Input("a", kFloat16, {4, 4}).Node("MatMul", {"a", "missing"}, {"b"}).Output("b", kFloat16);
+  dangling.Input("a", kFloat16, {4, 4})
+      .Node("MatMul", {"a", "missing"}, {"b"})
+      .Output("b", kFloat16);
   EXPECT_THAT(CheckModel(dangling.model()),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("ONNX checker")));
   OnnxBuilder unknown_op;
@@ -124,16 +126,18 @@ TEST(BuildGearsTest, ErrorsNameTheDimsAndTheLimit) {
                                  "has: batch)")));
   EXPECT_THAT(BuildGears({"a", "b"}, {{"a", {1, 2}}, {"b", {1, 2, 3}}}, GearPolicy::kZip, 64),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("GEAR_POLICY_ZIP")));
-  EXPECT_THAT(BuildGears({"a", "b"}, {{"a", {1, 2, 3, 4, 5, 6, 7, 8, 9}}, {"b", {1, 2, 3, 4, 5, 6, 7, 8}}},
-                         GearPolicy::kProduct, 64),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       HasSubstr("more than 64 gears, the limit (--max_graph_gears)")));
+  EXPECT_THAT(
+      BuildGears({"a", "b"}, {{"a", {1, 2, 3, 4, 5, 6, 7, 8, 9}}, {"b", {1, 2, 3, 4, 5, 6, 7, 8}}},
+                 GearPolicy::kProduct, 64),
+      StatusIs(absl::StatusCode::kInvalidArgument,
+               HasSubstr("more than 64 gears, the limit (--max_graph_gears)")));
   EXPECT_THAT(BuildGears({"a"}, {{"a", {0}}}, GearPolicy::kZip, 64),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("'a' value 0")));
   EXPECT_THAT(BuildGears({"a"}, {{"a", {}}}, GearPolicy::kZip, 64),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("lists 0 values")));
-  EXPECT_THAT(BuildGears({"a"}, {{"a", {1, 2, 3}}}, GearPolicy::kZip, 2),
-              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("3 gears is above the limit of 2")));
+  EXPECT_THAT(
+      BuildGears({"a"}, {{"a", {1, 2, 3}}}, GearPolicy::kZip, 2),
+      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("3 gears is above the limit of 2")));
 }
 
 }  // namespace

@@ -132,3 +132,132 @@ INSTANTIATE_TEST_SUITE_P(Models, AgreesWithOnnxTest,
 
 }  // namespace
 }  // namespace npu::graph
+
+namespace npu::graph {
+namespace {
+
+using ::npu::testing::GraphAttr;
+using ::npu::testing::IntAttr;
+using ::npu::testing::IntsAttr;
+using ::npu::testing::kFloat;
+using ::npu::testing::kFloat16;
+using ::npu::testing::kInt64;
+using ::npu::testing::kInt8;
+using ::npu::testing::OnnxBuilder;
+using ::npu::testing::StringAttr;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+const TensorFacts& FactsOf(const std::unordered_map<std::string, TensorFacts>& facts,
+                           const std::string& name) {
+  static const TensorFacts kNone;
+  auto it = facts.find(name);
+  return it == facts.end() ? kNone : it->second;
+}
+
+TEST(PropagateShapesQuantTest, QuantizationOpsKeepTheShapeAndSetTheirTypes) {
+  OnnxBuilder model;
+  model.Input("x", kFloat, {"b", 16, 64}).Input("s", kFloat, {});
+  model.Initializer("zp", kInt8, {});
+  model.Node("QuantizeLinear", {"x", "s", "zp"}, {"q"});
+  model.Node("DequantizeLinear", {"q", "s", "zp"}, {"dq"});
+  model.Node("DynamicQuantizeLinear", {"dq"}, {"d", "d_scale", "d_zp"});
+  model.Input("w", kInt8, {64, 32});
+  model.Node("MatMulInteger", {"d", "w", "d_zp"}, {"y"});
+  model.Output("y", onnx::TensorProto_DataType_INT32, 3);
+  const auto facts = PropagateShapes(model.model().graph(), 17, {{"b", 2}});
+  EXPECT_THAT(*FactsOf(facts, "q").dims, ElementsAre(2, 16, 64));
+  EXPECT_EQ(FactsOf(facts, "q").elem_type, kInt8);
+  EXPECT_EQ(FactsOf(facts, "dq").elem_type, kFloat);
+  EXPECT_EQ(FactsOf(facts, "d").elem_type, onnx::TensorProto_DataType_UINT8);
+  EXPECT_THAT(*FactsOf(facts, "d_scale").dims, ElementsAre());
+  EXPECT_THAT(*FactsOf(facts, "y").dims, ElementsAre(2, 16, 32));
+  EXPECT_EQ(FactsOf(facts, "y").elem_type, onnx::TensorProto_DataType_INT32);
+}
+
+TEST(PropagateShapesQuantTest, EinsumOutputFollowsItsLetters) {
+  OnnxBuilder model;
+  model.Input("q", kFloat16, {"b", "s", 16, 128}).Input("w", kFloat16, {16, 128, 512});
+  model.Node("Einsum", {"q", "w"}, {"y"}, {StringAttr("equation", "bshd,hdc->bshc")});
+  model.Output("y", kFloat16, 4);
+  const auto facts = PropagateShapes(model.model().graph(), 17, {{"b", 2}, {"s", 7}});
+  EXPECT_THAT(*FactsOf(facts, "y").dims, ElementsAre(2, 7, 16, 512));
+}
+
+// torch's export of squeeze(dim) of a dynamic dim: If(dim == 1, Squeeze,
+// Identity).
+OnnxBuilder SqueezeIf(const std::string& cond_source) {
+  OnnxBuilder then_branch;
+  then_branch.Initializer("axes", kInt64, {1}, {1});
+  then_branch.Node("Squeeze", {"x", "axes"}, {"squeezed"});
+  then_branch.Output("squeezed", kFloat16);
+  OnnxBuilder else_branch;
+  else_branch.Node("Identity", {"x"}, {"same"});
+  else_branch.Output("same", kFloat16);
+  OnnxBuilder model;
+  model.Input("x", kFloat16, {4, "t", 64});
+  model.Initializer("one", kInt64, {}, {1});
+  model.Initializer("index", kInt64, {}, {1});
+  if (cond_source == "shape") {
+    model.Node("Shape", {"x"}, {"shape"});
+    model.Node("Gather", {"shape", "index"}, {"dim"}, {IntAttr("axis", 0)});
+  } else {
+    model.Input("dim", kInt64, {});
+  }
+  model.Node("Equal", {"dim", "one"}, {"cond"});
+  model.Node("If", {"cond"}, {"y"},
+             {GraphAttr("then_branch", then_branch.graph()),
+              GraphAttr("else_branch", else_branch.graph())},
+             "squeeze_if");
+  model.Output("y", kFloat16);
+  return model;
+}
+
+TEST(PropagateShapesQuantTest, IfTakesTheBranchTheGearDecides) {
+  const OnnxBuilder model = SqueezeIf("shape");
+  const auto squeezed = PropagateShapes(model.model().graph(), 17, {{"t", 1}});
+  EXPECT_THAT(*FactsOf(squeezed, "y").dims, ElementsAre(4, 64));
+  const auto kept = PropagateShapes(model.model().graph(), 17, {{"t", 9}});
+  EXPECT_THAT(*FactsOf(kept, "y").dims, ElementsAre(4, 9, 64));
+}
+
+TEST(PropagateShapesQuantTest, AnUndecidedIfIsTheNamedCause) {
+  const OnnxBuilder model = SqueezeIf("input");
+  const auto facts = PropagateShapes(model.model().graph(), 17, {{"t", 9}});
+  EXPECT_FALSE(FactsOf(facts, "y").dims.has_value());
+  EXPECT_THAT(FactsOf(facts, "y").unknown_cause, HasSubstr("If 'squeeze_if'"));
+  EXPECT_THAT(FactsOf(facts, "y").unknown_cause, HasSubstr("condition 'cond'"));
+}
+
+TEST(PropagateShapesQuantTest, AFailedBroadcastIsTheRootCauseDownstream) {
+  // A sequence longer than the position table: the Add fails, and every
+  // tensor after it names the Add.
+  OnnxBuilder model;
+  model.Input("x", kFloat16, {1, "seq", 64}).Input("pos", kFloat16, {1, 1024, 64});
+  model.Input("w", kFloat16, {64, 64});
+  model.Node("Add", {"x", "pos"}, {"h"}, {}, "pos_add");
+  model.Node("Relu", {"h"}, {"r"});
+  model.Node("MatMul", {"r", "w"}, {"y"}).Output("y", kFloat16, 3);
+  const auto facts = PropagateShapes(model.model().graph(), 17, {{"seq", 2048}});
+  EXPECT_THAT(FactsOf(facts, "r").unknown_cause, HasSubstr("Add 'pos_add'"));
+  EXPECT_THAT(FactsOf(facts, "y").unknown_cause,
+              HasSubstr("broadcast of [1, 2048, 64] against [1, 1024, 64] fails"));
+}
+
+TEST(PropagateShapesQuantTest, NonZeroIsNamedAsDataDependent) {
+  OnnxBuilder model;
+  model.Input("router", kFloat16, {64, 8}).Input("x", kFloat16, {64, 256});
+  model.Node("NonZero", {"router"}, {"nz"}, {}, "route");
+  model.Initializer("zero", kInt64, {}, {0});
+  model.Node("Gather", {"nz", "zero"}, {"rows"}, {IntAttr("axis", 0)});
+  model.Node("Gather", {"x", "rows"}, {"tokens"}, {IntAttr("axis", 0)});
+  model.Initializer("shape", kInt64, {2}, {-1, 256});
+  model.Node("Reshape", {"tokens", "shape"}, {"expert_in"});
+  model.Output("expert_in", kFloat16, 2);
+  const auto facts = PropagateShapes(model.model().graph(), 17, {});
+  EXPECT_THAT(FactsOf(facts, "expert_in").unknown_cause, HasSubstr("NonZero 'route'"));
+  EXPECT_THAT(FactsOf(facts, "expert_in").unknown_cause, HasSubstr("data-dependent"));
+}
+
+}  // namespace
+}  // namespace npu::graph

@@ -128,6 +128,64 @@ TEST(GraphServiceTest, AnswersEveryGearAndDecidesEachProblemOnce) {
             1);
 }
 
+TEST(GraphServiceTest, CoverageSumsTheFlopsOfEachStatus) {
+  // An answered projection, a quantized QDQ matmul answered as
+  // QuantBatchMatmulV3, a weight-only one (UNSUPPORTED) and one whose rows
+  // are data-dependent (UNRESOLVED, its FLOPs unknown).
+  using ::npu::testing::IntAttr;
+  using ::npu::testing::kFloat;
+  using ::npu::testing::kInt64;
+  using ::npu::testing::kInt8;
+  OnnxBuilder model;
+  model.Input("x", kFloat16, {64, 512}).Input("w", kFloat16, {512, 256});
+  model.Node("MatMul", {"x", "w"}, {"y"}, {}, "dense");
+  model.Input("a", kFloat, {64, 512}).Input("s", kFloat, {});
+  model.Input("w_q", kInt8, {256, 512}).Input("s_w", kFloat, {256});
+  model.Initializer("zp", kInt8, {});
+  model.Node("QuantizeLinear", {"a", "s", "zp"}, {"a_q"});
+  model.Node("DequantizeLinear", {"a_q", "s", "zp"}, {"a_dq"});
+  model.Node("DequantizeLinear", {"w_q", "s_w"}, {"w_dq"}, {IntAttr("axis", 0)}, "dq_w");
+  model.Node("Gemm", {"a_dq", "w_dq"}, {"qy"}, {IntAttr("transB", 1)}, "quantized");
+  model.Node("Gemm", {"a", "w_dq"}, {"wy"}, {IntAttr("transB", 1)}, "weight_only");
+  model.Node("NonZero", {"x"}, {"nz"}, {}, "route");
+  model.Initializer("zero", kInt64, {}, {0});
+  model.Node("Gather", {"nz", "zero"}, {"rows"}, {IntAttr("axis", 0)});
+  model.Node("Gather", {"x", "rows"}, {"picked"}, {IntAttr("axis", 0)});
+  model.Node("MatMul", {"picked", "w"}, {"ey"}, {}, "expert");
+  model.Output("y", kFloat16, 2).Output("qy", kFloat, 2).Output("wy", kFloat, 2);
+  model.Output("ey", kFloat16, 2);
+  TestServer server;
+  pb::GraphTilingRequest request;
+  request.set_model(model.Bytes());
+  pb::GraphTilingResponse response;
+  const grpc::Status status = Call(server, request, &response);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  ASSERT_THAT(response.gears(), SizeIs(1));
+  const pb::GraphGear& gear = response.gears(0);
+  ASSERT_THAT(gear.nodes(), SizeIs(4));
+  EXPECT_EQ(gear.nodes(1).status(), pb::NODE_STATUS_OK) << gear.nodes(1).reason();
+  EXPECT_EQ(gear.nodes(1).op(), pb::OPERATOR_QUANT_BATCH_MATMUL_V3);
+  EXPECT_FALSE(gear.nodes(1).problem().quant().scale().shape().empty());
+  EXPECT_EQ(gear.nodes(2).status(), pb::NODE_STATUS_UNSUPPORTED);
+  EXPECT_THAT(gear.nodes(2).reason(), HasSubstr("WeightQuantBatchMatmulV2"));
+  EXPECT_EQ(gear.nodes(3).status(), pb::NODE_STATUS_UNRESOLVED);
+  EXPECT_THAT(gear.nodes(3).reason(), HasSubstr("NonZero 'route'"));
+  const double each = 2.0 * 64 * 512 * 256;
+  EXPECT_DOUBLE_EQ(gear.nodes(0).flops(), each);
+  EXPECT_FALSE(gear.nodes(3).flops_known());
+  const pb::GraphCoverage& coverage = gear.coverage();
+  EXPECT_DOUBLE_EQ(coverage.answered_share(), 2.0 / 3.0);
+  EXPECT_EQ(coverage.nodes_without_flops(), 1u);
+  ASSERT_THAT(coverage.by_status(), SizeIs(3));
+  EXPECT_EQ(coverage.by_status(0).status(), pb::NODE_STATUS_OK);
+  EXPECT_EQ(coverage.by_status(0).nodes(), 2u);
+  EXPECT_DOUBLE_EQ(coverage.by_status(0).flops(), 2 * each);
+  EXPECT_EQ(coverage.by_status(1).status(), pb::NODE_STATUS_UNSUPPORTED);
+  EXPECT_DOUBLE_EQ(coverage.by_status(1).flops(), each);
+  EXPECT_EQ(coverage.by_status(2).status(), pb::NODE_STATUS_UNRESOLVED);
+  EXPECT_EQ(coverage.by_status(2).nodes_without_flops(), 1u);
+}
+
 TEST(GraphServiceTest, DecisionKeysDependOnTheChip) {
   TestServer server;
   pb::GraphTilingRequest request = Request(ProjectionModel());

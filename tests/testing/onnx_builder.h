@@ -23,6 +23,9 @@ inline constexpr int32_t kFloat16 = onnx::TensorProto_DataType_FLOAT16;
 inline constexpr int32_t kBFloat16 = onnx::TensorProto_DataType_BFLOAT16;
 inline constexpr int32_t kInt64 = onnx::TensorProto_DataType_INT64;
 inline constexpr int32_t kInt8 = onnx::TensorProto_DataType_INT8;
+inline constexpr int32_t kUint8 = onnx::TensorProto_DataType_UINT8;
+inline constexpr int32_t kInt32 = onnx::TensorProto_DataType_INT32;
+inline constexpr int32_t kBool = onnx::TensorProto_DataType_BOOL;
 inline constexpr int32_t kDouble = onnx::TensorProto_DataType_DOUBLE;
 
 // A dim: a value, or a symbol (dim_param).
@@ -49,6 +52,14 @@ inline onnx::AttributeProto FloatAttr(const std::string& name, float value) {
   attribute.set_name(name);
   attribute.set_type(onnx::AttributeProto_AttributeType_FLOAT);
   attribute.set_f(value);
+  return attribute;
+}
+
+inline onnx::AttributeProto GraphAttr(const std::string& name, const onnx::GraphProto& graph) {
+  onnx::AttributeProto attribute;
+  attribute.set_name(name);
+  attribute.set_type(onnx::AttributeProto_AttributeType_GRAPH);
+  *attribute.mutable_g() = graph;
   return attribute;
 }
 
@@ -95,17 +106,42 @@ class OnnxBuilder {
       tensor.add_dims(dim);
       count *= dim;
     }
+    auto value = [&values](int64_t i) {
+      return values.empty() ? int64_t{0} : values[static_cast<size_t>(i)];
+    };
     if (elem_type == kInt64) {
-      for (int64_t i = 0; i < count; ++i) {
-        tensor.add_int64_data(values.empty() ? 0 : values[static_cast<size_t>(i)]);
-      }
+      for (int64_t i = 0; i < count; ++i) tensor.add_int64_data(value(i));
     } else if (elem_type == kFloat) {
-      for (int64_t i = 0; i < count; ++i) tensor.add_float_data(0.0f);
+      for (int64_t i = 0; i < count; ++i) tensor.add_float_data(static_cast<float>(value(i)));
+    } else if (elem_type == kInt8 || elem_type == kUint8 || elem_type == kInt32 ||
+               elem_type == kBool) {
+      // ONNX keeps these in int32_data.
+      for (int64_t i = 0; i < count; ++i) tensor.add_int32_data(static_cast<int32_t>(value(i)));
     } else {
       tensor.set_raw_data(std::string(static_cast<size_t>(count) * 2, '\0'));
     }
     return *this;
   }
+  // A value_info entry, as ONNX's shape inference writes them.
+  OnnxBuilder& ValueInfo(const std::string& name, int32_t elem_type,
+                         const std::vector<OnnxDim>& dims) {
+    Describe(*model_.mutable_graph()->add_value_info(), name, elem_type, &dims);
+    return *this;
+  }
+  // Puts the last node added in `domain` (imported at `version`).
+  OnnxBuilder& InDomain(const std::string& domain, int64_t version = 1) {
+    onnx::GraphProto& graph = *model_.mutable_graph();
+    graph.mutable_node(graph.node_size() - 1)->set_domain(domain);
+    for (const onnx::OperatorSetIdProto& id : model_.opset_import()) {
+      if (id.domain() == domain) return *this;
+    }
+    onnx::OperatorSetIdProto& id = *model_.add_opset_import();
+    id.set_domain(domain);
+    id.set_version(version);
+    return *this;
+  }
+  // The graph so far, as the body of an If branch.
+  const onnx::GraphProto& graph() const { return model_.graph(); }
   OnnxBuilder& Node(const std::string& op_type, const std::vector<std::string>& inputs,
                     const std::vector<std::string>& outputs,
                     const std::vector<onnx::AttributeProto>& attributes = {},
