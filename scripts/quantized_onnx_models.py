@@ -104,16 +104,23 @@ def _materialize_zero_points(model_proto, module):
         if isinstance(fq, torch.ao.quantization.FakeQuantize):
             assert torch.count_nonzero(fq.zero_point) == 0, "a symmetric zero point is not 0"
     graph = model_proto.graph
-    zero_point_of = {}
-    for node in graph.node:
-        if node.op_type in ("QuantizeLinear", "DequantizeLinear") and len(node.input) > 2:
-            zero_point_of.setdefault(node.input[2], []).append(node)
+
+    def only_zero_point(tensor):
+        """Read only as a zero point, directly or through Identity nodes (the
+        exporter shares one constant among layers that way)."""
+        readers = [n for n in graph.node if tensor in n.input]
+        for n in readers:
+            if n.op_type == "Identity":
+                if not only_zero_point(n.output[0]):
+                    return False
+            elif not (n.op_type in ("QuantizeLinear", "DequantizeLinear") and len(n.input) > 2
+                      and n.input[2] == tensor and tensor not in n.input[:2]):
+                return False
+        return bool(readers)
+
     kept = []
     for value in graph.input:
-        readers = [n for n in graph.node if value.name in n.input]
-        if value.name in zero_point_of and all(
-                len(n.input) > 2 and n.input[2] == value.name and value.name not in n.input[:2]
-                for n in readers):
+        if only_zero_point(value.name):
             dims = [d.dim_value for d in value.type.tensor_type.shape.dim]
             graph.initializer.append(helper.make_tensor(
                 value.name, value.type.tensor_type.elem_type, dims,

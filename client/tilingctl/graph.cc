@@ -28,14 +28,37 @@ int64_t Elements(const onnx::TensorProto& tensor) {
   return count;
 }
 
+// Zero points keep their data up to this many elements: the service reads
+// their values (GraphTilingRequest.model).
+constexpr int64_t kKeptZeroPointElements = int64_t{1} << 20;
+
+// The tensors read as a zero point: input 2 of QuantizeLinear and
+// DequantizeLinear, 2 and 3 of MatMulInteger, 2, 5 and 7 of QLinearMatMul.
+std::set<std::string> ZeroPoints(const onnx::GraphProto& graph) {
+  std::set<std::string> names;
+  for (const onnx::NodeProto& node : graph.node()) {
+    const std::string& op = node.op_type();
+    for (int slot = 2; slot < node.input_size(); ++slot) {
+      const bool zero_point = ((op == "QuantizeLinear" || op == "DequantizeLinear") && slot == 2) ||
+                              (op == "MatMulInteger" && slot <= 3) ||
+                              (op == "QLinearMatMul" && (slot == 2 || slot == 5 || slot == 7));
+      if (zero_point) names.insert(node.input(slot));
+    }
+  }
+  return names;
+}
+
 // Moves large initializers' data out (see ModelFile::bytes).
 int StripLargeInitializers(onnx::GraphProto& graph) {
   std::set<std::string> inputs;
   for (const onnx::ValueInfoProto& input : graph.input()) inputs.insert(input.name());
+  const std::set<std::string> zero_points = ZeroPoints(graph);
   int stripped = 0;
   onnx::GraphProto kept_graph;
   for (onnx::TensorProto& tensor : *graph.mutable_initializer()) {
-    if (Elements(tensor) <= kKeptInitializerElements) {
+    const int64_t elements = Elements(tensor);
+    if (elements <= kKeptInitializerElements ||
+        (zero_points.count(tensor.name()) != 0 && elements <= kKeptZeroPointElements)) {
       *kept_graph.add_initializer() = std::move(tensor);
       continue;
     }

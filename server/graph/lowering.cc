@@ -801,7 +801,7 @@ class Lowerer {
     std::vector<int64_t> scale_dims;
     if (auto failed = DimsOf(dequant->scale, &scale_dims)) return failed;
     int64_t scale_length = 1;
-    for (int64_t dim : scale_dims) scale_length *= dim;
+    for (int64_t dim : scale_dims) scale_length = SatMul(scale_length, dim);
     if (scale_length != 1 && (scale_length != problem.n || scale_dims.back() != problem.n)) {
       return Unsupported(absl::StrCat("the dequantization scale '", dequant->scale, "' is ",
                                       ShapeText(scale_dims),

@@ -68,15 +68,41 @@ absl::StatusOr<onnx::ModelProto> ParseModel(absl::string_view bytes, ModelEncodi
   return model;
 }
 
+namespace {
+
+// The tensors read as a zero point.
+std::set<std::string> ZeroPointInputs(const onnx::GraphProto& graph) {
+  std::set<std::string> names;
+  for (const onnx::NodeProto& node : graph.node()) {
+    std::vector<int> slots;
+    if (node.op_type() == "QuantizeLinear" || node.op_type() == "DequantizeLinear") {
+      slots = {2};
+    } else if (node.op_type() == "MatMulInteger") {
+      slots = {2, 3};
+    } else if (node.op_type() == "QLinearMatMul") {
+      slots = {2, 5, 7};
+    }
+    for (int slot : slots) {
+      if (slot < node.input_size() && !node.input(slot).empty()) names.insert(node.input(slot));
+    }
+  }
+  return names;
+}
+
+}  // namespace
+
 int StripInitializerData(onnx::ModelProto& model, int64_t max_elements) {
   onnx::GraphProto& graph = *model.mutable_graph();
   std::set<std::string> inputs;
   for (const onnx::ValueInfoProto& input : graph.input()) inputs.insert(input.name());
+  const std::set<std::string> zero_points = ZeroPointInputs(graph);
   int stripped = 0;
   auto* initializers = graph.mutable_initializer();
   for (int i = 0; i < initializers->size();) {
     const onnx::TensorProto& tensor = initializers->Get(i);
-    if (ElementCount(tensor) <= max_elements) {
+    const int64_t elements = ElementCount(tensor);
+    if (elements <= max_elements ||
+        (zero_points.count(tensor.name()) != 0 && elements <= kMaxKeptZeroPointElements)) {
       ++i;
       continue;
     }

@@ -33,11 +33,16 @@ enum class ModelEncoding { kDetect, kBinary, kText };
 // the text form. kInvalidArgument naming "model" when neither parses.
 absl::StatusOr<onnx::ModelProto> ParseModel(absl::string_view bytes, ModelEncoding encoding);
 
+// A zero point (of QuantizeLinear, DequantizeLinear, MatMulInteger or
+// QLinearMatMul) keeps its data up to this many elements: the lowering reads
+// its values (a non-zero one is refused), and one per channel is a few KiB.
+inline constexpr int64_t kMaxKeptZeroPointElements = int64_t{1} << 20;
+
 // Moves the data of every initializer with more than `max_elements`
-// elements out of the model: the initializer becomes a graph input of the
-// same dtype and dims, which is all the lowering reads (shape inference
-// still sees the small ones, such as Reshape's target shapes). Returns how
-// many were stripped.
+// elements out of the model, but for zero points (above): the initializer
+// becomes a graph input of the same dtype and dims, which is all the
+// lowering reads (shape inference still sees the small ones, such as
+// Reshape's target shapes). Returns how many were stripped.
 int StripInitializerData(onnx::ModelProto& model, int64_t max_elements = 64);
 
 // ONNX's checker, and the opset of the default domain (1..kMaxOpset).

@@ -109,7 +109,18 @@ ZeroPoint ReadZeroPoint(const GraphIndex& index, const onnx::NodeProto& node, in
   if (input >= node.input_size() || node.input(input).empty()) return zero;
   zero.tensor = node.input(input);
   zero.kind = ZeroPointKind::kUnknown;
-  const onnx::TensorProto* stored = index.StoredValue(zero.tensor);
+  // Exporters share one zero-point constant among layers through Identity
+  // nodes.
+  std::string source = zero.tensor;
+  for (int step = 0; step < kMaxLayoutSteps; ++step) {
+    const onnx::NodeProto* producer = index.Producer(source);
+    if (producer == nullptr || producer->op_type() != "Identity" || !IsDefaultDomain(*producer) ||
+        producer->input_size() != 1) {
+      break;
+    }
+    source = producer->input(0);
+  }
+  const onnx::TensorProto* stored = index.StoredValue(source);
   if (stored == nullptr) return zero;
   std::optional<std::vector<int64_t>> values = StoredIntegers(*stored);
   if (!values.has_value()) return zero;
@@ -130,8 +141,10 @@ ScaleFacts ReadScale(const GraphIndex& index, const onnx::NodeProto& node, int i
   if (const std::vector<int64_t>* dims = KnownDims(index, scale.tensor)) {
     scale.known = true;
     scale.dims = *dims;
-    scale.length = 1;
-    for (int64_t dim : *dims) scale.length *= dim;
+    // Saturated: a model chooses the dims (each at most 2^40).
+    __int128 length = 1;
+    for (int64_t dim : *dims) length = std::min<__int128>(length * dim, int64_t{1} << 62);
+    scale.length = static_cast<int64_t>(length);
     scale.per_axis = scale.length > 1;
   }
   return scale;

@@ -256,8 +256,9 @@ class Propagator {
                 : "an op the shape propagation does not follow, and the model declares no "
                   "shape for its output";
     }
-    facts->unknown_cause = node.op_type() + " '" + (node.name().empty() ? output : node.name()) +
-                           "' (output '" + output + "'): " + why;
+    facts->unknown_cause = node.op_type() +
+                           (node.name().empty() ? std::string() : " '" + node.name() + "'") +
+                           " (output '" + output + "'): " + why;
   }
 
   const TensorFacts* Get(const onnx::NodeProto& node, int input) const {
