@@ -25,15 +25,20 @@ layer sizes), not from the service.
                          Gemm with transB
   mla_einsum             DeepSeek-V3's absorbed multi-head latent attention
                          written with torch.einsum, exported by torch
+  qdq_linear_small       one QAT Linear WITH its weights, and
+                         <name>.reference.json: its codes, scales and the
+                         graph's own float result evaluated in numpy
 
 Weights are graph inputs (no data), as in the float exports; zero points
 and scales of the quantized models are kept.
 """
 
+import json
 import math
 
 import numpy as np
 import onnx
+import onnx.numpy_helper
 import torch
 from onnx import TensorProto, helper
 
@@ -428,10 +433,78 @@ def mla_einsum(path):
     return {"batch": b, "seq": s, "ctx": t}, expected, 1.0
 
 
+
+
+# ---------------------------------------------------------------------------
+# A small QDQ Linear with its weights, and the graph's own arithmetic in numpy.
+
+def qdq_linear_small(path):
+    """One torch QAT Linear (64 -> 48, bias) exported WITH its weights, and
+    <name>.reference.json: an input, its int8 codes, the weight's codes,
+    the scales, the bias and the ONNX graph's float result, evaluated in
+    numpy from the exported tensors by ONNX's QuantizeLinear /
+    DequantizeLinear arithmetic (round half to even, saturate to int8)."""
+    fq = torch.ao.quantization.FakeQuantize
+    qconfig = torch.ao.quantization.QConfig(
+        activation=fq.with_args(observer=torch.ao.quantization.MovingAverageMinMaxObserver,
+                                quant_min=-128, quant_max=127, dtype=torch.qint8,
+                                qscheme=torch.per_tensor_symmetric),
+        weight=fq.with_args(observer=torch.ao.quantization.MovingAveragePerChannelMinMaxObserver,
+                            quant_min=-128, quant_max=127, dtype=torch.qint8,
+                            qscheme=torch.per_channel_symmetric, ch_axis=0))
+    torch.manual_seed(1)
+    layer = _QLinear(64, 48, qconfig)
+    layer.linear.bias = torch.nn.Parameter(torch.randn(48) * 0.1)
+    layer.train()
+    with torch.no_grad():
+        for _ in range(4):
+            layer(torch.randn(8, 64))
+    layer.apply(torch.ao.quantization.disable_observer)
+    layer.eval()
+    x = torch.randn(8, 64)
+    torch.onnx.export(layer, (x,), str(path), export_params=True, opset_version=OPSET,
+                      do_constant_folding=True, input_names=["input"], output_names=["output"])
+    model = onnx.load(str(path))
+    init = {t.name: onnx.numpy_helper.to_array(t) for t in model.graph.initializer}
+    graph = model.graph
+    qs = [n for n in graph.node if n.op_type == "QuantizeLinear"]
+    # The activation's Q reads the graph input; the weight's Q reads the weight.
+    q_x = next(n for n in qs if n.input[0] == "input")
+    q_w = next(n for n in qs if n.input[0] != "input")
+    # torch writes a 2-D Linear as Gemm (transB=1) with the bias as C.
+    gemm = next(n for n in graph.node if n.op_type == "Gemm")
+    bias = init[gemm.input[2]].astype(np.float32)
+    s_x = init[q_x.input[1]].astype(np.float32).reshape(())
+    s_w = init[q_w.input[1]].astype(np.float32)
+    w = init[q_w.input[0]].astype(np.float32)
+    xn = x.numpy().astype(np.float32)
+    x_q = np.clip(np.rint(xn / s_x), -128, 127).astype(np.int8)
+    w_q = np.clip(np.rint(w / s_w[:, None]), -128, 127).astype(np.int8)
+    x_dq = x_q.astype(np.float32) * s_x
+    w_dq = w_q.astype(np.float32) * s_w[:, None]
+    y = (x_dq @ w_dq.T + bias).astype(np.float32)
+    with torch.no_grad():
+        torch_y = layer(x).numpy()
+    # torch's fake-quant rounds x * (1 / scale), ONNX x / scale: a code can
+    # differ at a tie, so the two agree to a few codes' worth, not exactly.
+    diff = np.abs(torch_y - y).max()
+    print(f"  numpy vs torch: max |diff| {diff:.3g} (max |y| {np.abs(y).max():.3g})")
+    assert diff < 0.01 * np.abs(y).max(), "numpy's QDQ arithmetic disagrees with torch"
+    reference = {"x_q": x_q.tolist(), "w_q": w_q.tolist(), "s_x": float(s_x),
+                 "s_w": s_w.tolist(), "bias": bias.tolist(), "y": y.tolist()}
+    with open(str(path).replace(".onnx", ".reference.json"), "w") as f:
+        f.write(json.dumps(reference) + "\n")
+    node = next(n.name for n in graph.node if n.op_type in ("MatMul", "Gemm"))
+    op_type = next(n.op_type for n in graph.node if n.op_type in ("MatMul", "Gemm"))
+    return {}, [_ok(node, op_type, "QuantBatchMatmulV3", 8, 64, 48, dtype_a="int8",
+                    trans_b=True, scale_shape=[48])], 1.0
+
+
 QUANT_MODELS = {
     "llama_block_w8a8_qdq": llama_block_w8a8_qdq,
     "bert_large_dynamic": bert_large_dynamic,
     "llama_block_nbits": llama_block_nbits,
     "weight_only_int8": weight_only_int8,
     "mla_einsum": mla_einsum,
+    "qdq_linear_small": qdq_linear_small,
 }

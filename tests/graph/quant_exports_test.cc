@@ -126,7 +126,8 @@ TEST_P(QuantExportTest, EveryNodeLowersAsItsModelWasBuilt) {
 
 INSTANTIATE_TEST_SUITE_P(Models, QuantExportTest,
                          ::testing::Values("llama_block_w8a8_qdq", "bert_large_dynamic",
-                                           "llama_block_nbits", "weight_only_int8", "mla_einsum"));
+                                           "qdq_linear_small", "llama_block_nbits",
+                                           "weight_only_int8", "mla_einsum"));
 
 }  // namespace
 }  // namespace npu::graph
