@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
 #include "client/tilingctl/format.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -88,9 +90,12 @@ NpyArray Values(NpyDtype dtype, std::vector<int64_t> shape, const std::vector<T>
 }
 
 // Writes `array` with SerializeNpy() to a file in the test's temp dir and
-// reads it back as `execute` does: the operand of `flag` ("--a A.npy").
+// reads it back as `execute` does: the operand of `flag` ("--a A.npy"). The
+// file name carries the process id, since ctest runs the cases as parallel
+// processes that share the temp dir.
 NpyOperand WrittenAndRead(const std::string& flag, const std::string& name, const NpyArray& array) {
-  const std::string path = ::testing::TempDir() + "/execute_test_" + name + ".npy";
+  const std::string path = ::testing::TempDir() + "/execute_test_" + std::to_string(getpid()) +
+                           "_" + name + ".npy";
   absl::StatusOr<std::string> bytes = SerializeNpy(array);
   EXPECT_THAT(bytes, IsOk());
   std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes.value_or("");

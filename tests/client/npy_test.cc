@@ -5,6 +5,8 @@
 #include <random>
 #include <string>
 
+#include <unistd.h>
+
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/testing/status_matchers.h"
@@ -315,7 +317,8 @@ TEST(NpyTest, TruncationsAndCorruptionsNeverCrash) {
 }
 
 TEST(NpyTest, FilesRoundTripAndErrorsNameThePath) {
-  const std::string path = ::testing::TempDir() + "/npy_test.npy";
+  // The process id: ctest runs cases as parallel processes sharing the dir.
+  const std::string path = ::testing::TempDir() + "/npy_test_" + std::to_string(getpid()) + ".npy";
   NpyArray array;
   array.dtype = NpyDtype::kUint16;
   array.shape = {2, 2};
