@@ -65,6 +65,19 @@ def _unsupported(name, op_type, reason, flops):
 # ---------------------------------------------------------------------------
 # torch QAT: a Llama-class block, every Linear fake-quantized W8A8.
 
+def _symmetric_int8_qconfig():
+    """Symmetric int8 fake quantization: per-tensor activations, per-channel
+    (output channel) weights, every zero point 0."""
+    fq = torch.ao.quantization.FakeQuantize
+    return torch.ao.quantization.QConfig(
+        activation=fq.with_args(observer=torch.ao.quantization.MovingAverageMinMaxObserver,
+                                quant_min=-128, quant_max=127, dtype=torch.qint8,
+                                qscheme=torch.per_tensor_symmetric),
+        weight=fq.with_args(observer=torch.ao.quantization.MovingAveragePerChannelMinMaxObserver,
+                            quant_min=-128, quant_max=127, dtype=torch.qint8,
+                            qscheme=torch.per_channel_symmetric, ch_axis=0))
+
+
 class _QLinear(torch.nn.Module):
     """A QAT Linear with its input's activation fake-quant, as eager-mode
     QAT wraps each quantized layer (QuantStub-like observer on the input)."""
@@ -138,14 +151,7 @@ def _materialize_zero_points(model_proto, module):
 
 def llama_block_w8a8_qdq(path):
     d_model, heads, ffn = 4096, 32, 14336
-    fq = torch.ao.quantization.FakeQuantize
-    qconfig = torch.ao.quantization.QConfig(
-        activation=fq.with_args(observer=torch.ao.quantization.MovingAverageMinMaxObserver,
-                                quant_min=-128, quant_max=127, dtype=torch.qint8,
-                                qscheme=torch.per_tensor_symmetric),
-        weight=fq.with_args(observer=torch.ao.quantization.MovingAveragePerChannelMinMaxObserver,
-                            quant_min=-128, quant_max=127, dtype=torch.qint8,
-                            qscheme=torch.per_channel_symmetric, ch_axis=0))
+    qconfig = _symmetric_int8_qconfig()
     torch.manual_seed(0)
     block = _LlamaBlock(d_model, heads, ffn, qconfig).train()
     with torch.no_grad():
@@ -444,14 +450,7 @@ def qdq_linear_small(path):
     the scales, the bias and the ONNX graph's float result, evaluated in
     numpy from the exported tensors by ONNX's QuantizeLinear /
     DequantizeLinear arithmetic (round half to even, saturate to int8)."""
-    fq = torch.ao.quantization.FakeQuantize
-    qconfig = torch.ao.quantization.QConfig(
-        activation=fq.with_args(observer=torch.ao.quantization.MovingAverageMinMaxObserver,
-                                quant_min=-128, quant_max=127, dtype=torch.qint8,
-                                qscheme=torch.per_tensor_symmetric),
-        weight=fq.with_args(observer=torch.ao.quantization.MovingAveragePerChannelMinMaxObserver,
-                            quant_min=-128, quant_max=127, dtype=torch.qint8,
-                            qscheme=torch.per_channel_symmetric, ch_axis=0))
+    qconfig = _symmetric_int8_qconfig()
     torch.manual_seed(1)
     layer = _QLinear(64, 48, qconfig)
     layer.linear.bias = torch.nn.Parameter(torch.randn(48) * 0.1)

@@ -760,6 +760,23 @@ class Lowerer {
     return std::nullopt;
   }
 
+  // A QuantBatchMatmulV3 of the int8 tensors `a` and `b` as MatMul reads
+  // them (the integer matmuls' operands: no transpose to absorb).
+  std::optional<Outcome> ShapeInt8MatMul(const std::string& a_input, const std::string& b_input,
+                                         LoweredNode* lowered) const {
+    Operand a, b;
+    if (auto failed = DimsOf(a_input, &a.dims)) return failed;
+    if (auto failed = DimsOf(b_input, &b.dims)) return failed;
+    std::vector<int64_t> c_dims;
+    if (auto failed = ShapeMatMul(a, b, tl::MatmulOp::kQuantBatchMatmulV3,
+                                  tl::MatmulOp::kQuantBatchMatmulV3, lowered, &c_dims)) {
+      return failed;
+    }
+    lowered->problem.dtype_a = tl::DataType::kInt8;
+    lowered->problem.dtype_b = tl::DataType::kInt8;
+    return std::nullopt;
+  }
+
   // ONNX Runtime's dynamic form: DynamicQuantizeLinear -> MatMulInteger ->
   // Cast -> Mul(x_scale * w_scale). On the 950 the activation is quantized
   // by CANN's DynamicQuant, int8 symmetric per token, and the matmul is
@@ -787,17 +804,8 @@ class Lowerer {
                        "'s int32 result is used as it is (no Cast -> Mul by a scale after it): "
                        "QuantBatchMatmulV3 dequantizes its result and needs that scale"));
     }
-    Operand a, b;
-    if (auto failed = DimsOf(node.input(0), &a.dims)) return failed;
-    if (auto failed = DimsOf(node.input(1), &b.dims)) return failed;
-    std::vector<int64_t> c_dims;
-    if (auto failed = ShapeMatMul(a, b, tl::MatmulOp::kQuantBatchMatmulV3,
-                                  tl::MatmulOp::kQuantBatchMatmulV3, lowered, &c_dims)) {
-      return failed;
-    }
+    if (auto failed = ShapeInt8MatMul(node.input(0), node.input(1), lowered)) return failed;
     tl::MatmulProblem& problem = lowered->problem;
-    problem.dtype_a = tl::DataType::kInt8;
-    problem.dtype_b = tl::DataType::kInt8;
     std::vector<int64_t> scale_dims;
     if (auto failed = DimsOf(dequant->scale, &scale_dims)) return failed;
     int64_t scale_length = 1;
@@ -850,17 +858,8 @@ class Lowerer {
                                       ": a per-row x1 scale needs a float output in "
                                       "QuantBatchMatmulV3, and this one is int8"));
     }
-    Operand a, b;
-    if (auto failed = DimsOf(node.input(0), &a.dims)) return failed;
-    if (auto failed = DimsOf(node.input(3), &b.dims)) return failed;
-    std::vector<int64_t> c_dims;
-    if (auto failed = ShapeMatMul(a, b, tl::MatmulOp::kQuantBatchMatmulV3,
-                                  tl::MatmulOp::kQuantBatchMatmulV3, lowered, &c_dims)) {
-      return failed;
-    }
+    if (auto failed = ShapeInt8MatMul(node.input(0), node.input(3), lowered)) return failed;
     tl::MatmulProblem& problem = lowered->problem;
-    problem.dtype_a = tl::DataType::kInt8;
-    problem.dtype_b = tl::DataType::kInt8;
     problem.dtype_c = tl::DataType::kInt8;
     const ScaleFacts scale_b = ReadScale(index_, node, 4);
     const ScaleFacts scale_y = ReadScale(index_, node, 6);

@@ -1,6 +1,7 @@
 #include "server/graph/onnx_model.h"
 
 #include <algorithm>
+#include <cstring>
 #include <exception>
 #include <set>
 
@@ -118,6 +119,60 @@ int StripInitializerData(onnx::ModelProto& model, int64_t max_elements) {
     ++stripped;
   }
   return stripped;
+}
+
+std::optional<std::vector<int64_t>> StoredIntegers(const onnx::TensorProto& tensor,
+                                                   int64_t max_elements) {
+  int64_t count = 1;
+  for (int64_t dim : tensor.dims()) {
+    if (dim < 0 || dim > max_elements) return std::nullopt;
+    count *= dim;
+    if (count > max_elements) return std::nullopt;
+  }
+  const size_t n = static_cast<size_t>(count);
+  const std::string& raw = tensor.raw_data();
+  std::vector<int64_t> values;
+  switch (tensor.data_type()) {
+    case onnx::TensorProto_DataType_INT8:
+    case onnx::TensorProto_DataType_UINT8: {
+      const bool is_signed = tensor.data_type() == onnx::TensorProto_DataType_INT8;
+      if (!tensor.has_raw_data()) {
+        values.assign(tensor.int32_data().begin(), tensor.int32_data().end());
+        break;
+      }
+      if (raw.size() != n) return std::nullopt;
+      for (char c : raw) {
+        values.push_back(is_signed ? static_cast<int8_t>(c) : static_cast<uint8_t>(c));
+      }
+      break;
+    }
+    case onnx::TensorProto_DataType_INT32:
+      if (!tensor.has_raw_data()) {
+        values.assign(tensor.int32_data().begin(), tensor.int32_data().end());
+        break;
+      }
+      if (raw.size() != n * 4) return std::nullopt;
+      values.resize(n);
+      for (size_t i = 0; i < n; ++i) {
+        int32_t value;
+        std::memcpy(&value, raw.data() + 4 * i, 4);
+        values[i] = value;
+      }
+      break;
+    case onnx::TensorProto_DataType_INT64:
+      if (!tensor.has_raw_data()) {
+        values.assign(tensor.int64_data().begin(), tensor.int64_data().end());
+        break;
+      }
+      if (raw.size() != n * 8) return std::nullopt;
+      values.resize(n);
+      if (n > 0) std::memcpy(values.data(), raw.data(), n * 8);
+      break;
+    default:
+      return std::nullopt;
+  }
+  if (values.size() != n) return std::nullopt;
+  return values;
 }
 
 int64_t DefaultOpset(const onnx::ModelProto& model) {

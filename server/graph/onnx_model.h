@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -44,6 +45,12 @@ inline constexpr int64_t kMaxKeptZeroPointElements = int64_t{1} << 20;
 // lowering reads (shape inference still sees the small ones, such as
 // Reshape's target shapes). Returns how many were stripped.
 int StripInitializerData(onnx::ModelProto& model, int64_t max_elements = 64);
+
+// The elements of an integer tensor stored in the model (INT8, UINT8,
+// INT32 or INT64; raw_data or the typed field), when its data is there and
+// it has at most `max_elements`; nullopt otherwise.
+std::optional<std::vector<int64_t>> StoredIntegers(const onnx::TensorProto& tensor,
+                                                   int64_t max_elements);
 
 // ONNX's checker, and the opset of the default domain (1..kMaxOpset).
 // kInvalidArgument naming "model" and what the checker said.

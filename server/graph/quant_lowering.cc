@@ -1,8 +1,9 @@
 #include "server/graph/quant_lowering.h"
 
 #include <algorithm>
-#include <cstring>
 #include <unordered_set>
+
+#include "server/graph/onnx_model.h"
 
 namespace npu::graph {
 namespace {
@@ -60,48 +61,6 @@ std::optional<int64_t> MapAxis(const GraphIndex& index, const onnx::NodeProto& n
   return from_end;
 }
 
-// The elements of a stored integer tensor, when its data is in the model.
-std::optional<std::vector<int64_t>> StoredIntegers(const onnx::TensorProto& tensor) {
-  int64_t count = 1;
-  for (int64_t dim : tensor.dims()) {
-    if (dim < 0 || dim > (int64_t{1} << 31)) return std::nullopt;
-    count *= dim;
-    if (count > (int64_t{1} << 31)) return std::nullopt;
-  }
-  std::vector<int64_t> values;
-  const size_t n = static_cast<size_t>(count);
-  const std::string& raw = tensor.raw_data();
-  switch (tensor.data_type()) {
-    case onnx::TensorProto_DataType_INT8:
-    case onnx::TensorProto_DataType_UINT8: {
-      const bool is_signed = tensor.data_type() == onnx::TensorProto_DataType_INT8;
-      if (tensor.has_raw_data()) {
-        if (raw.size() != n) return std::nullopt;
-        for (char c : raw) {
-          values.push_back(is_signed ? static_cast<int8_t>(c) : static_cast<uint8_t>(c));
-        }
-      } else {
-        values.assign(tensor.int32_data().begin(), tensor.int32_data().end());
-      }
-      break;
-    }
-    case onnx::TensorProto_DataType_INT32:
-      if (tensor.has_raw_data()) {
-        if (raw.size() != n * 4) return std::nullopt;
-        std::vector<int32_t> narrow(n);
-        std::memcpy(narrow.data(), raw.data(), raw.size());
-        values.assign(narrow.begin(), narrow.end());
-      } else {
-        values.assign(tensor.int32_data().begin(), tensor.int32_data().end());
-      }
-      break;
-    default:
-      return std::nullopt;
-  }
-  if (values.size() != n) return std::nullopt;
-  return values;
-}
-
 }  // namespace
 
 ZeroPoint ReadZeroPoint(const GraphIndex& index, const onnx::NodeProto& node, int input) {
@@ -122,7 +81,7 @@ ZeroPoint ReadZeroPoint(const GraphIndex& index, const onnx::NodeProto& node, in
   }
   const onnx::TensorProto* stored = index.StoredValue(source);
   if (stored == nullptr) return zero;
-  std::optional<std::vector<int64_t>> values = StoredIntegers(*stored);
+  std::optional<std::vector<int64_t>> values = StoredIntegers(*stored, kMaxKeptZeroPointElements);
   if (!values.has_value()) return zero;
   auto nonzero = std::find_if(values->begin(), values->end(), [](int64_t v) { return v != 0; });
   if (nonzero == values->end()) {

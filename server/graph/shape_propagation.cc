@@ -6,6 +6,7 @@
 #include <unordered_set>
 
 #include "server/graph/einsum.h"
+#include "server/graph/onnx_model.h"
 
 namespace npu::graph {
 namespace {
@@ -13,40 +14,13 @@ namespace {
 using Dims = std::vector<int64_t>;
 using Facts = std::unordered_map<std::string, TensorFacts>;
 
-// A tensor value's elements, when it is an integer tensor small enough.
+// A shape tensor's elements: an int64 or int32 tensor small enough.
 std::optional<std::vector<int64_t>> IntValues(const onnx::TensorProto& tensor) {
-  size_t count = 1;
-  for (int64_t dim : tensor.dims()) {
-    if (dim < 0 || dim > static_cast<int64_t>(kMaxValueElements)) return std::nullopt;
-    count *= static_cast<size_t>(dim);
-    if (count > kMaxValueElements) return std::nullopt;
+  if (tensor.data_type() != onnx::TensorProto_DataType_INT64 &&
+      tensor.data_type() != onnx::TensorProto_DataType_INT32) {
+    return std::nullopt;
   }
-  std::vector<int64_t> values;
-  switch (tensor.data_type()) {
-    case onnx::TensorProto_DataType_INT64:
-      if (tensor.has_raw_data()) {
-        if (tensor.raw_data().size() != count * 8) return std::nullopt;
-        values.resize(count);
-        std::memcpy(values.data(), tensor.raw_data().data(), count * 8);
-      } else {
-        values.assign(tensor.int64_data().begin(), tensor.int64_data().end());
-      }
-      break;
-    case onnx::TensorProto_DataType_INT32:
-      if (tensor.has_raw_data()) {
-        if (tensor.raw_data().size() != count * 4) return std::nullopt;
-        std::vector<int32_t> narrow(count);
-        std::memcpy(narrow.data(), tensor.raw_data().data(), count * 4);
-        values.assign(narrow.begin(), narrow.end());
-      } else {
-        values.assign(tensor.int32_data().begin(), tensor.int32_data().end());
-      }
-      break;
-    default:
-      return std::nullopt;
-  }
-  if (values.size() != count) return std::nullopt;
-  return values;
+  return StoredIntegers(tensor, static_cast<int64_t>(kMaxValueElements));
 }
 
 const onnx::AttributeProto* Attribute(const onnx::NodeProto& node, const char* name) {

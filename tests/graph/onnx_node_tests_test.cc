@@ -19,6 +19,7 @@
 #include "server/service/convert.h"
 #include "server/service/execute.h"
 #include "server/tiling/builtin_strategies.h"
+#include "tests/testing/files.h"
 #include "tests/testing/status_matchers.h"
 
 namespace npu::graph {
@@ -28,6 +29,7 @@ namespace fs = std::filesystem;
 namespace pb = ::npu::tiling::v1;
 namespace tl = ::npu::tiling;
 using ::npu::testing::IsOk;
+using ::npu::testing::ReadFileBytes;
 using ::testing::HasSubstr;
 
 const char kTestData[] = "/usr/share/libonnx-testdata/data";
@@ -63,13 +65,6 @@ const NodeCase kCases[] = {
     {"pytorch-operator/test_operator_mm", ""},
     {"pytorch-operator/test_operator_addmm", ""},
 };
-
-std::string ReadBytes(const fs::path& path) {
-  std::ifstream file(path, std::ios::binary);
-  std::stringstream buffer;
-  buffer << file.rdbuf();
-  return buffer.str();
-}
 
 std::vector<int64_t> DimsOf(const onnx::TensorProto& tensor) {
   return std::vector<int64_t>(tensor.dims().begin(), tensor.dims().end());
@@ -127,7 +122,7 @@ TEST_P(OnnxNodeTest, LowersWithOnnxsShapeAndNumerics) {
   const fs::path dir = fs::path(kTestData) / GetParam().dir;
   if (!fs::exists(dir / "model.onnx")) GTEST_SKIP() << "libonnx-testdata is not installed";
   absl::StatusOr<onnx::ModelProto> model =
-      ParseModel(ReadBytes(dir / "model.onnx"), ModelEncoding::kBinary);
+      ParseModel(ReadFileBytes(dir / "model.onnx"), ModelEncoding::kBinary);
   ASSERT_THAT(model, IsOk());
   ASSERT_THAT(CheckModel(*model), IsOk());
   absl::StatusOr<std::vector<LoweredNode>> nodes = LowerGraph(*model, {}, {});
@@ -158,7 +153,7 @@ TEST_P(OnnxNodeTest, LowersWithOnnxsShapeAndNumerics) {
     if (tensors.count(input.name()) != 0) continue;
     const fs::path file =
         dir / "test_data_set_0" / ("input_" + std::to_string(next_input++) + ".pb");
-    ASSERT_TRUE(tensors[input.name()].ParseFromString(ReadBytes(file))) << file;
+    ASSERT_TRUE(tensors[input.name()].ParseFromString(ReadFileBytes(file))) << file;
   }
   const onnx::NodeProto& matmul = model->graph().node(node.node_index);
   std::vector<onnx::TensorProto> inputs;
@@ -167,7 +162,7 @@ TEST_P(OnnxNodeTest, LowersWithOnnxsShapeAndNumerics) {
     inputs.push_back(tensors.at(name));
   }
   onnx::TensorProto expected;
-  ASSERT_TRUE(expected.ParseFromString(ReadBytes(dir / "test_data_set_0" / "output_0.pb")));
+  ASSERT_TRUE(expected.ParseFromString(ReadFileBytes(dir / "test_data_set_0" / "output_0.pb")));
   const std::vector<int64_t> out_dims = DimsOf(expected);
 
   // C's shape: ONNX's output is C with the batch unfolded.

@@ -20,6 +20,7 @@
 #include "server/service/convert.h"
 #include "server/service/execute.h"
 #include "server/tiling/builtin_strategies.h"
+#include "tests/testing/files.h"
 #include "tests/testing/status_matchers.h"
 
 #ifndef NPU_TEST_DATA_DIR
@@ -32,13 +33,7 @@ namespace {
 namespace pb = ::npu::tiling::v1;
 namespace tl = ::npu::tiling;
 using ::npu::testing::IsOk;
-
-std::string ReadBytes(const std::string& path) {
-  std::ifstream file(path, std::ios::binary);
-  std::stringstream buffer;
-  buffer << file.rdbuf();
-  return buffer.str();
-}
+using ::npu::testing::ReadFileBytes;
 
 pb::Tensor Int8Tensor(const nlohmann::json& rows) {
   pb::Tensor tensor;
@@ -72,9 +67,9 @@ float Bfloat16At(const std::string& bytes, size_t i) {
 
 TEST(QdqExecuteTest, LoweredNodeMatchesTheGraphsArithmetic) {
   const std::string base = std::string(NPU_TEST_DATA_DIR) + "/onnx/qdq_linear_small";
-  const nlohmann::json reference = nlohmann::json::parse(ReadBytes(base + ".reference.json"));
+  const nlohmann::json reference = nlohmann::json::parse(ReadFileBytes(base + ".reference.json"));
   absl::StatusOr<onnx::ModelProto> model =
-      ParseModel(ReadBytes(base + ".onnx"), ModelEncoding::kBinary);
+      ParseModel(ReadFileBytes(base + ".onnx"), ModelEncoding::kBinary);
   ASSERT_THAT(model, IsOk());
   StripInitializerData(*model);
   LoweringOptions options;

@@ -14,6 +14,7 @@
 #include "nlohmann/json.hpp"
 #include "server/graph/lowering.h"
 #include "server/graph/onnx_model.h"
+#include "tests/testing/files.h"
 #include "tests/testing/status_matchers.h"
 
 #ifndef NPU_TEST_DATA_DIR
@@ -25,14 +26,8 @@ namespace {
 
 namespace tl = ::npu::tiling;
 using ::npu::testing::IsOk;
+using ::npu::testing::ReadFileBytes;
 using ::testing::HasSubstr;
-
-std::string ReadBytes(const std::string& path) {
-  std::ifstream file(path, std::ios::binary);
-  std::stringstream buffer;
-  buffer << file.rdbuf();
-  return buffer.str();
-}
 
 std::string OperatorName(tl::MatmulOp op) {
   switch (op) {
@@ -64,9 +59,9 @@ class QuantExportTest : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(QuantExportTest, EveryNodeLowersAsItsModelWasBuilt) {
   const std::string base = std::string(NPU_TEST_DATA_DIR) + "/onnx/" + GetParam();
-  const nlohmann::json expected = nlohmann::json::parse(ReadBytes(base + ".lowering.json"));
+  const nlohmann::json expected = nlohmann::json::parse(ReadFileBytes(base + ".lowering.json"));
   absl::StatusOr<onnx::ModelProto> model =
-      ParseModel(ReadBytes(base + ".onnx"), ModelEncoding::kBinary);
+      ParseModel(ReadFileBytes(base + ".onnx"), ModelEncoding::kBinary);
   ASSERT_THAT(model, IsOk());
   ASSERT_THAT(CheckModel(*model), IsOk());
   Gear gear;

@@ -15,6 +15,7 @@
 #include "nlohmann/json.hpp"
 #include "server/graph/lowering.h"
 #include "server/graph/onnx_model.h"
+#include "tests/testing/files.h"
 #include "tests/testing/status_matchers.h"
 
 #ifndef NPU_TEST_DATA_DIR
@@ -26,22 +27,16 @@ namespace {
 
 namespace tl = ::npu::tiling;
 using ::npu::testing::IsOk;
+using ::npu::testing::ReadFileBytes;
 using Gemm = std::tuple<int64_t, int64_t, int64_t, int64_t>;  // batch, m, k, n
-
-std::string ReadBytes(const std::string& path) {
-  std::ifstream file(path, std::ios::binary);
-  std::stringstream buffer;
-  buffer << file.rdbuf();
-  return buffer.str();
-}
 
 class TorchExportTest : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(TorchExportTest, LoweredProblemsAreTheProfilersGemms) {
   const std::string base = std::string(NPU_TEST_DATA_DIR) + "/onnx/" + GetParam();
-  const nlohmann::json golden = nlohmann::json::parse(ReadBytes(base + ".matmuls.json"));
+  const nlohmann::json golden = nlohmann::json::parse(ReadFileBytes(base + ".matmuls.json"));
   absl::StatusOr<onnx::ModelProto> model =
-      ParseModel(ReadBytes(base + ".onnx"), ModelEncoding::kBinary);
+      ParseModel(ReadFileBytes(base + ".onnx"), ModelEncoding::kBinary);
   ASSERT_THAT(model, IsOk());
   ASSERT_THAT(CheckModel(*model), IsOk());
   std::map<std::string, std::vector<int64_t>> values;
