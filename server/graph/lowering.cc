@@ -128,28 +128,32 @@ class Lowerer {
                                  Derivation* derivation) const {
     const TensorFacts* info = index_.Info(tensor);
     const int32_t elem = info == nullptr ? 0 : info->elem_type;
+    if (elem == 0) return Unresolved(absl::StrCat("no dtype is known for tensor '", tensor, "'"));
+    if (std::optional<tl::DataType> run = FloatRunDtype(elem, derivation)) {
+      *dtype = *run;
+      return std::nullopt;
+    }
+    return Unsupported(
+        absl::StrCat("tensor '", tensor, "' is ",
+                     onnx::TensorProto_DataType_Name(static_cast<onnx::TensorProto_DataType>(elem)),
+                     "; CANN's float matmuls take FLOAT16, BFLOAT16 and FLOAT"));
+  }
+
+  // The dtype a float tensor of `elem` runs in: its own, or for float32 the
+  // request's compute dtype when one is set (noted in `derivation`); nullopt
+  // for any other type.
+  std::optional<tl::DataType> FloatRunDtype(int32_t elem, Derivation* derivation) const {
     switch (elem) {
       case onnx::TensorProto_DataType_FLOAT16:
-        *dtype = tl::DataType::kFloat16;
-        return std::nullopt;
+        return tl::DataType::kFloat16;
       case onnx::TensorProto_DataType_BFLOAT16:
-        *dtype = tl::DataType::kBFloat16;
-        return std::nullopt;
+        return tl::DataType::kBFloat16;
       case onnx::TensorProto_DataType_FLOAT:
-        if (options_.compute_dtype.has_value()) {
-          *dtype = *options_.compute_dtype;
-          derivation->compute_dtype_applied = true;
-        } else {
-          *dtype = tl::DataType::kFloat32;
-        }
-        return std::nullopt;
-      case 0:
-        return Unresolved(absl::StrCat("no dtype is known for tensor '", tensor, "'"));
+        if (!options_.compute_dtype.has_value()) return tl::DataType::kFloat32;
+        derivation->compute_dtype_applied = true;
+        return *options_.compute_dtype;
       default:
-        return Unsupported(absl::StrCat(
-            "tensor '", tensor, "' is ",
-            onnx::TensorProto_DataType_Name(static_cast<onnx::TensorProto_DataType>(elem)),
-            "; CANN's float matmuls take FLOAT16, BFLOAT16 and FLOAT"));
+        return std::nullopt;
     }
   }
 
@@ -492,30 +496,20 @@ class Lowerer {
   // has no float32 output for int8 inputs.
   std::optional<Outcome> QuantOutputDtype(int32_t elem, tl::DataType* y,
                                           Derivation* derivation) const {
-    switch (elem) {
-      case onnx::TensorProto_DataType_FLOAT16:
-        *y = tl::DataType::kFloat16;
-        return std::nullopt;
-      case onnx::TensorProto_DataType_BFLOAT16:
-        *y = tl::DataType::kBFloat16;
-        return std::nullopt;
-      case onnx::TensorProto_DataType_FLOAT:
-        if (options_.compute_dtype.has_value()) {
-          *y = *options_.compute_dtype;
-          derivation->compute_dtype_applied = true;
-        } else {
-          *y = tl::DataType::kFloat16;
-          derivation->notes.push_back(
-              "y is float32 in the graph; QuantBatchMatmulV3 has no float32 output for int8 "
-              "inputs, so y is float16 (GraphTilingRequest.compute_dtype chooses bfloat16)");
-        }
-        return std::nullopt;
-      case 0:
-        return Unresolved("no dtype is known for the quantized matmul's result");
-      default:
-        return Unsupported(absl::StrCat("the quantized matmul's result is ", OnnxTypeName(elem),
-                                        "; QuantBatchMatmulV3 writes int8, float16 or bfloat16"));
+    if (elem == 0) return Unresolved("no dtype is known for the quantized matmul's result");
+    std::optional<tl::DataType> run = FloatRunDtype(elem, derivation);
+    if (!run.has_value()) {
+      return Unsupported(absl::StrCat("the quantized matmul's result is ", OnnxTypeName(elem),
+                                      "; QuantBatchMatmulV3 writes int8, float16 or bfloat16"));
     }
+    *y = *run;
+    if (*run == tl::DataType::kFloat32) {
+      *y = tl::DataType::kFloat16;
+      derivation->notes.push_back(
+          "y is float32 in the graph; QuantBatchMatmulV3 has no float32 output for int8 "
+          "inputs, so y is float16 (GraphTilingRequest.compute_dtype chooses bfloat16)");
+    }
+    return std::nullopt;
   }
 
   // The bias Add after a quantized matmul's float result `tensor`: an Add
