@@ -483,6 +483,13 @@ class Lowerer {
     return std::nullopt;
   }
 
+  // What became of ONNX Runtime's dynamic activation quantization.
+  static std::string DynamicQuantNote(const onnx::NodeProto& dynamic) {
+    return absl::StrCat("DynamicQuantizeLinear '", NodeLabel(dynamic),
+                        "' (uint8, asymmetric, one scale per tensor) runs as CANN's DynamicQuant: "
+                        "int8, symmetric, one scale per token (quant.pertoken_scale [m])");
+  }
+
   static void NoteUnknownZeroPoint(const ZeroPoint& zero, Derivation* derivation) {
     if (zero.kind != ZeroPointKind::kUnknown) return;
     derivation->notes.push_back(absl::StrCat(
@@ -591,9 +598,15 @@ class Lowerer {
                                       "') but B is a float tensor: CANN's QuantBatchMatmulV3 "
                                       "takes quantized x1 and x2"));
     }
-    if (auto failed = CheckSymmetricInt8("A", "DequantizeLinear '" + qa->dequantize_name + "'",
-                                         qa->zero_point, qa->codes_type)) {
-      return failed;
+    // ONNX Runtime's QDQ form of dynamic quantization: the activation's codes
+    // come from a DynamicQuantizeLinear, which runs as CANN's per-token
+    // DynamicQuant (as in LowerMatMulInteger).
+    const onnx::NodeProto* dynamic_a = TraceDynamicQuantize(index_, qa->codes);
+    if (dynamic_a == nullptr) {
+      if (auto failed = CheckSymmetricInt8("A", "DequantizeLinear '" + qa->dequantize_name + "'",
+                                           qa->zero_point, qa->codes_type)) {
+        return failed;
+      }
     }
     if (auto failed = CheckSymmetricInt8("B", "DequantizeLinear '" + qb->dequantize_name + "'",
                                          qb->zero_point, qb->codes_type)) {
@@ -623,8 +636,10 @@ class Lowerer {
     problem.trans_a = a.transposed;
     problem.trans_b = b.transposed;
     // A: per-tensor, or per-row (its axis m) as a per-token scale.
-    bool pertoken = false;
-    if (qa->scale.per_axis) {
+    bool pertoken = dynamic_a != nullptr;
+    if (pertoken) {
+      derivation.notes.push_back(DynamicQuantNote(*dynamic_a));
+    } else if (qa->scale.per_axis) {
       const int64_t m_axis = trans_a_flag ? -1 : -2;
       if (!qa->operand_axis.has_value() || *qa->operand_axis != m_axis ||
           qa->scale.length != problem.m) {
@@ -819,12 +834,7 @@ class Lowerer {
     const bool pertoken = dynamic != nullptr;
     if (!pertoken) NoteUnknownZeroPoint(zero_a, &derivation);
     FillQuant(pertoken, scale_length != 1, bias_int32, &problem, &derivation);
-    if (pertoken) {
-      derivation.notes.push_back(absl::StrCat(
-          "DynamicQuantizeLinear '", NodeLabel(*dynamic),
-          "' (uint8, asymmetric, one scale per tensor) runs as CANN's DynamicQuant: int8, "
-          "symmetric, one scale per token (quant.pertoken_scale [m])"));
-    }
+    if (pertoken) derivation.notes.push_back(DynamicQuantNote(*dynamic));
     derivation.notes.push_back(absl::StrCat("Cast '", NodeLabel(*dequant->cast), "' and Mul '",
                                             NodeLabel(*dequant->mul),
                                             "' are the dequantization (quant.scale)"));

@@ -386,3 +386,39 @@ TEST(UnresolvedReasonTest, ExpertRowsFromNonZeroNameTheRouting) {
 
 }  // namespace
 }  // namespace npu::graph
+
+namespace npu::graph {
+namespace {
+
+using ::npu::testing::IntAttr;
+using ::npu::testing::IntsAttr;
+using ::npu::testing::kFloat;
+using ::npu::testing::kInt8;
+using ::npu::testing::OnnxBuilder;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+TEST(QuantLoweringTest, QdqFormOfDynamicQuantizationIsPerToken) {
+  // ONNX Runtime's QDQ format of a dynamically quantized activation:
+  // DynamicQuantizeLinear -> DequantizeLinear feeding the MatMul.
+  OnnxBuilder model;
+  model.Input("x", kFloat, {32, 256}).Input("w_q", kInt8, {128, 256}).Input("s_w", kFloat, {128});
+  model.Node("DynamicQuantizeLinear", {"x"}, {"x_q", "x_s", "x_zp"}, {}, "dql");
+  model.Node("DequantizeLinear", {"x_q", "x_s", "x_zp"}, {"x_dq"});
+  model.Node("DequantizeLinear", {"w_q", "s_w"}, {"w_dq"}, {IntAttr("axis", 0)});
+  model.Node("Transpose", {"w_dq"}, {"w_t"}, {IntsAttr("perm", {1, 0})});
+  model.Node("MatMul", {"x_dq", "w_t"}, {"y"}).Output("y", kFloat);
+  absl::StatusOr<std::vector<LoweredNode>> nodes = LowerGraph(model.model(), {}, {});
+  ASSERT_TRUE(nodes.ok());
+  ASSERT_EQ(nodes->size(), 1u);
+  const LoweredNode& node = (*nodes)[0];
+  ASSERT_EQ(node.status, NodeStatus::kOk) << node.reason;
+  EXPECT_TRUE(node.problem.quant.pertoken.present);
+  EXPECT_THAT(node.problem.quant.pertoken.shape, ElementsAre(32));
+  EXPECT_EQ(node.problem.quant.scale.dtype, tl::DataType::kFloat32);
+  EXPECT_THAT(node.problem.quant.scale.shape, ElementsAre(128));
+  EXPECT_THAT(node.derivation.notes, ::testing::Contains(HasSubstr("DynamicQuant")));
+}
+
+}  // namespace
+}  // namespace npu::graph
