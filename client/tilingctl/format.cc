@@ -173,7 +173,7 @@ std::vector<std::string> TilingFieldPositions(const pb::TilingResponse& r) {
       bits_in_word = 0;
     }
     positions.push_back(absl::StrCat(word));
-    ++word;
+    word += field.bits() == 64 ? 2 : 1;  // a 64-bit member takes two words
   }
   return positions;
 }
