@@ -198,6 +198,7 @@ absl::StatusOr<WqPlan> CustomDeprecatedStrategy::DoTiling(const WqFacts& f,
   in.m = static_cast<int64_t>(f.m);
   in.n = static_cast<int64_t>(f.n);
   in.k = static_cast<int64_t>(f.k);
+  in.keep_default_ub = true;  // SetBufferSpace(l1Size, l0cSize)
   absl::StatusOr<CubeTiling> searched = SearchCubeTiling(in, chip);
   if (!searched.ok()) {
     if (IsCannFault(searched.status())) return searched.status();
