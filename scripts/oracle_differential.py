@@ -366,6 +366,10 @@ class WeightQuantDraw:
                 cols //= 8
                 c0 //= 8
             p["weight_storage"] = [(cols + c0) // c0, (rows + 16) // 16, 16, c0]
+        if rng.random() < 0.03:  # a batched x: CANN takes 2-D x and weights only
+            p["batch"] = [rng.choice([2, 3, 8])]
+            p["x_shape"] = p["batch"] + ([k, m] if p["trans_a"] else [m, k])
+            p["y_shape"] = p["batch"] + [m, n]
         aic = rng.choice([32, 32, 32, 24, 20, 8, 1])
         p["aic_num"] = aic
         p["aiv_num"] = 2 * aic if rng.random() < 0.97 else aic
@@ -385,6 +389,8 @@ def weight_quant_request(p):
     problem = {"m": p["m"], "n": p["n"], "k": p["k"], "op": OPS["weight_quant_batch_matmul_v2"][1],
                "dtypeA": WQ_WIRE[p["x_dtype"]], "dtypeB": WQ_WIRE[p["weight_dtype"]],
                "dtypeC": WQ_WIRE[p["y_dtype"]], "transA": p["trans_a"], "transB": p["trans_b"]}
+    if p.get("batch"):
+        problem["batchA"] = p["batch"]
     if p.get("weight_format") == "NZ":
         problem["formatB"] = "FORMAT_FRACTAL_NZ"
         problem["storageShapeB"] = p["weight_storage"]
