@@ -453,13 +453,16 @@ absl::StatusOr<pb::ExecuteRequest> ExecuteRequestFromFlags() {
   if (!files.ok()) return files.status();
   absl::StatusOr<pb::TilingRequest> tiling_request = RequestFromFlags();
   if (!tiling_request.ok()) return tiling_request.status();
-  if (tiling_request->problem().op() != pb::OPERATOR_QUANT_BATCH_MATMUL_V3) {
+  if (tiling_request->problem().op() != pb::OPERATOR_QUANT_BATCH_MATMUL_V3 &&
+      tiling_request->problem().op() != pb::OPERATOR_WEIGHT_QUANT_BATCH_MATMUL_V2) {
     for (const auto& [flag, path] : {std::pair{"--scale_npy", &paths.scale},
                                      std::pair{"--pertoken_npy", &paths.pertoken_scale},
                                      std::pair{"--offset_npy", &paths.offset}}) {
       if (!path->empty()) {
         return absl::InvalidArgumentError(
-            absl::StrCat(flag, " is for QuantBatchMatmulV3 only (--op quant_batch_matmul_v3)"));
+            absl::StrCat(flag,
+                         " is for the quantized operators only (--op quant_batch_matmul_v3 "
+                         "or weight_quant_batch_matmul_v2)"));
       }
     }
   }
