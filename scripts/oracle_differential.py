@@ -379,6 +379,7 @@ class WeightQuantDraw:
             p["l1_bytes"] = rng.choice([262144, 524288, 1048576])
             p["l0c_bytes"] = rng.choice([131072, 262144])
             p["ub_bytes"] = rng.choice([196352, 253952])
+            p["l0a_bytes"] = p["l0b_bytes"] = rng.choice([32768, 65536, 131072])
         return p
 
 
