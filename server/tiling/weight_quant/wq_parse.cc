@@ -1,6 +1,7 @@
 #include "server/tiling/weight_quant/wq_parse.h"
 
 #include <algorithm>
+#include <limits>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -23,10 +24,20 @@ std::string DimsText(const std::vector<int64_t>& dims) {
   return absl::StrCat("[", absl::StrJoin(dims, ", "), "]");
 }
 
-// GetShapeSize: the product of the dims (1 for a scalar).
+// GetShapeSize: the product of the dims (1 for a scalar), saturated at
+// INT64_MAX (dims are checked to [0, 2^31 - 1], so only an empty tensor is
+// 0).
 int64_t ShapeSize(const std::vector<int64_t>& dims) {
   int64_t size = 1;
-  for (int64_t d : dims) size *= d;
+  for (int64_t d : dims) {
+    if (d == 0) return 0;
+  }
+  for (int64_t d : dims) {
+    if (d > 0 && size > std::numeric_limits<int64_t>::max() / d) {
+      return std::numeric_limits<int64_t>::max();
+    }
+    size *= d;
+  }
   return size;
 }
 
@@ -408,13 +419,15 @@ absl::Status CheckWeightQuantProblem(const MatmulProblem& p) {
   }
   // CheckShape.
   const Context c = ContextOf(p);
-  if (ShapeSize(c.x) == 0 || ShapeSize(c.weight) == 0 || ShapeSize(c.scale->shape) == 0) {
+  const bool nz = p.format_b == Format::kFractalNz;
+  // The weight's storage shape is what CANN sizes (an NZ weight's 4 dims).
+  const int64_t weight_size = nz ? ShapeSize(c.weight_storage) : ShapeSize(c.weight);
+  if (ShapeSize(c.x) == 0 || weight_size == 0 || ShapeSize(c.scale->shape) == 0) {
     return Invalid(absl::StrCat("fields m=", p.m, ", n=", p.n, ", k=", p.k,
                                 ", quant.antiquant_scale.shape=", DimsText(c.scale->shape),
                                 ": x, the weight and the antiquant scale must not be empty "
                                 "(CheckShape)"));
   }
-  const bool nz = p.format_b == Format::kFractalNz;
   if (nz && c.weight_storage.size() != 4) {
     return Invalid(absl::StrCat("field storage_shape_b=", DimsText(c.weight_storage),
                                 ": an NZ weight's storage shape has 4 dims (CheckInputShape)"));
