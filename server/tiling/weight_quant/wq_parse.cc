@@ -423,10 +423,12 @@ absl::Status CheckWeightQuantProblem(const MatmulProblem& p) {
   // The weight's storage shape is what CANN sizes (an NZ weight's 4 dims).
   const int64_t weight_size = nz ? ShapeSize(c.weight_storage) : ShapeSize(c.weight);
   if (ShapeSize(c.x) == 0 || weight_size == 0 || ShapeSize(c.scale->shape) == 0) {
-    return Invalid(absl::StrCat("fields m=", p.m, ", n=", p.n, ", k=", p.k,
-                                ", quant.antiquant_scale.shape=", DimsText(c.scale->shape),
-                                ": x, the weight and the antiquant scale must not be empty "
-                                "(CheckShape)"));
+    return Invalid(absl::StrCat(
+        "fields m=", p.m, ", n=", p.n, ", k=", p.k,
+        nz ? absl::StrCat(", storage_shape_b=", DimsText(c.weight_storage)) : std::string(),
+        ", quant.antiquant_scale.shape=", DimsText(c.scale->shape),
+        ": x, the weight and the antiquant scale must not be empty "
+        "(CheckShape)"));
   }
   if (nz && c.weight_storage.size() != 4) {
     return Invalid(absl::StrCat("field storage_shape_b=", DimsText(c.weight_storage),
