@@ -516,6 +516,13 @@ struct TilingData {
   // The same words, each passed to `sink(uint32_t)` in order (no vector).
   template <typename Sink>
   void ForEachWord(Sink&& sink) const;
+  // At least as many as ForEachWord() passes: a word per field, two for a
+  // 64-bit one.
+  size_t MaxWords() const {
+    size_t words = fields.size();
+    for (const TilingField& field : fields) words += field.bits == 64 ? 1 : 0;
+    return words;
+  }
 };
 
 template <typename Sink>

@@ -309,6 +309,21 @@ TEST(WqStructTest, SixtyFourBitMembersRoundTripThroughWords) {
   EXPECT_EQ(back->Get("mSize"), uint64_t{0x123456789});
 }
 
+// The answer encoders size the raw words by MaxWords(): never fewer than
+// the struct has (each 64-bit member takes two).
+TEST(WqStructTest, MaxWordsBoundsTheWords) {
+  for (KernelId kernel : {KernelId::kWeightQuantAdaptiveSplit, KernelId::kWeightQuantRegBase,
+                          KernelId::kWeightQuantCustom}) {
+    TilingData data;
+    data.kernel = kernel;
+    for (const TilingFieldSpec& spec : TilingStructOf(kernel).fields) {
+      data.fields.push_back({spec.name, 0, spec.bits});
+    }
+    EXPECT_GE(data.MaxWords(), data.RawWords().size()) << data.struct_name();
+    EXPECT_EQ(data.RawWords().size(), StructWords(TilingStructOf(kernel))) << data.struct_name();
+  }
+}
+
 TEST(WqKeyTest, DecodesEveryFieldByName) {
   // ADAPTIVE_SPLIT's golden 0x11033002: SUPPORT_L1_TO_BT_BF16, N_FIRST_BASIC_BLOCK,
   // MTE2_INNER_SIZE_256_BUF_NUM_4, PER_TENSOR antiquant, quant type index 1.
