@@ -203,6 +203,57 @@ std::vector<Workload> QuantWorkloads() {
   return out;
 }
 
+// WeightQuantBatchMatmulV2's golden cases CANN tiles (tests/data/cann950_wqbmm)
+// on their harness platform.
+std::vector<Workload> WeightQuantWorkloads() {
+  std::ifstream in(NPU_CONFORMANCE_WQBMM_CASES);
+  const nlohmann::json root = nlohmann::json::parse(in);
+  std::vector<Workload> out;
+  for (const nlohmann::json& c : root.at("cases")) {
+    if (c.at("expected").at("status") != "GRAPH_SUCCESS") continue;
+    const nlohmann::json& in_ = c.at("inputs");
+    const nlohmann::json& shapes = in_.at("shapes");
+    MatmulProblem p;
+    p.op = MatmulOp::kWeightQuantBatchMatmulV2;
+    p.m = in_.at("m");
+    p.n = in_.at("n");
+    p.k = in_.at("k");
+    p.trans_a = in_.at("trans_a");
+    p.trans_b = in_.at("trans_b");
+    p.dtype_a = QuantDtype(in_.at("dtype_x"));
+    p.dtype_b = QuantDtype(in_.at("dtype_weight"));
+    p.dtype_c = QuantDtype(in_.at("dtype_y"));
+    if (in_.at("format_weight") == "FRACTAL_NZ") {
+      p.format_b = Format::kFractalNz;
+      p.storage_shape_b = shapes.at("weight").at("storage").get<std::vector<int64_t>>();
+    }
+    const auto tensor = [&](const char* shape, const char* dtype, QuantTensorSpec& out_spec) {
+      out_spec.present = true;
+      out_spec.dtype = QuantDtype(in_.at(dtype));
+      out_spec.shape = shapes.at(shape).get<std::vector<int64_t>>();
+    };
+    tensor("antiquant_scale", "dtype_antiquant_scale", p.quant.antiquant_scale);
+    if (in_.at("has_antiquant_offset")) {
+      tensor("antiquant_offset", "dtype_antiquant_offset", p.quant.antiquant_offset);
+    }
+    if (in_.at("has_bias")) {
+      p.has_bias = true;
+      p.dtype_bias = QuantDtype(in_.at("dtype_bias"));
+      p.quant.bias_shape = shapes.at("bias").get<std::vector<int64_t>>();
+    }
+    p.quant.group_size = in_.at("attrs").at("group_size");
+    ChipSpec chip = *FindPlatform(kDefaultPlatform);
+    const nlohmann::json& platform = in_.at("platform");
+    chip.aic_num = platform.at("aic_num");
+    chip.aiv_num = platform.at("aiv_num");
+    chip.l1_bytes = platform.at("l1");
+    chip.l0c_bytes = platform.at("l0c");
+    chip.ub_bytes = platform.at("ub");
+    out.push_back({p, chip});
+  }
+  return out;
+}
+
 DecideOptions OptionsOf(const benchmark::State& state) {
   DecideOptions options;
   options.explain = state.range(0) != 0;  // the trace and the plan's detail
@@ -312,6 +363,12 @@ void BM_MedianOverQuantGoldenShapes(benchmark::State& state) {
   MedianOverShapes(state, workloads);
 }
 BENCHMARK(BM_MedianOverQuantGoldenShapes)->ArgName("explain")->Arg(1)->Arg(0)->Iterations(20);
+
+void BM_MedianOverWeightQuantGoldenShapes(benchmark::State& state) {
+  static const std::vector<Workload> workloads = WeightQuantWorkloads();
+  MedianOverShapes(state, workloads);
+}
+BENCHMARK(BM_MedianOverWeightQuantGoldenShapes)->ArgName("explain")->Arg(1)->Arg(0)->Iterations(20);
 
 }  // namespace
 }  // namespace npu::tiling

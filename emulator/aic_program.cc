@@ -66,7 +66,9 @@ AicCursor Builder::StartAic(uint32_t core, const std::vector<const WorkUnit*>& u
   aic.program.core = core;
   aic.program.units = static_cast<uint32_t>(units.size());
   aic.a_bits = tiling::DataTypeBits(problem_.dtype_a);
-  aic.b_bits = tiling::DataTypeBits(problem_.dtype_b);
+  // B in L1 is x's dtype when the AIVs dequantize it there.
+  aic.b_bits = tiling::DataTypeBits(options_.pipeline.b_antiquant_passes > 0 ? problem_.dtype_a
+                                                                             : problem_.dtype_b);
   aic.c_bytes = tiling::DataTypeBytes(problem_.dtype_c);
   aic.a_full = schedule_.full_load == FullLoad::kA || schedule_.full_load == FullLoad::kAB;
   aic.b_full = schedule_.full_load == FullLoad::kB || schedule_.full_load == FullLoad::kAB;
@@ -192,14 +194,19 @@ void Builder::EmitStage(AicCursor& aic, const BlockAt& block, const Range& chunk
       const uint64_t b_k = std::min(k_l1_b, chunk.end - kk);
       aic.b_stage_end = kk + b_k;
       aic.b_buf = 2 + aic.b_count++ % aic.l1_stages_b;
-      Op load = StageRead(PackedBytes(b_k * sn, b_bits), StageBursts(false, sm, sn, b_k));
-      if (aic.tile_continues) {
-        load.cycles -= std::min(load.cycles, chip_.arch.mte2_transfer_cycles);
+      if (!antiquant_.empty()) {
+        // The AIVs dequantize the stage into L1 (PipelineConfig::b_antiquant_passes).
+        EmitAntiquantStage(aic.program.core, b_k * sn);
+      } else {
+        Op load = StageRead(PackedBytes(b_k * sn, b_bits), StageBursts(false, sm, sn, b_k));
+        if (aic.tile_continues) {
+          load.cycles -= std::min(load.cycles, chip_.arch.mte2_transfer_cycles);
+        }
+        load.cold = aic.l1_stages_b == 1;
+        Wait(load, aic.l1_free[aic.b_buf]);
+        Set(load, aic.l1_ready[aic.b_buf]);
+        Push(aic.program, Pipe::kMte2, load);
       }
-      load.cold = aic.l1_stages_b == 1;
-      Wait(load, aic.l1_free[aic.b_buf]);
-      Set(load, aic.l1_ready[aic.b_buf]);
-      Push(aic.program, Pipe::kMte2, load);
       b_first = true;
     }
     const bool b_last = !b_resident && kk + base_k >= aic.b_stage_end;
@@ -208,7 +215,10 @@ void Builder::EmitStage(AicCursor& aic, const BlockAt& block, const Range& chunk
     // Only a stage's first step needs its L1 data; a pending full or band
     // load is waited for once, by the first step after it was issued.
     if (stage_first && !a_resident) Wait(mte1, aic.l1_ready[buf_a]);
-    if (b_first) Wait(mte1, aic.l1_ready[aic.b_buf]);
+    if (b_first) {
+      Wait(mte1,
+           antiquant_.empty() ? aic.l1_ready[aic.b_buf] : antiquant_[aic.program.core].b_ready);
+    }
     if (stage_first) {
       if (aic.full_pending) {
         Wait(mte1, aic.full_flag);
@@ -221,7 +231,9 @@ void Builder::EmitStage(AicCursor& aic, const BlockAt& block, const Range& chunk
     }
     Set(mte1, aic.l0_ready[half]);
     if (stage_last && !a_resident) Set(mte1, aic.l1_free[buf_a]);
-    if (b_last) Set(mte1, aic.l1_free[aic.b_buf]);
+    if (b_last) {
+      Set(mte1, antiquant_.empty() ? aic.l1_free[aic.b_buf] : antiquant_[aic.program.core].b_free);
+    }
     if (aic.band_release && --aic.unit_mte1_left == 0) Set(mte1, aic.band_free);
     Push(aic.program, Pipe::kMte1, mte1);
 

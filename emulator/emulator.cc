@@ -11,6 +11,7 @@
 #include "emulator/quant_emulation.h"
 #include "emulator/thread_pool.h"
 #include "emulator/timing_model.h"
+#include "emulator/weight_quant_emulation.h"
 #include "server/tiling/batch_shape.h"
 #include "server/tiling/status_macros.h"
 
@@ -84,10 +85,13 @@ std::vector<int64_t> ShapeB(const MatmulProblem& p) {
 OperandShapes ShapesOf(const MatmulProblem& p) {
   OperandShapes shapes;
   shapes.a = Prefixed(p.batch.a, ShapeA(p));
-  shapes.b = Prefixed(p.batch.b, ShapeB(p));
+  shapes.b = p.op == tiling::MatmulOp::kWeightQuantBatchMatmulV2 ? WeightShapeOf(p)
+                                                                 : Prefixed(p.batch.b, ShapeB(p));
   if (p.has_bias) {
     // QuantBatchMatmulV3's bias is [n] or [batch, 1, n] (problem.quant.bias_shape).
-    shapes.bias = p.op == tiling::MatmulOp::kQuantBatchMatmulV3 && !p.quant.bias_shape.empty()
+    shapes.bias = (p.op == tiling::MatmulOp::kQuantBatchMatmulV3 ||
+                   p.op == tiling::MatmulOp::kWeightQuantBatchMatmulV2) &&
+                          !p.quant.bias_shape.empty()
                       ? p.quant.bias_shape
                       : Prefixed(p.batch.bias, {p.n});
   }
@@ -99,9 +103,11 @@ OperandShapes ShapesOf(const MatmulProblem& p) {
 }
 
 absl::Status CheckModelled(const MatmulProblem& problem) {
-  // QuantBatchMatmulV3's FRACTAL_NZ x2 only changes how the kernel loads it:
-  // its values are given and computed in their ND layout (ShapesOf()).
-  const bool nz_b_modelled = problem.op == tiling::MatmulOp::kQuantBatchMatmulV3;
+  // QuantBatchMatmulV3's FRACTAL_NZ x2 (and WeightQuantBatchMatmulV2's
+  // weight) only changes how the kernel loads it: its values are given and
+  // computed in their ND layout (ShapesOf()).
+  const bool nz_b_modelled = problem.op == tiling::MatmulOp::kQuantBatchMatmulV3 ||
+                             problem.op == tiling::MatmulOp::kWeightQuantBatchMatmulV2;
   for (const auto& [format, field] :
        {std::pair{problem.format_a, "format_a"}, std::pair{problem.format_b, "format_b"},
         std::pair{problem.format_c, "format_c"}}) {
@@ -159,11 +165,13 @@ absl::Status CheckNumericInputs(const MatmulProblem& problem, const Tensors& inp
   const OperandShapes shapes = ShapesOf(problem);
   if (problem.op == tiling::MatmulOp::kQuantBatchMatmulV3) {
     RETURN_IF_ERROR(CheckQuantInputs(problem, inputs));
+  } else if (problem.op == tiling::MatmulOp::kWeightQuantBatchMatmulV2) {
+    RETURN_IF_ERROR(CheckWeightQuantInputs(problem, inputs));
   } else {
     RETURN_IF_ERROR(CheckTensor("A", inputs.a, problem.dtype_a, shapes.a));
     RETURN_IF_ERROR(CheckTensor("B", inputs.b, problem.dtype_b, shapes.b));
   }
-  if (problem.has_bias) {
+  if (problem.has_bias && problem.op != tiling::MatmulOp::kWeightQuantBatchMatmulV2) {
     if (!inputs.bias.has_value()) return absl::InvalidArgumentError("the problem has a bias");
     RETURN_IF_ERROR(CheckTensor("bias", *inputs.bias, problem.dtype_bias, shapes.bias));
   }
@@ -243,6 +251,10 @@ absl::Status RunSchedule(const tiling::TilingPlan& plan, const PipelineConfig& p
     ThreadPool pool(options.threads);
     ASSIGN_OR_RETURN(result.c,
                      RunQuantNumerics(result.schedule, problem, inputs, pool, options.cancelled));
+  } else if (!options.timing_only && problem.op == tiling::MatmulOp::kWeightQuantBatchMatmulV2) {
+    ThreadPool pool(options.threads);
+    ASSIGN_OR_RETURN(result.c, RunWeightQuantNumerics(result.schedule, problem, inputs, pool,
+                                                      options.cancelled));
   } else if (!options.timing_only) {
     result.c = HostTensor::Zeros(problem.dtype_c, ShapesOf(problem).c);
     ThreadPool pool(options.threads);
@@ -315,6 +327,9 @@ void ApplyEpilogue(Epilogue epilogue, std::vector<double>& reference) {
 
 Tensors RandomInputs(const MatmulProblem& problem, uint64_t seed) {
   if (problem.op == tiling::MatmulOp::kQuantBatchMatmulV3) return RandomQuantInputs(problem, seed);
+  if (problem.op == tiling::MatmulOp::kWeightQuantBatchMatmulV2) {
+    return RandomWeightQuantInputs(problem, seed);
+  }
   std::mt19937_64 engine(seed);
   // Uniform in [-1, 1) from the top 24 bits: identical on every platform.
   auto draw = [&] { return static_cast<float>(engine() >> 40) / 8388608.0f - 1.0f; };

@@ -65,6 +65,10 @@ constexpr KernelTraits kTraits[] = {
     {KernelId::kQuantStreamK},
     {KernelId::kQuantWithoutBatch},
     {KernelId::kQuantHighLevel},
+    // WeightQuantBatchMatmulV2's kernels stage and count as the float ones.
+    {KernelId::kWeightQuantAdaptiveSplit},
+    {KernelId::kWeightQuantRegBase},
+    {KernelId::kWeightQuantCustom},
 };
 static_assert(std::size(kTraits) == tiling::kKernelCount);
 

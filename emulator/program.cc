@@ -133,6 +133,35 @@ void Builder::EmitUbEpilogue(uint32_t aiv, uint64_t rows, uint64_t cols) {
   Push(e.program, Pipe::kMte3, store);
 }
 
+void Builder::EmitAntiquantStage(uint32_t core, uint64_t elements) {
+  AntiquantAiv& q = antiquant_[core];
+  const PipelineConfig& pipeline = options_.pipeline;
+  ++q.program.units;
+  // Each AIV of the pair takes half of the stage; they run side by side.
+  const uint64_t half = CeilDiv(elements, 2);
+  Op load;
+  load.kind = OpKind::kGmRead;
+  load.traffic = Traffic::kUbIn;
+  load.bytes = PackedBytes(half, pipeline.b_antiquant_bits);
+  load.cycles = chip_.arch.mte2_transfer_cycles;
+  Wait(load, q.b_free);
+  Set(load, q.in_ready);
+  Push(q.program, Pipe::kMte2, load);
+  Op vec;
+  vec.cycles = std::max<uint64_t>(
+      1, CeilDiv(uint64_t{pipeline.b_antiquant_passes} * half, kVecFp32ElementsPerCycle));
+  Wait(vec, q.in_ready);
+  Set(vec, q.vec_done);
+  Push(q.program, Pipe::kVec, vec);
+  // UB -> L1 in x's dtype, then the cross-core flag to the AIC.
+  Op store;
+  store.cycles = chip_.arch.mte2_transfer_cycles +
+                 CeilDiv(half * tiling::DataTypeBytes(problem_.dtype_a), kMte3BytesPerCycle);
+  Wait(store, q.vec_done);
+  Set(store, q.b_ready);
+  Push(q.program, Pipe::kMte3, store);
+}
+
 absl::Status Builder::BuildAiv(uint32_t core, const std::vector<const WorkUnit*>& units) {
   CoreProgram program;
   program.kind = CoreKind::kAiv;
@@ -276,13 +305,30 @@ absl::StatusOr<ProgramSet> Builder::Build() {
       }
     }
   }
-  // Only Stream-K's flags and the UB epilogue's cross cores (AIC -> AIV,
-  // SyncAll, FIXPIPE <-> AIV): without them every core's timeline is its
-  // own, and identical programs time alike.
-  const bool share = options_.share_identical_cores && !stream_k && ub_epilogues_.empty();
+  if (options_.pipeline.b_antiquant_passes > 0 && schedule_.aiv_cores == 0) {
+    antiquant_.resize(schedule_.aic_cores);
+    const uint32_t l1_stages_b = std::clamp<uint32_t>(options_.pipeline.l1_stages_b, 1, 2);
+    for (uint32_t aic = 0; aic < antiquant_.size(); ++aic) {
+      AntiquantAiv& q = antiquant_[aic];
+      q.program.kind = CoreKind::kAiv;
+      q.program.core = 2 * aic;
+      const std::string prefix = absl::StrCat("AIV ", 2 * aic, " ");
+      q.b_ready = NewCrossCoreFlag(absl::StrCat(prefix, "antiquant B stage to AIC ", aic));
+      q.b_free = NewCrossCoreFlag(absl::StrCat(prefix, "B stage freed by AIC ", aic));
+      set_.flags[q.b_free].initial_sets = l1_stages_b;
+      q.in_ready = NewFlag(CoreKind::kAiv, 2 * aic, "MTE2_V event", 2);
+      q.vec_done = NewFlag(CoreKind::kAiv, 2 * aic, "V_MTE3 event", 3);
+    }
+  }
+  // Only Stream-K's flags and the UB epilogue's and antiquant's cross cores
+  // (AIC -> AIV, SyncAll, FIXPIPE <-> AIV, AIV -> MTE1): without them every
+  // core's timeline is its own, and identical programs time alike.
+  const bool share =
+      options_.share_identical_cores && !stream_k && ub_epilogues_.empty() && antiquant_.empty();
   RETURN_IF_ERROR(BuildCores(CoreKind::kAic, schedule_.aic_cores, aic_units, share));
   RETURN_IF_ERROR(BuildCores(CoreKind::kAiv, schedule_.aiv_cores, aiv_units, share));
   for (UbEpilogue& e : ub_epilogues_) set_.cores.push_back(std::move(e.program));
+  for (AntiquantAiv& q : antiquant_) set_.cores.push_back(std::move(q.program));
   return std::move(set_);
 }
 
@@ -304,6 +350,23 @@ PipelineConfig PipelineForPlan(const tiling::TilingPlan& plan) {
 PipelineConfig PipelineForPlan(const tiling::TilingPlan& plan,
                                const tiling::MatmulProblem& problem) {
   PipelineConfig pipeline = PipelineForPlan(plan);
+  if (problem.op == tiling::MatmulOp::kWeightQuantBatchMatmulV2) {
+    // The weight reaches L1 through the AIVs' antiquant; its L1 holds x's
+    // dtype, and the GM read is at the weight's packed width.
+    pipeline.b_nz = problem.format_b == tiling::Format::kFractalNz;
+    pipeline.b_antiquant_passes =
+        kAntiquantVectorPasses + (problem.quant.antiquant_offset.present ? 1 : 0);
+    const tiling::DataType code =
+        problem.dtype_b == tiling::DataType::kInt32
+            ? tiling::DataType::kInt4
+            : (problem.dtype_b == tiling::DataType::kFloat32 ? tiling::DataType::kFloat4E2M1
+                                                             : problem.dtype_b);
+    pipeline.b_antiquant_bits = tiling::DataTypeBits(code);
+    pipeline.l1_stages_b = std::clamp<uint32_t>(
+        static_cast<uint32_t>(plan.block.depth_b1 / std::max<uint64_t>(1, plan.block.step_kb)), 1,
+        2);
+    return pipeline;
+  }
   if (problem.op == tiling::MatmulOp::kQuantBatchMatmulV3) {
     pipeline.b_nz = problem.format_b == tiling::Format::kFractalNz;
     if (plan.kernel_type == tiling::KernelType::kMixed1To2 &&

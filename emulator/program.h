@@ -147,6 +147,14 @@ struct PipelineConfig {
   // extra operand (FusedMatMul's x3) it reads from GM first.
   uint32_t ub_vector_passes = 2;
   uint64_t ub_x3_bytes_per_element = 0;
+  // B reaches L1 through the AIVs (WeightQuantBatchMatmulV2's antiquant):
+  // for each L1 stage of B the AIC's two AIVs read the weight from GM at
+  // its stored width (b_antiquant_bits per element), run this many vector
+  // passes over their halves of it and write it to L1 in A's dtype, then
+  // hand it to the AIC over a cross-core flag; the cube waits for it and
+  // releases the L1 stage back to them. 0: B is read by the AIC's MTE2.
+  uint32_t b_antiquant_passes = 0;
+  uint64_t b_antiquant_bits = 0;
 };
 
 // The pipeline CANN's kernel runs for `plan`: L1 and L0 ping-pong, l0cDB
@@ -158,6 +166,10 @@ PipelineConfig PipelineForPlan(const tiling::TilingPlan& plan);
 // add / mul cast x3 to fp32, apply the op and cast the result; the GELUs
 // evaluate their erf / tanh polynomial (about a dozen multiply-adds).
 inline constexpr uint32_t kAddMulVectorPasses = 3;
+// WeightQuantBatchMatmulV2's antiquant passes over each weight element on
+// the AIV: the cast to x's dtype and the scale's multiply, and the offset's
+// add when there is one (the arch35 kernels' MicroAPI Cast / Add / Mul).
+inline constexpr uint32_t kAntiquantVectorPasses = 2;
 inline constexpr uint32_t kGeluErfVectorPasses = 16;
 inline constexpr uint32_t kGeluTanhVectorPasses = 12;
 

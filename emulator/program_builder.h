@@ -199,6 +199,20 @@ class Builder {
     uint32_t x3_free = 0;   // V -> MTE2: x3's buffer may be refilled
   };
   std::vector<UbEpilogue> ub_epilogues_;  // AIV core 2c and 2c + 1 serve AIC c
+  // B through the AIVs (PipelineConfig::b_antiquant_passes): the pair of
+  // AIVs of AIC c, timed as one program (AIV 2c) over half of each stage,
+  // and its flags.
+  struct AntiquantAiv {
+    CoreProgram program;
+    uint32_t b_ready = 0;   // AIV MTE3 -> AIC MTE1: a B stage is in L1
+    uint32_t b_free = 0;    // AIC MTE1 -> AIV MTE2: an L1 stage of B is free
+    uint32_t in_ready = 0;  // MTE2 -> V
+    uint32_t vec_done = 0;  // V -> MTE3
+  };
+  std::vector<AntiquantAiv> antiquant_;  // indexed by AIC core
+  // The AIV pair of AIC `core` dequantizes `elements` weight elements of one
+  // B stage into L1.
+  void EmitAntiquantStage(uint32_t core, uint64_t elements);
 };
 
 }  // namespace npu::emu::internal

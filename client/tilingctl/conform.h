@@ -34,8 +34,8 @@ inline constexpr char kUtDecodedSchema[] = "cann950-ut-decoded/1";
 inline constexpr char kQuantUtDecodedSchema[] = "cann950-quant-ut-decoded/1";
 
 enum class CaseSchema {
-  kTilingCases,  // kConformanceSchema
-  kUtDecoded,    // kUtDecodedSchema
+  kTilingCases,     // kConformanceSchema
+  kUtDecoded,       // kUtDecodedSchema
   kQuantUtDecoded,  // kQuantUtDecodedSchema
 };
 
@@ -100,7 +100,15 @@ std::optional<std::string> FirstDecodedMismatch(
 // shapes, the group size attribute, the deterministic level and the
 // platform's core counts and buffer sizes. What the API cannot state sets
 // `*inexpressible` and returns kFailedPrecondition.
-absl::StatusOr<npu::tiling::v1::TilingRequest> RequestFromQuantCase(
+absl::StatusOr<npu::tiling::v1::TilingRequest> RequestFromQuantCase(const nlohmann::ordered_json& c,
+                                                                    std::string* inexpressible);
+
+// The request for one "cann950-quant-ut-decoded/1" case whose "op" is
+// WeightQuantBatchMatmulV2 (conform_weight_quant.cc): x, the weight (ND, or
+// NZ with its storage shape), the antiquant scale and offset, the quant
+// scale and offset and the bias as the case wires them, group_size and the
+// platform's core counts and buffer sizes.
+absl::StatusOr<npu::tiling::v1::TilingRequest> RequestFromWeightQuantCase(
     const nlohmann::ordered_json& c, std::string* inexpressible);
 
 // The first difference between a "cann950-quant-ut-decoded/1" expectation

@@ -444,6 +444,20 @@ absl::StatusOr<pb::ExecuteInputs> InputsFromNpy(const pb::MatmulProblem& problem
     return absl::InvalidArgumentError("--a and --b go together");
   }
   if (problem.op() == pb::OPERATOR_QUANT_BATCH_MATMUL_V3) return QuantInputsFromNpy(problem, files);
+  if (problem.op() == pb::OPERATOR_WEIGHT_QUANT_BATCH_MATMUL_V2) {
+    // x, the weight, the bias and the antiquant scale and offset (--scale_npy,
+    // --offset_npy) read as QuantBatchMatmulV3's x1, x2, scale and offset.
+    if (problem.dtype_b() == pb::DATA_TYPE_INT32 || problem.dtype_b() == pb::DATA_TYPE_FLOAT32) {
+      return absl::InvalidArgumentError(
+          "--b: a packed INT32 / FLOAT32 weight is not read from .npy; give it as int4 / "
+          "float4_e2m1 (--dtype-b) or use --seed");
+    }
+    pb::MatmulProblem as_quant = problem;
+    pb::QuantInputs* q = as_quant.mutable_quant();
+    *q->mutable_scale() = problem.quant().antiquant_scale();
+    *q->mutable_offset() = problem.quant().antiquant_offset();
+    return QuantInputsFromNpy(as_quant, files);
+  }
   for (const auto& [file, input] :
        {std::pair{&files.scale, "scale"}, std::pair{&files.pertoken_scale, "pertoken scale"},
         std::pair{&files.offset, "offset"}}) {

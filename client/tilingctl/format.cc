@@ -78,9 +78,13 @@ absl::StatusOr<pb::Operator> OperatorFromName(absl::string_view name) {
   if (name == "quant_batch_matmul_v3" || name == "QuantBatchMatmulV3") {
     return pb::OPERATOR_QUANT_BATCH_MATMUL_V3;
   }
-  return absl::InvalidArgumentError(absl::StrCat(
-      "unknown operator \"", name,
-      "\"; expected matmul_v3, batch_matmul_v3, fused_matmul or quant_batch_matmul_v3"));
+  if (name == "weight_quant_batch_matmul_v2" || name == "WeightQuantBatchMatmulV2") {
+    return pb::OPERATOR_WEIGHT_QUANT_BATCH_MATMUL_V2;
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown operator \"", name,
+                   "\"; expected matmul_v3, batch_matmul_v3, fused_matmul, quant_batch_matmul_v3 "
+                   "or weight_quant_batch_matmul_v2"));
 }
 
 absl::StatusOr<pb::FusedOp> FusedOpFromName(absl::string_view name) {
@@ -173,7 +177,7 @@ std::vector<std::string> TilingFieldPositions(const pb::TilingResponse& r) {
       bits_in_word = 0;
     }
     positions.push_back(absl::StrCat(word));
-    ++word;
+    word += field.bits() == 64 ? 2 : 1;  // a 64-bit member takes two words
   }
   return positions;
 }

@@ -82,6 +82,8 @@ std::string OperatorLabel(pb::Operator op) {
       return "FusedMatMul";
     case pb::OPERATOR_QUANT_BATCH_MATMUL_V3:
       return "QuantBatchMatmulV3";
+    case pb::OPERATOR_WEIGHT_QUANT_BATCH_MATMUL_V2:
+      return "WeightQuantBatchMatmulV2";
     default:
       return "MatMulV3";
   }

@@ -136,6 +136,16 @@ ABSL_FLAG(std::vector<std::string>, bias_shape, {},
           "quant_batch_matmul_v3: the bias's shape, [n] (default) or batch,1,n.");
 ABSL_FLAG(std::vector<std::string>, group_size, {},
           "quant_batch_matmul_v3: CANN's group sizes as m,n,k (0: inferred where CANN infers).");
+ABSL_FLAG(std::string, quant_scale_dtype, "",
+          "weight_quant_batch_matmul_v2: the int8 output's quant scale dtype (uint64); empty: "
+          "none. (For that operator --scale-* is the antiquant scale, --offset-* its offset and "
+          "--group-size its one group size.)");
+ABSL_FLAG(std::vector<std::string>, quant_scale_shape, {},
+          "weight_quant_batch_matmul_v2: the quant scale's shape, comma-separated.");
+ABSL_FLAG(std::string, quant_offset_dtype, "",
+          "weight_quant_batch_matmul_v2: the int8 output's quant offset dtype; empty: none.");
+ABSL_FLAG(std::vector<std::string>, quant_offset_shape, {},
+          "weight_quant_batch_matmul_v2: the quant offset's shape, comma-separated.");
 ABSL_FLAG(bool, without_tensor_api, false,
           "quant_batch_matmul_v3: the runtime lacks the Tensor API (asc-devkit below 9.1.0).");
 

@@ -187,8 +187,44 @@ absl::Status ApplyQuantTensor(const char* name, const std::string& dtype,
   return AppendDims(shape, absl::StrCat("--", name, "-shape").c_str(), out->mutable_shape());
 }
 
+// WeightQuantBatchMatmulV2's inputs: --scale-* is the antiquant scale,
+// --offset-* the antiquant offset, --group-size the one group_size, and
+// --quant-scale-* / --quant-offset-* the int8 output's.
+absl::Status ApplyWeightQuantFlags(pb::MatmulProblem* p) {
+  pb::QuantInputs quant;
+  absl::Status status =
+      ApplyQuantTensor("scale", absl::GetFlag(FLAGS_scale_dtype), absl::GetFlag(FLAGS_scale_shape),
+                       quant.mutable_antiquant_scale());
+  status.Update(ApplyQuantTensor("offset", absl::GetFlag(FLAGS_offset_dtype),
+                                 absl::GetFlag(FLAGS_offset_shape),
+                                 quant.mutable_antiquant_offset()));
+  status.Update(ApplyQuantTensor("quant-scale", absl::GetFlag(FLAGS_quant_scale_dtype),
+                                 absl::GetFlag(FLAGS_quant_scale_shape),
+                                 quant.mutable_quant_scale()));
+  status.Update(ApplyQuantTensor("quant-offset", absl::GetFlag(FLAGS_quant_offset_dtype),
+                                 absl::GetFlag(FLAGS_quant_offset_shape),
+                                 quant.mutable_quant_offset()));
+  status.Update(
+      AppendDims(absl::GetFlag(FLAGS_bias_shape), "--bias-shape", quant.mutable_bias_shape()));
+  if (!status.ok()) return status;
+  const std::vector<std::string> group = absl::GetFlag(FLAGS_group_size);
+  if (!group.empty()) {
+    google::protobuf::RepeatedField<int64_t> sizes;
+    status = AppendDims(group, "--group-size", &sizes);
+    if (!status.ok()) return status;
+    if (sizes.size() != 1) {
+      return absl::InvalidArgumentError(
+          "--group-size: weight_quant_batch_matmul_v2 takes one group size (along K)");
+    }
+    quant.set_group_size(sizes[0]);
+  }
+  if (quant.ByteSizeLong() > 0) *p->mutable_quant() = std::move(quant);
+  return absl::OkStatus();
+}
+
 // QuantBatchMatmulV3's scales, offset, bias shape, group sizes and runtime.
 absl::Status ApplyQuantFlags(pb::MatmulProblem* p) {
+  if (p->op() == pb::OPERATOR_WEIGHT_QUANT_BATCH_MATMUL_V2) return ApplyWeightQuantFlags(p);
   pb::QuantInputs quant;
   absl::Status status = ApplyQuantTensor("scale", absl::GetFlag(FLAGS_scale_dtype),
                                          absl::GetFlag(FLAGS_scale_shape), quant.mutable_scale());
@@ -417,13 +453,16 @@ absl::StatusOr<pb::ExecuteRequest> ExecuteRequestFromFlags() {
   if (!files.ok()) return files.status();
   absl::StatusOr<pb::TilingRequest> tiling_request = RequestFromFlags();
   if (!tiling_request.ok()) return tiling_request.status();
-  if (tiling_request->problem().op() != pb::OPERATOR_QUANT_BATCH_MATMUL_V3) {
+  if (tiling_request->problem().op() != pb::OPERATOR_QUANT_BATCH_MATMUL_V3 &&
+      tiling_request->problem().op() != pb::OPERATOR_WEIGHT_QUANT_BATCH_MATMUL_V2) {
     for (const auto& [flag, path] : {std::pair{"--scale_npy", &paths.scale},
                                      std::pair{"--pertoken_npy", &paths.pertoken_scale},
                                      std::pair{"--offset_npy", &paths.offset}}) {
       if (!path->empty()) {
         return absl::InvalidArgumentError(
-            absl::StrCat(flag, " is for QuantBatchMatmulV3 only (--op quant_batch_matmul_v3)"));
+            absl::StrCat(flag,
+                         " is for the quantized operators only (--op quant_batch_matmul_v3 "
+                         "or weight_quant_batch_matmul_v2)"));
       }
     }
   }

@@ -210,10 +210,12 @@ std::string VariantObstacle(const MatmulProblem& problem) {
     return std::string(modelled.message());
   }
   if (problem.k == 0) return "K=0: C is the bias or zero, nothing to tile";
-  if (problem.op == tiling::MatmulOp::kQuantBatchMatmulV3) {
+  if (problem.op == tiling::MatmulOp::kQuantBatchMatmulV3 ||
+      problem.op == tiling::MatmulOp::kWeightQuantBatchMatmulV2) {
     // CANN's own alternatives (its other capable strategies) are still ranked.
-    return "the variants rewrite the float kernels' tiling data; QuantBatchMatmulV3's kernels "
-           "read their own structs";
+    return absl::StrCat("the variants rewrite the float kernels' tiling data; ",
+                        std::string(tiling::MatmulOpName(problem.op)),
+                        "'s kernels read their own structs");
   }
   return "";
 }

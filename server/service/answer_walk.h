@@ -320,9 +320,10 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline void WalkAnswer(const npu::tiling::TilingDec
                plan.data.struct_name());
     internal::TilingFields(out, plan.data.fields);
   }
-  // The tiling data as raw words: a word per field at most.
+  // The tiling data as raw words: a word per field at most, two for a
+  // 64-bit member (MaxWords()).
   out.Packed(PackedField<R>{R::kRawWordsFieldNumber, &R::mutable_raw_words},
-             plan.data.fields.size(), [&](auto&& add) { plan.data.ForEachWord(add); });
+             plan.data.MaxWords(), [&](auto&& add) { plan.data.ForEachWord(add); });
   out.Uint(ScalarField{R::kBlockDimFieldNumber, &R::set_block_dim}, plan.block_dim);
   out.Enum(ScalarField{R::kKernelTypeFieldNumber, &R::set_kernel_type},
            KernelTypeToProto(plan.kernel_type));

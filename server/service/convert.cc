@@ -248,6 +248,11 @@ void QuantFromProto(const pb::QuantInputs& in, tl::QuantInputs& out) {
   QuantTensorFromProto(in.scale(), out.scale);
   QuantTensorFromProto(in.pertoken_scale(), out.pertoken);
   QuantTensorFromProto(in.offset(), out.offset);
+  QuantTensorFromProto(in.antiquant_scale(), out.antiquant_scale);
+  QuantTensorFromProto(in.antiquant_offset(), out.antiquant_offset);
+  QuantTensorFromProto(in.quant_scale(), out.quant_scale);
+  QuantTensorFromProto(in.quant_offset(), out.quant_offset);
+  out.group_size = in.group_size();
   out.bias_shape.assign(in.bias_shape().begin(), in.bias_shape().end());
   out.group_size_m = in.group_size_m();
   out.group_size_n = in.group_size_n();
@@ -266,6 +271,11 @@ void QuantToProto(const tl::QuantInputs& in, pb::MatmulProblem& out) {
   quant->set_group_size_n(in.group_size_n);
   quant->set_group_size_k(in.group_size_k);
   quant->set_without_tensor_api(!in.tensor_api);
+  QuantTensorToProto(in.antiquant_scale, *quant->mutable_antiquant_scale());
+  QuantTensorToProto(in.antiquant_offset, *quant->mutable_antiquant_offset());
+  QuantTensorToProto(in.quant_scale, *quant->mutable_quant_scale());
+  QuantTensorToProto(in.quant_offset, *quant->mutable_quant_offset());
+  quant->set_group_size(in.group_size);
 }
 
 }  // namespace

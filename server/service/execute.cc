@@ -110,7 +110,10 @@ absl::Status CheckInputs(const pb::ExecuteInputs& inputs, const tl::MatmulProble
                                 "problem.x3_shape, [m, n] when empty"));
   }
   // QuantBatchMatmulV3's scales, as problem.quant describes them.
-  const bool quant = p.op == tl::MatmulOp::kQuantBatchMatmulV3;
+  // WeightQuantBatchMatmulV2's antiquant scale and offset come as scale and
+  // offset.
+  const bool weight_quant = p.op == tl::MatmulOp::kWeightQuantBatchMatmulV2;
+  const bool quant = p.op == tl::MatmulOp::kQuantBatchMatmulV3 || weight_quant;
   const struct {
     const char* field;
     bool given;
@@ -118,11 +121,14 @@ absl::Status CheckInputs(const pb::ExecuteInputs& inputs, const tl::MatmulProble
     const tl::QuantTensorSpec& spec;
     const char* spec_field;
   } scales[] = {
-      {"inputs.scale", inputs.has_scale(), inputs.scale(), p.quant.scale, "problem.quant.scale"},
+      {"inputs.scale", inputs.has_scale(), inputs.scale(),
+       weight_quant ? p.quant.antiquant_scale : p.quant.scale,
+       weight_quant ? "problem.quant.antiquant_scale" : "problem.quant.scale"},
       {"inputs.pertoken_scale", inputs.has_pertoken_scale(), inputs.pertoken_scale(),
        p.quant.pertoken, "problem.quant.pertoken_scale"},
-      {"inputs.offset", inputs.has_offset(), inputs.offset(), p.quant.offset,
-       "problem.quant.offset"},
+      {"inputs.offset", inputs.has_offset(), inputs.offset(),
+       weight_quant ? p.quant.antiquant_offset : p.quant.offset,
+       weight_quant ? "problem.quant.antiquant_offset" : "problem.quant.offset"},
   };
   for (const auto& scale : scales) {
     const bool needed = quant && scale.spec.present;

@@ -526,6 +526,10 @@ constexpr StructCheck kStructChecks[] = {
     CheckMatMulStruct,  // kQuantStreamK
     CheckMatMulStruct,  // kQuantWithoutBatch
     CheckMatMulStruct,  // kQuantHighLevel
+    // WeightQuantBatchMatmulV2's (never read: Execute takes CANN's plan only).
+    CheckMatMulStruct,  // kWeightQuantAdaptiveSplit
+    CheckMatMulStruct,  // kWeightQuantRegBase
+    CheckMatMulStruct,  // kWeightQuantCustom
 };
 static_assert(std::size(kStructChecks) == tl::kKernelCount);
 

@@ -20,6 +20,7 @@
 #include "server/tiling/strategies/vector_mul.h"
 #include "server/tiling/strategies/vector_multi_mul.h"
 #include "server/tiling/strategies/zero_k.h"
+#include "server/tiling/weight_quant/wq_adapter.h"
 
 namespace npu::tiling {
 
@@ -63,6 +64,9 @@ void RegisterBuiltinStrategies(StrategyRegistry& registry) {
   // QuantBatchMatmulV3, CANN's DAV_3510 order
   // (matmul/quant_batch_matmul_v3/op_host/op_tiling/arch35/quant_batch_matmul_v3_tiling_strategy.h).
   status.Update(quant::RegisterQuantStrategies(registry));
+  // WeightQuantBatchMatmulV2, CANN's DAV_3510 priorities 7, 8 and 11
+  // (weight_quant_batch_matmul_v2_tiling_registry.cpp).
+  status.Update(weight_quant::RegisterWeightQuantStrategies(registry));
   assert(status.ok() && "built-in strategy names are unique");
   (void)status;
 }

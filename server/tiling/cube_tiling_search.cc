@@ -297,7 +297,7 @@ class CubeSearch {
     k_ = static_cast<int32_t>(input.k);
     cores_ = static_cast<int32_t>(chip.aic_num);
     SetBufferSpace(static_cast<int32_t>(chip.l1_bytes), static_cast<int32_t>(chip.l0c_bytes),
-                   static_cast<int32_t>(chip.ub_bytes));
+                   input.keep_default_ub ? -1 : static_cast<int32_t>(chip.ub_bytes));
   }
 
   absl::StatusOr<CubeTiling> Run();

@@ -45,6 +45,10 @@ struct CubeTilingSearchInput {
   int64_t m = 0;
   int64_t n = 0;
   int64_t k = 0;
+  // SetBufferSpace(L1, L0C) without a UB size (WeightQuantBatchMatmulV2's
+  // custom tiling): the UB stays the default's, so a chip UB above it does
+  // not make the call drop L1 and L0C too.
+  bool keep_default_ub = false;
 };
 
 // TCubeTiling (asc-devkit include/adv_api/matmul/matmul_tilingdata.h), every

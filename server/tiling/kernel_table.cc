@@ -17,11 +17,13 @@ using schedule_internal::ExpandQuantBasic;
 using schedule_internal::ExpandQuantHighLevel;
 using schedule_internal::ExpandQuantStreamK;
 using schedule_internal::ExpandQuantWithoutBatch;
+using schedule_internal::ExpandWeightQuant;
 using schedule_internal::HighLevelBatchBlock;
 using schedule_internal::IterBatchBlock;
 using schedule_internal::MergeBatchBlock;
 using schedule_internal::PlanBlock;
 using schedule_internal::QuantBlock;
+using schedule_internal::WeightQuantBlock;
 
 // The vector-only kernels (K_EQUAL_ZERO, TO_MUL, TO_MULTI_MUL,
 // BATCH_MATMUL_TO_MUL).
@@ -65,6 +67,10 @@ KernelType QuantByKey(const TilingKey& key) {
   }
 }
 
+// WeightQuantBatchMatmulV2's kernels (ASCENDC_TPL_MIX_AIC_1_2 in every
+// selection of its arch35 key header): the AIVs dequantize the weight.
+KernelType MixedAlways(const TilingKey& /*key*/) { return KernelType::kMixed1To2; }
+
 // Their buffers are sized by CANN's own calculators (server/tiling/quant/),
 // not by the float kernels' formulas: no demand is checked here.
 CubeBufferDemand QuantBufferDemand(const TilingPlan& /*plan*/, const MatmulProblem& /*problem*/) {
@@ -101,6 +107,12 @@ constexpr KernelRow kRows[] = {
      QuantBufferDemand, QuantBlock, false},
     {KernelId::kQuantHighLevel, "QUANT_HIGH_LEVEL", QuantByKey, ExpandQuantHighLevel,
      QuantBufferDemand, QuantBlock, false},
+    {KernelId::kWeightQuantAdaptiveSplit, "WEIGHT_QUANT_ADAPTIVE_SPLIT", MixedAlways,
+     ExpandWeightQuant, QuantBufferDemand, WeightQuantBlock, false},
+    {KernelId::kWeightQuantRegBase, "WEIGHT_QUANT_REG_BASE", MixedAlways, ExpandWeightQuant,
+     QuantBufferDemand, WeightQuantBlock, false},
+    {KernelId::kWeightQuantCustom, "WEIGHT_QUANT_CUSTOM", MixedAlways, ExpandWeightQuant,
+     QuantBufferDemand, WeightQuantBlock, false},
 };
 static_assert(std::size(kRows) == kKernelCount);
 

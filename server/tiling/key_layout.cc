@@ -129,12 +129,84 @@ constexpr KeyFieldSpec kQuantFields[] = {
      [](TilingKey& k, uint64_t v) { k.api_level = static_cast<ApiLevel>(v); }, kQuantApiLevels},
 };
 
+// WeightQuantBatchMatmulV2 on DAV_3510 (CANN's ASCENDC_TPL_ARGS_DECL of
+// op_kernel/arch35/weight_quant_batch_matmul_v2_arch35_tiling_key.h), 36
+// bits from the low bits up. Every list field holds the index of its value
+// in the declared list, which here equals the value (QUANT_TYPE declares
+// NOT_USE and PER_TENSOR as the same 1). The key travels whole in
+// TilingKey::weight_quant_bits; each field reads its bits from there.
+template <int kShift, int kBits>
+constexpr uint64_t WqGet(const TilingKey& k) {
+  return (k.weight_quant_bits >> kShift) & ((uint64_t{1} << kBits) - 1);
+}
+template <int kShift, int kBits>
+constexpr void WqSet(TilingKey& k, uint64_t v) {
+  const uint64_t mask = ((uint64_t{1} << kBits) - 1) << kShift;
+  k.weight_quant_bits = (k.weight_quant_bits & ~mask) | ((v << kShift) & mask);
+}
+constexpr std::string_view kWqSocTypes[] = {
+    "RESERVED",          "SUPPORT_L0C_TO_OUT", "SUPPORT_L1_TO_BT_BF16",
+    "SUPPORT_MMAD_S8S4", "PLACEHOLDER_4",      "ASCEND910_55"};
+constexpr std::string_view kWqAlgorithms[] = {"VECTOR_ANTIQUANT", "MULTI_SCALE_DEQUANT",
+                                              "FIXPIPE_ANTIQUANT"};
+constexpr std::string_view kWqSubAlgorithms[] = {"VDEFAULT",
+                                                 "SPLIT_K",
+                                                 "N_FIRST_TAIL_RESPLIT",
+                                                 "N_FIRST_BASIC_BLOCK",
+                                                 "ASW",
+                                                 "ANTI_REG_SCSC",
+                                                 "ITERATE_BATCH",
+                                                 "CUSTOM_BACKWARD_COMPATIBLE",
+                                                 "ITERATE_BATCH_NO_BATCH_OUT"};
+constexpr std::string_view kWqTemplates[] = {
+    "MTE2_INNER_SIZE_512_BUF_NUM_2",       "MTE2_INNER_SIZE_512_BUF_NUM_4",
+    "MTE2_INNER_SIZE_1024_BUF_NUM_2",      "MTE2_INNER_SIZE_256_BUF_NUM_4",
+    "MTE2_INNER_SIZE_512_BUF_NUM_DEFAULT", "MTE2_INNER_SIZE_256_BUF_NUM_2",
+    "MTE2_INNER_SIZE_1024_BUF_NUM_4"};
+constexpr std::string_view kWqAntiquantTypes[] = {"NONE", "PER_TENSOR", "PER_CHANNEL", "PER_GROUP",
+                                                  "MX"};
+constexpr std::string_view kWqQuantTypes[] = {"NONE", "NOT_USE/PER_TENSOR", "PER_CHANNEL",
+                                              "PER_GROUP", "MX"};
+
+#define NPU_WQ_FIELD(name, shift, bits, max, names)                                            \
+  KeyFieldSpec {                                                                               \
+    name, shift, bits, max, name " above " #max, WqGet<shift, bits>, WqSet<shift, bits>, names \
+  }
+constexpr KeyFieldSpec kWeightQuantFields[] = {
+    NPU_WQ_FIELD("soc_version_type", 0, 4, 5, kWqSocTypes),
+    NPU_WQ_FIELD("sub_soc_version_type", 4, 2, 0, {}),
+    NPU_WQ_FIELD("antiquant_scenario", 6, 2, 0, {}),
+    NPU_WQ_FIELD("algorithm", 8, 4, 2, kWqAlgorithms),
+    NPU_WQ_FIELD("sub_algorithm", 12, 4, 8, kWqSubAlgorithms),
+    NPU_WQ_FIELD("template_custom", 16, 4, 6, kWqTemplates),
+    NPU_WQ_FIELD("api_constexpr", 20, 2, 0, {}),
+    {"trans_a", 22, 1, 1, "trans_a above 1", WqGet<22, 1>,
+     [](TilingKey& k, uint64_t v) {
+       WqSet<22, 1>(k, v);
+       k.trans_a = v != 0;
+     }},
+    {"trans_b", 23, 1, 1, "trans_b above 1", WqGet<23, 1>,
+     [](TilingKey& k, uint64_t v) {
+       WqSet<23, 1>(k, v);
+       k.trans_b = v != 0;
+     }},
+    NPU_WQ_FIELD("antiquant_type", 24, 4, 4, kWqAntiquantTypes),
+    NPU_WQ_FIELD("quant_type", 28, 4, 4, kWqQuantTypes),
+    NPU_WQ_FIELD("has_antiquant_offset", 32, 1, 1, {}),
+    NPU_WQ_FIELD("has_bias", 33, 1, 1, {}),
+    NPU_WQ_FIELD("is_bias_fp32", 34, 1, 1, {}),
+    NPU_WQ_FIELD("is_weight_nz", 35, 1, 1, {}),
+};
+#undef NPU_WQ_FIELD
+
 constexpr KeyLayoutSpec kLayouts[] = {
     {KeyLayout::kMatMul, "MATMUL", kMatMulFields, /*reserved_mask=*/0xA0, "bad transpose bits",
      /*width=*/24},
     {KeyLayout::kFused, "FUSED", kFusedFields, /*reserved_mask=*/0, "", /*width=*/30},
     {KeyLayout::kQuant, "QUANT", kQuantFields, /*reserved_mask=*/0, "", /*width=*/18,
      /*listed=*/true},
+    {KeyLayout::kWeightQuant, "WEIGHT_QUANT", kWeightQuantFields, /*reserved_mask=*/0, "",
+     /*width=*/36, /*listed=*/true},
 };
 
 constexpr bool InLayoutOrder() {
@@ -174,6 +246,8 @@ uint64_t TilingKey::Encode() const {
       return Pack<kFusedFields>(*this);
     case KeyLayout::kQuant:
       return Pack<kQuantFields>(*this);
+    case KeyLayout::kWeightQuant:
+      return Pack<kWeightQuantFields>(*this);
   }
   return Pack<kMatMulFields>(*this);
 }

@@ -80,6 +80,13 @@ inline constexpr OperatorSpec kOperatorSpecs[] = {
      /*batched=*/true, WalkPolicy::kFallThrough, /*batched_bias=*/true,
      /*takes_slice_view=*/false, /*takes_epilogue=*/false, /*takes_tensor_api_switch=*/false,
      /*takes_quant=*/true},
+    // 2-D only, as CANN's checks require; the first strategy that tiles
+    // answers, a declining one passes the problem on.
+    {MatmulOp::kWeightQuantBatchMatmulV2, "WeightQuantBatchMatmulV2",
+     "weight_quant_batch_matmul_v2", "weight_quant_batch_matmul_v2", /*wire_value=*/7,
+     /*wire_default=*/false, KeyLayout::kWeightQuant, /*batched=*/false, WalkPolicy::kFallThrough,
+     /*batched_bias=*/false, /*takes_slice_view=*/false, /*takes_epilogue=*/false,
+     /*takes_tensor_api_switch=*/false, /*takes_quant=*/true},
 };
 // The row of `op`.
 inline const OperatorSpec& OperatorSpecOf(MatmulOp op) {

@@ -61,34 +61,36 @@ size_t DimsBytes(const std::vector<int64_t>& dims) { return 8 * (1 + dims.size()
 
 // A field added to MatmulProblem or one of its groups must be added to
 // AppendProblemKey() too; these sizes are the reminder (x86-64 layout).
-static_assert(sizeof(MatmulProblem) == 440,
+static_assert(sizeof(MatmulProblem) == 576,
               "MatmulProblem changed: add the new field to AppendProblemKey()");
 static_assert(sizeof(BatchDims) == 104,
               "BatchDims changed: add the new field to AppendProblemKey()");
 static_assert(sizeof(FusedEpilogue) == 40,
               "FusedEpilogue changed: add the new field to AppendProblemKey()");
-static_assert(sizeof(QuantInputs) == 152,
+static_assert(sizeof(QuantInputs) == 288,
               "QuantInputs changed: add the new field to AppendQuantKey()");
 
 // QuantBatchMatmulV3's group: one presence byte per optional tensor (an
 // absent one adds nothing else), then the shapes and the attributes.
 size_t QuantKeyBytes(const QuantInputs& q) {
-  size_t bytes = DimsBytes(q.bias_shape) + 3 * 8 + 1;
-  for (const QuantTensorSpec* tensor : {&q.scale, &q.pertoken, &q.offset}) {
+  size_t bytes = DimsBytes(q.bias_shape) + 4 * 8 + 1;
+  for (const QuantTensorSpec* tensor : {&q.scale, &q.pertoken, &q.offset, &q.antiquant_scale,
+                                        &q.antiquant_offset, &q.quant_scale, &q.quant_offset}) {
     bytes += 1 + (tensor->present ? 1 + DimsBytes(tensor->shape) : 0);
   }
   return bytes;
 }
 
 void WriteQuantKey(const QuantInputs& q, KeyWriter& key) {
-  for (const QuantTensorSpec* tensor : {&q.scale, &q.pertoken, &q.offset}) {
+  for (const QuantTensorSpec* tensor : {&q.scale, &q.pertoken, &q.offset, &q.antiquant_scale,
+                                        &q.antiquant_offset, &q.quant_scale, &q.quant_offset}) {
     key.Byte(tensor->present);
     if (!tensor->present) continue;
     key.Byte(static_cast<uint8_t>(tensor->dtype));
     key.Dims(tensor->shape);
   }
   key.Dims(q.bias_shape);
-  for (int64_t size : {q.group_size_m, q.group_size_n, q.group_size_k}) {
+  for (int64_t size : {q.group_size_m, q.group_size_n, q.group_size_k, q.group_size}) {
     key.U64(static_cast<uint64_t>(size));
   }
   key.Byte(q.tensor_api);

@@ -135,6 +135,13 @@ absl::StatusOr<Schedule> ExpandQuantStreamK(const TilingPlan& plan, const Matmul
 absl::StatusOr<Schedule> ExpandQuantHighLevel(const TilingPlan& plan, const MatmulProblem& walked,
                                               const ChipSpec& chip, uint64_t batch);
 
+// WeightQuantBatchMatmulV2's tile loops (schedule_weight_quant.cc): the
+// cube-core grid of its three structs, every unit over the whole K.
+absl::StatusOr<Schedule> ExpandWeightQuant(const TilingPlan& plan, const MatmulProblem& walked,
+                                           const ChipSpec& chip, uint64_t batch);
+// Its block: plan.block (the struct's TCubeTiling) with the whole K per core.
+BlockTiling WeightQuantBlock(const TilingPlan& plan, const MatmulProblem& walked);
+
 // The block sizes a kernel works with (KernelBlock(), the `block` of each
 // row): plan.block for most; ITER_BATCH takes baseM/N/K from its struct and
 // holds whole batches in L1 (kL1 = K); MERGE_BATCH computes one batch's

@@ -41,6 +41,9 @@ constexpr TilingStructSpec kStructs[] = {
     {KernelId::kQuantWithoutBatch, "QuantBatchMatmulV3TensorAPIWithoutBatchTilingData",
      kQuantWithoutBatchFields},
     {KernelId::kQuantHighLevel, "QuantBatchMatmulV3TilingDataParams", kQuantHighLevelFields},
+    StructOfField(WqAsField{}),
+    StructOfField(WqRegBaseField{}),
+    StructOfField(WqCustomField{}),
 };
 static_assert(std::size(kStructs) == kKernelCount);
 
@@ -68,11 +71,18 @@ absl::StatusOr<TilingData> TilingDataFromWords(KernelId kernel, absl::Span<const
   size_t word = 0;
   int bit = 0;  // bits of `words[word]` taken by packed members so far
   for (const TilingFieldSpec& field : spec.fields) {
-    if (field.bits == 32 && bit != 0) {
+    if (field.bits >= 32 && bit != 0) {
       ++word;
       bit = 0;
     }
     if (word >= words.size()) break;
+    if (field.bits == 64) {  // two words, the low one first
+      if (word + 1 >= words.size()) break;
+      data.fields.push_back(
+          {field.name, words[word] | (uint64_t{words[word + 1]} << 32), field.bits});
+      word += 2;
+      continue;
+    }
     const uint64_t mask = field.bits == 32 ? 0xFFFFFFFFu : (uint64_t{1} << field.bits) - 1;
     data.fields.push_back({field.name, (words[word] >> bit) & mask, field.bits});
     bit += field.bits;
@@ -92,8 +102,8 @@ absl::StatusOr<TilingData> TilingDataFromWords(KernelId kernel, absl::Span<const
 size_t StructWords(const TilingStructSpec& spec) {
   size_t bits = 0;
   for (const TilingFieldSpec& field : spec.fields) {
-    // A 32-bit member starts a new word.
-    if (field.bits == 32) bits = (bits + 31) / 32 * 32;
+    // A 32- or 64-bit member starts a new word.
+    if (field.bits >= 32) bits = (bits + 31) / 32 * 32;
     bits += field.bits;
   }
   return (bits + 31) / 32;

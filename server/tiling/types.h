@@ -119,14 +119,16 @@ struct SliceView {
 // The CANN operator a problem is tiled for. Each has its own registry of
 // strategies, input rules and tiling-key layout.
 enum class MatmulOp : uint8_t {
-  kMatMulV3 = 0,            // one 2-D matmul
-  kBatchMatMulV3 = 1,       // batched A and B with NumPy broadcast of the batch dims
-  kFusedMatMul = 2,         // a matmul and its epilogue (FusedOp)
-  kQuantBatchMatmulV3 = 3,  // 8- / 4-bit inputs with dequantization scales
+  kMatMulV3 = 0,                  // one 2-D matmul
+  kBatchMatMulV3 = 1,             // batched A and B with NumPy broadcast of the batch dims
+  kFusedMatMul = 2,               // a matmul and its epilogue (FusedOp)
+  kQuantBatchMatmulV3 = 3,        // 8- / 4-bit inputs with dequantization scales
+  kWeightQuantBatchMatmulV2 = 4,  // float x, 8- / 4-bit weight dequantized on the vector cores
 };
 // Every operator, in enum order (an index of per-operator tables).
 inline constexpr MatmulOp kAllMatmulOps[] = {MatmulOp::kMatMulV3, MatmulOp::kBatchMatMulV3,
-                                             MatmulOp::kFusedMatMul, MatmulOp::kQuantBatchMatmulV3};
+                                             MatmulOp::kFusedMatMul, MatmulOp::kQuantBatchMatmulV3,
+                                             MatmulOp::kWeightQuantBatchMatmulV2};
 inline constexpr int kMatmulOpCount = static_cast<int>(sizeof(kAllMatmulOps) / sizeof(MatmulOp));
 // CANN's op type names: "MatMulV3", "BatchMatMulV3", "FusedMatMul".
 std::string_view MatmulOpName(MatmulOp op);
@@ -247,16 +249,27 @@ struct QuantInputs {
   int64_t group_size_m = 0, group_size_n = 0, group_size_k = 0;
   // The runtime's asc-devkit has the Tensor API (version 9.1.0 or later).
   bool tensor_api = true;
+  // WeightQuantBatchMatmulV2: the weight's dequantization scale (required)
+  // and offset, the int8 output's quant scale and offset, and group_size.
+  QuantTensorSpec antiquant_scale;
+  QuantTensorSpec antiquant_offset;
+  QuantTensorSpec quant_scale;
+  QuantTensorSpec quant_offset;
+  int64_t group_size = 0;
 
   bool IsDefault() const {
     return !scale.present && !pertoken.present && !offset.present && bias_shape.empty() &&
-           group_size_m == 0 && group_size_n == 0 && group_size_k == 0 && tensor_api;
+           group_size_m == 0 && group_size_n == 0 && group_size_k == 0 && tensor_api &&
+           !antiquant_scale.present && !antiquant_offset.present && !quant_scale.present &&
+           !quant_offset.present && group_size == 0;
   }
   bool operator==(const QuantInputs& o) const {
     return scale == o.scale && pertoken == o.pertoken && offset == o.offset &&
            bias_shape == o.bias_shape && group_size_m == o.group_size_m &&
            group_size_n == o.group_size_n && group_size_k == o.group_size_k &&
-           tensor_api == o.tensor_api;
+           tensor_api == o.tensor_api && antiquant_scale == o.antiquant_scale &&
+           antiquant_offset == o.antiquant_offset && quant_scale == o.quant_scale &&
+           quant_offset == o.quant_offset && group_size == o.group_size;
   }
   bool operator!=(const QuantInputs& o) const { return !(*this == o); }
 };
@@ -368,7 +381,7 @@ std::string_view KernelTypeName(KernelType type);
 // layout; FusedMatMul packs the transposes as one field and adds the
 // epilogue and the inner precision; QuantBatchMatmulV3's 18-bit key is its
 // own (transposes, batch mode, kernel type, API level).
-enum class KeyLayout : uint8_t { kMatMul = 0, kFused = 1, kQuant = 2 };
+enum class KeyLayout : uint8_t { kMatMul = 0, kFused = 1, kQuant = 2, kWeightQuant = 3 };
 // The key layout of `op`.
 KeyLayout KeyLayoutOf(MatmulOp op);
 
@@ -401,6 +414,9 @@ struct TilingKey {
   // QuantBatchMatmulV3 layout only: CANN's KERNELTYPE (the batch mode is
   // `batch_model`: 0 WITH_BATCH, 1 WITHOUT_BATCH).
   uint8_t quant_kernel = 0;
+  // WeightQuantBatchMatmulV2 layout only: its 36-bit key as CANN packs it
+  // (key_layout.cc names the fields; trans_a / trans_b mirror two of them).
+  uint64_t weight_quant_bits = 0;
 
   // CANN's packed key. MatMul layout: level | ta<<4 | tb<<6 | batch<<8 |
   // model<<12 | full_load<<16 | l0c2out<<20. Fused layout: level |
@@ -452,7 +468,7 @@ class FieldName {
 struct TilingField {
   FieldName name;
   uint64_t value;
-  int bits;  // 32, or 8 / 16 for a member packed into a word
+  int bits;  // 32, 8 / 16 for a member packed into a word, or 64 (two words, low first)
 };
 static_assert(std::is_trivial_v<TilingField>, "a struct of fields must copy as one block");
 
@@ -465,21 +481,24 @@ enum class KernelId : uint8_t {
   // A plan without tiling data (the emulator's hand-built schedules): its
   // key's model says how it runs, as for MatMulV3's structs.
   kUnstructured,
-  kMatMulCube,         // MatMulV3BasicTilingData: BASIC, STREAM_K, SLICE, split-K
-  kMatMulZeroK,        // MatMulV3KEqZeroBasicTilingData
-  kMatMulToMul,        // MatMulToMulBasicTilingData
-  kMatMulToVector,     // MatMulToVectorBasicTilingData
-  kBatchCube,          // BatchMatMulV3BasicTilingData: ASW, full load, Stream-K
-  kBatchIterate,       // BatchMatMulV3IterBatchBasicTilingData
-  kBatchMerge,         // BatchMatMulV3MergeBatchBasicTilingData
-  kBatchToMul,         // BatchMatMulToMulBasicTilingData
-  kBatchHighLevel,     // BatchMatMulV3TilingData (the high-level Matmul API)
-  kQuantBasic,         // QuantBatchMatmulV3BasicAPITilingData (38 words)
-  kQuantStreamK,       // QuantBatchMatmulV3StreamKBasicAPITilingData (42 words)
-  kQuantWithoutBatch,  // QuantBatchMatmulV3TensorAPIWithoutBatchTilingData (16 words)
-  kQuantHighLevel,     // QuantBatchMatmulV3TilingDataParams (96 words)
+  kMatMulCube,                // MatMulV3BasicTilingData: BASIC, STREAM_K, SLICE, split-K
+  kMatMulZeroK,               // MatMulV3KEqZeroBasicTilingData
+  kMatMulToMul,               // MatMulToMulBasicTilingData
+  kMatMulToVector,            // MatMulToVectorBasicTilingData
+  kBatchCube,                 // BatchMatMulV3BasicTilingData: ASW, full load, Stream-K
+  kBatchIterate,              // BatchMatMulV3IterBatchBasicTilingData
+  kBatchMerge,                // BatchMatMulV3MergeBatchBasicTilingData
+  kBatchToMul,                // BatchMatMulToMulBasicTilingData
+  kBatchHighLevel,            // BatchMatMulV3TilingData (the high-level Matmul API)
+  kQuantBasic,                // QuantBatchMatmulV3BasicAPITilingData (38 words)
+  kQuantStreamK,              // QuantBatchMatmulV3StreamKBasicAPITilingData (42 words)
+  kQuantWithoutBatch,         // QuantBatchMatmulV3TensorAPIWithoutBatchTilingData (16 words)
+  kQuantHighLevel,            // QuantBatchMatmulV3TilingDataParams (96 words)
+  kWeightQuantAdaptiveSplit,  // WeightQuantBatchMatmulV2ASTilingDataParams (70 words)
+  kWeightQuantRegBase,        // WeightQuantBatchMatmulV2RegBaseTilingDataParams (64 words)
+  kWeightQuantCustom,         // WeightQuantBatchMatmulV2TilingData (120 words)
 };
-inline constexpr size_t kKernelCount = 14;
+inline constexpr size_t kKernelCount = 17;
 
 struct TilingData {
   KernelId kernel = KernelId::kUnstructured;
@@ -497,6 +516,13 @@ struct TilingData {
   // The same words, each passed to `sink(uint32_t)` in order (no vector).
   template <typename Sink>
   void ForEachWord(Sink&& sink) const;
+  // At least as many as ForEachWord() passes: a word per field, two for a
+  // 64-bit one.
+  size_t MaxWords() const {
+    size_t words = fields.size();
+    for (const TilingField& field : fields) words += field.bits == 64 ? 1 : 0;
+    return words;
+  }
 };
 
 template <typename Sink>
@@ -521,6 +547,7 @@ void TilingData::ForEachWord(Sink&& sink) const {
       bits_in_word = 0;
     }
     sink(static_cast<uint32_t>(field.value));
+    if (field.bits == 64) sink(static_cast<uint32_t>(field.value >> 32));
   }
   if (bits_in_word != 0) sink(word);
 }

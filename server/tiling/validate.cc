@@ -17,6 +17,7 @@
 #include "server/tiling/quant/quant_parse.h"
 #include "server/tiling/quant/quant_request.h"
 #include "server/tiling/status_macros.h"
+#include "server/tiling/weight_quant/wq_parse.h"
 
 namespace npu::tiling {
 namespace {
@@ -417,6 +418,14 @@ absl::Status ValidateQuantProblem(const MatmulProblem& p,
     return Invalid(
         absl::StrCat("field deterministic_level=", p.deterministic_level, " must be in [0, 3]"));
   }
+  const QuantInputs& q = p.quant;
+  if (q.antiquant_scale.present || q.antiquant_offset.present || q.quant_scale.present ||
+      q.quant_offset.present || q.group_size != 0) {
+    return Invalid(
+        "fields quant.antiquant_scale, antiquant_offset, quant_scale, quant_offset and "
+        "group_size are WeightQuantBatchMatmulV2's; QuantBatchMatmulV3 reads quant.scale, "
+        "pertoken_scale, offset and group_size_m/n/k");
+  }
   absl::StatusOr<quant::QuantFacts> facts = quant::ParseQuantRequest(quant::QuantRequestOf(p));
   if (!facts.ok()) return facts.status();
   if (parsed != nullptr) *parsed = std::make_shared<const quant::QuantFacts>(*std::move(facts));
@@ -426,6 +435,10 @@ absl::Status ValidateQuantProblem(const MatmulProblem& p,
 }  // namespace
 
 absl::Status ValidateProblemForChip(const MatmulProblem& p, const ChipSpec& chip) {
+  // CheckPara's last part (CheckTempLimit) reads the chip's core counts.
+  if (p.op == MatmulOp::kWeightQuantBatchMatmulV2) {
+    return weight_quant::CheckWeightQuantOnChip(p, chip);
+  }
   // The add / mul epilogue runs on two AIV cores per AIC
   // (ValidateOpSpecific, fused_matmul_builtin_tiling.cpp).
   if (p.op == MatmulOp::kFusedMatMul && TraitsOf(p.fused.op).reads_x3 &&
@@ -444,6 +457,10 @@ absl::Status ValidateProblem(const MatmulProblem& p,
   if (auto s = CheckFieldsOfOp(p); !s.ok()) return s;
   // QuantBatchMatmulV3's checks are CANN's own, in its order.
   if (p.op == MatmulOp::kQuantBatchMatmulV3) return ValidateQuantProblem(p, parsed);
+  // WeightQuantBatchMatmulV2's too (CheckPara but its chip-dependent part).
+  if (p.op == MatmulOp::kWeightQuantBatchMatmulV2) {
+    return weight_quant::CheckWeightQuantProblem(p);
+  }
   if (auto s = CheckDim("m", p.m, 1); !s.ok()) return s;
   if (auto s = CheckDim("n", p.n, 1); !s.ok()) return s;
   if (auto s = CheckDim("k", p.k, 0); !s.ok()) return s;

@@ -39,6 +39,8 @@ std::string OperatorName(tl::MatmulOp op) {
       return "FusedMatMul";
     case tl::MatmulOp::kQuantBatchMatmulV3:
       return "QuantBatchMatmulV3";
+    case tl::MatmulOp::kWeightQuantBatchMatmulV2:
+      return "WeightQuantBatchMatmulV2";
   }
   return "?";
 }
