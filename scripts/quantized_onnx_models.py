@@ -57,11 +57,6 @@ def _ok(name, op_type, operator, m, k, n, batch=(), **extra):
     return entry
 
 
-def _unsupported(name, op_type, reason, flops):
-    return {"name": name, "op_type": op_type, "status": "UNSUPPORTED", "reason": reason,
-            "flops": flops}
-
-
 # ---------------------------------------------------------------------------
 # torch QAT: a Llama-class block, every Linear fake-quantized W8A8.
 
@@ -341,20 +336,18 @@ def llama_block_nbits(path):
     onnx.save(model, str(path))
     seq = 256
     expected = []
-    sizes = {"attn/q_proj": (d_model, d_model), "attn/k_proj": (d_model, d_model),
-             "attn/v_proj": (d_model, d_model)}
-    for p, (kk, n) in sizes.items():
-        expected.append(_unsupported(f"/model/layers.0/{p}/MatMulNBits", "MatMulNBits",
-                                     "WeightQuantBatchMatmulV2", _flops(seq, kk, n)))
+    nbits_ok = lambda p, kk, n: _ok(f"/model/layers.0/{p}/MatMulNBits", "MatMulNBits",
+                                    "WeightQuantBatchMatmulV2", seq, kk, n, dtype_b="int4",
+                                    trans_b=True, antiquant_scale_shape=[n, kk // block],
+                                    group_size=block)
+    for p in ("attn/q_proj", "attn/k_proj", "attn/v_proj"):
+        expected.append(nbits_ok(p, d_model, d_model))
     expected.append(_ok("/attn/qk", "MatMul", "BatchMatMulV3", seq, hd, seq, (1, heads)))
     expected.append(_ok("/attn/pv", "MatMul", "BatchMatMulV3", seq, seq, hd, (1, heads)))
     for p, (kk, n) in {"attn/o_proj": (d_model, d_model), "mlp/gate_proj": (d_model, ffn),
                        "mlp/up_proj": (d_model, ffn), "mlp/down_proj": (ffn, d_model)}.items():
-        expected.append(_unsupported(f"/model/layers.0/{p}/MatMulNBits", "MatMulNBits",
-                                     "WeightQuantBatchMatmulV2", _flops(seq, kk, n)))
-    attention = 2 * _flops(seq, hd, seq, heads)
-    linear = sum(e.get("flops", 0) for e in expected)
-    return {"batch": 1, "seq": seq}, expected, attention / (attention + linear)
+        expected.append(nbits_ok(p, kk, n))
+    return {"batch": 1, "seq": seq}, expected, 1.0
 
 
 # ---------------------------------------------------------------------------
@@ -385,10 +378,13 @@ def weight_only_int8(path):
     onnx.checker.check_model(model)
     onnx.save(model, str(path))
     tokens = 16
-    expected = [_unsupported(name, op, "WeightQuantBatchMatmulV2", _flops(tokens, k, n))
-                for name, op in (("matmul/MatMul", "MatMul"),
-                                 ("transpose_matmul/MatMul", "MatMul"), ("gemm/Gemm", "Gemm"))]
-    return {"tokens": tokens}, expected, 0.0
+    expected = [_ok("matmul/MatMul", "MatMul", "WeightQuantBatchMatmulV2", tokens, k, n,
+                    dtype_b="int8", trans_b=False, antiquant_scale_shape=[n]),
+                _ok("transpose_matmul/MatMul", "MatMul", "WeightQuantBatchMatmulV2", tokens, k, n,
+                    dtype_b="int8", trans_b=True, antiquant_scale_shape=[n]),
+                _ok("gemm/Gemm", "Gemm", "WeightQuantBatchMatmulV2", tokens, k, n,
+                    dtype_b="int8", trans_b=True, antiquant_scale_shape=[n])]
+    return {"tokens": tokens}, expected, 1.0
 
 
 # ---------------------------------------------------------------------------

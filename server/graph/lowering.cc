@@ -83,7 +83,7 @@ class Lowerer {
     } else if (op == "QLinearMatMul") {
       outcome = LowerQLinearMatMul(node, &lowered);
     } else {
-      outcome = LowerMatMulNBits(node);
+      outcome = LowerMatMulNBits(node, &lowered);
     }
     if (!outcome.has_value()) {
       absl::Status valid = tl::ValidateProblem(lowered.problem);
@@ -582,17 +582,7 @@ class Lowerer {
                                           LoweredNode* lowered) const {
     const bool gemm = node.op_type() == "Gemm";
     Derivation& derivation = lowered->derivation;
-    if (!qa.has_value()) {
-      tl::DataType a_dtype;
-      Derivation scratch;
-      const bool float_a = !DtypeOf(node.input(0), &a_dtype, &scratch).has_value();
-      return Unsupported(absl::StrCat(
-          "a weight-only quantized matmul: B is ", OnnxTypeName(qb->codes_type), " codes '",
-          qb->codes, "' (DequantizeLinear '", qb->dequantize_name, "', ", Granularity(qb->scale),
-          ") and A is ", float_a ? "a float activation" : "not quantized",
-          ": CANN runs it as WeightQuantBatchMatmulV2 (A16W8 / A16W4), which this service does "
-          "not tile yet"));
-    }
+    if (!qa.has_value()) return LowerWeightOnly(node, *qb, lowered);
     if (!qb.has_value()) {
       return Unsupported(absl::StrCat("A is dequantized (DequantizeLinear '", qa->dequantize_name,
                                       "') but B is a float tensor: CANN's QuantBatchMatmulV3 "
@@ -887,16 +877,176 @@ class Lowerer {
     return std::nullopt;
   }
 
-  // ONNX Runtime's MatMulNBits: a float activation times a 2..8-bit
-  // per-group weight, which is CANN's WeightQuantBatchMatmulV2.
-  std::optional<Outcome> LowerMatMulNBits(const onnx::NodeProto& node) const {
+  // x's dtype for WeightQuantBatchMatmulV2 (float16 or bfloat16) from the
+  // activation `tensor`: float32 runs in the compute dtype, or float16.
+  std::optional<Outcome> WeightQuantActivation(const std::string& tensor, tl::DataType* dtype,
+                                               Derivation* derivation) const {
+    if (auto failed = DtypeOf(tensor, dtype, derivation)) return failed;
+    if (*dtype == tl::DataType::kFloat32) {
+      *dtype = tl::DataType::kFloat16;
+      derivation->notes.push_back(
+          "x is float32 in the graph; WeightQuantBatchMatmulV2 takes float16 or bfloat16 x, so "
+          "it runs in float16 (GraphTilingRequest.compute_dtype chooses bfloat16)");
+    }
+    return std::nullopt;
+  }
+
+  // The weight-only form: a float activation times a DequantizeLinear of an
+  // int8 weight, in any of its layouts (MatMul of [k, n], Transpose ->
+  // MatMul of [n, k], Gemm transB), becomes WeightQuantBatchMatmulV2 (A16W8):
+  // antiquant_scale per tensor [1] or per channel [n] in x's dtype, a
+  // non-zero weight zero point z as antiquant_offset = -z (CANN dequantizes
+  // (w + offset) * scale).
+  std::optional<Outcome> LowerWeightOnly(const onnx::NodeProto& node, const DequantizedOperand& qb,
+                                         LoweredNode* lowered) const {
+    const bool gemm = node.op_type() == "Gemm";
+    Derivation& derivation = lowered->derivation;
+    const std::string producer = absl::StrCat("DequantizeLinear '", qb.dequantize_name, "'");
+    if (qb.codes_type != onnx::TensorProto_DataType_INT8) {
+      return Unsupported(absl::StrCat(
+          "a weight-only quantized matmul whose weight (", producer, ") has ",
+          OnnxTypeName(qb.codes_type),
+          " codes: CANN's WeightQuantBatchMatmulV2 takes int8, int4, float8, hifloat8 or float4 "
+          "weights"));
+    }
+    Operand a, b;
+    if (auto failed = OperandOf(node.input(0), true, &a, &derivation)) return failed;
+    if (auto failed = OperandOf(node.input(1), true, &b, &derivation)) return failed;
+    tl::MatmulProblem& problem = lowered->problem;
+    if (auto failed = WeightQuantActivation(node.input(0), &a.dtype, &derivation)) return failed;
+    if (gemm) {
+      if (FloatAttribute(node, "alpha", 1.0f) != 1.0f) {
+        return Unsupported(
+            "Gemm with alpha other than 1: WeightQuantBatchMatmulV2 has no scale factor");
+      }
+      if (auto failed = ShapeGemm(node, a, b, &problem)) return failed;
+    } else {
+      std::vector<int64_t> c_dims;
+      if (auto failed = ShapeMatMul(a, b, tl::MatmulOp::kWeightQuantBatchMatmulV2,
+                                    tl::MatmulOp::kBatchMatMulV3, lowered, &c_dims)) {
+        return failed;
+      }
+      if (problem.op != tl::MatmulOp::kWeightQuantBatchMatmulV2) {
+        return Unsupported(
+            absl::StrCat("a weight-only quantized batched matmul (", producer,
+                         "): CANN's WeightQuantBatchMatmulV2 takes a 2-D x and weight"));
+      }
+    }
+    problem.op = tl::MatmulOp::kWeightQuantBatchMatmulV2;
+    problem.dtype_a = a.dtype;
+    problem.dtype_b = tl::DataType::kInt8;
+    problem.dtype_c = a.dtype;
+    problem.trans_a = a.transposed;
+    problem.trans_b = b.transposed;
+    tl::QuantInputs& quant = problem.quant;
+    std::vector<int64_t> scale_shape = {1};
+    if (qb.scale.per_axis) {
+      const int64_t n_axis = gemm && IntAttribute(node, "transB", 0) != 0 ? -2 : -1;
+      if (!qb.operand_axis.has_value()) {
+        return Unsupported(absl::StrCat("B's ", Granularity(qb.scale), " (", producer,
+                                        ") has an axis that ", qb.axis_lost_at, " does not keep"));
+      }
+      if (*qb.operand_axis != n_axis || qb.scale.length != problem.n) {
+        return Unsupported(absl::StrCat("B's ", Granularity(qb.scale), " (", producer,
+                                        ") is along k, not n: WeightQuantBatchMatmulV2's "
+                                        "antiquant scale is per tensor, per channel or per "
+                                        "group"));
+      }
+      scale_shape = {problem.n};
+    }
+    quant.antiquant_scale = {true, a.dtype, scale_shape};
+    if (qb.zero_point.kind == ZeroPointKind::kNonZero) {
+      quant.antiquant_offset = {true, a.dtype, scale_shape};
+      derivation.notes.push_back(absl::StrCat("the weight's zero point '", qb.zero_point.tensor,
+                                              "' is quant.antiquant_offset (its negation)"));
+    }
+    NoteUnknownZeroPoint(qb.zero_point, &derivation);
+    if (gemm && node.input_size() > 2 && !node.input(2).empty() &&
+        FloatAttribute(node, "beta", 1.0f) != 0.0f) {
+      std::vector<int64_t> dims;
+      if (auto failed = DimsOf(node.input(2), &dims)) return failed;
+      const bool row = (dims.size() == 1 && dims[0] == problem.n) ||
+                       (dims.size() == 2 && dims[0] == 1 && dims[1] == problem.n);
+      if (row && FloatAttribute(node, "beta", 1.0f) == 1.0f) {
+        problem.has_bias = true;
+        derivation.fused_bias = node.input(2);
+      } else {
+        derivation.notes.push_back(
+            absl::StrCat("C ", ShapeText(dims), " is not a bias row; a separate Add adds it"));
+      }
+    } else if (!gemm) {
+      bool int32_codes = false;
+      QuantBiasAfter(node.output(0), lowered, &int32_codes);
+    }
+    if (problem.has_bias) problem.dtype_bias = a.dtype;
+    derivation.notes.push_back(absl::StrCat(
+        "x ", std::string(tl::DataTypeName(a.dtype)), ", weight int8 codes '", qb.codes, "' (",
+        producer, "): A16W8 ", scale_shape.front() == 1 ? "per tensor" : "per channel"));
+    return std::nullopt;
+  }
+
+  // ONNX Runtime's MatMulNBits: a float activation times a per-group
+  // weight of `bits` unsigned bits [N, K] (blocks of block_size along K,
+  // zero point 2^(bits-1) unless zero_points are given), which is CANN's
+  // WeightQuantBatchMatmulV2 with a transposed int4 (or int8) weight and a
+  // per-group antiquant scale [n, ceil(k / g)]: the unsigned codes less
+  // 2^(bits-1) are the signed ones, and given zero points become
+  // antiquant_offset.
+  std::optional<Outcome> LowerMatMulNBits(const onnx::NodeProto& node, LoweredNode* lowered) const {
     const NBitsFacts facts = ReadMatMulNBits(node);
-    return Unsupported(
-        absl::StrCat("MatMulNBits (", kMicrosoftDomain, "): a weight-only quantized matmul, ",
-                     facts.bits, "-bit weight [N ", facts.n, ", K ", facts.k, "] per group of ",
-                     facts.block_size, facts.has_zero_points ? " with zero points" : " (symmetric)",
-                     ": CANN runs it as WeightQuantBatchMatmulV2 (A16W", facts.bits,
-                     " per-group), which this service does not tile yet"));
+    const std::string self = absl::StrCat("MatMulNBits (", kMicrosoftDomain, ")");
+    if (facts.bits != 4 && facts.bits != 8) {
+      return Unsupported(absl::StrCat(self, " with ", facts.bits,
+                                      "-bit weights: CANN's WeightQuantBatchMatmulV2 takes int4 "
+                                      "and int8 weights"));
+    }
+    if (facts.has_g_idx) {
+      return Unsupported(absl::StrCat(self,
+                                      " with g_idx (act-order groups): CANN's "
+                                      "WeightQuantBatchMatmulV2 takes contiguous groups"));
+    }
+    if (facts.k <= 0 || facts.n <= 0 || facts.block_size <= 0) {
+      return Unsupported(absl::StrCat(self, " needs positive K, N and block_size attributes"));
+    }
+    Derivation& derivation = lowered->derivation;
+    Operand a;
+    if (auto failed = DimsOf(node.input(0), &a.dims)) return failed;
+    if (a.dims.empty() || a.dims.back() != facts.k) {
+      return Unsupported(
+          absl::StrCat(self, ": A ", ShapeText(a.dims), " does not end in K ", facts.k));
+    }
+    if (auto failed = WeightQuantActivation(node.input(0), &a.dtype, &derivation)) return failed;
+    tl::MatmulProblem& problem = lowered->problem;
+    problem.op = tl::MatmulOp::kWeightQuantBatchMatmulV2;
+    problem.k = facts.k;
+    problem.n = facts.n;
+    __int128 rows = 1;
+    for (size_t i = 0; i + 1 < a.dims.size(); ++i) {
+      rows = std::min<__int128>(rows * a.dims[i], int64_t{1} << 62);
+    }
+    problem.m = static_cast<int64_t>(rows);
+    derivation.folded_batch = a.dims.size() > 2;
+    problem.dtype_a = a.dtype;
+    problem.dtype_b = facts.bits == 4 ? tl::DataType::kInt4 : tl::DataType::kInt8;
+    problem.dtype_c = a.dtype;
+    problem.trans_b = true;
+    const int64_t groups = (facts.k + facts.block_size - 1) / facts.block_size;
+    tl::QuantInputs& quant = problem.quant;
+    quant.antiquant_scale = {true, a.dtype, {facts.n, groups}};
+    quant.group_size = facts.block_size;
+    if (facts.has_zero_points) {
+      quant.antiquant_offset = {true, a.dtype, {facts.n, groups}};
+      derivation.notes.push_back("zero_points are quant.antiquant_offset (2^(bits-1) less each)");
+    }
+    if (facts.has_bias) {
+      problem.has_bias = true;
+      problem.dtype_bias = a.dtype;
+      derivation.fused_bias = node.input(5);
+    }
+    derivation.notes.push_back(
+        absl::StrCat(self, ": A16W", facts.bits, " per group of ", facts.block_size, ", weight [N ",
+                     facts.n, ", K ", facts.k, "] as a transposed int", facts.bits, " weight"));
+    return std::nullopt;
   }
 
   // 2 * the multiply-adds of the node, from its inputs' dims; nullopt when

@@ -14,17 +14,32 @@
 //     another C is added by a separate elementwise Add (or, with
 //     fuse_epilogues and C of C's shape, FusedMatMul's add); alpha or beta
 //     other than 1 is unsupported.
-//   * Einsum of a batch matmul ("bmk,bkn->bmn" and its transposed forms) is
-//     one too; other equations are unsupported.
+//   * Einsum of two operands that is a batched matmul once its operands are
+//     permuted (every label a batch, m, n or summed k label) is
+//     BatchMatMulV3 (MatMulV3 without batch labels), the m / n / k labels
+//     folded; an operand or output in another order is permuted by a
+//     Transpose kernel, noted in the derivation. Other equations are
+//     unsupported, naming the equation.
 //   * With fuse_epilogues, the matmul's only consumer Relu, Gelu (the op, or
 //     the Erf / Tanh subgraph exporters emit for it), Add or Mul of C's shape
 //     becomes FusedMatMul's epilogue when FusedMatMul takes the problem.
-//   * MatMulInteger, QLinearMatMul and a MatMul fed by DequantizeLinear are
-//     QuantBatchMatmulV3's, which the engine does not serve yet: they are
-//     listed unsupported with that reason.
 //
-// Only the main graph is read (not the bodies of If / Loop / Scan), and only
-// nodes of the default domain.
+// Quantized matmuls (quant_lowering.h reads the graph; the rules are
+// written after the kernels' arithmetic, since ATC's quantization passes are
+// not public). A MatMul / Gemm operand a DequantizeLinear makes, through
+// layout-only ops, makes the node quantized; it is never a float answer:
+//   * static QDQ (int8, symmetric) on both inputs, ONNX Runtime's dynamic
+//     form (DynamicQuantizeLinear -> MatMulInteger -> Cast -> Mul, or its
+//     QDQ form) and QLinearMatMul are QuantBatchMatmulV3: the scales folded
+//     into quant.scale, a per-token scale for the dynamic form, a trailing
+//     QuantizeLinear an int8 y;
+//   * a DequantizeLinear int8 weight into a float activation, and ONNX
+//     Runtime's com.microsoft MatMulNBits, are WeightQuantBatchMatmulV2;
+//   * non-zero input zero points, uint8 codes and scales along k are
+//     unsupported, naming them.
+//
+// Only the main graph's nodes are lowered (not the bodies of If / Loop /
+// Scan), those of the default domain and com.microsoft's MatMulNBits.
 #ifndef NPU_SERVER_GRAPH_LOWERING_H_
 #define NPU_SERVER_GRAPH_LOWERING_H_
 

@@ -109,6 +109,16 @@ TEST_P(QuantExportTest, EveryNodeLowersAsItsModelWasBuilt) {
     if (row.contains("pertoken")) {
       EXPECT_EQ(problem.quant.pertoken.present, row.at("pertoken").get<bool>());
     }
+    if (row.contains("dtype_b")) {
+      EXPECT_EQ(tl::DataTypeName(problem.dtype_b), row.at("dtype_b").get<std::string>());
+    }
+    if (row.contains("antiquant_scale_shape")) {
+      EXPECT_EQ(problem.quant.antiquant_scale.shape,
+                row.at("antiquant_scale_shape").get<std::vector<int64_t>>());
+    }
+    if (row.contains("group_size")) {
+      EXPECT_EQ(problem.quant.group_size, row.at("group_size").get<int64_t>());
+    }
     if (row.contains("scale_shape")) {
       EXPECT_EQ(problem.quant.scale.shape, row.at("scale_shape").get<std::vector<int64_t>>());
     }

@@ -62,7 +62,7 @@ class QuantFormTest : public ::testing::TestWithParam<bool> {
   bool with_value_info() const { return GetParam(); }
 };
 
-TEST_P(QuantFormTest, WeightOnlyDequantizeThroughTransposeIsNeverAFloatMatMul) {
+TEST_P(QuantFormTest, WeightOnlyDequantizeThroughTransposeIsWeightQuantBatchMatmulV2) {
   OnnxBuilder model;
   model.Input("x", kFloat, {kM, kK});
   DequantizedWeight(model);
@@ -71,24 +71,61 @@ TEST_P(QuantFormTest, WeightOnlyDequantizeThroughTransposeIsNeverAFloatMatMul) {
   if (with_value_info()) ValueInfos(model);
   const std::vector<LoweredNode> nodes = Lower(model);
   ASSERT_EQ(nodes.size(), 1u);
-  EXPECT_EQ(nodes[0].status, NodeStatus::kUnsupported);
-  EXPECT_THAT(nodes[0].reason, HasSubstr("WeightQuantBatchMatmulV2"));
-  EXPECT_THAT(nodes[0].reason, HasSubstr("dq_w"));
-  EXPECT_THAT(nodes[0].reason, Not(HasSubstr("QuantBatchMatmulV3")));
-  ASSERT_TRUE(nodes[0].flops.has_value());
-  EXPECT_DOUBLE_EQ(*nodes[0].flops, 2.0 * kM * kK * kN);
+  const LoweredNode& node = nodes[0];
+  ASSERT_EQ(node.status, NodeStatus::kOk) << node.reason;
+  const tl::MatmulProblem& problem = node.problem;
+  EXPECT_EQ(problem.op, tl::MatmulOp::kWeightQuantBatchMatmulV2);
+  EXPECT_EQ(problem.m, kM);
+  EXPECT_EQ(problem.k, kK);
+  EXPECT_EQ(problem.n, kN);
+  EXPECT_TRUE(problem.trans_b);
+  // A float32 x runs in float16 without a compute dtype.
+  EXPECT_EQ(problem.dtype_a, tl::DataType::kFloat16);
+  EXPECT_EQ(problem.dtype_b, tl::DataType::kInt8);
+  EXPECT_EQ(problem.dtype_c, tl::DataType::kFloat16);
+  EXPECT_TRUE(problem.quant.antiquant_scale.present);
+  EXPECT_EQ(problem.quant.antiquant_scale.dtype, tl::DataType::kFloat16);
+  EXPECT_THAT(problem.quant.antiquant_scale.shape, ElementsAre(kN));
+  EXPECT_FALSE(problem.quant.antiquant_offset.present);
+  EXPECT_FALSE(problem.quant.scale.present);
+  EXPECT_THAT(node.derivation.absorbed_transposes, ElementsAre("t_w"));
+  ASSERT_TRUE(node.flops.has_value());
+  EXPECT_DOUBLE_EQ(*node.flops, 2.0 * kM * kK * kN);
 }
 
-TEST_P(QuantFormTest, WeightOnlyGemmTransBIsNeverAFloatMatMul) {
+TEST_P(QuantFormTest, WeightOnlyGemmTransBIsWeightQuantBatchMatmulV2) {
   OnnxBuilder model;
   model.Input("x", kFloat, {kM, kK}).Input("bias", kFloat, {kN});
-  DequantizedWeight(model);
+  DequantizedWeight(model, 3);
   model.Node("Gemm", {"x", "w_dq", "bias"}, {"y"}, {IntAttr("transB", 1)}, "gemm");
   model.Output("y", kFloat);
   if (with_value_info()) ValueInfos(model);
+  LoweringOptions bf16;
+  bf16.compute_dtype = tl::DataType::kBFloat16;
+  const std::vector<LoweredNode> nodes = Lower(model, bf16);
+  ASSERT_EQ(nodes.size(), 1u);
+  const LoweredNode& node = nodes[0];
+  ASSERT_EQ(node.status, NodeStatus::kOk) << node.reason;
+  EXPECT_EQ(node.problem.op, tl::MatmulOp::kWeightQuantBatchMatmulV2);
+  EXPECT_TRUE(node.problem.trans_b);
+  EXPECT_EQ(node.problem.dtype_a, tl::DataType::kBFloat16);
+  EXPECT_TRUE(node.problem.has_bias);
+  EXPECT_EQ(node.problem.dtype_bias, tl::DataType::kBFloat16);
+  // A non-zero weight zero point is the antiquant offset, in the scale's shape.
+  EXPECT_TRUE(node.problem.quant.antiquant_offset.present);
+  EXPECT_THAT(node.problem.quant.antiquant_offset.shape, ElementsAre(kN));
+}
+
+TEST_P(QuantFormTest, WeightOnlyUint8CodesAreUnsupportedNamingTheDtype) {
+  OnnxBuilder model;
+  model.Input("x", kFloat, {kM, kK}).Input("w_q", kUint8, {kK, kN}).Input("s_w", kFloat, {kN});
+  model.Initializer("zp_w", kUint8, {kN}, std::vector<int64_t>(kN, 128));
+  model.Node("DequantizeLinear", {"w_q", "s_w", "zp_w"}, {"w_dq"}, {IntAttr("axis", 1)}, "dq_w");
+  model.Node("MatMul", {"x", "w_dq"}, {"y"}).Output("y", kFloat);
   const std::vector<LoweredNode> nodes = Lower(model);
   ASSERT_EQ(nodes.size(), 1u);
   EXPECT_EQ(nodes[0].status, NodeStatus::kUnsupported);
+  EXPECT_THAT(nodes[0].reason, HasSubstr("UINT8"));
   EXPECT_THAT(nodes[0].reason, HasSubstr("WeightQuantBatchMatmulV2"));
 }
 
@@ -255,7 +292,7 @@ TEST(QuantLoweringTest, QLinearMatMulIsAnInt8OutputOrUnsupportedNamingTheZeroPoi
   }
 }
 
-TEST(QuantLoweringTest, MatMulNBitsIsUnsupportedNamingWeightQuantBatchMatmulV2) {
+TEST(QuantLoweringTest, MatMulNBitsIsAPerGroupInt4WeightQuantBatchMatmulV2) {
   OnnxBuilder model;
   model.Input("x", kFloat16, {1, 16, 4096}).Input("b", kUint8, {11008, 128, 16});
   model.Input("scales", kFloat16, {11008 * 128});
@@ -268,12 +305,38 @@ TEST(QuantLoweringTest, MatMulNBitsIsUnsupportedNamingWeightQuantBatchMatmulV2) 
   model.Node("Relu", {"y"}, {"z"}).Output("z", kFloat16, 3);
   const std::vector<LoweredNode> nodes = Lower(model);
   ASSERT_EQ(nodes.size(), 1u);
-  EXPECT_EQ(nodes[0].status, NodeStatus::kUnsupported);
-  EXPECT_THAT(nodes[0].reason, HasSubstr("WeightQuantBatchMatmulV2"));
-  EXPECT_THAT(nodes[0].reason, HasSubstr("4-bit"));
-  EXPECT_THAT(nodes[0].reason, HasSubstr("32"));
-  ASSERT_TRUE(nodes[0].flops.has_value());
-  EXPECT_DOUBLE_EQ(*nodes[0].flops, 2.0 * 16 * 4096 * 11008);
+  const LoweredNode& node = nodes[0];
+  ASSERT_EQ(node.status, NodeStatus::kOk) << node.reason;
+  EXPECT_EQ(node.problem.op, tl::MatmulOp::kWeightQuantBatchMatmulV2);
+  EXPECT_EQ(node.problem.m, 16);
+  EXPECT_EQ(node.problem.k, 4096);
+  EXPECT_EQ(node.problem.n, 11008);
+  EXPECT_EQ(node.problem.dtype_b, tl::DataType::kInt4);
+  EXPECT_TRUE(node.problem.trans_b);
+  EXPECT_EQ(node.problem.quant.group_size, 32);
+  EXPECT_THAT(node.problem.quant.antiquant_scale.shape, ElementsAre(11008, 128));
+  ASSERT_TRUE(node.flops.has_value());
+  EXPECT_DOUBLE_EQ(*node.flops, 2.0 * 16 * 4096 * 11008);
+}
+
+TEST(QuantLoweringTest, MatMulNBitsOfOtherWidthsOrActOrderAreUnsupported) {
+  for (int64_t bits : {3, 4}) {
+    OnnxBuilder model;
+    model.Input("x", kFloat16, {16, 256}).Input("b", kUint8, {64, 8, 16});
+    model.Input("scales", kFloat16, {64 * 8})
+        .Input("g_idx", onnx::TensorProto_DataType_INT32, {256});
+    model
+        .Node(
+            "MatMulNBits", {"x", "b", "scales", "", bits == 4 ? "g_idx" : ""}, {"y"},
+            {IntAttr("K", 256), IntAttr("N", 64), IntAttr("bits", bits), IntAttr("block_size", 32)},
+            "nbits")
+        .InDomain("com.microsoft");
+    model.Output("y", kFloat16, 2);
+    const std::vector<LoweredNode> nodes = Lower(model);
+    ASSERT_EQ(nodes.size(), 1u);
+    EXPECT_EQ(nodes[0].status, NodeStatus::kUnsupported);
+    EXPECT_THAT(nodes[0].reason, HasSubstr(bits == 4 ? "g_idx" : "3-bit"));
+  }
 }
 
 TEST(QuantLoweringTest, FloatMatmulsAfterAQdqPairResolve) {

@@ -130,8 +130,8 @@ TEST(GraphServiceTest, AnswersEveryGearAndDecidesEachProblemOnce) {
 
 TEST(GraphServiceTest, CoverageSumsTheFlopsOfEachStatus) {
   // An answered projection, a quantized QDQ matmul answered as
-  // QuantBatchMatmulV3, a weight-only one (UNSUPPORTED) and one whose rows
-  // are data-dependent (UNRESOLVED, its FLOPs unknown).
+  // QuantBatchMatmulV3, a weight-only one with uint8 codes (UNSUPPORTED) and
+  // one whose rows are data-dependent (UNRESOLVED, its FLOPs unknown).
   using ::npu::testing::IntAttr;
   using ::npu::testing::kFloat;
   using ::npu::testing::kInt64;
@@ -146,7 +146,9 @@ TEST(GraphServiceTest, CoverageSumsTheFlopsOfEachStatus) {
   model.Node("DequantizeLinear", {"a_q", "s", "zp"}, {"a_dq"});
   model.Node("DequantizeLinear", {"w_q", "s_w"}, {"w_dq"}, {IntAttr("axis", 0)}, "dq_w");
   model.Node("Gemm", {"a_dq", "w_dq"}, {"qy"}, {IntAttr("transB", 1)}, "quantized");
-  model.Node("Gemm", {"a", "w_dq"}, {"wy"}, {IntAttr("transB", 1)}, "weight_only");
+  model.Input("w_u8", onnx::TensorProto_DataType_UINT8, {256, 512});
+  model.Node("DequantizeLinear", {"w_u8", "s_w"}, {"w_u8_dq"}, {IntAttr("axis", 0)}, "dq_u8");
+  model.Node("Gemm", {"a", "w_u8_dq"}, {"wy"}, {IntAttr("transB", 1)}, "weight_only_uint8");
   model.Node("NonZero", {"x"}, {"nz"}, {}, "route");
   model.Initializer("zero", kInt64, {}, {0});
   model.Node("Gather", {"nz", "zero"}, {"rows"}, {IntAttr("axis", 0)});
@@ -167,7 +169,7 @@ TEST(GraphServiceTest, CoverageSumsTheFlopsOfEachStatus) {
   EXPECT_EQ(gear.nodes(1).op(), pb::OPERATOR_QUANT_BATCH_MATMUL_V3);
   EXPECT_FALSE(gear.nodes(1).problem().quant().scale().shape().empty());
   EXPECT_EQ(gear.nodes(2).status(), pb::NODE_STATUS_UNSUPPORTED);
-  EXPECT_THAT(gear.nodes(2).reason(), HasSubstr("WeightQuantBatchMatmulV2"));
+  EXPECT_THAT(gear.nodes(2).reason(), HasSubstr("UINT8"));
   EXPECT_EQ(gear.nodes(3).status(), pb::NODE_STATUS_UNRESOLVED);
   EXPECT_THAT(gear.nodes(3).reason(), HasSubstr("NonZero 'route'"));
   const double each = 2.0 * 64 * 512 * 256;
