@@ -100,6 +100,15 @@ absl::StatusOr<BatchShape> BatchShapeOf(const MatmulProblem& problem) {
   }
   BatchShape shape;
   shape.rows = static_cast<uint64_t>(problem.m);
+  if (problem.op == MatmulOp::kTransposeBatchMatMul ||
+      problem.op == MatmulOp::kTransposeQuantBatchMatMul) {
+    // One batch dim shared by x1, x2 and y (TransposeAttrs); 0 walks none.
+    shape.batch = static_cast<uint64_t>(problem.transpose.batch);
+    shape.a = {1, 1, 1, problem.transpose.batch};
+    shape.b = shape.a;
+    shape.c = shape.a;
+    return shape;
+  }
   shape.a = RightAligned(problem.batch.a);
   shape.b = RightAligned(problem.batch.b);
   for (size_t slot = 0; slot < kMaxBatchDims; ++slot) {

@@ -17,6 +17,8 @@ using schedule_internal::ExpandQuantBasic;
 using schedule_internal::ExpandQuantHighLevel;
 using schedule_internal::ExpandQuantStreamK;
 using schedule_internal::ExpandQuantWithoutBatch;
+using schedule_internal::ExpandTransposeBatch;
+using schedule_internal::TransposeBatchBlock;
 using schedule_internal::HighLevelBatchBlock;
 using schedule_internal::IterBatchBlock;
 using schedule_internal::MergeBatchBlock;
@@ -65,6 +67,16 @@ KernelType QuantByKey(const TilingKey& key) {
   }
 }
 
+// The transposed batch matmuls' kernels: TransposeBatchMatMul's run on the
+// cube cores alone (AIC_ONLY in every selection of
+// transpose_batch_mat_mul_tiling_key.h); TransposeQuantBatchMatMul's FP8
+// kernel dequantizes on the vector cores (MIX_AIC_1_2), its MXFP8 and HIFP8
+// kernels in the fixpipe (AIC_ONLY; transpose_quant_batch_mat_mul_tiling_key.h).
+KernelType TransposeByKey(const TilingKey& key) {
+  const bool fp8 = key.layout == KeyLayout::kTransposeQuant && key.precision_mode == 0;
+  return fp8 ? KernelType::kMixed1To2 : KernelType::kAicOnly;
+}
+
 // Their buffers are sized by CANN's own calculators (server/tiling/quant/),
 // not by the float kernels' formulas: no demand is checked here.
 CubeBufferDemand QuantBufferDemand(const TilingPlan& /*plan*/, const MatmulProblem& /*problem*/) {
@@ -101,6 +113,10 @@ constexpr KernelRow kRows[] = {
      QuantBufferDemand, QuantBlock, false},
     {KernelId::kQuantHighLevel, "QUANT_HIGH_LEVEL", QuantByKey, ExpandQuantHighLevel,
      QuantBufferDemand, QuantBlock, false},
+    {KernelId::kTransposeBatch, "TRANSPOSE_BATCH", TransposeByKey, ExpandTransposeBatch,
+     TransposeBufferDemand, TransposeBatchBlock, false},
+    {KernelId::kTransposeQuantBatch, "TRANSPOSE_QUANT_BATCH", TransposeByKey,
+     ExpandTransposeBatch, TransposeBufferDemand, TransposeBatchBlock, false},
 };
 static_assert(std::size(kRows) == kKernelCount);
 

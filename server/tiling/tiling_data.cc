@@ -41,6 +41,9 @@ constexpr TilingStructSpec kStructs[] = {
     {KernelId::kQuantWithoutBatch, "QuantBatchMatmulV3TensorAPIWithoutBatchTilingData",
      kQuantWithoutBatchFields},
     {KernelId::kQuantHighLevel, "QuantBatchMatmulV3TilingDataParams", kQuantHighLevelFields},
+    // The transposed batch matmuls' kernels read BatchMatMulV3's struct.
+    {KernelId::kTransposeBatch, "BatchMatMulV3TilingData", kHighLevelBatchFields},
+    {KernelId::kTransposeQuantBatch, "BatchMatMulV3TilingData", kHighLevelBatchFields},
 };
 static_assert(std::size(kStructs) == kKernelCount);
 

@@ -17,6 +17,7 @@
 #include "server/tiling/quant/quant_parse.h"
 #include "server/tiling/quant/quant_request.h"
 #include "server/tiling/status_macros.h"
+#include "server/tiling/transpose/transpose_parse.h"
 
 namespace npu::tiling {
 namespace {
@@ -175,6 +176,9 @@ absl::Status CheckFieldsOfOp(const MatmulProblem& p) {
     return only("avoid_tensor_api", &OperatorSpec::takes_tensor_api_switch);
   }
   if (!spec.takes_quant && !p.quant.IsDefault()) return only("quant", &OperatorSpec::takes_quant);
+  if (!spec.takes_transpose && !p.transpose.IsDefault()) {
+    return only("transpose", &OperatorSpec::takes_transpose);
+  }
   // QuantBatchMatmulV3 shapes its bias with quant.bias_shape.
   if (spec.takes_quant && !p.batch.bias.empty()) {
     return Invalid(
@@ -444,6 +448,8 @@ absl::Status ValidateProblem(const MatmulProblem& p,
   if (auto s = CheckFieldsOfOp(p); !s.ok()) return s;
   // QuantBatchMatmulV3's checks are CANN's own, in its order.
   if (p.op == MatmulOp::kQuantBatchMatmulV3) return ValidateQuantProblem(p, parsed);
+  // So are the transposed batch matmuls'.
+  if (transpose::IsTransposeOp(p.op)) return transpose::CheckTransposeProblem(p);
   if (auto s = CheckDim("m", p.m, 1); !s.ok()) return s;
   if (auto s = CheckDim("n", p.n, 1); !s.ok()) return s;
   if (auto s = CheckDim("k", p.k, 0); !s.ok()) return s;
