@@ -58,6 +58,7 @@ constexpr int32_t kDbOff = 1;
 constexpr int32_t kMinMte1Load = 32;
 constexpr int32_t kDataCopyAlignBytes = 256;
 constexpr int32_t kFp32AlignSize = 16;
+constexpr int32_t kInt8AlignSize = 32;
 constexpr int32_t kMaxN0WithBias = 64;
 constexpr int32_t kFp32InvalidBaseK = 8;
 
@@ -198,7 +199,7 @@ void SortDescendingUnique(std::vector<int32_t>& values) {
   values.erase(std::unique(values.begin(), values.end()), values.end());
 }
 
-int32_t BitsOf(DataType type) { return type == DataType::kFloat32 ? 32 : 16; }
+int32_t BitsOf(DataType type) { return static_cast<int32_t>(DataTypeBits(type)); }
 
 // --- Search state --------------------------------------------------------------
 
@@ -723,8 +724,16 @@ void CubeSearch::SearchL0Candidates(int32_t major_axis, L0Block& best) {
   l0_.max_axis_point = std::min(11, 64);
   l0_.max_n = has_bias_ ? bias_n_max : 64;
 
-  const int32_t major_dim = major_axis == 0 ? core_.m : core_.n;
-  const int32_t minor_dim = major_axis == 0 ? core_.n : core_.m;
+  // An 8-bit B loads N in pairs of fractals (L0B_ALIGN_SIZE): N and its
+  // candidate factors round up to even (GetL0bAlign).
+  const int32_t n_align = b_bits_ == 8 ? 2 : 1;
+  const int32_t n_dim = Align32(core_.n, n_align);
+  const auto align_n_side = [n_align](std::vector<int32_t>& factors) {
+    if (n_align == 1) return;
+    for (int32_t& f : factors) f = Align32(f, n_align);
+  };
+  const int32_t major_dim = major_axis == 0 ? core_.m : n_dim;
+  const int32_t minor_dim = major_axis == 0 ? n_dim : core_.m;
   const int32_t major_k = major_axis == 0 ? l0_.max_mk : l0_.max_nk;
   const int32_t minor_k = major_axis == 0 ? l0_.max_nk : l0_.max_mk;
   const int32_t max_n = l0_.max_n;
@@ -742,6 +751,7 @@ void CubeSearch::SearchL0Candidates(int32_t major_axis, L0Block& best) {
   TwoFactors(two, point, BestPowerOfTwo(major_dim), limit);
   majors[2] = two[0];
   majors[3] = two[1];
+  if (major_axis != 0) align_n_side(majors);
   SortDescendingUnique(majors);
   for (const int32_t major : majors) {
     if (major == 0 || major > l0_.max_mn || major > major_k || major > major_dim) continue;
@@ -754,6 +764,7 @@ void CubeSearch::SearchL0Candidates(int32_t major_axis, L0Block& best) {
     TwoFactors(two, minor_cap, BestPowerOfTwo(minor_dim), minor_cap);
     minors[2] = two[0];
     minors[3] = two[1];
+    if (major_axis == 0) align_n_side(minors);
     SortDescendingUnique(minors);
     for (const int32_t minor : minors) {
       if (minor == 0 || minor * major > l0_.max_mn || minor > minor_k || minor > minor_dim ||
@@ -782,6 +793,16 @@ void CubeSearch::SearchL0Candidates(int32_t major_axis, L0Block& best) {
               (in_.trans_a ? Align32(k0, 2) : k0) * kC0Bytes * m_l0 * kC0 * kDbOn;
           const int32_t b_bytes =
               (in_.trans_a || !in_.trans_b ? Align32(k0, 2) : k0) * kC0Bytes * n_l0 * kC0 * kDbOn;
+          if (a_bytes > l0a_ || b_bytes > l0b_) continue;
+        } else if (a_bits_ == 8) {
+          // 8-bit blocks: the side that is not K-major in L0 pads its
+          // fractals to pairs.
+          const int32_t m_l0 = major_axis != 0 ? minor : major;
+          const int32_t n_l0 = major_axis != 0 ? major : minor;
+          const int32_t a_bytes =
+              k0 * kC0Bytes * (in_.trans_a ? Align32(m_l0, 2) : m_l0) * kC0 * kDbOn;
+          const int32_t b_bytes =
+              k0 * kC0Bytes * (in_.trans_b ? n_l0 : Align32(n_l0, 2)) * kC0 * kDbOn;
           if (a_bytes > l0a_ || b_bytes > l0b_) continue;
         }
         ConsiderL0(k0, major, minor);
@@ -970,11 +991,23 @@ void CubeSearch::NeitherDoubleBuffer() {
 void CubeSearch::NeitherKSideBySide(int axis) {
   L1Plan& p = l1_plan_;
   const int32_t bias = p.bias_times * p.n_b * l0_.n * kC0 * l0_.bias_bytes * p.db_b;
-  const int32_t align_k = CeilDiv32(l0_.k * reduce_, kFp32AlignSize) * kFp32AlignSize * a_bits_ / 8;
+  // K, M and N cuts align to 16 elements (fp32's fractal), 32 for 8-bit
+  // data (INT8_ALIGN_SIZE).
+  const bool a8 = a_bits_ == 8, b8 = b_bits_ == 8;
+  const int32_t align = a8 ? kInt8AlignSize : kFp32AlignSize;
+  const int32_t align_k = CeilDiv32(l0_.k * reduce_, align) * align * a_bits_ / 8;
+  const int32_t align_n = CeilDiv32(p.n_b * kC0, align) * align;
+  const int32_t align_m = CeilDiv32(p.m_a * kC0, align) * align;
   if (axis == 1) {
+    // B's slice is sized by its K alignment (fp32 B, or a transposed 8-bit
+    // A), by its N alignment (an 8-bit B not transposed), or in fractals.
+    const bool b_wide_k = b_fp32_ || (in_.trans_a && a8);
+    const bool b_wide_n = !b_wide_k && !in_.trans_b && b8;
     p.k_b = l0_.k;
-    if (b_fp32_) {
+    if (b_wide_k) {
       p.b_size = p.k_b * l0_.n * kC0 * align_k * p.n_b * p.db_b;
+    } else if (b_wide_n) {
+      p.b_size = p.k_b * l0_.n * align_k * align_n * p.db_b;
     } else {
       p.b_size = p.k_b * p.n_b * l0_.n * kFractalBytes * p.db_b;
     }
@@ -986,8 +1019,10 @@ void CubeSearch::NeitherKSideBySide(int axis) {
     p.k_a = p.a_times * l0_.k;
     p.a_size = p.k_a * p.m_a * l0_.m * kFractalBytes * p.db_a;
     p.b_size = l1_ - p.a_size;
-    if (b_fp32_) {
+    if (b_wide_k) {
       p.k_b = std::min(Quot(p.b_size - bias, p.n_b * l0_.n * kC0 * p.db_b * align_k), core_.k);
+    } else if (b_wide_n) {
+      p.k_b = std::min(Quot(p.b_size - bias, align_n * l0_.n * p.db_b * align_k), core_.k);
     } else {
       p.k_b = std::min(Quot(p.b_size - bias, p.n_b * l0_.n * kC0 * p.db_b * kC0Bytes), core_.k);
     }
@@ -996,10 +1031,16 @@ void CubeSearch::NeitherKSideBySide(int axis) {
     p.k_b = p.b_times * l0_.k;
     return;
   }
-  const bool a_wide_k = in_.trans_a && a_fp32_;
+  // A's slice is sized by its K alignment (a transposed fp32 A, or an 8-bit
+  // A not transposed), by its M alignment (a transposed 8-bit A), or in
+  // fractals.
+  const bool a_wide_k = (in_.trans_a && a_fp32_) || (!in_.trans_a && a8);
+  const bool a_wide_m = !a_wide_k && in_.trans_a && a8;
   p.k_a = l0_.k;
   if (a_wide_k) {
     p.a_size = p.k_a * p.m_a * l0_.m * kC0 * align_k * p.db_a;
+  } else if (a_wide_m) {
+    p.a_size = p.k_a * align_m * l0_.m * align_k * p.db_a;
   } else {
     p.a_size = p.k_a * p.m_a * l0_.m * kFractalBytes * p.db_a;
   }
@@ -1010,8 +1051,12 @@ void CubeSearch::NeitherKSideBySide(int axis) {
   p.k_b = p.b_times * l0_.k;
   p.b_size = p.k_b * p.n_b * l0_.n * kFractalBytes * p.db_b;
   p.a_size = l1_ - p.b_size;
-  const int32_t factor = p.m_a * l0_.m * kC0 * p.db_a * (a_wide_k ? align_k : kC0Bytes);
-  p.k_a = factor == 0 ? core_.k : std::min((p.a_size - bias) / factor, core_.k);
+  if (a_wide_m) {
+    p.k_a = std::min(Quot(p.a_size - bias, align_m * l0_.m * p.db_a * align_k), core_.k);
+  } else {
+    const int32_t factor = p.m_a * l0_.m * kC0 * p.db_a * (a_wide_k ? align_k : kC0Bytes);
+    p.k_a = factor == 0 ? core_.k : std::min((p.a_size - bias) / factor, core_.k);
+  }
   p.a_times = std::max(std::min(p.k_a / l0_.k, p.max_k_a), 1);
   NearestFactor(p.all_times, p.a_times);
   p.k_a = p.a_times * l0_.k;

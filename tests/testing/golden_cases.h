@@ -156,7 +156,7 @@ inline void ReadExpected(const nlohmann::json& ex, DecodedGoldenCase& g) {
       g.words.emplace_back(i, static_cast<uint32_t>(words.at(i).get<int64_t>()));
     }
     // A test that compares every word compares the string's length too.
-    if (g.words.size() == words.size()) g.word_count = words.size();
+    if (!words.empty() && g.words.size() == words.size()) g.word_count = words.size();
   }
 }
 

@@ -45,8 +45,8 @@ TEST(OperatorTableTest, UnknownNamesListEveryCliName) {
   absl::StatusOr<MatmulOp> parsed = ParseMatmulOp("gemm");
   ASSERT_FALSE(parsed.ok());
   EXPECT_EQ(parsed.status().message(),
-            "unknown op \"gemm\"; expected matmul_v3, batch_matmul_v3, fused_matmul or "
-            "quant_batch_matmul_v3");
+            "unknown op \"gemm\"; expected matmul_v3, batch_matmul_v3, fused_matmul, "
+            "quant_batch_matmul_v3, transpose_batch_matmul or transpose_quant_batch_matmul");
 }
 
 // Every operator has strategies, and the walk policy is the registry's.
