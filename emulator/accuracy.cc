@@ -11,6 +11,7 @@
 #include "emulator/numerics.h"
 #include "emulator/quant_emulation.h"
 #include "emulator/thread_pool.h"
+#include "emulator/transpose_emulation.h"
 #include "server/tiling/status_macros.h"
 
 namespace npu::emu {
@@ -310,6 +311,7 @@ absl::StatusOr<AccuracyReport> CompareWithReference(const MatmulProblem& problem
     return absl::InvalidArgumentError("problem sizes must be m, n > 0 and k >= 0");
   }
   if (problem.op == tiling::MatmulOp::kQuantBatchMatmulV3) return CompareQuant(problem, inputs, c);
+  if (IsTransposed(problem)) return CheckTransposedAccuracy(problem, inputs, c, threads, cancelled);
   RETURN_IF_ERROR(CheckOperands(problem, inputs, c));
   const uint64_t m = problem.m, n = problem.n, k = problem.k;
   ThreadPool pool(std::max(1, threads));

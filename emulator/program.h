@@ -21,12 +21,14 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "emulator/chip.h"
 #include "server/tiling/schedule.h"
+#include "server/tiling/transpose/transpose_parse.h"
 #include "server/tiling/types.h"
 
 namespace npu::emu {
@@ -147,6 +149,13 @@ struct PipelineConfig {
   // extra operand (FusedMatMul's x3) it reads from GM first.
   uint32_t ub_vector_passes = 2;
   uint64_t ub_x3_bytes_per_element = 0;
+  // The transposed batch matmuls' GM layouts (x1 read and y written through
+  // their perms): their transfers are charged by the contiguous runs of the
+  // stored tensors, a run per burst, and a y row that starts off a 32-byte
+  // boundary costs FIXPIPE its unaligned-row cycles. Unset for the other
+  // kernels (one burst per stored row of a tile, rows unaligned when C's
+  // row pitch is).
+  std::optional<tiling::transpose::TransposeLayout> strided;
 };
 
 // The pipeline CANN's kernel runs for `plan`: L1 and L0 ping-pong, l0cDB

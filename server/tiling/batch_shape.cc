@@ -49,6 +49,10 @@ bool MergesBatchIntoM(const MatmulProblem& problem) {
 }
 
 std::vector<int64_t> OutputBatchDims(const MatmulProblem& p) {
+  // The transposed batch matmuls' one batch dim (TransposeAttrs).
+  if (p.op == MatmulOp::kTransposeBatchMatMul || p.op == MatmulOp::kTransposeQuantBatchMatMul) {
+    return {p.transpose.batch};
+  }
   if (!p.batch.c.empty()) return p.batch.c;
   const size_t rank = std::max(p.batch.a.size(), p.batch.b.size());
   std::vector<int64_t> dims(rank, 1);

@@ -37,24 +37,23 @@ constexpr uint64_t kScaleWordBytes = 8;
 // CANN's ops::CeilDiv and ops::CeilAlign: a divisor of 0 gives x (CeilDiv)
 // and 0 (CeilAlign), not a fault.
 uint64_t CeilQuot(uint64_t x, uint64_t y) { return y == 0 || x == 0 ? x : (x + y - 1) / y; }
-uint64_t AlignUp(uint64_t x, uint64_t align) {
-  return align == 0 ? 0 : CeilQuot(x, align) * align;
-}
+uint64_t AlignUp(uint64_t x, uint64_t align) { return align == 0 ? 0 : CeilQuot(x, align) * align; }
 
 // ResetBasicBlock: adopts a rebalanced (base_m, base_n) when a base_k of at
 // least one alignment unit still fits the L0A half beside it.
-void AdoptBalancedBlock(const ProblemFacts& facts, const ChipSpec& chip, bool trans_b,
+bool AdoptBalancedBlock(const ProblemFacts& facts, const ChipSpec& chip, bool trans_b,
                         uint64_t base_m, uint64_t base_n, CubeRunState& state) {
   // K is the inner axis of both operands when B is transposed: a 256-byte
   // unit then; else a fractal of 16.
   const uint64_t k_align = trans_b ? 256 / facts.a_bytes : kBlock16;
   const uint64_t k_aligned = AlignUp(facts.k, k_align);
   uint64_t max_base_k = chip.l0a_bytes / kDoubleBuffer / facts.a_bytes / std::max(base_m, base_n);
-  if (max_base_k < k_align) return;
+  if (max_base_k < k_align) return false;
   state.base_m = base_m;
   state.base_n = base_n;
   max_base_k = FloorAlign(max_base_k, k_align);
   state.base_k = std::min(k_aligned, max_base_k);
+  return true;
 }
 
 // BaseLoadBalance: spreads the output of one batch over aic / batch cores.
@@ -101,7 +100,7 @@ void BalanceDecodeBlock(const ProblemFacts& facts, const ChipSpec& chip, bool tr
     n_cores = m_cores == 0 ? 0 : cores / m_cores;
     resplit();
   }
-  AdoptBalancedBlock(facts, chip, trans_b, base_m, base_n, state);
+  (void)AdoptBalancedBlock(facts, chip, trans_b, base_m, base_n, state);
 }
 
 // The words of BatchMatMulV3TilingData beside the search's: the run state,
@@ -176,8 +175,8 @@ absl::StatusOr<TilingPlan> Plan(const MatmulProblem& problem, const ProblemFacts
   plan.block_dim = chip.aic_num;
   plan.kernel_type = KernelTypeOf(kernel, key);
   plan.detail = std::move(detail);
-  plan.data = HighLevelBatchTilingData(searched,
-                                       RunWords(facts, chip, state, tf.trans_b, problem.hf32));
+  plan.data =
+      HighLevelBatchTilingData(searched, RunWords(facts, chip, state, tf.trans_b, problem.hf32));
   plan.data.kernel = kernel;
   using F = HighLevelBatchField;
   Set(plan.data, F::kBatchSplitFactor, tf.batch_split_factor);
@@ -221,25 +220,13 @@ Capability TransposeBatchStrategy::IsCapable(const MatmulProblem& /*problem*/,
   return Capability::Yes(Explain(facts, "always capable (the only strategy)"));
 }
 
-absl::StatusOr<TilingPlan> TransposeBatchStrategy::DoTiling(const MatmulProblem& problem,
-                                                            const ProblemFacts& facts,
-                                                            const ChipSpec& chip) const {
-  const TransposeFacts tf = transpose::TransposeFactsOf(problem);
-  CubeRunState state;
-  ResetBase(facts, chip, state);
-  const uint64_t batch = facts.batch_c;
-  const bool decode_shape = facts.m <= kBalanceMaxM && facts.n == kBalanceN && facts.k == kBalanceK;
-  // The tail counts that multiply the batch here are still 1.
-  const bool balanced = decode_shape && state.tail_m_cnt * state.tail_n_cnt * batch < chip.aic_num;
-  if (balanced) {
-    if (batch == 0) {
-      return CannFaultError(
-          "BaseLoadBalance divides the AI core count by the batch, which is 0 (m <= 16, n = "
-          "1024, k = 4096)");
-    }
-    BalanceDecodeBlock(facts, chip, tf.trans_b, batch, state);
-  }
-  // MatMulV3's CalL1Tiling; an INT8 y's scale words take L1 first.
+namespace {
+
+// TransposeBatchMatMul's plan from the base block on: MatMulV3's L1 staging
+// (an INT8 y's scale words take L1 first), the key, the struct.
+absl::StatusOr<TilingPlan> FinishBatchPlan(const MatmulProblem& problem, const ProblemFacts& facts,
+                                           const ChipSpec& chip, const TransposeFacts& tf,
+                                           CubeRunState& state, bool balanced) {
   const uint64_t scale_bytes = tf.has_scale ? state.base_n * kScaleWordBytes : 0;
   StageL1Steps(/*k_inner=*/true, chip.l1_bytes - scale_bytes, facts, chip, state);
   TilingKey key = KeyOf(tf, KeyLayout::kTransposeBatch);
@@ -256,25 +243,11 @@ absl::StatusOr<TilingPlan> TransposeBatchStrategy::DoTiling(const MatmulProblem&
   return plan;
 }
 
-Capability TransposeQuantBatchStrategy::IsCapable(const MatmulProblem& problem,
-                                                  const ProblemFacts& facts,
-                                                  const ChipSpec& chip) const {
-  const TransposeFacts tf = transpose::TransposeFactsOf(problem);
-  if (tf.mode != PrecisionMode::kMxFp8 && chip.aiv_num != 2 * chip.aic_num) {
-    return Capability::No(Explain(facts, transpose::PrecisionModeName(tf.mode),
-                                  " mode needs aiv_num == 2 * aic_num (the vector cores "
-                                  "dequantize); got aiv_num=",
-                                  chip.aiv_num, ", aic_num=", chip.aic_num));
-  }
-  return Capability::Yes(Explain(facts, transpose::PrecisionModeName(tf.mode), " mode"));
-}
-
-absl::StatusOr<TilingPlan> TransposeQuantBatchStrategy::DoTiling(const MatmulProblem& problem,
-                                                                 const ProblemFacts& facts,
-                                                                 const ChipSpec& chip) const {
-  const TransposeFacts tf = transpose::TransposeFactsOf(problem);
-  CubeRunState state;
-  ResetBase(facts, chip, state);
+// TransposeQuantBatchMatMul's plan from the base block on: MatMulV3's L1
+// staging in FP8 mode, its own otherwise; the key, the struct, mxTypePara.
+absl::StatusOr<TilingPlan> FinishQuantPlan(const MatmulProblem& problem, const ProblemFacts& facts,
+                                           const ChipSpec& chip, const TransposeFacts& tf,
+                                           CubeRunState& state) {
   std::optional<uint32_t> mx_type_para;
   if (tf.mode == PrecisionMode::kFp8) {
     StageL1Steps(/*k_inner=*/true, chip.l1_bytes, facts, chip, state);
@@ -299,14 +272,82 @@ absl::StatusOr<TilingPlan> TransposeQuantBatchStrategy::DoTiling(const MatmulPro
   }
   TilingKey key = KeyOf(tf, KeyLayout::kTransposeQuant);
   key.precision_mode = static_cast<uint8_t>(tf.mode);
-  ASSIGN_OR_RETURN(TilingPlan plan,
-                   Plan(problem, facts, chip, state, tf, KernelId::kTransposeQuantBatch, key,
-                        mx_type_para,
-                        Describe(facts, transpose::PrecisionModeName(tf.mode), ", base ",
-                                 state.base_m, "x", state.base_n, "x", state.base_k, ", stepKa=",
-                                 state.step_ka, ", stepKb=", state.step_kb)));
+  ASSIGN_OR_RETURN(
+      TilingPlan plan,
+      Plan(problem, facts, chip, state, tf, KernelId::kTransposeQuantBatch, key, mx_type_para,
+           Describe(facts, transpose::PrecisionModeName(tf.mode), ", base ", state.base_m, "x",
+                    state.base_n, "x", state.base_k, ", stepKa=", state.step_ka,
+                    ", stepKb=", state.step_kb)));
   plan.quant_mode = transpose::PrecisionModeName(tf.mode);
   plan.workspace_bytes = 0;
+  return plan;
+}
+
+}  // namespace
+
+absl::StatusOr<TilingPlan> TransposeBatchStrategy::DoTiling(const MatmulProblem& problem,
+                                                            const ProblemFacts& facts,
+                                                            const ChipSpec& chip) const {
+  const TransposeFacts tf = transpose::TransposeFactsOf(problem);
+  CubeRunState state;
+  ResetBase(facts, chip, state);
+  const uint64_t batch = facts.batch_c;
+  const bool decode_shape = facts.m <= kBalanceMaxM && facts.n == kBalanceN && facts.k == kBalanceK;
+  // The tail counts that multiply the batch here are still 1.
+  const bool balanced = decode_shape && state.tail_m_cnt * state.tail_n_cnt * batch < chip.aic_num;
+  if (balanced) {
+    if (batch == 0) {
+      return CannFaultError(
+          "BaseLoadBalance divides the AI core count by the batch, which is 0 (m <= 16, n = "
+          "1024, k = 4096)");
+    }
+    BalanceDecodeBlock(facts, chip, tf.trans_b, batch, state);
+  }
+  return FinishBatchPlan(problem, facts, chip, tf, state, balanced);
+}
+
+Capability TransposeQuantBatchStrategy::IsCapable(const MatmulProblem& problem,
+                                                  const ProblemFacts& facts,
+                                                  const ChipSpec& chip) const {
+  const TransposeFacts tf = transpose::TransposeFactsOf(problem);
+  if (tf.mode != PrecisionMode::kMxFp8 && chip.aiv_num != 2 * chip.aic_num) {
+    return Capability::No(Explain(facts, transpose::PrecisionModeName(tf.mode),
+                                  " mode needs aiv_num == 2 * aic_num (the vector cores "
+                                  "dequantize); got aiv_num=",
+                                  chip.aiv_num, ", aic_num=", chip.aic_num));
+  }
+  return Capability::Yes(Explain(facts, transpose::PrecisionModeName(tf.mode), " mode"));
+}
+
+absl::StatusOr<TilingPlan> TransposeQuantBatchStrategy::DoTiling(const MatmulProblem& problem,
+                                                                 const ProblemFacts& facts,
+                                                                 const ChipSpec& chip) const {
+  const TransposeFacts tf = transpose::TransposeFactsOf(problem);
+  CubeRunState state;
+  ResetBase(facts, chip, state);
+  return FinishQuantPlan(problem, facts, chip, tf, state);
+}
+
+absl::StatusOr<TilingPlan> TransposePlanWithBlock(const MatmulProblem& problem,
+                                                  const ChipSpec& chip, uint64_t base_m,
+                                                  uint64_t base_n) {
+  if (!transpose::IsTransposeOp(problem.op)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(std::string(MatmulOpName(problem.op)), " is not a transposed batch matmul"));
+  }
+  const ProblemFacts facts = DeriveFacts(problem);
+  const TransposeFacts tf = transpose::TransposeFactsOf(problem);
+  CubeRunState state;
+  ResetBase(facts, chip, state);
+  if (!AdoptBalancedBlock(facts, chip, tf.trans_b, base_m, base_n, state)) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("block ", base_m, "x", base_n, " leaves L0A no room for a K step"));
+  }
+  absl::StatusOr<TilingPlan> plan =
+      problem.op == MatmulOp::kTransposeBatchMatMul
+          ? FinishBatchPlan(problem, facts, chip, tf, state, /*balanced=*/false)
+          : FinishQuantPlan(problem, facts, chip, tf, state);
+  if (plan.ok()) plan->strategy = "BASE";
   return plan;
 }
 

@@ -38,8 +38,9 @@ absl::Status CheckPermSizes(const TransposeAttrs& t) {
     const char* field;
     const std::vector<int64_t>& dims;
   };
-  for (const Perm& perm : {Perm{"transpose.perm_x1", t.perm_x1}, Perm{"transpose.perm_x2", t.perm_x2},
-                           Perm{"transpose.perm_y", t.perm_y}}) {
+  for (const Perm& perm :
+       {Perm{"transpose.perm_x1", t.perm_x1}, Perm{"transpose.perm_x2", t.perm_x2},
+        Perm{"transpose.perm_y", t.perm_y}}) {
     if (perm.dims.size() != 3) {
       return Invalid(absl::StrCat("field ", perm.field, "=", Dims(perm.dims),
                                   " must have 3 entries (x1, x2 and y are 3-D)"));
@@ -174,9 +175,9 @@ absl::Status CheckTransposeBatchMatMul(const MatmulProblem& p) {
     // The kernel's fixpipe reads 64-bit dequantization words; CANN does not
     // check the dtype.
     if (t.scale.dtype != DataType::kInt64 && t.scale.dtype != DataType::kUint64) {
-      return Invalid(absl::StrCat("field transpose.scale.dtype=",
-                                  std::string(DataTypeName(t.scale.dtype)),
-                                  " must be int64 or uint64 (64-bit dequantization words)"));
+      return Invalid(
+          absl::StrCat("field transpose.scale.dtype=", std::string(DataTypeName(t.scale.dtype)),
+                       " must be int64 or uint64 (64-bit dequantization words)"));
     }
   }
   if (auto s = CheckDims(p); !s.ok()) return s;
@@ -268,7 +269,7 @@ absl::Status CheckTransposeQuantBatchMatMul(const MatmulProblem& p) {
   }
   if (q.offset.present || !q.bias_shape.empty() || !q.tensor_api) {
     return Invalid(absl::StrCat("field quant.",
-                                q.offset.present      ? "offset"
+                                q.offset.present       ? "offset"
                                 : q.bias_shape.empty() ? "without_tensor_api"
                                                        : "bias_shape",
                                 " is not valid for TransposeQuantBatchMatMul"));
@@ -308,8 +309,8 @@ absl::Status CheckTransposeQuantBatchMatMul(const MatmulProblem& p) {
     return Invalid("field has_bias: TransposeQuantBatchMatMul takes no bias (bias must be null)");
   }
   if (mx && p.k % kMxKAlign != 0) {
-    return Invalid(absl::StrCat("field k=", p.k, " must be a multiple of ", kMxKAlign,
-                                " in MXFP8 mode"));
+    return Invalid(
+        absl::StrCat("field k=", p.k, " must be a multiple of ", kMxKAlign, " in MXFP8 mode"));
   }
   if (mode == PrecisionMode::kFp8 && (p.k != kFp8ModeK || p.n != kFp8ModeN)) {
     return Invalid(absl::StrCat("fields k=", p.k, " and n=", p.n, " must be ", kFp8ModeK, " and ",
@@ -353,11 +354,44 @@ std::string_view PrecisionModeName(PrecisionMode mode) {
 
 absl::Status CheckTransposeProblem(const MatmulProblem& p) {
   if (auto s = CheckUnread(p); !s.ok()) return s;
-  absl::Status status = p.op == MatmulOp::kTransposeBatchMatMul
-                            ? CheckTransposeBatchMatMul(p)
-                            : CheckTransposeQuantBatchMatMul(p);
+  absl::Status status = p.op == MatmulOp::kTransposeBatchMatMul ? CheckTransposeBatchMatMul(p)
+                                                                : CheckTransposeQuantBatchMatMul(p);
   if (!status.ok()) return status;
   return CheckTensorBytes(p);
+}
+
+std::vector<int64_t> TransposeLayout::X1Shape() const {
+  const int64_t b = static_cast<int64_t>(batch), rows = static_cast<int64_t>(m);
+  const int64_t depth = static_cast<int64_t>(k);
+  return x1_batch_inner ? std::vector<int64_t>{rows, b, depth}
+                        : std::vector<int64_t>{b, rows, depth};
+}
+
+std::vector<int64_t> TransposeLayout::X2Shape() const {
+  const int64_t b = static_cast<int64_t>(batch), cols = static_cast<int64_t>(n);
+  const int64_t depth = static_cast<int64_t>(k);
+  return x2_transposed ? std::vector<int64_t>{b, cols, depth}
+                       : std::vector<int64_t>{b, depth, cols};
+}
+
+std::vector<int64_t> TransposeLayout::YShape() const {
+  const int64_t b = static_cast<int64_t>(batch), rows = static_cast<int64_t>(m);
+  const int64_t cols = static_cast<int64_t>(n), f = static_cast<int64_t>(split);
+  if (split > 1) return {f, rows, b / f * cols};
+  return {rows, b, cols};
+}
+
+TransposeLayout TransposeLayoutOf(const MatmulProblem& p) {
+  const TransposeFacts facts = TransposeFactsOf(p);
+  TransposeLayout layout;
+  layout.batch = static_cast<uint64_t>(p.transpose.batch);
+  layout.m = static_cast<uint64_t>(p.m);
+  layout.n = static_cast<uint64_t>(p.n);
+  layout.k = static_cast<uint64_t>(p.k);
+  layout.x1_batch_inner = facts.perm_x1 == 1;
+  layout.x2_transposed = facts.trans_b;
+  layout.split = facts.batch_split_factor;
+  return layout;
 }
 
 TransposeFacts TransposeFactsOf(const MatmulProblem& p) {

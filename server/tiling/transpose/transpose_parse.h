@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <string_view>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "server/tiling/types.h"
@@ -60,6 +61,45 @@ struct TransposeFacts {
   // TransposeQuantBatchMatMul only.
   PrecisionMode mode = PrecisionMode::kFp8;
 };
+
+// Where the kernels find element (b, i, p) of the logical x1 [batch, m, k],
+// (b, p, j) of x2 [batch, k, n] and (b, i, j) of y [batch, m, n] in the
+// tensors as stored (row-major), by the offsets their blocks compute:
+//   x1 [batch, m, k], or [m, batch, k] for perm_x1 [1, 0, 2] (a tile's rows
+//      are then batch * k apart);
+//   x2 [batch, k, n], or [batch, n, k] for perm_x2 [0, 2, 1];
+//   y  [m, batch, n] (perm_y [1, 0, 2]: a tile's rows batch * n apart), or
+//      [f, m, batch / f * n] for a batch split f > 1: batch b in part
+//      b / (batch / f), at column (b % (batch / f)) * n.
+// Each logical row (K of x1, N of y) is contiguous in every layout.
+struct TransposeLayout {
+  uint64_t batch = 0, m = 0, n = 0, k = 0;
+  bool x1_batch_inner = false;  // perm_x1 [1, 0, 2]
+  bool x2_transposed = false;   // perm_x2 [0, 2, 1]
+  uint64_t split = 1;           // the batch split factor (1: none)
+
+  uint64_t X1Offset(uint64_t b, uint64_t i, uint64_t p) const {
+    return (x1_batch_inner ? i * batch + b : b * m + i) * k + p;
+  }
+  uint64_t X2Offset(uint64_t b, uint64_t p, uint64_t j) const {
+    return x2_transposed ? (b * n + j) * k + p : (b * k + p) * n + j;
+  }
+  uint64_t YOffset(uint64_t b, uint64_t i, uint64_t j) const {
+    const uint64_t inner = batch / split;
+    return ((b / inner) * m + i) * inner * n + (b % inner) * n + j;
+  }
+  // Elements between consecutive rows of x1 (of one batch) and of y.
+  uint64_t X1RowPitch() const { return x1_batch_inner ? batch * k : k; }
+  uint64_t YRowPitch() const { return batch / split * n; }
+  // The stored shapes.
+  std::vector<int64_t> X1Shape() const;
+  std::vector<int64_t> X2Shape() const;
+  std::vector<int64_t> YShape() const;
+};
+
+// The layout of a problem that passed CheckTransposeProblem() (a batch of
+// at least 1).
+TransposeLayout TransposeLayoutOf(const MatmulProblem& problem);
 
 // OK, or kInvalidArgument naming the field and the rule it breaks: CANN's
 // checker of the problem's op (which must be a transposed one), and the
