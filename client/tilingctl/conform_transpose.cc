@@ -117,8 +117,8 @@ absl::Status ApplyPlatform(const Json& c, pb::TilingRequest* request, std::strin
   }
   if (auto v = it->find("npu_arch_effective");
       v != it->end() && v->is_string() && v->get<std::string>() != "DAV_3510") {
-    *inexpressible = absl::StrCat("platform ", v->get<std::string>(),
-                                  ": the engine answers for DAV_3510 only");
+    *inexpressible =
+        absl::StrCat("platform ", v->get<std::string>(), ": the engine answers for DAV_3510 only");
   }
   auto harness = c.find("test_harness");
   if (harness != c.end() && harness->is_object()) {
@@ -177,8 +177,8 @@ absl::StatusOr<pb::TilingRequest> RequestFromTransposeCase(const Json& c, pb::Op
   absl::StatusOr<int64_t> k_b = GetInt(c, "k_b", "k_b", p->k());
   if (!k_b.ok()) return k_b.status();
   if (*k_b != p->k()) {
-    reason = absl::StrCat("x1's K (", p->k(), ") differs from x2's K (", *k_b,
-                          "): a problem has one k");
+    reason =
+        absl::StrCat("x1's K (", p->k(), ") differs from x2's K (", *k_b, "): a problem has one k");
   }
   // x1 and x2 as the test gives them must be the logical shapes read through
   // the perms; y is only checked to be 3-D (CANN reads no more of it).

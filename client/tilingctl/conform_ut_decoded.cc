@@ -24,10 +24,10 @@ using conform_internal::CompareInt;
 using conform_internal::CompareName;
 using conform_internal::ErrorText;
 using conform_internal::ExpectsRefusal;
-using conform_internal::JudgeRefusal;
 using conform_internal::GetBool;
 using conform_internal::GetInt;
 using conform_internal::Json;
+using conform_internal::JudgeRefusal;
 using conform_internal::ParseDtype;
 using conform_internal::ParseFormat;
 using conform_internal::Quoted;
@@ -86,10 +86,10 @@ absl::StatusOr<pb::Operator> ParseOperator(const Json& c) {
   if (*name == "FusedMatMul") return pb::OPERATOR_FUSED_MATMUL;
   if (*name == "TransposeBatchMatMul") return pb::OPERATOR_TRANSPOSE_BATCH_MATMUL;
   if (*name == "TransposeQuantBatchMatMul") return pb::OPERATOR_TRANSPOSE_QUANT_BATCH_MATMUL;
-  return BadField("op_type",
-                  absl::StrCat("expected MatMulV3, BatchMatMulV3, FusedMatMul, TransposeBatchMatMul "
-                               "or TransposeQuantBatchMatMul, got \"",
-                               *name, "\""));
+  return BadField(
+      "op_type", absl::StrCat("expected MatMulV3, BatchMatMulV3, FusedMatMul, TransposeBatchMatMul "
+                              "or TransposeQuantBatchMatMul, got \"",
+                              *name, "\""));
 }
 
 // The "platform" object: core counts and buffer sizes as overrides. The
@@ -292,12 +292,14 @@ void ReportUnknownDecodedKeys(const Json& c, std::vector<std::string>* ignored_k
 // The transposed batch matmuls' keys beside the common ones.
 void ReportUnknownTransposeKeys(const Json& c, std::vector<std::string>* ignored_keys) {
   if (ignored_keys == nullptr) return;
+  // clang-format off
   static const char* const kKnown[] = {
       "op_type", "m", "n", "k", "k_b", "dtype_a", "dtype_b", "dtype_c", "bias", "bias_dtype",
       "format_a", "format_b", "format_c", "format_scales", "trans_a", "trans_b", "perm_x1",
       "perm_x2", "perm_y", "batch_split_factor", "enable_hf32_attr", "x1_scale_dtype",
       "x2_scale_dtype", "quant_mode", "group_size", "dtype_attr", "batch", "storage_shapes",
       "ori_shapes", "platform", "name", "source", "test_harness", "expected"};
+  // clang-format on
   for (const auto& [key, value] : c.items()) {
     if (std::find(std::begin(kKnown), std::end(kKnown), key) == std::end(kKnown)) {
       ignored_keys->push_back(key);
@@ -488,8 +490,7 @@ std::optional<std::string> FirstDecodedMismatch(const Json& expected,
   // A test that compares every word compares the string's length too.
   if (!words->empty() && indices->size() == words->size() &&
       static_cast<size_t>(response->raw_words_size()) != words->size()) {
-    return absl::StrCat("word count expected ", words->size(), " got ",
-                        response->raw_words_size());
+    return absl::StrCat("word count expected ", words->size(), " got ", response->raw_words_size());
   }
   return std::nullopt;
 }
