@@ -42,7 +42,8 @@ set(TYPES_HEADERS
   server/tiling/quant/quant_dtype.h
   server/tiling/quant/quant_facts.h
   server/tiling/quant/quant_parse.h
-  server/tiling/quant/quant_request.h)
+  server/tiling/quant/quant_request.h
+  server/tiling/transpose/transpose_parse.h)
 # The types target's own sources; schedule_internal.h is shared by its
 # schedule files and the kernel table, and by nothing else.
 set(TYPES_SOURCES
@@ -61,7 +62,9 @@ set(TYPES_SOURCES
   server/tiling/tiling_data.cc
   server/tiling/plan_fit.cc
   server/tiling/quant/quant_parse.cc
-  server/tiling/quant/quant_request.cc)
+  server/tiling/quant/quant_request.cc
+  server/tiling/schedule_transpose.cc
+  server/tiling/transpose/transpose_parse.cc)
 set(ENGINE_API ${TYPES_HEADERS}
   server/tiling/registry.h
   server/tiling/strategy.h

@@ -13,7 +13,6 @@
 #include "server/tiling/kernel_table.h"
 #include "server/tiling/registry.h"
 #include "server/tiling/schedule.h"
-#include "server/tiling/strategies/transpose_batch.h"
 #include "server/tiling/strategy_id.h"
 #include "server/tiling/tiling_data.h"
 

@@ -71,10 +71,6 @@ CubeBufferDemand MergeBatchBufferDemand(const TilingPlan& plan, const MatmulProb
   return d;
 }
 
-}  // namespace npu::tiling
-
-namespace npu::tiling {
-
 CubeBufferDemand TransposeBufferDemand(const TilingPlan& plan, const MatmulProblem& problem) {
   using F = HighLevelBatchField;
   const uint64_t a_bytes = DataTypeBytes(problem.dtype_a);

@@ -791,8 +791,6 @@ TilingData NewTilingData() {
   return data;
 }
 
-// Whether `data` is a struct of the kind `Field` indexes: the typed
-// accessors' guard. Elsewhere a plan's kernel is `plan.data.kernel`.
 // The kernel family that owns the struct `kernel` reads: itself, or the
 // family whose struct it shares (the transposed batch matmuls read
 // BatchMatMulV3TilingData, BatchMatMulV3's high-level struct).
@@ -802,6 +800,8 @@ constexpr KernelId StructOwner(KernelId kernel) {
              : kernel;
 }
 
+// Whether `data` is a struct of the kind `Field` indexes: the typed
+// accessors' guard. Elsewhere a plan's kernel is `plan.data.kernel`.
 template <typename Field>
 constexpr bool IsStruct(const TilingData& data) {
   return StructOwner(data.kernel) == TilingStruct<Field>::kKernel;

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "server/tiling/cann_fault.h"
+#include "server/tiling/custom_plans.h"
 #include "server/tiling/transpose/transpose_parse.h"
 #include "tests/testing/problems.h"
 #include "tests/testing/status_matchers.h"

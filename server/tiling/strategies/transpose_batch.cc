@@ -9,6 +9,7 @@
 #include "server/tiling/block_heuristics.h"
 #include "server/tiling/cann_fault.h"
 #include "server/tiling/cube_tiling_search.h"
+#include "server/tiling/custom_plans.h"
 #include "server/tiling/hardware_constants.h"
 #include "server/tiling/int_math.h"
 #include "server/tiling/kernel_table.h"

@@ -44,16 +44,8 @@ class TransposeQuantBatchStrategy final : public Strategy {
                                       const ChipSpec& chip) const override;
 };
 
-// The plan of either op's BASE with the block base_m x base_n instead of
-// CANN's (no decode-shape rebalance): base_k by the rule CANN applies to a
-// rebalanced block (the largest multiple of its K alignment that fits the
-// L0A half beside the block, at most K), then the strategy's own L1 staging,
-// key and struct, so that the op's kernel runs it. For the advisor's block
-// search. kFailedPrecondition when not even one K alignment unit fits, or
-// as the strategy fails; kInvalidArgument for a problem of another op.
-absl::StatusOr<TilingPlan> TransposePlanWithBlock(const MatmulProblem& problem,
-                                                  const ChipSpec& chip, uint64_t base_m,
-                                                  uint64_t base_n);
+// The advisor's plans of either op on another base block are
+// TransposePlanWithBlock() (custom_plans.h), defined with these strategies.
 
 }  // namespace npu::tiling
 
