@@ -28,11 +28,13 @@
 #include "server/tiling/cube_tiling_search.h"
 
 #include <algorithm>
+#include <array>
 #include <climits>
 #include <cmath>
 #include <string>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "server/tiling/cann_fault.h"
@@ -148,11 +150,13 @@ int32_t BestSingleCore(int32_t shape, int32_t mapped, int32_t cores, bool is_k) 
   return best;
 }
 
+// Core-split candidates: up to 72 without a heap allocation.
+using Factors = absl::InlinedVector<int32_t, 72>;
+
 // Sorted, duplicate-free insert (AddFactor).
-void AddFactor(std::vector<int32_t>& factors, int32_t value) {
-  factors.push_back(value);
-  std::sort(factors.begin(), factors.end());
-  factors.erase(std::unique(factors.begin(), factors.end()), factors.end());
+void AddFactor(Factors& factors, int32_t value) {
+  const auto at = std::lower_bound(factors.begin(), factors.end(), value);
+  if (at == factors.end() || *at != value) factors.insert(at, value);
 }
 
 // Up to two divisors of `dim` around `base`: the first above it (at most
@@ -164,6 +168,25 @@ void TwoFactors(int32_t (&out)[2], int32_t base, int32_t dim, int32_t max_num) {
   }
   out[0] = out[1] = 0;
   int count = 0;
+  if (dim > 0 && (dim & (dim - 1)) == 0) {
+    // A power of two (half the calls: BestPowerOfTwo's): its divisors are
+    // the powers of two up to it, so both walks end at the next one.
+    const uint32_t udim = static_cast<uint32_t>(dim);
+    if (base >= 0 && base < dim) {
+      // The least power of two above base.
+      const uint32_t up =
+          base == 0 ? 1U : uint32_t{1} << (32 - __builtin_clz(static_cast<uint32_t>(base)));
+      if (up <= udim && static_cast<int64_t>(up) <= max_num)
+        out[count++] = static_cast<int32_t>(up);
+    }
+    if (base >= 1) {
+      const uint32_t top = std::min<uint32_t>(static_cast<uint32_t>(base), udim);
+      const uint32_t below = uint32_t{1} << (31 - __builtin_clz(top));
+      out[count++] = static_cast<int32_t>(below);
+      if (count < 2 && below > 1) out[count++] = static_cast<int32_t>(below >> 1);
+    }
+    return;
+  }
   for (int32_t up = base + 1; up <= max_num && up <= dim; ++up) {
     if (dim % up == 0) {
       out[count++] = up;
@@ -193,11 +216,22 @@ void NearestFactor(int32_t base, int32_t& factor, int32_t cap = INT32_MAX) {
   while (factor > cap || (factor > 0 && base % factor != 0)) --factor;
 }
 
-// Values in descending order without repeats.
-void SortDescendingUnique(std::vector<int32_t>& values) {
-  std::sort(values.rbegin(), values.rend());
-  values.erase(std::unique(values.begin(), values.end()), values.end());
-}
+// Up to four candidate factors, walked in descending order without repeats.
+struct FourFactors {
+  std::array<int32_t, 4> values{};
+  int size = 0;
+
+  // Sorts values[0..3] descending and drops repeats.
+  void SortDescendingUnique() {
+    std::sort(values.begin(), values.end(), [](int32_t a, int32_t b) { return a > b; });
+    size = 0;
+    for (int i = 0; i < 4; ++i) {
+      if (size == 0 || values[i] != values[size - 1]) values[size++] = values[i];
+    }
+  }
+  const int32_t* begin() const { return values.data(); }
+  const int32_t* end() const { return values.data() + size; }
+};
 
 int32_t BitsOf(DataType type) { return static_cast<int32_t>(DataTypeBits(type)); }
 
@@ -569,14 +603,14 @@ void CubeSearch::SplitCoresByFactors() {
   // GetBlockFactors: candidates divide the extent, its mapped extent or the
   // core count.
   auto candidates = [&](int32_t shape, int32_t mapped) {
-    std::vector<int32_t> out;
+    Factors out;
     for (int32_t i = 1; i <= std::min(cores_, shape); ++i) {
       if (shape % i == 0 || mapped % i == 0 || cores_ % i == 0) out.push_back(i);
     }
     return out;
   };
-  std::vector<int32_t> m_factors = candidates(m32_, m_mapped_);
-  std::vector<int32_t> n_factors = candidates(n32_, n_mapped_);
+  Factors m_factors = candidates(m32_, m_mapped_);
+  Factors n_factors = candidates(n32_, n_mapped_);
   // AddOptimalFactors: the split of the cores in the ratio of M to N.
   if (cores_ > 1) {
     const float point = static_cast<float>(std::sqrt(
@@ -592,6 +626,8 @@ void CubeSearch::SplitCoresByFactors() {
   for (const int32_t n_factor : n_factors) {
     if (invalid(n_factor)) continue;
     for (const int32_t m_factor : m_factors) {
+      // m_factors ascend: past the core count every larger one is too.
+      if (n_factor * m_factor > cores_) break;
       if (invalid(n_factor * m_factor)) continue;
       TryCoreFactors(m_factor, n_factor);
     }
@@ -728,9 +764,9 @@ void CubeSearch::SearchL0Candidates(int32_t major_axis, L0Block& best) {
   // candidate factors round up to even (GetL0bAlign).
   const int32_t n_align = b_bits_ == 8 ? 2 : 1;
   const int32_t n_dim = Align32(core_.n, n_align);
-  const auto align_n_side = [n_align](std::vector<int32_t>& factors) {
+  const auto align_n_side = [n_align](FourFactors& factors) {
     if (n_align == 1) return;
-    for (int32_t& f : factors) f = Align32(f, n_align);
+    for (int32_t& f : factors.values) f = Align32(f, n_align);
   };
   const int32_t major_dim = major_axis == 0 ? core_.m : n_dim;
   const int32_t minor_dim = major_axis == 0 ? n_dim : core_.m;
@@ -742,30 +778,30 @@ void CubeSearch::SearchL0Candidates(int32_t major_axis, L0Block& best) {
   const bool bias_on_minor = major_axis == 0 && has_bias_;
   int32_t two[2] = {0, 0};
 
-  std::vector<int32_t> majors(4, 0);
+  FourFactors majors;
   const int32_t point = bias_on_major ? std::min(l0_.max_axis_point, max_n) : l0_.max_axis_point;
   const int32_t limit = bias_on_major ? std::min(l0_.max_axis_num, max_n) : l0_.max_axis_num;
   TwoFactors(two, point, major_dim, limit);
-  majors[0] = two[0];
-  majors[1] = two[1];
+  majors.values[0] = two[0];
+  majors.values[1] = two[1];
   TwoFactors(two, point, BestPowerOfTwo(major_dim), limit);
-  majors[2] = two[0];
-  majors[3] = two[1];
+  majors.values[2] = two[0];
+  majors.values[3] = two[1];
   if (major_axis != 0) align_n_side(majors);
-  SortDescendingUnique(majors);
+  majors.SortDescendingUnique();
   for (const int32_t major : majors) {
     if (major == 0 || major > l0_.max_mn || major > major_k || major > major_dim) continue;
     const int32_t minor_max = std::min(l0_.max_mn / major, minor_k);
-    std::vector<int32_t> minors(4, 0);
+    FourFactors minors;
     const int32_t minor_cap = bias_on_minor ? std::min(minor_max, max_n) : minor_max;
     TwoFactors(two, minor_cap, minor_dim, minor_cap);
-    minors[0] = two[0];
-    minors[1] = two[1];
+    minors.values[0] = two[0];
+    minors.values[1] = two[1];
     TwoFactors(two, minor_cap, BestPowerOfTwo(minor_dim), minor_cap);
-    minors[2] = two[0];
-    minors[3] = two[1];
+    minors.values[2] = two[0];
+    minors.values[3] = two[1];
     if (major_axis == 0) align_n_side(minors);
-    SortDescendingUnique(minors);
+    minors.SortDescendingUnique();
     for (const int32_t minor : minors) {
       if (minor == 0 || minor * major > l0_.max_mn || minor > minor_k || minor > minor_dim ||
           minor > major_k) {
@@ -774,14 +810,14 @@ void CubeSearch::SearchL0Candidates(int32_t major_axis, L0Block& best) {
       const int32_t n_side = major_axis != 0 ? major : minor;
       if (n_side > kMaxN0WithBias && has_bias_) continue;
       const int32_t k0_max = std::min(major_k / major, minor_k / minor);
-      std::vector<int32_t> k0s(4, 0);
+      FourFactors k0s;
       TwoFactors(two, k0_max, core_.k, k0_max);
-      k0s[0] = two[0];
-      k0s[1] = two[1];
+      k0s.values[0] = two[0];
+      k0s.values[1] = two[1];
       TwoFactors(two, k0_max, BestPowerOfTwo(core_.k), l0_.max_axis_num);
-      k0s[2] = two[0];
-      k0s[3] = two[1];
-      SortDescendingUnique(k0s);
+      k0s.values[2] = two[0];
+      k0s.values[3] = two[1];
+      k0s.SortDescendingUnique();
       for (int32_t k0 : k0s) {
         if (k0 == 0 || minor * k0 > minor_k || major * k0 > major_k) continue;
         if (NeedsEvenK() && k0 == 1) k0 = 2;
