@@ -6,7 +6,8 @@
 // MatMulV3 runs on the golden shapes and a grid; BatchMatMulV3 and
 // FusedMatMul on problems that reach each of their batched strategies;
 // QuantBatchMatmulV3 on the golden shapes CANN tiles (its parse and checks,
-// the walk over its seven strategies and the chosen one's tiling).
+// the walk over its seven strategies and the chosen one's tiling);
+// TransposeBatchMatMul and TransposeQuantBatchMatMul on theirs.
 //
 //   build/bin/tiling_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
 #include <benchmark/benchmark.h>
@@ -254,6 +255,17 @@ std::vector<Workload> WeightQuantWorkloads() {
   return out;
 }
 
+// TransposeBatchMatMul's and TransposeQuantBatchMatMul's golden cases CANN
+// tiles (tests/data/cann950_tbmm).
+std::vector<Workload> TransposeWorkloads() {
+  std::vector<Workload> out;
+  for (const auto& golden : npu::testing::LoadDecodedCases(NPU_CONFORMANCE_TBMM_CASES)) {
+    if (golden.expect_refusal || !golden.inexpressible.empty()) continue;
+    out.push_back({golden.problem, golden.chip});
+  }
+  return out;
+}
+
 DecideOptions OptionsOf(const benchmark::State& state) {
   DecideOptions options;
   options.explain = state.range(0) != 0;  // the trace and the plan's detail
@@ -369,6 +381,17 @@ void BM_MedianOverWeightQuantGoldenShapes(benchmark::State& state) {
   MedianOverShapes(state, workloads);
 }
 BENCHMARK(BM_MedianOverWeightQuantGoldenShapes)->ArgName("explain")->Arg(1)->Arg(0)->Iterations(20);
+void BM_DecideTransposeGoldenShapes(benchmark::State& state) {
+  static const std::vector<Workload> workloads = TransposeWorkloads();
+  RunDecisions(state, workloads);
+}
+BENCHMARK(BM_DecideTransposeGoldenShapes)->ArgName("explain")->Arg(1)->Arg(0);
+
+void BM_MedianOverTransposeGoldenShapes(benchmark::State& state) {
+  static const std::vector<Workload> workloads = TransposeWorkloads();
+  MedianOverShapes(state, workloads);
+}
+BENCHMARK(BM_MedianOverTransposeGoldenShapes)->ArgName("explain")->Arg(1)->Arg(0)->Iterations(20);
 
 }  // namespace
 }  // namespace npu::tiling

@@ -12,6 +12,7 @@
 #include "emulator/quant_emulation.h"
 #include "emulator/thread_pool.h"
 #include "emulator/weight_quant_emulation.h"
+#include "emulator/transpose_emulation.h"
 #include "server/tiling/status_macros.h"
 
 namespace npu::emu {
@@ -314,6 +315,7 @@ absl::StatusOr<AccuracyReport> CompareWithReference(const MatmulProblem& problem
   if (problem.op == tiling::MatmulOp::kWeightQuantBatchMatmulV2) {
     return CheckWeightQuantAccuracy(problem, inputs, c);
   }
+  if (IsTransposed(problem)) return CheckTransposedAccuracy(problem, inputs, c, threads, cancelled);
   RETURN_IF_ERROR(CheckOperands(problem, inputs, c));
   const uint64_t m = problem.m, n = problem.n, k = problem.k;
   ThreadPool pool(std::max(1, threads));

@@ -55,9 +55,32 @@ uint64_t Builder::StageBursts(bool operand_a, uint64_t sm, uint64_t sn, uint64_t
   // A contiguous run of GM per row of the stored tile: A [m, k] has a row
   // per m (per k when transposed), B [k, n] a row per k (per n when
   // transposed); NZ B holds each 16-wide fractal column contiguously.
+  if (!operand_a && options_.pipeline.b_nz) return CeilDiv(sn, tiling::kBlock16);
+  if (const auto& layout = options_.pipeline.strided) {
+    // The transposed kernels: rows that follow each other in GM are one run.
+    // x1's rows do when the stage holds the whole K of a [batch, m, k] x1
+    // (or of one batch); a [1, 0, 2] x1's rows sit batch * k apart.
+    if (operand_a) {
+      const bool adjacent = stage_k == layout->k && (!layout->x1_batch_inner || layout->batch == 1);
+      return adjacent ? 1 : sm;
+    }
+    if (layout->x2_transposed) return stage_k == layout->k ? 1 : sn;
+    return sn == layout->n ? 1 : stage_k;
+  }
   if (operand_a) return problem_.trans_a ? stage_k : sm;
-  if (options_.pipeline.b_nz) return CeilDiv(sn, tiling::kBlock16);
   return problem_.trans_b ? sn : stage_k;
+}
+
+uint64_t Builder::UnalignedOutputRows(const BlockAt& block, uint64_t out_bytes) const {
+  const tiling::transpose::TransposeLayout& layout = *options_.pipeline.strided;
+  // y's rows of one batch sit YRowPitch() apart from the batch's offset.
+  const uint64_t b = block.m / layout.m, i = block.m % layout.m;
+  const uint64_t start = layout.YOffset(b, i, block.n) * out_bytes;
+  const uint64_t pitch = layout.YRowPitch() * out_bytes;
+  if (pitch % 32 == 0) return start % 32 == 0 ? 0 : block.sm;
+  uint64_t rows = 0;
+  for (uint64_t r = 0; r < block.sm; ++r) rows += (start + r * pitch) % 32 != 0 ? 1 : 0;
+  return rows;
 }
 
 AicCursor Builder::StartAic(uint32_t core, const std::vector<const WorkUnit*>& units) {
@@ -267,7 +290,15 @@ void Builder::EmitOutput(AicCursor& aic, const WorkUnit& unit, const BlockAt& bl
   const uint64_t row_pitch = (unit.writes_partial ? tiling::kWorkspaceSlotElements / 256
                                                   : static_cast<uint64_t>(problem_.n)) *
                              out_bytes;
-  if (row_pitch % 32 != 0 && ub_epilogues_.empty()) {
+  if (options_.pipeline.strided.has_value() && !unit.writes_partial) {
+    // The transposed kernels write y's rows through their perm (and batch
+    // split): each row's own start decides.
+    if (ub_epilogues_.empty()) {
+      out.cycles +=
+          static_cast<uint64_t>(static_cast<double>(UnalignedOutputRows(block, out_bytes)) *
+                                chip_.arch.fixpipe_unaligned_row_cycles);
+    }
+  } else if (row_pitch % 32 != 0 && ub_epilogues_.empty()) {
     out.cycles += static_cast<uint64_t>(static_cast<double>(block.sm) *
                                         chip_.arch.fixpipe_unaligned_row_cycles);
   }

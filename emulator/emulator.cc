@@ -12,6 +12,7 @@
 #include "emulator/thread_pool.h"
 #include "emulator/timing_model.h"
 #include "emulator/weight_quant_emulation.h"
+#include "emulator/transpose_emulation.h"
 #include "server/tiling/batch_shape.h"
 #include "server/tiling/status_macros.h"
 
@@ -83,6 +84,8 @@ std::vector<int64_t> ShapeB(const MatmulProblem& p) {
 }  // namespace
 
 OperandShapes ShapesOf(const MatmulProblem& p) {
+  // The transposed batch matmuls' tensors as stored, through their perms.
+  if (IsTransposed(p)) return TransposedShapes(p);
   OperandShapes shapes;
   shapes.a = Prefixed(p.batch.a, ShapeA(p));
   shapes.b = p.op == tiling::MatmulOp::kWeightQuantBatchMatmulV2 ? WeightShapeOf(p)
@@ -107,7 +110,8 @@ absl::Status CheckModelled(const MatmulProblem& problem) {
   // weight) only changes how the kernel loads it: its values are given and
   // computed in their ND layout (ShapesOf()).
   const bool nz_b_modelled = problem.op == tiling::MatmulOp::kQuantBatchMatmulV3 ||
-                             problem.op == tiling::MatmulOp::kWeightQuantBatchMatmulV2;
+                             problem.op == tiling::MatmulOp::kWeightQuantBatchMatmulV2 ||
+                             IsTransposed(problem);
   for (const auto& [format, field] :
        {std::pair{problem.format_a, "format_a"}, std::pair{problem.format_b, "format_b"},
         std::pair{problem.format_c, "format_c"}}) {
@@ -142,6 +146,10 @@ absl::Status CheckProblem(const MatmulProblem& problem, const tiling::ChipSpec& 
   }
   RETURN_IF_ERROR(CheckModelled(problem));
   RETURN_IF_ERROR(tiling::BatchShapeOf(problem).status());
+  if (IsTransposed(problem) && problem.transpose.batch == 0) {
+    return absl::InvalidArgumentError(
+        "problem has an empty output: transpose.batch=0 (the kernels compute nothing)");
+  }
   if (problem.op == tiling::MatmulOp::kFusedMatMul && tiling::TraitsOf(problem.fused.op).reads_x3) {
     const std::vector<int64_t>& x3 = problem.fused.x3_shape;
     const uint64_t batch_c = tiling::BatchProduct(tiling::OutputBatchDims(problem));
@@ -163,7 +171,9 @@ absl::Status CheckProblem(const MatmulProblem& problem, const tiling::ChipSpec& 
 absl::Status CheckNumericInputs(const MatmulProblem& problem, const Tensors& inputs,
                                 const EmulatorOptions& options) {
   const OperandShapes shapes = ShapesOf(problem);
-  if (problem.op == tiling::MatmulOp::kQuantBatchMatmulV3) {
+  if (IsTransposed(problem)) {
+    RETURN_IF_ERROR(CheckTransposedInputs(problem, inputs));
+  } else if (problem.op == tiling::MatmulOp::kQuantBatchMatmulV3) {
     RETURN_IF_ERROR(CheckQuantInputs(problem, inputs));
   } else if (problem.op == tiling::MatmulOp::kWeightQuantBatchMatmulV2) {
     RETURN_IF_ERROR(CheckWeightQuantInputs(problem, inputs));
@@ -241,13 +251,22 @@ absl::Status RunSchedule(const tiling::TilingPlan& plan, const PipelineConfig& p
   program_options.faults = options.faults;
   program_options.max_ops = options.max_simulated_ops;
   program_options.share_identical_cores = !options.simulate_every_core;
+  // The transposed batch matmuls are timed as the batched matmul they
+  // compute, their transfers through their strided layouts (the pipeline).
+  const bool transposed = IsTransposed(problem);
+  const MatmulProblem timed = transposed ? LogicalProblem(problem, false) : MatmulProblem();
+  const MatmulProblem& walked = transposed ? timed : problem;
   ASSIGN_OR_RETURN(ProgramSet programs,
-                   BuildPrograms(result.schedule, plan, problem, chip, program_options));
-  TimingOptions timing = TimingOptionsFor(problem, options);
-  timing.read_mix = EstimateGmReadMix(result.schedule, problem, chip_spec);
+                   BuildPrograms(result.schedule, plan, walked, chip, program_options));
+  TimingOptions timing = TimingOptionsFor(walked, options);
+  timing.read_mix = EstimateGmReadMix(result.schedule, walked, chip_spec);
   ASSIGN_OR_RETURN(result.stats, RunTiming(programs, chip, timing));
 
-  if (!options.timing_only && problem.op == tiling::MatmulOp::kQuantBatchMatmulV3) {
+  if (!options.timing_only && transposed) {
+    ThreadPool pool(options.threads);
+    ASSIGN_OR_RETURN(
+        result.c, RunTransposedNumerics(result.schedule, problem, inputs, pool, options.cancelled));
+  } else if (!options.timing_only && problem.op == tiling::MatmulOp::kQuantBatchMatmulV3) {
     ThreadPool pool(options.threads);
     ASSIGN_OR_RETURN(result.c,
                      RunQuantNumerics(result.schedule, problem, inputs, pool, options.cancelled));
@@ -265,6 +284,17 @@ absl::Status RunSchedule(const tiling::TilingPlan& plan, const PipelineConfig& p
   return absl::OkStatus();
 }
 
+// The pipeline CANN's kernel of `plan` runs: the transposed batch matmuls'
+// is their logical matmul's, with their strided layouts (and an NZ x2 that
+// needs no ND -> NZ conversion).
+PipelineConfig PipelineOf(const tiling::TilingPlan& plan, const MatmulProblem& problem) {
+  if (!IsTransposed(problem)) return PipelineForPlan(plan, problem);
+  PipelineConfig pipeline = PipelineForPlan(plan, LogicalProblem(problem, false));
+  pipeline.b_nz = problem.format_b == tiling::Format::kFractalNz;
+  pipeline.strided = tiling::transpose::TransposeLayoutOf(problem);
+  return pipeline;
+}
+
 }  // namespace
 
 absl::StatusOr<EmulationResult> Emulate(const tiling::TilingPlan& input_plan,
@@ -280,8 +310,8 @@ absl::StatusOr<EmulationResult> Emulate(const tiling::TilingPlan& input_plan,
   RETURN_IF_ERROR(CheckBuffers(result.schedule, plan, problem, ChipModel::FromSpec(chip_spec)));
   // A kernel whose tiles miss or repeat part of C is a kernel fault.
   RETURN_IF_ERROR(tiling::CheckScheduleCoverage(result.schedule, problem));
-  RETURN_IF_ERROR(RunSchedule(plan, PipelineForPlan(plan, problem), problem, chip_spec, inputs,
-                              options, result));
+  RETURN_IF_ERROR(
+      RunSchedule(plan, PipelineOf(plan, problem), problem, chip_spec, inputs, options, result));
   return result;
 }
 
@@ -326,6 +356,7 @@ void ApplyEpilogue(Epilogue epilogue, std::vector<double>& reference) {
 }
 
 Tensors RandomInputs(const MatmulProblem& problem, uint64_t seed) {
+  if (IsTransposed(problem)) return RandomTransposedInputs(problem, seed);
   if (problem.op == tiling::MatmulOp::kQuantBatchMatmulV3) return RandomQuantInputs(problem, seed);
   if (problem.op == tiling::MatmulOp::kWeightQuantBatchMatmulV2) {
     return RandomWeightQuantInputs(problem, seed);
@@ -363,6 +394,21 @@ double ReferenceFusedOp(const MatmulProblem& p, double value, double x3) {
 }  // namespace
 
 std::vector<double> ReferenceMatmul(const MatmulProblem& problem, const Tensors& inputs) {
+  if (IsTransposed(problem) && problem.op == tiling::MatmulOp::kTransposeBatchMatMul) {
+    // The logical matmul's C (the accumulator of an int8 y), in y's stored
+    // order.
+    const MatmulProblem logical = LogicalProblem(problem, true);
+    const std::vector<double> c = ReferenceMatmul(logical, LogicalInputs(problem, inputs));
+    const tiling::transpose::TransposeLayout layout = tiling::transpose::TransposeLayoutOf(problem);
+    std::vector<double> stored(c.size());
+    for (uint64_t b = 0; b < layout.batch; ++b) {
+      for (uint64_t i = 0; i < layout.m; ++i) {
+        std::copy_n(c.begin() + (b * layout.m + i) * layout.n, layout.n,
+                    stored.begin() + layout.YOffset(b, i, 0));
+      }
+    }
+    return stored;
+  }
   const uint64_t m = problem.m, n = problem.n, k = problem.k;
   const std::vector<int64_t> c_dims = tiling::OutputBatchDims(problem);
   const tiling::BatchSlots c_slots = tiling::RightAligned(c_dims);

@@ -69,6 +69,10 @@ constexpr KernelTraits kTraits[] = {
     {KernelId::kWeightQuantAdaptiveSplit},
     {KernelId::kWeightQuantRegBase},
     {KernelId::kWeightQuantCustom},
+    // The transposed batch matmuls: stages of stepKa base blocks, as the
+    // high-level struct's.
+    {KernelId::kTransposeBatch, HighLevelStages, nullptr, nullptr},
+    {KernelId::kTransposeQuantBatch, HighLevelStages, nullptr, nullptr},
 };
 static_assert(std::size(kTraits) == tiling::kKernelCount);
 

@@ -221,6 +221,12 @@ std::vector<uint64_t> Builder::CoreClassKey(CoreKind kind,
     key.push_back(unit.m.size());
     key.push_back(unit.n.size());
     key.push_back(unit.k.size());
+    // The transposed kernels' y rows are aligned or not by where the unit
+    // sits in y (UnalignedOutputRows()).
+    if (options_.pipeline.strided.has_value()) {
+      key.push_back(unit.m.begin);
+      key.push_back(unit.n.begin);
+    }
     if (kind == CoreKind::kAic) {
       const bool same_band =
           u > 0 && ((a_band && units[u - 1]->m == unit.m) || (b_band && units[u - 1]->n == unit.n));
@@ -369,6 +375,9 @@ PipelineConfig PipelineForPlan(const tiling::TilingPlan& plan,
   }
   if (problem.op == tiling::MatmulOp::kQuantBatchMatmulV3) {
     pipeline.b_nz = problem.format_b == tiling::Format::kFractalNz;
+    // TransposeQuantBatchMatMul's kernels stage L1 as its high-level struct
+    // says.
+    if (const auto stages = KernelTraitsOf(plan.data.kernel).stages) stages(plan, pipeline);
     if (plan.kernel_type == tiling::KernelType::kMixed1To2 &&
         plan.data.kernel != tiling::KernelId::kQuantStreamK) {
       pipeline.output_through_ub = true;

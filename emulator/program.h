@@ -21,12 +21,14 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "emulator/chip.h"
 #include "server/tiling/schedule.h"
+#include "server/tiling/transpose/transpose_parse.h"
 #include "server/tiling/types.h"
 
 namespace npu::emu {
@@ -155,6 +157,13 @@ struct PipelineConfig {
   // releases the L1 stage back to them. 0: B is read by the AIC's MTE2.
   uint32_t b_antiquant_passes = 0;
   uint64_t b_antiquant_bits = 0;
+  // The transposed batch matmuls' GM layouts (x1 read and y written through
+  // their perms): their transfers are charged by the contiguous runs of the
+  // stored tensors, a run per burst, and a y row that starts off a 32-byte
+  // boundary costs FIXPIPE its unaligned-row cycles. Unset for the other
+  // kernels (one burst per stored row of a tile, rows unaligned when C's
+  // row pitch is).
+  std::optional<tiling::transpose::TransposeLayout> strided;
 };
 
 // The pipeline CANN's kernel runs for `plan`: L1 and L0 ping-pong, l0cDB

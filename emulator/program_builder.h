@@ -165,6 +165,9 @@ class Builder {
   // in GM (ND), or `nz_columns` fractal columns when stored FRACTAL_NZ.
   Op StageRead(uint64_t bytes, uint64_t bursts) const;
   uint64_t StageBursts(bool operand_a, uint64_t sm, uint64_t sn, uint64_t stage_k) const;
+  // The transposed kernels: the rows of `block` whose start in y is not
+  // 32-byte aligned (options_.pipeline.strided must be set).
+  uint64_t UnalignedOutputRows(const BlockAt& block, uint64_t out_bytes) const;
   absl::Status BuildAiv(uint32_t core, const std::vector<const WorkUnit*>& units);
   // Steps of BuildAiv(): the GM -> UB loads of a unit (returning the vector
   // cycles that follow), then the loads, the vector op and the store.

@@ -44,7 +44,8 @@ set(TYPES_HEADERS
   server/tiling/quant/quant_parse.h
   server/tiling/quant/quant_request.h
   server/tiling/weight_quant/wq_facts.h
-  server/tiling/weight_quant/wq_parse.h)
+  server/tiling/weight_quant/wq_parse.h
+  server/tiling/transpose/transpose_parse.h)
 # The types target's own sources; schedule_internal.h is shared by its
 # schedule files and the kernel table, and by nothing else.
 set(TYPES_SOURCES
@@ -65,7 +66,9 @@ set(TYPES_SOURCES
   server/tiling/quant/quant_parse.cc
   server/tiling/quant/quant_request.cc
   server/tiling/schedule_weight_quant.cc
-  server/tiling/weight_quant/wq_parse.cc)
+  server/tiling/weight_quant/wq_parse.cc
+  server/tiling/schedule_transpose.cc
+  server/tiling/transpose/transpose_parse.cc)
 set(ENGINE_API ${TYPES_HEADERS}
   server/tiling/registry.h
   server/tiling/strategy.h

@@ -74,6 +74,18 @@ std::optional<std::string> JudgeRefusal(
 // "error CODE: message".
 std::string ErrorText(const absl::Status& status);
 
+// A "cann950-ut-decoded/1" case of TransposeBatchMatMul or
+// TransposeQuantBatchMatMul (conform_transpose.cc) as a request of `op`:
+// m, n, k, the batch, the perms, the batch split, the dtypes and formats,
+// hf32, the scales (their storage shapes, which CANN reads) and group size
+// of the quantized op, the platform with the vector core count the op's
+// compile info holds where it reads one. x1's and x2's shapes must be the
+// logical ones read through the perms; y's is only checked to be 3-D (a
+// difference goes to `*note`). What the API cannot state sets
+// `*inexpressible` and returns kFailedPrecondition.
+absl::StatusOr<npu::tiling::v1::TilingRequest> RequestFromTransposeCase(
+    const Json& c, npu::tiling::v1::Operator op, std::string* inexpressible, std::string* note);
+
 }  // namespace npu::client::conform_internal
 
 #endif  // NPU_CLIENT_TILINGCTL_CONFORM_JSON_H_

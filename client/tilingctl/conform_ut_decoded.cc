@@ -24,10 +24,10 @@ using conform_internal::CompareInt;
 using conform_internal::CompareName;
 using conform_internal::ErrorText;
 using conform_internal::ExpectsRefusal;
-using conform_internal::JudgeRefusal;
 using conform_internal::GetBool;
 using conform_internal::GetInt;
 using conform_internal::Json;
+using conform_internal::JudgeRefusal;
 using conform_internal::ParseDtype;
 using conform_internal::ParseFormat;
 using conform_internal::Quoted;
@@ -84,8 +84,12 @@ absl::StatusOr<pb::Operator> ParseOperator(const Json& c) {
   if (*name == "MatMulV3") return pb::OPERATOR_MATMUL_V3;
   if (*name == "BatchMatMulV3") return pb::OPERATOR_BATCH_MATMUL_V3;
   if (*name == "FusedMatMul") return pb::OPERATOR_FUSED_MATMUL;
-  return BadField("op_type", absl::StrCat("expected MatMulV3, BatchMatMulV3 or FusedMatMul, got \"",
-                                          *name, "\""));
+  if (*name == "TransposeBatchMatMul") return pb::OPERATOR_TRANSPOSE_BATCH_MATMUL;
+  if (*name == "TransposeQuantBatchMatMul") return pb::OPERATOR_TRANSPOSE_QUANT_BATCH_MATMUL;
+  return BadField(
+      "op_type", absl::StrCat("expected MatMulV3, BatchMatMulV3, FusedMatMul, TransposeBatchMatMul "
+                              "or TransposeQuantBatchMatMul, got \"",
+                              *name, "\""));
 }
 
 // The "platform" object: core counts and buffer sizes as overrides. The
@@ -285,11 +289,54 @@ void ReportUnknownDecodedKeys(const Json& c, std::vector<std::string>* ignored_k
   }
 }
 
+// The transposed batch matmuls' keys beside the common ones.
+void ReportUnknownTransposeKeys(const Json& c, std::vector<std::string>* ignored_keys) {
+  if (ignored_keys == nullptr) return;
+  // clang-format off
+  static const char* const kKnown[] = {
+      "op_type", "m", "n", "k", "k_b", "dtype_a", "dtype_b", "dtype_c", "bias", "bias_dtype",
+      "format_a", "format_b", "format_c", "format_scales", "trans_a", "trans_b", "perm_x1",
+      "perm_x2", "perm_y", "batch_split_factor", "enable_hf32_attr", "x1_scale_dtype",
+      "x2_scale_dtype", "quant_mode", "group_size", "dtype_attr", "batch", "storage_shapes",
+      "ori_shapes", "platform", "name", "source", "test_harness", "expected"};
+  // clang-format on
+  for (const auto& [key, value] : c.items()) {
+    if (std::find(std::begin(kKnown), std::end(kKnown), key) == std::end(kKnown)) {
+      ignored_keys->push_back(key);
+    }
+  }
+}
+
+// The names of the answer's tiling-data fields in word `index` (the packed
+// bytes of a word joined with '/'), or "" when the answer has no such word.
+std::string FieldsOfWord(const pb::TilingResponse& response, size_t index) {
+  std::string names;
+  size_t word = 0;
+  int bits = 0;
+  for (const pb::TilingField& field : response.fields()) {
+    if (field.bits() >= 32 && bits != 0) {
+      ++word;
+      bits = 0;
+    }
+    if (word == index) absl::StrAppend(&names, names.empty() ? "" : "/", field.name());
+    bits += static_cast<int>(std::min<uint32_t>(field.bits(), 32));
+    if (bits >= 32) {
+      ++word;
+      bits = 0;
+    }
+    if (word > index) break;
+  }
+  return names;
+}
+
 // Compares one expected word (the tests print words as int32, so a negative
-// value is the word's two's complement) with the engine's.
+// value is the word's two's complement) with the engine's, naming the word's
+// field.
 std::optional<std::string> CompareWord(size_t index, const Json& expected,
                                        const pb::TilingResponse& response) {
-  const std::string field = absl::StrCat("word ", index);
+  const std::string names = FieldsOfWord(response, index);
+  const std::string field =
+      names.empty() ? absl::StrCat("word ", index) : absl::StrCat("word ", index, " (", names, ")");
   std::optional<uint64_t> got;
   if (index < static_cast<size_t>(response.raw_words_size())) got = response.raw_words(index);
   if (!expected.is_number_integer()) return CompareInt(field, expected, got);
@@ -310,6 +357,11 @@ absl::StatusOr<pb::TilingRequest> RequestFromDecodedCase(const Json& c, std::str
   pb::MatmulProblem* p = request.mutable_problem();
   absl::StatusOr<pb::Operator> op = ParseOperator(c);
   if (!op.ok()) return op.status();
+  if (*op == pb::OPERATOR_TRANSPOSE_BATCH_MATMUL ||
+      *op == pb::OPERATOR_TRANSPOSE_QUANT_BATCH_MATMUL) {
+    ReportUnknownTransposeKeys(c, ignored_keys);
+    return conform_internal::RequestFromTransposeCase(c, *op, inexpressible, note);
+  }
   if (*op != pb::OPERATOR_MATMUL_V3) p->set_op(*op);
   const bool fused = *op == pb::OPERATOR_FUSED_MATMUL;
   for (absl::Status (*step)(const Json&, pb::MatmulProblem*) : {SetShape, SetDtypes, SetFormats}) {
@@ -434,6 +486,11 @@ std::optional<std::string> FirstDecodedMismatch(const Json& expected,
     }
     const size_t i = index.get<size_t>();
     if (auto diff = CompareWord(i, (*words)[i], *response)) return diff;
+  }
+  // A test that compares every word compares the string's length too.
+  if (!words->empty() && indices->size() == words->size() &&
+      static_cast<size_t>(response->raw_words_size()) != words->size()) {
+    return absl::StrCat("word count expected ", words->size(), " got ", response->raw_words_size());
   }
   return std::nullopt;
 }

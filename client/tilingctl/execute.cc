@@ -438,6 +438,81 @@ absl::StatusOr<pb::Tensor> QuantTensorFromNpy(const NpyArray& array, pb::DataTyp
   return tensor;
 }
 
+namespace {
+
+// The transposed batch matmuls' tensors as stored: x1 and x2 through their
+// perms, TransposeBatchMatMul's int8 y scale (--scale_npy),
+// TransposeQuantBatchMatMul's x2 and x1 scales (--scale_npy,
+// --pertoken_npy).
+absl::StatusOr<pb::ExecuteInputs> TransposedInputsFromNpy(const pb::MatmulProblem& p,
+                                                          const NpyOperands& files) {
+  const pb::TransposeAttrs& t = p.transpose();
+  const auto is = [](const google::protobuf::RepeatedField<int64_t>& perm, int64_t a, int64_t b,
+                     int64_t c) {
+    return perm.size() == 3 && perm[0] == a && perm[1] == b && perm[2] == c;
+  };
+  const std::vector<int64_t> x1 = is(t.perm_x1(), 1, 0, 2)
+                                      ? std::vector<int64_t>{p.m(), t.batch(), p.k()}
+                                      : std::vector<int64_t>{t.batch(), p.m(), p.k()};
+  const std::vector<int64_t> x2 = is(t.perm_x2(), 0, 2, 1)
+                                      ? std::vector<int64_t>{t.batch(), p.n(), p.k()}
+                                      : std::vector<int64_t>{t.batch(), p.k(), p.n()};
+  const bool tbmm = p.op() == pb::OPERATOR_TRANSPOSE_BATCH_MATMUL;
+  const pb::QuantTensor& scale = tbmm ? t.scale() : p.quant().scale();
+  const pb::QuantTensor& pertoken = p.quant().pertoken_scale();
+  struct Input {
+    const std::optional<NpyOperand>& file;
+    const char* flag;
+    const char* name;
+    bool present;
+    pb::DataType dtype;
+    std::vector<int64_t> shape;
+    const char* problem_flags;
+    pb::Tensor* (pb::ExecuteInputs::*field)();
+  };
+  const Input inputs[] = {
+      {files.a, "--a", "x1", true, p.dtype_a(), x1, "--dtype-a; --m, --k, --batch, --perm-x1",
+       &pb::ExecuteInputs::mutable_a},
+      {files.b, "--b", "x2", true, p.dtype_b(), x2, "--dtype-b; --k, --n, --batch, --perm-x2",
+       &pb::ExecuteInputs::mutable_b},
+      {files.scale, "--scale_npy", "scale", scale.dtype() != pb::DATA_TYPE_UNSPECIFIED,
+       scale.dtype(), std::vector<int64_t>(scale.shape().begin(), scale.shape().end()),
+       "--scale-dtype, --scale-shape", &pb::ExecuteInputs::mutable_scale},
+      {files.pertoken_scale, "--pertoken_npy", "x1 scale",
+       !tbmm && pertoken.dtype() != pb::DATA_TYPE_UNSPECIFIED, pertoken.dtype(),
+       std::vector<int64_t>(pertoken.shape().begin(), pertoken.shape().end()),
+       "--pertoken-dtype, --pertoken-shape", &pb::ExecuteInputs::mutable_pertoken_scale},
+  };
+  if (files.bias.has_value() || files.offset.has_value()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(files.bias.has_value() ? files.bias->what : files.offset->what,
+                     ": the transposed batch matmuls take no bias and no offset"));
+  }
+  pb::ExecuteInputs out;
+  for (const Input& input : inputs) {
+    if (!input.present) {
+      if (input.file.has_value()) {
+        return absl::InvalidArgumentError(absl::StrCat(input.file->what, ": the problem has no ",
+                                                       input.name, " (", input.problem_flags, ")"));
+      }
+      continue;
+    }
+    if (!input.file.has_value()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(input.flag, ": required with --a and --b: the problem has a ", input.name,
+                       ", ", DtypeName(input.dtype), " ", ShapeText(input.shape)));
+    }
+    absl::StatusOr<pb::Tensor> tensor =
+        QuantTensorFromNpy(input.file->array, input.dtype, input.shape, input.file->what,
+                           input.name, input.problem_flags);
+    if (!tensor.ok()) return tensor.status();
+    *(out.*input.field)() = *std::move(tensor);
+  }
+  return out;
+}
+
+}  // namespace
+
 absl::StatusOr<pb::ExecuteInputs> InputsFromNpy(const pb::MatmulProblem& problem,
                                                 const NpyOperands& files) {
   if (!files.a.has_value() || !files.b.has_value()) {
@@ -457,6 +532,10 @@ absl::StatusOr<pb::ExecuteInputs> InputsFromNpy(const pb::MatmulProblem& problem
     *q->mutable_scale() = problem.quant().antiquant_scale();
     *q->mutable_offset() = problem.quant().antiquant_offset();
     return QuantInputsFromNpy(as_quant, files);
+  }
+  if (problem.op() == pb::OPERATOR_TRANSPOSE_BATCH_MATMUL ||
+      problem.op() == pb::OPERATOR_TRANSPOSE_QUANT_BATCH_MATMUL) {
+    return TransposedInputsFromNpy(problem, files);
   }
   for (const auto& [file, input] :
        {std::pair{&files.scale, "scale"}, std::pair{&files.pertoken_scale, "pertoken scale"},

@@ -81,10 +81,17 @@ absl::StatusOr<pb::Operator> OperatorFromName(absl::string_view name) {
   if (name == "weight_quant_batch_matmul_v2" || name == "WeightQuantBatchMatmulV2") {
     return pb::OPERATOR_WEIGHT_QUANT_BATCH_MATMUL_V2;
   }
+  if (name == "transpose_batch_matmul" || name == "TransposeBatchMatMul") {
+    return pb::OPERATOR_TRANSPOSE_BATCH_MATMUL;
+  }
+  if (name == "transpose_quant_batch_matmul" || name == "TransposeQuantBatchMatMul") {
+    return pb::OPERATOR_TRANSPOSE_QUANT_BATCH_MATMUL;
+  }
   return absl::InvalidArgumentError(
       absl::StrCat("unknown operator \"", name,
-                   "\"; expected matmul_v3, batch_matmul_v3, fused_matmul, quant_batch_matmul_v3 "
-                   "or weight_quant_batch_matmul_v2"));
+                   "\"; expected matmul_v3, batch_matmul_v3, fused_matmul, quant_batch_matmul_v3, "
+                   "weight_quant_batch_matmul_v2, transpose_batch_matmul or "
+                   "transpose_quant_batch_matmul"));
 }
 
 absl::StatusOr<pb::FusedOp> FusedOpFromName(absl::string_view name) {

@@ -102,7 +102,8 @@ ABSL_FLAG(int64_t, slice_batch, 1, "Batches of a rank-3 slice view.");
 ABSL_FLAG(int64_t, slice_batch_stride, 0, "Elements between batches of a rank-3 slice view.");
 ABSL_FLAG(int64_t, slice_row_stride, 0, "Elements between rows of a slice view.");
 ABSL_FLAG(std::string, op, "matmul_v3",
-          "Operator: matmul_v3, batch_matmul_v3 or fused_matmul (CANN's names also work).");
+          "Operator: matmul_v3, batch_matmul_v3, fused_matmul, quant_batch_matmul_v3, "
+          "transpose_batch_matmul or transpose_quant_batch_matmul (CANN's names also work).");
 ABSL_FLAG(std::vector<std::string>, batch_a, {},
           "Batch dims of A, outermost first, comma-separated (e.g. 10,10).");
 ABSL_FLAG(std::vector<std::string>, batch_b, {}, "Batch dims of B, comma-separated.");
@@ -120,14 +121,18 @@ ABSL_FLAG(bool, a_batch_interleaved, false,
 ABSL_FLAG(bool, b_batch_interleaved, false,
           "batch_matmul_v3: B is a {1,0,2} view, stored [rows, batch, cols].");
 ABSL_FLAG(std::string, scale_dtype, "",
-          "quant_batch_matmul_v3: the scale's dtype (uint64, int64, float32, bfloat16, "
-          "float8_e8m0); required for that operator.");
+          "quant_batch_matmul_v3 and transpose_quant_batch_matmul: the (x2's) scale's dtype "
+          "(uint64, int64, float32, bfloat16, float8_e8m0); required for them. "
+          "transpose_batch_matmul: its int8 y's scale (int64, uint64).");
 ABSL_FLAG(std::vector<std::string>, scale_shape, {},
-          "quant_batch_matmul_v3: the scale's shape, comma-separated ([1], [n], per-block or MX).");
+          "quant_batch_matmul_v3, transpose_*: the scale's shape, comma-separated ([1], [n], "
+          "per-block or MX; transpose_batch_matmul: [batch * n]).");
 ABSL_FLAG(std::string, pertoken_dtype, "",
-          "quant_batch_matmul_v3: the pertoken scale's dtype; empty: no pertoken scale.");
+          "quant_batch_matmul_v3, transpose_quant_batch_matmul: the pertoken (x1's) scale's dtype; "
+          "empty: no pertoken scale.");
 ABSL_FLAG(std::vector<std::string>, pertoken_shape, {},
-          "quant_batch_matmul_v3: the pertoken scale's shape, comma-separated.");
+          "quant_batch_matmul_v3, transpose_quant_batch_matmul: the pertoken (x1's) scale's shape, "
+          "comma-separated.");
 ABSL_FLAG(std::string, offset_dtype, "",
           "quant_batch_matmul_v3: the offset's dtype (float32); empty: no offset.");
 ABSL_FLAG(std::vector<std::string>, offset_shape, {},
@@ -148,6 +153,16 @@ ABSL_FLAG(std::vector<std::string>, quant_offset_shape, {},
           "weight_quant_batch_matmul_v2: the quant offset's shape, comma-separated.");
 ABSL_FLAG(bool, without_tensor_api, false,
           "quant_batch_matmul_v3: the runtime lacks the Tensor API (asc-devkit below 9.1.0).");
+ABSL_FLAG(std::vector<std::string>, perm_x1, {},
+          "transpose_*: x1's perm, comma-separated (default 1,0,2: x1 stored [m, batch, k]).");
+ABSL_FLAG(std::vector<std::string>, perm_x2, {},
+          "transpose_*: x2's perm (default 0,1,2; 0,2,1: x2 stored [batch, n, k]).");
+ABSL_FLAG(std::vector<std::string>, perm_y, {},
+          "transpose_*: y's perm (default 1,0,2: y stored [m, batch, n]).");
+ABSL_FLAG(std::optional<int64_t>, batch, std::nullopt,
+          "transpose_*: the batch of x1, x2 and y (MLA: the heads); required for them.");
+ABSL_FLAG(std::optional<int64_t>, batch_split_factor, std::nullopt,
+          "transpose_batch_matmul: y's batch written in this many parts (default 1).");
 
 // The platform and the decision.
 ABSL_FLAG(std::string, platform, "", "Platform profile (default: the server's, ascend950pr).");
@@ -195,12 +210,14 @@ ABSL_FLAG(std::string, bias_npy, "",
           "Execute: the bias as a .npy file of n elements; `--bias X.npy` is the same. "
           "quant_batch_matmul_v3: of --bias-shape, int32 '<i4' or float32 / bfloat16 (as "
           "'<u2' bits) / float16 as --bias-dtype says.");
-ABSL_FLAG(std::string, scale_npy, "",
-          "Execute, quant_batch_matmul_v3: the scale as a .npy file of --scale-dtype and "
-          "--scale-shape: uint64 '<u8' or int64 '<i8' (packed fixpipe words), float32 '<f4', "
-          "bfloat16 '<u2' (the bits) or float8_e8m0 '|u1' (the codes).");
+ABSL_FLAG(
+    std::string, scale_npy, "",
+    "Execute, quant_batch_matmul_v3 and transpose_*: the scale as a .npy file of --scale-dtype and "
+    "--scale-shape: uint64 '<u8' or int64 '<i8' (packed fixpipe words), float32 '<f4', "
+    "bfloat16 '<u2' (the bits) or float8_e8m0 '|u1' (the codes).");
 ABSL_FLAG(std::string, pertoken_npy, "",
-          "Execute, quant_batch_matmul_v3: the pertoken scale as a .npy file of --pertoken-dtype "
+          "Execute, quant_batch_matmul_v3, transpose_quant_batch_matmul: the pertoken scale as a "
+          ".npy file of --pertoken-dtype "
           "and --pertoken-shape (float32 '<f4', float8_e8m0 '|u1' codes).");
 ABSL_FLAG(std::string, offset_npy, "",
           "Execute, quant_batch_matmul_v3: the offset as a .npy file of --offset-dtype and "

@@ -253,6 +253,51 @@ absl::Status ApplyQuantFlags(pb::MatmulProblem* p) {
   return absl::OkStatus();
 }
 
+// The transposed batch matmuls' perms, batch and batch split; the --scale-*
+// flags are TransposeBatchMatMul's int8 y scale (its sibling's, as
+// QuantBatchMatmulV3's, are x2's scale, --pertoken-* x1's).
+absl::Status ApplyTransposeFlags(pb::MatmulProblem* p) {
+  const bool tbmm = p->op() == pb::OPERATOR_TRANSPOSE_BATCH_MATMUL;
+  if (!tbmm && p->op() != pb::OPERATOR_TRANSPOSE_QUANT_BATCH_MATMUL) {
+    if (!absl::GetFlag(FLAGS_perm_x1).empty() || !absl::GetFlag(FLAGS_perm_x2).empty() ||
+        !absl::GetFlag(FLAGS_perm_y).empty() || absl::GetFlag(FLAGS_batch).has_value() ||
+        absl::GetFlag(FLAGS_batch_split_factor).has_value()) {
+      return absl::InvalidArgumentError(
+          "--perm-x1, --perm-x2, --perm-y, --batch and --batch-split-factor are for "
+          "transpose_batch_matmul and transpose_quant_batch_matmul");
+    }
+    return absl::OkStatus();
+  }
+  pb::TransposeAttrs* t = p->mutable_transpose();
+  struct Perm {
+    const char* name;
+    std::vector<std::string> dims;
+    std::vector<std::string> fallback;
+    google::protobuf::RepeatedField<int64_t>* out;
+  };
+  for (const Perm& perm :
+       {Perm{"--perm-x1", absl::GetFlag(FLAGS_perm_x1), {"1", "0", "2"}, t->mutable_perm_x1()},
+        Perm{"--perm-x2", absl::GetFlag(FLAGS_perm_x2), {"0", "1", "2"}, t->mutable_perm_x2()},
+        Perm{"--perm-y", absl::GetFlag(FLAGS_perm_y), {"1", "0", "2"}, t->mutable_perm_y()}}) {
+    absl::Status status =
+        AppendDims(perm.dims.empty() ? perm.fallback : perm.dims, perm.name, perm.out);
+    if (!status.ok()) return status;
+  }
+  const std::optional<int64_t> batch = absl::GetFlag(FLAGS_batch);
+  if (!batch.has_value())
+    return absl::InvalidArgumentError("--batch is required for --op transpose_*");
+  t->set_batch(*batch);
+  if (const std::optional<int64_t> split = absl::GetFlag(FLAGS_batch_split_factor)) {
+    t->set_batch_split_factor(*split);
+  }
+  if (tbmm && p->has_quant()) {
+    // TransposeBatchMatMul's only scale is its int8 y's.
+    *t->mutable_scale() = p->quant().scale();
+    p->clear_quant();
+  }
+  return absl::OkStatus();
+}
+
 // Sets the precision and determinism options and the slice view of A.
 void ApplyOptionFlags(pb::MatmulProblem* p) {
   p->set_hf32(absl::GetFlag(FLAGS_hf32));
@@ -310,7 +355,15 @@ absl::StatusOr<NpyOperands> ReadOperandFiles(const OperandPaths& paths) {
     if (!array.ok()) return array.status();
     file.out = NpyOperand{absl::StrCat(file.flag, " ", file.path), *std::move(array)};
   }
-  if (files.a.has_value()) {
+  const std::string op = absl::GetFlag(FLAGS_op);
+  const bool transposed = op.rfind("transpose", 0) == 0 || op.rfind("Transpose", 0) == 0;
+  if (files.a.has_value() && transposed) {
+    // Their stored shapes put the batch among m and k (through the perms):
+    // the sizes are given.
+    if (!absl::GetFlag(FLAGS_m) || !absl::GetFlag(FLAGS_n) || !absl::GetFlag(FLAGS_k)) {
+      return absl::InvalidArgumentError("--m, --n and --k are required with --a for --op " + op);
+    }
+  } else if (files.a.has_value()) {
     MatmulSizes sizes{absl::GetFlag(FLAGS_m), absl::GetFlag(FLAGS_n), absl::GetFlag(FLAGS_k)};
     absl::Status status = SizesFromOperands(
         *files.a, DtypeOrUnspecified(absl::GetFlag(FLAGS_dtype_a)), absl::GetFlag(FLAGS_trans_a),
@@ -385,6 +438,7 @@ absl::StatusOr<pb::TilingRequest> RequestFromFlags() {
   ApplyOptionFlags(p);
   if (absl::Status status = ApplyOperatorFlags(p); !status.ok()) return status;
   if (absl::Status status = ApplyQuantFlags(p); !status.ok()) return status;
+  if (absl::Status status = ApplyTransposeFlags(p); !status.ok()) return status;
   if (absl::Status status = ApplyDecisionFlags(&request); !status.ok()) return status;
   return request;
 }
@@ -453,16 +507,21 @@ absl::StatusOr<pb::ExecuteRequest> ExecuteRequestFromFlags() {
   if (!files.ok()) return files.status();
   absl::StatusOr<pb::TilingRequest> tiling_request = RequestFromFlags();
   if (!tiling_request.ok()) return tiling_request.status();
-  if (tiling_request->problem().op() != pb::OPERATOR_QUANT_BATCH_MATMUL_V3 &&
-      tiling_request->problem().op() != pb::OPERATOR_WEIGHT_QUANT_BATCH_MATMUL_V2) {
+  const pb::Operator op = tiling_request->problem().op();
+  const bool scaled = op == pb::OPERATOR_QUANT_BATCH_MATMUL_V3 ||
+                      op == pb::OPERATOR_WEIGHT_QUANT_BATCH_MATMUL_V2 ||
+                      op == pb::OPERATOR_TRANSPOSE_QUANT_BATCH_MATMUL ||
+                      op == pb::OPERATOR_TRANSPOSE_BATCH_MATMUL;
+  if (!scaled) {
     for (const auto& [flag, path] : {std::pair{"--scale_npy", &paths.scale},
                                      std::pair{"--pertoken_npy", &paths.pertoken_scale},
                                      std::pair{"--offset_npy", &paths.offset}}) {
       if (!path->empty()) {
         return absl::InvalidArgumentError(
             absl::StrCat(flag,
-                         " is for the quantized operators only (--op quant_batch_matmul_v3 "
-                         "or weight_quant_batch_matmul_v2)"));
+                         " is for the quantized operators only (--op quant_batch_matmul_v3, "
+                         "weight_quant_batch_matmul_v2, transpose_quant_batch_matmul; "
+                         "transpose_batch_matmul's int8 y scale)"));
       }
     }
   }

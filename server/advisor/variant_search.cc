@@ -25,6 +25,9 @@ constexpr std::string_view kToMul = tiling::StrategyName(StrategyId::kVectorMul)
 // BatchMatMulV3's data-parallel strategy (CANN's ASW_BASIC), the base of the
 // block search of BatchMatMulV3 / FusedMatMul problems.
 constexpr std::string_view kBatchAsw = "ASW_BASIC";
+// The transposed batch matmuls' one strategy, whose kernel the block search
+// re-blocks.
+constexpr std::string_view kTransposeBase = "BASE";
 
 std::string BlockName(const TilingPlan& plan) {
   return absl::StrCat(plan.block.base_m, "x", plan.block.base_n);
@@ -103,8 +106,12 @@ void SearchBlocks(Session& session, const std::optional<TilingPlan>& aswt, uint6
   const MatmulProblem one_batch = OneBatchProblem(problem, &batches);
   MatmulProblem stacked = one_batch;
   stacked.m = static_cast<int64_t>(static_cast<uint64_t>(one_batch.m) * batches);
-  const std::string prefix =
-      problem.op == tiling::MatmulOp::kMatMulV3 ? std::string(kAswt) : std::string(kBatchAsw);
+  // The transposed batch matmuls search their own (BASE's) kernel's blocks.
+  const bool transposed = problem.op == tiling::MatmulOp::kTransposeBatchMatMul ||
+                          problem.op == tiling::MatmulOp::kTransposeQuantBatchMatMul;
+  const std::string prefix = problem.op == tiling::MatmulOp::kMatMulV3 ? std::string(kAswt)
+                             : transposed                              ? std::string(kTransposeBase)
+                                                                       : std::string(kBatchAsw);
   const std::vector<std::pair<uint64_t, uint64_t>> grid = BlockSearchGrid(one_batch, chip);
   std::vector<std::tuple<double, uint64_t, uint64_t>> ranked;
   for (const auto& [bm, bn] : grid) {

@@ -274,8 +274,40 @@ Offer BatchBlockPlan(const MatmulProblem& problem, const tiling::ChipSpec& chip,
   return offer;
 }
 
+// The transposed batch matmuls' own kernel with another block (their
+// BatchMatMulV3TilingData under their key; the batched matmuls' other
+// kernels do not read x1 and y through perms).
+Offer TransposeBlockPlan(const MatmulProblem& problem, const tiling::ChipSpec& chip,
+                         uint64_t base_m, uint64_t base_n) {
+  if (std::string why = VariantObstacle(problem); !why.empty()) return Offer::No(why);
+  if (base_m == 0 || base_n == 0 || base_m % kBlock16 != 0 || base_n % kBlock16 != 0) {
+    return Offer::No(absl::StrCat("block ", base_m, "x", base_n,
+                                  " breaks the 16-element cube fractal alignment"));
+  }
+  absl::StatusOr<TilingPlan> plan = tiling::TransposePlanWithBlock(problem, chip, base_m, base_n);
+  if (!plan.ok()) return Offer::No(std::string(plan.status().message()));
+  Offer offer;
+  offer.plan = *std::move(plan);
+  absl::Status fits = tiling::CheckPlanFits(offer.plan, problem, chip);
+  if (!fits.ok()) return Offer::No(std::string(fits.message()));
+  const uint64_t tiles = CeilDiv(static_cast<uint64_t>(problem.m), offer.plan.block.m_l1) *
+                         CeilDiv(static_cast<uint64_t>(problem.n), offer.plan.block.n_l1);
+  offer.ok = true;
+  offer.reason = absl::StrCat("base ", base_m, "x", base_n, "x", offer.plan.block.base_k, ", ",
+                              tiles, " tiles per batch, ", problem.transpose.batch, " batches on ",
+                              offer.plan.block_dim,
+                              " cores (the op's own kernel, x1 and y through its perms)");
+  offer.plan.detail =
+      absl::StrCat("BASE's kernel, block ", base_m, "x", base_n, " chosen by predicted time");
+  return offer;
+}
+
 Offer BlockPlan(const MatmulProblem& problem, const tiling::ChipSpec& chip, uint64_t base_m,
                 uint64_t base_n) {
+  if (problem.op == tiling::MatmulOp::kTransposeBatchMatMul ||
+      problem.op == tiling::MatmulOp::kTransposeQuantBatchMatMul) {
+    return TransposeBlockPlan(problem, chip, base_m, base_n);
+  }
   if (problem.op != tiling::MatmulOp::kMatMulV3) {
     return BatchBlockPlan(problem, chip, base_m, base_n);
   }

@@ -179,7 +179,7 @@ class ServiceMetrics {
 
   // Strategies AddStrategies() can give a striped count; more are counted
   // in the registry directly.
-  static constexpr size_t kMaxStripedStrategies = 32;
+  static constexpr size_t kMaxStripedStrategies = 64;
 
   prometheus::Registry& registry_;
   std::vector<CounterLink> counters_;
@@ -187,7 +187,7 @@ class ServiceMetrics {
   size_t next_index_ = 0;
   std::array<MethodSeries, kNumMethods> methods_;
   prometheus::Family<prometheus::Counter>& decisions_;
-  // The series AddStrategies() created, searched in order (a dozen names),
+  // The series AddStrategies() created, searched in order (a few dozen names),
   // with their index in counts_.
   std::vector<std::pair<std::string, size_t>> strategy_series_;
   size_t strategy_first_ = 0;  // kMaxStripedStrategies indices in counts_

@@ -278,6 +278,29 @@ void QuantToProto(const tl::QuantInputs& in, pb::MatmulProblem& out) {
   quant->set_group_size(in.group_size);
 }
 
+// The transposed batch matmuls' group. The batch split is absent for 1, as
+// the default problem has it, so that equal problems give equal messages.
+void TransposeFromProto(const pb::TransposeAttrs& in, tl::TransposeAttrs& out) {
+  out.perm_x1.assign(in.perm_x1().begin(), in.perm_x1().end());
+  out.perm_x2.assign(in.perm_x2().begin(), in.perm_x2().end());
+  out.perm_y.assign(in.perm_y().begin(), in.perm_y().end());
+  out.batch = in.batch();
+  out.batch_split_factor = in.has_batch_split_factor() ? in.batch_split_factor() : 1;
+  QuantTensorFromProto(in.scale(), out.scale);
+}
+
+void TransposeToProto(const tl::TransposeAttrs& in, pb::MatmulProblem& out) {
+  if (in.IsDefault()) return;
+  pb::TransposeAttrs* t = out.mutable_transpose();
+  t->mutable_perm_x1()->Add(in.perm_x1.begin(), in.perm_x1.end());
+  t->mutable_perm_x2()->Add(in.perm_x2.begin(), in.perm_x2.end());
+  t->mutable_perm_y()->Add(in.perm_y.begin(), in.perm_y.end());
+  t->set_batch(in.batch);
+  if (in.batch_split_factor != 1) t->set_batch_split_factor(in.batch_split_factor);
+  QuantTensorToProto(in.scale, *t->mutable_scale());
+  if (!in.scale.present) t->clear_scale();
+}
+
 }  // namespace
 
 tl::MatmulProblem ProblemFromProto(const pb::MatmulProblem& in) {
@@ -312,6 +335,7 @@ void ProblemFromProto(const pb::MatmulProblem& in, tl::MatmulProblem& out) {
   BatchFromProto(in, out.batch);
   FusedFromProto(in, out.fused);
   if (in.has_quant()) QuantFromProto(in.quant(), out.quant);
+  if (in.has_transpose()) TransposeFromProto(in.transpose(), out.transpose);
 }
 
 pb::MatmulProblem ProblemToProto(const tl::MatmulProblem& in) {
@@ -339,6 +363,7 @@ pb::MatmulProblem ProblemToProto(const tl::MatmulProblem& in) {
   BatchToProto(in.batch, out);
   FusedToProto(in.fused, out);
   QuantToProto(in.quant, out);
+  TransposeToProto(in.transpose, out);
   return out;
 }
 

@@ -83,12 +83,17 @@ absl::Status CheckInputs(const pb::ExecuteInputs& inputs, const tl::MatmulProble
   const bool batched = !p.batch.a.empty() || !p.batch.b.empty();
   if (!inputs.has_a()) return FieldError("inputs.a", "required with inputs");
   if (!inputs.has_b()) return FieldError("inputs.b", "required with inputs");
+  const bool transposed = tl::OperatorSpecOf(p.op).takes_transpose;
   RETURN_IF_ERROR(CheckTensor(
       "inputs.a", inputs.a(), p.dtype_a, shapes.a,
-      absl::StrCat(batched ? "batch_a + " : "", p.trans_a ? "[k, m]: trans_a" : "[m, k]")));
+      transposed
+          ? "x1 as stored: [m, batch, k] for perm_x1 [1, 0, 2], else [batch, m, k]"
+          : absl::StrCat(batched ? "batch_a + " : "", p.trans_a ? "[k, m]: trans_a" : "[m, k]")));
   RETURN_IF_ERROR(CheckTensor(
       "inputs.b", inputs.b(), p.dtype_b, shapes.b,
-      absl::StrCat(batched ? "batch_b + " : "", p.trans_b ? "[n, k]: trans_b" : "[k, n]")));
+      transposed
+          ? "x2 as stored: [batch, n, k] for perm_x2 [0, 2, 1], else [batch, k, n]"
+          : absl::StrCat(batched ? "batch_b + " : "", p.trans_b ? "[n, k]: trans_b" : "[k, n]")));
   if (p.has_bias != inputs.has_bias()) {
     return FieldError("inputs.bias", p.has_bias ? "required: problem.has_bias is set"
                                                 : "given, but problem.has_bias is not set");
@@ -109,11 +114,13 @@ absl::Status CheckInputs(const pb::ExecuteInputs& inputs, const tl::MatmulProble
     RETURN_IF_ERROR(CheckTensor("inputs.x3", inputs.x3(), p.dtype_a, shapes.x3,
                                 "problem.x3_shape, [m, n] when empty"));
   }
-  // QuantBatchMatmulV3's scales, as problem.quant describes them.
-  // WeightQuantBatchMatmulV2's antiquant scale and offset come as scale and
-  // offset.
+  // QuantBatchMatmulV3's and TransposeQuantBatchMatMul's scales, as
+  // problem.quant describes them; TransposeBatchMatMul's int8 y scale, as
+  // problem.transpose.scale does; WeightQuantBatchMatmulV2's antiquant
+  // scale and offset come as scale and offset.
   const bool weight_quant = p.op == tl::MatmulOp::kWeightQuantBatchMatmulV2;
-  const bool quant = p.op == tl::MatmulOp::kQuantBatchMatmulV3 || weight_quant;
+  const bool tbmm = p.op == tl::MatmulOp::kTransposeBatchMatMul;
+  const bool quant = tl::OperatorSpecOf(p.op).takes_quant || tbmm;
   const struct {
     const char* field;
     bool given;
@@ -122,8 +129,10 @@ absl::Status CheckInputs(const pb::ExecuteInputs& inputs, const tl::MatmulProble
     const char* spec_field;
   } scales[] = {
       {"inputs.scale", inputs.has_scale(), inputs.scale(),
-       weight_quant ? p.quant.antiquant_scale : p.quant.scale,
-       weight_quant ? "problem.quant.antiquant_scale" : "problem.quant.scale"},
+       weight_quant ? p.quant.antiquant_scale : tbmm ? p.transpose.scale : p.quant.scale,
+       weight_quant ? "problem.quant.antiquant_scale"
+       : tbmm       ? "problem.transpose.scale"
+                    : "problem.quant.scale"},
       {"inputs.pertoken_scale", inputs.has_pertoken_scale(), inputs.pertoken_scale(),
        p.quant.pertoken, "problem.quant.pertoken_scale"},
       {"inputs.offset", inputs.has_offset(), inputs.offset(),
@@ -137,7 +146,7 @@ absl::Status CheckInputs(const pb::ExecuteInputs& inputs, const tl::MatmulProble
                         needed
                             ? absl::StrCat("required: ", scale.spec_field, " is present")
                             : absl::StrCat("given, but ", quant ? scale.spec_field : "the problem",
-                                           quant ? " is absent" : " is not QuantBatchMatmulV3"));
+                                           quant ? " is absent" : " takes no scales"));
     }
     if (needed) {
       RETURN_IF_ERROR(CheckTensor(scale.field, scale.tensor, scale.spec.dtype, scale.spec.shape,

@@ -530,6 +530,10 @@ constexpr StructCheck kStructChecks[] = {
     CheckMatMulStruct,  // kWeightQuantAdaptiveSplit
     CheckMatMulStruct,  // kWeightQuantRegBase
     CheckMatMulStruct,  // kWeightQuantCustom
+    // The transposed batch matmuls' (never read: their structs share
+    // BatchMatMulV3TilingData's name, which reads as kBatchHighLevel).
+    CheckMatMulStruct,  // kTransposeBatch
+    CheckMatMulStruct,  // kTransposeQuantBatch
 };
 static_assert(std::size(kStructChecks) == tl::kKernelCount);
 

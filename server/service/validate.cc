@@ -86,6 +86,29 @@ absl::Status ValidateQuantFields(const pb::QuantInputs& quant) {
   return absl::OkStatus();
 }
 
+// The transposed batch matmuls' attributes: bounded lists and a known scale
+// dtype. The engine checks CANN's rules (server/tiling/transpose/).
+absl::Status ValidateTransposeFields(const pb::TransposeAttrs& transpose) {
+  struct List {
+    const char* field;
+    int size;
+  };
+  for (const List& list : {List{"problem.transpose.perm_x1", transpose.perm_x1_size()},
+                           List{"problem.transpose.perm_x2", transpose.perm_x2_size()},
+                           List{"problem.transpose.perm_y", transpose.perm_y_size()},
+                           List{"problem.transpose.scale.shape", transpose.scale().shape_size()}}) {
+    if (list.size > kMaxQuantRank) {
+      return FieldError(list.field,
+                        absl::StrCat("at most ", kMaxQuantRank, " entries, got ", list.size));
+    }
+  }
+  if (!pb::DataType_IsValid(transpose.scale().dtype())) {
+    return FieldError("problem.transpose.scale.dtype",
+                      absl::StrCat("unknown data type ", transpose.scale().dtype()));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ValidateProblemFields(const pb::MatmulProblem& problem) {
   absl::Status status;
   status.Update(CheckRequiredDataType("problem.dtype_a", problem.dtype_a()));
@@ -138,6 +161,7 @@ absl::Status ValidateProblemFields(const pb::MatmulProblem& problem) {
                                                               problem.x3_shape_size())));
   }
   if (problem.has_quant()) status.Update(ValidateQuantFields(problem.quant()));
+  if (problem.has_transpose()) status.Update(ValidateTransposeFields(problem.transpose()));
   // Update() keeps the first error, so the message names the first field.
   return status;
 }

@@ -49,6 +49,10 @@ bool MergesBatchIntoM(const MatmulProblem& problem) {
 }
 
 std::vector<int64_t> OutputBatchDims(const MatmulProblem& p) {
+  // The transposed batch matmuls' one batch dim (TransposeAttrs).
+  if (p.op == MatmulOp::kTransposeBatchMatMul || p.op == MatmulOp::kTransposeQuantBatchMatMul) {
+    return {p.transpose.batch};
+  }
   if (!p.batch.c.empty()) return p.batch.c;
   const size_t rank = std::max(p.batch.a.size(), p.batch.b.size());
   std::vector<int64_t> dims(rank, 1);
@@ -100,6 +104,15 @@ absl::StatusOr<BatchShape> BatchShapeOf(const MatmulProblem& problem) {
   }
   BatchShape shape;
   shape.rows = static_cast<uint64_t>(problem.m);
+  if (problem.op == MatmulOp::kTransposeBatchMatMul ||
+      problem.op == MatmulOp::kTransposeQuantBatchMatMul) {
+    // One batch dim shared by x1, x2 and y (TransposeAttrs); 0 walks none.
+    shape.batch = static_cast<uint64_t>(problem.transpose.batch);
+    shape.a = {1, 1, 1, problem.transpose.batch};
+    shape.b = shape.a;
+    shape.c = shape.a;
+    return shape;
+  }
   shape.a = RightAligned(problem.batch.a);
   shape.b = RightAligned(problem.batch.b);
   for (size_t slot = 0; slot < kMaxBatchDims; ++slot) {

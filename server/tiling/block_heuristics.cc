@@ -413,8 +413,13 @@ void StageL1(const MatmulProblem& problem, const ProblemFacts& facts, const Chip
              CubeRunState& state) {
   const uint64_t usable_l1 =
       chip.l1_bytes - (problem.has_bias ? state.base_n * kDoubleBuffer * kBiasL1Bytes : 0);
+  StageL1Steps(KIsInnerAxis(problem), usable_l1, facts, chip, state);
+}
+
+void StageL1Steps(bool k_inner, uint64_t usable_l1, const ProblemFacts& facts,
+                  const ChipSpec& chip, CubeRunState& state) {
   const uint64_t max_steps = std::min(CeilDiv(facts.k, state.base_k), kMaxL1KSteps);
-  const uint64_t k_align = KIsInnerAxis(problem) ? 512 / facts.a_bytes : kBlock16;
+  const uint64_t k_align = k_inner ? 512 / facts.a_bytes : kBlock16;
   uint64_t chosen_k_l1 = 0;
   uint64_t copy_bytes = 0;  // the larger single GM->L1 copy of the chosen stage
   for (uint64_t steps = 1; steps <= max_steps; ++steps) {
@@ -489,10 +494,17 @@ void LimitBaseNForBias(const MatmulProblem& problem, const ChipSpec& chip, CubeR
 uint64_t L2CacheDisableMode(const MatmulProblem& problem, const ProblemFacts& facts,
                             const ChipSpec& chip, const CubeRunState& state, uint64_t m_l1,
                             uint64_t k_l1, uint64_t n_l1) {
-  const uint64_t inner_a = problem.trans_a ? facts.m : facts.k;
-  const uint64_t inner_b = problem.trans_b ? facts.k : facts.n;
-  const bool a_cut_aligned = (problem.trans_a ? m_l1 : k_l1) * facts.a_bytes % 128 == 0;
-  const bool b_cut_aligned = (problem.trans_b ? k_l1 : n_l1) * facts.b_bytes % 128 == 0;
+  return L2CacheDisableMode(problem.trans_a, problem.trans_b, facts, chip, state, m_l1, k_l1, k_l1,
+                            n_l1);
+}
+
+uint64_t L2CacheDisableMode(bool trans_a, bool trans_b, const ProblemFacts& facts,
+                            const ChipSpec& chip, const CubeRunState& state, uint64_t m_l1,
+                            uint64_t ka_l1, uint64_t kb_l1, uint64_t n_l1) {
+  const uint64_t inner_a = trans_a ? facts.m : facts.k;
+  const uint64_t inner_b = trans_b ? facts.k : facts.n;
+  const bool a_cut_aligned = (trans_a ? m_l1 : ka_l1) * facts.a_bytes % 128 == 0;
+  const bool b_cut_aligned = (trans_b ? kb_l1 : n_l1) * facts.b_bytes % 128 == 0;
   // In the batch context every batch of each tensor counts
   // (SetDisableL2cache, matmul_v3_base_tiling_advanced.h).
   const bool batched = facts.batch_context;

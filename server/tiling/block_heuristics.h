@@ -55,6 +55,12 @@ void RebalanceBlock(const MatmulProblem& problem, const ProblemFacts& facts, con
 // Chooses how many base_k slices of A and B each L1 stage holds.
 void StageL1(const MatmulProblem& problem, const ProblemFacts& facts, const ChipSpec& chip,
              CubeRunState& state);
+// The same for an operand layout given apart from the problem: `k_inner`
+// when K is the contiguous axis of A or of B in GM, with `usable_l1` bytes
+// of L1 for the stages (CANN's CalL1Tiling of mat_mul_v3, which takes the
+// bias and output-scale staging off L1 first).
+void StageL1Steps(bool k_inner, uint64_t usable_l1, const ProblemFacts& facts,
+                  const ChipSpec& chip, CubeRunState& state);
 
 // Splits the tail round's blocks into m x n pieces so that it fills more
 // cores, keeping each piece's inner axis above 128 bytes.
@@ -126,6 +132,11 @@ void LimitBaseNForBias(const MatmulProblem& problem, const ChipSpec& chip, CubeR
 uint64_t L2CacheDisableMode(const MatmulProblem& problem, const ProblemFacts& facts,
                             const ChipSpec& chip, const CubeRunState& state, uint64_t m_l1,
                             uint64_t k_l1, uint64_t n_l1);
+// The same with the transposes given apart from the problem and A's and B's
+// K cuts apart (`ka_l1`, `kb_l1`).
+uint64_t L2CacheDisableMode(bool trans_a, bool trans_b, const ProblemFacts& facts,
+                            const ChipSpec& chip, const CubeRunState& state, uint64_t m_l1,
+                            uint64_t ka_l1, uint64_t kb_l1, uint64_t n_l1);
 
 // Serializes MatMulV3BasicTilingData (field names and order as CANN's kernel
 // reads them) and fills the typed BlockTiling of `plan`.

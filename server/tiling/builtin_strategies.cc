@@ -17,6 +17,7 @@
 #include "server/tiling/strategies/fused_zero_k.h"
 #include "server/tiling/strategies/stream_k.h"
 #include "server/tiling/strategies/swizzled_data_parallel.h"
+#include "server/tiling/strategies/transpose_batch.h"
 #include "server/tiling/strategies/vector_mul.h"
 #include "server/tiling/strategies/vector_multi_mul.h"
 #include "server/tiling/strategies/zero_k.h"
@@ -67,6 +68,14 @@ void RegisterBuiltinStrategies(StrategyRegistry& registry) {
   // WeightQuantBatchMatmulV2, CANN's DAV_3510 priorities 7, 8 and 11
   // (weight_quant_batch_matmul_v2_tiling_registry.cpp).
   status.Update(weight_quant::RegisterWeightQuantStrategies(registry));
+  // TransposeBatchMatMul and TransposeQuantBatchMatMul: one DAV_3510
+  // strategy each
+  // (matmul/transpose_batch_mat_mul/op_host/op_tiling/arch35/transpose_batch_mat_mul_tiling_strategy.h,
+  // matmul/transpose_quant_batch_mat_mul/op_host/op_tiling/arch35/transpose_quant_batch_mat_mul_tiling_strategy.h).
+  status.Update(
+      registry.Add(std::make_unique<TransposeBatchStrategy>(), MatmulOp::kTransposeBatchMatMul));
+  status.Update(registry.Add(std::make_unique<TransposeQuantBatchStrategy>(),
+                             MatmulOp::kTransposeQuantBatchMatMul));
   assert(status.ok() && "built-in strategy names are unique");
   (void)status;
 }

@@ -1,9 +1,10 @@
 // Problems on which CANN's own host tiling faults.
 //
 // CANN's tiling code divides by values that can be zero for valid inputs
-// (k = 0 past K_EQUAL_ZERO, a 32-bit product that wraps to zero). There the
-// host process dies with SIGFPE and CANN gives no plan at all: its walk does
-// not go on to the next strategy. The engine reports such a problem as
+// (k = 0 past K_EQUAL_ZERO, a 32-bit product that wraps to zero, a batch of
+// 0). There the host process dies with SIGFPE and CANN gives no plan at
+// all: its walk does not go on to the next strategy. One search of its
+// never ends instead; the engine treats it the same way. The engine reports such a problem as
 // FAILED_PRECONDITION with a message that says so, and marks the status so
 // that the registry ends the walk where CANN's would end.
 #ifndef NPU_SERVER_TILING_CANN_FAULT_H_
@@ -18,11 +19,22 @@ namespace npu::tiling {
 
 inline constexpr char kCannFaultPayload[] = "npu.tiling/cann-divides-by-zero";
 
-// FAILED_PRECONDITION: CANN's host tiling divides by zero at `where` (a
-// short account of the division and why its divisor is zero).
-inline absl::Status CannFaultError(absl::string_view where) {
-  absl::Status status = absl::FailedPreconditionError(absl::StrCat(
-      "CANN's host tiling divides by zero on this problem (", where, "), so CANN has no plan"));
+// How CANN's host tiling fails on a problem: it divides by zero (the
+// process dies with SIGFPE), or a search of its never ends (the process
+// hangs; TransposeQuantBatchMatMul's L1 depth search on an L1 smaller than
+// one stage of blocks).
+enum class CannFaultKind { kDividesByZero, kNeverEnds };
+
+// FAILED_PRECONDITION: CANN's host tiling faults at `where` (a short account
+// of the division and why its divisor is zero, or of the loop and why it
+// never ends).
+inline absl::Status CannFaultError(absl::string_view where,
+                                   CannFaultKind kind = CannFaultKind::kDividesByZero) {
+  absl::Status status = absl::FailedPreconditionError(
+      absl::StrCat(kind == CannFaultKind::kDividesByZero
+                       ? "CANN's host tiling divides by zero on this problem ("
+                       : "CANN's host tiling never ends on this problem (",
+                   where, "), so CANN has no plan"));
   status.SetPayload(kCannFaultPayload, absl::Cord(where));
   return status;
 }

@@ -28,11 +28,13 @@
 #include "server/tiling/cube_tiling_search.h"
 
 #include <algorithm>
+#include <array>
 #include <climits>
 #include <cmath>
 #include <string>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "server/tiling/cann_fault.h"
@@ -58,6 +60,7 @@ constexpr int32_t kDbOff = 1;
 constexpr int32_t kMinMte1Load = 32;
 constexpr int32_t kDataCopyAlignBytes = 256;
 constexpr int32_t kFp32AlignSize = 16;
+constexpr int32_t kInt8AlignSize = 32;
 constexpr int32_t kMaxN0WithBias = 64;
 constexpr int32_t kFp32InvalidBaseK = 8;
 
@@ -147,11 +150,13 @@ int32_t BestSingleCore(int32_t shape, int32_t mapped, int32_t cores, bool is_k) 
   return best;
 }
 
+// Core-split candidates: up to 72 without a heap allocation.
+using Factors = absl::InlinedVector<int32_t, 72>;
+
 // Sorted, duplicate-free insert (AddFactor).
-void AddFactor(std::vector<int32_t>& factors, int32_t value) {
-  factors.push_back(value);
-  std::sort(factors.begin(), factors.end());
-  factors.erase(std::unique(factors.begin(), factors.end()), factors.end());
+void AddFactor(Factors& factors, int32_t value) {
+  const auto at = std::lower_bound(factors.begin(), factors.end(), value);
+  if (at == factors.end() || *at != value) factors.insert(at, value);
 }
 
 // Up to two divisors of `dim` around `base`: the first above it (at most
@@ -163,6 +168,25 @@ void TwoFactors(int32_t (&out)[2], int32_t base, int32_t dim, int32_t max_num) {
   }
   out[0] = out[1] = 0;
   int count = 0;
+  if (dim > 0 && (dim & (dim - 1)) == 0) {
+    // A power of two (half the calls: BestPowerOfTwo's): its divisors are
+    // the powers of two up to it, so both walks end at the next one.
+    const uint32_t udim = static_cast<uint32_t>(dim);
+    if (base >= 0 && base < dim) {
+      // The least power of two above base.
+      const uint32_t up =
+          base == 0 ? 1U : uint32_t{1} << (32 - __builtin_clz(static_cast<uint32_t>(base)));
+      if (up <= udim && static_cast<int64_t>(up) <= max_num)
+        out[count++] = static_cast<int32_t>(up);
+    }
+    if (base >= 1) {
+      const uint32_t top = std::min<uint32_t>(static_cast<uint32_t>(base), udim);
+      const uint32_t below = uint32_t{1} << (31 - __builtin_clz(top));
+      out[count++] = static_cast<int32_t>(below);
+      if (count < 2 && below > 1) out[count++] = static_cast<int32_t>(below >> 1);
+    }
+    return;
+  }
   for (int32_t up = base + 1; up <= max_num && up <= dim; ++up) {
     if (dim % up == 0) {
       out[count++] = up;
@@ -192,13 +216,24 @@ void NearestFactor(int32_t base, int32_t& factor, int32_t cap = INT32_MAX) {
   while (factor > cap || (factor > 0 && base % factor != 0)) --factor;
 }
 
-// Values in descending order without repeats.
-void SortDescendingUnique(std::vector<int32_t>& values) {
-  std::sort(values.rbegin(), values.rend());
-  values.erase(std::unique(values.begin(), values.end()), values.end());
-}
+// Up to four candidate factors, walked in descending order without repeats.
+struct FourFactors {
+  std::array<int32_t, 4> values{};
+  int size = 0;
 
-int32_t BitsOf(DataType type) { return type == DataType::kFloat32 ? 32 : 16; }
+  // Sorts values[0..3] descending and drops repeats.
+  void SortDescendingUnique() {
+    std::sort(values.begin(), values.end(), [](int32_t a, int32_t b) { return a > b; });
+    size = 0;
+    for (int i = 0; i < 4; ++i) {
+      if (size == 0 || values[i] != values[size - 1]) values[size++] = values[i];
+    }
+  }
+  const int32_t* begin() const { return values.data(); }
+  const int32_t* end() const { return values.data() + size; }
+};
+
+int32_t BitsOf(DataType type) { return static_cast<int32_t>(DataTypeBits(type)); }
 
 // --- Search state --------------------------------------------------------------
 
@@ -568,14 +603,14 @@ void CubeSearch::SplitCoresByFactors() {
   // GetBlockFactors: candidates divide the extent, its mapped extent or the
   // core count.
   auto candidates = [&](int32_t shape, int32_t mapped) {
-    std::vector<int32_t> out;
+    Factors out;
     for (int32_t i = 1; i <= std::min(cores_, shape); ++i) {
       if (shape % i == 0 || mapped % i == 0 || cores_ % i == 0) out.push_back(i);
     }
     return out;
   };
-  std::vector<int32_t> m_factors = candidates(m32_, m_mapped_);
-  std::vector<int32_t> n_factors = candidates(n32_, n_mapped_);
+  Factors m_factors = candidates(m32_, m_mapped_);
+  Factors n_factors = candidates(n32_, n_mapped_);
   // AddOptimalFactors: the split of the cores in the ratio of M to N.
   if (cores_ > 1) {
     const float point = static_cast<float>(std::sqrt(
@@ -591,6 +626,8 @@ void CubeSearch::SplitCoresByFactors() {
   for (const int32_t n_factor : n_factors) {
     if (invalid(n_factor)) continue;
     for (const int32_t m_factor : m_factors) {
+      // m_factors ascend: past the core count every larger one is too.
+      if (n_factor * m_factor > cores_) break;
       if (invalid(n_factor * m_factor)) continue;
       TryCoreFactors(m_factor, n_factor);
     }
@@ -723,8 +760,16 @@ void CubeSearch::SearchL0Candidates(int32_t major_axis, L0Block& best) {
   l0_.max_axis_point = std::min(11, 64);
   l0_.max_n = has_bias_ ? bias_n_max : 64;
 
-  const int32_t major_dim = major_axis == 0 ? core_.m : core_.n;
-  const int32_t minor_dim = major_axis == 0 ? core_.n : core_.m;
+  // An 8-bit B loads N in pairs of fractals (L0B_ALIGN_SIZE): N and its
+  // candidate factors round up to even (GetL0bAlign).
+  const int32_t n_align = b_bits_ == 8 ? 2 : 1;
+  const int32_t n_dim = Align32(core_.n, n_align);
+  const auto align_n_side = [n_align](FourFactors& factors) {
+    if (n_align == 1) return;
+    for (int32_t& f : factors.values) f = Align32(f, n_align);
+  };
+  const int32_t major_dim = major_axis == 0 ? core_.m : n_dim;
+  const int32_t minor_dim = major_axis == 0 ? n_dim : core_.m;
   const int32_t major_k = major_axis == 0 ? l0_.max_mk : l0_.max_nk;
   const int32_t minor_k = major_axis == 0 ? l0_.max_nk : l0_.max_mk;
   const int32_t max_n = l0_.max_n;
@@ -733,28 +778,30 @@ void CubeSearch::SearchL0Candidates(int32_t major_axis, L0Block& best) {
   const bool bias_on_minor = major_axis == 0 && has_bias_;
   int32_t two[2] = {0, 0};
 
-  std::vector<int32_t> majors(4, 0);
+  FourFactors majors;
   const int32_t point = bias_on_major ? std::min(l0_.max_axis_point, max_n) : l0_.max_axis_point;
   const int32_t limit = bias_on_major ? std::min(l0_.max_axis_num, max_n) : l0_.max_axis_num;
   TwoFactors(two, point, major_dim, limit);
-  majors[0] = two[0];
-  majors[1] = two[1];
+  majors.values[0] = two[0];
+  majors.values[1] = two[1];
   TwoFactors(two, point, BestPowerOfTwo(major_dim), limit);
-  majors[2] = two[0];
-  majors[3] = two[1];
-  SortDescendingUnique(majors);
+  majors.values[2] = two[0];
+  majors.values[3] = two[1];
+  if (major_axis != 0) align_n_side(majors);
+  majors.SortDescendingUnique();
   for (const int32_t major : majors) {
     if (major == 0 || major > l0_.max_mn || major > major_k || major > major_dim) continue;
     const int32_t minor_max = std::min(l0_.max_mn / major, minor_k);
-    std::vector<int32_t> minors(4, 0);
+    FourFactors minors;
     const int32_t minor_cap = bias_on_minor ? std::min(minor_max, max_n) : minor_max;
     TwoFactors(two, minor_cap, minor_dim, minor_cap);
-    minors[0] = two[0];
-    minors[1] = two[1];
+    minors.values[0] = two[0];
+    minors.values[1] = two[1];
     TwoFactors(two, minor_cap, BestPowerOfTwo(minor_dim), minor_cap);
-    minors[2] = two[0];
-    minors[3] = two[1];
-    SortDescendingUnique(minors);
+    minors.values[2] = two[0];
+    minors.values[3] = two[1];
+    if (major_axis == 0) align_n_side(minors);
+    minors.SortDescendingUnique();
     for (const int32_t minor : minors) {
       if (minor == 0 || minor * major > l0_.max_mn || minor > minor_k || minor > minor_dim ||
           minor > major_k) {
@@ -763,14 +810,14 @@ void CubeSearch::SearchL0Candidates(int32_t major_axis, L0Block& best) {
       const int32_t n_side = major_axis != 0 ? major : minor;
       if (n_side > kMaxN0WithBias && has_bias_) continue;
       const int32_t k0_max = std::min(major_k / major, minor_k / minor);
-      std::vector<int32_t> k0s(4, 0);
+      FourFactors k0s;
       TwoFactors(two, k0_max, core_.k, k0_max);
-      k0s[0] = two[0];
-      k0s[1] = two[1];
+      k0s.values[0] = two[0];
+      k0s.values[1] = two[1];
       TwoFactors(two, k0_max, BestPowerOfTwo(core_.k), l0_.max_axis_num);
-      k0s[2] = two[0];
-      k0s[3] = two[1];
-      SortDescendingUnique(k0s);
+      k0s.values[2] = two[0];
+      k0s.values[3] = two[1];
+      k0s.SortDescendingUnique();
       for (int32_t k0 : k0s) {
         if (k0 == 0 || minor * k0 > minor_k || major * k0 > major_k) continue;
         if (NeedsEvenK() && k0 == 1) k0 = 2;
@@ -782,6 +829,16 @@ void CubeSearch::SearchL0Candidates(int32_t major_axis, L0Block& best) {
               (in_.trans_a ? Align32(k0, 2) : k0) * kC0Bytes * m_l0 * kC0 * kDbOn;
           const int32_t b_bytes =
               (in_.trans_a || !in_.trans_b ? Align32(k0, 2) : k0) * kC0Bytes * n_l0 * kC0 * kDbOn;
+          if (a_bytes > l0a_ || b_bytes > l0b_) continue;
+        } else if (a_bits_ == 8) {
+          // 8-bit blocks: the side that is not K-major in L0 pads its
+          // fractals to pairs.
+          const int32_t m_l0 = major_axis != 0 ? minor : major;
+          const int32_t n_l0 = major_axis != 0 ? major : minor;
+          const int32_t a_bytes =
+              k0 * kC0Bytes * (in_.trans_a ? Align32(m_l0, 2) : m_l0) * kC0 * kDbOn;
+          const int32_t b_bytes =
+              k0 * kC0Bytes * (in_.trans_b ? n_l0 : Align32(n_l0, 2)) * kC0 * kDbOn;
           if (a_bytes > l0a_ || b_bytes > l0b_) continue;
         }
         ConsiderL0(k0, major, minor);
@@ -970,11 +1027,23 @@ void CubeSearch::NeitherDoubleBuffer() {
 void CubeSearch::NeitherKSideBySide(int axis) {
   L1Plan& p = l1_plan_;
   const int32_t bias = p.bias_times * p.n_b * l0_.n * kC0 * l0_.bias_bytes * p.db_b;
-  const int32_t align_k = CeilDiv32(l0_.k * reduce_, kFp32AlignSize) * kFp32AlignSize * a_bits_ / 8;
+  // K, M and N cuts align to 16 elements (fp32's fractal), 32 for 8-bit
+  // data (INT8_ALIGN_SIZE).
+  const bool a8 = a_bits_ == 8, b8 = b_bits_ == 8;
+  const int32_t align = a8 ? kInt8AlignSize : kFp32AlignSize;
+  const int32_t align_k = CeilDiv32(l0_.k * reduce_, align) * align * a_bits_ / 8;
+  const int32_t align_n = CeilDiv32(p.n_b * kC0, align) * align;
+  const int32_t align_m = CeilDiv32(p.m_a * kC0, align) * align;
   if (axis == 1) {
+    // B's slice is sized by its K alignment (fp32 B, or a transposed 8-bit
+    // A), by its N alignment (an 8-bit B not transposed), or in fractals.
+    const bool b_wide_k = b_fp32_ || (in_.trans_a && a8);
+    const bool b_wide_n = !b_wide_k && !in_.trans_b && b8;
     p.k_b = l0_.k;
-    if (b_fp32_) {
+    if (b_wide_k) {
       p.b_size = p.k_b * l0_.n * kC0 * align_k * p.n_b * p.db_b;
+    } else if (b_wide_n) {
+      p.b_size = p.k_b * l0_.n * align_k * align_n * p.db_b;
     } else {
       p.b_size = p.k_b * p.n_b * l0_.n * kFractalBytes * p.db_b;
     }
@@ -986,8 +1055,10 @@ void CubeSearch::NeitherKSideBySide(int axis) {
     p.k_a = p.a_times * l0_.k;
     p.a_size = p.k_a * p.m_a * l0_.m * kFractalBytes * p.db_a;
     p.b_size = l1_ - p.a_size;
-    if (b_fp32_) {
+    if (b_wide_k) {
       p.k_b = std::min(Quot(p.b_size - bias, p.n_b * l0_.n * kC0 * p.db_b * align_k), core_.k);
+    } else if (b_wide_n) {
+      p.k_b = std::min(Quot(p.b_size - bias, align_n * l0_.n * p.db_b * align_k), core_.k);
     } else {
       p.k_b = std::min(Quot(p.b_size - bias, p.n_b * l0_.n * kC0 * p.db_b * kC0Bytes), core_.k);
     }
@@ -996,10 +1067,16 @@ void CubeSearch::NeitherKSideBySide(int axis) {
     p.k_b = p.b_times * l0_.k;
     return;
   }
-  const bool a_wide_k = in_.trans_a && a_fp32_;
+  // A's slice is sized by its K alignment (a transposed fp32 A, or an 8-bit
+  // A not transposed), by its M alignment (a transposed 8-bit A), or in
+  // fractals.
+  const bool a_wide_k = (in_.trans_a && a_fp32_) || (!in_.trans_a && a8);
+  const bool a_wide_m = !a_wide_k && in_.trans_a && a8;
   p.k_a = l0_.k;
   if (a_wide_k) {
     p.a_size = p.k_a * p.m_a * l0_.m * kC0 * align_k * p.db_a;
+  } else if (a_wide_m) {
+    p.a_size = p.k_a * align_m * l0_.m * align_k * p.db_a;
   } else {
     p.a_size = p.k_a * p.m_a * l0_.m * kFractalBytes * p.db_a;
   }
@@ -1010,8 +1087,12 @@ void CubeSearch::NeitherKSideBySide(int axis) {
   p.k_b = p.b_times * l0_.k;
   p.b_size = p.k_b * p.n_b * l0_.n * kFractalBytes * p.db_b;
   p.a_size = l1_ - p.b_size;
-  const int32_t factor = p.m_a * l0_.m * kC0 * p.db_a * (a_wide_k ? align_k : kC0Bytes);
-  p.k_a = factor == 0 ? core_.k : std::min((p.a_size - bias) / factor, core_.k);
+  if (a_wide_m) {
+    p.k_a = std::min(Quot(p.a_size - bias, align_m * l0_.m * p.db_a * align_k), core_.k);
+  } else {
+    const int32_t factor = p.m_a * l0_.m * kC0 * p.db_a * (a_wide_k ? align_k : kC0Bytes);
+    p.k_a = factor == 0 ? core_.k : std::min((p.a_size - bias) / factor, core_.k);
+  }
   p.a_times = std::max(std::min(p.k_a / l0_.k, p.max_k_a), 1);
   NearestFactor(p.all_times, p.a_times);
   p.k_a = p.a_times * l0_.k;

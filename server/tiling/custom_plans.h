@@ -63,6 +63,18 @@ TilingPlan ResidentBandPlan(const MatmulProblem& problem, const ChipSpec& chip,
 // with M == 1 or N == 1, whatever its operand dtype.
 absl::StatusOr<TilingPlan> VectorMulPlan(const MatmulProblem& problem, const ChipSpec& chip);
 
+// The plan of TransposeBatchMatMul's or TransposeQuantBatchMatMul's BASE
+// with the block base_m x base_n instead of CANN's (no decode-shape
+// rebalance; defined in strategies/transpose_batch.cc): base_k by the rule CANN applies to a
+// rebalanced block (the largest multiple of its K alignment of which the
+// block's longer side fits half of L0A, at most K), then the strategy's own L1 staging,
+// key and struct, so that the op's kernel runs it. For the advisor's block
+// search. kFailedPrecondition when not even one K alignment unit fits, or
+// as the strategy fails; kInvalidArgument for a problem of another op.
+absl::StatusOr<TilingPlan> TransposePlanWithBlock(const MatmulProblem& problem,
+                                                  const ChipSpec& chip, uint64_t base_m,
+                                                  uint64_t base_n);
+
 }  // namespace npu::tiling
 
 #endif  // NPU_SERVER_TILING_CUSTOM_PLANS_H_

@@ -18,6 +18,8 @@ using schedule_internal::ExpandQuantHighLevel;
 using schedule_internal::ExpandQuantStreamK;
 using schedule_internal::ExpandQuantWithoutBatch;
 using schedule_internal::ExpandWeightQuant;
+using schedule_internal::ExpandTransposeBatch;
+using schedule_internal::TransposeBatchBlock;
 using schedule_internal::HighLevelBatchBlock;
 using schedule_internal::IterBatchBlock;
 using schedule_internal::MergeBatchBlock;
@@ -70,6 +72,15 @@ KernelType QuantByKey(const TilingKey& key) {
 // WeightQuantBatchMatmulV2's kernels (ASCENDC_TPL_MIX_AIC_1_2 in every
 // selection of its arch35 key header): the AIVs dequantize the weight.
 KernelType MixedAlways(const TilingKey& /*key*/) { return KernelType::kMixed1To2; }
+// The transposed batch matmuls' kernels: TransposeBatchMatMul's run on the
+// cube cores alone (AIC_ONLY in every selection of
+// transpose_batch_mat_mul_tiling_key.h); TransposeQuantBatchMatMul's FP8
+// kernel dequantizes on the vector cores (MIX_AIC_1_2), its MXFP8 and HIFP8
+// kernels in the fixpipe (AIC_ONLY; transpose_quant_batch_mat_mul_tiling_key.h).
+KernelType TransposeByKey(const TilingKey& key) {
+  const bool fp8 = key.layout == KeyLayout::kTransposeQuant && key.precision_mode == 0;
+  return fp8 ? KernelType::kMixed1To2 : KernelType::kAicOnly;
+}
 
 // Their buffers are sized by CANN's own calculators (server/tiling/quant/),
 // not by the float kernels' formulas: no demand is checked here.
@@ -113,6 +124,10 @@ constexpr KernelRow kRows[] = {
      QuantBufferDemand, WeightQuantBlock, false},
     {KernelId::kWeightQuantCustom, "WEIGHT_QUANT_CUSTOM", MixedAlways, ExpandWeightQuant,
      QuantBufferDemand, WeightQuantBlock, false},
+    {KernelId::kTransposeBatch, "TRANSPOSE_BATCH", TransposeByKey, ExpandTransposeBatch,
+     TransposeBufferDemand, TransposeBatchBlock, false},
+    {KernelId::kTransposeQuantBatch, "TRANSPOSE_QUANT_BATCH", TransposeByKey,
+     ExpandTransposeBatch, TransposeBufferDemand, TransposeBatchBlock, false},
 };
 static_assert(std::size(kRows) == kKernelCount);
 

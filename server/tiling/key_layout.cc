@@ -198,6 +198,59 @@ constexpr KeyFieldSpec kWeightQuantFields[] = {
     NPU_WQ_FIELD("is_weight_nz", 35, 1, 1, {}),
 };
 #undef NPU_WQ_FIELD
+// TransposeBatchMatMul and TransposeQuantBatchMatMul (CANN's
+// ASCENDC_TPL_ARGS_DECL of their kernels, transpose_batch_mat_mul_tiling_key.h
+// and transpose_quant_batch_mat_mul_tiling_key.h): PERM_X1 4 bits, PERM_X2 4,
+// BATCH_SPLIT 4 (the quantized op's: 2), then API_LEVEL 4 (the quantized
+// op's PRECISION_MODE 4), from the low bits up.
+constexpr std::string_view kPermX1Names[] = {"PERM_X1_0_1_2", "PERM_X1_1_0_2"};
+constexpr std::string_view kPermX2Names[] = {"PERM_X2_0_1_2", "PERM_X2_0_2_1"};
+constexpr std::string_view kBatchSplitNames[] = {"BATCH_SPLIT_FALSE", "BATCH_SPLIT_TRUE"};
+constexpr std::string_view kTransposeApiLevels[] = {"HIGH_LEVEL", "BASIC_LEVEL", "TENSOR_LEVEL"};
+constexpr std::string_view kPrecisionModes[] = {"FP8", "MXFP8", "HIFP8"};
+
+constexpr KeyFieldSpec kPermX1 = {
+    "perm_x1",
+    0,
+    4,
+    1,
+    "PERM_X1 above 1",
+    [](const TilingKey& k) { return static_cast<uint64_t>(k.perm_x1); },
+    [](TilingKey& k, uint64_t v) { k.perm_x1 = static_cast<uint8_t>(v); },
+    kPermX1Names};
+constexpr KeyFieldSpec kPermX2 = {
+    "perm_x2",
+    4,
+    4,
+    1,
+    "PERM_X2 above 1",
+    [](const TilingKey& k) { return static_cast<uint64_t>(k.perm_x2); },
+    [](TilingKey& k, uint64_t v) { k.perm_x2 = static_cast<uint8_t>(v); },
+    kPermX2Names};
+
+constexpr KeyFieldSpec kTransposeBatchFields[] = {
+    kPermX1,
+    kPermX2,
+    {"batch_split", 8, 4, 1, "BATCH_SPLIT above 1",
+     [](const TilingKey& k) { return static_cast<uint64_t>(k.batch_split); },
+     [](TilingKey& k, uint64_t v) { k.batch_split = static_cast<uint8_t>(v); }, kBatchSplitNames},
+    {"api_level", 12, 4, 2, "API_LEVEL above 2",
+     [](const TilingKey& k) { return static_cast<uint64_t>(k.api_level); },
+     [](TilingKey& k, uint64_t v) { k.api_level = static_cast<ApiLevel>(v); },
+     kTransposeApiLevels},
+};
+
+constexpr KeyFieldSpec kTransposeQuantFields[] = {
+    kPermX1,
+    kPermX2,
+    {"batch_split", 8, 2, 1, "BATCH_SPLIT above 1",
+     [](const TilingKey& k) { return static_cast<uint64_t>(k.batch_split); },
+     [](TilingKey& k, uint64_t v) { k.batch_split = static_cast<uint8_t>(v); }, kBatchSplitNames},
+    {"precision_mode", 10, 4, 2, "PRECISION_MODE above 2",
+     [](const TilingKey& k) { return static_cast<uint64_t>(k.precision_mode); },
+     [](TilingKey& k, uint64_t v) { k.precision_mode = static_cast<uint8_t>(v); },
+     kPrecisionModes},
+};
 
 constexpr KeyLayoutSpec kLayouts[] = {
     {KeyLayout::kMatMul, "MATMUL", kMatMulFields, /*reserved_mask=*/0xA0, "bad transpose bits",
@@ -207,6 +260,10 @@ constexpr KeyLayoutSpec kLayouts[] = {
      /*listed=*/true},
     {KeyLayout::kWeightQuant, "WEIGHT_QUANT", kWeightQuantFields, /*reserved_mask=*/0, "",
      /*width=*/36, /*listed=*/true},
+    {KeyLayout::kTransposeBatch, "TRANSPOSE_BATCH", kTransposeBatchFields, /*reserved_mask=*/0,
+     "", /*width=*/16, /*listed=*/true},
+    {KeyLayout::kTransposeQuant, "TRANSPOSE_QUANT", kTransposeQuantFields, /*reserved_mask=*/0,
+     "", /*width=*/14, /*listed=*/true},
 };
 
 constexpr bool InLayoutOrder() {
@@ -248,6 +305,10 @@ uint64_t TilingKey::Encode() const {
       return Pack<kQuantFields>(*this);
     case KeyLayout::kWeightQuant:
       return Pack<kWeightQuantFields>(*this);
+    case KeyLayout::kTransposeBatch:
+      return Pack<kTransposeBatchFields>(*this);
+    case KeyLayout::kTransposeQuant:
+      return Pack<kTransposeQuantFields>(*this);
   }
   return Pack<kMatMulFields>(*this);
 }

@@ -56,6 +56,9 @@ struct OperatorSpec {
   bool takes_tensor_api_switch = false;
   // Takes QuantBatchMatmulV3's scales, offset and group sizes (quant).
   bool takes_quant = false;
+  // Takes the perms, the batch, the batch split and the output scale of the
+  // transposed batch matmuls (transpose).
+  bool takes_transpose = false;
 };
 
 // One row per MatmulOp, in its order.
@@ -87,6 +90,21 @@ inline constexpr OperatorSpec kOperatorSpecs[] = {
      /*wire_default=*/false, KeyLayout::kWeightQuant, /*batched=*/false, WalkPolicy::kFallThrough,
      /*batched_bias=*/false, /*takes_slice_view=*/false, /*takes_epilogue=*/false,
      /*takes_tensor_api_switch=*/false, /*takes_quant=*/true},
+    // One 3-D batch dim of their own (transpose.batch), not NumPy batch
+    // dims; one strategy each, so a failure ends the walk with no plan.
+    {MatmulOp::kTransposeBatchMatMul, "TransposeBatchMatMul", "transpose_batch_matmul",
+     "transpose_batch_mat_mul", /*wire_value=*/5, /*wire_default=*/false,
+     KeyLayout::kTransposeBatch, /*batched=*/false, WalkPolicy::kFallThrough,
+     /*batched_bias=*/false, /*takes_slice_view=*/false, /*takes_epilogue=*/false,
+     /*takes_tensor_api_switch=*/false, /*takes_quant=*/false, /*takes_transpose=*/true},
+    // Its x1 / x2 scales and group size are quant.pertoken / quant.scale and
+    // quant.group_size_*.
+    {MatmulOp::kTransposeQuantBatchMatMul, "TransposeQuantBatchMatMul",
+     "transpose_quant_batch_matmul", "transpose_quant_batch_mat_mul", /*wire_value=*/6,
+     /*wire_default=*/false, KeyLayout::kTransposeQuant, /*batched=*/false,
+     WalkPolicy::kFallThrough, /*batched_bias=*/false, /*takes_slice_view=*/false,
+     /*takes_epilogue=*/false, /*takes_tensor_api_switch=*/false, /*takes_quant=*/true,
+     /*takes_transpose=*/true},
 };
 // The row of `op`.
 inline const OperatorSpec& OperatorSpecOf(MatmulOp op) {

@@ -71,4 +71,35 @@ CubeBufferDemand MergeBatchBufferDemand(const TilingPlan& plan, const MatmulProb
   return d;
 }
 
+CubeBufferDemand TransposeBufferDemand(const TilingPlan& plan, const MatmulProblem& problem) {
+  using F = HighLevelBatchField;
+  const uint64_t a_bytes = DataTypeBytes(problem.dtype_a);
+  const uint64_t b_bytes = DataTypeBytes(problem.dtype_b);
+  const uint64_t base_m = Get(plan.data, F::kBaseM).value_or(plan.block.base_m);
+  const uint64_t base_n = Get(plan.data, F::kBaseN).value_or(plan.block.base_n);
+  const uint64_t base_k = Get(plan.data, F::kBaseK).value_or(plan.block.base_k);
+  const uint64_t depth_a = Get(plan.data, F::kDepthA1).value_or(plan.block.depth_a1);
+  const uint64_t depth_b = Get(plan.data, F::kDepthB1).value_or(plan.block.depth_b1);
+  CubeBufferDemand d;
+  d.l0a_bytes = kDoubleBuffer * base_m * base_k * a_bytes;
+  d.l0b_bytes = kDoubleBuffer * base_k * base_n * b_bytes;
+  d.l0c_bytes = base_m * base_n * kFp32Bytes * std::max<uint64_t>(1, plan.block.l0c_db);
+  d.stage_k = std::max(plan.block.k_l1, base_k);
+  d.l1_a_bytes = depth_a * base_m * base_k * a_bytes;
+  d.l1_b_bytes = depth_b * base_n * base_k * b_bytes;
+  // MXFP8 (PRECISION_MODE 1): ceil(baseK / 32) float8_e8m0 scales, in
+  // pairs, per row (column) of a block, scaleFactor loads of them per depth.
+  const bool mx = plan.key.layout == KeyLayout::kTransposeQuant && plan.key.precision_mode == 1;
+  if (mx) {
+    const uint64_t scale_k = CeilAlign(CeilDiv(base_k, uint64_t{32}), uint64_t{2});
+    const uint64_t para = Get(plan.data, F::kMxTypePara).value_or(0x01010101);
+    d.l1_a_bytes += (para & 0xFF) * depth_a * scale_k * base_m;
+    d.l1_b_bytes += ((para >> 8) & 0xFF) * depth_b * scale_k * base_n;
+  }
+  // An INT8 y's dequantization words: 8 bytes per column of the block.
+  const uint64_t scale_words = problem.transpose.scale.present ? base_n * 8 : 0;
+  d.l1_bytes = d.l1_a_bytes + d.l1_b_bytes + scale_words;
+  return d;
+}
+
 }  // namespace npu::tiling

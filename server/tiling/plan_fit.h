@@ -72,6 +72,12 @@ inline CubeBufferDemand StreamedBufferDemand(const TilingPlan& plan, const Matmu
 CubeBufferDemand IterBatchBufferDemand(const TilingPlan& plan, const MatmulProblem& problem);
 CubeBufferDemand MergeBatchBufferDemand(const TilingPlan& plan, const MatmulProblem& problem);
 
+// The transposed batch matmuls' kernels (BatchMatMulV3TilingData): the L0
+// halves of the block; in L1 depthA1 (depthB1) base blocks of A (B), with
+// their MX scales (an MXFP8 plan's scale factors of them) and an INT8 y's
+// dequantization words for one block of columns.
+CubeBufferDemand TransposeBufferDemand(const TilingPlan& plan, const MatmulProblem& problem);
+
 // A buffer whose demand exceeds the chip.
 struct BufferOverflow {
   CubeBuffer buffer = CubeBuffer::kL0a;

@@ -61,7 +61,7 @@ size_t DimsBytes(const std::vector<int64_t>& dims) { return 8 * (1 + dims.size()
 
 // A field added to MatmulProblem or one of its groups must be added to
 // AppendProblemKey() too; these sizes are the reminder (x86-64 layout).
-static_assert(sizeof(MatmulProblem) == 576,
+static_assert(sizeof(MatmulProblem) == 696,
               "MatmulProblem changed: add the new field to AppendProblemKey()");
 static_assert(sizeof(BatchDims) == 104,
               "BatchDims changed: add the new field to AppendProblemKey()");
@@ -69,6 +69,8 @@ static_assert(sizeof(FusedEpilogue) == 40,
               "FusedEpilogue changed: add the new field to AppendProblemKey()");
 static_assert(sizeof(QuantInputs) == 288,
               "QuantInputs changed: add the new field to AppendQuantKey()");
+static_assert(sizeof(TransposeAttrs) == 120,
+              "TransposeAttrs changed: add the new field to WriteTransposeKey()");
 
 // QuantBatchMatmulV3's group: one presence byte per optional tensor (an
 // absent one adds nothing else), then the shapes and the attributes.
@@ -94,6 +96,25 @@ void WriteQuantKey(const QuantInputs& q, KeyWriter& key) {
     key.U64(static_cast<uint64_t>(size));
   }
   key.Byte(q.tensor_api);
+}
+
+// The transposed batch matmuls' group: the perms, the batch, the split and
+// the scale (its presence byte, then its dtype and shape).
+size_t TransposeKeyBytes(const TransposeAttrs& t) {
+  return DimsBytes(t.perm_x1) + DimsBytes(t.perm_x2) + DimsBytes(t.perm_y) + 2 * 8 + 1 +
+         (t.scale.present ? 1 + DimsBytes(t.scale.shape) : 0);
+}
+
+void WriteTransposeKey(const TransposeAttrs& t, KeyWriter& key) {
+  key.Dims(t.perm_x1);
+  key.Dims(t.perm_x2);
+  key.Dims(t.perm_y);
+  key.U64(static_cast<uint64_t>(t.batch));
+  key.U64(static_cast<uint64_t>(t.batch_split_factor));
+  key.Byte(t.scale.present);
+  if (!t.scale.present) return;
+  key.Byte(static_cast<uint8_t>(t.scale.dtype));
+  key.Dims(t.scale.shape);
 }
 
 }  // namespace
@@ -122,7 +143,8 @@ void AppendProblemKey(const MatmulProblem& p, std::string& key) {
   };
   const std::vector<int64_t>* const lists[] = {
       &p.storage_shape_b, &p.batch.a, &p.batch.b, &p.batch.c, &p.batch.bias, &p.fused.x3_shape};
-  size_t bytes = 3 * 8 + sizeof(small) + 2 * 8 + 4 * 8 + QuantKeyBytes(p.quant);
+  size_t bytes =
+      3 * 8 + sizeof(small) + 2 * 8 + 4 * 8 + QuantKeyBytes(p.quant) + TransposeKeyBytes(p.transpose);
   for (const std::vector<int64_t>* dims : lists) bytes += DimsBytes(*dims);
 
   KeyWriter out(key, bytes);
@@ -137,6 +159,7 @@ void AppendProblemKey(const MatmulProblem& p, std::string& key) {
   out.U64(static_cast<uint64_t>(slice.row_stride));
   for (const std::vector<int64_t>* dims : lists) out.Dims(*dims);
   WriteQuantKey(p.quant, out);
+  WriteTransposeKey(p.transpose, out);
 }
 
 void AppendChipKey(const ChipSpec& chip, std::string& key) {

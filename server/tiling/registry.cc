@@ -14,6 +14,7 @@
 #include "server/tiling/operator_table.h"
 #include "server/tiling/plan_fit.h"
 #include "server/tiling/status_macros.h"
+#include "server/tiling/transpose/transpose_parse.h"
 #include "server/tiling/validate.h"
 
 namespace npu::tiling {
@@ -103,6 +104,17 @@ ProblemFacts DeriveFacts(const MatmulProblem& problem, const quant::QuantFacts* 
     return facts;
   }
   if (OperatorSpecOf(problem.op).batched) DeriveBatchFacts(problem, facts);
+  if (transpose::IsTransposeOp(problem.op)) {
+    // CANN's batch info of the transposed batch matmuls: x1's, x2's and y's
+    // one batch dim, in the innermost slot.
+    const uint64_t batch = static_cast<uint64_t>(problem.transpose.batch);
+    facts.batch_context = true;
+    facts.batch_a_dims = {1, 1, 1, batch};
+    facts.batch_b_dims = facts.batch_a_dims;
+    facts.batch_c_dims = facts.batch_a_dims;
+    facts.batch_a = facts.batch_b = facts.batch_c = batch;
+    facts.row_stride = facts.k;
+  }
   return facts;
 }
 

@@ -141,6 +141,14 @@ absl::StatusOr<Schedule> ExpandWeightQuant(const TilingPlan& plan, const MatmulP
                                            const ChipSpec& chip, uint64_t batch);
 // Its block: plan.block (the struct's TCubeTiling) with the whole K per core.
 BlockTiling WeightQuantBlock(const TilingPlan& plan, const MatmulProblem& walked);
+// The transposed batch matmuls' tile loop (schedule_transpose.cc): C is
+// mL1 x nL1 tiles, batch x mCnt x nCnt of them, batch outermost; core c
+// runs tiles c, c + usedCoreNum, ...; inside a batch the tiles follow the
+// SWAT window of aswWindowLen rows, serpentine; each tile runs its whole K.
+// The perms change where a tile's rows sit in GM, not which tiles a core
+// runs.
+absl::StatusOr<Schedule> ExpandTransposeBatch(const TilingPlan& plan, const MatmulProblem& walked,
+                                              const ChipSpec& chip, uint64_t batch);
 
 // The block sizes a kernel works with (KernelBlock(), the `block` of each
 // row): plan.block for most; ITER_BATCH takes baseM/N/K from its struct and
@@ -156,6 +164,9 @@ BlockTiling HighLevelBatchBlock(const TilingPlan& plan, const MatmulProblem& wal
 // slice is streamKTiling.singleCoreK), kBL1 (MX and A full load) or
 // min(kAL1, kBL1).
 BlockTiling QuantBlock(const TilingPlan& plan, const MatmulProblem& walked);
+// The transposed batch matmuls: the struct's base block, mL1 x nL1 tiles and
+// kL1-deep L1 stages.
+BlockTiling TransposeBatchBlock(const TilingPlan& plan, const MatmulProblem& walked);
 
 // Per-axis description of the ASWT L1 blocks, including CANN's tail-block
 // merge (mBaseTailSplitCnt / mTailMain): the last `tail_split` blocks of the

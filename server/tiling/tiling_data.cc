@@ -44,6 +44,9 @@ constexpr TilingStructSpec kStructs[] = {
     StructOfField(WqAsField{}),
     StructOfField(WqRegBaseField{}),
     StructOfField(WqCustomField{}),
+    // The transposed batch matmuls' kernels read BatchMatMulV3's struct.
+    {KernelId::kTransposeBatch, "BatchMatMulV3TilingData", kHighLevelBatchFields},
+    {KernelId::kTransposeQuantBatch, "BatchMatMulV3TilingData", kHighLevelBatchFields},
 };
 static_assert(std::size(kStructs) == kKernelCount);
 

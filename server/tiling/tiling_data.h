@@ -1301,11 +1301,20 @@ TilingData NewTilingData() {
   return data;
 }
 
+// The kernel family that owns the struct `kernel` reads: itself, or the
+// family whose struct it shares (the transposed batch matmuls read
+// BatchMatMulV3TilingData, BatchMatMulV3's high-level struct).
+constexpr KernelId StructOwner(KernelId kernel) {
+  return kernel == KernelId::kTransposeBatch || kernel == KernelId::kTransposeQuantBatch
+             ? KernelId::kBatchHighLevel
+             : kernel;
+}
+
 // Whether `data` is a struct of the kind `Field` indexes: the typed
 // accessors' guard. Elsewhere a plan's kernel is `plan.data.kernel`.
 template <typename Field>
 constexpr bool IsStruct(const TilingData& data) {
-  return data.kernel == TilingStruct<Field>::kKernel;
+  return StructOwner(data.kernel) == TilingStruct<Field>::kKernel;
 }
 
 // The value of `field`, or nullopt when `data` is not a complete struct of

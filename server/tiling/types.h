@@ -124,13 +124,19 @@ enum class MatmulOp : uint8_t {
   kFusedMatMul = 2,               // a matmul and its epilogue (FusedOp)
   kQuantBatchMatmulV3 = 3,        // 8- / 4-bit inputs with dequantization scales
   kWeightQuantBatchMatmulV2 = 4,  // float x, 8- / 4-bit weight dequantized on the vector cores
+  // y = permute(x1) @ permute(x2) over 3-D tensors, y written back permuted
+  // (MLA's absorbed per-head projections)
+  kTransposeBatchMatMul = 5,
+  kTransposeQuantBatchMatMul = 6,  // the same with float8 / hifloat8 inputs and scales
 };
 // Every operator, in enum order (an index of per-operator tables).
-inline constexpr MatmulOp kAllMatmulOps[] = {MatmulOp::kMatMulV3, MatmulOp::kBatchMatMulV3,
-                                             MatmulOp::kFusedMatMul, MatmulOp::kQuantBatchMatmulV3,
-                                             MatmulOp::kWeightQuantBatchMatmulV2};
+inline constexpr MatmulOp kAllMatmulOps[] = {
+    MatmulOp::kMatMulV3,           MatmulOp::kBatchMatMulV3,
+    MatmulOp::kFusedMatMul,        MatmulOp::kQuantBatchMatmulV3,
+    MatmulOp::kWeightQuantBatchMatmulV2, MatmulOp::kTransposeBatchMatMul,
+    MatmulOp::kTransposeQuantBatchMatMul};
 inline constexpr int kMatmulOpCount = static_cast<int>(sizeof(kAllMatmulOps) / sizeof(MatmulOp));
-// CANN's op type names: "MatMulV3", "BatchMatMulV3", "FusedMatMul".
+// CANN's op type names: "MatMulV3", "BatchMatMulV3", "FusedMatMul"...
 std::string_view MatmulOpName(MatmulOp op);
 // Accepts CANN's names and the wire spellings "matmul_v3",
 // "batch_matmul_v3", "fused_matmul".
@@ -274,6 +280,40 @@ struct QuantInputs {
   bool operator!=(const QuantInputs& o) const { return !(*this == o); }
 };
 
+// TransposeBatchMatMul's and TransposeQuantBatchMatMul's attributes. Both
+// compute y = permute(x1) @ permute(x2) over 3-D tensors that share one
+// batch dim (in MLA models, the heads) and write y back permuted, so that no
+// separate transpose runs. A perm reads a stored tensor as its logical one,
+// logical[i] = stored[perm[i]], with x1 logical [batch, m, k], x2 [batch, k,
+// n] and y [batch, m, n]; the problem's m, n and k are the logical sizes.
+// perm_x1 [1, 0, 2] reads x1 stored [m, batch, k], perm_x2 [0, 2, 1] x2
+// stored [batch, n, k], and perm_y [1, 0, 2] writes y as [m, batch, n]. The
+// quantized op's x1 and x2 scales are the problem's quant.pertoken and
+// quant.scale.
+struct TransposeAttrs {
+  // Each must have three entries (CANN's rule); which ones each op accepts
+  // is its checker's (validate.cc).
+  std::vector<int64_t> perm_x1, perm_x2, perm_y;
+  // The batch of x1, x2 and y. CANN checks no lower bound: 0 is an input.
+  int64_t batch = 1;
+  // CANN's batch_split_factor attribute: y's batch is written in this many
+  // parts (values below 1 mean 1); the batch must divide by it.
+  int64_t batch_split_factor = 1;
+  // TransposeBatchMatMul: the scale of an INT8 y, one 64-bit dequantization
+  // word per (batch, n) column ([batch * n]); absent for a float y.
+  QuantTensorSpec scale;
+
+  bool IsDefault() const {
+    return perm_x1.empty() && perm_x2.empty() && perm_y.empty() && batch == 1 &&
+           batch_split_factor == 1 && !scale.present;
+  }
+  bool operator==(const TransposeAttrs& o) const {
+    return perm_x1 == o.perm_x1 && perm_x2 == o.perm_x2 && perm_y == o.perm_y &&
+           batch == o.batch && batch_split_factor == o.batch_split_factor && scale == o.scale;
+  }
+  bool operator!=(const TransposeAttrs& o) const { return !(*this == o); }
+};
+
 struct MatmulProblem {
   int64_t m = 0;
   int64_t n = 0;
@@ -301,12 +341,14 @@ struct MatmulProblem {
   MatmulOp op = MatmulOp::kMatMulV3;
   BatchDims batch;      // BatchMatMulV3 and FusedMatMul
   FusedEpilogue fused;  // FusedMatMul
-  QuantInputs quant;    // QuantBatchMatmulV3
+  QuantInputs quant;    // QuantBatchMatmulV3, TransposeQuantBatchMatMul
+  TransposeAttrs transpose;  // TransposeBatchMatMul, TransposeQuantBatchMatMul
 
   // Whether the problem is exactly a MatMulV3 one as requests before the op
   // field existed could state it (every new field at its default).
   bool IsPlainMatMulV3() const {
-    return op == MatmulOp::kMatMulV3 && batch.IsDefault() && fused.IsDefault() && quant.IsDefault();
+    return op == MatmulOp::kMatMulV3 && batch.IsDefault() && fused.IsDefault() &&
+           quant.IsDefault() && transpose.IsDefault();
   }
 };
 
@@ -380,8 +422,17 @@ std::string_view KernelTypeName(KernelType type);
 // How an op packs its tiling key. MatMulV3 and BatchMatMulV3 share one
 // layout; FusedMatMul packs the transposes as one field and adds the
 // epilogue and the inner precision; QuantBatchMatmulV3's 18-bit key is its
-// own (transposes, batch mode, kernel type, API level).
-enum class KeyLayout : uint8_t { kMatMul = 0, kFused = 1, kQuant = 2, kWeightQuant = 3 };
+// own (transposes, batch mode, kernel type, API level), and so are
+// WeightQuantBatchMatmulV2's 36 bits and the transposed batch matmuls' (the
+// perms, the batch split and the API level or the precision mode).
+enum class KeyLayout : uint8_t {
+  kMatMul = 0,
+  kFused = 1,
+  kQuant = 2,
+  kWeightQuant = 3,
+  kTransposeBatch = 4,
+  kTransposeQuant = 5,
+};
 // The key layout of `op`.
 KeyLayout KeyLayoutOf(MatmulOp op);
 
@@ -417,12 +468,23 @@ struct TilingKey {
   // WeightQuantBatchMatmulV2 layout only: its 36-bit key as CANN packs it
   // (key_layout.cc names the fields; trans_a / trans_b mirror two of them).
   uint64_t weight_quant_bits = 0;
+  // The transposed batch matmuls' layouts only: PERM_X1 (1: [1, 0, 2], 0:
+  // [0, 1, 2]), PERM_X2 (1: [0, 2, 1], 0: [0, 1, 2]), BATCH_SPLIT (1 when y's
+  // batch is written in parts) and, for TransposeQuantBatchMatMul,
+  // PRECISION_MODE (0 FP8, 1 MXFP8, 2 HIFP8); TransposeBatchMatMul's
+  // API_LEVEL is `api_level`.
+  uint8_t perm_x1 = 0;
+  uint8_t perm_x2 = 0;
+  uint8_t batch_split = 0;
+  uint8_t precision_mode = 0;
 
   // CANN's packed key. MatMul layout: level | ta<<4 | tb<<6 | batch<<8 |
   // model<<12 | full_load<<16 | l0c2out<<20. Fused layout: level |
   // (ta + 2 tb)<<4 | batch<<8 | model<<12 | full_load<<16 | l0c2out<<20 |
   // fused_op<<24 | inner_precise<<28. Quant layout: ta | tb<<2 |
-  // batch<<4 | kernel<<8 | level<<16.
+  // batch<<4 | kernel<<8 | level<<16. TransposeBatch layout: perm_x1 |
+  // perm_x2<<4 | batch_split<<8 | level<<12. TransposeQuant layout: perm_x1
+  // | perm_x2<<4 | batch_split<<8 | precision_mode<<10.
   uint64_t Encode() const;
   // The inverse of Encode() for `layout`; kInvalidArgument when a field is
   // out of range.
@@ -497,8 +559,12 @@ enum class KernelId : uint8_t {
   kWeightQuantAdaptiveSplit,  // WeightQuantBatchMatmulV2ASTilingDataParams (70 words)
   kWeightQuantRegBase,        // WeightQuantBatchMatmulV2RegBaseTilingDataParams (64 words)
   kWeightQuantCustom,         // WeightQuantBatchMatmulV2TilingData (120 words)
+  // BatchMatMulV3TilingData read by the transposed batch matmuls' kernels,
+  // which load x1 and store y through their perms.
+  kTransposeBatch,       // TransposeBatchMatMul
+  kTransposeQuantBatch,  // TransposeQuantBatchMatMul
 };
-inline constexpr size_t kKernelCount = 17;
+inline constexpr size_t kKernelCount = 19;
 
 struct TilingData {
   KernelId kernel = KernelId::kUnstructured;

@@ -18,6 +18,7 @@
 #include "server/tiling/quant/quant_request.h"
 #include "server/tiling/status_macros.h"
 #include "server/tiling/weight_quant/wq_parse.h"
+#include "server/tiling/transpose/transpose_parse.h"
 
 namespace npu::tiling {
 namespace {
@@ -176,6 +177,9 @@ absl::Status CheckFieldsOfOp(const MatmulProblem& p) {
     return only("avoid_tensor_api", &OperatorSpec::takes_tensor_api_switch);
   }
   if (!spec.takes_quant && !p.quant.IsDefault()) return only("quant", &OperatorSpec::takes_quant);
+  if (!spec.takes_transpose && !p.transpose.IsDefault()) {
+    return only("transpose", &OperatorSpec::takes_transpose);
+  }
   // QuantBatchMatmulV3 shapes its bias with quant.bias_shape.
   if (spec.takes_quant && !p.batch.bias.empty()) {
     return Invalid(
@@ -461,6 +465,8 @@ absl::Status ValidateProblem(const MatmulProblem& p,
   if (p.op == MatmulOp::kWeightQuantBatchMatmulV2) {
     return weight_quant::CheckWeightQuantProblem(p);
   }
+  // So are the transposed batch matmuls'.
+  if (transpose::IsTransposeOp(p.op)) return transpose::CheckTransposeProblem(p);
   if (auto s = CheckDim("m", p.m, 1); !s.ok()) return s;
   if (auto s = CheckDim("n", p.n, 1); !s.ok()) return s;
   if (auto s = CheckDim("k", p.k, 0); !s.ok()) return s;

@@ -29,22 +29,6 @@ using ::npu::testing::IsOk;
 using ::npu::testing::ReadFileBytes;
 using ::testing::HasSubstr;
 
-std::string OperatorName(tl::MatmulOp op) {
-  switch (op) {
-    case tl::MatmulOp::kMatMulV3:
-      return "MatMulV3";
-    case tl::MatmulOp::kBatchMatMulV3:
-      return "BatchMatMulV3";
-    case tl::MatmulOp::kFusedMatMul:
-      return "FusedMatMul";
-    case tl::MatmulOp::kQuantBatchMatmulV3:
-      return "QuantBatchMatmulV3";
-    case tl::MatmulOp::kWeightQuantBatchMatmulV2:
-      return "WeightQuantBatchMatmulV2";
-  }
-  return "?";
-}
-
 // C's batch dims: A's and B's broadcast.
 std::vector<int64_t> BatchOfC(const tl::BatchDims& batch) {
   const bool a_longer = batch.a.size() >= batch.b.size();
@@ -94,7 +78,7 @@ TEST_P(QuantExportTest, EveryNodeLowersAsItsModelWasBuilt) {
     ASSERT_EQ(node.status, NodeStatus::kOk) << node.reason;
     ok_flops += *node.flops;
     const tl::MatmulProblem& problem = node.problem;
-    EXPECT_EQ(OperatorName(problem.op), row.at("operator").get<std::string>());
+    EXPECT_EQ(std::string(tl::MatmulOpName(problem.op)), row.at("operator").get<std::string>());
     EXPECT_EQ(problem.m, row.at("m").get<int64_t>());
     EXPECT_EQ(problem.k, row.at("k").get<int64_t>());
     EXPECT_EQ(problem.n, row.at("n").get<int64_t>());

@@ -106,6 +106,8 @@ struct DecodedGoldenCase {
   std::optional<uint64_t> tiling_key;
   // The words CANN's test compares: (index, expected word).
   std::vector<std::pair<size_t, uint32_t>> words;
+  // The golden string's word count, when the test compares all of it.
+  std::optional<size_t> word_count;
 };
 
 inline void PrintTo(const DecodedGoldenCase& c, std::ostream* os) { *os << c.name; }
@@ -124,6 +126,110 @@ inline std::string DimsText(const std::vector<int64_t>& dims) {
   return text + "]";
 }
 
+// The stored shape of a tensor whose logical dims are `logical` read
+// through `perm` (logical[i] = stored[perm[i]]); `logical` for a perm that
+// is not a permutation of 0..n-1.
+inline std::vector<int64_t> StoredThrough(const std::vector<int64_t>& perm,
+                                          const std::vector<int64_t>& logical) {
+  std::vector<int64_t> stored(logical.size(), -1);
+  if (perm.size() != logical.size()) return logical;
+  for (size_t i = 0; i < perm.size(); ++i) {
+    if (perm[i] < 0 || static_cast<size_t>(perm[i]) >= logical.size() || stored[perm[i]] != -1) {
+      return logical;
+    }
+    stored[perm[i]] = logical[i];
+  }
+  return stored;
+}
+
+// A case's expectations: the status, then block dim, key and compared words
+// where given.
+inline void ReadExpected(const nlohmann::json& ex, DecodedGoldenCase& g) {
+  g.expect_refusal = ex.at("status") == "GRAPH_FAILED";
+  if (!ex.at("block_dim").is_null()) g.block_dim = ex.at("block_dim").get<uint32_t>();
+  if (!ex.at("tiling_key").is_null()) g.tiling_key = ex.at("tiling_key").get<uint64_t>();
+  if (ex.contains("compared_word_indices") && !ex.at("compared_word_indices").is_null()) {
+    const auto& words = ex.at("tiling_data_words");
+    for (const auto& index : ex.at("compared_word_indices")) {
+      const size_t i = index.get<size_t>();
+      // The tests print words as int32.
+      g.words.emplace_back(i, static_cast<uint32_t>(words.at(i).get<int64_t>()));
+    }
+    // A test that compares every word compares the string's length too.
+    if (!words.empty() && g.words.size() == words.size()) g.word_count = words.size();
+  }
+}
+
+// A TransposeBatchMatMul / TransposeQuantBatchMatMul case of the same schema
+// (tests/data/cann950_tbmm/README.md): the logical m, n, k and batch, the
+// perms, x1's and x2's origin shapes (which must be the logical ones read
+// through the perms; y's is only noted), the scales (their storage shapes,
+// which CANN reads), the group size split into its m / n / k parts, and
+// the vector core count the op's compile info holds where it reads one.
+inline void FillTransposeCase(const nlohmann::json& c, DecodedGoldenCase& g) {
+  tiling::MatmulProblem& p = g.problem;
+  p.m = c.at("m");
+  p.n = c.at("n");
+  p.k = c.at("k");
+  p.dtype_a = DtypeOf(c.at("dtype_a"));
+  p.dtype_b = DtypeOf(c.at("dtype_b"));
+  p.dtype_c = DtypeOf(c.at("dtype_c"));
+  p.format_a = *tiling::ParseFormat(c.at("format_a").get<std::string>());
+  p.format_b = *tiling::ParseFormat(c.at("format_b").get<std::string>());
+  p.format_c = *tiling::ParseFormat(c.at("format_c").get<std::string>());
+  p.has_bias = c.at("bias");
+  p.hf32 = c.value("enable_hf32_attr", false);
+  tiling::TransposeAttrs& t = p.transpose;
+  t.perm_x1 = c.at("perm_x1").get<std::vector<int64_t>>();
+  t.perm_x2 = c.at("perm_x2").get<std::vector<int64_t>>();
+  t.perm_y = c.at("perm_y").get<std::vector<int64_t>>();
+  t.batch = c.at("batch").at("batch_c");
+  t.batch_split_factor = c.at("batch_split_factor");
+  if (!c.at("k_b").is_null() && c.at("k_b").get<int64_t>() != p.k) {
+    g.inexpressible = "x1's K differs from x2's K";
+  }
+  const nlohmann::json& ori = c.at("ori_shapes");
+  const nlohmann::json& storage = c.at("storage_shapes");
+  const std::vector<int64_t> x1 = StoredThrough(t.perm_x1, {t.batch, p.m, p.k});
+  const std::vector<int64_t> x2 = StoredThrough(t.perm_x2, {t.batch, p.k, p.n});
+  if (g.inexpressible.empty() && DimsOf(ori, "x1") != x1) {
+    g.inexpressible = "x1's shape " + DimsText(DimsOf(ori, "x1")) + " is not " + DimsText(x1);
+  }
+  if (g.inexpressible.empty() && DimsOf(ori, "x2") != x2) {
+    g.inexpressible = "x2's shape " + DimsText(DimsOf(ori, "x2")) + " is not " + DimsText(x2);
+  }
+  const std::vector<int64_t> y = DimsOf(ori, "y");
+  if (y.size() != 3 && g.inexpressible.empty()) g.inexpressible = "y is not 3-D";
+  if (p.op == tiling::MatmulOp::kTransposeQuantBatchMatMul) {
+    tiling::QuantInputs& q = p.quant;
+    if (!c.at("x1_scale_dtype").is_null()) {
+      q.pertoken = {true, DtypeOf(c.at("x1_scale_dtype")), DimsOf(storage, "x1_scale")};
+    }
+    if (!c.at("x2_scale_dtype").is_null()) {
+      q.scale = {true, DtypeOf(c.at("x2_scale_dtype")), DimsOf(storage, "x2_scale")};
+    }
+    const uint64_t group = c.at("group_size").get<uint64_t>();
+    q.group_size_k = static_cast<int64_t>(group & 0xFFFF);
+    q.group_size_n = static_cast<int64_t>((group >> 16) & 0xFFFF);
+    q.group_size_m = static_cast<int64_t>((group >> 32) & 0xFFFF);
+  }
+  g.chip = *tiling::FindPlatform(tiling::kDefaultPlatform);
+  const auto& pl = c.at("platform");
+  g.chip.aic_num = pl.at("core_num");
+  g.chip.l1_bytes = pl.at("l1");
+  g.chip.l0a_bytes = pl.at("l0a");
+  g.chip.l0b_bytes = pl.at("l0b");
+  g.chip.l0c_bytes = pl.at("l0c");
+  g.chip.ub_bytes = pl.at("ub");
+  g.chip.l2_bytes = pl.at("l2");
+  g.chip.bt_bytes = pl.at("bt");
+  // TransposeBatchMatMul never reads the vector core count (its compile
+  // info holds 0); TransposeQuantBatchMatMul's FP8 mode checks it (its MX
+  // mode, whose only case with 0 is test_4, does not).
+  const uint32_t aiv = c.at("test_harness").at("aiv_num_seen_by_tiling");
+  if (aiv != 0) g.chip.aiv_num = aiv;
+}
+
 inline std::vector<DecodedGoldenCase> LoadDecodedCases(const std::string& path) {
   std::ifstream in(path);
   nlohmann::json doc = nlohmann::json::parse(in);
@@ -133,6 +239,13 @@ inline std::vector<DecodedGoldenCase> LoadDecodedCases(const std::string& path) 
     g.name = c.at("name").get<std::string>();
     tiling::MatmulProblem& p = g.problem;
     p.op = *tiling::ParseMatmulOp(c.at("op_type").get<std::string>());
+    if (p.op == tiling::MatmulOp::kTransposeBatchMatMul ||
+        p.op == tiling::MatmulOp::kTransposeQuantBatchMatMul) {
+      FillTransposeCase(c, g);
+      ReadExpected(c.at("expected"), g);
+      cases.push_back(std::move(g));
+      continue;
+    }
     const bool fused = p.op == tiling::MatmulOp::kFusedMatMul;
     p.m = c.at("m");
     p.n = c.at("n");
@@ -238,18 +351,7 @@ inline std::vector<DecodedGoldenCase> LoadDecodedCases(const std::string& path) 
     g.chip.ub_bytes = pl.at("ub");
     g.chip.l2_bytes = pl.at("l2");
     g.chip.bt_bytes = pl.at("bt");
-    const auto& ex = c.at("expected");
-    g.expect_refusal = ex.at("status") == "GRAPH_FAILED";
-    if (!ex.at("block_dim").is_null()) g.block_dim = ex.at("block_dim").get<uint32_t>();
-    if (!ex.at("tiling_key").is_null()) g.tiling_key = ex.at("tiling_key").get<uint64_t>();
-    if (ex.contains("compared_word_indices") && !ex.at("compared_word_indices").is_null()) {
-      const auto& words = ex.at("tiling_data_words");
-      for (const auto& index : ex.at("compared_word_indices")) {
-        const size_t i = index.get<size_t>();
-        // The tests print words as int32.
-        g.words.emplace_back(i, static_cast<uint32_t>(words.at(i).get<int64_t>()));
-      }
-    }
+    ReadExpected(c.at("expected"), g);
     cases.push_back(std::move(g));
   }
   return cases;

@@ -1,6 +1,7 @@
 // Every golden case of CANN's own arch35 tiling tests: MatMulV3 field by
 // field (tests/data/cann950), BatchMatMulV3 and FusedMatMul by status, block
-// dim, key and the words CANN's test compares (tests/data/cann950_ops).
+// dim, key and the words CANN's test compares (tests/data/cann950_ops), as
+// are TransposeBatchMatMul and TransposeQuantBatchMatMul (tests/data/cann950_tbmm).
 #include <gtest/gtest.h>
 
 #include <cctype>
@@ -73,6 +74,9 @@ TEST_P(ConformanceOpsTest, MatchesCann) {
     EXPECT_EQ(plan.block_dim, *golden.block_dim) << "block_dim";
   }
   const std::vector<uint32_t> words = plan.data.RawWords();
+  if (golden.word_count.has_value()) {
+    EXPECT_EQ(words.size(), *golden.word_count) << "word count of " << plan.data.struct_name();
+  }
   for (const auto& [index, expected] : golden.words) {
     ASSERT_LT(index, words.size()) << plan.data.struct_name() << " has no word " << index;
     EXPECT_EQ(words[index], expected) << "word " << index << " of " << plan.data.struct_name();
@@ -84,6 +88,19 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::ValuesIn(npu::testing::LoadDecodedCases(NPU_CONFORMANCE_OPS_CASES)),
     [](const ::testing::TestParamInfo<DecodedGoldenCase>& info) {
       // gtest names allow only letters, digits and '_'; CANN's use '.' too.
+      std::string name = info.param.name;
+      for (char& ch : name) {
+        if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+      }
+      return name;
+    });
+
+// TransposeBatchMatMul and TransposeQuantBatchMatMul
+// (tests/data/cann950_tbmm), in the same schema.
+INSTANTIATE_TEST_SUITE_P(
+    Cann950Tbmm, ConformanceOpsTest,
+    ::testing::ValuesIn(npu::testing::LoadDecodedCases(NPU_CONFORMANCE_TBMM_CASES)),
+    [](const ::testing::TestParamInfo<DecodedGoldenCase>& info) {
       std::string name = info.param.name;
       for (char& ch : name) {
         if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';

@@ -30,11 +30,17 @@ TEST(KernelTableTest, OneCompleteRowPerKernelInIdOrder) {
     EXPECT_NE(row.expand, nullptr) << row.name;
     EXPECT_NE(row.buffer_demand, nullptr) << row.name;
     EXPECT_NE(row.block, nullptr) << row.name;
-    // Every family but the struct-less one reads its own struct.
+    // Every family but the struct-less one reads its own struct, or shares
+    // its owner's (StructOwner()).
     const TilingStructSpec& spec = TilingStructOf(row.id);
     EXPECT_EQ(spec.kernel, row.id);
     if (row.id == KernelId::kUnstructured) {
       EXPECT_TRUE(spec.name.empty());
+    } else if (StructOwner(row.id) != row.id) {
+      const TilingStructSpec& owner = TilingStructOf(StructOwner(row.id));
+      EXPECT_EQ(spec.name, owner.name);
+      EXPECT_EQ(spec.fields.data(), owner.fields.data()) << spec.name;
+      EXPECT_EQ(KernelOfStruct(spec.name), StructOwner(row.id));
     } else {
       EXPECT_TRUE(structs.insert(spec.name).second) << spec.name;
       EXPECT_EQ(KernelOfStruct(spec.name), row.id);

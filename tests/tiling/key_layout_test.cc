@@ -12,12 +12,15 @@ namespace {
 
 using ::npu::testing::IsOk;
 
+constexpr KeyLayout kAllLayouts[] = {KeyLayout::kMatMul, KeyLayout::kFused, KeyLayout::kQuant,
+                                     KeyLayout::kTransposeBatch, KeyLayout::kTransposeQuant};
+
 uint64_t Mask(const KeyFieldSpec& field) {
   return ((uint64_t{1} << field.bits) - 1) << field.shift;
 }
 
 TEST(KeyLayoutTest, FieldsAreDisjointAndInsideTheWidth) {
-  for (KeyLayout layout : {KeyLayout::kMatMul, KeyLayout::kFused}) {
+  for (KeyLayout layout : kAllLayouts) {
     const KeyLayoutSpec& spec = KeyLayoutSpecOf(layout);
     SCOPED_TRACE(spec.name);
     EXPECT_EQ(spec.layout, layout);
@@ -33,7 +36,7 @@ TEST(KeyLayoutTest, FieldsAreDisjointAndInsideTheWidth) {
 }
 
 TEST(KeyLayoutTest, EveryFieldValueRoundTrips) {
-  for (KeyLayout layout : {KeyLayout::kMatMul, KeyLayout::kFused}) {
+  for (KeyLayout layout : kAllLayouts) {
     const KeyLayoutSpec& spec = KeyLayoutSpecOf(layout);
     for (const KeyFieldSpec& field : spec.fields) {
       for (uint64_t value = 0; value <= field.max_value; ++value) {
@@ -54,6 +57,27 @@ TEST(KeyLayoutTest, EveryFieldValueRoundTrips) {
       EXPECT_FALSE(TilingKey::Decode(uint64_t{1} << spec.width, layout).ok()) << spec.name;
     }
   }
+}
+
+// The transposed batch matmuls' keys by name: CANN's values of its goldens.
+TEST(KeyLayoutTest, TransposeKeysDecodeByName) {
+  absl::StatusOr<TilingKey> key = TilingKey::Decode(8449, KeyLayout::kTransposeBatch);
+  ASSERT_THAT(key, IsOk());
+  EXPECT_EQ(key->perm_x1, 1);
+  EXPECT_EQ(key->perm_x2, 0);
+  EXPECT_EQ(key->batch_split, 1);
+  EXPECT_EQ(key->api_level, ApiLevel::kTensor);
+  EXPECT_EQ(key->Encode(), 8449u);
+  key = TilingKey::Decode(1041, KeyLayout::kTransposeQuant);
+  ASSERT_THAT(key, IsOk());
+  EXPECT_EQ(key->perm_x1, 1);
+  EXPECT_EQ(key->perm_x2, 1);
+  EXPECT_EQ(key->batch_split, 0);
+  EXPECT_EQ(key->precision_mode, 1);  // MXFP8
+  EXPECT_EQ(key->Encode(), 1041u);
+  const KeyLayoutSpec& spec = KeyLayoutSpecOf(KeyLayout::kTransposeQuant);
+  EXPECT_EQ(spec.fields.back().value_names[2], "HIFP8");
+  EXPECT_FALSE(TilingKey::Decode(3 << 10, KeyLayout::kTransposeQuant).ok());
 }
 
 }  // namespace
