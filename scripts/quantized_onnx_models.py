@@ -426,11 +426,13 @@ def mla_einsum(path):
     assert len(names) == 5, names
     b, s, t = 2, 1, 4096
     expected = [
-        _ok(names[0], "Einsum", "BatchMatMulV3", b * s, nope, rank, (heads,)),
+        _ok(names[0], "Einsum", "TransposeBatchMatMul", b * s, nope, rank, (heads,),
+            perm_x1=[1, 0, 2], perm_x2=[0, 1, 2]),
         _ok(names[1], "Einsum", "BatchMatMulV3", s * heads, rank, t, (b,), trans_b=True),
         _ok(names[2], "Einsum", "BatchMatMulV3", s * heads, rope, t, (b,), trans_b=True),
         _ok(names[3], "Einsum", "BatchMatMulV3", s * heads, t, rank, (b,)),
-        _ok(names[4], "Einsum", "BatchMatMulV3", b * s, rank, v_dim, (heads,), trans_b=True),
+        _ok(names[4], "Einsum", "TransposeBatchMatMul", b * s, rank, v_dim, (heads,),
+            perm_x1=[1, 0, 2], perm_x2=[0, 2, 1]),
     ]
     return {"batch": b, "seq": s, "ctx": t}, expected, 1.0
 
@@ -495,6 +497,44 @@ def qdq_linear_small(path):
                     trans_b=True, scale_shape=[48])], 1.0
 
 
+class _MlaBmm(torch.nn.Module):
+    """The same absorbed projections as torch code writes them with bmm on
+    [tokens, heads, dim] tensors: q_nope.transpose(0, 1) @ W_UK, and the
+    attention output's latent through W_UV^T, each transposed back."""
+
+    def __init__(self, heads=128, nope=128, rank=512, v_dim=128):
+        super().__init__()
+        self.w_uk = torch.nn.Parameter(torch.randn(heads, nope, rank) * 0.02)
+        self.w_uv = torch.nn.Parameter(torch.randn(heads, v_dim, rank) * 0.02)
+
+    def forward(self, q_nope, latent):
+        q = torch.bmm(q_nope.transpose(0, 1), self.w_uk).transpose(0, 1)
+        out = torch.bmm(latent.transpose(0, 1), self.w_uv.transpose(1, 2)).transpose(0, 1)
+        return q, out
+
+
+def mla_transpose_bmm(path):
+    heads, nope, rank, v_dim = 128, 128, 512, 128
+    module = _MlaBmm(heads, nope, rank, v_dim).eval()
+    args = (torch.randn(4, heads, nope), torch.randn(4, heads, rank))
+    torch.onnx.export(module, args, str(path), export_params=False, opset_version=OPSET,
+                      input_names=["q_nope", "latent"], output_names=["q", "out"],
+                      dynamic_axes={"q_nope": {0: "tokens"}, "latent": {0: "tokens"},
+                                    "q": {0: "tokens"}, "out": {0: "tokens"}})
+    model = onnx.load(str(path))
+    names = [n.name for n in model.graph.node if n.op_type == "MatMul"]
+    assert len(names) == 2, names
+    tokens = 16
+    expected = [
+        _ok(names[0], "MatMul", "TransposeBatchMatMul", tokens, nope, rank, (heads,),
+            perm_x1=[1, 0, 2], perm_x2=[0, 1, 2]),
+        # The exporter writes W_UV^T as a parameter of its own ([heads, rank, v_dim]).
+        _ok(names[1], "MatMul", "TransposeBatchMatMul", tokens, rank, v_dim, (heads,),
+            perm_x1=[1, 0, 2], perm_x2=[0, 1, 2]),
+    ]
+    return {"tokens": tokens}, expected, 1.0
+
+
 QUANT_MODELS = {
     "llama_block_w8a8_qdq": llama_block_w8a8_qdq,
     "bert_large_dynamic": bert_large_dynamic,
@@ -502,4 +542,5 @@ QUANT_MODELS = {
     "weight_only_int8": weight_only_int8,
     "mla_einsum": mla_einsum,
     "qdq_linear_small": qdq_linear_small,
+    "mla_transpose_bmm": mla_transpose_bmm,
 }

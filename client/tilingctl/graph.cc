@@ -84,6 +84,10 @@ std::string OperatorLabel(pb::Operator op) {
       return "QuantBatchMatmulV3";
     case pb::OPERATOR_WEIGHT_QUANT_BATCH_MATMUL_V2:
       return "WeightQuantBatchMatmulV2";
+    case pb::OPERATOR_TRANSPOSE_BATCH_MATMUL:
+      return "TransposeBatchMatMul";
+    case pb::OPERATOR_TRANSPOSE_QUANT_BATCH_MATMUL:
+      return "TransposeQuantBatchMatMul";
     default:
       return "MatMulV3";
   }
@@ -99,6 +103,8 @@ std::string DtypeLabel(pb::DataType dtype) {
       return "fp32";
     case pb::DATA_TYPE_INT8:
       return "int8";
+    case pb::DATA_TYPE_INT4:
+      return "int4";
     default:
       return "-";
   }
@@ -130,7 +136,7 @@ std::string CoverageLine(const pb::GraphCoverage& coverage) {
     if (without > 0) absl::StrAppend(&part, with > 0 ? ", " : "", without, " of unknown FLOPs");
     parts.push_back(std::move(part));
   }
-  return absl::StrFormat("  %-18s %5.1f %% of %s answered (%s)\n", "coverage",
+  return absl::StrFormat("  %-25s %5.1f %% of %s answered (%s)\n", "coverage",
                          100 * coverage.answered_share(), FlopsLabel(known),
                          absl::StrJoin(parts, "; "));
 }
@@ -152,6 +158,10 @@ std::string StatusLabel(pb::NodeStatus status) {
 
 // "2x12 197x64x197": the batch (C's broadcast dims) and M x K x N.
 std::string ShapeLabel(const pb::MatmulProblem& problem) {
+  if (problem.has_transpose()) {
+    return absl::StrCat(problem.transpose().batch(), " ", problem.m(), "x", problem.k(), "x",
+                        problem.n());
+  }
   const auto& longer =
       problem.batch_a_size() >= problem.batch_b_size() ? problem.batch_a() : problem.batch_b();
   const auto& shorter =
@@ -243,7 +253,7 @@ std::string FormatGraph(const pb::GraphTilingResponse& response, absl::string_vi
     std::sort(dims.begin(), dims.end());
     absl::StrAppend(&out, "\ngear ", g + 1, "/", response.gears_size(),
                     dims.empty() ? "" : absl::StrCat(": ", absl::StrJoin(dims, " ")), "\n");
-    absl::StrAppend(&out, absl::StrFormat("%-28s %-13s %-18s %-22s %-4s %-22s %6s %5s %10s %s\n",
+    absl::StrAppend(&out, absl::StrFormat("%-28s %-13s %-25s %-22s %-4s %-22s %6s %5s %10s %s\n",
                                           "node", "onnx", "cann op", "batch MxKxN", "type",
                                           "strategy", "key", "block", "time_us", "derived"));
     for (const pb::GraphNode& node : gear.nodes()) {
@@ -257,7 +267,7 @@ std::string FormatGraph(const pb::GraphTilingResponse& response, absl::string_vi
       const pb::GraphProblem& problem = response.problems(node.problem_index());
       if (node.status() != pb::NODE_STATUS_OK) {
         absl::StrAppend(&out,
-                        absl::StrFormat("%-28s %-13s %-18s %-22s %s: %s\n", name, node.op_type(),
+                        absl::StrFormat("%-28s %-13s %-25s %-22s %s: %s\n", name, node.op_type(),
                                         OperatorLabel(problem.op()), ShapeLabel(problem.problem()),
                                         StatusLabel(node.status()), node.reason()));
         continue;
@@ -269,18 +279,18 @@ std::string FormatGraph(const pb::GraphTilingResponse& response, absl::string_vi
                                    : absl::StrFormat("%.2f", problem.time_us());
       absl::StrAppend(
           &out, absl::StrFormat(
-                    "%-28s %-13s %-18s %-22s %-4s %-22s %6d %5d %10s %s\n", name, node.op_type(),
+                    "%-28s %-13s %-25s %-22s %-4s %-22s %6d %5d %10s %s\n", name, node.op_type(),
                     OperatorLabel(problem.op()), ShapeLabel(problem.problem()),
                     DtypeLabel(problem.problem().dtype_a()), answer.strategy(), answer.tiling_key(),
                     answer.block_dim(), time, DerivationLabel(node.derivation())));
     }
     for (const pb::OperatorTotal& total : gear.totals()) {
       absl::StrAppend(
-          &out, absl::StrFormat("  %-18s %5d nodes", OperatorLabel(total.op()), total.nodes()),
+          &out, absl::StrFormat("  %-25s %5d nodes", OperatorLabel(total.op()), total.nodes()),
           timed ? absl::StrFormat("  %12.2f us", total.time_us()) : "", "\n");
     }
     absl::StrAppend(&out,
-                    absl::StrFormat("  %-18s %5d of %d nodes answered", "gear", gear.ok_nodes(),
+                    absl::StrFormat("  %-25s %5d of %d nodes answered", "gear", gear.ok_nodes(),
                                     gear.nodes_size()),
                     timed ? absl::StrFormat("  %12.2f us (emulator estimate: the matmuls alone)",
                                             gear.total_time_us())

@@ -192,8 +192,101 @@ class Lowerer {
     return std::nullopt;
   }
 
+  // TransposeBatchMatMul (MLA's absorbed per-head projections): x1 stored
+  // [m, batch, k] (`x1_swapped`, read through perm_x1 [1, 0, 2]) or [batch,
+  // m, k], x2 stored [batch, k, n] or [batch, n, k] (`x2_transposed`, perm_x2
+  // [0, 2, 1]), y written [m, batch, n] (perm_y [1, 0, 2]). Makes the problem
+  // TransposeBatchMatMul's and returns true when its checker takes it; else
+  // notes why and leaves the problem alone.
+  bool TryTransposeBatch(const Operand& a, const Operand& b, int64_t m, int64_t k, int64_t n,
+                         int64_t batch, bool x1_swapped, bool x2_transposed,
+                         LoweredNode* lowered) const {
+    tl::MatmulProblem problem;
+    problem.op = tl::MatmulOp::kTransposeBatchMatMul;
+    problem.m = m;
+    problem.k = k;
+    problem.n = n;
+    problem.dtype_a = a.dtype;
+    problem.dtype_b = b.dtype;
+    problem.dtype_c = a.dtype;
+    problem.transpose.perm_x1 =
+        x1_swapped ? std::vector<int64_t>{1, 0, 2} : std::vector<int64_t>{0, 1, 2};
+    problem.transpose.perm_x2 =
+        x2_transposed ? std::vector<int64_t>{0, 2, 1} : std::vector<int64_t>{0, 1, 2};
+    problem.transpose.perm_y = {1, 0, 2};
+    problem.transpose.batch = batch;
+    if (absl::Status valid = tl::ValidateProblem(problem); !valid.ok()) {
+      lowered->derivation.notes.push_back(
+          absl::StrCat("not TransposeBatchMatMul: ", valid.message()));
+      return false;
+    }
+    lowered->problem = std::move(problem);
+    lowered->derivation.notes.push_back(
+        absl::StrCat("TransposeBatchMatMul reads x1 through perm_x1 ",
+                     ShapeText(lowered->problem.transpose.perm_x1), ", x2 through perm_x2 ",
+                     ShapeText(lowered->problem.transpose.perm_x2),
+                     " and writes y through perm_y [1, 0, 2]: no Transpose kernel runs"));
+    return true;
+  }
+
+  // The Transpose [1, 0, 2] (x1, y) or [0, 2, 1] (x2) a 3-D MatMul operand
+  // `tensor` comes from, or its only reader is (`output`), when it is one
+  // and touches nothing else.
+  const onnx::NodeProto* PermutingTranspose(const std::string& tensor, bool output,
+                                            const std::vector<int64_t>& perm) const {
+    const onnx::NodeProto* node = nullptr;
+    if (output) {
+      if (!index_.HasSingleReader(tensor)) return nullptr;
+      node = &index_.node(index_.Consumers(tensor)[0]);
+    } else {
+      node = index_.Producer(tensor);
+      if (node == nullptr || !index_.HasSingleReader(tensor)) return nullptr;
+    }
+    if (node->op_type() != "Transpose" || !IsDefaultDomain(*node)) return nullptr;
+    const onnx::AttributeProto* attribute = FindAttribute(*node, "perm");
+    if (attribute == nullptr ||
+        std::vector<int64_t>(attribute->ints().begin(), attribute->ints().end()) != perm) {
+      return nullptr;
+    }
+    return node;
+  }
+
+  // A 3-D MatMul whose x1 comes through a Transpose [1, 0, 2] and whose
+  // output only a Transpose [1, 0, 2] reads, its x2 maybe through a
+  // Transpose [0, 2, 1]: one TransposeBatchMatMul absorbing them all, as MLA
+  // exports write the absorbed projections. False when the pattern is not there or
+  // the operator refuses it (then the MatMul lowers as usual).
+  bool LowerTransposedMatMul(const onnx::NodeProto& node, LoweredNode* lowered) const {
+    const onnx::NodeProto* y = PermutingTranspose(node.output(0), true, {1, 0, 2});
+    if (y == nullptr) return false;
+    const onnx::NodeProto* x1 = PermutingTranspose(node.input(0), false, {1, 0, 2});
+    if (x1 == nullptr) return false;
+    const onnx::NodeProto* x2 = PermutingTranspose(node.input(1), false, {0, 2, 1});
+    Derivation scratch;
+    Operand a, b;
+    if (DimsOf(node.input(0), &a.dims) || DimsOf(node.input(1), &b.dims) ||
+        DtypeOf(node.input(0), &a.dtype, &scratch) || DtypeOf(node.input(1), &b.dtype, &scratch)) {
+      return false;
+    }
+    if (a.dims.size() != 3 || b.dims.size() != 3 || a.dims[0] != b.dims[0] ||
+        a.dims[2] != b.dims[1]) {
+      return false;
+    }
+    if (!TryTransposeBatch(a, b, a.dims[1], a.dims[2], b.dims[2], a.dims[0],
+                           /*x1_swapped=*/true, x2 != nullptr, lowered)) {
+      return false;
+    }
+    Derivation& derivation = lowered->derivation;
+    derivation.compute_dtype_applied = scratch.compute_dtype_applied;
+    for (const onnx::NodeProto* absorbed : {x1, x2, y}) {
+      if (absorbed != nullptr) derivation.absorbed_transposes.push_back(NodeLabel(*absorbed));
+    }
+    return true;
+  }
+
   std::optional<Outcome> LowerMatMul(const onnx::NodeProto& node, LoweredNode* lowered) const {
     if (node.input_size() != 2) return Unsupported("MatMul needs two inputs");
+    if (LowerTransposedMatMul(node, lowered)) return std::nullopt;
     Derivation& derivation = lowered->derivation;
     Operand a, b;
     if (auto failed = OperandOf(node.input(0), true, &a, &derivation)) return failed;
@@ -394,6 +487,20 @@ class Lowerer {
       batch_b.push_back(y);
     }
     if (auto failed = CheckBatchRank(batch_a, batch_b)) return failed;
+    // MLA's absorbed projections: x1 [m, batch, k] (or [batch, m, k]) and y
+    // written [m, batch, n] around one batch label are TransposeBatchMatMul's.
+    const bool x1_swapped = la == m_labels + batch + k_labels;
+    if (batch.size() == 1 && !m_labels.empty() && !k_labels.empty() && !n_labels.empty() &&
+        out == m_labels + batch + n_labels && batch_a == batch_b &&
+        (x1_swapped || la == batch + m_labels + k_labels) &&
+        (lb == batch + k_labels + n_labels || lb == batch + n_labels + k_labels) &&
+        TryTransposeBatch(a, b, m, k, n, batch_a[0], x1_swapped, lb == batch + n_labels + k_labels,
+                          lowered)) {
+      derivation.notes.push_back(absl::StrCat("Einsum '", equation, "': batch [",
+                                              label_text(batch[0]), "], m = [", m_labels,
+                                              "], k = [", k_labels, "], n = [", n_labels, "]"));
+      return std::nullopt;
+    }
     // The stored orders that need no Transpose kernel.
     const bool plain_a = la == batch + m_labels + k_labels;
     a.transposed = !plain_a && la == batch + k_labels + m_labels;
@@ -414,8 +521,8 @@ class Lowerer {
       derivation.notes.push_back(absl::StrCat(
           "A [", view(la), "] is read as [", view(batch + m_labels + k_labels),
           "]: a Transpose kernel runs first",
-          tbmm ? " (CANN's TransposeBatchMatMul absorbs this layout; the service does not tile "
-                 "it yet)"
+          tbmm ? " (TransposeBatchMatMul would absorb this layout; it refused the problem, see "
+                 "the note above)"
                : ""));
     }
     if (!plain_b && !b.transposed) {

@@ -64,24 +64,39 @@ std::vector<LoweredNode> LowerEinsum(const std::string& equation, std::vector<in
   return nodes.ok() ? *nodes : std::vector<LoweredNode>();
 }
 
-TEST(LowerEinsumTest, AbsorbedMlaQueryProjectionIsABatchMatmulPerHead) {
-  // DeepSeek-V3's q_nope . W_UK: heads are the batch, b and s fold into m.
+TEST(LowerEinsumTest, AbsorbedMlaQueryProjectionIsTransposeBatchMatMul) {
+  // DeepSeek-V3's q_nope . W_UK: x1 [b, s, h, d] is [m, batch, k] with b and
+  // s folded into m, y [b, s, h, c] is [m, batch, n]: TransposeBatchMatMul
+  // reads and writes them through its perms, no Transpose kernel runs.
   const std::vector<LoweredNode> nodes =
       LowerEinsum("bshd,hdc->bshc", {2, 16, 128, 128}, {128, 128, 512});
   ASSERT_EQ(nodes.size(), 1u);
   const LoweredNode& node = nodes[0];
   ASSERT_EQ(node.status, NodeStatus::kOk) << node.reason;
-  EXPECT_EQ(node.problem.op, tl::MatmulOp::kBatchMatMulV3);
-  EXPECT_THAT(node.problem.batch.a, ElementsAre(128));
-  EXPECT_THAT(node.problem.batch.b, ElementsAre(128));
+  EXPECT_EQ(node.problem.op, tl::MatmulOp::kTransposeBatchMatMul);
+  EXPECT_EQ(node.problem.transpose.batch, 128);
+  EXPECT_THAT(node.problem.transpose.perm_x1, ElementsAre(1, 0, 2));
+  EXPECT_THAT(node.problem.transpose.perm_x2, ElementsAre(0, 1, 2));
+  EXPECT_THAT(node.problem.transpose.perm_y, ElementsAre(1, 0, 2));
   EXPECT_EQ(node.problem.m, 2 * 16);
   EXPECT_EQ(node.problem.k, 128);
   EXPECT_EQ(node.problem.n, 512);
-  EXPECT_FALSE(node.problem.trans_a);
-  EXPECT_THAT(node.derivation.notes, Contains(HasSubstr("TransposeBatchMatMul")));
-  EXPECT_THAT(node.derivation.notes, Contains(HasSubstr("a Transpose kernel writes")));
+  EXPECT_THAT(node.derivation.notes, Contains(HasSubstr("no Transpose kernel runs")));
   ASSERT_TRUE(node.flops.has_value());
   EXPECT_DOUBLE_EQ(*node.flops, 2.0 * 2 * 16 * 128 * 128 * 512);
+}
+
+TEST(LowerEinsumTest, APermutedOperandTheOperatorRefusesIsABatchMatmulWithTransposeKernels) {
+  // x1 [k, batch, m] is no TransposeBatchMatMul layout: BatchMatMulV3 after
+  // a Transpose kernel, noted.
+  const std::vector<LoweredNode> nodes = LowerEinsum("dhm,hdc->mhc", {64, 8, 32}, {8, 64, 16});
+  ASSERT_EQ(nodes.size(), 1u);
+  const LoweredNode& node = nodes[0];
+  ASSERT_EQ(node.status, NodeStatus::kOk) << node.reason;
+  EXPECT_EQ(node.problem.op, tl::MatmulOp::kBatchMatMulV3);
+  EXPECT_THAT(node.problem.batch.a, ElementsAre(8));
+  EXPECT_THAT(node.derivation.notes, Contains(HasSubstr("a Transpose kernel runs first")));
+  EXPECT_THAT(node.derivation.notes, Contains(HasSubstr("a Transpose kernel writes")));
 }
 
 TEST(LowerEinsumTest, AbsorbedMlaScoresFoldHeadsIntoM) {

@@ -29,8 +29,11 @@ using ::npu::testing::IsOk;
 using ::npu::testing::ReadFileBytes;
 using ::testing::HasSubstr;
 
-// C's batch dims: A's and B's broadcast.
-std::vector<int64_t> BatchOfC(const tl::BatchDims& batch) {
+// C's batch dims: A's and B's broadcast, or the transposed batch matmuls'
+// one batch.
+std::vector<int64_t> BatchOfC(const tl::MatmulProblem& problem) {
+  if (problem.op == tl::MatmulOp::kTransposeBatchMatMul) return {problem.transpose.batch};
+  const tl::BatchDims& batch = problem.batch;
   const bool a_longer = batch.a.size() >= batch.b.size();
   std::vector<int64_t> dims = a_longer ? batch.a : batch.b;
   const std::vector<int64_t>& other = a_longer ? batch.b : batch.a;
@@ -82,7 +85,7 @@ TEST_P(QuantExportTest, EveryNodeLowersAsItsModelWasBuilt) {
     EXPECT_EQ(problem.m, row.at("m").get<int64_t>());
     EXPECT_EQ(problem.k, row.at("k").get<int64_t>());
     EXPECT_EQ(problem.n, row.at("n").get<int64_t>());
-    EXPECT_EQ(BatchOfC(problem.batch), row.at("batch").get<std::vector<int64_t>>());
+    EXPECT_EQ(BatchOfC(problem), row.at("batch").get<std::vector<int64_t>>());
     if (row.contains("dtype_a")) {
       EXPECT_EQ(problem.dtype_a, tl::DataType::kInt8);
       EXPECT_EQ(problem.dtype_b, tl::DataType::kInt8);
@@ -92,6 +95,10 @@ TEST_P(QuantExportTest, EveryNodeLowersAsItsModelWasBuilt) {
     }
     if (row.contains("pertoken")) {
       EXPECT_EQ(problem.quant.pertoken.present, row.at("pertoken").get<bool>());
+    }
+    if (row.contains("perm_x1")) {
+      EXPECT_EQ(problem.transpose.perm_x1, row.at("perm_x1").get<std::vector<int64_t>>());
+      EXPECT_EQ(problem.transpose.perm_x2, row.at("perm_x2").get<std::vector<int64_t>>());
     }
     if (row.contains("dtype_b")) {
       EXPECT_EQ(tl::DataTypeName(problem.dtype_b), row.at("dtype_b").get<std::string>());
@@ -107,7 +114,7 @@ TEST_P(QuantExportTest, EveryNodeLowersAsItsModelWasBuilt) {
       EXPECT_EQ(problem.quant.scale.shape, row.at("scale_shape").get<std::vector<int64_t>>());
     }
     // The FLOPs of the problem are the node's.
-    const double batch = static_cast<double>(tl::BatchProduct(BatchOfC(problem.batch)));
+    const double batch = static_cast<double>(tl::BatchProduct(BatchOfC(problem)));
     EXPECT_DOUBLE_EQ(*node.flops, 2.0 * batch * static_cast<double>(problem.m) *
                                       static_cast<double>(problem.k) *
                                       static_cast<double>(problem.n));

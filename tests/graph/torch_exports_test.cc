@@ -56,8 +56,10 @@ TEST_P(TorchExportTest, LoweredProblemsAreTheProfilersGemms) {
   for (const LoweredNode& node : *nodes) {
     ASSERT_EQ(node.status, NodeStatus::kOk) << node.name << ": " << node.reason;
     const tl::MatmulProblem& p = node.problem;
-    const int64_t batch = static_cast<int64_t>(
-        tl::BatchProduct(p.batch.a.size() >= p.batch.b.size() ? p.batch.a : p.batch.b));
+    const int64_t batch = p.op == tl::MatmulOp::kTransposeBatchMatMul
+                              ? p.transpose.batch
+                              : static_cast<int64_t>(tl::BatchProduct(
+                                    p.batch.a.size() >= p.batch.b.size() ? p.batch.a : p.batch.b));
     ++lowered[Gemm{batch, p.m, p.k, p.n}];
   }
   std::map<Gemm, int> profiled;
