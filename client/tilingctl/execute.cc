@@ -239,21 +239,53 @@ std::vector<int64_t> Prefixed(const google::protobuf::RepeatedField<int64_t>& ba
   return shape;
 }
 
+// One operand or scale of an Execute read from its .npy file: the file (if
+// given), the flag that names it, whether the problem has it, and the dtype
+// and shape the problem says it has.
+struct Input {
+  const std::optional<NpyOperand>& file;
+  const char* flag;  // named when the file is missing
+  const char* name;
+  bool present;
+  pb::DataType dtype;
+  std::vector<int64_t> shape;
+  const char* problem_flags;
+  pb::Tensor* (pb::ExecuteInputs::*field)();
+};
+
+// The wire tensors of `inputs`: each file the problem has, checked against
+// its dtype and shape; a file the problem lacks, or a missing one it has,
+// is refused naming the flag.
+template <size_t kCount>
+absl::StatusOr<pb::ExecuteInputs> TensorsFromFiles(const Input (&inputs)[kCount]) {
+  pb::ExecuteInputs out;
+  for (const Input& input : inputs) {
+    if (!input.present) {
+      if (input.file.has_value()) {
+        return absl::InvalidArgumentError(absl::StrCat(input.file->what, ": the problem has no ",
+                                                       input.name, " (", input.problem_flags, ")"));
+      }
+      continue;
+    }
+    if (!input.file.has_value()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(input.flag, ": required with --a and --b: the problem has a ", input.name,
+                       ", ", DtypeName(input.dtype), " ", ShapeText(input.shape)));
+    }
+    absl::StatusOr<pb::Tensor> tensor =
+        QuantTensorFromNpy(input.file->array, input.dtype, input.shape, input.file->what,
+                           input.name, input.problem_flags);
+    if (!tensor.ok()) return tensor.status();
+    *(out.*input.field)() = *std::move(tensor);
+  }
+  return out;
+}
+
 // QuantBatchMatmulV3's inputs against the problem.
 absl::StatusOr<pb::ExecuteInputs> QuantInputsFromNpy(const pb::MatmulProblem& p,
                                                      const NpyOperands& files) {
   const pb::QuantInputs& q = p.quant();
   // One input: its file, what the problem says of it and where it goes.
-  struct Input {
-    const std::optional<NpyOperand>& file;
-    const char* flag;  // named when the file is missing
-    const char* name;
-    bool present;
-    pb::DataType dtype;
-    std::vector<int64_t> shape;
-    const char* problem_flags;
-    pb::Tensor* (pb::ExecuteInputs::*field)();
-  };
   const Input inputs[] = {
       {files.a, "--a", "x1", true, p.dtype_a(),
        p.trans_a() ? Prefixed(p.batch_a(), p.k(), p.m()) : Prefixed(p.batch_a(), p.m(), p.k()),
@@ -278,27 +310,7 @@ absl::StatusOr<pb::ExecuteInputs> QuantInputsFromNpy(const pb::MatmulProblem& p,
        std::vector<int64_t>(q.offset().shape().begin(), q.offset().shape().end()),
        "--offset-dtype, --offset-shape", &pb::ExecuteInputs::mutable_offset},
   };
-  pb::ExecuteInputs out;
-  for (const Input& input : inputs) {
-    if (!input.present) {
-      if (input.file.has_value()) {
-        return absl::InvalidArgumentError(absl::StrCat(input.file->what, ": the problem has no ",
-                                                       input.name, " (", input.problem_flags, ")"));
-      }
-      continue;
-    }
-    if (!input.file.has_value()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(input.flag, ": required with --a and --b: the problem has a ", input.name,
-                       ", ", DtypeName(input.dtype), " ", ShapeText(input.shape)));
-    }
-    absl::StatusOr<pb::Tensor> tensor =
-        QuantTensorFromNpy(input.file->array, input.dtype, input.shape, input.file->what,
-                           input.name, input.problem_flags);
-    if (!tensor.ok()) return tensor.status();
-    *(out.*input.field)() = *std::move(tensor);
-  }
-  return out;
+  return TensorsFromFiles(inputs);
 }
 
 }  // namespace
@@ -460,16 +472,6 @@ absl::StatusOr<pb::ExecuteInputs> TransposedInputsFromNpy(const pb::MatmulProble
   const bool tbmm = p.op() == pb::OPERATOR_TRANSPOSE_BATCH_MATMUL;
   const pb::QuantTensor& scale = tbmm ? t.scale() : p.quant().scale();
   const pb::QuantTensor& pertoken = p.quant().pertoken_scale();
-  struct Input {
-    const std::optional<NpyOperand>& file;
-    const char* flag;
-    const char* name;
-    bool present;
-    pb::DataType dtype;
-    std::vector<int64_t> shape;
-    const char* problem_flags;
-    pb::Tensor* (pb::ExecuteInputs::*field)();
-  };
   const Input inputs[] = {
       {files.a, "--a", "x1", true, p.dtype_a(), x1, "--dtype-a; --m, --k, --batch, --perm-x1",
        &pb::ExecuteInputs::mutable_a},
@@ -488,27 +490,7 @@ absl::StatusOr<pb::ExecuteInputs> TransposedInputsFromNpy(const pb::MatmulProble
         absl::StrCat(files.bias.has_value() ? files.bias->what : files.offset->what,
                      ": the transposed batch matmuls take no bias and no offset"));
   }
-  pb::ExecuteInputs out;
-  for (const Input& input : inputs) {
-    if (!input.present) {
-      if (input.file.has_value()) {
-        return absl::InvalidArgumentError(absl::StrCat(input.file->what, ": the problem has no ",
-                                                       input.name, " (", input.problem_flags, ")"));
-      }
-      continue;
-    }
-    if (!input.file.has_value()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(input.flag, ": required with --a and --b: the problem has a ", input.name,
-                       ", ", DtypeName(input.dtype), " ", ShapeText(input.shape)));
-    }
-    absl::StatusOr<pb::Tensor> tensor =
-        QuantTensorFromNpy(input.file->array, input.dtype, input.shape, input.file->what,
-                           input.name, input.problem_flags);
-    if (!tensor.ok()) return tensor.status();
-    *(out.*input.field)() = *std::move(tensor);
-  }
-  return out;
+  return TensorsFromFiles(inputs);
 }
 
 }  // namespace
