@@ -25,8 +25,6 @@ using tiling::MatmulProblem;
 using tiling::transpose::PrecisionMode;
 using tiling::transpose::TransposeLayout;
 
-// The MXFP8 scales' last dim: K groups of 32 in pairs.
-constexpr int64_t kMxPair = 2;
 // An int8 y's random scales: |y| of about 64 for the typical sqrt(k)-sized
 // dot product of operands in [-1, 1).
 constexpr double kInt8ScaleTarget = 64.0;

@@ -58,7 +58,7 @@ absl::Status CheckOne(const char* name, const std::optional<HostTensor>& t, bool
 class Dequantizer {
  public:
   Dequantizer(const MatmulProblem& p, const Tensors& t)
-      : p_(p), f_(tiling::weight_quant::ParseWeightQuant(p)), t_(t) {
+      : f_(tiling::weight_quant::ParseWeightQuant(p)), t_(t) {
     code_type_ = CodeType(p.dtype_b);
     groups_ = f_.group_size > 0 ? (f_.k + f_.group_size - 1) / f_.group_size : 1;
   }
@@ -113,7 +113,6 @@ class Dequantizer {
   const WqFacts& facts() const { return f_; }
 
  private:
-  const MatmulProblem& p_;
   const WqFacts f_;
   const Tensors& t_;
   DataType code_type_;
