@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "server/tiling/block_heuristics.h"
+#include "server/tiling/cube_tiling_search.h"
 #include "server/tiling/strategy.h"
 #include "server/tiling/types.h"
 
@@ -61,6 +62,14 @@ inline ApiLevel TensorApiLevel(const MatmulProblem& problem) {
 void CutBatchBaseBlock(const MatmulProblem& problem, const ChipSpec& chip, uint64_t l0a_elem_bytes,
                        uint64_t l0b_elem_bytes, uint64_t& base_m, uint64_t& base_n,
                        uint64_t& base_k);
+
+// The words of BatchMatMulV3TilingData that come from the run state and
+// the problem's facts alone (the two GetTilingDataProcess overloads of
+// matmul_v3_base_tiling_advanced.h): the cube's blocks and steps, the tails,
+// hf32's mmad flag, the batch products and slots, m, n and the buffers. The
+// strategy adds its L2 mode and its own words (slice, batch loop).
+HighLevelBatchPlan RunStateWords(const ProblemFacts& facts, const ChipSpec& chip,
+                                 const CubeRunState& state, bool hf32);
 
 }  // namespace npu::tiling
 

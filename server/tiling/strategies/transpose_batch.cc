@@ -14,6 +14,7 @@
 #include "server/tiling/int_math.h"
 #include "server/tiling/kernel_table.h"
 #include "server/tiling/status_macros.h"
+#include "server/tiling/strategies/batch_shared.h"
 #include "server/tiling/strategies/transpose_quant_l1.h"
 #include "server/tiling/tiling_data.h"
 #include "server/tiling/transpose/transpose_parse.h"
@@ -109,45 +110,10 @@ void BalanceDecodeBlock(const ProblemFacts& facts, const ChipSpec& chip, bool tr
 // bypass (both GetTilingDataProcess overloads of MatMulV3BaseTiling).
 HighLevelBatchPlan RunWords(const ProblemFacts& facts, const ChipSpec& chip,
                             const CubeRunState& state, bool trans_b, bool hf32) {
-  HighLevelBatchPlan run;
-  run.used_core_num = static_cast<uint32_t>(state.used_core_num);
-  run.single_core_m = static_cast<uint32_t>(state.single_core_m);
-  run.single_core_n = static_cast<uint32_t>(state.single_core_n);
-  run.single_core_k = static_cast<uint32_t>(state.single_core_k);
-  run.base_m = static_cast<uint32_t>(state.base_m);
-  run.base_n = static_cast<uint32_t>(state.base_n);
-  run.base_k = static_cast<uint32_t>(state.base_k);
-  run.depth_a1 = static_cast<uint32_t>(state.depth_a1);
-  run.depth_b1 = static_cast<uint32_t>(state.depth_b1);
-  run.step_m = static_cast<uint32_t>(state.step_m);
-  run.step_n = static_cast<uint32_t>(state.step_n);
-  run.step_ka = static_cast<uint32_t>(state.step_ka);
-  run.step_kb = static_cast<uint32_t>(state.step_kb);
-  run.db_l0c = static_cast<uint32_t>(state.l0c_db);
-  run.m_tail_cnt = static_cast<uint32_t>(state.tail_m_cnt);
-  run.n_tail_cnt = static_cast<uint32_t>(state.tail_n_cnt);
-  run.k_tail_cnt = static_cast<uint32_t>(state.tail_k_cnt);
-  run.m_base_tail_split_cnt = static_cast<uint32_t>(state.m_base_tail_split_cnt);
-  run.n_base_tail_split_cnt = static_cast<uint32_t>(state.n_base_tail_split_cnt);
-  run.m_tail_main = static_cast<uint32_t>(state.m_tail_main);
-  run.n_tail_main = static_cast<uint32_t>(state.n_tail_main);
-  run.mmad_param = hf32 ? 1 : 0;
+  HighLevelBatchPlan run = RunStateWords(facts, chip, state, hf32);
   run.l2_cache_disable = static_cast<uint32_t>(L2CacheDisableMode(
       /*trans_a=*/false, trans_b, facts, chip, state, state.base_m * state.step_m,
       state.base_k * state.step_ka, state.base_k * state.step_kb, state.base_n * state.step_n));
-  run.aic_num = chip.aic_num;
-  run.batch_a = static_cast<uint32_t>(facts.batch_a);
-  run.batch_b = static_cast<uint32_t>(facts.batch_b);
-  run.batch_c = static_cast<uint32_t>(facts.batch_c);
-  for (int i = 0; i < kBatchSlots; ++i) {
-    run.a_dims[i] = static_cast<uint32_t>(facts.batch_a_dims[i]);
-    run.b_dims[i] = static_cast<uint32_t>(facts.batch_b_dims[i]);
-    run.c_dims[i] = static_cast<uint32_t>(facts.batch_c_dims[i]);
-  }
-  run.m = facts.m;
-  run.n = facts.n;
-  run.l1_buffer_num = static_cast<uint32_t>(state.l1_buffer_num);
-  run.ub_db = static_cast<uint32_t>(state.ub_db);
   run.slice_m = static_cast<uint32_t>(state.base_m);
   run.src_nd_stride = 1;
   return run;
