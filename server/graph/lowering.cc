@@ -89,6 +89,9 @@ class Lowerer {
       absl::Status valid = tl::ValidateProblem(lowered.problem);
       if (!valid.ok()) outcome = Unsupported(std::string(valid.message()));
     }
+    if (outcome.has_value() && outcome->status == NodeStatus::kUnresolved) {
+      outcome->reason = ExpertLoopReason(node, std::move(outcome->reason));
+    }
     if (outcome.has_value()) {
       lowered.status = outcome->status;
       lowered.reason = std::move(outcome->reason);
@@ -98,6 +101,27 @@ class Lowerer {
   }
 
  private:
+  // An unresolved MatMul / Gemm whose A is an MoE expert's rows (a torch
+  // expert loop: each expert's tokens are a NonZero of the router's choice)
+  // is answered as it is: the operator and the k and n the weight fixes,
+  // with m left to the run. Other reasons pass unchanged.
+  std::string ExpertLoopReason(const onnx::NodeProto& node, std::string reason) const {
+    if ((node.op_type() != "MatMul" && node.op_type() != "Gemm") || node.input_size() < 2) {
+      return reason;
+    }
+    const TensorFacts* a = index_.Info(node.input(0));
+    if (a == nullptr || !a->expert_rows) return reason;
+    const TensorFacts* b = index_.Info(node.input(1));
+    if (b == nullptr || !b->dims.has_value() || b->dims->size() != 2) {
+      return absl::StrCat("an MoE expert's matmul, m unknown: ", reason);
+    }
+    const bool flip_b = node.op_type() == "Gemm" && IntAttribute(node, "transB", 0) != 0;
+    const int64_t k = (*b->dims)[flip_b ? 1 : 0];
+    const int64_t n = (*b->dims)[flip_b ? 0 : 1];
+    return absl::StrCat("an MoE expert's matmul: MatMulV3 with k = ", k, " and n = ", n,
+                        ", m unknown (the tokens routed to this expert); ", reason);
+  }
+
   // The known dims of `tensor`, or why they are not known.
   std::optional<Outcome> DimsOf(const std::string& tensor, std::vector<int64_t>* dims) const {
     const TensorFacts* info = index_.Info(tensor);
