@@ -58,7 +58,7 @@ def _grouped(moe, role, rows, k, n, experts, path, dtype_x, dtype_weight, **extr
     """One GroupedMatmul of an ONNX Runtime MoE node: fc1 / fc3 / fc2 of
     `experts` experts over `rows` routed rows, the weight stored [E, N, K]
     (ContribOperators.md), i.e. transposed."""
-    entry = _ok(f"{moe}/{role}", "MoE" if path == "no-quant" else "QMoE", "GroupedMatmul",
+    entry = _ok(f"{moe}/{role}", "MoE" if path == "NO_QUANT" else "QMoE", "GroupedMatmul",
                 rows, k, n, groups=experts, path=path, dtype_x=dtype_x,
                 dtype_weight=dtype_weight, transpose_weight=True,
                 x_shape=[rows, k], weight_shape=[experts, n, k], y_shape=[rows, n],
@@ -117,9 +117,9 @@ def mixtral_moe_ort(path):
     moe = f"{prefix}/MoE"
     expected = [
         _ok(f"{prefix}/gate/MatMul", "MatMul", "MatMulV3", tokens, hidden, experts),
-        _grouped(moe, "fc1", rows, hidden, inter, experts, "no-quant", "float16", "float16"),
-        _grouped(moe, "fc3", rows, hidden, inter, experts, "no-quant", "float16", "float16"),
-        _grouped(moe, "fc2", rows, inter, hidden, experts, "no-quant", "float16", "float16"),
+        _grouped(moe, "fc1", rows, hidden, inter, experts, "NO_QUANT", "float16", "float16"),
+        _grouped(moe, "fc3", rows, hidden, inter, experts, "NO_QUANT", "float16", "float16"),
+        _grouped(moe, "fc2", rows, inter, hidden, experts, "NO_QUANT", "float16", "float16"),
     ]
     return {"batch": batch, "seq": seq}, expected, 1.0
 
@@ -179,7 +179,7 @@ def phi35_moe_qmoe(path):
                             experts))
         for fc, n, k in (("fc1", inter, hidden), ("fc3", inter, hidden), ("fc2", hidden, inter)):
             scale = [experts, n] if block == 0 else [experts, n, k // block]
-            expected.append(_grouped(f"{prefix}/QMoE", fc, rows, k, n, experts, "weight-quant",
+            expected.append(_grouped(f"{prefix}/QMoE", fc, rows, k, n, experts, "WEIGHT_QUANT",
                                      "float16", f"int{bits}", antiquant_scale_shape=scale,
                                      dtype_antiquant_scale="float16"))
     return {"tokens": tokens}, expected, 1.0

@@ -13,6 +13,7 @@
 #include "nlohmann/json.hpp"
 #include "server/graph/lowering.h"
 #include "server/graph/onnx_model.h"
+#include "server/tiling/grouped/gmm_path.h"
 #include "tests/testing/files.h"
 #include "tests/testing/status_matchers.h"
 
@@ -24,9 +25,19 @@ namespace npu::graph {
 namespace {
 
 namespace tl = ::npu::tiling;
+namespace g = ::npu::tiling::grouped;
 using ::npu::testing::IsOk;
 using ::npu::testing::ReadFileBytes;
+using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+
+// The origin shapes of a tensor list's instances.
+std::vector<std::vector<int64_t>> Shapes(const tl::GroupedInputs& grouped,
+                                         tl::GroupedTensor tensor) {
+  std::vector<std::vector<int64_t>> shapes;
+  for (const tl::GroupedShape& shape : grouped[tensor].instances) shapes.push_back(shape.origin);
+  return shapes;
+}
 
 class MoeExportTest : public ::testing::TestWithParam<const char*> {};
 
@@ -68,14 +79,54 @@ TEST_P(MoeExportTest, EveryNodeLowersAsItsModelWasBuilt) {
     known_flops += *node.flops;
     const tl::MatmulProblem& problem = node.problem;
     EXPECT_EQ(std::string(tl::MatmulOpName(problem.op)), row.at("operator").get<std::string>());
-    EXPECT_EQ(problem.m, row.at("m").get<int64_t>());
-    EXPECT_EQ(problem.k, row.at("k").get<int64_t>());
-    EXPECT_EQ(problem.n, row.at("n").get<int64_t>());
+    if (problem.op != tl::MatmulOp::kGroupedMatmul) {
+      EXPECT_EQ(problem.m, row.at("m").get<int64_t>());
+      EXPECT_EQ(problem.k, row.at("k").get<int64_t>());
+      EXPECT_EQ(problem.n, row.at("n").get<int64_t>());
+      continue;
+    }
+    // One GroupedMatmul over every expert: its path, its single x, weight,
+    // y and group_list, its attributes and its scales.
+    const tl::GroupedInputs& grouped = problem.grouped;
+    EXPECT_EQ(std::string(g::GmmPathName(g::PathOf(grouped))), row.at("path").get<std::string>());
+    EXPECT_THAT(Shapes(grouped, tl::GroupedTensor::kX),
+                ElementsAre(row.at("x_shape").get<std::vector<int64_t>>()));
+    EXPECT_THAT(Shapes(grouped, tl::GroupedTensor::kWeight),
+                ElementsAre(row.at("weight_shape").get<std::vector<int64_t>>()));
+    EXPECT_THAT(Shapes(grouped, tl::GroupedTensor::kY),
+                ElementsAre(row.at("y_shape").get<std::vector<int64_t>>()));
+    EXPECT_THAT(Shapes(grouped, tl::GroupedTensor::kGroupList),
+                ElementsAre(row.at("group_list_shape").get<std::vector<int64_t>>()));
+    EXPECT_EQ(row.at("group_list_shape")[0].get<int64_t>(), row.at("groups").get<int64_t>());
+    EXPECT_EQ(tl::DataTypeName(grouped[tl::GroupedTensor::kX].dtype),
+              row.at("dtype_x").get<std::string>());
+    EXPECT_EQ(tl::DataTypeName(grouped[tl::GroupedTensor::kWeight].dtype),
+              row.at("dtype_weight").get<std::string>());
+    EXPECT_EQ(grouped.transpose_weight, row.at("transpose_weight").get<bool>());
+    EXPECT_EQ(grouped.split_item, row.at("split_item").get<int64_t>());
+    EXPECT_EQ(grouped.group_type, row.at("group_type").get<int64_t>());
+    EXPECT_EQ(grouped.group_list_type, row.at("group_list_type").get<int64_t>());
+    if (row.contains("antiquant_scale_shape")) {
+      EXPECT_THAT(Shapes(grouped, tl::GroupedTensor::kAntiquantScale),
+                  ElementsAre(row.at("antiquant_scale_shape").get<std::vector<int64_t>>()));
+      EXPECT_EQ(tl::DataTypeName(grouped[tl::GroupedTensor::kAntiquantScale].dtype),
+                row.at("dtype_antiquant_scale").get<std::string>());
+    } else {
+      EXPECT_FALSE(grouped[tl::GroupedTensor::kAntiquantScale].present());
+    }
+    // The FLOPs are the routed rows' through one expert each.
+    EXPECT_DOUBLE_EQ(*node.flops, 2.0 * static_cast<double>(row.at("m").get<int64_t>()) *
+                                      static_cast<double>(row.at("k").get<int64_t>()) *
+                                      static_cast<double>(row.at("n").get<int64_t>()));
+    EXPECT_THAT(node.derivation.assumptions,
+                ::testing::Contains(HasSubstr("the router's choice at run time")));
   }
   EXPECT_NEAR(ok_flops / known_flops, expected.at("answered_share").get<double>(), 1e-9);
 }
 
-INSTANTIATE_TEST_SUITE_P(Models, MoeExportTest, ::testing::Values("mixtral_moe_loop"));
+INSTANTIATE_TEST_SUITE_P(Models, MoeExportTest,
+                         ::testing::Values("mixtral_moe_ort", "phi35_moe_qmoe",
+                                           "mixtral_moe_loop"));
 
 }  // namespace
 }  // namespace npu::graph

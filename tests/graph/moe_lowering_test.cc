@@ -7,7 +7,12 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <tuple>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
 #include "server/graph/lowering.h"
+#include "server/tiling/grouped/gmm_path.h"
 #include "tests/testing/onnx_builder.h"
 #include "tests/testing/status_matchers.h"
 
@@ -216,6 +221,246 @@ TEST(ReadMoeTest, InputsAndAttributesByTheirDocumentedPlaces) {
   EXPECT_TRUE(moe.fc1.bias.empty());
   EXPECT_EQ(moe.fc2.weight, "w2");
   EXPECT_TRUE(moe.fc3.weight.empty());
+}
+
+// ---------------------------------------------------------------------------
+// ONNX Runtime's MoE and QMoE as GroupedMatmul.
+
+namespace g = ::npu::tiling::grouped;
+using ::npu::testing::kBFloat16;
+using ::npu::testing::kFloat;
+using ::npu::testing::kUint8;
+using ::npu::testing::OnnxDim;
+using ::testing::Contains;
+using ::testing::ElementsAre;
+
+const tl::GroupedTensorList& List(const LoweredNode& node, tl::GroupedTensor tensor) {
+  return node.problem.grouped[tensor];
+}
+std::vector<int64_t> Origin(const LoweredNode& node, tl::GroupedTensor tensor) {
+  const tl::GroupedTensorList& list = List(node, tensor);
+  return list.instances.size() == 1 ? list.instances[0].origin : std::vector<int64_t>{-1};
+}
+
+// A Mixtral-like MoE over [batch, seq, 64]: the router's MatMul, then MoE
+// with E = 8 experts, inter 128, top-2, SiLU-gated (fc3).
+OnnxBuilder FloatMoe(int32_t dtype, bool with_fc3 = true, bool earlier_layout = false,
+                     bool biases = false) {
+  OnnxBuilder model;
+  model.Input("x", dtype, {"batch", "seq", 64}).Input("gate", dtype, {64, 8});
+  model.Initializer("flat", kInt64, {2}, {-1, 64});
+  model.Node("Reshape", {"x", "flat"}, {"x2d"});
+  model.Node("MatMul", {"x2d", "gate"}, {"logits"}, {}, "router");
+  const std::vector<OnnxDim> up =
+      earlier_layout ? std::vector<OnnxDim>{8, 64, 128} : std::vector<OnnxDim>{8, 128, 64};
+  const std::vector<OnnxDim> down =
+      earlier_layout ? std::vector<OnnxDim>{8, 128, 64} : std::vector<OnnxDim>{8, 64, 128};
+  model.Input("w1", dtype, up).Input("w2", dtype, down).Input("w3", dtype, up);
+  model.Input("b1", dtype, {8, 128}).Input("b2", dtype, {8, 64});
+  std::vector<std::string> inputs = {"x2d", "logits",          "w1", biases ? "b1" : "",
+                                     "w2",  biases ? "b2" : ""};
+  if (with_fc3) inputs.push_back("w3");
+  model
+      .Node("MoE", inputs, {"y"},
+            {IntAttr("k", 2), StringAttr("activation_type", with_fc3 ? "silu" : "gelu"),
+             IntAttr("normalize_routing_weights", 1)},
+            "moe")
+      .InDomain("com.microsoft");
+  model.Output("y", dtype, 2);
+  return model;
+}
+
+TEST(MoeLoweringTest, FloatMoeIsTheRouterThenThreeGroupedMatmulsOnTheNoQuantPath) {
+  const std::vector<LoweredNode> nodes = Lower(FloatMoe(kFloat16), {{"batch", 2}, {"seq", 16}});
+  ASSERT_EQ(nodes.size(), 4u);
+  EXPECT_EQ(nodes[0].name, "router");
+  EXPECT_EQ(nodes[0].problem.op, tl::MatmulOp::kMatMulV3);
+  EXPECT_EQ(nodes[0].problem.m, 32);
+  const int64_t rows = 32 * 2;  // tokens x top-2
+  const std::vector<std::string> roles = {"moe/fc1", "moe/fc3", "moe/fc2"};
+  const std::vector<std::pair<int64_t, int64_t>> kn = {{64, 128}, {64, 128}, {128, 64}};
+  for (size_t i = 0; i < 3; ++i) {
+    const LoweredNode& node = nodes[i + 1];
+    SCOPED_TRACE(node.name);
+    ASSERT_EQ(node.status, NodeStatus::kOk) << node.reason;
+    EXPECT_EQ(node.name, roles[i]);
+    EXPECT_EQ(node.op_type, "MoE");
+    EXPECT_EQ(node.node_index, nodes[1].node_index);
+    const auto [k, n] = kn[i];
+    const tl::MatmulProblem& problem = node.problem;
+    EXPECT_EQ(problem.op, tl::MatmulOp::kGroupedMatmul);
+    EXPECT_EQ(g::PathOf(problem.grouped), g::GmmPath::kNoQuant);
+    EXPECT_THAT(Origin(node, tl::GroupedTensor::kX), ElementsAre(rows, k));
+    EXPECT_THAT(Origin(node, tl::GroupedTensor::kWeight), ElementsAre(8, n, k));
+    EXPECT_THAT(Origin(node, tl::GroupedTensor::kY), ElementsAre(rows, n));
+    EXPECT_THAT(Origin(node, tl::GroupedTensor::kGroupList), ElementsAre(8));
+    EXPECT_EQ(List(node, tl::GroupedTensor::kGroupList).dtype, tl::DataType::kInt64);
+    EXPECT_EQ(List(node, tl::GroupedTensor::kX).dtype, tl::DataType::kFloat16);
+    EXPECT_EQ(List(node, tl::GroupedTensor::kWeight).dtype, tl::DataType::kFloat16);
+    EXPECT_FALSE(List(node, tl::GroupedTensor::kBias).present());
+    EXPECT_TRUE(problem.grouped.transpose_weight);
+    EXPECT_EQ(problem.grouped.split_item, 3);
+    EXPECT_EQ(problem.grouped.group_type, tl::kGroupTypeSplitM);
+    EXPECT_EQ(problem.grouped.group_list_type, tl::kGroupListCounts);
+    EXPECT_TRUE(problem.grouped.token_histogram.empty());
+    ASSERT_TRUE(node.flops.has_value());
+    EXPECT_DOUBLE_EQ(*node.flops, 2.0 * rows * k * n);
+    EXPECT_THAT(node.derivation.assumptions, Contains(HasSubstr("spread them evenly (8 per")));
+  }
+}
+
+TEST(MoeLoweringTest, TheEarlierLayoutIsUntransposedAndBfloat16BiasesAreFloat32) {
+  const std::vector<LoweredNode> nodes =
+      Lower(FloatMoe(kBFloat16, /*with_fc3=*/false, /*earlier_layout=*/true, /*biases=*/true),
+            {{"batch", 1}, {"seq", 8}});
+  ASSERT_EQ(nodes.size(), 3u);
+  const LoweredNode& fc1 = nodes[1];
+  ASSERT_EQ(fc1.status, NodeStatus::kOk) << fc1.reason;
+  EXPECT_EQ(fc1.name, "moe/fc1");
+  EXPECT_EQ(nodes[2].name, "moe/fc2");
+  EXPECT_FALSE(fc1.problem.grouped.transpose_weight);
+  EXPECT_THAT(Origin(fc1, tl::GroupedTensor::kWeight), ElementsAre(8, 64, 128));
+  EXPECT_THAT(Origin(fc1, tl::GroupedTensor::kBias), ElementsAre(8, 128));
+  EXPECT_EQ(List(fc1, tl::GroupedTensor::kBias).dtype, tl::DataType::kFloat32);
+  EXPECT_EQ(fc1.derivation.fused_bias, "b1");
+  EXPECT_THAT(fc1.derivation.notes, Contains(HasSubstr("earlier MoE layout")));
+  EXPECT_THAT(Origin(nodes[2], tl::GroupedTensor::kBias), ElementsAre(8, 64));
+}
+
+TEST(MoeLoweringTest, Float32ExpertsRunInTheComputeDtype) {
+  LoweringOptions bf16;
+  bf16.compute_dtype = tl::DataType::kBFloat16;
+  const std::vector<LoweredNode> cast = Lower(FloatMoe(kFloat), {{"batch", 1}, {"seq", 4}}, bf16);
+  ASSERT_EQ(cast.size(), 4u);
+  ASSERT_EQ(cast[1].status, NodeStatus::kOk) << cast[1].reason;
+  EXPECT_EQ(List(cast[1], tl::GroupedTensor::kX).dtype, tl::DataType::kBFloat16);
+  EXPECT_EQ(List(cast[1], tl::GroupedTensor::kWeight).dtype, tl::DataType::kBFloat16);
+  EXPECT_TRUE(cast[1].derivation.compute_dtype_applied);
+  const std::vector<LoweredNode> plain = Lower(FloatMoe(kFloat), {{"batch", 1}, {"seq", 4}});
+  ASSERT_EQ(plain[1].status, NodeStatus::kOk) << plain[1].reason;
+  EXPECT_EQ(List(plain[1], tl::GroupedTensor::kX).dtype, tl::DataType::kFloat32);
+}
+
+// A QMoE over [tokens, 256]: E = 4 experts, inter 512, top-2, with `bits`
+// per weight and a scale per column (block 0) or per block along K.
+OnnxBuilder QuantMoe(int64_t bits, int64_t block, bool zero_points = false) {
+  const int64_t pack = 8 / bits;
+  OnnxBuilder model;
+  model.Input("x", kFloat16, {"tokens", 256}).Input("probs", kFloat16, {"tokens", 4});
+  std::vector<std::string> inputs = {"x", "probs"};
+  for (const auto& [fc, n, k] :
+       {std::tuple<std::string, int64_t, int64_t>{"1", 512, 256}, {"2", 256, 512}}) {
+    model.Input("w" + fc, kUint8, {4, n, k / pack});
+    if (block == 0) {
+      model.Input("s" + fc, kFloat16, {4, n});
+      if (zero_points) model.Input("z" + fc, kUint8, {4, n / pack});
+    } else {
+      model.Input("s" + fc, kFloat16, {4, n, k / block});
+      if (zero_points) model.Input("z" + fc, kUint8, {4, n, k / block / pack});
+    }
+    inputs.insert(inputs.end(), {"w" + fc, "s" + fc, ""});
+  }
+  inputs.insert(inputs.end(), {"", "", "", zero_points ? "z1" : "", zero_points ? "z2" : ""});
+  std::vector<onnx::AttributeProto> attributes = {
+      IntAttr("k", 2), StringAttr("activation_type", "relu"), IntAttr("expert_weight_bits", bits)};
+  if (block != 0) attributes.push_back(IntAttr("block_size", block));
+  model.Node("QMoE", inputs, {"y"}, attributes, "qmoe").InDomain("com.microsoft");
+  model.Output("y", kFloat16, 2);
+  return model;
+}
+
+TEST(MoeLoweringTest, QMoeIsTheWeightQuantPathWithItsScalesAsAntiquantScale) {
+  for (const auto& [bits, block] : {std::pair<int64_t, int64_t>{4, 0}, {8, 0}, {4, 64}, {8, 128}}) {
+    SCOPED_TRACE(absl::StrCat("bits ", bits, " block ", block));
+    const std::vector<LoweredNode> nodes = Lower(QuantMoe(bits, block), {{"tokens", 100}});
+    ASSERT_EQ(nodes.size(), 2u);
+    for (const LoweredNode& node : nodes) {
+      ASSERT_EQ(node.status, NodeStatus::kOk) << node.reason;
+      EXPECT_EQ(node.op_type, "QMoE");
+      EXPECT_EQ(g::PathOf(node.problem.grouped), g::GmmPath::kWeightQuant);
+      EXPECT_EQ(List(node, tl::GroupedTensor::kX).dtype, tl::DataType::kFloat16);
+      EXPECT_EQ(List(node, tl::GroupedTensor::kWeight).dtype,
+                bits == 4 ? tl::DataType::kInt4 : tl::DataType::kInt8);
+      EXPECT_EQ(List(node, tl::GroupedTensor::kAntiquantScale).dtype, tl::DataType::kFloat16);
+      EXPECT_FALSE(List(node, tl::GroupedTensor::kAntiquantOffset).present());
+      EXPECT_TRUE(node.problem.grouped.transpose_weight);
+    }
+    EXPECT_THAT(Origin(nodes[0], tl::GroupedTensor::kX), ElementsAre(200, 256));
+    EXPECT_THAT(Origin(nodes[0], tl::GroupedTensor::kWeight), ElementsAre(4, 512, 256));
+    EXPECT_THAT(Origin(nodes[1], tl::GroupedTensor::kWeight), ElementsAre(4, 256, 512));
+    if (block == 0) {
+      EXPECT_THAT(Origin(nodes[0], tl::GroupedTensor::kAntiquantScale), ElementsAre(4, 512));
+    } else {
+      EXPECT_THAT(Origin(nodes[0], tl::GroupedTensor::kAntiquantScale),
+                  ElementsAre(4, 512, 256 / block));
+      EXPECT_THAT(Origin(nodes[1], tl::GroupedTensor::kAntiquantScale),
+                  ElementsAre(4, 256, 512 / block));
+    }
+  }
+}
+
+TEST(MoeLoweringTest, QMoeZeroPointsAreTheAntiquantOffset) {
+  const std::vector<LoweredNode> nodes = Lower(QuantMoe(8, 0, true), {{"tokens", 16}});
+  ASSERT_EQ(nodes.size(), 2u);
+  ASSERT_EQ(nodes[0].status, NodeStatus::kOk) << nodes[0].reason;
+  EXPECT_THAT(Origin(nodes[0], tl::GroupedTensor::kAntiquantOffset), ElementsAre(4, 512));
+  EXPECT_THAT(nodes[0].derivation.notes, Contains(HasSubstr("antiquant_offset")));
+}
+
+TEST(MoeLoweringTest, WhatGroupedMatmulCannotTakeIsUnsupportedNamingIt) {
+  // Two-bit weights.
+  onnx::ModelProto model = QuantMoe(4, 0).model();
+  for (onnx::AttributeProto& attribute :
+       *model.mutable_graph()->mutable_node(0)->mutable_attribute()) {
+    if (attribute.name() == "expert_weight_bits") attribute.set_i(2);
+  }
+  absl::StatusOr<std::vector<LoweredNode>> nodes = LowerGraph(model, {{"tokens", 16}}, {});
+  ASSERT_THAT(nodes, IsOk());
+  ASSERT_EQ(nodes->size(), 1u);
+  EXPECT_EQ((*nodes)[0].name, "qmoe");
+  EXPECT_EQ((*nodes)[0].status, NodeStatus::kUnsupported);
+  EXPECT_THAT((*nodes)[0].reason, HasSubstr("expert_weight_bits 2"));
+
+  // Weights of no documented layout.
+  OnnxBuilder odd;
+  odd.Input("x", kFloat16, {16, 64}).Input("probs", kFloat16, {16, 8});
+  odd.Input("w1", kFloat16, {8, 96, 32}).Input("w2", kFloat16, {8, 64, 96});
+  odd.Node("MoE", {"x", "probs", "w1", "", "w2"}, {"y"}, {IntAttr("k", 2)}, "moe")
+      .InDomain("com.microsoft");
+  odd.Output("y", kFloat16, 2);
+  const std::vector<LoweredNode> refused = Lower(odd);
+  ASSERT_EQ(refused.size(), 1u);
+  EXPECT_EQ(refused[0].status, NodeStatus::kUnsupported);
+  EXPECT_THAT(refused[0].reason, HasSubstr("fit no layout"));
+
+  // More experts per token than there are, and a router of another width.
+  for (const auto& [k, probs] : {std::pair<int64_t, int64_t>{9, 8}, {2, 4}}) {
+    OnnxBuilder model;
+    model.Input("x", kFloat16, {16, 64}).Input("probs", kFloat16, {16, probs});
+    model.Input("w1", kFloat16, {8, 128, 64}).Input("w2", kFloat16, {8, 64, 128});
+    model.Node("MoE", {"x", "probs", "w1", "", "w2"}, {"y"}, {IntAttr("k", k)}, "moe")
+        .InDomain("com.microsoft");
+    model.Output("y", kFloat16, 2);
+    const std::vector<LoweredNode> lowered = Lower(model);
+    ASSERT_EQ(lowered.size(), 1u);
+    EXPECT_EQ(lowered[0].status, NodeStatus::kUnsupported);
+    EXPECT_THAT(lowered[0].reason, HasSubstr(k == 9 ? "k = 9" : "router_probs"));
+  }
+}
+
+TEST(MoeLoweringTest, AnUnknownTokenCountIsUnresolvedNamingTheDim) {
+  const std::vector<LoweredNode> nodes = Lower(QuantMoe(4, 0));
+  ASSERT_EQ(nodes.size(), 1u);
+  EXPECT_EQ(nodes[0].name, "qmoe");
+  EXPECT_EQ(nodes[0].status, NodeStatus::kUnresolved);
+  EXPECT_THAT(nodes[0].reason, HasSubstr("dim 'tokens'"));
+}
+
+TEST(MoeLoweringTest, AnMoeNodeCountsAsUpToThreeLoweredNodes) {
+  const onnx::ModelProto model = FloatMoe(kFloat16).model();
+  std::vector<size_t> bounds;
+  for (const onnx::NodeProto& node : model.graph().node()) bounds.push_back(MaxLoweredNodes(node));
+  EXPECT_THAT(bounds, ElementsAre(0, 1, 3));
 }
 
 }  // namespace
