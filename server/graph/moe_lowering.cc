@@ -71,6 +71,11 @@ absl::StatusOr<MoeShapes> ResolveMoeShapes(const MoeFacts& facts, int64_t hidden
                                            const std::vector<int64_t>& fc2,
                                            const std::optional<std::vector<int64_t>>& fc3) {
   // QMoE's weights hold K / pack codes of 8 / bits bits in a byte.
+  if (facts.quantized && facts.expert_weight_bits != 2 && facts.expert_weight_bits != 4 &&
+      facts.expert_weight_bits != 8) {
+    return absl::InvalidArgumentError(absl::StrCat("expert_weight_bits ", facts.expert_weight_bits,
+                                                   " is not 2, 4 or 8 (ContribOperators.md)"));
+  }
   const int64_t pack = facts.quantized ? 8 / facts.expert_weight_bits : 1;
   const std::pair<const char*, const std::vector<int64_t>*> weights[] = {
       {"fc1", &fc1}, {"fc2", &fc2}, {"fc3", fc3.has_value() ? &*fc3 : nullptr}};

@@ -172,6 +172,13 @@ TEST(ResolveMoeShapesTest, QMoeWeightsHoldPackedCodesAlongK) {
       StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("fit no layout")));
 }
 
+TEST(ResolveMoeShapesTest, BitWidthsOutsideTheDocumentedOnesAreRefused) {
+  for (int64_t bits : {0, 3, 16}) {
+    EXPECT_THAT(ResolveMoeShapes(Facts(true, "relu", 0, bits), 64, {8, 128, 64}, {8, 64, 128}, {}),
+                StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("expert_weight_bits")));
+  }
+}
+
 TEST(ResolveMoeShapesTest, DisagreeingWeightsAreRefusedNamingThem) {
   EXPECT_THAT(
       ResolveMoeShapes(Facts(), 64, {8, 128, 64}, {4, 64, 128}, {}),
