@@ -11,12 +11,15 @@ Writes into OUT_DIR (default: tests/data/onnx under the repository root):
 
 and the quantized and einsum models of scripts/quantized_onnx_models.py
 (QDQ, ONNX Runtime's dynamic form and MatMulNBits, weight-only DQ, an
-einsum MLA block):
+einsum MLA block) and the mixture-of-experts models of
+scripts/moe_onnx_models.py (ONNX Runtime's com.microsoft MoE and QMoE, a
+torch expert loop):
 
   <model>.onnx           the graph, opset 17, weights as graph inputs
-  <model>.lowering.json  per matmul-like node the CANN operator and problem
-                         (or the UNSUPPORTED reason) it must lower to, and
-                         the share of the matmul FLOPs answered OK
+  <model>.lowering.json  per lowered node the CANN operator and problem
+                         (or the UNSUPPORTED / UNRESOLVED reason) it must
+                         lower to, and the share of the matmul FLOPs
+                         answered OK
 
 Needs Debian 12's python3-torch (1.13) and python3-torchvision (0.14);
 python3-onnx is used to check the exported files when it is installed.
@@ -252,8 +255,10 @@ def main(argv):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("out_dir", nargs="?", default=str(root / "tests/data/onnx"),
                     help="output folder (default: tests/data/onnx)")
+    import moe_onnx_models
     import quantized_onnx_models
-    quant = quantized_onnx_models.QUANT_MODELS
+    quant = dict(quantized_onnx_models.QUANT_MODELS)
+    quant.update(moe_onnx_models.MOE_MODELS)
     ap.add_argument("--models", nargs="+", choices=list(MODELS) + list(quant),
                     default=list(MODELS) + list(quant),
                     help="models to export (default: all)")

@@ -95,6 +95,17 @@ std::string OperatorLabel(pb::Operator op) {
   }
 }
 
+std::string DtypeLabel(pb::DataType dtype);
+
+// The input dtype: A's, or GroupedMatmul's x (and its weight's when they
+// differ, "fp16/int4").
+std::string ProblemDtypeLabel(const pb::MatmulProblem& problem) {
+  if (!problem.has_grouped()) return DtypeLabel(problem.dtype_a());
+  const pb::DataType x = problem.grouped().x().dtype();
+  const pb::DataType weight = problem.grouped().weight().dtype();
+  return x == weight ? DtypeLabel(x) : absl::StrCat(DtypeLabel(x), "/", DtypeLabel(weight));
+}
+
 std::string DtypeLabel(pb::DataType dtype) {
   switch (dtype) {
     case pb::DATA_TYPE_FLOAT16:
@@ -158,8 +169,28 @@ std::string StatusLabel(pb::NodeStatus status) {
   }
 }
 
+// GroupedMatmul's "E8 256x4096x14336": the group count, then every row
+// of x (M, summed over x's instances) x K x N (the first group's).
+std::string GroupedShapeLabel(const pb::GroupedInputs& grouped) {
+  const auto dim = [](const pb::GroupedTensorList& list, int instance, int from_end) -> int64_t {
+    if (list.instances_size() <= instance) return 0;
+    const auto& origin = list.instances(instance).origin();
+    return origin.size() >= from_end ? origin[origin.size() - from_end] : 0;
+  };
+  const pb::GroupedTensorList& weight = grouped.weight();
+  int64_t groups = weight.instances_size();
+  if (groups == 1 && weight.instances(0).origin_size() >= 3) groups = weight.instances(0).origin(0);
+  int64_t m = 0;
+  for (int i = 0; i < grouped.x().instances_size(); ++i) {
+    m += dim(grouped.x(), i, grouped.transpose_x() ? 1 : 2);
+  }
+  return absl::StrCat("E", groups, " ", m, "x", dim(grouped.x(), 0, grouped.transpose_x() ? 2 : 1),
+                      "x", dim(grouped.y(), 0, 1));
+}
+
 // "2x12 197x64x197": the batch (C's broadcast dims) and M x K x N.
 std::string ShapeLabel(const pb::MatmulProblem& problem) {
+  if (problem.has_grouped()) return GroupedShapeLabel(problem.grouped());
   if (problem.has_transpose()) {
     return absl::StrCat(problem.transpose().batch(), " ", problem.m(), "x", problem.k(), "x",
                         problem.n());
@@ -186,6 +217,7 @@ std::string DerivationLabel(const pb::NodeDerivation& derivation) {
   if (derivation.folded_batch()) parts.push_back("folded");
   if (derivation.promoted_a() || derivation.promoted_b()) parts.push_back("1-D");
   if (derivation.compute_dtype_applied()) parts.push_back("cast");
+  if (derivation.assumptions_size() > 0) parts.push_back("assumed");
   return parts.empty() ? "-" : absl::StrJoin(parts, ",");
 }
 
@@ -280,11 +312,11 @@ std::string FormatGraph(const pb::GraphTilingResponse& response, absl::string_vi
                                    ? "n/a"
                                    : absl::StrFormat("%.2f", problem.time_us());
       absl::StrAppend(
-          &out, absl::StrFormat(
-                    "%-28s %-13s %-25s %-22s %-4s %-22s %6d %5d %10s %s\n", name, node.op_type(),
-                    OperatorLabel(problem.op()), ShapeLabel(problem.problem()),
-                    DtypeLabel(problem.problem().dtype_a()), answer.strategy(), answer.tiling_key(),
-                    answer.block_dim(), time, DerivationLabel(node.derivation())));
+          &out, absl::StrFormat("%-28s %-13s %-25s %-22s %-4s %-22s %6d %5d %10s %s\n", name,
+                                node.op_type(), OperatorLabel(problem.op()),
+                                ShapeLabel(problem.problem()), ProblemDtypeLabel(problem.problem()),
+                                answer.strategy(), answer.tiling_key(), answer.block_dim(), time,
+                                DerivationLabel(node.derivation())));
     }
     for (const pb::OperatorTotal& total : gear.totals()) {
       absl::StrAppend(

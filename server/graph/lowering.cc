@@ -12,6 +12,7 @@
 #include "absl/strings/str_join.h"
 #include "server/graph/einsum.h"
 #include "server/graph/graph_index.h"
+#include "server/graph/moe_lowering.h"
 #include "server/graph/quant_lowering.h"
 #include "server/graph/shape_propagation.h"
 #include "server/tiling/batch_shape.h"
@@ -89,6 +90,9 @@ class Lowerer {
       absl::Status valid = tl::ValidateProblem(lowered.problem);
       if (!valid.ok()) outcome = Unsupported(std::string(valid.message()));
     }
+    if (outcome.has_value() && outcome->status == NodeStatus::kUnresolved) {
+      outcome->reason = ExpertLoopReason(node, std::move(outcome->reason));
+    }
     if (outcome.has_value()) {
       lowered.status = outcome->status;
       lowered.reason = std::move(outcome->reason);
@@ -98,6 +102,27 @@ class Lowerer {
   }
 
  private:
+  // An unresolved MatMul / Gemm whose A is an MoE expert's rows (a torch
+  // expert loop: each expert's tokens are a NonZero of the router's choice)
+  // is answered as it is: the operator and the k and n the weight fixes,
+  // with m left to the run. Other reasons pass unchanged.
+  std::string ExpertLoopReason(const onnx::NodeProto& node, std::string reason) const {
+    if ((node.op_type() != "MatMul" && node.op_type() != "Gemm") || node.input_size() < 2) {
+      return reason;
+    }
+    const TensorFacts* a = index_.Info(node.input(0));
+    if (a == nullptr || !a->expert_rows) return reason;
+    const TensorFacts* b = index_.Info(node.input(1));
+    if (b == nullptr || !b->dims.has_value() || b->dims->size() != 2) {
+      return absl::StrCat("an MoE expert's matmul, m unknown: ", reason);
+    }
+    const bool flip_b = node.op_type() == "Gemm" && IntAttribute(node, "transB", 0) != 0;
+    const int64_t k = (*b->dims)[flip_b ? 1 : 0];
+    const int64_t n = (*b->dims)[flip_b ? 0 : 1];
+    return absl::StrCat("an MoE expert's matmul: MatMulV3 with k = ", k, " and n = ", n,
+                        ", m unknown (the tokens routed to this expert); ", reason);
+  }
+
   // The known dims of `tensor`, or why they are not known.
   std::optional<Outcome> DimsOf(const std::string& tensor, std::vector<int64_t>* dims) const {
     const TensorFacts* info = index_.Info(tensor);
@@ -1156,6 +1181,292 @@ class Lowerer {
     return std::nullopt;
   }
 
+  // ---------------------------------------------------------------------
+  // ONNX Runtime's com.microsoft MoE / QMoE (moe_lowering.h reads the
+  // node): one GroupedMatmul per expert matmul, over all E experts.
+
+ public:
+  // Every lowered node of MoE / QMoE node `node_index`: fc1, fc3 (when the
+  // node has it) and fc2 as GroupedMatmul, or the node alone with why not.
+  std::vector<LoweredNode> LowerMoe(int node_index) const {
+    const onnx::NodeProto& node = index_.node(node_index);
+    LoweredNode base;
+    base.node_index = node_index;
+    base.name = node.name().empty() ? absl::StrCat("#", node_index) : node.name();
+    base.op_type = node.op_type();
+    const MoeFacts facts = ReadMoe(node);
+    MoeShapes shapes;
+    int64_t tokens = 0;
+    std::vector<LoweredNode> nodes;
+    if (std::optional<Outcome> failed = ReadMoeShapes(node, facts, &shapes, &tokens)) {
+      base.status = failed->status;
+      base.reason = std::move(failed->reason);
+      nodes.push_back(std::move(base));
+      return nodes;
+    }
+    const int64_t rows = SatMul(tokens, facts.k);
+    for (const ExpertMatmul& matmul : shapes.matmuls) {
+      LoweredNode lowered = base;
+      lowered.name = absl::StrCat(base.name, "/", matmul.role);
+      lowered.flops = 2.0 * static_cast<double>(rows) * static_cast<double>(matmul.k) *
+                      static_cast<double>(matmul.n);
+      std::optional<Outcome> outcome =
+          LowerExpertMatmul(node, facts, shapes, matmul, tokens, rows, &lowered);
+      if (!outcome.has_value()) {
+        absl::Status valid = tl::ValidateProblem(lowered.problem);
+        if (!valid.ok()) outcome = Unsupported(std::string(valid.message()));
+      }
+      if (outcome.has_value()) {
+        lowered.status = outcome->status;
+        lowered.reason = std::move(outcome->reason);
+        lowered.problem = tl::MatmulProblem();
+      }
+      nodes.push_back(std::move(lowered));
+    }
+    return nodes;
+  }
+
+ private:
+  // The node's token count and what its weights' dims say, or why it
+  // cannot be lowered at all.
+  std::optional<Outcome> ReadMoeShapes(const onnx::NodeProto& node, const MoeFacts& facts,
+                                       MoeShapes* shapes, int64_t* tokens) const {
+    const std::string self = absl::StrCat(node.op_type(), " (", kMicrosoftDomain, ")");
+    if (facts.fc1.weight.empty() || facts.fc2.weight.empty()) {
+      return Unsupported(absl::StrCat(self, " needs fc1_experts_weights and fc2_experts_weights"));
+    }
+    if (facts.quantized) {
+      if (facts.quant_type != "int") {
+        return Unsupported(absl::StrCat(
+            self, " with quant_type '", facts.quant_type,
+            "': only integer experts (quant_type 'int') are lowered; the FP4 / FP8 modes' "
+            "global scales have no GroupedMatmul input"));
+      }
+      if (facts.expert_weight_bits != 4 && facts.expert_weight_bits != 8) {
+        return Unsupported(absl::StrCat(self, " with expert_weight_bits ", facts.expert_weight_bits,
+                                        ": CANN's weight-quant GroupedMatmul takes int4 and int8 "
+                                        "weights"));
+      }
+      if (facts.weights_prepacked == 1) {
+        return Unsupported(absl::StrCat(
+            self,
+            " with weights_prepacked 1: the weights are in an execution provider's own "
+            "layout, not the documented [E, N, K / pack]"));
+      }
+      if (facts.block_size < 0) {
+        return Unsupported(absl::StrCat(self, " with block_size ", facts.block_size));
+      }
+    }
+    std::vector<int64_t> x;
+    if (auto failed = DimsOf(facts.input, &x)) return failed;
+    if (x.size() != 2 && x.size() != 3) {
+      return Unsupported(absl::StrCat(self, "'s input ", ShapeText(x),
+                                      " is neither [tokens, hidden] nor [batch, seq, hidden]"));
+    }
+    *tokens = 1;
+    for (size_t i = 0; i + 1 < x.size(); ++i) *tokens = SatMul(*tokens, x[i]);
+    std::vector<int64_t> fc1, fc2, fc3_dims;
+    std::optional<std::vector<int64_t>> fc3;
+    if (auto failed = DimsOf(facts.fc1.weight, &fc1)) return failed;
+    if (auto failed = DimsOf(facts.fc2.weight, &fc2)) return failed;
+    if (!facts.fc3.weight.empty()) {
+      if (auto failed = DimsOf(facts.fc3.weight, &fc3_dims)) return failed;
+      fc3 = fc3_dims;
+    }
+    absl::StatusOr<MoeShapes> resolved = ResolveMoeShapes(facts, x.back(), fc1, fc2, fc3);
+    if (!resolved.ok()) {
+      return Unsupported(absl::StrCat(self, ": ", resolved.status().message()));
+    }
+    *shapes = *std::move(resolved);
+    if (facts.k < 1 || facts.k > shapes->experts) {
+      return Unsupported(absl::StrCat(self, " with k = ", facts.k, ": each token goes to 1 .. ",
+                                      shapes->experts, " experts"));
+    }
+    std::vector<int64_t> probs;
+    if (!DimsOf(facts.router_probs, &probs).has_value() &&
+        (probs.size() != 2 || probs[0] != *tokens || probs[1] != shapes->experts)) {
+      return Unsupported(absl::StrCat(self, "'s router_probs ", ShapeText(probs), " is not [",
+                                      *tokens, ", ", shapes->experts,
+                                      "] (num_tokens, num_experts)"));
+    }
+    if (SatMul(*tokens, facts.k) > std::numeric_limits<int32_t>::max()) {
+      return Unsupported(absl::StrCat(self, ": ", *tokens, " tokens x k = ", facts.k,
+                                      " routed rows, above 2147483647"));
+    }
+    return std::nullopt;
+  }
+
+  // The GroupedMatmul of expert matmul `matmul`: x every routed row [rows,
+  // K], the experts' weights as stored ([E, N, K] transposed, or [E, K, N]),
+  // y [rows, N], group_list [E]; split M (group_type 0) into counts
+  // (group_list_type 1), one x, weight and y (split_item 3). QMoE's int4 /
+  // int8 weights take the weight-quant path with their scales as
+  // antiquant_scale.
+  std::optional<Outcome> LowerExpertMatmul(const onnx::NodeProto& node, const MoeFacts& facts,
+                                           const MoeShapes& shapes, const ExpertMatmul& matmul,
+                                           int64_t tokens, int64_t rows,
+                                           LoweredNode* lowered) const {
+    const MoeFacts::Expert& inputs =
+        matmul.fc == 1 ? facts.fc1 : (matmul.fc == 2 ? facts.fc2 : facts.fc3);
+    const std::string self = absl::StrCat(node.op_type(), " (", kMicrosoftDomain, ")");
+    Derivation& derivation = lowered->derivation;
+    const int64_t e = shapes.experts, k = matmul.k, n = matmul.n;
+    // x's run dtype: the no-quant path's float types, or the weight-quant
+    // path's float16 / bfloat16.
+    tl::DataType x_dtype;
+    if (facts.quantized) {
+      if (auto failed = WeightQuantActivation(facts.input, &x_dtype, &derivation)) return failed;
+    } else {
+      if (auto failed = DtypeOf(facts.input, &x_dtype, &derivation)) return failed;
+      tl::DataType w_dtype;
+      if (auto failed = DtypeOf(inputs.weight, &w_dtype, &derivation)) return failed;
+      if (w_dtype != x_dtype) {
+        return Unsupported(absl::StrCat(self, "'s ", matmul.role, "_experts_weights is ",
+                                        OnnxTypeName(InfoType(inputs.weight)), " and its input ",
+                                        OnnxTypeName(InfoType(facts.input)),
+                                        ": MoE takes one float type T for both"));
+      }
+    }
+    tl::MatmulProblem& problem = lowered->problem;
+    problem.op = tl::MatmulOp::kGroupedMatmul;
+    tl::GroupedInputs& grouped = problem.grouped;
+    auto single = [](tl::DataType dtype, std::vector<int64_t> dims) {
+      tl::GroupedTensorList list;
+      list.dtype = dtype;
+      list.instances.push_back({dims, dims});
+      return list;
+    };
+    grouped[tl::GroupedTensor::kX] = single(x_dtype, {rows, k});
+    const tl::DataType w_dtype =
+        !facts.quantized
+            ? x_dtype
+            : (facts.expert_weight_bits == 4 ? tl::DataType::kInt4 : tl::DataType::kInt8);
+    grouped[tl::GroupedTensor::kWeight] = single(
+        w_dtype, matmul.transposed ? std::vector<int64_t>{e, n, k} : std::vector<int64_t>{e, k, n});
+    grouped[tl::GroupedTensor::kGroupList] = single(tl::DataType::kInt64, {e});
+    grouped[tl::GroupedTensor::kY] = single(x_dtype, {rows, n});
+    grouped.split_item = 3;
+    grouped.group_type = tl::kGroupTypeSplitM;
+    grouped.group_list_type = tl::kGroupListCounts;
+    grouped.transpose_weight = matmul.transposed;
+    if (!inputs.bias.empty()) {
+      std::vector<int64_t> dims;
+      if (auto failed = DimsOf(inputs.bias, &dims)) return failed;
+      if (dims != std::vector<int64_t>{e, n}) {
+        return Unsupported(absl::StrCat(self, "'s ", matmul.role, "_experts_bias ", ShapeText(dims),
+                                        " is not [", e, ", ", n, "]"));
+      }
+      // CANN's bfloat16 no-quant GroupedMatmul adds a float32 bias.
+      tl::DataType bias_dtype = x_dtype;
+      if (!facts.quantized && x_dtype == tl::DataType::kBFloat16) {
+        bias_dtype = tl::DataType::kFloat32;
+        derivation.notes.push_back(
+            absl::StrCat(matmul.role,
+                         "_experts_bias is bfloat16 in the graph; CANN's bfloat16 GroupedMatmul "
+                         "adds a float32 bias, so it is cast"));
+      }
+      grouped[tl::GroupedTensor::kBias] = single(bias_dtype, dims);
+      derivation.fused_bias = inputs.bias;
+    }
+    if (facts.quantized) {
+      if (auto failed = QMoeScales(self, facts, matmul, inputs, e, x_dtype, lowered)) return failed;
+    }
+    // What the graph fixes, and what it leaves to the run.
+    const std::string weight_dims = matmul.transposed
+                                        ? absl::StrCat("[E ", e, ", N ", n, ", K ", k, "]")
+                                        : absl::StrCat("[E ", e, ", K ", k, ", N ", n, "]");
+    derivation.notes.push_back(absl::StrCat(
+        matmul.role, " (", ExpertRole(facts, shapes, matmul), ") of ", e, " experts: x [", rows,
+        ", ", k, "] is every routed row, the weights ", weight_dims,
+        matmul.transposed ? " as ContribOperators.md stores them (transpose_weight)" : "",
+        "; split M (group_type 0) by group_list [", e,
+        "] of counts, one x, weight and y "
+        "(split_item 3)"));
+    if (!shapes.layout_note.empty()) derivation.notes.push_back(shapes.layout_note);
+    derivation.assumptions.push_back(absl::StrCat(
+        "rows per expert: ", tokens, " tokens x k = ", facts.k, " give ", rows,
+        " routed rows over ", e,
+        " experts; how many each expert gets is the router's choice "
+        "at run time. CANN's tiling reads only group_list's length, so the plan holds for any "
+        "split; no token histogram is given, so Execute and timing spread them evenly (",
+        rows / e, rows % e != 0 ? absl::StrCat(" or ", rows / e + 1) : std::string(),
+        " per expert)"));
+    if (!facts.k_given) {
+      derivation.assumptions.push_back(
+          "k is absent: 4, the default of ONNX Runtime's CPU and CUDA kernels (the "
+          "documentation gives none)");
+    }
+    if (matmul.fc == 2) {
+      derivation.notes.push_back(absl::StrCat(
+          "the routing (top-", facts.k, facts.use_sparse_mixer != 0 ? " by the sparse mixer" : "",
+          facts.normalize_routing_weights != 0 ? ", weights normalized" : "",
+          "), the gathering of each expert's rows, the activation (", facts.activation_type,
+          ") and the weighted sum after fc2 run outside the matmuls"));
+    }
+    return std::nullopt;
+  }
+
+  // What expert matmul `matmul` computes, in words.
+  static std::string ExpertRole(const MoeFacts& facts, const MoeShapes& shapes,
+                                const ExpertMatmul& matmul) {
+    if (matmul.fc == 2) return "down: inter -> hidden";
+    if (matmul.fc == 3) return "up: the gated activation's second projection";
+    if (shapes.fusion == 2) return "gate and up fused, 2 x inter";
+    const bool gated = shapes.matmuls.size() == 3;
+    return gated ? absl::StrCat("gate: ", facts.activation_type, " of it times fc3")
+                 : "up: hidden -> inter";
+  }
+
+  // QMoE's scales (and zero points) as the weight-quant path's
+  // antiquant_scale (antiquant_offset): one per column [E, N], or one per
+  // block of block_size along K [E, N, K / block_size], in x's dtype. The
+  // codes are unsigned with the documented default zero point 2^(bits-1):
+  // less it, they are the signed int4 / int8 weights CANN takes.
+  std::optional<Outcome> QMoeScales(const std::string& self, const MoeFacts& facts,
+                                    const ExpertMatmul& matmul, const MoeFacts::Expert& inputs,
+                                    int64_t e, tl::DataType x_dtype, LoweredNode* lowered) const {
+    Derivation& derivation = lowered->derivation;
+    tl::GroupedInputs& grouped = lowered->problem.grouped;
+    if (inputs.scales.empty()) {
+      return Unsupported(absl::StrCat(self, " has no ", matmul.role,
+                                      "_scales: integer experts need their dequantization "
+                                      "scales (CANN's antiquant_scale)"));
+    }
+    const int64_t k = matmul.k, n = matmul.n;
+    if (facts.block_size > 0 && k % facts.block_size != 0) {
+      return Unsupported(absl::StrCat(self, ": K = ", k, " of ", matmul.role,
+                                      " is not a multiple of block_size ", facts.block_size));
+    }
+    const std::vector<int64_t> want = facts.block_size > 0
+                                          ? std::vector<int64_t>{e, n, k / facts.block_size}
+                                          : std::vector<int64_t>{e, n};
+    std::vector<int64_t> dims;
+    if (auto failed = DimsOf(inputs.scales, &dims)) return failed;
+    if (dims != want) {
+      return Unsupported(absl::StrCat(self, "'s ", matmul.role, "_scales ", ShapeText(dims),
+                                      " is not ", ShapeText(want)));
+    }
+    tl::GroupedTensorList scale;
+    scale.dtype = x_dtype;
+    scale.instances.push_back({want, want});
+    grouped[tl::GroupedTensor::kAntiquantScale] = scale;
+    if (!inputs.zero_points.empty()) {
+      grouped[tl::GroupedTensor::kAntiquantOffset] = scale;
+      derivation.notes.push_back(
+          absl::StrCat(matmul.role,
+                       "_zero_points are antiquant_offset (2^(bits-1) less each, negated: CANN "
+                       "computes (w + offset) * scale)"));
+    }
+    derivation.notes.push_back(absl::StrCat(
+        "A16W", facts.expert_weight_bits, " ",
+        facts.block_size > 0 ? absl::StrCat("per block of ", facts.block_size, " along K")
+                             : std::string("per column"),
+        ": the uint8 codes of ", matmul.role, "_experts_weights less 2^",
+        facts.expert_weight_bits - 1, " are the signed int", facts.expert_weight_bits, " weight, ",
+        matmul.role, "_scales antiquant_scale ", ShapeText(want)));
+    return std::nullopt;
+  }
+
   // 2 * the multiply-adds of the node, from its inputs' dims; nullopt when
   // they are not known.
   std::optional<double> NodeFlops(const onnx::NodeProto& node) const {
@@ -1415,7 +1726,12 @@ bool IsMatmulLike(const std::string& op_type) {
 
 bool IsMatmulLikeNode(const onnx::NodeProto& node) {
   if (IsDefaultDomain(node)) return IsMatmulLike(node.op_type());
-  return node.domain() == kMicrosoftDomain && node.op_type() == "MatMulNBits";
+  return (node.domain() == kMicrosoftDomain && node.op_type() == "MatMulNBits") || IsMoeNode(node);
+}
+
+size_t MaxLoweredNodes(const onnx::NodeProto& node) {
+  if (IsMoeNode(node)) return 3;
+  return IsMatmulLikeNode(node) ? 1 : 0;
 }
 
 namespace {
@@ -1427,11 +1743,16 @@ std::vector<LoweredNode> LowerNodes(const onnx::GraphProto& graph,
   const GraphIndex index(graph, std::move(facts));
   const Lowerer lowerer(index, options);
   std::vector<LoweredNode> nodes;
-  nodes.reserve(static_cast<size_t>(
-      std::count_if(graph.node().begin(), graph.node().end(), IsMatmulLikeNode)));
+  size_t bound = 0;
+  for (const onnx::NodeProto& node : graph.node()) bound += MaxLoweredNodes(node);
+  nodes.reserve(bound);
   for (int i = 0; i < graph.node_size(); ++i) {
-    if (!IsMatmulLikeNode(graph.node(i))) continue;
-    nodes.push_back(lowerer.Lower(i));
+    const onnx::NodeProto& node = graph.node(i);
+    if (IsMoeNode(node)) {
+      for (LoweredNode& lowered : lowerer.LowerMoe(i)) nodes.push_back(std::move(lowered));
+    } else if (IsMatmulLikeNode(node)) {
+      nodes.push_back(lowerer.Lower(i));
+    }
   }
   return nodes;
 }

@@ -38,8 +38,21 @@
 //   * non-zero input zero points, uint8 codes and scales along k are
 //     unsupported, naming them.
 //
+// Mixtures of experts:
+//   * ONNX Runtime's com.microsoft MoE and QMoE (moe_lowering.h reads them)
+//     are one GroupedMatmul per expert matmul (fc1, fc3 when present, fc2)
+//     over all E experts: x every routed row (tokens x k), split M by a
+//     group_list of E counts. MoE's float experts take the no-quant path,
+//     QMoE's int4 / int8 ones the weight-quant path with their scales as
+//     antiquant_scale. How many rows each expert gets is a run-time fact,
+//     stated in the derivation's assumptions.
+//   * A torch export whose experts are a Python loop over index selections
+//     has rows per expert that only the run decides: its expert matmuls are
+//     unresolved, naming the MoE routing, the operator and the k and n.
+//
 // Only the main graph's nodes are lowered (not the bodies of If / Loop /
-// Scan), those of the default domain and com.microsoft's MatMulNBits.
+// Scan), those of the default domain and com.microsoft's MatMulNBits, MoE
+// and QMoE.
 #ifndef NPU_SERVER_GRAPH_LOWERING_H_
 #define NPU_SERVER_GRAPH_LOWERING_H_
 
@@ -70,8 +83,13 @@ struct Derivation {
   bool promoted_b = false;
   bool compute_dtype_applied = false;
   std::vector<std::string> notes;
+  // What the lowering took where the graph does not say, e.g. how an MoE
+  // node's routed rows spread over its experts (the run decides).
+  std::vector<std::string> assumptions;
 };
 
+// One lowered node. An MoE node gives one per expert matmul, each with the
+// node's index and "<name>/fc1", "<name>/fc3", "<name>/fc2" as its name.
 struct LoweredNode {
   int node_index = 0;
   std::string name;  // "#<index>" when the model gives none
@@ -95,8 +113,11 @@ struct LoweringOptions {
 // lowering lists.
 bool IsMatmulLike(const std::string& op_type);
 // Whether `node` is one the lowering lists: a matmul-like op of the default
-// domain, or ONNX Runtime's com.microsoft MatMulNBits.
+// domain, or ONNX Runtime's com.microsoft MatMulNBits, MoE or QMoE.
 bool IsMatmulLikeNode(const onnx::NodeProto& node);
+// The most lowered nodes `node` can give: 0 when it is not matmul-like, 3
+// for an MoE / QMoE node (fc1, fc3, fc2), else 1.
+size_t MaxLoweredNodes(const onnx::NodeProto& node);
 
 // Lowers every matmul-like node of the main graph, in graph order, with the
 // shapes PropagateShapes() finds at `gear` (shape_propagation.h). `model`

@@ -1,6 +1,7 @@
 #include "server/graph/shape_propagation.h"
 
 #include <algorithm>
+#include <cstddef>
 #include <cstring>
 #include <functional>
 #include <unordered_set>
@@ -179,6 +180,7 @@ class Propagator {
     for (const onnx::NodeProto& node : graph.node()) {
       why_.clear();
       Visit(node, inferred, depth);
+      MarkRouting(node);
       for (const std::string& output : node.output()) {
         if (output.empty()) continue;
         auto it = inferred.find(output);
@@ -215,6 +217,7 @@ class Propagator {
       if (input != nullptr && input->dims.has_value()) continue;
       if (input != nullptr && !input->unknown_cause.empty()) {
         facts->unknown_cause = input->unknown_cause;
+        facts->expert_rows = input->expert_rows;
       } else {
         facts->unknown_cause = "tensor '" + node.input(i) + "' has no shape in the model";
       }
@@ -223,6 +226,14 @@ class Propagator {
     static const std::unordered_set<std::string> kDataDependent = {
         "NonZero", "Unique", "NonMaxSuppression", "Compress", "StringSplit"};
     std::string why = why_;
+    if (why.empty() && node.op_type() == "NonZero" && node.input_size() > 0) {
+      auto routed = routed_.find(node.input(0));
+      if (routed != routed_.end()) {
+        why = "rows per expert depend on the router's choice at run time (MoE expert loop: " +
+              routed->second + " chooses each token's experts)";
+        facts->expert_rows = true;
+      }
+    }
     if (why.empty()) {
       why = kDataDependent.count(node.op_type()) != 0
                 ? "its output's size depends on the tensor's data (data-dependent, as routing "
@@ -233,6 +244,40 @@ class Propagator {
     facts->unknown_cause = node.op_type() +
                            (node.name().empty() ? std::string() : " '" + node.name() + "'") +
                            " (output '" + output + "'): " + why;
+  }
+
+  // Records the outputs of `node` that carry a router's choice: the
+  // indices of a TopK, an ArgMax / ArgMin, and every integer or boolean
+  // tensor computed from one (OneHot, Transpose, Gather, Equal, Cast to
+  // bool, ...). Float tensors are not followed: the hidden states that mix
+  // the experts' outputs are not routing, and a later NonZero of them is
+  // not an expert's selection.
+  void MarkRouting(const onnx::NodeProto& node) {
+    std::string router;
+    const std::string& op = node.op_type();
+    const bool chooser = (op == "TopK" || op == "ArgMax" || op == "ArgMin") &&
+                         (node.domain().empty() || node.domain() == "ai.onnx");
+    if (chooser) {
+      router = op + " '" + (node.name().empty() ? node.output(0) : node.name()) + "'";
+    } else {
+      for (const std::string& input : node.input()) {
+        auto it = routed_.find(input);
+        if (it != routed_.end()) {
+          router = it->second;
+          break;
+        }
+      }
+    }
+    if (router.empty()) return;
+    for (int i = 0; i < node.output_size(); ++i) {
+      if (node.output(i).empty() || (op == "TopK" && i != 1)) continue;
+      auto it = facts_.find(node.output(i));
+      const int32_t type = it == facts_.end() ? 0 : it->second.elem_type;
+      static const std::unordered_set<int32_t> kFloats = {
+          onnx::TensorProto_DataType_FLOAT, onnx::TensorProto_DataType_FLOAT16,
+          onnx::TensorProto_DataType_BFLOAT16, onnx::TensorProto_DataType_DOUBLE};
+      if (kFloats.count(type) == 0) routed_[node.output(i)] = router;
+    }
   }
 
   const TensorFacts* Get(const onnx::NodeProto& node, int input) const {
@@ -892,6 +937,60 @@ class Propagator {
       Set(node, 0, out, first_type);
       return;
     }
+    if (op == "TopK") {
+      // Values in X's type and int64 indices, X's dims with `axis` cut to
+      // K (input 1 from opset 10, the attribute `k` before).
+      Set(node, 0, std::nullopt, first_type);
+      Set(node, 1, std::nullopt, onnx::TensorProto_DataType_INT64);
+      const Dims* dims = DimsOf(node, 0);
+      if (dims == nullptr) return;
+      std::optional<size_t> axis = Axis(IntAttr(node, "axis", -1), dims->size());
+      int64_t k = IntAttr(node, "k", -1);
+      if (const Dims* values = ValuesOf(node, 1); values != nullptr && values->size() == 1) {
+        k = (*values)[0];
+      }
+      if (!axis.has_value() || k < 0) return;
+      Dims out = *dims;
+      out[*axis] = std::min(k, (*dims)[*axis]);
+      Set(node, 0, out, first_type);
+      Set(node, 1, out, onnx::TensorProto_DataType_INT64);
+      return;
+    }
+    if (op == "ArgMax" || op == "ArgMin") {
+      Set(node, 0, std::nullopt, onnx::TensorProto_DataType_INT64);
+      const Dims* dims = DimsOf(node, 0);
+      if (dims == nullptr) return;
+      std::optional<size_t> axis = Axis(IntAttr(node, "axis", 0), dims->size());
+      if (!axis.has_value()) return;
+      Dims out = *dims;
+      if (IntAttr(node, "keepdims", 1) != 0) {
+        out[*axis] = 1;
+      } else {
+        out.erase(out.begin() + static_cast<std::ptrdiff_t>(*axis));
+      }
+      Set(node, 0, out, onnx::TensorProto_DataType_INT64);
+      return;
+    }
+    if (op == "OneHot") {
+      // indices [...] with `depth` inserted at `axis`, in the type of
+      // `values` (input 2).
+      Set(node, 0, std::nullopt, TypeOf(node, 2));
+      const Dims* dims = DimsOf(node, 0);
+      const Dims* depth = ValuesOf(node, 1);
+      if (dims == nullptr || depth == nullptr || depth->size() != 1 || (*depth)[0] < 0) return;
+      std::optional<size_t> axis = Axis(IntAttr(node, "axis", -1), dims->size() + 1);
+      if (!axis.has_value()) return;
+      Dims out = *dims;
+      out.insert(out.begin() + static_cast<std::ptrdiff_t>(*axis), (*depth)[0]);
+      Set(node, 0, out, TypeOf(node, 2));
+      return;
+    }
+    if ((op == "MoE" || op == "QMoE") && node.domain() == "com.microsoft") {
+      // ONNX Runtime's mixture of experts: the output has the input's shape
+      // and type (ContribOperators.md).
+      if (const Dims* dims = DimsOf(node, 0)) Set(node, 0, *dims, first_type);
+      return;
+    }
     if (op == "Einsum") {
       std::vector<Dims> operands;
       std::vector<size_t> ranks;
@@ -984,6 +1083,7 @@ class Propagator {
         TensorFacts& out = facts_[node.output(i)];
         out.symbolic_dim = branch_facts.symbolic_dim;
         out.unknown_cause = branch_facts.unknown_cause;
+        out.expert_rows = branch_facts.expert_rows;
       }
     }
   }
@@ -1003,6 +1103,8 @@ class Propagator {
   Facts facts_;
   // Why the node being visited left an output unknown, when it can say.
   std::string why_;
+  // Tensors that carry a router's choice, and the router ("TopK '/TopK'").
+  std::unordered_map<std::string, std::string> routed_;
 };
 
 }  // namespace

@@ -11,13 +11,19 @@
 // values of small tensors (at most kMaxValueElements) and the dims of every
 // tensor of the ops transformer and CNN exports use (elementwise,
 // normalizations, shape ops, Reshape / Transpose / Slice / Concat / Split /
-// Pad / Tile / Expand, reductions, MatMul / Gemm / Einsum, Conv and pools,
-// the quantization ops QuantizeLinear / DequantizeLinear /
-// DynamicQuantizeLinear / MatMulInteger / QLinearMatMul and ONNX Runtime's
-// com.microsoft MatMulNBits, and If, through the branch its condition
-// takes at the gear), and takes the shape the model's own value_info
-// declares for any other op. A tensor left unknown names the first node
-// that could not be followed, and why.
+// Pad / Tile / Expand, reductions, TopK / ArgMax / ArgMin / OneHot, MatMul /
+// Gemm / Einsum, Conv and pools, the quantization ops QuantizeLinear /
+// DequantizeLinear / DynamicQuantizeLinear / MatMulInteger / QLinearMatMul,
+// ONNX Runtime's com.microsoft MatMulNBits, MoE and QMoE, and If, through
+// the branch its condition takes at the gear), and takes the shape the
+// model's own value_info declares for any other op. A tensor left unknown
+// names the first node that could not be followed, and why.
+//
+// Routing: the integer tensors that follow from a router's choice (TopK's
+// indices, ArgMax; then OneHot, Equal, Gather, ... of them) are tracked, so
+// that a NonZero of one, the token indices a torch MoE expert loop selects
+// for each expert, says that its size is the expert's share of the tokens,
+// known only at run time.
 #ifndef NPU_SERVER_GRAPH_SHAPE_PROPAGATION_H_
 #define NPU_SERVER_GRAPH_SHAPE_PROPAGATION_H_
 
@@ -48,6 +54,10 @@ struct TensorFacts {
   // output could not be computed, and why ("Add '/pos_add' (output 'x'):
   // broadcast of [1, 2048, 4096] against [1, 1024, 4096] fails").
   std::string unknown_cause;
+  // The unknown dims are an MoE expert's rows: they follow from a NonZero
+  // of the router's choice (a TopK or ArgMax over the experts), which only
+  // the run decides.
+  bool expert_rows = false;
 };
 
 // Facts of every tensor of `graph` at `gear` (the values of the inputs'

@@ -95,6 +95,7 @@ void DerivationToProto(const graph::Derivation& from, pb::NodeDerivation* to) {
   to->set_promoted_b(from.promoted_b);
   to->set_compute_dtype_applied(from.compute_dtype_applied);
   for (const std::string& note : from.notes) to->add_notes(note);
+  for (const std::string& assumption : from.assumptions) to->add_assumptions(assumption);
 }
 
 // A distinct problem of the model and what became of it.
@@ -181,8 +182,11 @@ absl::Status GraphService::Answer(const pb::GraphTilingRequest& request,
   ASSIGN_OR_RETURN(
       const std::vector<graph::Gear> gears,
       graph::BuildGears(graph::SymbolicDims(model.graph()), values, policy, options_.max_gears));
-  const size_t matmul_nodes = static_cast<size_t>(std::count_if(
-      model.graph().node().begin(), model.graph().node().end(), graph::IsMatmulLikeNode));
+  // An MoE node answers up to three expert matmuls.
+  size_t matmul_nodes = 0;
+  for (const onnx::NodeProto& node : model.graph().node()) {
+    matmul_nodes += graph::MaxLoweredNodes(node);
+  }
   if (matmul_nodes * gears.size() > options_.max_node_answers) {
     return absl::ResourceExhaustedError(
         absl::StrCat("model: ", matmul_nodes, " matmul nodes x ", gears.size(), " gears is ",

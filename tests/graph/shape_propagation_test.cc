@@ -259,5 +259,77 @@ TEST(PropagateShapesQuantTest, NonZeroIsNamedAsDataDependent) {
   EXPECT_THAT(FactsOf(facts, "expert_in").unknown_cause, HasSubstr("data-dependent"));
 }
 
+// The router of a torch MoE block: logits, top-k, the one-hot mask of the
+// chosen experts, and one expert's slice of it.
+OnnxBuilder RoutedExpert() {
+  OnnxBuilder model;
+  model.Input("x", kFloat16, {"tokens", 64}).Input("gate", kFloat16, {64, 8});
+  model.Node("MatMul", {"x", "gate"}, {"logits"}, {}, "router");
+  model.Initializer("k", kInt64, {1}, {2});
+  model.Node("TopK", {"logits", "k"}, {"weights", "chosen"}, {IntAttr("axis", -1)}, "topk");
+  model.Initializer("depth", kInt64, {}, {8}).Initializer("on_off", kInt64, {2}, {0, 1});
+  model.Node("OneHot", {"chosen", "depth", "on_off"}, {"mask"}, {}, "one_hot");
+  model.Node("Transpose", {"mask"}, {"by_expert"}, {IntsAttr("perm", {2, 1, 0})});
+  model.Initializer("expert", kInt64, {}, {3});
+  model.Node("Gather", {"by_expert", "expert"}, {"mask_e"}, {IntAttr("axis", 0)});
+  model.Node("NonZero", {"mask_e"}, {"hits"}, {}, "where_e");
+  model.Initializer("one", kInt64, {}, {1});
+  model.Node("Gather", {"hits", "one"}, {"token"}, {IntAttr("axis", 0)});
+  model.Node("Gather", {"x", "token"}, {"rows"}, {IntAttr("axis", 0)});
+  model.Node("ArgMax", {"logits"}, {"top1"}, {IntAttr("axis", 1), IntAttr("keepdims", 0)});
+  model.Output("rows", kFloat16, 2).Output("weights", kFloat16, 2).Output("top1", kInt64, 1);
+  return model;
+}
+
+TEST(PropagateShapesMoeTest, TopKOneHotAndArgMaxFollowTheRouter) {
+  const auto facts = PropagateShapes(RoutedExpert().model().graph(), 17, {{"tokens", 32}});
+  EXPECT_THAT(DimsOf(facts, "weights"), ElementsAre(32, 2));
+  EXPECT_THAT(DimsOf(facts, "chosen"), ElementsAre(32, 2));
+  EXPECT_EQ(FactsOf(facts, "chosen").elem_type, kInt64);
+  EXPECT_EQ(FactsOf(facts, "weights").elem_type, kFloat16);
+  EXPECT_THAT(DimsOf(facts, "mask"), ElementsAre(32, 2, 8));
+  EXPECT_THAT(DimsOf(facts, "mask_e"), ElementsAre(2, 32));
+  EXPECT_THAT(DimsOf(facts, "top1"), ElementsAre(32));
+}
+
+TEST(PropagateShapesMoeTest, AnExpertsRowsNameTheRouterAndTheMoeLoop) {
+  const auto facts = PropagateShapes(RoutedExpert().model().graph(), 17, {{"tokens", 32}});
+  const TensorFacts& rows = FactsOf(facts, "rows");
+  EXPECT_FALSE(rows.dims.has_value());
+  EXPECT_TRUE(rows.expert_rows);
+  EXPECT_THAT(rows.unknown_cause, HasSubstr("NonZero 'where_e'"));
+  EXPECT_THAT(rows.unknown_cause,
+              HasSubstr("rows per expert depend on the router's choice at run time (MoE expert "
+                        "loop: TopK 'topk' chooses each token's experts)"));
+}
+
+TEST(PropagateShapesMoeTest, ANonZeroOfFloatsAfterTheRouterIsNotAnExpertsRows) {
+  // The router's float scores are not its choice: a NonZero of them is
+  // data-dependent, but not an expert's share of the tokens.
+  OnnxBuilder model;
+  model.Input("x", kFloat16, {32, 64}).Input("gate", kFloat16, {64, 8});
+  model.Node("MatMul", {"x", "gate"}, {"logits"}, {}, "router");
+  model.Initializer("k", kInt64, {1}, {2});
+  model.Node("TopK", {"logits", "k"}, {"weights", "chosen"}, {}, "topk");
+  model.Node("NonZero", {"weights"}, {"hits"}, {}, "where_w").Output("hits", kInt64, 2);
+  const auto facts = PropagateShapes(model.model().graph(), 17, {});
+  EXPECT_FALSE(FactsOf(facts, "hits").expert_rows);
+  EXPECT_THAT(FactsOf(facts, "hits").unknown_cause, HasSubstr("data-dependent"));
+}
+
+TEST(PropagateShapesMoeTest, MoeAndQMoeKeepTheInputsShape) {
+  for (const char* op : {"MoE", "QMoE"}) {
+    OnnxBuilder model;
+    model.Input("x", kFloat16, {"batch", "seq", 64}).Input("probs", kFloat16, {"tokens", 8});
+    model.Input("fc1", kFloat16, {8, 128, 64}).Input("fc2", kFloat16, {8, 64, 128});
+    model.Node(op, {"x", "probs", "fc1", "", "fc2"}, {"y"}, {IntAttr("k", 2)}, "moe")
+        .InDomain("com.microsoft");
+    model.Output("y", kFloat16, 3);
+    const auto facts = PropagateShapes(model.model().graph(), 17, {{"batch", 2}, {"seq", 16}});
+    EXPECT_THAT(DimsOf(facts, "y"), ElementsAre(2, 16, 64)) << op;
+    EXPECT_EQ(FactsOf(facts, "y").elem_type, kFloat16) << op;
+  }
+}
+
 }  // namespace
 }  // namespace npu::graph

@@ -306,6 +306,68 @@ TEST(GraphServiceTest, ErrorsNameTheFieldAndTheLimit) {
   }
 }
 
+// ONNX Runtime's MoE over 16 tokens: the router's MatMul, then 8 experts
+// (inter 128, top-2, SiLU-gated with fc3).
+std::string MoeModel() {
+  OnnxBuilder model;
+  model.Input("x", kFloat16, {16, 64}).Input("gate", kFloat16, {64, 8});
+  model.Input("w1", kFloat16, {8, 128, 64}).Input("w2", kFloat16, {8, 64, 128});
+  model.Input("w3", kFloat16, {8, 128, 64});
+  model.Node("MatMul", {"x", "gate"}, {"logits"}, {}, "router");
+  model
+      .Node(
+          "MoE", {"x", "logits", "w1", "", "w2", "", "w3"}, {"y"},
+          {::npu::testing::IntAttr("k", 2), ::npu::testing::StringAttr("activation_type", "silu")},
+          "moe")
+      .InDomain("com.microsoft");
+  model.Output("y", kFloat16, 2);
+  return model.Bytes();
+}
+
+TEST(GraphServiceTest, AnMoeNodeAnswersItsExpertMatmulsAsGroupedMatmul) {
+  TestServer server;
+  pb::GraphTilingRequest request;
+  request.set_model(MoeModel());
+  pb::GraphTilingResponse response;
+  const grpc::Status status = Call(server, request, &response);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  ASSERT_THAT(response.gears(), SizeIs(1));
+  const pb::GraphGear& gear = response.gears(0);
+  ASSERT_THAT(gear.nodes(), SizeIs(4));
+  EXPECT_EQ(gear.nodes(0).op(), pb::OPERATOR_MATMUL_V3);
+  const char* const names[] = {"moe/fc1", "moe/fc3", "moe/fc2"};
+  for (int i = 1; i < 4; ++i) {
+    const pb::GraphNode& node = gear.nodes(i);
+    SCOPED_TRACE(node.name());
+    EXPECT_EQ(node.name(), names[i - 1]);
+    EXPECT_EQ(node.op_type(), "MoE");
+    EXPECT_EQ(node.node_index(), 1);
+    // Lowered; whether the engine has a tiling for it is the engine's.
+    EXPECT_NE(node.status(), pb::NODE_STATUS_UNSUPPORTED) << node.reason();
+    EXPECT_NE(node.status(), pb::NODE_STATUS_UNRESOLVED) << node.reason();
+    ASSERT_GE(node.problem_index(), 0);
+    EXPECT_EQ(node.op(), pb::OPERATOR_GROUPED_MATMUL);
+    const pb::GroupedInputs& grouped = node.problem().grouped();
+    ASSERT_THAT(grouped.x().instances(), SizeIs(1));
+    EXPECT_THAT(grouped.x().instances(0).origin(), ::testing::ElementsAre(32, i == 3 ? 128 : 64));
+    EXPECT_THAT(grouped.group_list().instances(0).origin(), ::testing::ElementsAre(8));
+    EXPECT_TRUE(node.flops_known());
+    EXPECT_DOUBLE_EQ(node.flops(), 2.0 * 32 * 64 * 128);
+    ASSERT_THAT(node.derivation().assumptions(), SizeIs(1));
+    EXPECT_THAT(node.derivation().assumptions(0), HasSubstr("spread them evenly (4 per expert)"));
+  }
+  // fc1 and fc3 are one problem, decided once.
+  EXPECT_EQ(gear.nodes(1).problem_index(), gear.nodes(2).problem_index());
+  EXPECT_THAT(response.problems(), SizeIs(3));
+  // The node limit counts the MoE node's three answers.
+  ServerOptions small = LoopbackOptions();
+  small.service.graph.max_node_answers = 3;
+  TestServer limited(small);
+  const grpc::Status limit = Call(limited, request, &response);
+  EXPECT_EQ(limit.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << limit.error_message();
+  EXPECT_THAT(limit.error_message(), HasSubstr("4 matmul nodes x 1 gears is 4 node answers"));
+}
+
 TEST(GraphServiceTest, ListPlatformsCarriesTheProvenanceAndFingerprints) {
   TestServer server;
   grpc::ClientContext context;
