@@ -47,9 +47,9 @@ enum class GwqMte2Config : uint8_t {
   kInner512Buf4 = 1,
   kInner1024Buf2 = 2,
   kInner256Buf4 = 3,
-  kInner512Default = 4,  // A8W4
-  kInner384Buf3 = 5,     // A8W4 with group size 192
-  kInner256Buf2 = 6,     // A16W4 ND per-group
+  kInner512Default = 4,    // A8W4
+  kInner384Buf3 = 5,       // A8W4 with group size 192
+  kInner256Buf2 = 6,       // A16W4 ND per-group
   kInnerDynamicBuf4 = 15,  // MX-A8W4: the K length adapts
 };
 std::string_view GwqMte2ConfigName(GwqMte2Config config);

@@ -21,10 +21,10 @@ constexpr int64_t kMinXDims = 2;
 constexpr int64_t kMaxXDims = 6;
 constexpr int64_t kMinWeightDims = 2;
 constexpr uint32_t kAicAivRatio = 2;
-constexpr int64_t kMxGroup = 32;       // one E8M0 scale per 32 elements of K
-constexpr int64_t kMxScalePair = 2;    // MX scales come in pairs: [..., k / 64, 2]
-constexpr int64_t kNzN0 = 16;          // the N0 of MX-A8W4's NZ weight
-constexpr int64_t kPackedElems = 8;    // int4 / float4 elements of a packed INT32 / FLOAT32
+constexpr int64_t kMxGroup = 32;     // one E8M0 scale per 32 elements of K
+constexpr int64_t kMxScalePair = 2;  // MX scales come in pairs: [..., k / 64, 2]
+constexpr int64_t kNzN0 = 16;        // the N0 of MX-A8W4's NZ weight
+constexpr int64_t kPackedElems = 8;  // int4 / float4 elements of a packed INT32 / FLOAT32
 // The dims of the antiquant scale / offset of the A16W4 ND forms:
 // per-channel [E, N] / per-group [E, G, N] with one x, [N] / [G, N] per
 // tensor in the multi form.
@@ -40,7 +40,9 @@ std::string Name(DataType dtype) { return std::string(DataTypeName(dtype)); }
 
 std::string Dims(const Shape& shape) { return absl::StrCat("[", absl::StrJoin(shape, ", "), "]"); }
 
-std::string At(absl::string_view tensor, size_t i) { return absl::StrCat(tensor, "[", i, "]"); }
+std::string At(absl::string_view tensor, size_t i) {
+  return absl::StrCat("grouped.", tensor, "[", i, "]");
+}
 
 // gert::Shape::GetDim: INT64_MIN past the last dim.
 int64_t Dim(const Shape& shape, size_t i) {
@@ -149,19 +151,20 @@ absl::StatusOr<GwqFacts> Parser::Run() {
   for (absl::Status s : {CheckCoreNum(), CheckUnsupportDataFlow()}) {
     if (!s.ok()) return s;
   }
-  if (f_.trans_a) return Invalid("attribute transpose_x=true: x cannot be transposed (CheckTransposeStatus)");
+  if (f_.trans_a)
+    return Invalid("field grouped.transpose_x=true: x cannot be transposed (CheckTransposeStatus)");
   if (absl::Status s = CheckGroupTypeAndSplitItem(); !s.ok()) return s;
   if (absl::Status s = CheckTensorListSize(); !s.ok()) return s;
-  if (absl::Status s = f_.single_multi_single ? CheckEmptyTensorSingleMultiSingle()
-                                              : CheckEmptyTensorDefault();
+  if (absl::Status s =
+          f_.single_multi_single ? CheckEmptyTensorSingleMultiSingle() : CheckEmptyTensorDefault();
       !s.ok()) {
     return s;
   }
   if (absl::Status s = CheckAntiQuantDtype(); !s.ok()) return s;
   if (absl::Status s = CheckBiasDtype(); !s.ok()) return s;
   if (absl::Status s = CheckGroupList(); !s.ok()) return s;
-  if (absl::Status s = f_.single_multi_single ? CheckEveryTensorSingleMultiSingle()
-                                              : CheckEveryTensor();
+  if (absl::Status s =
+          f_.single_multi_single ? CheckEveryTensorSingleMultiSingle() : CheckEveryTensor();
       !s.ok()) {
     return s;
   }
@@ -183,7 +186,8 @@ absl::Status Parser::AnalyzeInput() {
   if (f_.has_bias) f_.bias = in_.bias.dtype;
   if (num_scale_ == 0) {
     return Invalid(
-        "input antiquant_scale is absent: the weight-quant path (x and weight of different "
+        "field grouped.antiquant_scale has no instance: the weight-quant path (x and weight of "
+        "different "
         "dtypes) needs it (AnalyzeInput)");
   }
   f_.antiquant_scale = in_.antiquant_scale.dtype;
@@ -212,7 +216,7 @@ absl::Status Parser::CheckUnsupportDataFlow() const {
   const DataType w = f_.weight_input;
   const bool nz = f_.weight_nz, tb = f_.trans_b;
   auto refuse = [&](absl::string_view need, absl::string_view pair) {
-    return Invalid(absl::StrCat("input weight (", nz ? "FRACTAL_NZ" : "ND",
+    return Invalid(absl::StrCat("field grouped.weight (", nz ? "FRACTAL_NZ" : "ND",
                                 tb ? ", transposed" : ", not transposed", "): an x-weight pair ",
                                 pair, " takes ", need, " weights only (CheckUnsupportDataFlow)"));
   };
@@ -228,7 +232,8 @@ absl::Status Parser::CheckUnsupportDataFlow() const {
     if (!nz || tb) return refuse("non-transposed FRACTAL_NZ", pair + " with an E8M0 scale");
   } else if (f_.x == DataType::kInt8 && w == DataType::kInt4) {
     if (!nz || tb) return refuse("non-transposed FRACTAL_NZ", pair);
-  } else if (f_.x == DataType::kFloat8E4M3 && (w == DataType::kFloat4E2M1 || w == DataType::kFloat32) &&
+  } else if (f_.x == DataType::kFloat8E4M3 &&
+             (w == DataType::kFloat4E2M1 || w == DataType::kFloat32) &&
              f_.antiquant_scale == DataType::kFloat8E8M0) {
     if (!nz || !tb) return refuse("transposed FRACTAL_NZ", pair + " with an E8M0 scale");
   }
@@ -239,16 +244,17 @@ absl::Status Parser::CheckUnsupportDataFlow() const {
 absl::Status Parser::CheckGroupTypeAndSplitItem() const {
   if (!f_.a16w4_nd) return absl::OkStatus();
   if (f_.group_type != kGroupNoSplit && f_.group_type != kGroupSplitM) {
-    return Invalid(absl::StrCat("attribute group_type=", f_.group_type,
+    return Invalid(absl::StrCat("field grouped.group_type=", f_.group_type,
                                 ": an A16W4 ND problem takes -1 (no split) or 0 (split M) "
                                 "(CheckGroupTypeAndSplitItem)"));
   }
   if (f_.group_type == kGroupNoSplit && f_.split_item != 0 && f_.split_item != 1) {
-    return Invalid(absl::StrCat("attribute split_item=", f_.split_item,
-                                ": must be 0 or 1 with group_type -1 (CheckGroupTypeAndSplitItem)"));
+    return Invalid(
+        absl::StrCat("field grouped.split_item=", f_.split_item,
+                     ": must be 0 or 1 with group_type -1 (CheckGroupTypeAndSplitItem)"));
   }
   if (f_.group_type == kGroupSplitM && f_.split_item != 2 && f_.split_item != 3) {
-    return Invalid(absl::StrCat("attribute split_item=", f_.split_item,
+    return Invalid(absl::StrCat("field grouped.split_item=", f_.split_item,
                                 ": must be 2 or 3 with group_type 0 (CheckGroupTypeAndSplitItem)"));
   }
   return absl::OkStatus();
@@ -256,45 +262,48 @@ absl::Status Parser::CheckGroupTypeAndSplitItem() const {
 
 absl::Status Parser::CheckTensorListSize() const {
   if (num_x_ >= static_cast<size_t>(kGwqMaxTensors)) {
-    return Invalid(absl::StrCat("input x has ", in_.x.count(), " tensors; at most ",
+    return Invalid(absl::StrCat("field grouped.x has ", in_.x.count(), " tensors; at most ",
                                 kGwqMaxTensors - 1, " (CheckTensorListSize)"));
   }
   if (f_.group_type == kGroupNoSplit) {
     if (num_x_ != num_weight_) {
-      return Invalid(absl::StrCat("inputs x and weight have ", num_x_, " and ", num_weight_,
+      return Invalid(absl::StrCat("fields grouped.x and grouped.weight have ", num_x_, " and ",
+                                  num_weight_,
                                   " tensors: with group_type -1 they must be as many "
                                   "(CheckTensorListSize)"));
     }
   } else if (f_.single_multi_single) {
     if (num_x_ != 1 || num_weight_ < 1) {
-      return Invalid(absl::StrCat("inputs x and weight have ", num_x_, " and ", num_weight_,
+      return Invalid(absl::StrCat("fields grouped.x and grouped.weight have ", num_x_, " and ",
+                                  num_weight_,
                                   " tensors: single-multi-single takes one x and at least one "
                                   "weight (CheckTensorListSize)"));
     }
   } else if (num_x_ != 1 || num_weight_ != 1) {
-    return Invalid(absl::StrCat("inputs x and weight have ", num_x_, " and ", num_weight_,
-                                " tensors: with group_type ", f_.group_type,
+    return Invalid(absl::StrCat("fields grouped.x and grouped.weight have ", num_x_, " and ",
+                                num_weight_, " tensors: with group_type ", f_.group_type,
                                 " both must be one tensor (CheckTensorListSize)"));
   }
   if (num_scale_ != num_weight_) {
-    return Invalid(absl::StrCat("input antiquant_scale has ", num_scale_,
+    return Invalid(absl::StrCat("field grouped.antiquant_scale has ", num_scale_,
                                 " tensors: must be one per weight tensor (", num_weight_,
                                 ") (CheckTensorListSize)"));
   }
   if (f_.has_antiquant_offset) {
     if (f_.single_multi_single) {
       return Invalid(
-          "input antiquant_offset: single-multi-single (float8_e4m3fn x, float4_e2m1 weights) "
+          "field grouped.antiquant_offset: single-multi-single (float8_e4m3fn x, float4_e2m1 "
+          "weights) "
           "takes none (CheckTensorListSize)");
     }
     if (num_offset_ != num_weight_) {
-      return Invalid(absl::StrCat("input antiquant_offset has ", num_offset_,
+      return Invalid(absl::StrCat("field grouped.antiquant_offset has ", num_offset_,
                                   " tensors: must be one per weight tensor (", num_weight_,
                                   ") (CheckTensorListSize)"));
     }
   }
   if (f_.has_bias && num_bias_ != num_weight_) {
-    return Invalid(absl::StrCat("input bias has ", num_bias_,
+    return Invalid(absl::StrCat("field grouped.bias has ", num_bias_,
                                 " tensors: must be one per weight tensor (", num_weight_,
                                 ") (CheckTensorListSize)"));
   }
@@ -309,20 +318,22 @@ absl::Status Parser::CheckEmptyTensorDefault() const {
     const Shape& x = Storage(in_.x, i);
     const int64_t x_dims = static_cast<int64_t>(x.size());
     if (x_dims < kMinXDims || x_dims > kMaxXDims) {
-      return Invalid(absl::StrCat("input ", At("x", i), " ", Dims(x), ": must have 2-6 dims (CheckEmptyTensor)"));
+      return Invalid(absl::StrCat("field ", At("x", i), " ", Dims(x),
+                                  ": must have 2-6 dims (CheckEmptyTensor)"));
     }
     int64_t m = Back(x, 2);
     const int64_t k = Back(x, 1);
     for (size_t d = 0; d + 2 < x.size(); ++d) m = WrapMul(m, x[d]);
     const Shape& w = Origin(in_.weight, i);
     if (static_cast<int64_t>(w.size()) < kMinWeightDims) {
-      return Invalid(absl::StrCat("input ", At("weight", i), " origin ", Dims(w),
+      return Invalid(absl::StrCat("field ", At("weight", i), " origin ", Dims(w),
                                   ": must have at least 2 dims (CheckEmptyTensor)"));
     }
     const int64_t n = f_.trans_b ? Back(w, 2) : Back(w, 1);
     if (m != 0 && n != 0 && k == 0) {
-      return Invalid(absl::StrCat("inputs ", At("x", i), " ", Dims(x), " and ", At("weight", i), " ",
-                                  Dims(w), ": K may be 0 only when M or N is (CheckEmptyTensor)"));
+      return Invalid(absl::StrCat("fields ", At("x", i), " ", Dims(x), " and ", At("weight", i),
+                                  " ", Dims(w),
+                                  ": K may be 0 only when M or N is (CheckEmptyTensor)"));
     }
   }
   return absl::OkStatus();
@@ -333,7 +344,8 @@ absl::Status Parser::CheckEmptyTensorSingleMultiSingle() const {
   const Shape& x = Storage(in_.x, 0);
   const int64_t x_dims = static_cast<int64_t>(x.size());
   if (x_dims < kMinXDims || x_dims > kMaxXDims) {
-    return Invalid(absl::StrCat("input x[0] ", Dims(x), ": must have 2-6 dims (CheckEmptyTensor)"));
+    return Invalid(
+        absl::StrCat("field grouped.x[0] ", Dims(x), ": must have 2-6 dims (CheckEmptyTensor)"));
   }
   int64_t m = Back(x, 2);
   const int64_t k = Back(x, 1);
@@ -341,11 +353,11 @@ absl::Status Parser::CheckEmptyTensorSingleMultiSingle() const {
   for (size_t i = 0; i < num_weight_; ++i) {
     const Shape& w = Storage(in_.weight, i);
     if (static_cast<int64_t>(w.size()) < kMinWeightDims) {
-      return Invalid(absl::StrCat("input ", At("weight", i), " ", Dims(w),
+      return Invalid(absl::StrCat("field ", At("weight", i), " ", Dims(w),
                                   ": must have at least 2 dims (CheckEmptyTensor)"));
     }
     if (f_.weight_nz && w.size() != 4) {
-      return Invalid(absl::StrCat("input ", At("weight", i), " ", Dims(w),
+      return Invalid(absl::StrCat("field ", At("weight", i), " ", Dims(w),
                                   ": a single-multi-single FRACTAL_NZ weight has 4 dims "
                                   "(CheckEmptyTensor)"));
     }
@@ -355,8 +367,8 @@ absl::Status Parser::CheckEmptyTensorSingleMultiSingle() const {
       n = f_.trans_b ? WrapMul(Back(w, 3), Back(w, 2)) : WrapMul(Back(w, 4), Back(w, 1));
     }
     if (m != 0 && n != 0 && k == 0) {
-      return Invalid(absl::StrCat("inputs x[0] ", Dims(x), " and ", At("weight", i), " ", Dims(w),
-                                  ": K may be 0 only when M or N is (CheckEmptyTensor)"));
+      return Invalid(absl::StrCat("fields grouped.x[0] ", Dims(x), " and ", At("weight", i), " ",
+                                  Dims(w), ": K may be 0 only when M or N is (CheckEmptyTensor)"));
     }
   }
   return absl::OkStatus();
@@ -366,12 +378,13 @@ absl::Status Parser::CheckEmptyTensorSingleMultiSingle() const {
 absl::Status Parser::CheckAntiQuantDtype() const {
   if (!f_.a16w4_nd) return absl::OkStatus();
   if (f_.antiquant_scale != f_.x) {
-    return Invalid(absl::StrCat("input antiquant_scale dtype ", Name(f_.antiquant_scale),
+    return Invalid(absl::StrCat("field grouped.antiquant_scale dtype ", Name(f_.antiquant_scale),
                                 ": must be x's dtype ", Name(f_.x), " (CheckAntiQuantDtype)"));
   }
   if (f_.has_antiquant_offset && in_.antiquant_offset.dtype != f_.x) {
-    return Invalid(absl::StrCat("input antiquant_offset dtype ", Name(in_.antiquant_offset.dtype),
-                                ": must be x's dtype ", Name(f_.x), " (CheckAntiQuantDtype)"));
+    return Invalid(absl::StrCat("field grouped.antiquant_offset dtype ",
+                                Name(in_.antiquant_offset.dtype), ": must be x's dtype ",
+                                Name(f_.x), " (CheckAntiQuantDtype)"));
   }
   return absl::OkStatus();
 }
@@ -381,16 +394,16 @@ absl::Status Parser::CheckAntiQuantDtype() const {
 absl::Status Parser::CheckBiasDtype() const {
   if (!f_.a16w4_nd || !f_.has_bias) return absl::OkStatus();
   if (f_.x != DataType::kFloat16 && f_.x != DataType::kBFloat16) {
-    return Invalid(absl::StrCat("input x dtype ", Name(f_.x),
+    return Invalid(absl::StrCat("field grouped.x dtype ", Name(f_.x),
                                 ": no bias dtype goes with it (CheckBiasDtype)"));
   }
   const bool ok = f_.x == DataType::kFloat16
                       ? f_.bias == DataType::kFloat16
                       : (f_.bias == DataType::kBFloat16 || f_.bias == DataType::kFloat32);
   if (!ok) {
-    return Invalid(absl::StrCat("input bias dtype ", Name(f_.bias), ": x of ", Name(f_.x), " takes ",
-                                f_.x == DataType::kFloat16 ? "float16" : "bfloat16 or float32",
-                                " (CheckBiasDtype)"));
+    return Invalid(absl::StrCat(
+        "field grouped.bias dtype ", Name(f_.bias), ": x of ", Name(f_.x), " takes ",
+        f_.x == DataType::kFloat16 ? "float16" : "bfloat16 or float32", " (CheckBiasDtype)"));
   }
   return absl::OkStatus();
 }
@@ -401,19 +414,19 @@ absl::Status Parser::CheckBiasDtype() const {
 absl::Status Parser::CheckGroupList() const {
   if (f_.group_type != kGroupSplitM) return absl::OkStatus();
   if (f_.group_list_type != 0 && f_.group_list_type != 1) {
-    return Invalid(absl::StrCat("attribute group_list_type=", f_.group_list_type,
+    return Invalid(absl::StrCat("field grouped.group_list_type=", f_.group_list_type,
                                 ": split M takes 0 (cumulative) or 1 (counts) (CheckGroupList)"));
   }
   if (in_.group_list.count() == 0) {
-    return Invalid("input group_list is absent: split M needs it (CheckGroupList)");
+    return Invalid("field grouped.group_list has no instance: split M needs it (CheckGroupList)");
   }
   const int32_t size = static_cast<int32_t>(Dim(Origin(in_.group_list, 0), 0));
   const int32_t groups = f_.single_multi_single
                              ? static_cast<int32_t>(num_weight_)
                              : static_cast<int32_t>(Dim(Storage(in_.weight, 0), 0));
   if (size != groups) {
-    return Invalid(absl::StrCat("input group_list of length ", size, ": must be the group count ",
-                                groups, " (CheckGroupList)"));
+    return Invalid(absl::StrCat("field grouped.group_list of length ", size,
+                                ": must be the group count ", groups, " (CheckGroupList)"));
   }
   return absl::OkStatus();
 }
@@ -423,7 +436,8 @@ absl::Status Parser::CheckEveryTensor() const {
     if (absl::Status s = CheckTensorDim(i); !s.ok()) return s;
     if (absl::Status s = CheckDimValue(i); !s.ok()) return s;
     if (absl::Status s = CheckXFormat(); !s.ok()) return s;
-    if (absl::Status s = CheckTensorShape(in_.antiquant_scale, "antiquant_scale", true, i); !s.ok()) {
+    if (absl::Status s = CheckTensorShape(in_.antiquant_scale, "antiquant_scale", true, i);
+        !s.ok()) {
       return s;
     }
     if (f_.has_antiquant_offset) {
@@ -447,7 +461,7 @@ absl::Status Parser::CheckTensorDim(size_t i) const {
                      absl::string_view rule) -> absl::Status {
     const Shape& s = Storage(list, i);
     if (s.size() != want) {
-      return Invalid(absl::StrCat("input ", At(name, i), " ", Dims(s), ": must have ", want,
+      return Invalid(absl::StrCat("field ", At(name, i), " ", Dims(s), ": must have ", want,
                                   " dims ", rule, " (CheckTensorDim)"));
     }
     return absl::OkStatus();
@@ -456,7 +470,7 @@ absl::Status Parser::CheckTensorDim(size_t i) const {
                      absl::string_view rule) -> absl::Status {
     const Shape& s = Storage(list, i);
     if (s.size() != a && s.size() != b) {
-      return Invalid(absl::StrCat("input ", At(name, i), " ", Dims(s), ": must have ", a,
+      return Invalid(absl::StrCat("field ", At(name, i), " ", Dims(s), ": must have ", a,
                                   " (per-channel) or ", b, " (per-group) dims ", rule,
                                   " (CheckTensorDim)"));
     }
@@ -529,7 +543,7 @@ absl::Status Parser::CheckDimValue(size_t i) const {
   const Shape& x = Storage(in_.x, i);
   for (size_t d = 0; d < x.size(); ++d) {
     if (x[d] < 0) {
-      return Invalid(absl::StrCat("input ", At("x", i), " ", Dims(x),
+      return Invalid(absl::StrCat("field ", At("x", i), " ", Dims(x),
                                   ": dims must not be negative (CheckDimValue)"));
     }
   }
@@ -538,11 +552,11 @@ absl::Status Parser::CheckDimValue(size_t i) const {
   const int64_t wn = f_.trans_b ? Back(w, 2) : Back(w, 1);
   const int64_t wk = f_.trans_b ? Back(w, 1) : Back(w, 2);
   if (wn < 0) {
-    return Invalid(absl::StrCat("input ", At("weight", i), " ", Dims(w),
+    return Invalid(absl::StrCat("field ", At("weight", i), " ", Dims(w),
                                 ": N must not be negative (CheckDimValue)"));
   }
   if (Back(x, 1) != wk) {
-    return Invalid(absl::StrCat("inputs ", At("x", i), " ", Dims(x), " and ", At("weight", i), " ",
+    return Invalid(absl::StrCat("fields ", At("x", i), " ", Dims(x), " and ", At("weight", i), " ",
                                 Dims(w), ": K of x (", Back(x, 1), ") must be the weight's (", wk,
                                 ", its storage dim) (CheckDimValue)"));
   }
@@ -552,7 +566,7 @@ absl::Status Parser::CheckDimValue(size_t i) const {
 // CheckXAndWeightFormat: x is ND (an A16W4 ND weight is ND by definition).
 absl::Status Parser::CheckXFormat() const {
   if (in_.x.format == Format::kFractalNz) {
-    return Invalid("input x format FRACTAL_NZ: x must be ND (CheckXAndWeightFormat)");
+    return Invalid("field grouped.x format FRACTAL_NZ: x must be ND (CheckXAndWeightFormat)");
   }
   return absl::OkStatus();
 }
@@ -568,8 +582,9 @@ absl::Status Parser::CheckTensorShape(const GwqTensorList& list, absl::string_vi
   const Shape& w = Storage(in_.weight, i);
   if (f_.group_type == kGroupSplitM &&
       static_cast<uint64_t>(Dim(w, 0)) != static_cast<uint64_t>(Dim(t, 0))) {
-    return Invalid(absl::StrCat("input ", At(name, i), " ", Dims(t), ": its first dim must be the group count ",
-                                Dim(w, 0), " (CheckTensorShape)"));
+    return Invalid(absl::StrCat("field ", At(name, i), " ", Dims(t),
+                                ": its first dim must be the group count ", Dim(w, 0),
+                                " (CheckTensorShape)"));
   }
   int64_t wn = f_.a16w4_nd ? Back(w, f_.trans_b ? 2 : 1) : WrapMul(Back(w, 3), kNzN0);
   if (f_.a16w4_nd && f_.weight_input == DataType::kInt32 && !f_.trans_b &&
@@ -578,7 +593,7 @@ absl::Status Parser::CheckTensorShape(const GwqTensorList& list, absl::string_vi
   }
   const int64_t tn = (f_.mx_a8w4 && is_scale) ? Back(t, 3) : Back(t, 1);
   if (wn != tn) {
-    return Invalid(absl::StrCat("inputs ", At(name, i), " ", Dims(t), " and ", At("weight", i), " ",
+    return Invalid(absl::StrCat("fields ", At(name, i), " ", Dims(t), " and ", At("weight", i), " ",
                                 Dims(w), ": N of ", name, " (", tn, ") must be the weight's (", wn,
                                 ") (CheckTensorShape)"));
   }
@@ -590,7 +605,7 @@ absl::Status Parser::CheckWeightInnerAxisEven(size_t i) const {
   if (f_.weight_input != DataType::kInt4) return absl::OkStatus();
   const Shape& w = Origin(in_.weight, i);
   if (Back(w, 1) % 2 != 0) {
-    return Invalid(absl::StrCat("input ", At("weight", i), " origin ", Dims(w),
+    return Invalid(absl::StrCat("field ", At("weight", i), " origin ", Dims(w),
                                 ": an int4 weight's last dim must be even "
                                 "(CheckWeightInnerAxisEven)"));
   }
@@ -603,22 +618,23 @@ absl::Status Parser::CheckWeightInnerAxisEven(size_t i) const {
 absl::Status Parser::CheckEveryTensorSingleMultiSingle() const {
   const Shape& x = Storage(in_.x, 0);
   if (x.size() != 2) {
-    return Invalid(absl::StrCat("input x[0] ", Dims(x),
+    return Invalid(absl::StrCat("field grouped.x[0] ", Dims(x),
                                 ": single-multi-single takes a 2-dim x (CheckEveryTensor)"));
   }
   if (absl::Status s = CheckDimValue(0); !s.ok()) return s;
   if (absl::Status s = CheckXFormat(); !s.ok()) return s;
   const int64_t xk = Back(x, 1);
   if (in_.y.count() == 0) {
-    return Invalid("output y is absent: single-multi-single reads its N (CheckWeight)");
+    return Invalid(
+        "field grouped.y has no instance: single-multi-single reads its N (CheckWeight)");
   }
   const int64_t yn = Back(Origin(in_.y, 0), 1);
   const size_t weight_dims = f_.weight_nz ? 4 : 2;
   for (size_t i = 0; i < num_weight_; ++i) {
     const Shape& w = Storage(in_.weight, i);
     if (w.size() != weight_dims) {
-      return Invalid(absl::StrCat("input ", At("weight", i), " ", Dims(w), ": must have ", weight_dims,
-                                  " dims in single-multi-single (CheckWeight)"));
+      return Invalid(absl::StrCat("field ", At("weight", i), " ", Dims(w), ": must have ",
+                                  weight_dims, " dims in single-multi-single (CheckWeight)"));
     }
     int64_t wk = f_.trans_b ? Back(w, 1) : Back(w, 2);
     int64_t wn = f_.trans_b ? Back(w, 2) : Back(w, 1);
@@ -628,11 +644,12 @@ absl::Status Parser::CheckEveryTensorSingleMultiSingle() const {
       wn = f_.trans_b ? WrapMul(Back(w, 3), Back(w, 2)) : WrapMul(Back(w, 4), Back(w, 1));
     }
     if (xk != wk) {
-      return Invalid(absl::StrCat("inputs x[0] ", Dims(x), " and ", At("weight", i), " ", Dims(w),
-                                  ": K of the weight (", wk, ") must be x's (", xk, ") (CheckWeight)"));
+      return Invalid(absl::StrCat("fields grouped.x[0] ", Dims(x), " and ", At("weight", i), " ",
+                                  Dims(w), ": K of the weight (", wk, ") must be x's (", xk,
+                                  ") (CheckWeight)"));
     }
     if (yn != wn) {
-      return Invalid(absl::StrCat("input ", At("weight", i), " ", Dims(w), ": its N (", wn,
+      return Invalid(absl::StrCat("field ", At("weight", i), " ", Dims(w), ": its N (", wn,
                                   ") must be y's last dim (", yn, ") (CheckWeight)"));
     }
     if (absl::Status s = CheckWeightInnerAxisEven(i); !s.ok()) return s;
@@ -640,23 +657,25 @@ absl::Status Parser::CheckEveryTensorSingleMultiSingle() const {
   for (size_t i = 0; i < num_scale_; ++i) {
     const Shape& t = Storage(in_.antiquant_scale, i);
     if (t.size() != 3) {
-      return Invalid(absl::StrCat("input ", At("antiquant_scale", i), " ", Dims(t),
-                                  ": single-multi-single takes [N, K / 64, 2] (CheckAntiquantScale)"));
+      return Invalid(
+          absl::StrCat("field ", At("antiquant_scale", i), " ", Dims(t),
+                       ": single-multi-single takes [N, K / 64, 2] (CheckAntiquantScale)"));
     }
-    if (absl::Status s = CheckTensorShapeSingleMultiSingle(in_.antiquant_scale, "antiquant_scale",
-                                                           true, i);
+    if (absl::Status s =
+            CheckTensorShapeSingleMultiSingle(in_.antiquant_scale, "antiquant_scale", true, i);
         !s.ok()) {
       return s;
     }
   }
   if (f_.has_antiquant_offset) {
-    return Invalid("input antiquant_offset: single-multi-single takes none (CheckAntiquantOffset)");
+    return Invalid(
+        "field grouped.antiquant_offset: single-multi-single takes none (CheckAntiquantOffset)");
   }
   if (!f_.has_bias) return absl::OkStatus();
   for (size_t i = 0; i < num_bias_; ++i) {
     const Shape& t = Storage(in_.bias, i);
     if (t.size() != 1) {
-      return Invalid(absl::StrCat("input ", At("bias", i), " ", Dims(t),
+      return Invalid(absl::StrCat("field ", At("bias", i), " ", Dims(t),
                                   ": single-multi-single takes [N] (CheckBias)"));
     }
     if (absl::Status s = CheckTensorShapeSingleMultiSingle(in_.bias, "bias", false, i); !s.ok()) {
@@ -676,7 +695,7 @@ absl::Status Parser::CheckTensorShapeSingleMultiSingle(const GwqTensorList& list
   const int64_t wn = WrapMul(Back(w, 3), Back(w, 2));
   const int64_t tn = is_scale ? Back(t, 3) : Back(t, 1);
   if (wn != tn) {
-    return Invalid(absl::StrCat("inputs ", At(name, i), " ", Dims(t), " and ", At("weight", i), " ",
+    return Invalid(absl::StrCat("fields ", At(name, i), " ", Dims(t), " and ", At("weight", i), " ",
                                 Dims(w), ": N of ", name, " (", tn, ") must be the weight's (", wn,
                                 ") (CheckTensorShape)"));
   }
@@ -684,20 +703,21 @@ absl::Status Parser::CheckTensorShapeSingleMultiSingle(const GwqTensorList& list
   const uint64_t k = static_cast<uint64_t>(Back(Storage(in_.x, 0), 1));
   const int64_t groups = WrapMul(Back(t, 2), kMxScalePair);
   if (groups <= 0 || k % static_cast<uint64_t>(groups) != 0) {
-    return Invalid(absl::StrCat("input ", At(name, i), " ", Dims(t), ": its ", groups,
+    return Invalid(absl::StrCat("field ", At(name, i), " ", Dims(t), ": its ", groups,
                                 " scales per row must be above 0 and divide K=", k,
                                 " (CheckTensorShape)"));
   }
   if (k % kMxGroup != 0 || groups != static_cast<int64_t>(k / kMxGroup)) {
-    return Invalid(absl::StrCat("input ", At(name, i), " ", Dims(t),
-                                ": MX scales cover K=", k, " in groups of 32 (CheckTensorShape)"));
+    return Invalid(absl::StrCat("field ", At(name, i), " ", Dims(t), ": MX scales cover K=", k,
+                                " in groups of 32 (CheckTensorShape)"));
   }
   return absl::OkStatus();
 }
 
 absl::StatusOr<uint64_t> Parser::YLastDim() const {
   if (in_.y.count() == 0) {
-    return Invalid("output y is absent: an FRACTAL_NZ weight's N is read from y (SetShapeList)");
+    return Invalid(
+        "field grouped.y has no instance: an FRACTAL_NZ weight's N is read from y (SetShapeList)");
   }
   return static_cast<uint64_t>(Back(Origin(in_.y, 0), 1));
 }
@@ -706,12 +726,10 @@ absl::StatusOr<uint64_t> Parser::YLastDim() const {
 // weight and y), multi-multi-multi (a list of each), single-multi-single
 // (MX-A8W4 with a weight per expert).
 absl::Status Parser::SetShapeList() {
-  const bool packed =
-      f_.weight_input == DataType::kFloat32 || f_.weight_input == DataType::kInt32;
+  const bool packed = f_.weight_input == DataType::kFloat32 || f_.weight_input == DataType::kInt32;
   auto unpack = [&] {
     if (packed) {
-      f_.weight =
-          f_.weight_input == DataType::kFloat32 ? DataType::kFloat4E2M1 : DataType::kInt4;
+      f_.weight = f_.weight_input == DataType::kFloat32 ? DataType::kFloat4E2M1 : DataType::kInt4;
     }
   };
   // N of a weight's storage shape: ND [.., K, N] / [.., N, K], NZ (N1, K1,
@@ -789,10 +807,9 @@ absl::Status Parser::SetShapeList() {
     return absl::OkStatus();
   }
   return Invalid(absl::StrCat(
-      "attribute group_type=", f_.group_type, " with ", f_.single_x ? "one x" : "a list of x", ", ",
-      f_.single_weight ? "one weight" : "a list of weights", " and ",
-      f_.single_y ? "one y" : "a list of y",
-      " (split_item ", f_.split_item,
+      "field grouped.group_type=", f_.group_type, " with ", f_.single_x ? "one x" : "a list of x",
+      ", ", f_.single_weight ? "one weight" : "a list of weights", " and ",
+      f_.single_y ? "one y" : "a list of y", " (split_item ", f_.split_item,
       "): the weight-quant path takes one of each (split M) or a list of each, or MX-A8W4's one x, "
       "weights per expert and one y (SetShapeList)"));
 }
@@ -802,8 +819,8 @@ absl::Status Parser::SetShapeList() {
 // per-channel.
 absl::Status Parser::SetAntiquantGroupSize() {
   f_.group_size = 0;
-  if (absl::Status s = (f_.a16w4_nd && !f_.single_x) ? DeriveGroupSizeMulti()
-                                                      : DeriveGroupSizeSingle();
+  if (absl::Status s =
+          (f_.a16w4_nd && !f_.single_x) ? DeriveGroupSizeMulti() : DeriveGroupSizeSingle();
       !s.ok()) {
     return s;
   }
@@ -828,8 +845,8 @@ absl::Status Parser::DeriveGroupSizeSingle() {
     return f_.a16w4_nd ? CheckOffsetMatchesScale(0, t) : absl::OkStatus();
   }
   if (groups <= 0 || f_.k % static_cast<uint64_t>(groups) > 0) {
-    return Invalid(absl::StrCat("input antiquant_scale[0] ", Dims(t), ": its group count ", groups,
-                                " must be above 0 and divide K=", f_.k,
+    return Invalid(absl::StrCat("field grouped.antiquant_scale[0] ", Dims(t), ": its group count ",
+                                groups, " must be above 0 and divide K=", f_.k,
                                 " (DeriveGroupSizeSingle)"));
   }
   f_.group_size = static_cast<uint32_t>(f_.k / static_cast<uint64_t>(groups));
@@ -841,7 +858,7 @@ absl::Status Parser::DeriveGroupSizeSingle() {
 absl::Status Parser::DeriveGroupSizeMulti() {
   const Shape& t0 = Storage(in_.antiquant_scale, 0);
   if (t0.size() != kMultiPerChannelDims && t0.size() != kMultiPerGroupDims) {
-    return Invalid(absl::StrCat("input antiquant_scale[0] ", Dims(t0),
+    return Invalid(absl::StrCat("field grouped.antiquant_scale[0] ", Dims(t0),
                                 ": must have 1 (per-channel) or 2 (per-group) dims "
                                 "(DeriveGroupSizeMulti)"));
   }
@@ -849,12 +866,12 @@ absl::Status Parser::DeriveGroupSizeMulti() {
     for (size_t i = 0; i < f_.group_num; ++i) {
       const Shape& t = Storage(in_.antiquant_scale, i);
       if (t.size() != kMultiPerChannelDims) {
-        return Invalid(absl::StrCat("input ", At("antiquant_scale", i), " ", Dims(t),
+        return Invalid(absl::StrCat("field ", At("antiquant_scale", i), " ", Dims(t),
                                     ": antiquant_scale[0] is per-channel, so every scale is [N] "
                                     "(CheckMultiA16W4PerChannelShape)"));
       }
       if (Dim(t, 0) != f_.n_list[i]) {
-        return Invalid(absl::StrCat("input ", At("antiquant_scale", i), " ", Dims(t),
+        return Invalid(absl::StrCat("field ", At("antiquant_scale", i), " ", Dims(t),
                                     ": its N must be weight[", i, "]'s N ", f_.n_list[i],
                                     " (CheckMultiA16W4PerChannelShape)"));
       }
@@ -869,19 +886,19 @@ absl::Status Parser::DeriveGroupSizeMulti() {
   for (size_t i = 0; i < f_.group_num; ++i) {
     const Shape& t = Storage(in_.antiquant_scale, i);
     if (t.size() != kMultiPerGroupDims) {
-      return Invalid(absl::StrCat("input ", At("antiquant_scale", i), " ", Dims(t),
+      return Invalid(absl::StrCat("field ", At("antiquant_scale", i), " ", Dims(t),
                                   ": antiquant_scale[0] is per-group, so every scale is [G, N] "
                                   "(CheckA16W4MultiPergroupScaleShape)"));
     }
     uint32_t size_i = 0;
     if (absl::Status s = DeriveMultiPerGroupSize(i, &size_i); !s.ok()) return s;
     if (size_i != f_.group_size) {
-      return Invalid(absl::StrCat("input ", At("antiquant_scale", i), " ", Dims(t), ": group size ",
+      return Invalid(absl::StrCat("field ", At("antiquant_scale", i), " ", Dims(t), ": group size ",
                                   size_i, " differs from antiquant_scale[0]'s ", f_.group_size,
                                   " (CheckA16W4MultiPergroupScaleShape)"));
     }
     if (Dim(t, 1) != f_.n_list[i]) {
-      return Invalid(absl::StrCat("input ", At("antiquant_scale", i), " ", Dims(t),
+      return Invalid(absl::StrCat("field ", At("antiquant_scale", i), " ", Dims(t),
                                   ": its N must be weight[", i, "]'s N ", f_.n_list[i],
                                   " (CheckA16W4MultiPergroupScaleShape)"));
     }
@@ -896,9 +913,9 @@ absl::Status Parser::DeriveMultiPerGroupSize(size_t i, uint32_t* group_size) con
   const int64_t groups = Dim(t, 0);
   const int64_t k = f_.k_list[i];
   if (groups <= 0 || k <= 0 || k % groups != 0) {
-    return Invalid(absl::StrCat("input ", At("antiquant_scale", i), " ", Dims(t), ": its group count ",
-                                groups, " must be above 0 and divide K=", k, " of tensor ", i,
-                                " (DeriveA16W4MultiPergroupSizeFromScale)"));
+    return Invalid(absl::StrCat("field ", At("antiquant_scale", i), " ", Dims(t),
+                                ": its group count ", groups, " must be above 0 and divide K=", k,
+                                " of tensor ", i, " (DeriveA16W4MultiPergroupSizeFromScale)"));
   }
   *group_size = static_cast<uint32_t>(k / groups);
   return absl::OkStatus();
@@ -908,13 +925,13 @@ absl::Status Parser::DeriveMultiPerGroupSize(size_t i, uint32_t* group_size) con
 absl::Status Parser::CheckOffsetMatchesScale(size_t i, const Shape& scale) const {
   if (!f_.has_antiquant_offset) return absl::OkStatus();
   if (i >= in_.antiquant_offset.count()) {
-    return Invalid(absl::StrCat("input ", At("antiquant_offset", i),
-                                " is absent: every scale has its offset "
+    return Invalid(absl::StrCat("field ", At("antiquant_offset", i),
+                                " has no instance: every scale has its offset "
                                 "(CheckAntiquantOffsetMatchScale)"));
   }
   const Shape& t = Storage(in_.antiquant_offset, i);
   if (t != scale) {
-    return Invalid(absl::StrCat("inputs ", At("antiquant_offset", i), " ", Dims(t), " and ",
+    return Invalid(absl::StrCat("fields ", At("antiquant_offset", i), " ", Dims(t), " and ",
                                 At("antiquant_scale", i), " ", Dims(scale),
                                 ": the offset has the scale's shape "
                                 "(CheckAntiquantOffsetMatchScale)"));
@@ -928,7 +945,7 @@ absl::Status Parser::CheckGroupSize() const {
   const uint32_t g = f_.group_size;
   if (f_.A16W4NdPerGroup()) {
     if (g != 32 && g != 64 && g != 128 && g != 256) {
-      return Invalid(absl::StrCat("input antiquant_scale: group size ", g,
+      return Invalid(absl::StrCat("field grouped.antiquant_scale: group size ", g,
                                   " (K / groups): an A16W4 ND per-group scale takes 32, 64, 128 or "
                                   "256 (CheckGroupSize)"));
     }
@@ -936,7 +953,7 @@ absl::Status Parser::CheckGroupSize() const {
   }
   if (!f_.A8W4()) return absl::OkStatus();
   if (g != 128 && g != 256 && g != 512 && g != 192) {
-    return Invalid(absl::StrCat("input antiquant_scale: group size ", g,
+    return Invalid(absl::StrCat("field grouped.antiquant_scale: group size ", g,
                                 " (K / groups): an int8-int4 scale takes 128, 192, 256 or 512 "
                                 "(CheckGroupSize)"));
   }
@@ -947,17 +964,19 @@ absl::Status Parser::CheckGroupSize() const {
 absl::Status Parser::CheckPerTokenScale() const {
   if (!f_.mx_a8w4) return absl::OkStatus();
   if (in_.per_token_scale.count() == 0) {
-    return Invalid("input per_token_scale is absent: MX-A8W4 needs x's MX scale (CheckPerTokenScale)");
+    return Invalid(
+        "field grouped.per_token_scale has no instance: MX-A8W4 needs x's MX scale "
+        "(CheckPerTokenScale)");
   }
   const Shape& t = Storage(in_.per_token_scale, 0);
   if (t.size() != 3) {
-    return Invalid(absl::StrCat("input per_token_scale ", Dims(t),
+    return Invalid(absl::StrCat("field grouped.per_token_scale ", Dims(t),
                                 ": must have 3 dims [M, K / 64, 2] (CheckPerTokenScale)"));
   }
   const int64_t k64 = static_cast<int64_t>(f_.k) / (kMxGroup * kMxScalePair);
   if (t[0] != static_cast<int64_t>(f_.m) || t[1] != k64 || t[2] != kMxScalePair) {
-    return Invalid(absl::StrCat("input per_token_scale ", Dims(t), ": must be [", f_.m, ", ", k64,
-                                ", 2] (CheckPerTokenScale)"));
+    return Invalid(absl::StrCat("field grouped.per_token_scale ", Dims(t), ": must be [", f_.m,
+                                ", ", k64, ", 2] (CheckPerTokenScale)"));
   }
   return absl::OkStatus();
 }
@@ -967,7 +986,7 @@ absl::Status Parser::CheckPerTokenScale() const {
 absl::StatusOr<GwqFacts> ParseGroupedWeightQuant(const GwqInputs& in, uint32_t aic_num,
                                                  uint32_t aiv_num) {
   if (in.x.count() == 0 || in.weight.count() == 0) {
-    return Invalid("inputs x and weight need at least one tensor each");
+    return Invalid("fields grouped.x and grouped.weight need at least one tensor each");
   }
   Parser parser(in, aic_num, aiv_num);
   return parser.Run();

@@ -40,8 +40,7 @@ struct GwqTensorList {
 // The inputs the weight-quant path reads, in the op's IR order, and its
 // attributes.
 struct GwqInputs {
-  GwqTensorList x, weight, bias, antiquant_scale, antiquant_offset, group_list, per_token_scale,
-      y;
+  GwqTensorList x, weight, bias, antiquant_scale, antiquant_offset, group_list, per_token_scale, y;
   int64_t split_item = 0;
   bool transpose_weight = false;
   bool transpose_x = false;

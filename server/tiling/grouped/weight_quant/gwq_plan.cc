@@ -87,8 +87,7 @@ GwqKey TilingKey(const GwqFacts& f) {
     key.single_multi_single = f.single_multi_single ? 1 : 0;
   }
   key.template_custom = GwqMte2ConfigIndex(config);
-  key.algorithm_sub_category =
-      GwqTailResplitEnabled(f) ? kGwqSubTailResplit : kGwqSubBasicBlock;
+  key.algorithm_sub_category = GwqTailResplitEnabled(f) ? kGwqSubTailResplit : kGwqSubBasicBlock;
   key.algorithm_category = 0;  // VECTOR_ANTIQUANT
   return key;
 }
@@ -97,21 +96,23 @@ GwqKey TilingKey(const GwqFacts& f) {
 // answer wrapped.
 absl::Status CheckNarrowedWords(const GwqFacts& f, const GwqResplit& r) {
   if (r.cube_blocks_n > kUint8Max) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "cubeNumBlocksN=", r.cube_blocks_n, " (N=", f.n, " over aic_num=", f.aic_num,
-        ") exceeds 255, the limit of its uint8 word, which CANN's plan wraps"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("cubeNumBlocksN=", r.cube_blocks_n, " (N=", f.n, " over aic_num=", f.aic_num,
+                     ") exceeds 255, the limit of its uint8 word, which CANN's plan wraps"));
   }
   // m covers every group's m (the largest, a wrapped product read as
   // unsigned), n the unpacked N of the weights.
   if (f.m > static_cast<uint64_t>(kInt32Max) || f.n > static_cast<uint64_t>(kInt32Max)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "m=", f.m, ", n=", f.n, ": above 2147483647, the limit of the int32 M / N of TCubeTiling "
-        "and gmmArray, which CANN's plan wraps"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("m=", f.m, ", n=", f.n,
+                     ": above 2147483647, the limit of the int32 M / N of TCubeTiling "
+                     "and gmmArray, which CANN's plan wraps"));
   }
   if (f.n_ori > static_cast<uint64_t>(kInt32Max)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "n=", f.n_ori, " of y exceeds 2147483647, the limit of gmmArray's int32 nList, which "
-        "CANN's plan wraps"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("n=", f.n_ori,
+                     " of y exceeds 2147483647, the limit of gmmArray's int32 nList, which "
+                     "CANN's plan wraps"));
   }
   return absl::OkStatus();
 }

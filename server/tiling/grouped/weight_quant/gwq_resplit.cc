@@ -38,9 +38,9 @@ void FullCores(const GwqFacts& f, uint64_t c0, GwqResplit* r) {
     r->first_size = static_cast<uint16_t>(r->first_size * static_cast<uint16_t>(c0));
     r->second_size = static_cast<uint16_t>(r->second_size * static_cast<uint16_t>(c0));
   }
-  r->detail = absl::StrCat("N=", f.n, " over ", cores, " cores: ", r->main_block_count,
-                           " rounds of 256 per core, the tail of ", tail_cols, " in ", blocks,
-                           " blocks");
+  r->detail =
+      absl::StrCat("N=", f.n, " over ", cores, " cores: ", r->main_block_count,
+                   " rounds of 256 per core, the tail of ", tail_cols, " in ", blocks, " blocks");
 }
 
 // CalcNoFullNumBlocksResplitTiling: N <= 128 per core. With enough groups to
@@ -56,8 +56,8 @@ void NarrowN(const GwqFacts& f, uint64_t c0, GwqResplit* r) {
     r->second_size = 0;
     r->second_count = 0;
     r->cube_blocks_n = blocks_256;
-    r->detail = absl::StrCat("N=", f.n, " in ", blocks_256, " blocks of 256 at most: ",
-                             f.group_num, " groups fill the ", f.aic_num, " cores");
+    r->detail = absl::StrCat("N=", f.n, " in ", blocks_256, " blocks of 256 at most: ", f.group_num,
+                             " groups fill the ", f.aic_num, " cores");
     return;
   }
   const uint64_t tasks = std::max<uint64_t>(1, f.n / kGwqBaseNMin);
@@ -92,14 +92,16 @@ uint64_t GwqC0(DataType x) {
 absl::StatusOr<GwqResplit> GwqCalcResplit(const GwqFacts& f) {
   GwqResplit r;
   if (!GwqTailResplitEnabled(f)) {
-    r.detail = "no tail re-split (a list of x, weights and y, a non-transposed ND weight, or a "
-               "transposed A16W4 per-group one)";
+    r.detail =
+        "no tail re-split (a list of x, weights and y, a non-transposed ND weight, or a "
+        "transposed A16W4 per-group one)";
     return r;
   }
   const uint64_t c0 = GwqC0(f.x);
   if (f.weight_nz && !f.trans_b && f.n % c0 > 0) {
     return absl::InvalidArgumentError(
-        absl::StrCat("input weight: N=", f.n, " of a non-transposed FRACTAL_NZ weight must be a "
+        absl::StrCat("field grouped.weight: N=", f.n,
+                     " of a non-transposed FRACTAL_NZ weight must be a "
                      "multiple of x's C0 ",
                      c0, " (CalcResplitTiling)"));
   }
@@ -121,7 +123,7 @@ absl::StatusOr<GwqResplit> GwqCalcResplit(const GwqFacts& f) {
         {r.second_size, r.second_count, "second"}}) {
     if (f.n >= kGwqBaseNMin && count > 0 && (size < kGwqBaseNMin || size > kGwqBaseN)) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "input weight: N=", f.n, " on ", f.aic_num, " cores re-splits into ", name,
+          "field grouped.weight: N=", f.n, " on ", f.aic_num, " cores re-splits into ", name,
           " tail blocks of ", size, " columns, outside [128, 256] (CheckResplitTilingResult)"));
     }
   }

@@ -19,8 +19,8 @@ namespace npu::tiling::grouped::weight_quant {
 namespace {
 
 using ::npu::testing::StatusIs;
-using ::testing::HasSubstr;
 using testing::Add;
+using ::testing::HasSubstr;
 using testing::MultiA16W4;
 using testing::MxA8W4;
 using testing::SingleA16W4;
@@ -140,7 +140,7 @@ const std::vector<Rule>& Rules() {
        [] {
          return With(SingleA16W4(2, 16, 512, 256), [](GwqInputs& in) { in.antiquant_scale = {}; });
        },
-       32, 64, "input antiquant_scale is absent"},
+       32, 64, "field grouped.antiquant_scale has no instance"},
       {"CoreRatio", [] { return SingleA16W4(2, 16, 512, 256); }, 24, 24,
        "platform aiv_num=24, aic_num=24: the weight-quant path needs aiv_num == 2 * aic_num "
        "(CheckCoreNum)"},
@@ -169,20 +169,22 @@ const std::vector<Rule>& Rules() {
        },
        32, 64, "takes transposed FRACTAL_NZ weights only"},
       {"TransposeX",
-       [] { return With(SingleA16W4(2, 16, 512, 256), [](GwqInputs& in) { in.transpose_x = true; }); },
-       32, 64, "attribute transpose_x=true: x cannot be transposed (CheckTransposeStatus)"},
+       [] {
+         return With(SingleA16W4(2, 16, 512, 256), [](GwqInputs& in) { in.transpose_x = true; });
+       },
+       32, 64, "field grouped.transpose_x=true: x cannot be transposed (CheckTransposeStatus)"},
       {"A16W4SplitK",
        [] { return With(SingleA16W4(2, 16, 512, 256), [](GwqInputs& in) { in.group_type = 2; }); },
-       32, 64, "attribute group_type=2: an A16W4 ND problem takes -1 (no split) or 0 (split M)"},
+       32, 64, "field grouped.group_type=2: an A16W4 ND problem takes -1 (no split) or 0 (split M)"},
       {"A16W4SplitItem",
        [] { return With(SingleA16W4(2, 16, 512, 256), [](GwqInputs& in) { in.split_item = 0; }); },
-       32, 64, "attribute split_item=0: must be 2 or 3 with group_type 0"},
+       32, 64, "field grouped.split_item=0: must be 2 or 3 with group_type 0"},
       {"TooManyX",
        [] {
          std::vector<std::vector<int64_t>> mkn(128, {16, 128, 128});
          return MultiA16W4(mkn, 0);
        },
-       32, 64, "input x has 128 tensors; at most 127 (CheckTensorListSize)"},
+       32, 64, "field grouped.x has 128 tensors; at most 127 (CheckTensorListSize)"},
       {"ScalePerWeight",
        [] {
          return With(MultiA16W4({{16, 128, 128}, {16, 128, 128}}, 0), [](GwqInputs& in) {
@@ -190,7 +192,7 @@ const std::vector<Rule>& Rules() {
            in.antiquant_scale.storage.pop_back();
          });
        },
-       32, 64, "input antiquant_scale has 1 tensors: must be one per weight tensor (2)"},
+       32, 64, "field grouped.antiquant_scale has 1 tensors: must be one per weight tensor (2)"},
       {"SingleMultiSingleOffset",
        [] {
          return With(MxA8W4(2, 64, 128, 256, true), [](GwqInputs& in) {
@@ -199,9 +201,8 @@ const std::vector<Rule>& Rules() {
            Add(in.antiquant_offset, {256, 2, 2});
          });
        },
-       32, 64, "input antiquant_offset: single-multi-single"},
-      {"KZeroWithMAndN",
-       [] { return SingleA16W4(2, 16, 0, 256, 0); }, 32, 64,
+       32, 64, "field grouped.antiquant_offset: single-multi-single"},
+      {"KZeroWithMAndN", [] { return SingleA16W4(2, 16, 0, 256, 0); }, 32, 64,
        "K may be 0 only when M or N is (CheckEmptyTensor)"},
       {"OffsetDtype",
        [] {
@@ -210,7 +211,8 @@ const std::vector<Rule>& Rules() {
            Add(in.antiquant_offset, {2, 4, 256});
          });
        },
-       32, 64, "input antiquant_offset dtype float32: must be x's dtype float16 (CheckAntiQuantDtype)"},
+       32, 64,
+       "field grouped.antiquant_offset dtype float32: must be x's dtype float16 (CheckAntiQuantDtype)"},
       {"BiasDtype",
        [] {
          return With(SingleA16W4(2, 16, 512, 256), [](GwqInputs& in) {
@@ -218,28 +220,28 @@ const std::vector<Rule>& Rules() {
            Add(in.bias, {2, 256});
          });
        },
-       32, 64, "input bias dtype float32: x of float16 takes float16 (CheckBiasDtype)"},
+       32, 64, "field grouped.bias dtype float32: x of float16 takes float16 (CheckBiasDtype)"},
       {"GroupListType",
        [] {
          return With(SingleA16W4(2, 16, 512, 256), [](GwqInputs& in) { in.group_list_type = 2; });
        },
-       32, 64, "attribute group_list_type=2: split M takes 0 (cumulative) or 1 (counts)"},
+       32, 64, "field grouped.group_list_type=2: split M takes 0 (cumulative) or 1 (counts)"},
       {"GroupListLength",
        [] {
          return With(SingleA16W4(2, 16, 512, 256),
                      [](GwqInputs& in) { in.group_list.origin[0] = {3}; });
        },
-       32, 64, "input group_list of length 3: must be the group count 2 (CheckGroupList)"},
+       32, 64, "field grouped.group_list of length 3: must be the group count 2 (CheckGroupList)"},
       {"GroupListAbsent",
        [] { return With(SingleA16W4(2, 16, 512, 256), [](GwqInputs& in) { in.group_list = {}; }); },
-       32, 64, "input group_list is absent: split M needs it"},
+       32, 64, "field grouped.group_list has no instance: split M needs it"},
       {"WeightDims",
        [] {
          return With(SingleA16W4(2, 16, 512, 256), [](GwqInputs& in) {
            in.weight.origin[0] = in.weight.storage[0] = {2, 512, 256, 1};
          });
        },
-       32, 64, "input weight[0] [2, 512, 256, 1]: must have 3 dims with group_type 0"},
+       32, 64, "field grouped.weight[0] [2, 512, 256, 1]: must have 3 dims with group_type 0"},
       {"ScaleDims",
        [] {
          return With(SingleA16W4(2, 16, 512, 256), [](GwqInputs& in) {
@@ -259,7 +261,7 @@ const std::vector<Rule>& Rules() {
          return With(SingleA16W4(2, 16, 512, 256),
                      [](GwqInputs& in) { in.x.format = Format::kFractalNz; });
        },
-       32, 64, "input x format FRACTAL_NZ: x must be ND"},
+       32, 64, "field grouped.x format FRACTAL_NZ: x must be ND"},
       {"ScaleGroupCount",
        [] {
          return With(SingleA16W4(2, 16, 512, 256), [](GwqInputs& in) {
@@ -297,18 +299,17 @@ const std::vector<Rule>& Rules() {
        32, 64, "MX scales cover K=128 in groups of 32"},
       {"SingleMultiSingleYN",
        [] {
-         return With(MxA8W4(2, 64, 128, 256, true),
-                     [](GwqInputs& in) { in.y.origin[0] = {64, 128}; });
+         return With(MxA8W4(2, 64, 128, 256, true), [](GwqInputs& in) {
+           in.y.origin[0] = {64, 128};
+         });
        },
        32, 64, "its N (256) must be y's last dim (128)"},
       {"FormMix",
        [] { return With(SingleA16W4(2, 16, 512, 256), [](GwqInputs& in) { in.split_item = 1; }); },
-       32, 64, "attribute split_item=1"},
-      {"A16W4GroupSize",
-       [] { return SingleA16W4(2, 16, 1536, 256, 512); }, 32, 64,
+       32, 64, "field grouped.split_item=1"},
+      {"A16W4GroupSize", [] { return SingleA16W4(2, 16, 1536, 256, 512); }, 32, 64,
        "group size 512 (K / groups): an A16W4 ND per-group scale takes 32, 64, 128 or 256"},
-      {"A8W4GroupSize",
-       [] { return SingleA8W4(2, 16, 512, 256, 64); }, 32, 64,
+      {"A8W4GroupSize", [] { return SingleA8W4(2, 16, 512, 256, 64); }, 32, 64,
        "group size 64 (K / groups): an int8-int4 scale takes 128, 192, 256 or 512"},
       {"ScaleDividesK",
        [] {
@@ -345,10 +346,13 @@ const std::vector<Rule>& Rules() {
            in.per_token_scale.origin[0] = in.per_token_scale.storage[0] = {65, 2, 2};
          });
        },
-       32, 64, "input per_token_scale [65, 2, 2]: must be [64, 2, 2] (CheckPerTokenScale)"},
+       32, 64, "field grouped.per_token_scale [65, 2, 2]: must be [64, 2, 2] (CheckPerTokenScale)"},
       {"PerTokenScaleAbsent",
-       [] { return With(MxA8W4(2, 64, 128, 256, false), [](GwqInputs& in) { in.per_token_scale = {}; }); },
-       32, 64, "input per_token_scale is absent"},
+       [] {
+         return With(MxA8W4(2, 64, 128, 256, false),
+                     [](GwqInputs& in) { in.per_token_scale = {}; });
+       },
+       32, 64, "field grouped.per_token_scale has no instance"},
   };
   return *rules;
 }
@@ -358,11 +362,14 @@ class GwqRuleTest : public ::testing::TestWithParam<Rule> {};
 TEST_P(GwqRuleTest, RefusedNamingTheFieldAndTheRule) {
   const Rule& rule = GetParam();
   absl::StatusOr<GwqFacts> f = ParseGroupedWeightQuant(rule.problem(), rule.aic, rule.aiv);
-  EXPECT_THAT(f.status(), StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr(rule.message_part)));
+  EXPECT_THAT(f.status(),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr(rule.message_part)));
 }
 
 INSTANTIATE_TEST_SUITE_P(Rules, GwqRuleTest, ::testing::ValuesIn(Rules()),
-                         [](const ::testing::TestParamInfo<Rule>& info) { return info.param.name; });
+                         [](const ::testing::TestParamInfo<Rule>& info) {
+                           return info.param.name;
+                         });
 
 }  // namespace
 }  // namespace npu::tiling::grouped::weight_quant

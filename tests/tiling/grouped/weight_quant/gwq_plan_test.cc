@@ -15,8 +15,8 @@ namespace npu::tiling::grouped::weight_quant {
 namespace {
 
 using ::npu::testing::StatusIs;
-using ::testing::HasSubstr;
 using testing::Add;
+using ::testing::HasSubstr;
 using testing::MultiA16W4;
 using testing::MxA8W4;
 using testing::SingleA16W4;
@@ -103,9 +103,9 @@ TEST(GwqPlanTest, WordLayoutPacksTheByteFieldsAndSplitsTheWideOnes) {
   EXPECT_EQ(w[6], 0x00010001u);
   // groupListType 1, hasBias 0, cubeNumBlocksN.
   EXPECT_EQ(w[7], 1u | uint32_t{plan.data.cube_num_blocks_n} << 16);
-  EXPECT_EQ(w[8], 32u);  // groupSize
-  EXPECT_EQ(w[14], 0xFFFFFFFFu);  // mList[0] = -1
-  EXPECT_EQ(w[14 + 128], 128u);   // kList[0]
+  EXPECT_EQ(w[8], 32u);              // groupSize
+  EXPECT_EQ(w[14], 0xFFFFFFFFu);     // mList[0] = -1
+  EXPECT_EQ(w[14 + 128], 128u);      // kList[0]
   EXPECT_EQ(w[14 + 256 + 1], 384u);  // nList[1]
   EXPECT_EQ(w[14 + 384 + 1], 64u);   // TCubeTiling.M
   EXPECT_EQ(plan.block_dim, 32u);

@@ -37,8 +37,8 @@ inline GwqInputs SingleA16W4(int64_t e, int64_t m, int64_t k, int64_t n, int64_t
   in.weight.dtype = DataType::kInt4;
   Add(in.weight, trans_w ? std::vector<int64_t>{e, n, k} : std::vector<int64_t>{e, k, n});
   in.antiquant_scale.dtype = x;
-  Add(in.antiquant_scale, group_size > 0 ? std::vector<int64_t>{e, k / group_size, n}
-                                         : std::vector<int64_t>{e, n});
+  Add(in.antiquant_scale,
+      group_size > 0 ? std::vector<int64_t>{e, k / group_size, n} : std::vector<int64_t>{e, n});
   in.group_list.dtype = DataType::kInt64;
   Add(in.group_list, {e});
   in.y.dtype = x;
@@ -114,8 +114,8 @@ inline GwqInputs MultiA16W4(const std::vector<std::vector<int64_t>>& mkn, int64_
     Add(in.x, {g[0], g[1]});
     Add(in.weight, {g[1], g[2]});
     Add(in.y, {g[0], g[2]});
-    Add(in.antiquant_scale,
-        group_size > 0 ? std::vector<int64_t>{g[1] / group_size, g[2]} : std::vector<int64_t>{g[2]});
+    Add(in.antiquant_scale, group_size > 0 ? std::vector<int64_t>{g[1] / group_size, g[2]}
+                                           : std::vector<int64_t>{g[2]});
   }
   return in;
 }

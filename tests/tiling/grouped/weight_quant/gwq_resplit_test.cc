@@ -131,7 +131,8 @@ TEST(GwqResplitTest, BlocksCoverNAndStayInRange) {
                                    uint64_t{r->second_size} * r->second_count;
           // Every core takes a block (main rounds, or a tail over all of
           // them) when N is more than 128 per core or whole rounds.
-          const bool whole_cores = n > uint64_t{aic} * kGwqBaseNMin || n % (uint64_t{aic} * 256) == 0;
+          const bool whole_cores =
+              n > uint64_t{aic} * kGwqBaseNMin || n % (uint64_t{aic} * 256) == 0;
           if (whole_cores) {
             EXPECT_EQ(covered, n) << "n=" << n << " aic=" << aic << ": " << r->detail;
           } else {
