@@ -77,6 +77,7 @@ constexpr int GwqGeSize(DataType dtype) {
       return 8;
     case DataType::kInt4:
     case DataType::kFloat4E2M1:
+    case DataType::kFloat4E1M2:
       return 1004;
   }
   return -1;

@@ -66,13 +66,22 @@ int64_t ShapeSize(const Shape& shape) {
   return size;
 }
 
-const Shape& Storage(const GwqTensorList& list, size_t i) { return list.storage[i]; }
-const Shape& Origin(const GwqTensorList& list, size_t i) { return list.origin[i]; }
+const Shape& Storage(const GroupedTensorList& list, size_t i) { return list.instances[i].storage; }
+const Shape& Origin(const GroupedTensorList& list, size_t i) { return list.instances[i].origin; }
 
 // The parse's state, named after CANN's members.
 class Parser {
  public:
-  Parser(const GwqInputs& in, uint32_t aic_num, uint32_t aiv_num) : in_(in) {
+  Parser(const GroupedInputs& in, uint32_t aic_num, uint32_t aiv_num)
+      : in_{in[GroupedTensor::kX],
+            in[GroupedTensor::kWeight],
+            in[GroupedTensor::kBias],
+            in[GroupedTensor::kAntiquantScale],
+            in[GroupedTensor::kAntiquantOffset],
+            in[GroupedTensor::kGroupList],
+            in[GroupedTensor::kPerTokenScale],
+            in[GroupedTensor::kY],
+            in} {
     f_.aic_num = aic_num;
     f_.aiv_num = aiv_num;
   }
@@ -105,12 +114,13 @@ class Parser {
   absl::Status CheckTensorDim(size_t i) const;
   absl::Status CheckDimValue(size_t i) const;
   absl::Status CheckXFormat() const;
-  absl::Status CheckTensorShape(const GwqTensorList& list, absl::string_view name, bool is_scale,
-                                size_t i) const;
+  absl::Status CheckTensorShape(const GroupedTensorList& list, absl::string_view name,
+                                bool is_scale, size_t i) const;
   absl::Status CheckWeightInnerAxisEven(size_t i) const;
   absl::Status CheckEveryTensorSingleMultiSingle() const;
-  absl::Status CheckTensorShapeSingleMultiSingle(const GwqTensorList& list, absl::string_view name,
-                                                 bool is_scale, size_t i) const;
+  absl::Status CheckTensorShapeSingleMultiSingle(const GroupedTensorList& list,
+                                                 absl::string_view name, bool is_scale,
+                                                 size_t i) const;
   absl::Status SetShapeList();
   absl::Status SetAntiquantGroupSize();
   absl::Status DeriveGroupSizeSingle();
@@ -121,28 +131,40 @@ class Parser {
   absl::Status CheckPerTokenScale() const;
   absl::StatusOr<uint64_t> YLastDim() const;
 
-  const GwqInputs& in_;
+  // The lists the path reads, and the attributes.
+  struct Lists {
+    const GroupedTensorList& x;
+    const GroupedTensorList& weight;
+    const GroupedTensorList& bias;
+    const GroupedTensorList& antiquant_scale;
+    const GroupedTensorList& antiquant_offset;
+    const GroupedTensorList& group_list;
+    const GroupedTensorList& per_token_scale;
+    const GroupedTensorList& y;
+    const GroupedInputs& attrs;
+  };
+  const Lists in_;
   GwqFacts f_;
   size_t num_x_ = 0, num_weight_ = 0, num_bias_ = 0, num_scale_ = 0, num_offset_ = 0;
 };
 
 absl::StatusOr<GwqFacts> Parser::Run() {
-  f_.trans_a = in_.transpose_x;
-  f_.trans_b = in_.transpose_weight;
-  f_.group_type = in_.group_type;
-  f_.split_item = in_.split_item;
-  f_.group_list_type = in_.group_list_type;
-  f_.single_x = f_.group_type != kGroupNoSplit && in_.x.count() < 2;
+  f_.trans_a = in_.attrs.transpose_x;
+  f_.trans_b = in_.attrs.transpose_weight;
+  f_.group_type = in_.attrs.group_type;
+  f_.split_item = in_.attrs.split_item;
+  f_.group_list_type = in_.attrs.group_list_type;
+  f_.single_x = f_.group_type != kGroupNoSplit && in_.x.size() < 2;
   // split_item 2 / 3: one y (for a list of x, or for one x).
   f_.single_y = f_.split_item == 2 || f_.split_item == 3;
-  num_x_ = std::min(in_.x.count(), kCountLimit);
-  num_weight_ = std::min(in_.weight.count(), kCountLimit);
-  num_bias_ = std::min(in_.bias.count(), kCountLimit);
-  num_scale_ = std::min(in_.antiquant_scale.count(), kCountLimit);
-  num_offset_ = std::min(in_.antiquant_offset.count(), kCountLimit);
+  num_x_ = std::min(in_.x.size(), kCountLimit);
+  num_weight_ = std::min(in_.weight.size(), kCountLimit);
+  num_bias_ = std::min(in_.bias.size(), kCountLimit);
+  num_scale_ = std::min(in_.antiquant_scale.size(), kCountLimit);
+  num_offset_ = std::min(in_.antiquant_offset.size(), kCountLimit);
   if (absl::Status s = AnalyzeInput(); !s.ok()) return s;
   const size_t single_weight_dims = f_.weight_nz ? 5 : 3;
-  f_.single_weight = f_.group_type != kGroupNoSplit && in_.weight.count() == 1 &&
+  f_.single_weight = f_.group_type != kGroupNoSplit && in_.weight.size() == 1 &&
                      Storage(in_.weight, 0).size() == single_weight_dims;
   f_.mx_a8w4 = IsMxA8W4();
   f_.a16w4_nd = IsA16W4Nd();
@@ -227,7 +249,9 @@ absl::Status Parser::CheckUnsupportDataFlow() const {
   } else if (x16 && (w == DataType::kFloat8E4M3 || w == DataType::kFloat8E5M2 ||
                      w == DataType::kHiFloat8)) {
     if (nz || !tb) return refuse("transposed ND", pair);
-  } else if (x16 && (w == DataType::kFloat4E2M1 || w == DataType::kFloat32) &&
+  } else if (x16 &&
+             (w == DataType::kFloat4E2M1 || w == DataType::kFloat4E1M2 ||
+              w == DataType::kFloat32) &&
              f_.antiquant_scale == DataType::kFloat8E8M0) {
     if (!nz || tb) return refuse("non-transposed FRACTAL_NZ", pair + " with an E8M0 scale");
   } else if (f_.x == DataType::kInt8 && w == DataType::kInt4) {
@@ -262,7 +286,7 @@ absl::Status Parser::CheckGroupTypeAndSplitItem() const {
 
 absl::Status Parser::CheckTensorListSize() const {
   if (num_x_ >= static_cast<size_t>(kGwqMaxTensors)) {
-    return Invalid(absl::StrCat("field grouped.x has ", in_.x.count(), " tensors; at most ",
+    return Invalid(absl::StrCat("field grouped.x has ", in_.x.size(), " tensors; at most ",
                                 kGwqMaxTensors - 1, " (CheckTensorListSize)"));
   }
   if (f_.group_type == kGroupNoSplit) {
@@ -417,7 +441,7 @@ absl::Status Parser::CheckGroupList() const {
     return Invalid(absl::StrCat("field grouped.group_list_type=", f_.group_list_type,
                                 ": split M takes 0 (cumulative) or 1 (counts) (CheckGroupList)"));
   }
-  if (in_.group_list.count() == 0) {
+  if (in_.group_list.size() == 0) {
     return Invalid("field grouped.group_list has no instance: split M needs it (CheckGroupList)");
   }
   const int32_t size = static_cast<int32_t>(Dim(Origin(in_.group_list, 0), 0));
@@ -457,7 +481,7 @@ absl::Status Parser::CheckEveryTensor() const {
 // The dims of tensor i: split M (one x of [M, K], one weight of [E, K, N]
 // or its NZ form, scale per form) or else the per-tensor forms.
 absl::Status Parser::CheckTensorDim(size_t i) const {
-  auto dims_of = [&](const GwqTensorList& list, absl::string_view name, size_t want,
+  auto dims_of = [&](const GroupedTensorList& list, absl::string_view name, size_t want,
                      absl::string_view rule) -> absl::Status {
     const Shape& s = Storage(list, i);
     if (s.size() != want) {
@@ -466,7 +490,7 @@ absl::Status Parser::CheckTensorDim(size_t i) const {
     }
     return absl::OkStatus();
   };
-  auto dims_in = [&](const GwqTensorList& list, absl::string_view name, size_t a, size_t b,
+  auto dims_in = [&](const GroupedTensorList& list, absl::string_view name, size_t a, size_t b,
                      absl::string_view rule) -> absl::Status {
     const Shape& s = Storage(list, i);
     if (s.size() != a && s.size() != b) {
@@ -575,7 +599,7 @@ absl::Status Parser::CheckXFormat() const {
 // the antiquant scale / offset / bias is the group count, and their N is
 // the weight's (MX scale [E, N, K / 64, 2]: the third dim from the end; an
 // MX NZ weight's N is N1 * 16).
-absl::Status Parser::CheckTensorShape(const GwqTensorList& list, absl::string_view name,
+absl::Status Parser::CheckTensorShape(const GroupedTensorList& list, absl::string_view name,
                                       bool is_scale, size_t i) const {
   if (!f_.a16w4_nd && !f_.mx_a8w4) return absl::OkStatus();
   const Shape& t = Storage(list, i);
@@ -624,7 +648,7 @@ absl::Status Parser::CheckEveryTensorSingleMultiSingle() const {
   if (absl::Status s = CheckDimValue(0); !s.ok()) return s;
   if (absl::Status s = CheckXFormat(); !s.ok()) return s;
   const int64_t xk = Back(x, 1);
-  if (in_.y.count() == 0) {
+  if (in_.y.size() == 0) {
     return Invalid(
         "field grouped.y has no instance: single-multi-single reads its N (CheckWeight)");
   }
@@ -687,7 +711,7 @@ absl::Status Parser::CheckEveryTensorSingleMultiSingle() const {
 
 // N of the scale ([N, K / 64, 2]) or bias ([N]) is the weight's N1 * N0; the
 // scale's K / 64 pairs cover K in groups of 32.
-absl::Status Parser::CheckTensorShapeSingleMultiSingle(const GwqTensorList& list,
+absl::Status Parser::CheckTensorShapeSingleMultiSingle(const GroupedTensorList& list,
                                                        absl::string_view name, bool is_scale,
                                                        size_t i) const {
   const Shape& t = Storage(list, i);
@@ -715,7 +739,7 @@ absl::Status Parser::CheckTensorShapeSingleMultiSingle(const GwqTensorList& list
 }
 
 absl::StatusOr<uint64_t> Parser::YLastDim() const {
-  if (in_.y.count() == 0) {
+  if (in_.y.size() == 0) {
     return Invalid(
         "field grouped.y has no instance: an FRACTAL_NZ weight's N is read from y (SetShapeList)");
   }
@@ -764,7 +788,7 @@ absl::Status Parser::SetShapeList() {
     return absl::OkStatus();
   }
   if (!f_.single_x && !f_.single_weight && !f_.single_y) {
-    const size_t groups = std::min({in_.x.count(), in_.weight.count(), size_t{kGwqMaxTensors}});
+    const size_t groups = std::min({in_.x.size(), in_.weight.size(), size_t{kGwqMaxTensors}});
     for (size_t i = 0; i < groups; ++i) {
       const Shape& x = Storage(in_.x, i);
       const Shape& w = Origin(in_.weight, i);
@@ -792,7 +816,7 @@ absl::Status Parser::SetShapeList() {
       if (!y_n.ok()) return y_n.status();
       f_.n_ori = *y_n;
     }
-    const size_t groups = std::min(in_.weight.count(), size_t{kGwqMaxTensors});
+    const size_t groups = std::min(in_.weight.size(), size_t{kGwqMaxTensors});
     for (size_t i = 0; i < groups; ++i) {
       uint64_t n = static_cast<uint64_t>(weight_n(Storage(in_.weight, i)));
       if (packed && !f_.trans_b) n *= static_cast<uint64_t>(kPackedElems);
@@ -924,7 +948,7 @@ absl::Status Parser::DeriveMultiPerGroupSize(size_t i, uint32_t* group_size) con
 // An antiquant offset has its scale's shape.
 absl::Status Parser::CheckOffsetMatchesScale(size_t i, const Shape& scale) const {
   if (!f_.has_antiquant_offset) return absl::OkStatus();
-  if (i >= in_.antiquant_offset.count()) {
+  if (i >= in_.antiquant_offset.size()) {
     return Invalid(absl::StrCat("field ", At("antiquant_offset", i),
                                 " has no instance: every scale has its offset "
                                 "(CheckAntiquantOffsetMatchScale)"));
@@ -963,7 +987,7 @@ absl::Status Parser::CheckGroupSize() const {
 // MX-A8W4: per_token_scale is x's MX scale [M, K / 64, 2].
 absl::Status Parser::CheckPerTokenScale() const {
   if (!f_.mx_a8w4) return absl::OkStatus();
-  if (in_.per_token_scale.count() == 0) {
+  if (in_.per_token_scale.size() == 0) {
     return Invalid(
         "field grouped.per_token_scale has no instance: MX-A8W4 needs x's MX scale "
         "(CheckPerTokenScale)");
@@ -983,9 +1007,9 @@ absl::Status Parser::CheckPerTokenScale() const {
 
 }  // namespace
 
-absl::StatusOr<GwqFacts> ParseGroupedWeightQuant(const GwqInputs& in, uint32_t aic_num,
+absl::StatusOr<GwqFacts> ParseGroupedWeightQuant(const GroupedInputs& in, uint32_t aic_num,
                                                  uint32_t aiv_num) {
-  if (in.x.count() == 0 || in.weight.count() == 0) {
+  if (!in[GroupedTensor::kX].present() || !in[GroupedTensor::kWeight].present()) {
     return Invalid("fields grouped.x and grouped.weight need at least one tensor each");
   }
   Parser parser(in, aic_num, aiv_num);

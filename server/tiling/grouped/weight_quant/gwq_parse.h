@@ -17,7 +17,6 @@
 #define NPU_SERVER_TILING_GROUPED_WEIGHT_QUANT_GWQ_PARSE_H_
 
 #include <cstdint>
-#include <vector>
 
 #include "absl/status/statusor.h"
 #include "server/tiling/grouped/weight_quant/gwq_facts.h"
@@ -25,32 +24,9 @@
 
 namespace npu::tiling::grouped::weight_quant {
 
-// One input of GroupedMatmul as the tiling context holds it: a list of
-// instances (origin and storage shape each) with one dtype and format. An
-// input with no instance is absent.
-struct GwqTensorList {
-  DataType dtype = DataType::kFloat16;
-  Format format = Format::kNd;
-  std::vector<std::vector<int64_t>> origin;
-  std::vector<std::vector<int64_t>> storage;
-
-  size_t count() const { return storage.size(); }
-};
-
-// The inputs the weight-quant path reads, in the op's IR order, and its
-// attributes.
-struct GwqInputs {
-  GwqTensorList x, weight, bias, antiquant_scale, antiquant_offset, group_list, per_token_scale, y;
-  int64_t split_item = 0;
-  bool transpose_weight = false;
-  bool transpose_x = false;
-  int64_t group_type = kGroupSplitM;
-  int64_t group_list_type = 0;
-};
-
 // AnalyzeAttr: every check of the path, then the parse. `aic_num` and
 // `aiv_num` are the compile info's core counts.
-absl::StatusOr<GwqFacts> ParseGroupedWeightQuant(const GwqInputs& in, uint32_t aic_num,
+absl::StatusOr<GwqFacts> ParseGroupedWeightQuant(const GroupedInputs& in, uint32_t aic_num,
                                                  uint32_t aiv_num);
 
 }  // namespace npu::tiling::grouped::weight_quant

@@ -1,9 +1,12 @@
 #include "server/tiling/grouped/weight_quant/gwq_plan.h"
 
+#include <array>
 #include <limits>
+#include <utility>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "server/tiling/tiling_data.h"
 
 namespace npu::tiling::grouped::weight_quant {
 namespace {
@@ -63,7 +66,7 @@ CubeTiling MatMulTiling(const GwqFacts& f) {
 }
 
 // SetTilingKey.
-GwqKey TilingKey(const GwqFacts& f) {
+GwqKey KeyOf(const GwqFacts& f) {
   GwqKey key;
   key.w_type = f.weight_nz ? 1 : 0;
   key.offset_or_bias = f.has_antiquant_offset ? 2 : 0;
@@ -162,36 +165,6 @@ uint64_t GwqMte2ConfigIndex(GwqMte2Config config) {
   return config == GwqMte2Config::kInnerDynamicBuf4 ? 7 : static_cast<uint64_t>(config);
 }
 
-std::array<uint32_t, kGwqTilingWords> GwqTilingWords(const GwqTilingValues& v) {
-  std::array<uint32_t, kGwqTilingWords> w{};
-  auto u64 = [&w](int at, uint64_t value) {
-    w[at] = static_cast<uint32_t>(value);
-    w[at + 1] = static_cast<uint32_t>(value >> 32);
-  };
-  auto bytes = [](uint8_t b0, uint8_t b1, uint8_t b2, uint8_t b3) {
-    return uint32_t{b0} | uint32_t{b1} << 8 | uint32_t{b2} << 16 | uint32_t{b3} << 24;
-  };
-  w[0] = v.group_num;
-  w[1] = v.core_num;
-  u64(2, v.k_size);
-  u64(4, v.n_size);
-  w[6] = bytes(v.single_x, v.single_weight, v.single_y, static_cast<uint8_t>(v.group_type));
-  w[7] = bytes(v.group_list_type, v.has_bias, v.cube_num_blocks_n, v.reserved);
-  w[8] = v.group_size;
-  w[9] = v.main_block_size;
-  u64(10, v.main_block_count);
-  w[12] = uint32_t{v.first_tail_block_size} | uint32_t{v.second_tail_block_size} << 16;
-  w[13] = uint32_t{v.first_tail_block_count} | uint32_t{v.second_tail_block_count} << 16;
-  for (int i = 0; i < kGwqMaxTensors; ++i) {
-    w[kGwqParamWords + i] = static_cast<uint32_t>(v.m_list[i]);
-    w[kGwqParamWords + kGwqMaxTensors + i] = static_cast<uint32_t>(v.k_list[i]);
-    w[kGwqParamWords + 2 * kGwqMaxTensors + i] = static_cast<uint32_t>(v.n_list[i]);
-  }
-  const std::array<uint32_t, kCubeTilingWords> mm = CubeTilingWords(v.mm);
-  for (int i = 0; i < kCubeTilingWords; ++i) w[kGwqParamWords + 3 * kGwqMaxTensors + i] = mm[i];
-  return w;
-}
-
 absl::StatusOr<GwqPlan> GwqBuildPlan(const GwqFacts& f) {
   absl::StatusOr<GwqResplit> resplit = GwqCalcResplit(f);
   if (!resplit.ok()) return resplit.status();
@@ -199,30 +172,39 @@ absl::StatusOr<GwqPlan> GwqBuildPlan(const GwqFacts& f) {
   GwqPlan plan;
   plan.resplit = *std::move(resplit);
   const GwqResplit& r = plan.resplit;
-  GwqTilingValues& v = plan.data;
-  v.group_num = f.group_num;
-  v.core_num = f.aic_num;
-  v.k_size = f.k;
-  v.n_size = f.n_ori;
-  v.single_x = f.single_x ? 1 : 0;
-  v.single_weight = f.single_weight ? 1 : 0;
-  v.single_y = f.single_y ? 1 : 0;
-  v.group_type = static_cast<int8_t>(f.group_type);
-  v.group_list_type = static_cast<uint8_t>(f.group_list_type);
-  v.has_bias = f.has_bias ? 1 : 0;
-  v.cube_num_blocks_n = static_cast<uint8_t>(r.cube_blocks_n);
-  v.group_size = f.group_size;
-  v.main_block_size = r.main_block_size;
-  v.main_block_count = r.main_block_count * f.aic_num;
-  v.first_tail_block_size = r.first_size;
-  v.second_tail_block_size = r.second_size;
-  v.first_tail_block_count = r.first_count;
-  v.second_tail_block_count = r.second_count;
-  v.m_list = f.m_list;
-  v.k_list = f.k_list;
-  v.n_list = f.n_list;
-  v.mm = MatMulTiling(f);
-  plan.key = TilingKey(f);
+  using F = GmmWeightQuantField;
+  plan.data = NewTilingData<F>();
+  const TilingStructWriter<F> put(plan.data);
+  put(F::kGroupNum, f.group_num);
+  put(F::kCoreNum, f.aic_num);
+  put(F::kKSize, f.k);
+  put(F::kNSize, f.n_ori);
+  put(F::kSingleX, f.single_x ? 1 : 0);
+  put(F::kSingleWeight, f.single_weight ? 1 : 0);
+  put(F::kSingleY, f.single_y ? 1 : 0);
+  // Signed members as their two's complement in the member's width.
+  put(F::kGroupType, static_cast<uint8_t>(static_cast<int8_t>(f.group_type)));
+  put(F::kGroupListType, static_cast<uint8_t>(f.group_list_type));
+  put(F::kHasBias, f.has_bias ? 1 : 0);
+  put(F::kCubeNumBlocksN, static_cast<uint8_t>(r.cube_blocks_n));
+  put(F::kGroupSize, f.group_size);
+  put(F::kMainBlockSize, r.main_block_size);
+  put(F::kMainBlockCount, r.main_block_count * f.aic_num);
+  put(F::kFirstTailBlockSize, r.first_size);
+  put(F::kSecondTailBlockSize, r.second_size);
+  put(F::kFirstTailBlockCount, r.first_count);
+  put(F::kSecondTailBlockCount, r.second_count);
+  for (size_t i = 0; i < kGmmArrayEntries; ++i) {
+    put(GmmWeightQuantArray(0, i), static_cast<uint32_t>(f.m_list[i]));
+    put(GmmWeightQuantArray(1, i), static_cast<uint32_t>(f.k_list[i]));
+    put(GmmWeightQuantArray(2, i), static_cast<uint32_t>(f.n_list[i]));
+  }
+  plan.mm = MatMulTiling(f);
+  const std::array<uint32_t, kCubeTilingWords> mm = CubeTilingWords(plan.mm);
+  for (size_t i = 0; i < kTCubeFieldCount; ++i) {
+    put(GmmWeightQuantCube(static_cast<TCubeField>(i)), mm[i]);
+  }
+  plan.key = KeyOf(f);
   plan.block_dim = f.aic_num;
   plan.workspace_bytes = kGwqWorkspaceBytes;
   return plan;

@@ -13,7 +13,6 @@
 #ifndef NPU_SERVER_TILING_GROUPED_WEIGHT_QUANT_GWQ_PLAN_H_
 #define NPU_SERVER_TILING_GROUPED_WEIGHT_QUANT_GWQ_PLAN_H_
 
-#include <array>
 #include <cstdint>
 #include <string>
 
@@ -21,49 +20,17 @@
 #include "server/tiling/cube_tiling_search.h"
 #include "server/tiling/grouped/weight_quant/gwq_facts.h"
 #include "server/tiling/grouped/weight_quant/gwq_resplit.h"
+#include "server/tiling/types.h"
 
 namespace npu::tiling::grouped::weight_quant {
 
-// GMMWeightQuantTilingData (op_kernel/arch35/grouped_matmul_tiling_data_apt.h),
-// member by member: GMMWeightQuantParam (14 words), GMMArray (3 x 128 words)
-// and TCubeTiling (50 words).
-struct GwqTilingValues {
-  uint32_t group_num = 0;
-  uint32_t core_num = 0;
-  uint64_t k_size = 0;
-  uint64_t n_size = 0;
-  uint8_t single_x = 0;
-  uint8_t single_weight = 0;
-  uint8_t single_y = 0;
-  int8_t group_type = 0;
-  uint8_t group_list_type = 0;
-  uint8_t has_bias = 0;
-  uint8_t cube_num_blocks_n = 0;
-  uint8_t reserved = 0;
-  uint32_t group_size = 0;
-  uint32_t main_block_size = 0;
-  uint64_t main_block_count = 0;
-  uint16_t first_tail_block_size = 0;
-  uint16_t second_tail_block_size = 0;
-  uint16_t first_tail_block_count = 0;
-  uint16_t second_tail_block_count = 0;
-  std::array<int32_t, kGwqMaxTensors> m_list{};
-  std::array<int32_t, kGwqMaxTensors> k_list{};
-  std::array<int32_t, kGwqMaxTensors> n_list{};
-  CubeTiling mm;
-};
-
-// Words of GMMWeightQuantTilingData: 14 + 384 + 50.
-inline constexpr int kGwqParamWords = 14;
-inline constexpr int kGwqTilingWords = kGwqParamWords + 3 * kGwqMaxTensors + kCubeTilingWords;
-
-// The struct as the kernel reads it: 448 int32 words, packed 8- / 16-bit
-// members low first, uint64 members low word first.
-std::array<uint32_t, kGwqTilingWords> GwqTilingWords(const GwqTilingValues& values);
-
 // What the strategy answers.
 struct GwqPlan {
-  GwqTilingValues data;
+  // GMMWeightQuantTilingData (GmmWeightQuantField, tiling_data.h): the
+  // parameters, gmmArray and TCubeTiling.
+  TilingData data;
+  // The TCubeTiling written into `data`.
+  CubeTiling mm;
   GwqKey key;
   uint32_t block_dim = 0;
   uint64_t workspace_bytes = 0;

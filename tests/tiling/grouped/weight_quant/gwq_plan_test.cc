@@ -7,7 +7,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <vector>
+
 #include "server/tiling/grouped/weight_quant/gwq_parse.h"
+#include "server/tiling/tiling_data.h"
 #include "tests/testing/status_matchers.h"
 #include "tests/tiling/grouped/weight_quant/gwq_problems.h"
 
@@ -17,12 +20,22 @@ namespace {
 using ::npu::testing::StatusIs;
 using testing::Add;
 using ::testing::HasSubstr;
+using testing::kAntiquantOffset;
+using testing::kAntiquantScale;
+using testing::kBias;
+using testing::kGroupList;
+using testing::kPerTokenScale;
+using testing::kWeight;
+using testing::kX;
+using testing::kY;
 using testing::MultiA16W4;
 using testing::MxA8W4;
+using testing::SetShape;
 using testing::SingleA16W4;
 using testing::SingleA8W4;
+using F = GmmWeightQuantField;
 
-GwqPlan PlanOf(const GwqInputs& in, uint32_t aic = 32) {
+GwqPlan PlanOf(const GroupedInputs& in, uint32_t aic = 32) {
   absl::StatusOr<GwqFacts> f = ParseGroupedWeightQuant(in, aic, 2 * aic);
   EXPECT_TRUE(f.ok()) << f.status();
   absl::StatusOr<GwqPlan> plan = GwqBuildPlan(*f);
@@ -48,9 +61,9 @@ TEST(GwqPlanTest, KeysOfEachFamily) {
 }
 
 TEST(GwqPlanTest, KeyFieldsOfAnOffset) {
-  GwqInputs in = SingleA16W4(2, 256, 1024, 512, 128);
-  in.antiquant_offset.dtype = DataType::kFloat16;
-  Add(in.antiquant_offset, {2, 8, 512});
+  GroupedInputs in = SingleA16W4(2, 256, 1024, 512, 128);
+  in[kAntiquantOffset].dtype = DataType::kFloat16;
+  Add(in[kAntiquantOffset], {2, 8, 512});
   const GwqKey key = PlanOf(in).key;
   EXPECT_EQ(key.offset_or_bias, 2u);
   EXPECT_EQ(key.w_quant_type, static_cast<uint64_t>(GwqQuantType::kPerGroup));
@@ -59,7 +72,7 @@ TEST(GwqPlanTest, KeyFieldsOfAnOffset) {
 }
 
 TEST(GwqPlanTest, FixedBlockAndItsForms) {
-  const CubeTiling plain = PlanOf(SingleA16W4(2, 256, 1024, 512, 128)).data.mm;
+  const CubeTiling plain = PlanOf(SingleA16W4(2, 256, 1024, 512, 128)).mm;
   EXPECT_EQ(plain.base_m, 256);
   EXPECT_EQ(plain.base_n, 256);
   EXPECT_EQ(plain.base_k, 64);
@@ -71,29 +84,30 @@ TEST(GwqPlanTest, FixedBlockAndItsForms) {
   EXPECT_EQ(plain.single_core_k, 1024);
   EXPECT_EQ(plain.used_core_num, 32);
 
-  GwqInputs biased = SingleA16W4(2, 256, 1024, 512, 128);
-  biased.bias.dtype = DataType::kFloat16;
-  Add(biased.bias, {2, 512});
-  const CubeTiling with_bias = PlanOf(biased).data.mm;
+  GroupedInputs biased = SingleA16W4(2, 256, 1024, 512, 128);
+  biased[kBias].dtype = DataType::kFloat16;
+  Add(biased[kBias], {2, 512});
+  const CubeTiling with_bias = PlanOf(biased).mm;
   EXPECT_EQ(with_bias.base_m, 240);
   EXPECT_EQ(with_bias.single_core_m, 240);
   EXPECT_EQ(with_bias.is_bias, 1);
 
-  const CubeTiling a8w4 = PlanOf(SingleA8W4(2, 256, 384, 256, 192)).data.mm;
+  const CubeTiling a8w4 = PlanOf(SingleA8W4(2, 256, 384, 256, 192)).mm;
   EXPECT_EQ(a8w4.base_k, 128);
   EXPECT_EQ(a8w4.step_ka, 3);
   EXPECT_EQ(a8w4.step_kb, 3);
 
-  const CubeTiling mx = PlanOf(MxA8W4(2, 64, 128, 256, true)).data.mm;
+  const CubeTiling mx = PlanOf(MxA8W4(2, 64, 128, 256, true)).mm;
   EXPECT_EQ(mx.mx_type_para, 0x01010101);
   EXPECT_EQ(mx.base_m, 256);
 }
 
 TEST(GwqPlanTest, WordLayoutPacksTheByteFieldsAndSplitsTheWideOnes) {
-  GwqInputs in = MxA8W4(2, 64, 128, 384, true);
+  GroupedInputs in = MxA8W4(2, 64, 128, 384, true);
   const GwqPlan plan = PlanOf(in);
-  const auto w = GwqTilingWords(plan.data);
+  const std::vector<uint32_t> w = plan.data.RawWords();
   ASSERT_EQ(w.size(), 448u);
+  EXPECT_EQ(plan.data.struct_name(), "GMMWeightQuantTilingData");
   EXPECT_EQ(w[0], 2u);    // groupNum
   EXPECT_EQ(w[1], 32u);   // coreNum
   EXPECT_EQ(w[2], 128u);  // kSize, low word
@@ -102,7 +116,7 @@ TEST(GwqPlanTest, WordLayoutPacksTheByteFieldsAndSplitsTheWideOnes) {
   // singleX 1, singleWeight 0, singleY 1, groupType 0.
   EXPECT_EQ(w[6], 0x00010001u);
   // groupListType 1, hasBias 0, cubeNumBlocksN.
-  EXPECT_EQ(w[7], 1u | uint32_t{plan.data.cube_num_blocks_n} << 16);
+  EXPECT_EQ(w[7], 1u | static_cast<uint32_t>(*Get(plan.data, F::kCubeNumBlocksN)) << 16);
   EXPECT_EQ(w[8], 32u);              // groupSize
   EXPECT_EQ(w[14], 0xFFFFFFFFu);     // mList[0] = -1
   EXPECT_EQ(w[14 + 128], 128u);      // kList[0]
@@ -113,18 +127,18 @@ TEST(GwqPlanTest, WordLayoutPacksTheByteFieldsAndSplitsTheWideOnes) {
 }
 
 TEST(GwqPlanTest, MainBlockCountCountsEveryCore) {
-  GwqInputs in = SingleA16W4(1, 64, 512, 2 * 32 * 256, 0, true);
+  GroupedInputs in = SingleA16W4(1, 64, 512, 2 * 32 * 256, 0, true);
   const GwqPlan plan = PlanOf(in);
   EXPECT_EQ(plan.resplit.main_block_count, 2u);
-  EXPECT_EQ(plan.data.main_block_count, 64u);
+  EXPECT_EQ(Get(plan.data, F::kMainBlockCount), 64u);
   EXPECT_EQ(plan.key.algorithm_sub_category, kGwqSubTailResplit);
 }
 
 TEST(GwqPlanTest, MultiTensorsNeverResplit) {
   const GwqPlan plan = PlanOf(MultiA16W4({{128, 512, 256}, {64, 1024, 384}}, 128));
   EXPECT_EQ(plan.key.algorithm_sub_category, kGwqSubBasicBlock);
-  EXPECT_EQ(plan.data.cube_num_blocks_n, 0);
-  EXPECT_EQ(plan.data.m_list[1], 64);
+  EXPECT_EQ(Get(plan.data, F::kCubeNumBlocksN), 0u);
+  EXPECT_EQ(Get(plan.data, GmmWeightQuantArray(0, 1)), 64u);
 }
 
 TEST(GwqPlanTest, RefusesTheCubeBlockCountItsByteWraps) {
@@ -139,11 +153,11 @@ TEST(GwqPlanTest, RefusesTheCubeBlockCountItsByteWraps) {
 
 TEST(GwqPlanTest, RefusesAnNItsInt32WordsWrap) {
   // A packed int32 weight of 2^28 words per row: N = 2^31 unpacked.
-  GwqInputs in = SingleA16W4(1, 16, 256, 8, 0);
-  in.weight.dtype = DataType::kInt32;
-  in.weight.origin[0] = in.weight.storage[0] = {1, 256, int64_t{1} << 28};
-  in.antiquant_scale.origin[0] = in.antiquant_scale.storage[0] = {1, int64_t{1} << 31};
-  in.y.origin[0] = in.y.storage[0] = {16, int64_t{1} << 31};
+  GroupedInputs in = SingleA16W4(1, 16, 256, 8, 0);
+  in[kWeight].dtype = DataType::kInt32;
+  SetShape(in[kWeight], 0, {1, 256, int64_t{1} << 28});
+  SetShape(in[kAntiquantScale], 0, {1, int64_t{1} << 31});
+  SetShape(in[kY], 0, {16, int64_t{1} << 31});
   absl::StatusOr<GwqFacts> f = ParseGroupedWeightQuant(in, 32, 64);
   ASSERT_TRUE(f.ok()) << f.status();
   EXPECT_THAT(GwqBuildPlan(*f).status(),
