@@ -347,6 +347,8 @@ def weight_quant_problem(rng):
         origin[-1] += 1
         ws[0] = [origin, ws[0][1]]
     chip = random_chip(rng)
+    if chip["aiv_num"] != 2 * chip["aic_num"] and rng.random() < 0.75:
+        chip["aiv_num"] = 2 * chip["aic_num"]  # the path refuses any other ratio
     if rng.random() < 0.03:  # 255 cores and more: cubeNumBlocksN's byte
         chip["aic_num"] = rng.choice([255, 256, 300, 512, 1024])
         chip["aiv_num"] = 2 * chip["aic_num"]
