@@ -92,9 +92,13 @@ uint64_t GwqC0(DataType x) {
 absl::StatusOr<GwqResplit> GwqCalcResplit(const GwqFacts& f) {
   GwqResplit r;
   if (!GwqTailResplitEnabled(f)) {
-    r.detail =
-        "no tail re-split (a list of x, weights and y, a non-transposed ND weight, or a "
-        "transposed A16W4 per-group one)";
+    if (f.MultiMultiMulti()) {
+      r.detail = "no tail re-split (lists of x, weights and y)";
+    } else if (!f.weight_nz && !f.trans_b) {
+      r.detail = "no tail re-split (a non-transposed ND weight)";
+    } else {
+      r.detail = "no tail re-split (a transposed A16W4 ND per-group weight)";
+    }
     return r;
   }
   const uint64_t c0 = GwqC0(f.x);
