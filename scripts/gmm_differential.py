@@ -346,6 +346,12 @@ def weight_quant_problem(rng):
         else:
             bias_dtype = x if rng.random() < 0.95 else "float32"
         tensor("bias", bias_dtype).extend([[b, b] for b in bias_list])
+    # Now and then words CANN's plan wraps: a list's x whose batch dims multiply M past 2^31, a
+    # packed weight whose N unpacks past it.
+    if form == "multi" and rng.random() < 0.01:
+        xs[0] = [[65536, 65536] + xs[0][0]] * 2
+    if form == "single" and packed and not trans_w and not nz and rng.random() < 0.1:
+        ws[0] = [ws[0][0][:-1] + [1 << 28], ws[0][1][:-1] + [1 << 28]]
     # Now and then a broken input: no scale, a per-token scale or scale of another shape, no y,
     # a weight origin off by one.
     r = rng.random()
