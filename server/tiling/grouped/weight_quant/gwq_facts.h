@@ -21,11 +21,6 @@ namespace npu::tiling::grouped::weight_quant {
 // MAX_TENSOR_CONT): per-group m / k / n of at most 128 groups.
 inline constexpr int kGwqMaxTensors = 128;
 
-// CANN's group_type attribute values.
-inline constexpr int64_t kGroupNoSplit = -1;
-inline constexpr int64_t kGroupSplitM = 0;
-inline constexpr int64_t kGroupSplitK = 2;
-
 // The antiquant (weight) and quant (output) types as the key's W_QUANT_TYPE
 // and C_QUANT_TYPE carry them (CANN's QuantType; the value is also the
 // index in the key's declared list).
@@ -92,7 +87,7 @@ struct GwqFacts {
   // Attributes.
   bool trans_a = false;  // transpose_x (refused when true)
   bool trans_b = false;  // transpose_weight
-  int64_t group_type = kGroupSplitM;
+  int64_t group_type = kGroupTypeSplitM;
   int64_t group_list_type = 0;
   int64_t split_item = 0;
   // The forms: one tensor or a list of x, weight and y. single-multi-single

@@ -4,6 +4,7 @@
 #include <limits>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -154,7 +155,7 @@ absl::StatusOr<GwqFacts> Parser::Run() {
   f_.group_type = in_.attrs.group_type;
   f_.split_item = in_.attrs.split_item;
   f_.group_list_type = in_.attrs.group_list_type;
-  f_.single_x = f_.group_type != kGroupNoSplit && in_.x.size() < 2;
+  f_.single_x = f_.group_type != kGroupTypeNone && in_.x.size() < 2;
   // split_item 2 / 3: one y (for a list of x, or for one x).
   f_.single_y = f_.split_item == 2 || f_.split_item == 3;
   num_x_ = std::min(in_.x.size(), kCountLimit);
@@ -164,17 +165,17 @@ absl::StatusOr<GwqFacts> Parser::Run() {
   num_offset_ = std::min(in_.antiquant_offset.size(), kCountLimit);
   if (absl::Status s = AnalyzeInput(); !s.ok()) return s;
   const size_t single_weight_dims = f_.weight_nz ? 5 : 3;
-  f_.single_weight = f_.group_type != kGroupNoSplit && in_.weight.size() == 1 &&
+  f_.single_weight = f_.group_type != kGroupTypeNone && in_.weight.size() == 1 &&
                      Storage(in_.weight, 0).size() == single_weight_dims;
   f_.mx_a8w4 = IsMxA8W4();
   f_.a16w4_nd = IsA16W4Nd();
   f_.single_multi_single = f_.mx_a8w4 && f_.single_x && !f_.single_weight && f_.single_y;
 
-  for (absl::Status s : {CheckCoreNum(), CheckUnsupportDataFlow()}) {
-    if (!s.ok()) return s;
-  }
-  if (f_.trans_a)
+  if (absl::Status s = CheckCoreNum(); !s.ok()) return s;
+  if (absl::Status s = CheckUnsupportDataFlow(); !s.ok()) return s;
+  if (f_.trans_a) {
     return Invalid("field grouped.transpose_x=true: x cannot be transposed (CheckTransposeStatus)");
+  }
   if (absl::Status s = CheckGroupTypeAndSplitItem(); !s.ok()) return s;
   if (absl::Status s = CheckTensorListSize(); !s.ok()) return s;
   if (absl::Status s =
@@ -209,8 +210,7 @@ absl::Status Parser::AnalyzeInput() {
   if (num_scale_ == 0) {
     return Invalid(
         "field grouped.antiquant_scale has no instance: the weight-quant path (x and weight of "
-        "different "
-        "dtypes) needs it (AnalyzeInput)");
+        "different dtypes) needs it (AnalyzeInput)");
   }
   f_.antiquant_scale = in_.antiquant_scale.dtype;
   f_.has_antiquant_offset = num_offset_ > 0;
@@ -267,17 +267,17 @@ absl::Status Parser::CheckUnsupportDataFlow() const {
 // A16W4 ND: group_type -1 with split_item 0 / 1 (a y per x), or 0 with 2 / 3.
 absl::Status Parser::CheckGroupTypeAndSplitItem() const {
   if (!f_.a16w4_nd) return absl::OkStatus();
-  if (f_.group_type != kGroupNoSplit && f_.group_type != kGroupSplitM) {
+  if (f_.group_type != kGroupTypeNone && f_.group_type != kGroupTypeSplitM) {
     return Invalid(absl::StrCat("field grouped.group_type=", f_.group_type,
                                 ": an A16W4 ND problem takes -1 (no split) or 0 (split M) "
                                 "(CheckGroupTypeAndSplitItem)"));
   }
-  if (f_.group_type == kGroupNoSplit && f_.split_item != 0 && f_.split_item != 1) {
+  if (f_.group_type == kGroupTypeNone && f_.split_item != 0 && f_.split_item != 1) {
     return Invalid(
         absl::StrCat("field grouped.split_item=", f_.split_item,
                      ": must be 0 or 1 with group_type -1 (CheckGroupTypeAndSplitItem)"));
   }
-  if (f_.group_type == kGroupSplitM && f_.split_item != 2 && f_.split_item != 3) {
+  if (f_.group_type == kGroupTypeSplitM && f_.split_item != 2 && f_.split_item != 3) {
     return Invalid(absl::StrCat("field grouped.split_item=", f_.split_item,
                                 ": must be 2 or 3 with group_type 0 (CheckGroupTypeAndSplitItem)"));
   }
@@ -289,7 +289,7 @@ absl::Status Parser::CheckTensorListSize() const {
     return Invalid(absl::StrCat("field grouped.x has ", in_.x.size(), " tensors; at most ",
                                 kGwqMaxTensors - 1, " (CheckTensorListSize)"));
   }
-  if (f_.group_type == kGroupNoSplit) {
+  if (f_.group_type == kGroupTypeNone) {
     if (num_x_ != num_weight_) {
       return Invalid(absl::StrCat("fields grouped.x and grouped.weight have ", num_x_, " and ",
                                   num_weight_,
@@ -317,8 +317,7 @@ absl::Status Parser::CheckTensorListSize() const {
     if (f_.single_multi_single) {
       return Invalid(
           "field grouped.antiquant_offset: single-multi-single (float8_e4m3fn x, float4_e2m1 "
-          "weights) "
-          "takes none (CheckTensorListSize)");
+          "weights) takes none (CheckTensorListSize)");
     }
     if (num_offset_ != num_weight_) {
       return Invalid(absl::StrCat("field grouped.antiquant_offset has ", num_offset_,
@@ -436,7 +435,7 @@ absl::Status Parser::CheckBiasDtype() const {
 // long as there are groups (the weights of single-multi-single, else the
 // weight's first dim).
 absl::Status Parser::CheckGroupList() const {
-  if (f_.group_type != kGroupSplitM) return absl::OkStatus();
+  if (f_.group_type != kGroupTypeSplitM) return absl::OkStatus();
   if (f_.group_list_type != 0 && f_.group_list_type != 1) {
     return Invalid(absl::StrCat("field grouped.group_list_type=", f_.group_list_type,
                                 ": split M takes 0 (cumulative) or 1 (counts) (CheckGroupList)"));
@@ -500,7 +499,7 @@ absl::Status Parser::CheckTensorDim(size_t i) const {
     }
     return absl::OkStatus();
   };
-  if (f_.group_type == kGroupSplitM) {
+  if (f_.group_type == kGroupTypeSplitM) {
     const absl::string_view rule = "with group_type 0";
     if (absl::Status s = dims_of(in_.x, "x", 2, rule); !s.ok()) return s;
     if (absl::Status s = dims_of(in_.weight, "weight", f_.weight_nz ? 5 : 3,
@@ -604,7 +603,7 @@ absl::Status Parser::CheckTensorShape(const GroupedTensorList& list, absl::strin
   if (!f_.a16w4_nd && !f_.mx_a8w4) return absl::OkStatus();
   const Shape& t = Storage(list, i);
   const Shape& w = Storage(in_.weight, i);
-  if (f_.group_type == kGroupSplitM &&
+  if (f_.group_type == kGroupTypeSplitM &&
       static_cast<uint64_t>(Dim(w, 0)) != static_cast<uint64_t>(Dim(t, 0))) {
     return Invalid(absl::StrCat("field ", At(name, i), " ", Dims(t),
                                 ": its first dim must be the group count ", Dim(w, 0),
@@ -612,7 +611,7 @@ absl::Status Parser::CheckTensorShape(const GroupedTensorList& list, absl::strin
   }
   int64_t wn = f_.a16w4_nd ? Back(w, f_.trans_b ? 2 : 1) : WrapMul(Back(w, 3), kNzN0);
   if (f_.a16w4_nd && f_.weight_input == DataType::kInt32 && !f_.trans_b &&
-      f_.group_type == kGroupSplitM) {
+      f_.group_type == kGroupTypeSplitM) {
     wn = WrapMul(wn, kPackedElems);
   }
   const int64_t tn = (f_.mx_a8w4 && is_scale) ? Back(t, 3) : Back(t, 1);

@@ -114,8 +114,8 @@ absl::Status CheckNarrowedWords(const GwqFacts& f, const GwqResplit& r) {
   if (f.n_ori > static_cast<uint64_t>(kInt32Max)) {
     return absl::InvalidArgumentError(
         absl::StrCat("n=", f.n_ori,
-                     " of y exceeds 2147483647, the limit of gmmArray's int32 nList, which "
-                     "CANN's plan wraps"));
+                     " (y's last dim): above 2147483647, the limit of the int32 M / N of "
+                     "gmmArray's nList, which CANN's plan wraps"));
   }
   return absl::OkStatus();
 }

@@ -43,7 +43,7 @@ inline GroupedInputs SingleA16W4(int64_t e, int64_t m, int64_t k, int64_t n,
                                  DataType x = DataType::kFloat16) {
   GroupedInputs in;
   in.split_item = 3;
-  in.group_type = kGroupSplitM;
+  in.group_type = kGroupTypeSplitM;
   in.transpose_weight = trans_w;
   in[kX].dtype = x;
   Add(in[kX], {m, k});
@@ -65,7 +65,7 @@ inline GroupedInputs SingleA8W4(int64_t e, int64_t m, int64_t k, int64_t n,
                                 int64_t group_size = 128) {
   GroupedInputs in;
   in.split_item = 3;
-  in.group_type = kGroupSplitM;
+  in.group_type = kGroupTypeSplitM;
   in[kX].dtype = DataType::kInt8;
   Add(in[kX], {m, k});
   in[kWeight].dtype = DataType::kInt4;
@@ -87,7 +87,7 @@ inline GroupedInputs SingleA8W4(int64_t e, int64_t m, int64_t k, int64_t n,
 inline GroupedInputs MxA8W4(int64_t e, int64_t m, int64_t k, int64_t n, bool per_expert) {
   GroupedInputs in;
   in.split_item = 3;
-  in.group_type = kGroupSplitM;
+  in.group_type = kGroupTypeSplitM;
   in.group_list_type = 1;
   in.transpose_weight = true;
   in[kX].dtype = DataType::kFloat8E4M3;
@@ -121,7 +121,7 @@ inline GroupedInputs MxA8W4(int64_t e, int64_t m, int64_t k, int64_t n, bool per
 inline GroupedInputs MultiA16W4(const std::vector<std::vector<int64_t>>& mkn, int64_t group_size) {
   GroupedInputs in;
   in.split_item = 0;
-  in.group_type = kGroupNoSplit;
+  in.group_type = kGroupTypeNone;
   in[kX].dtype = in[kAntiquantScale].dtype = in[kY].dtype = DataType::kFloat16;
   in[kWeight].dtype = DataType::kInt4;
   for (const std::vector<int64_t>& g : mkn) {
