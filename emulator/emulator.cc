@@ -106,6 +106,11 @@ OperandShapes ShapesOf(const MatmulProblem& p) {
 }
 
 absl::Status CheckModelled(const MatmulProblem& problem) {
+  // Its kernels walk each expert's rows of the runtime token distribution.
+  if (problem.op == tiling::MatmulOp::kGroupedMatmul) {
+    return absl::UnimplementedError(
+        "problem.op: the emulator does not model GroupedMatmul's kernels yet");
+  }
   // QuantBatchMatmulV3's FRACTAL_NZ x2 (and WeightQuantBatchMatmulV2's
   // weight) only changes how the kernel loads it: its values are given and
   // computed in their ND layout (ShapesOf()).

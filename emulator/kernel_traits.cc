@@ -73,6 +73,11 @@ constexpr KernelTraits kTraits[] = {
     // high-level struct's.
     {KernelId::kTransposeBatch, HighLevelStages, nullptr, nullptr},
     {KernelId::kTransposeQuantBatch, HighLevelStages, nullptr, nullptr},
+    // GroupedMatmul's kernels are not emulated yet (CheckModelled()).
+    {KernelId::kGroupedNoQuant},
+    {KernelId::kGroupedQuantBasicApi},
+    {KernelId::kGroupedQuant},
+    {KernelId::kGroupedWeightQuant},
 };
 static_assert(std::size(kTraits) == tiling::kKernelCount);
 

@@ -337,6 +337,7 @@ bool IsQuantElementType(DataType dtype) {
     case DataType::kFloat32:
     case DataType::kInt64:
     case DataType::kUint64:
+    case DataType::kFloat4E1M2:  // not modelled (no operator Execute runs reads it)
       return false;
   }
   return false;
@@ -365,6 +366,7 @@ double DecodeQuant(DataType dtype, uint32_t code) {
     case DataType::kFloat32:
     case DataType::kInt64:
     case DataType::kUint64:
+    case DataType::kFloat4E1M2:
       break;
   }
   assert(false && "DecodeQuant: not a quantized element type");
@@ -395,6 +397,7 @@ uint32_t EncodeQuant(DataType dtype, float value, Overflow overflow) {
     case DataType::kFloat32:
     case DataType::kInt64:
     case DataType::kUint64:
+    case DataType::kFloat4E1M2:
       break;
   }
   assert(false && "EncodeQuant: not a quantized element type");

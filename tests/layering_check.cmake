@@ -45,7 +45,8 @@ set(TYPES_HEADERS
   server/tiling/quant/quant_request.h
   server/tiling/weight_quant/wq_facts.h
   server/tiling/weight_quant/wq_parse.h
-  server/tiling/transpose/transpose_parse.h)
+  server/tiling/transpose/transpose_parse.h
+  server/tiling/grouped/gmm_path.h)
 # The types target's own sources; schedule_internal.h is shared by its
 # schedule files and the kernel table, and by nothing else.
 set(TYPES_SOURCES
@@ -68,7 +69,9 @@ set(TYPES_SOURCES
   server/tiling/schedule_weight_quant.cc
   server/tiling/weight_quant/wq_parse.cc
   server/tiling/schedule_transpose.cc
-  server/tiling/transpose/transpose_parse.cc)
+  server/tiling/schedule_grouped.cc
+  server/tiling/transpose/transpose_parse.cc
+  server/tiling/grouped/gmm_path.cc)
 set(ENGINE_API ${TYPES_HEADERS}
   server/tiling/registry.h
   server/tiling/strategy.h

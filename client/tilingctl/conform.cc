@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "client/tilingctl/conform_json.h"
 
 namespace npu::client {
@@ -31,7 +32,8 @@ void ReadTilingCase(const Json& entry, std::vector<std::string>* ignored_keys, C
 
 std::optional<std::string> JudgeTilingCase(const ConformanceCase& c,
                                            const absl::StatusOr<pb::TilingResponse>& response,
-                                           std::string* /*note*/) {
+                                           const absl::StatusOr<pb::TilingResponse>* /*companion*/,
+    std::string* /*note*/) {
   if (!response.ok()) return ErrorText(response.status());
   return FirstMismatch(c.expected, *response);
 }
@@ -50,7 +52,8 @@ void ReadDecodedCase(const Json& entry, std::vector<std::string>* ignored_keys,
 
 std::optional<std::string> JudgeDecodedCase(const ConformanceCase& c,
                                             const absl::StatusOr<pb::TilingResponse>& response,
-                                            std::string* note) {
+                                            const absl::StatusOr<pb::TilingResponse>* /*companion*/,
+    std::string* note) {
   std::string refusal;
   std::optional<std::string> failure = FirstDecodedMismatch(c.expected, response, &refusal);
   if (!failure.has_value() && !refusal.empty()) *note = absl::StrCat("refused: ", refusal);
@@ -75,11 +78,36 @@ void ReadQuantCase(const Json& entry, std::vector<std::string>* /*ignored_keys*/
 
 std::optional<std::string> JudgeQuantCase(const ConformanceCase& c,
                                           const absl::StatusOr<pb::TilingResponse>& response,
-                                          std::string* note) {
+                                          const absl::StatusOr<pb::TilingResponse>* /*companion*/,
+    std::string* note) {
   std::string refusal;
   std::optional<std::string> failure = FirstQuantMismatch(c.expected, response, &refusal);
   if (!failure.has_value() && !refusal.empty()) *note = absl::StrCat("refused: ", refusal);
   return failure;
+}
+
+// A "cann950-gmm-ut-decoded/1" entry: GroupedMatmul's inputs sit under
+// "inputs".
+void ReadGmmCase(const Json& entry, std::vector<std::string>* /*ignored_keys*/,
+                 ConformanceCase& c) {
+  auto expected = entry.find("expected");
+  if (expected == entry.end() || !expected->is_object()) {
+    c.request = absl::InvalidArgumentError("expected: missing or not an object");
+  } else {
+    c.request = RequestFromGmmCase(entry);
+    c.expected = *expected;
+  }
+}
+
+std::optional<std::string> JudgeGmmCase(const ConformanceCase& c,
+                                        const absl::StatusOr<pb::TilingResponse>& response,
+                                        const absl::StatusOr<pb::TilingResponse>* companion,
+                                        std::string* note) {
+  std::string refusal;
+  const std::vector<std::string> diffs = GmmMismatches(c.expected, response, companion, &refusal);
+  if (!diffs.empty()) return absl::StrJoin(diffs, "; ");
+  if (!refusal.empty()) *note = absl::StrCat("refused: ", refusal);
+  return std::nullopt;
 }
 
 // One golden-case schema per row: a new schema is its own file (the request
@@ -90,15 +118,18 @@ struct SchemaRow {
   // Fills the case's request and expectation from its entry in "cases".
   void (*read)(const Json& entry, std::vector<std::string>* ignored_keys, ConformanceCase& c);
   // The first difference from the expectation (nullopt: the case passes);
-  // may set `*note` to what a pass reports.
+  // may set `*note` to what a pass reports. `companion`: the answer to the
+  // case's companion request, when it has one.
   std::optional<std::string> (*judge)(const ConformanceCase& c,
                                       const absl::StatusOr<pb::TilingResponse>& response,
+                                      const absl::StatusOr<pb::TilingResponse>* companion,
                                       std::string* note);
 };
 constexpr SchemaRow kSchemas[] = {
     {CaseSchema::kTilingCases, kConformanceSchema, ReadTilingCase, JudgeTilingCase},
     {CaseSchema::kUtDecoded, kUtDecodedSchema, ReadDecodedCase, JudgeDecodedCase},
     {CaseSchema::kQuantUtDecoded, kQuantUtDecodedSchema, ReadQuantCase, JudgeQuantCase},
+    {CaseSchema::kGmmUtDecoded, kGmmUtDecodedSchema, ReadGmmCase, JudgeGmmCase},
 };
 
 const SchemaRow& SchemaOf(CaseSchema kind) {
@@ -153,6 +184,16 @@ absl::StatusOr<std::vector<ConformanceCase>> ParseConformanceFile(
     if (c.request.ok()) c.request->set_id(c.name);
     out.push_back(std::move(c));
   }
+  // A case whose key must differ from another's is decided with it.
+  for (ConformanceCase& c : out) {
+    auto other = c.expected.find("tiling_key_differs_from");
+    if (other == c.expected.end() || !other->is_string()) continue;
+    for (const ConformanceCase& named : out) {
+      if (named.name == other->get<std::string>() && named.request.ok()) {
+        c.companion = *named.request;
+      }
+    }
+  }
   return out;
 }
 
@@ -173,7 +214,10 @@ ConformanceSummary RunConformance(
     } else if (!c.request.ok()) {
       failure = absl::StrCat("bad case: ", c.request.status().message());
     } else {
-      failure = SchemaOf(c.schema).judge(c, decide(*c.request), &note);
+      std::optional<absl::StatusOr<pb::TilingResponse>> companion;
+      if (c.companion.has_value()) companion = decide(*c.companion);
+      failure = SchemaOf(c.schema).judge(c, decide(*c.request),
+                                         companion.has_value() ? &*companion : nullptr, &note);
     }
     if (!c.note.empty()) note = note.empty() ? c.note : absl::StrCat(c.note, "; ", note);
     if (failure.has_value()) {

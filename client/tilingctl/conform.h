@@ -32,11 +32,13 @@ namespace npu::client {
 inline constexpr char kConformanceSchema[] = "cann950-tiling-cases/1";
 inline constexpr char kUtDecodedSchema[] = "cann950-ut-decoded/1";
 inline constexpr char kQuantUtDecodedSchema[] = "cann950-quant-ut-decoded/1";
+inline constexpr char kGmmUtDecodedSchema[] = "cann950-gmm-ut-decoded/1";
 
 enum class CaseSchema {
   kTilingCases,     // kConformanceSchema
   kUtDecoded,       // kUtDecodedSchema
   kQuantUtDecoded,  // kQuantUtDecodedSchema
+  kGmmUtDecoded,    // kGmmUtDecodedSchema
 };
 
 struct ConformanceCase {
@@ -55,6 +57,9 @@ struct ConformanceCase {
   std::string note;
   // The case's "expected" object, keys in file order.
   nlohmann::ordered_json expected;
+  // The request of the case whose tiling key this one's must differ from
+  // (its expectation's "tiling_key_differs_from"), decided beside it.
+  std::optional<npu::tiling::v1::TilingRequest> companion;
 };
 
 // Parses a whole file of either schema. kInvalidArgument when the text is
@@ -147,6 +152,26 @@ ConformanceSummary RunConformance(
     const std::function<absl::StatusOr<npu::tiling::v1::TilingResponse>(
         const npu::tiling::v1::TilingRequest&)>& decide,
     std::ostream& out);
+
+// The request for one "cann950-gmm-ut-decoded/1" case (conform_gmm.cc):
+// GroupedMatmul with the case's ten tensor lists (origin and storage shapes,
+// GE dtype, format; an absent input has no instance), its attributes, and
+// the chip its path reads: the compile info's cores and buffers, or for the
+// quant path the context platform's core count and buffers with the compile
+// info's vector core count (the file README's harness facts).
+absl::StatusOr<npu::tiling::v1::TilingRequest> RequestFromGmmCase(const nlohmann::ordered_json& c);
+
+// Every difference between a "cann950-gmm-ut-decoded/1" expectation and the
+// engine's answer (empty: it holds): the status (a refusal for
+// GRAPH_FAILED, whose message goes to `*refusal`), tiling_key, tiling_key_not,
+// num_blocks, the struct's name and data size, the compared words (named by
+// their fields), the named and checked fields (in the member's width),
+// field bounds and conditional bounds, and a key that must differ from
+// `companion`'s answer.
+std::vector<std::string> GmmMismatches(
+    const nlohmann::ordered_json& expected,
+    const absl::StatusOr<npu::tiling::v1::TilingResponse>& response,
+    const absl::StatusOr<npu::tiling::v1::TilingResponse>* companion, std::string* refusal);
 
 }  // namespace npu::client
 

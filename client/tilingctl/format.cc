@@ -52,6 +52,7 @@ absl::StatusOr<pb::DataType> DataTypeFromName(absl::string_view name) {
       {pb::DATA_TYPE_INT32, {"int32", "DT_INT32", nullptr, nullptr}},
       {pb::DATA_TYPE_INT64, {"int64", "DT_INT64", nullptr, nullptr}},
       {pb::DATA_TYPE_UINT64, {"uint64", "DT_UINT64", nullptr, nullptr}},
+      {pb::DATA_TYPE_FLOAT4_E1M2, {"float4_e1m2", "fp4_e1m2", "DT_FLOAT4_E1M2", nullptr}},
   };
   std::string known;
   for (const Named& named : kNames) {
@@ -87,11 +88,12 @@ absl::StatusOr<pb::Operator> OperatorFromName(absl::string_view name) {
   if (name == "transpose_quant_batch_matmul" || name == "TransposeQuantBatchMatMul") {
     return pb::OPERATOR_TRANSPOSE_QUANT_BATCH_MATMUL;
   }
+  if (name == "grouped_matmul" || name == "GroupedMatmul") return pb::OPERATOR_GROUPED_MATMUL;
   return absl::InvalidArgumentError(
       absl::StrCat("unknown operator \"", name,
                    "\"; expected matmul_v3, batch_matmul_v3, fused_matmul, quant_batch_matmul_v3, "
-                   "weight_quant_batch_matmul_v2, transpose_batch_matmul or "
-                   "transpose_quant_batch_matmul"));
+                   "weight_quant_batch_matmul_v2, transpose_batch_matmul, "
+                   "transpose_quant_batch_matmul or grouped_matmul"));
 }
 
 absl::StatusOr<pb::FusedOp> FusedOpFromName(absl::string_view name) {

@@ -88,6 +88,8 @@ std::string OperatorLabel(pb::Operator op) {
       return "TransposeBatchMatMul";
     case pb::OPERATOR_TRANSPOSE_QUANT_BATCH_MATMUL:
       return "TransposeQuantBatchMatMul";
+    case pb::OPERATOR_GROUPED_MATMUL:
+      return "GroupedMatmul";
     default:
       return "MatMulV3";
   }

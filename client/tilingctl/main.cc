@@ -163,6 +163,19 @@ ABSL_FLAG(std::optional<int64_t>, batch, std::nullopt,
           "transpose_*: the batch of x1, x2 and y (MLA: the heads); required for them.");
 ABSL_FLAG(std::optional<int64_t>, batch_split_factor, std::nullopt,
           "transpose_batch_matmul: y's batch written in this many parts (default 1).");
+ABSL_FLAG(std::string, grouped, "",
+          "grouped_matmul: the whole GroupedInputs message in the proto JSON mapping (its ten "
+          "tensor lists and attributes), or @FILE holding it; the shape flags are then unused.");
+ABSL_FLAG(int64_t, groups, 1, "grouped_matmul: the group (expert) count E.");
+ABSL_FLAG(std::string, form, "single",
+          "grouped_matmul: single (x [m, k], weight [E, k, n], y [m, n]), single_multi_single "
+          "(E weights [k, n]) or multi (E each of x [m, k], weight [k, n], y [m, n]).");
+ABSL_FLAG(std::optional<int64_t>, group_type, std::nullopt,
+          "grouped_matmul: -1 no split, 0 split M, 2 split K (default 0; -1 for --form multi).");
+ABSL_FLAG(int64_t, group_list_type, 0,
+          "grouped_matmul: 0 cumulative, 1 counts, 2 sparse group_list.");
+ABSL_FLAG(std::optional<int64_t>, split_item, std::nullopt,
+          "grouped_matmul: CANN's split_item (default 3; 0 for --form multi).");
 
 // The platform and the decision.
 ABSL_FLAG(std::string, platform, "", "Platform profile (default: the server's, ascend950pr).");

@@ -421,7 +421,138 @@ absl::Status ApplyKernelScheduleFile(pb::ExecuteRequest& request) {
 
 }  // namespace
 
+namespace {
+
+// A GroupedMatmul instance [dims...], its storage the origin's (empty) or,
+// for a FRACTAL_NZ weight, the unit tests' [..., ceil(c / c0), ceil(r / 16),
+// 16, c0] with c0 = 64 for a 4-bit weight, else 32.
+void AddInstance(std::vector<int64_t> dims, bool nz, bool four_bit, pb::GroupedTensorList* list) {
+  pb::GroupedShape* shape = list->add_instances();
+  shape->mutable_origin()->Add(dims.begin(), dims.end());
+  if (!nz || dims.size() < 2) return;
+  const int64_t c0 = four_bit ? 64 : 32;
+  const int64_t r = dims[dims.size() - 2], c = dims.back();
+  dims.resize(dims.size() - 2);
+  for (int64_t d : {(c + c0 - 1) / c0, (r + 15) / 16, int64_t{16}, c0}) dims.push_back(d);
+  shape->mutable_storage()->Add(dims.begin(), dims.end());
+}
+
+// The lists the shape flags describe (see GroupedRequestFromFlags()).
+absl::Status GroupedFromShapeFlags(pb::GroupedInputs* g) {
+  const std::optional<int64_t> m = absl::GetFlag(FLAGS_m);
+  const std::optional<int64_t> n = absl::GetFlag(FLAGS_n);
+  const std::optional<int64_t> k = absl::GetFlag(FLAGS_k);
+  if (!m || !n || !k) {
+    return absl::InvalidArgumentError(
+        "--m, --n and --k are required for --op grouped_matmul (or give --grouped)");
+  }
+  const int64_t groups = absl::GetFlag(FLAGS_groups);
+  if (groups < 1 || groups > 1024) {
+    return absl::InvalidArgumentError("--groups: must be in [1, 1024]");
+  }
+  const std::string form = absl::GetFlag(FLAGS_form);
+  const bool multi = form == "multi";
+  if (!multi && form != "single" && form != "single_multi_single") {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--form: unknown form \"", form, "\"; expected single, single_multi_single or multi"));
+  }
+  const std::string x_name = absl::GetFlag(FLAGS_dtype_a).value_or(absl::GetFlag(FLAGS_dtype));
+  absl::StatusOr<pb::DataType> x = DataTypeFromName(x_name);
+  if (!x.ok()) return absl::InvalidArgumentError(absl::StrCat("--dtype: ", x.status().message()));
+  absl::StatusOr<pb::DataType> w = DataTypeFromName(absl::GetFlag(FLAGS_dtype_b).value_or(x_name));
+  if (!w.ok()) return absl::InvalidArgumentError(absl::StrCat("--dtype-b: ", w.status().message()));
+  absl::StatusOr<pb::DataType> y = DataTypeFromName(absl::GetFlag(FLAGS_dtype_c).value_or(x_name));
+  if (!y.ok()) return absl::InvalidArgumentError(absl::StrCat("--dtype-c: ", y.status().message()));
+  absl::StatusOr<pb::Format> format = FormatFromName(absl::GetFlag(FLAGS_format_b));
+  if (!format.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("--format-b: ", format.status().message()));
+  }
+  const bool nz = *format == pb::FORMAT_FRACTAL_NZ;
+  const bool four_bit = *w == pb::DATA_TYPE_INT4 || *w == pb::DATA_TYPE_FLOAT4_E2M1 ||
+                        *w == pb::DATA_TYPE_FLOAT4_E1M2;
+  const bool trans_x = absl::GetFlag(FLAGS_trans_a), trans_w = absl::GetFlag(FLAGS_trans_b);
+  const int64_t group_type = absl::GetFlag(FLAGS_group_type).value_or(multi ? -1 : 0);
+  g->set_transpose_x(trans_x);
+  g->set_transpose_weight(trans_w);
+  g->set_group_type(group_type);
+  g->set_group_list_type(absl::GetFlag(FLAGS_group_list_type));
+  g->set_split_item(absl::GetFlag(FLAGS_split_item).value_or(multi ? 0 : 3));
+  g->add_tuning_config(0);
+  const std::vector<int64_t> x_dims = trans_x ? std::vector<int64_t>{*k, *m}
+                                              : std::vector<int64_t>{*m, *k};
+  const std::vector<int64_t> w_dims = trans_w ? std::vector<int64_t>{*n, *k}
+                                              : std::vector<int64_t>{*k, *n};
+  g->mutable_x()->set_dtype(*x);
+  g->mutable_weight()->set_dtype(*w);
+  g->mutable_weight()->set_format(*format);
+  g->mutable_y()->set_dtype(*y);
+  const int64_t lists = multi ? groups : 1;
+  for (int64_t e = 0; e < lists; ++e) AddInstance(x_dims, false, false, g->mutable_x());
+  if (form == "single") {
+    std::vector<int64_t> stacked = {groups};
+    stacked.insert(stacked.end(), w_dims.begin(), w_dims.end());
+    AddInstance(stacked, nz, four_bit, g->mutable_weight());
+  } else {
+    for (int64_t e = 0; e < groups; ++e) AddInstance(w_dims, nz, four_bit, g->mutable_weight());
+  }
+  for (int64_t e = 0; e < lists; ++e) {
+    AddInstance(group_type == 2 && !multi ? std::vector<int64_t>{groups, *m, *n}
+                                          : std::vector<int64_t>{*m, *n},
+                false, false, g->mutable_y());
+  }
+  if (group_type != -1) {
+    g->mutable_group_list()->set_dtype(pb::DATA_TYPE_INT64);
+    AddInstance({groups}, false, false, g->mutable_group_list());
+  }
+  if (absl::GetFlag(FLAGS_bias)) {
+    // The unit tests' bias: float32 for bfloat16 x, x's dtype otherwise.
+    const std::string fallback = *x == pb::DATA_TYPE_BFLOAT16 ? "float32" : x_name;
+    absl::StatusOr<pb::DataType> bias =
+        DataTypeFromName(absl::GetFlag(FLAGS_bias_dtype).value_or(fallback));
+    if (!bias.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("--bias-dtype: ", bias.status().message()));
+    }
+    g->mutable_bias()->set_dtype(*bias);
+    if (form == "single") {
+      AddInstance({groups, *n}, false, false, g->mutable_bias());
+    } else {
+      for (int64_t e = 0; e < groups; ++e) AddInstance({*n}, false, false, g->mutable_bias());
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<pb::TilingRequest> GroupedRequestFromFlags() {
+  pb::TilingRequest request;
+  pb::MatmulProblem* p = request.mutable_problem();
+  p->set_op(pb::OPERATOR_GROUPED_MATMUL);
+  std::string json = absl::GetFlag(FLAGS_grouped);
+  if (!json.empty() && json[0] == '@') {
+    absl::StatusOr<std::string> text = ReadFile(json.substr(1));
+    if (!text.ok()) return text.status();
+    json = *std::move(text);
+  }
+  if (!json.empty()) {
+    const google::protobuf::util::Status parsed =
+        google::protobuf::util::JsonStringToMessage(json, p->mutable_grouped());
+    if (!parsed.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--grouped: ", std::string(parsed.message())));
+    }
+  } else if (absl::Status status = GroupedFromShapeFlags(p->mutable_grouped()); !status.ok()) {
+    return status;
+  }
+  if (absl::Status status = ApplyDecisionFlags(&request); !status.ok()) return status;
+  return request;
+}
+
 absl::StatusOr<pb::TilingRequest> RequestFromFlags() {
+  if (absl::StatusOr<pb::Operator> op = OperatorFromName(absl::GetFlag(FLAGS_op));
+      op.ok() && *op == pb::OPERATOR_GROUPED_MATMUL) {
+    return GroupedRequestFromFlags();
+  }
   pb::TilingRequest request;
   pb::MatmulProblem* p = request.mutable_problem();
   const std::optional<int64_t> m = absl::GetFlag(FLAGS_m);

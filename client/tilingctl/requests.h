@@ -18,6 +18,14 @@ namespace npu::client {
 // Returns the request the `tile` flags describe (--m, --n and --k required).
 absl::StatusOr<npu::tiling::v1::TilingRequest> RequestFromFlags();
 
+// The request of `tile --op grouped_matmul`: the GroupedInputs of --grouped
+// (the proto JSON mapping, or @FILE), or else the lists the shape flags
+// describe (--m, --n, --k per the unit tests' forms: --groups, --form,
+// --group-type, --group-list-type, --split-item, --dtype / --dtype-b /
+// --dtype-c, --trans-a (transpose_x), --trans-b (transpose_weight),
+// --format-b, --bias / --bias-dtype), with the platform and decision flags.
+absl::StatusOr<npu::tiling::v1::TilingRequest> GroupedRequestFromFlags();
+
 // Puts `request` in ADVISE mode with the advise flags. --strategy is refused
 // here (the server would refuse it too): the advice ranks every strategy.
 absl::Status ApplyAdviseFlags(npu::tiling::v1::TilingRequest* request);

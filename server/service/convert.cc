@@ -37,6 +37,7 @@ constexpr DataTypePair kDataTypePairs[] = {
     {pb::DATA_TYPE_INT32, tl::DataType::kInt32},
     {pb::DATA_TYPE_INT64, tl::DataType::kInt64},
     {pb::DATA_TYPE_UINT64, tl::DataType::kUint64},
+    {pb::DATA_TYPE_FLOAT4_E1M2, tl::DataType::kFloat4E1M2},
 };
 static_assert(std::size(kDataTypePairs) == std::size(tl::kAllDataTypes),
               "every engine dtype has a wire value");
@@ -175,6 +176,8 @@ pb::KernelType KernelTypeToProto(tl::KernelType type) {
       return pb::KERNEL_TYPE_MIX_AIC_1_AIV_2;
     case tl::KernelType::kAivOnly:
       return pb::KERNEL_TYPE_AIV_ONLY;
+    case tl::KernelType::kMixed1To1:
+      return pb::KERNEL_TYPE_MIX_AIC_1_AIV_1;
   }
   return pb::KERNEL_TYPE_UNSPECIFIED;
 }
@@ -301,6 +304,95 @@ void TransposeToProto(const tl::TransposeAttrs& in, pb::MatmulProblem& out) {
   if (!in.scale.present) t->clear_scale();
 }
 
+// GroupedMatmul's group: the ten tensor lists in IR order, then the
+// attributes. An empty storage shape is the origin's; group_type is absent
+// for CANN's default -1.
+using GroupedListField = const pb::GroupedTensorList& (pb::GroupedInputs::*)() const;
+using GroupedMutableField = pb::GroupedTensorList* (pb::GroupedInputs::*)();
+constexpr GroupedListField kGroupedLists[] = {
+    &pb::GroupedInputs::x,
+    &pb::GroupedInputs::weight,
+    &pb::GroupedInputs::bias,
+    &pb::GroupedInputs::scale,
+    &pb::GroupedInputs::offset,
+    &pb::GroupedInputs::antiquant_scale,
+    &pb::GroupedInputs::antiquant_offset,
+    &pb::GroupedInputs::group_list,
+    &pb::GroupedInputs::per_token_scale,
+    &pb::GroupedInputs::y,
+};
+constexpr GroupedMutableField kGroupedMutableLists[] = {
+    &pb::GroupedInputs::mutable_x,
+    &pb::GroupedInputs::mutable_weight,
+    &pb::GroupedInputs::mutable_bias,
+    &pb::GroupedInputs::mutable_scale,
+    &pb::GroupedInputs::mutable_offset,
+    &pb::GroupedInputs::mutable_antiquant_scale,
+    &pb::GroupedInputs::mutable_antiquant_offset,
+    &pb::GroupedInputs::mutable_group_list,
+    &pb::GroupedInputs::mutable_per_token_scale,
+    &pb::GroupedInputs::mutable_y,
+};
+static_assert(std::size(kGroupedLists) == tl::kGroupedTensorCount);
+static_assert(std::size(kGroupedMutableLists) == tl::kGroupedTensorCount);
+
+void GroupedFromProto(const pb::GroupedInputs& in, tl::GroupedInputs& out) {
+  for (size_t t = 0; t < tl::kGroupedTensorCount; ++t) {
+    const pb::GroupedTensorList& list = (in.*kGroupedLists[t])();
+    tl::GroupedTensorList& to = out.tensors[t];
+    if (list.instances_size() == 0) continue;  // absent: dtype and format mean nothing
+    to.dtype = DataTypeFromProto(list.dtype());
+    to.format = FormatFromProto(list.format());
+    to.instances.resize(list.instances_size());
+    for (int i = 0; i < list.instances_size(); ++i) {
+      const pb::GroupedShape& shape = list.instances(i);
+      to.instances[i].origin.assign(shape.origin().begin(), shape.origin().end());
+      if (shape.storage_size() == 0) {
+        to.instances[i].storage = to.instances[i].origin;
+      } else {
+        to.instances[i].storage.assign(shape.storage().begin(), shape.storage().end());
+      }
+    }
+  }
+  out.split_item = in.split_item();
+  out.dtype = in.dtype();
+  out.transpose_weight = in.transpose_weight();
+  out.transpose_x = in.transpose_x();
+  out.group_type = in.has_group_type() ? in.group_type() : tl::kGroupTypeNone;
+  out.group_list_type = in.group_list_type();
+  out.act_type = in.act_type();
+  out.tuning_config.assign(in.tuning_config().begin(), in.tuning_config().end());
+  out.token_histogram.assign(in.token_histogram().begin(), in.token_histogram().end());
+}
+
+void GroupedToProto(const tl::GroupedInputs& in, pb::MatmulProblem& out) {
+  if (in.IsDefault()) return;
+  pb::GroupedInputs* g = out.mutable_grouped();
+  for (size_t t = 0; t < tl::kGroupedTensorCount; ++t) {
+    const tl::GroupedTensorList& list = in.tensors[t];
+    if (!list.present()) continue;
+    pb::GroupedTensorList* to = (g->*kGroupedMutableLists[t])();
+    to->set_dtype(DataTypeToProto(list.dtype));
+    to->set_format(FormatToProto(list.format));
+    for (const tl::GroupedShape& shape : list.instances) {
+      pb::GroupedShape* s = to->add_instances();
+      s->mutable_origin()->Add(shape.origin.begin(), shape.origin.end());
+      if (shape.storage != shape.origin) {
+        s->mutable_storage()->Add(shape.storage.begin(), shape.storage.end());
+      }
+    }
+  }
+  g->set_split_item(in.split_item);
+  g->set_dtype(in.dtype);
+  g->set_transpose_weight(in.transpose_weight);
+  g->set_transpose_x(in.transpose_x);
+  if (in.group_type != tl::kGroupTypeNone) g->set_group_type(in.group_type);
+  g->set_group_list_type(in.group_list_type);
+  g->set_act_type(in.act_type);
+  g->mutable_tuning_config()->Add(in.tuning_config.begin(), in.tuning_config.end());
+  g->mutable_token_histogram()->Add(in.token_histogram.begin(), in.token_histogram.end());
+}
+
 }  // namespace
 
 tl::MatmulProblem ProblemFromProto(const pb::MatmulProblem& in) {
@@ -313,9 +405,11 @@ void ProblemFromProto(const pb::MatmulProblem& in, tl::MatmulProblem& out) {
   out.m = in.m();
   out.n = in.n();
   out.k = in.k();
-  out.dtype_a = DataTypeFromProto(in.dtype_a());
-  out.dtype_b = DataTypeFromProto(in.dtype_b());
-  out.dtype_c = DataTypeFromProto(in.dtype_c());
+  // GROUPED_MATMUL leaves them unset (its dtypes are its lists'); the
+  // engine then keeps its defaults and refuses any other value.
+  if (in.dtype_a() != pb::DATA_TYPE_UNSPECIFIED) out.dtype_a = DataTypeFromProto(in.dtype_a());
+  if (in.dtype_b() != pb::DATA_TYPE_UNSPECIFIED) out.dtype_b = DataTypeFromProto(in.dtype_b());
+  if (in.dtype_c() != pb::DATA_TYPE_UNSPECIFIED) out.dtype_c = DataTypeFromProto(in.dtype_c());
   out.has_bias = in.has_bias();
   // Without a bias the engine ignores dtype_bias; keep its default so that
   // equivalent requests convert to equal problems (and share a cache entry).
@@ -336,10 +430,17 @@ void ProblemFromProto(const pb::MatmulProblem& in, tl::MatmulProblem& out) {
   FusedFromProto(in, out.fused);
   if (in.has_quant()) QuantFromProto(in.quant(), out.quant);
   if (in.has_transpose()) TransposeFromProto(in.transpose(), out.transpose);
+  if (in.has_grouped()) GroupedFromProto(in.grouped(), out.grouped);
 }
 
 pb::MatmulProblem ProblemToProto(const tl::MatmulProblem& in) {
   pb::MatmulProblem out;
+  if (in.op == tl::MatmulOp::kGroupedMatmul) {
+    // Its problem is the group alone (the other fields stay unset).
+    out.set_op(OperatorToProto(in.op));
+    GroupedToProto(in.grouped, out);
+    return out;
+  }
   out.set_m(in.m);
   out.set_n(in.n);
   out.set_k(in.k);

@@ -534,6 +534,11 @@ constexpr StructCheck kStructChecks[] = {
     // BatchMatMulV3TilingData's name, which reads as kBatchHighLevel).
     CheckMatMulStruct,  // kTransposeBatch
     CheckMatMulStruct,  // kTransposeQuantBatch
+    // GroupedMatmul's (never read: Execute refuses the operator).
+    CheckMatMulStruct,  // kGroupedNoQuant
+    CheckMatMulStruct,  // kGroupedQuantBasicApi
+    CheckMatMulStruct,  // kGroupedQuant
+    CheckMatMulStruct,  // kGroupedWeightQuant
 };
 static_assert(std::size(kStructChecks) == tl::kKernelCount);
 

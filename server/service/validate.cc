@@ -1,6 +1,7 @@
 #include "server/service/validate.h"
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -109,11 +110,76 @@ absl::Status ValidateTransposeFields(const pb::TransposeAttrs& transpose) {
   return absl::OkStatus();
 }
 
+// GroupedMatmul's group: bounded lists and shapes, known dtypes and
+// formats, a dtype for every list with an instance. The engine checks CANN's
+// rules (server/tiling/grouped/).
+absl::Status ValidateGroupedFields(const pb::GroupedInputs& grouped) {
+  struct List {
+    const char* name;
+    const pb::GroupedTensorList& list;
+  };
+  for (const List& l : {List{"x", grouped.x()}, List{"weight", grouped.weight()},
+                        List{"bias", grouped.bias()}, List{"scale", grouped.scale()},
+                        List{"offset", grouped.offset()},
+                        List{"antiquant_scale", grouped.antiquant_scale()},
+                        List{"antiquant_offset", grouped.antiquant_offset()},
+                        List{"group_list", grouped.group_list()},
+                        List{"per_token_scale", grouped.per_token_scale()},
+                        List{"y", grouped.y()}}) {
+    const pb::GroupedTensorList& list = l.list;
+    const std::string name = absl::StrCat("problem.grouped.", l.name);
+    if (list.instances_size() > kMaxGroupedInstances) {
+      return FieldError(name, absl::StrCat("at most ", kMaxGroupedInstances,
+                                           " instances, got ", list.instances_size()));
+    }
+    if (!pb::DataType_IsValid(list.dtype())) {
+      return FieldError(absl::StrCat(name, ".dtype"),
+                        absl::StrCat("unknown data type ", list.dtype()));
+    }
+    if (list.instances_size() > 0 && list.dtype() == pb::DATA_TYPE_UNSPECIFIED) {
+      return FieldError(absl::StrCat(name, ".dtype"), "required for a list with an instance");
+    }
+    if (absl::Status s = CheckFormat(absl::StrCat(name, ".format"), list.format()); !s.ok()) {
+      return s;
+    }
+    for (int i = 0; i < list.instances_size(); ++i) {
+      const pb::GroupedShape& shape = list.instances(i);
+      if (shape.origin_size() > kMaxGroupedRank || shape.storage_size() > kMaxGroupedRank) {
+        return FieldError(absl::StrCat(name, ".instances[", i, "]"),
+                          absl::StrCat("at most ", kMaxGroupedRank, " dims per shape"));
+      }
+    }
+  }
+  if (grouped.tuning_config_size() > kMaxGroupedInstances) {
+    return FieldError("problem.grouped.tuning_config",
+                      absl::StrCat("at most ", kMaxGroupedInstances, " entries, got ",
+                                   grouped.tuning_config_size()));
+  }
+  if (grouped.token_histogram_size() > kMaxGroupedInstances) {
+    return FieldError("problem.grouped.token_histogram",
+                      absl::StrCat("at most ", kMaxGroupedInstances, " entries, got ",
+                                   grouped.token_histogram_size()));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ValidateProblemFields(const pb::MatmulProblem& problem) {
   absl::Status status;
-  status.Update(CheckRequiredDataType("problem.dtype_a", problem.dtype_a()));
-  status.Update(CheckRequiredDataType("problem.dtype_b", problem.dtype_b()));
-  status.Update(CheckRequiredDataType("problem.dtype_c", problem.dtype_c()));
+  if (problem.op() == pb::OPERATOR_GROUPED_MATMUL) {
+    // Its dtypes are its lists'; the engine refuses any other field set.
+    if (!problem.has_grouped()) status.Update(FieldError("problem.grouped", "required"));
+    for (const auto& [field, dtype] : {std::pair{"problem.dtype_a", problem.dtype_a()},
+                                       std::pair{"problem.dtype_b", problem.dtype_b()},
+                                       std::pair{"problem.dtype_c", problem.dtype_c()}}) {
+      if (!pb::DataType_IsValid(dtype)) {
+        status.Update(FieldError(field, absl::StrCat("unknown data type ", dtype)));
+      }
+    }
+  } else {
+    status.Update(CheckRequiredDataType("problem.dtype_a", problem.dtype_a()));
+    status.Update(CheckRequiredDataType("problem.dtype_b", problem.dtype_b()));
+    status.Update(CheckRequiredDataType("problem.dtype_c", problem.dtype_c()));
+  }
   if (problem.has_bias()) {
     status.Update(CheckRequiredDataType("problem.dtype_bias", problem.dtype_bias()));
   } else if (!pb::DataType_IsValid(problem.dtype_bias())) {
@@ -162,6 +228,7 @@ absl::Status ValidateProblemFields(const pb::MatmulProblem& problem) {
   }
   if (problem.has_quant()) status.Update(ValidateQuantFields(problem.quant()));
   if (problem.has_transpose()) status.Update(ValidateTransposeFields(problem.transpose()));
+  if (problem.has_grouped()) status.Update(ValidateGroupedFields(problem.grouped()));
   // Update() keeps the first error, so the message names the first field.
   return status;
 }

@@ -35,6 +35,11 @@ inline constexpr int kMaxX3Rank = 3;
 // have at most rank 8), and each group size (16 bits of group_size).
 inline constexpr int kMaxQuantRank = 8;
 inline constexpr int64_t kMaxGroupSize = 65535;
+// GroupedMatmul: instances per tensor list and entries of tuning_config and
+// token_histogram (CANN's largest group count is 1024), dims per shape (the
+// engine keeps the same bounds, server/tiling/grouped/gmm_path.h).
+inline constexpr int kMaxGroupedInstances = 1024;
+inline constexpr int kMaxGroupedRank = 8;
 
 // PlatformOverrides are checked against the ranges of the engine's chip
 // table (npu::tiling::kChipFields, also what ValidateChip() checks), so that

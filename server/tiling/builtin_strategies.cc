@@ -3,6 +3,7 @@
 #include <cassert>
 #include <memory>
 
+#include "server/tiling/grouped/no_quant/no_quant_strategy.h"
 #include "server/tiling/quant/quant_adapter.h"
 #include "server/tiling/strategies/batch_data_parallel.h"
 #include "server/tiling/strategies/batch_full_load.h"
@@ -76,6 +77,18 @@ void RegisterBuiltinStrategies(StrategyRegistry& registry) {
       registry.Add(std::make_unique<TransposeBatchStrategy>(), MatmulOp::kTransposeBatchMatMul));
   status.Update(registry.Add(std::make_unique<TransposeQuantBatchStrategy>(),
                              MatmulOp::kTransposeQuantBatchMatMul));
+  // GroupedMatmul (gmm/grouped_matmul/op_host/op_tiling/grouped_matmul_tiling.cpp,
+  // TilingGMM on DAV_3510): one list across its three paths, each strategy's
+  // IsCapable() first testing its path (grouped/gmm_path.h), in the order
+  // the dispatch reaches them.
+  constexpr MatmulOp kGmm = MatmulOp::kGroupedMatmul;
+  // No-quant: GroupedNoQuantMatmulTiling.
+  status.Update(registry.Add(std::make_unique<grouped::GroupedNoQuantStrategy>(), kGmm));
+  // Quant: the registry's priority 0, the MX basic-API strategy
+  // (GMMQuantBasicApiTilingData), then priority 1, GroupedQmmTiling
+  // (GMMQuantTilingData); registered here, in that order.
+  // Weight-quant: GroupedWeightQuantBatchMatmulTiling (GMMWeightQuantTilingData);
+  // registered here.
   assert(status.ok() && "built-in strategy names are unique");
   (void)status;
 }

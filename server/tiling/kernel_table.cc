@@ -10,6 +10,7 @@ namespace {
 using schedule_internal::ExpandBatchCube;
 using schedule_internal::ExpandBatchToMul;
 using schedule_internal::ExpandByModel;
+using schedule_internal::ExpandGrouped;
 using schedule_internal::ExpandHighLevelBatch;
 using schedule_internal::ExpandIterBatch;
 using schedule_internal::ExpandMergeBatch;
@@ -82,6 +83,19 @@ KernelType TransposeByKey(const TilingKey& key) {
   return fp8 ? KernelType::kMixed1To2 : KernelType::kAicOnly;
 }
 
+// GroupedMatmul's kernels (the ASCENDC_TPL_SEL selections of its arch35 key
+// headers). No-quant: AIC only, but for x transposed (MIX_AIC_1_1). Quant:
+// the vector dequant and per-group / per-block kernels (KERNEL_TYPE 1 and
+// 2) and those with x transposed are MIX_AIC_1_2, the fixpipe dequant
+// kernels AIC only. Weight-quant: always MIX_AIC_1_2.
+KernelType GroupedNoQuantByKey(const TilingKey& key) {
+  return key.trans_a ? KernelType::kMixed1To1 : KernelType::kAicOnly;
+}
+KernelType GroupedQuantByKey(const TilingKey& key) {
+  const bool vector_dequant = ((key.grouped_bits >> 4) & 0xF) != 0;
+  return vector_dequant || key.trans_a ? KernelType::kMixed1To2 : KernelType::kAicOnly;
+}
+
 // Their buffers are sized by CANN's own calculators (server/tiling/quant/),
 // not by the float kernels' formulas: no demand is checked here.
 CubeBufferDemand QuantBufferDemand(const TilingPlan& /*plan*/, const MatmulProblem& /*problem*/) {
@@ -128,6 +142,14 @@ constexpr KernelRow kRows[] = {
      TransposeBufferDemand, TransposeBatchBlock, false},
     {KernelId::kTransposeQuantBatch, "TRANSPOSE_QUANT_BATCH", TransposeByKey,
      ExpandTransposeBatch, TransposeBufferDemand, TransposeBatchBlock, false},
+    {KernelId::kGroupedNoQuant, "GROUPED_NO_QUANT", GroupedNoQuantByKey, ExpandGrouped,
+     QuantBufferDemand, PlanBlock, false},
+    {KernelId::kGroupedQuantBasicApi, "GROUPED_QUANT_BASIC_API", GroupedQuantByKey, ExpandGrouped,
+     QuantBufferDemand, PlanBlock, false},
+    {KernelId::kGroupedQuant, "GROUPED_QUANT", GroupedQuantByKey, ExpandGrouped,
+     QuantBufferDemand, PlanBlock, false},
+    {KernelId::kGroupedWeightQuant, "GROUPED_WEIGHT_QUANT", MixedAlways, ExpandGrouped,
+     QuantBufferDemand, PlanBlock, false},
 };
 static_assert(std::size(kRows) == kKernelCount);
 

@@ -252,6 +252,79 @@ constexpr KeyFieldSpec kTransposeQuantFields[] = {
      kPrecisionModes},
 };
 
+// GroupedMatmul (CANN's ASCENDC_TPL_ARGS_DECL of its arch35 kernels:
+// non_quant/grouped_matmul_tiling_key.h, quant_adaptive_sliding_window_templates/
+// gqmm_tiling_key.h and weight_quant_basic_block/weight_quant_tiling_key.h).
+// Each field holds the index of its value in the declared list, from the low
+// bits up; the key travels whole in TilingKey::grouped_bits.
+template <int kShift, int kBits>
+constexpr uint64_t GroupedGet(const TilingKey& k) {
+  return (k.grouped_bits >> kShift) & ((uint64_t{1} << kBits) - 1);
+}
+template <int kShift, int kBits>
+constexpr void GroupedSet(TilingKey& k, uint64_t v) {
+  const uint64_t mask = ((uint64_t{1} << kBits) - 1) << kShift;
+  k.grouped_bits = (k.grouped_bits & ~mask) | ((v << kShift) & mask);
+}
+#define NPU_GMM_FIELD(name, shift, bits, max, names)                       \
+  KeyFieldSpec {                                                           \
+    name, shift, bits, max, name " above " #max, GroupedGet<shift, bits>, \
+        GroupedSet<shift, bits>, names                                     \
+  }
+// The transposes, which TilingKey::trans_a / trans_b mirror.
+#define NPU_GMM_TRANS(name, member, shift)                  \
+  KeyFieldSpec {                                            \
+    name, shift, 2, 1, name " above 1", GroupedGet<shift, 2>, \
+        [](TilingKey& k, uint64_t v) {                      \
+          GroupedSet<shift, 2>(k, v);                       \
+          k.member = v != 0;                                \
+        }                                                   \
+  }
+// No-quant: B_TRANS 2 bits, A_TRANS 2.
+constexpr KeyFieldSpec kGroupedNoQuantFields[] = {
+    NPU_GMM_TRANS("b_trans", trans_b, 0),
+    NPU_GMM_TRANS("a_trans", trans_a, 2),
+};
+// Quant: B_TRANS 2, A_TRANS 2, KERNEL_TYPE 4.
+constexpr std::string_view kGroupedQuantKernels[] = {"DEQUANT_FIXP", "DEQUANT_VECTOR",
+                                                     "PERGROUP_PERBLOCK"};
+constexpr KeyFieldSpec kGroupedQuantFields[] = {
+    NPU_GMM_TRANS("b_trans", trans_b, 0),
+    NPU_GMM_TRANS("a_trans", trans_a, 2),
+    NPU_GMM_FIELD("kernel_type", 4, 4, 2, kGroupedQuantKernels),
+};
+// Weight-quant: 33 bits.
+constexpr std::string_view kGroupedWqWeightTypes[] = {"ND", "FRACTAL_NZ"};
+constexpr std::string_view kGroupedWqOffsetOrBias[] = {
+    "OFFSET_NO_BIAS_NO", "OFFSET_NO_BIAS_YES",     "OFFSET_YES_BIAS_NO",
+    "OFFSET_YES_BIAS_YES", "OFFSET_NO_BIAS_FP32_YES", "OFFSET_YES_BIAS_FP32_YES"};
+constexpr std::string_view kGroupedWqQuantTypes[] = {"NONE", "PER_TENSOR", "PER_CHANNEL",
+                                                     "PER_GROUP", "MX"};
+constexpr std::string_view kGroupedWqTemplates[] = {
+    "MTE2_INNER_SIZE_512_BUF_NUM_2",       "MTE2_INNER_SIZE_512_BUF_NUM_4",
+    "MTE2_INNER_SIZE_1024_BUF_NUM_2",      "MTE2_INNER_SIZE_256_BUF_NUM_4",
+    "MTE2_INNER_SIZE_512_BUF_NUM_DEFAULT", "MTE2_INNER_SIZE_384_BUF_NUM_3",
+    "MTE2_INNER_SIZE_256_BUF_NUM_2",       "MTE2_INNER_SIZE_DYNAMIC_BUF_NUM_4"};
+constexpr std::string_view kGroupedWqSubCategories[] = {"VDEFAULT", "SPLIT_K",
+                                                        "N_FIRST_TAIL_RESPLIT",
+                                                        "N_FIRST_BASIC_BLOCK"};
+constexpr std::string_view kGroupedWqCategories[] = {"VECTOR_ANTIQUANT", "MULTI_SCALE_DEQUANT",
+                                                     "CUBE_ANTIQUANT"};
+constexpr KeyFieldSpec kGroupedWeightQuantFields[] = {
+    NPU_GMM_FIELD("w_type", 0, 4, 1, kGroupedWqWeightTypes),
+    NPU_GMM_FIELD("offset_or_bias", 4, 4, 5, kGroupedWqOffsetOrBias),
+    NPU_GMM_FIELD("c_quant_type", 8, 4, 4, kGroupedWqQuantTypes),
+    NPU_GMM_FIELD("w_quant_type", 12, 4, 4, kGroupedWqQuantTypes),
+    NPU_GMM_TRANS("b_trans", trans_b, 16),
+    NPU_GMM_TRANS("a_trans", trans_a, 18),
+    NPU_GMM_FIELD("template_custom", 20, 4, 7, kGroupedWqTemplates),
+    NPU_GMM_FIELD("single_multi_single", 24, 1, 1, {}),
+    NPU_GMM_FIELD("algorithm_sub_category", 25, 4, 3, kGroupedWqSubCategories),
+    NPU_GMM_FIELD("algorithm_category", 29, 4, 2, kGroupedWqCategories),
+};
+#undef NPU_GMM_TRANS
+#undef NPU_GMM_FIELD
+
 constexpr KeyLayoutSpec kLayouts[] = {
     {KeyLayout::kMatMul, "MATMUL", kMatMulFields, /*reserved_mask=*/0xA0, "bad transpose bits",
      /*width=*/24},
@@ -264,6 +337,12 @@ constexpr KeyLayoutSpec kLayouts[] = {
      "", /*width=*/16, /*listed=*/true},
     {KeyLayout::kTransposeQuant, "TRANSPOSE_QUANT", kTransposeQuantFields, /*reserved_mask=*/0,
      "", /*width=*/14, /*listed=*/true},
+    {KeyLayout::kGroupedNoQuant, "GROUPED_NO_QUANT", kGroupedNoQuantFields, /*reserved_mask=*/0,
+     "", /*width=*/4, /*listed=*/true},
+    {KeyLayout::kGroupedQuant, "GROUPED_QUANT", kGroupedQuantFields, /*reserved_mask=*/0, "",
+     /*width=*/8, /*listed=*/true},
+    {KeyLayout::kGroupedWeightQuant, "GROUPED_WEIGHT_QUANT", kGroupedWeightQuantFields,
+     /*reserved_mask=*/0, "", /*width=*/33, /*listed=*/true},
 };
 
 constexpr bool InLayoutOrder() {
@@ -309,6 +388,12 @@ uint64_t TilingKey::Encode() const {
       return Pack<kTransposeBatchFields>(*this);
     case KeyLayout::kTransposeQuant:
       return Pack<kTransposeQuantFields>(*this);
+    case KeyLayout::kGroupedNoQuant:
+      return Pack<kGroupedNoQuantFields>(*this);
+    case KeyLayout::kGroupedQuant:
+      return Pack<kGroupedQuantFields>(*this);
+    case KeyLayout::kGroupedWeightQuant:
+      return Pack<kGroupedWeightQuantFields>(*this);
   }
   return Pack<kMatMulFields>(*this);
 }

@@ -59,6 +59,9 @@ struct OperatorSpec {
   // Takes the perms, the batch, the batch split and the output scale of the
   // transposed batch matmuls (transpose).
   bool takes_transpose = false;
+  // Takes GroupedMatmul's tensor lists and attributes (grouped), and no
+  // other problem field.
+  bool takes_grouped = false;
 };
 
 // One row per MatmulOp, in its order.
@@ -105,6 +108,15 @@ inline constexpr OperatorSpec kOperatorSpecs[] = {
      WalkPolicy::kFallThrough, /*batched_bias=*/false, /*takes_slice_view=*/false,
      /*takes_epilogue=*/false, /*takes_tensor_api_switch=*/false, /*takes_quant=*/true,
      /*takes_transpose=*/true},
+    // Tensor lists, not A / B / C: every shape is in `grouped`. The op-level
+    // dispatch picks one path from x's and weight's dtypes (grouped/gmm_path.h)
+    // and each path's first strategy that applies answers; a path's failure
+    // ends the walk, as CANN's does.
+    {MatmulOp::kGroupedMatmul, "GroupedMatmul", "grouped_matmul", "grouped_matmul",
+     /*wire_value=*/8, /*wire_default=*/false, KeyLayout::kGroupedNoQuant, /*batched=*/false,
+     WalkPolicy::kFirstCapable, /*batched_bias=*/false, /*takes_slice_view=*/false,
+     /*takes_epilogue=*/false, /*takes_tensor_api_switch=*/false, /*takes_quant=*/false,
+     /*takes_transpose=*/false, /*takes_grouped=*/true},
 };
 // The row of `op`.
 inline const OperatorSpec& OperatorSpecOf(MatmulOp op) {

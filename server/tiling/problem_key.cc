@@ -61,7 +61,7 @@ size_t DimsBytes(const std::vector<int64_t>& dims) { return 8 * (1 + dims.size()
 
 // A field added to MatmulProblem or one of its groups must be added to
 // AppendProblemKey() too; these sizes are the reminder (x86-64 layout).
-static_assert(sizeof(MatmulProblem) == 696,
+static_assert(sizeof(MatmulProblem) == 1112,
               "MatmulProblem changed: add the new field to AppendProblemKey()");
 static_assert(sizeof(BatchDims) == 104,
               "BatchDims changed: add the new field to AppendProblemKey()");
@@ -71,6 +71,8 @@ static_assert(sizeof(QuantInputs) == 288,
               "QuantInputs changed: add the new field to AppendQuantKey()");
 static_assert(sizeof(TransposeAttrs) == 120,
               "TransposeAttrs changed: add the new field to WriteTransposeKey()");
+static_assert(sizeof(GroupedInputs) == 416,
+              "GroupedInputs changed: add the new field to WriteGroupedKey() (or say why not)");
 
 // QuantBatchMatmulV3's group: one presence byte per optional tensor (an
 // absent one adds nothing else), then the shapes and the attributes.
@@ -117,6 +119,43 @@ void WriteTransposeKey(const TransposeAttrs& t, KeyWriter& key) {
   key.Dims(t.scale.shape);
 }
 
+// GroupedMatmul's group: per tensor list its instance count, then (for a
+// present one) its dtype, format and every shape; then the attributes. The
+// token histogram is left out: no tiling reads it (CANN's reads only
+// group_list's length), so problems that differ only in it share a plan.
+size_t GroupedKeyBytes(const GroupedInputs& g) {
+  size_t bytes = 8 + 8 * 5 + 2 + DimsBytes(g.tuning_config);
+  for (const GroupedTensorList& list : g.tensors) {
+    bytes += 8;
+    if (!list.present()) continue;
+    bytes += 2;
+    for (const GroupedShape& shape : list.instances) {
+      bytes += DimsBytes(shape.origin) + DimsBytes(shape.storage);
+    }
+  }
+  return bytes;
+}
+
+void WriteGroupedKey(const GroupedInputs& g, KeyWriter& key) {
+  for (const GroupedTensorList& list : g.tensors) {
+    key.U64(list.size());
+    if (!list.present()) continue;
+    key.Byte(static_cast<uint8_t>(list.dtype));
+    key.Byte(static_cast<uint8_t>(list.format));
+    for (const GroupedShape& shape : list.instances) {
+      key.Dims(shape.origin);
+      key.Dims(shape.storage);
+    }
+  }
+  key.U64(kGroupedTensorCount);
+  for (int64_t value : {g.split_item, g.dtype, g.group_type, g.group_list_type, g.act_type}) {
+    key.U64(static_cast<uint64_t>(value));
+  }
+  key.Byte(g.transpose_weight);
+  key.Byte(g.transpose_x);
+  key.Dims(g.tuning_config);
+}
+
 }  // namespace
 
 void AppendProblemKey(const MatmulProblem& p, std::string& key) {
@@ -144,7 +183,8 @@ void AppendProblemKey(const MatmulProblem& p, std::string& key) {
   const std::vector<int64_t>* const lists[] = {
       &p.storage_shape_b, &p.batch.a, &p.batch.b, &p.batch.c, &p.batch.bias, &p.fused.x3_shape};
   size_t bytes =
-      3 * 8 + sizeof(small) + 2 * 8 + 4 * 8 + QuantKeyBytes(p.quant) + TransposeKeyBytes(p.transpose);
+      3 * 8 + sizeof(small) + 2 * 8 + 4 * 8 + QuantKeyBytes(p.quant) + TransposeKeyBytes(p.transpose) +
+      GroupedKeyBytes(p.grouped);
   for (const std::vector<int64_t>* dims : lists) bytes += DimsBytes(*dims);
 
   KeyWriter out(key, bytes);
@@ -160,6 +200,7 @@ void AppendProblemKey(const MatmulProblem& p, std::string& key) {
   for (const std::vector<int64_t>* dims : lists) out.Dims(*dims);
   WriteQuantKey(p.quant, out);
   WriteTransposeKey(p.transpose, out);
+  WriteGroupedKey(p.grouped, out);
 }
 
 void AppendChipKey(const ChipSpec& chip, std::string& key) {

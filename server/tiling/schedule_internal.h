@@ -139,6 +139,11 @@ absl::StatusOr<Schedule> ExpandQuantHighLevel(const TilingPlan& plan, const Matm
 // cube-core grid of its three structs, every unit over the whole K.
 absl::StatusOr<Schedule> ExpandWeightQuant(const TilingPlan& plan, const MatmulProblem& walked,
                                            const ChipSpec& chip, uint64_t batch);
+// GroupedMatmul's kernels (schedule_grouped.cc): their tile loops walk each
+// group's base blocks over the runtime token distribution, which the plan
+// does not hold; not expanded yet (kUnimplemented).
+absl::StatusOr<Schedule> ExpandGrouped(const TilingPlan& plan, const MatmulProblem& walked,
+                                       const ChipSpec& chip, uint64_t batch);
 // Its block: plan.block (the struct's TCubeTiling) with the whole K per core.
 BlockTiling WeightQuantBlock(const TilingPlan& plan, const MatmulProblem& walked);
 // The transposed batch matmuls' tile loop (schedule_transpose.cc): C is

@@ -20,6 +20,24 @@ constexpr bool BatchBasicExtendsBasic() {
 }
 static_assert(BatchBasicExtendsBasic());
 
+// TCubeTiling's 50 members are the start of BatchMatMulV3TilingData, in the
+// order TCubeField names them.
+constexpr bool CubeFieldsMatchHighLevel() {
+  for (size_t i = 0; i < kTCubeFieldCount; ++i) {
+    if (kGmmCubeFields[i].name.substr(sizeof("mmTilingData.") - 1) !=
+        kHighLevelBatchFields[i].name) {
+      return false;
+    }
+  }
+  return true;
+}
+static_assert(CubeFieldsMatchHighLevel());
+static_assert(std::size(kGmmNoQuantFields) == 62);
+static_assert(std::size(kGmmQuantBasicApiFields) == 25);
+static_assert(std::size(kGmmQuantFields) == 11 + 384 + 50);
+static_assert(std::size(kGmmWeightQuantFields) == 19 + 384 + 50);
+static_assert(kGmmArrayNames.text[383][0] == 'g' && kGmmArrayNames.size[383] == 19);
+
 }  // namespace
 
 namespace {
@@ -47,6 +65,10 @@ constexpr TilingStructSpec kStructs[] = {
     // The transposed batch matmuls' kernels read BatchMatMulV3's struct.
     {KernelId::kTransposeBatch, "BatchMatMulV3TilingData", kHighLevelBatchFields},
     {KernelId::kTransposeQuantBatch, "BatchMatMulV3TilingData", kHighLevelBatchFields},
+    StructOfField(GmmNoQuantField{}),
+    StructOfField(GmmQuantBasicApiField{}),
+    StructOfField(GmmQuantField{}),
+    StructOfField(GmmWeightQuantField{}),
 };
 static_assert(std::size(kStructs) == kKernelCount);
 

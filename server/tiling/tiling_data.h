@@ -12,6 +12,7 @@
 #ifndef NPU_SERVER_TILING_TILING_DATA_H_
 #define NPU_SERVER_TILING_TILING_DATA_H_
 
+#include <array>
 #include <cassert>
 #include <cstddef>
 #include <cstdint>
@@ -1194,6 +1195,336 @@ inline constexpr TilingFieldSpec kWqCustomFields[] = {
     {"matmulTiling.mxTypePara"},
 };
 
+// GroupedMatmul's four structs on DAV_3510
+// (gmm/grouped_matmul/op_kernel/arch35/grouped_matmul_tiling_data_apt.h),
+// member by member with CANN's names and their sub-struct. Three of them
+// end in the high-level API's TCubeTiling, named `mmTilingData.<member>`,
+// whose members TCubeField indexes (the same 50 words as the start of
+// BatchMatMulV3TilingData); two hold GMMArray, 128 int32 entries of each of
+// mList, kList and nList. A field of a struct with those parts is the
+// struct's own enum value: GmmNoQuantCube(TCubeField::kBaseM) names
+// mmTilingData.baseM of GMMNoQuantTilingData.
+enum class TCubeField : uint8_t {
+  kUsedCoreNum,
+  kM,
+  kN,
+  kKa,
+  kKb,
+  kSingleCoreM,
+  kSingleCoreN,
+  kSingleCoreK,
+  kBaseM,
+  kBaseN,
+  kBaseK,
+  kDepthA1,
+  kDepthB1,
+  kStepM,
+  kStepN,
+  kIsBias,
+  kTransLength,
+  kIterateOrder,
+  kShareMode,
+  kShareL1Size,
+  kShareL0cSize,
+  kShareUbSize,
+  kBatchM,
+  kBatchN,
+  kSingleBatchM,
+  kSingleBatchN,
+  kStepKa,
+  kStepKb,
+  kDepthAl1CacheUb,
+  kDepthBl1CacheUb,
+  kDbL0a,
+  kDbL0b,
+  kDbL0c,
+  kALayoutB,
+  kALayoutS,
+  kALayoutN,
+  kALayoutG,
+  kALayoutD,
+  kBLayoutB,
+  kBLayoutS,
+  kBLayoutN,
+  kBLayoutG,
+  kBLayoutD,
+  kCLayoutB,
+  kCLayoutS1,
+  kCLayoutN,
+  kCLayoutG,
+  kCLayoutS2,
+  kBatchNum,
+  kMxTypePara,
+};
+inline constexpr size_t kTCubeFieldCount = 50;
+inline constexpr TilingFieldSpec kGmmCubeFields[] = {
+    {"mmTilingData.usedCoreNum"},
+    {"mmTilingData.M"},
+    {"mmTilingData.N"},
+    {"mmTilingData.Ka"},
+    {"mmTilingData.Kb"},
+    {"mmTilingData.singleCoreM"},
+    {"mmTilingData.singleCoreN"},
+    {"mmTilingData.singleCoreK"},
+    {"mmTilingData.baseM"},
+    {"mmTilingData.baseN"},
+    {"mmTilingData.baseK"},
+    {"mmTilingData.depthA1"},
+    {"mmTilingData.depthB1"},
+    {"mmTilingData.stepM"},
+    {"mmTilingData.stepN"},
+    {"mmTilingData.isBias"},
+    {"mmTilingData.transLength"},
+    {"mmTilingData.iterateOrder"},
+    {"mmTilingData.shareMode"},
+    {"mmTilingData.shareL1Size"},
+    {"mmTilingData.shareL0CSize"},
+    {"mmTilingData.shareUbSize"},
+    {"mmTilingData.batchM"},
+    {"mmTilingData.batchN"},
+    {"mmTilingData.singleBatchM"},
+    {"mmTilingData.singleBatchN"},
+    {"mmTilingData.stepKa"},
+    {"mmTilingData.stepKb"},
+    {"mmTilingData.depthAL1CacheUB"},
+    {"mmTilingData.depthBL1CacheUB"},
+    {"mmTilingData.dbL0A"},
+    {"mmTilingData.dbL0B"},
+    {"mmTilingData.dbL0C"},
+    {"mmTilingData.ALayoutInfoB"},
+    {"mmTilingData.ALayoutInfoS"},
+    {"mmTilingData.ALayoutInfoN"},
+    {"mmTilingData.ALayoutInfoG"},
+    {"mmTilingData.ALayoutInfoD"},
+    {"mmTilingData.BLayoutInfoB"},
+    {"mmTilingData.BLayoutInfoS"},
+    {"mmTilingData.BLayoutInfoN"},
+    {"mmTilingData.BLayoutInfoG"},
+    {"mmTilingData.BLayoutInfoD"},
+    {"mmTilingData.CLayoutInfoB"},
+    {"mmTilingData.CLayoutInfoS1"},
+    {"mmTilingData.CLayoutInfoN"},
+    {"mmTilingData.CLayoutInfoG"},
+    {"mmTilingData.CLayoutInfoS2"},
+    {"mmTilingData.BatchNum"},
+    {"mmTilingData.mxTypePara"},
+};
+static_assert(sizeof(kGmmCubeFields) / sizeof(kGmmCubeFields[0]) == kTCubeFieldCount);
+
+// GMMArray: mList[128], kList[128], nList[128] (the per-group shapes of a
+// list of up to 128 tensors), named "gmmArray.mList[i]" and so on.
+inline constexpr size_t kGmmArrayEntries = 128;
+inline constexpr size_t kGmmArrayFieldCount = 3 * kGmmArrayEntries;
+struct GmmArrayNames {
+  char text[kGmmArrayFieldCount][24] = {};
+  size_t size[kGmmArrayFieldCount] = {};
+};
+constexpr GmmArrayNames MakeGmmArrayNames() {
+  GmmArrayNames names;
+  const char* const kLists[] = {"gmmArray.mList[", "gmmArray.kList[", "gmmArray.nList["};
+  for (size_t list = 0; list < 3; ++list) {
+    for (size_t i = 0; i < kGmmArrayEntries; ++i) {
+      char* out = names.text[list * kGmmArrayEntries + i];
+      size_t n = 0;
+      for (const char* c = kLists[list]; *c != '\0'; ++c) out[n++] = *c;
+      if (i >= 100) out[n++] = static_cast<char>('0' + i / 100);
+      if (i >= 10) out[n++] = static_cast<char>('0' + i / 10 % 10);
+      out[n++] = static_cast<char>('0' + i % 10);
+      out[n++] = ']';
+      names.size[list * kGmmArrayEntries + i] = n;
+    }
+  }
+  return names;
+}
+inline constexpr GmmArrayNames kGmmArrayNames = MakeGmmArrayNames();
+
+// The fields of a struct of `params`, then GMMArray when `with_array`, then
+// `tail` (TCubeTiling or the basic API's block).
+template <size_t kParams, size_t kTail, bool kWithArray>
+constexpr auto GmmStructFields(const TilingFieldSpec (&params)[kParams],
+                               const TilingFieldSpec (&tail)[kTail]) {
+  constexpr size_t kArray = kWithArray ? kGmmArrayFieldCount : 0;
+  std::array<TilingFieldSpec, kParams + kArray + kTail> fields{};
+  size_t n = 0;
+  for (size_t i = 0; i < kParams; ++i) fields[n++] = params[i];
+  for (size_t i = 0; i < kArray; ++i) {
+    fields[n++] = {std::string_view(kGmmArrayNames.text[i], kGmmArrayNames.size[i])};
+  }
+  for (size_t i = 0; i < kTail; ++i) fields[n++] = tail[i];
+  return fields;
+}
+
+// GMMNoQuantTilingData (62 words): GMMNoQuantBaseParams, then TCubeTiling.
+enum class GmmNoQuantField : uint8_t {
+  kGroupNum,
+  kCoreNum,
+  kSingleWeight,
+  kSingleX,
+  kSingleY,
+  kGroupType,  // int32: -1 is 0xFFFFFFFF
+  kGroupListType,
+  kHasBias,
+  kMTailCnt,
+  kNTailCnt,
+  kWeightNoL2Cache,
+  kPlaceHolder,
+  kCube,  // the first TCubeTiling member: GmmNoQuantCube()
+};
+constexpr GmmNoQuantField GmmNoQuantCube(TCubeField field) {
+  return static_cast<GmmNoQuantField>(static_cast<size_t>(GmmNoQuantField::kCube) +
+                                      static_cast<size_t>(field));
+}
+inline constexpr TilingFieldSpec kGmmNoQuantParamFields[] = {
+    {"gmmNoQuantParam.groupNum"},      {"gmmNoQuantParam.coreNum"},
+    {"gmmNoQuantParam.singleWeight"},  {"gmmNoQuantParam.singleX"},
+    {"gmmNoQuantParam.singleY"},       {"gmmNoQuantParam.groupType"},
+    {"gmmNoQuantParam.groupListType"}, {"gmmNoQuantParam.hasBias"},
+    {"gmmNoQuantParam.mTailCnt"},      {"gmmNoQuantParam.nTailCnt"},
+    {"gmmNoQuantParam.weightNoL2Cache"}, {"gmmNoQuantParam.placeHolder"},
+};
+inline constexpr auto kGmmNoQuantFields =
+    GmmStructFields<12, kTCubeFieldCount, false>(kGmmNoQuantParamFields, kGmmCubeFields);
+
+// GMMQuantParams (6 words), the head of both quant structs: four uint32,
+// then u8 singleX / singleW / singleY / i8 groupType, u8 groupListType /
+// hasBias / u16 reserved.
+inline constexpr TilingFieldSpec kGmmQuantParamFields[] = {
+    {"gmmQuantParams.groupNum"},     {"gmmQuantParams.activeType"},
+    {"gmmQuantParams.aQuantMode"},   {"gmmQuantParams.bQuantMode"},
+    {"gmmQuantParams.singleX", 8},   {"gmmQuantParams.singleW", 8},
+    {"gmmQuantParams.singleY", 8},   {"gmmQuantParams.groupType", 8},
+    {"gmmQuantParams.groupListType", 8}, {"gmmQuantParams.hasBias", 8},
+    {"gmmQuantParams.reserved", 16},
+};
+inline constexpr size_t kGmmQuantParamCount = 11;
+
+// GMMQuantBasicApiTilingData (18 words): GMMQuantParams, then
+// QuantBasicApiMMTiling.
+inline constexpr TilingFieldSpec kGmmQuantBasicApiBlockFields[] = {
+    {"mmTilingData.m"},         {"mmTilingData.n"},         {"mmTilingData.k"},
+    {"mmTilingData.baseM"},     {"mmTilingData.baseN"},     {"mmTilingData.baseK"},
+    {"mmTilingData.kAL1"},      {"mmTilingData.kBL1"},      {"mmTilingData.scaleKAL1"},
+    {"mmTilingData.scaleKBL1"}, {"mmTilingData.isBias", 8}, {"mmTilingData.dbL0C", 8},
+    {"mmTilingData.reserved1", 16}, {"mmTilingData.reserved2"},
+};
+enum class GmmQuantBasicApiField : uint8_t {
+  kGroupNum,
+  kActiveType,
+  kAQuantMode,
+  kBQuantMode,
+  kSingleX,
+  kSingleW,
+  kSingleY,
+  kGroupType,
+  kGroupListType,
+  kHasBias,
+  kReserved,
+  kM,
+  kN,
+  kK,
+  kBaseM,
+  kBaseN,
+  kBaseK,
+  kKAL1,
+  kKBL1,
+  kScaleKAL1,
+  kScaleKBL1,
+  kIsBias,
+  kDbL0C,
+  kReserved1,
+  kReserved2,
+};
+inline constexpr auto kGmmQuantBasicApiFields = GmmStructFields<kGmmQuantParamCount, 14, false>(
+    kGmmQuantParamFields, kGmmQuantBasicApiBlockFields);
+
+// GMMQuantTilingData (440 words): GMMQuantParams, GMMArray, TCubeTiling.
+// The first GMMArray entry is kArray (GmmQuantArray()), the first TCubeTiling
+// member kCube (GmmQuantCube()).
+enum class GmmQuantField : uint16_t {
+  kGroupNum,
+  kActiveType,
+  kAQuantMode,
+  kBQuantMode,
+  kSingleX,
+  kSingleW,
+  kSingleY,
+  kGroupType,
+  kGroupListType,
+  kHasBias,
+  kReserved,
+  kArray,
+  kCube = kArray + kGmmArrayFieldCount,
+};
+// Entry `i` of GMMArray's mList (list 0), kList (1) or nList (2).
+constexpr GmmQuantField GmmQuantArray(size_t list, size_t i) {
+  return static_cast<GmmQuantField>(static_cast<size_t>(GmmQuantField::kArray) +
+                                    list * kGmmArrayEntries + i);
+}
+constexpr GmmQuantField GmmQuantCube(TCubeField field) {
+  return static_cast<GmmQuantField>(static_cast<size_t>(GmmQuantField::kCube) +
+                                    static_cast<size_t>(field));
+}
+inline constexpr auto kGmmQuantFields =
+    GmmStructFields<kGmmQuantParamCount, kTCubeFieldCount, true>(kGmmQuantParamFields,
+                                                                kGmmCubeFields);
+
+// GMMWeightQuantTilingData (448 words): GMMWeightQuantParam (14 words),
+// GMMArray, TCubeTiling.
+inline constexpr TilingFieldSpec kGmmWeightQuantParamFields[] = {
+    {"gmmWeightQuantParam.groupNum"},
+    {"gmmWeightQuantParam.coreNum"},
+    {"gmmWeightQuantParam.kSize", 64},
+    {"gmmWeightQuantParam.nSize", 64},
+    {"gmmWeightQuantParam.singleX", 8},
+    {"gmmWeightQuantParam.singleWeight", 8},
+    {"gmmWeightQuantParam.singleY", 8},
+    {"gmmWeightQuantParam.groupType", 8},
+    {"gmmWeightQuantParam.groupListType", 8},
+    {"gmmWeightQuantParam.hasBias", 8},
+    {"gmmWeightQuantParam.cubeNumBlocksN", 8},
+    {"gmmWeightQuantParam.reserved", 8},
+    {"gmmWeightQuantParam.groupSize"},
+    {"gmmWeightQuantParam.mainBlockSize"},
+    {"gmmWeightQuantParam.mainBlockCount", 64},
+    {"gmmWeightQuantParam.firstTailBlockSize", 16},
+    {"gmmWeightQuantParam.secondTailBlockSize", 16},
+    {"gmmWeightQuantParam.firstTailBlockCount", 16},
+    {"gmmWeightQuantParam.secondTailBlockCount", 16},
+};
+enum class GmmWeightQuantField : uint16_t {
+  kGroupNum,
+  kCoreNum,
+  kKSize,
+  kNSize,
+  kSingleX,
+  kSingleWeight,
+  kSingleY,
+  kGroupType,
+  kGroupListType,
+  kHasBias,
+  kCubeNumBlocksN,
+  kReserved,
+  kGroupSize,
+  kMainBlockSize,
+  kMainBlockCount,
+  kFirstTailBlockSize,
+  kSecondTailBlockSize,
+  kFirstTailBlockCount,
+  kSecondTailBlockCount,
+  kArray,
+  kCube = kArray + kGmmArrayFieldCount,
+};
+constexpr GmmWeightQuantField GmmWeightQuantArray(size_t list, size_t i) {
+  return static_cast<GmmWeightQuantField>(static_cast<size_t>(GmmWeightQuantField::kArray) +
+                                          list * kGmmArrayEntries + i);
+}
+constexpr GmmWeightQuantField GmmWeightQuantCube(TCubeField field) {
+  return static_cast<GmmWeightQuantField>(static_cast<size_t>(GmmWeightQuantField::kCube) +
+                                          static_cast<size_t>(field));
+}
+inline constexpr auto kGmmWeightQuantFields = GmmStructFields<19, kTCubeFieldCount, true>(
+    kGmmWeightQuantParamFields, kGmmCubeFields);
+
 // A tiling-data struct: the kernel family that reads it, its CANN name and
 // its field table.
 struct TilingStructSpec {
@@ -1243,6 +1574,19 @@ constexpr TilingStructSpec StructOfField(WqRegBaseField) {
 }
 constexpr TilingStructSpec StructOfField(WqCustomField) {
   return {KernelId::kWeightQuantCustom, "WeightQuantBatchMatmulV2TilingData", kWqCustomFields};
+}
+
+constexpr TilingStructSpec StructOfField(GmmNoQuantField) {
+  return {KernelId::kGroupedNoQuant, "GMMNoQuantTilingData", kGmmNoQuantFields};
+}
+constexpr TilingStructSpec StructOfField(GmmQuantBasicApiField) {
+  return {KernelId::kGroupedQuantBasicApi, "GMMQuantBasicApiTilingData", kGmmQuantBasicApiFields};
+}
+constexpr TilingStructSpec StructOfField(GmmQuantField) {
+  return {KernelId::kGroupedQuant, "GMMQuantTilingData", kGmmQuantFields};
+}
+constexpr TilingStructSpec StructOfField(GmmWeightQuantField) {
+  return {KernelId::kGroupedWeightQuant, "GMMWeightQuantTilingData", kGmmWeightQuantFields};
 }
 
 // The struct of `Field` as compile-time constants.

@@ -37,6 +37,34 @@ std::string_view DataTypeName(DataType dtype) {
       return "int64";
     case DataType::kUint64:
       return "uint64";
+    case DataType::kFloat4E1M2:
+      return "float4_e1m2";
+  }
+  return "?";
+}
+
+std::string_view GroupedTensorName(GroupedTensor tensor) {
+  switch (tensor) {
+    case GroupedTensor::kX:
+      return "x";
+    case GroupedTensor::kWeight:
+      return "weight";
+    case GroupedTensor::kBias:
+      return "bias";
+    case GroupedTensor::kScale:
+      return "scale";
+    case GroupedTensor::kOffset:
+      return "offset";
+    case GroupedTensor::kAntiquantScale:
+      return "antiquant_scale";
+    case GroupedTensor::kAntiquantOffset:
+      return "antiquant_offset";
+    case GroupedTensor::kGroupList:
+      return "group_list";
+    case GroupedTensor::kPerTokenScale:
+      return "per_token_scale";
+    case GroupedTensor::kY:
+      return "y";
   }
   return "?";
 }
@@ -243,6 +271,8 @@ std::string_view KernelTypeName(KernelType type) {
       return "MIX_AIC_1_AIV_2";
     case KernelType::kAivOnly:
       return "AIV_ONLY";
+    case KernelType::kMixed1To1:
+      return "MIX_AIC_1_AIV_1";
   }
   return "?";
 }

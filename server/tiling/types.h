@@ -16,6 +16,7 @@
 #ifndef NPU_SERVER_TILING_TYPES_H_
 #define NPU_SERVER_TILING_TYPES_H_
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -48,13 +49,16 @@ enum class DataType {
   kInt32,
   kInt64,
   kUint64,  // packed dequantization scales
+  // float4_e1m2: GroupedMatmul's quant path names it among the 4-bit x
+  // types its dispatch sends to the quant strategies.
+  kFloat4E1M2,
 };
 // Every DataType, in enum order.
 inline constexpr DataType kAllDataTypes[] = {
     DataType::kFloat16,    DataType::kBFloat16,   DataType::kFloat32,    DataType::kInt8,
     DataType::kInt4,       DataType::kFloat8E4M3, DataType::kFloat8E5M2, DataType::kHiFloat8,
     DataType::kFloat4E2M1, DataType::kFloat8E8M0, DataType::kInt32,      DataType::kInt64,
-    DataType::kUint64};
+    DataType::kUint64,     DataType::kFloat4E1M2};
 // float16, bfloat16 or float32: the float matmuls' types.
 inline bool IsFloatMatmulType(DataType dtype) {
   return dtype == DataType::kFloat16 || dtype == DataType::kBFloat16 || dtype == DataType::kFloat32;
@@ -68,6 +72,7 @@ constexpr uint32_t DataTypeBits(DataType dtype) {
   switch (dtype) {
     case DataType::kInt4:
     case DataType::kFloat4E2M1:
+    case DataType::kFloat4E1M2:
       return 4;
     case DataType::kInt8:
     case DataType::kFloat8E4M3:
@@ -128,13 +133,16 @@ enum class MatmulOp : uint8_t {
   // (MLA's absorbed per-head projections)
   kTransposeBatchMatMul = 5,
   kTransposeQuantBatchMatMul = 6,  // the same with float8 / hifloat8 inputs and scales
+  // E experts' matmuls y_e = x_e * W_e over tensor lists (the MoE expert
+  // matmul); its inputs are MatmulProblem::grouped alone
+  kGroupedMatmul = 7,
 };
 // Every operator, in enum order (an index of per-operator tables).
 inline constexpr MatmulOp kAllMatmulOps[] = {
     MatmulOp::kMatMulV3,           MatmulOp::kBatchMatMulV3,
     MatmulOp::kFusedMatMul,        MatmulOp::kQuantBatchMatmulV3,
     MatmulOp::kWeightQuantBatchMatmulV2, MatmulOp::kTransposeBatchMatMul,
-    MatmulOp::kTransposeQuantBatchMatMul};
+    MatmulOp::kTransposeQuantBatchMatMul, MatmulOp::kGroupedMatmul};
 inline constexpr int kMatmulOpCount = static_cast<int>(sizeof(kAllMatmulOps) / sizeof(MatmulOp));
 // CANN's op type names: "MatMulV3", "BatchMatMulV3", "FusedMatMul"...
 std::string_view MatmulOpName(MatmulOp op);
@@ -314,6 +322,113 @@ struct TransposeAttrs {
   bool operator!=(const TransposeAttrs& o) const { return !(*this == o); }
 };
 
+// GroupedMatmul's inputs. Each input of the op is a tensor list: no
+// instance (the input is absent: the tiling sees neither a description nor
+// a shape), one instance (a single tensor, e.g. x of all tokens [M, K] or
+// the experts' weights [E, K, N]) or several (a list: one tensor per
+// expert). A list has one dtype and one format; each instance has CANN's
+// origin shape and its storage shape (they differ for FRACTAL_NZ).
+struct GroupedShape {
+  std::vector<int64_t> origin;
+  std::vector<int64_t> storage;
+
+  bool operator==(const GroupedShape& o) const {
+    return origin == o.origin && storage == o.storage;
+  }
+  bool operator!=(const GroupedShape& o) const { return !(*this == o); }
+};
+
+struct GroupedTensorList {
+  DataType dtype = DataType::kFloat16;
+  Format format = Format::kNd;
+  std::vector<GroupedShape> instances;
+
+  bool present() const { return !instances.empty(); }
+  size_t size() const { return instances.size(); }
+  // An absent list's dtype and format mean nothing, so they do not count.
+  bool operator==(const GroupedTensorList& o) const {
+    return instances == o.instances &&
+           (instances.empty() || (dtype == o.dtype && format == o.format));
+  }
+  bool operator!=(const GroupedTensorList& o) const { return !(*this == o); }
+};
+
+// The op's tensors in its IR order: the nine inputs, then the output y.
+enum class GroupedTensor : uint8_t {
+  kX = 0,
+  kWeight = 1,
+  kBias = 2,
+  kScale = 3,
+  kOffset = 4,
+  kAntiquantScale = 5,
+  kAntiquantOffset = 6,
+  kGroupList = 7,
+  kPerTokenScale = 8,
+  kY = 9,
+};
+inline constexpr size_t kGroupedTensorCount = 10;
+// "x", "weight", "bias", "scale", "offset", "antiquant_scale",
+// "antiquant_offset", "group_list", "per_token_scale", "y": the IR names,
+// which are also the wire's field names.
+std::string_view GroupedTensorName(GroupedTensor tensor);
+
+// CANN's group_type attribute: how the experts split the problem.
+inline constexpr int64_t kGroupTypeNone = -1;   // no split: lists of x, weight and y
+inline constexpr int64_t kGroupTypeSplitM = 0;  // x's rows belong to the experts
+inline constexpr int64_t kGroupTypeSplitK = 2;  // x's and weight's K belong to the experts
+// CANN's group_list_type attribute: how group_list's values count.
+inline constexpr int64_t kGroupListCumulative = 0;
+inline constexpr int64_t kGroupListCounts = 1;
+inline constexpr int64_t kGroupListSparse = 2;
+
+// GroupedMatmul's problem: its tensor lists and attributes, as CANN's
+// tiling context holds them (the attributes in IR order). The problem's
+// other fields (m, n, k, dtypes, transposes, formats, bias) are not read
+// and stay at their defaults: every shape is here. The engine's paths
+// (server/tiling/grouped/) check CANN's rules.
+struct GroupedInputs {
+  std::array<GroupedTensorList, kGroupedTensorCount> tensors;
+  int64_t split_item = 0;
+  int64_t dtype = 0;  // CANN's dtype attribute (the quant path's output type code)
+  bool transpose_weight = false;
+  bool transpose_x = false;
+  int64_t group_type = kGroupTypeNone;
+  int64_t group_list_type = kGroupListCumulative;
+  int64_t act_type = 0;
+  std::vector<int64_t> tuning_config;
+  // The runtime token distribution: rows per expert (split M) or K per
+  // group (split K), for Execute and timing. CANN's tiling reads only
+  // group_list's length, never its values, so no plan depends on it: it is
+  // left out of the decision cache's key (problem_key.cc) and of the
+  // tiling. Empty: spread evenly.
+  std::vector<int64_t> token_histogram;
+
+  const GroupedTensorList& operator[](GroupedTensor t) const {
+    return tensors[static_cast<size_t>(t)];
+  }
+  GroupedTensorList& operator[](GroupedTensor t) { return tensors[static_cast<size_t>(t)]; }
+
+  bool IsDefault() const {
+    for (const GroupedTensorList& list : tensors) {
+      if (list.present()) return false;
+    }
+    return split_item == 0 && dtype == 0 && !transpose_weight && !transpose_x &&
+           group_type == kGroupTypeNone && group_list_type == kGroupListCumulative &&
+           act_type == 0 && tuning_config.empty() && token_histogram.empty();
+  }
+  // Everything but the histogram, which no tiling reads.
+  bool SameTiling(const GroupedInputs& o) const {
+    return tensors == o.tensors && split_item == o.split_item && dtype == o.dtype &&
+           transpose_weight == o.transpose_weight && transpose_x == o.transpose_x &&
+           group_type == o.group_type && group_list_type == o.group_list_type &&
+           act_type == o.act_type && tuning_config == o.tuning_config;
+  }
+  bool operator==(const GroupedInputs& o) const {
+    return SameTiling(o) && token_histogram == o.token_histogram;
+  }
+  bool operator!=(const GroupedInputs& o) const { return !(*this == o); }
+};
+
 struct MatmulProblem {
   int64_t m = 0;
   int64_t n = 0;
@@ -343,12 +458,13 @@ struct MatmulProblem {
   FusedEpilogue fused;  // FusedMatMul
   QuantInputs quant;    // QuantBatchMatmulV3, TransposeQuantBatchMatMul
   TransposeAttrs transpose;  // TransposeBatchMatMul, TransposeQuantBatchMatMul
+  GroupedInputs grouped;     // GroupedMatmul: its whole problem
 
   // Whether the problem is exactly a MatMulV3 one as requests before the op
   // field existed could state it (every new field at its default).
   bool IsPlainMatMulV3() const {
     return op == MatmulOp::kMatMulV3 && batch.IsDefault() && fused.IsDefault() &&
-           quant.IsDefault() && transpose.IsDefault();
+           quant.IsDefault() && transpose.IsDefault() && grouped.IsDefault();
   }
 };
 
@@ -409,14 +525,16 @@ enum class KernelModel : uint8_t {
 };
 enum class FullLoad : uint8_t { kNone = 0, kA = 1, kB = 2, kAB = 3 };
 enum class L0cToOut : uint8_t { kOnTheFly = 0, kNdFixpipe1To1 = 1, kNdFixpipe1To2 = 2 };
-enum class KernelType { kAicOnly, kMixed1To2, kAivOnly };
+// kMixed1To1: one AIV per AIC (GroupedMatmul's no-quant kernel with x
+// transposed).
+enum class KernelType { kAicOnly, kMixed1To2, kAivOnly, kMixed1To1 };
 
 // CANN identifiers: "TENSOR_LEVEL", "STREAM_K", "A_FULL_LOAD", "ND_FIXPIPE_1_2"...
 std::string_view ApiLevelName(ApiLevel level);
 std::string_view KernelModelName(KernelModel model);
 std::string_view FullLoadName(FullLoad full_load);
 std::string_view L0cToOutName(L0cToOut out);
-// "AIC_ONLY", "MIX_AIC_1_AIV_2", "AIV_ONLY".
+// "AIC_ONLY", "MIX_AIC_1_AIV_2", "AIV_ONLY", "MIX_AIC_1_AIV_1".
 std::string_view KernelTypeName(KernelType type);
 
 // How an op packs its tiling key. MatMulV3 and BatchMatMulV3 share one
@@ -432,6 +550,10 @@ enum class KeyLayout : uint8_t {
   kWeightQuant = 3,
   kTransposeBatch = 4,
   kTransposeQuant = 5,
+  // GroupedMatmul's three paths, each its kernels' own template arguments.
+  kGroupedNoQuant = 6,
+  kGroupedQuant = 7,
+  kGroupedWeightQuant = 8,
 };
 // The key layout of `op`.
 KeyLayout KeyLayoutOf(MatmulOp op);
@@ -477,6 +599,9 @@ struct TilingKey {
   uint8_t perm_x2 = 0;
   uint8_t batch_split = 0;
   uint8_t precision_mode = 0;
+  // GroupedMatmul's layouts only: the key as CANN packs it (key_layout.cc
+  // names each path's fields; trans_a / trans_b mirror two of them).
+  uint64_t grouped_bits = 0;
 
   // CANN's packed key. MatMul layout: level | ta<<4 | tb<<6 | batch<<8 |
   // model<<12 | full_load<<16 | l0c2out<<20. Fused layout: level |
@@ -563,8 +688,13 @@ enum class KernelId : uint8_t {
   // which load x1 and store y through their perms.
   kTransposeBatch,       // TransposeBatchMatMul
   kTransposeQuantBatch,  // TransposeQuantBatchMatMul
+  // GroupedMatmul's kernels, one struct each.
+  kGroupedNoQuant,        // GMMNoQuantTilingData (62 words)
+  kGroupedQuantBasicApi,  // GMMQuantBasicApiTilingData (18 words): MX basic API
+  kGroupedQuant,          // GMMQuantTilingData (440 words)
+  kGroupedWeightQuant,    // GMMWeightQuantTilingData (448 words)
 };
-inline constexpr size_t kKernelCount = 19;
+inline constexpr size_t kKernelCount = 23;
 
 struct TilingData {
   KernelId kernel = KernelId::kUnstructured;

@@ -17,6 +17,7 @@
 #include "server/tiling/quant/quant_parse.h"
 #include "server/tiling/quant/quant_request.h"
 #include "server/tiling/status_macros.h"
+#include "server/tiling/grouped/gmm_path.h"
 #include "server/tiling/weight_quant/wq_parse.h"
 #include "server/tiling/transpose/transpose_parse.h"
 
@@ -179,6 +180,9 @@ absl::Status CheckFieldsOfOp(const MatmulProblem& p) {
   if (!spec.takes_quant && !p.quant.IsDefault()) return only("quant", &OperatorSpec::takes_quant);
   if (!spec.takes_transpose && !p.transpose.IsDefault()) {
     return only("transpose", &OperatorSpec::takes_transpose);
+  }
+  if (!spec.takes_grouped && !p.grouped.IsDefault()) {
+    return only("grouped", &OperatorSpec::takes_grouped);
   }
   // QuantBatchMatmulV3 shapes its bias with quant.bias_shape.
   if (spec.takes_quant && !p.batch.bias.empty()) {
@@ -467,6 +471,8 @@ absl::Status ValidateProblem(const MatmulProblem& p,
   }
   // So are the transposed batch matmuls'.
   if (transpose::IsTransposeOp(p.op)) return transpose::CheckTransposeProblem(p);
+  // GroupedMatmul's op-level checks; each path checks its own rules.
+  if (p.op == MatmulOp::kGroupedMatmul) return grouped::CheckGroupedProblem(p);
   if (auto s = CheckDim("m", p.m, 1); !s.ok()) return s;
   if (auto s = CheckDim("n", p.n, 1); !s.ok()) return s;
   if (auto s = CheckDim("k", p.k, 0); !s.ok()) return s;

@@ -46,8 +46,8 @@ TEST(OperatorTableTest, UnknownNamesListEveryCliName) {
   ASSERT_FALSE(parsed.ok());
   EXPECT_EQ(parsed.status().message(),
             "unknown op \"gemm\"; expected matmul_v3, batch_matmul_v3, fused_matmul, "
-            "quant_batch_matmul_v3, weight_quant_batch_matmul_v2, transpose_batch_matmul or "
-            "transpose_quant_batch_matmul");
+            "quant_batch_matmul_v3, weight_quant_batch_matmul_v2, transpose_batch_matmul, "
+            "transpose_quant_batch_matmul or grouped_matmul");
 }
 
 // Every operator has strategies, and the walk policy is the registry's.

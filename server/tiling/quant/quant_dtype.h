@@ -45,6 +45,7 @@ inline constexpr uint64_t GeSizeOf(GeDtype dtype) {
       return 8;
     case GeDtype::kInt4:
     case GeDtype::kFloat4E2M1:
+    case GeDtype::kFloat4E1M2:
       return kSubByteSizeOffset + 4;
     case GeDtype::kInt8:
     case GeDtype::kHiFloat8:

@@ -28,6 +28,7 @@ enum class GeDtype : uint32_t {
   kFloat8E4M3 = 36,
   kFloat8E8M0 = 37,
   kFloat4E2M1 = 40,
+  kFloat4E1M2 = 41,
 };
 
 // CANN's quant modes of one side (x1: the pertoken scale, x2: the scale);

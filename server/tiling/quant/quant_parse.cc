@@ -1036,6 +1036,8 @@ std::string GeDtypeName(GeDtype dtype) {
       return "float8_e8m0";
     case GeDtype::kFloat4E2M1:
       return "float4_e2m1";
+    case GeDtype::kFloat4E1M2:
+      return "float4_e1m2";
   }
   return absl::StrCat("dtype ", static_cast<uint32_t>(dtype));
 }

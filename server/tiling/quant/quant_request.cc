@@ -53,6 +53,8 @@ GeDtype GeDtypeOf(DataType dtype) {
       return GeDtype::kHiFloat8;
     case DataType::kFloat4E2M1:
       return GeDtype::kFloat4E2M1;
+    case DataType::kFloat4E1M2:
+      return GeDtype::kFloat4E1M2;
     case DataType::kFloat8E8M0:
       return GeDtype::kFloat8E8M0;
     case DataType::kInt32:

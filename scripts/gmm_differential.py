@@ -1,0 +1,305 @@
+#!/usr/bin/python3
+"""Differential check of GroupedMatmul against an oracle build of CANN's own host tiling.
+
+Draws random GroupedMatmul problems of one path (no_quant, quant or weight_quant), each as its ten
+tensor lists (origin and storage shapes, dtype, format), its attributes and a chip; sends every
+problem to the oracle (its explicit-tensor keys, `"op_type": "GroupedMatmul"`) and to
+`tilingctl batch --local --json` (the grouped sub-message) in one stream each, and prints each class
+of difference with an example, then one summary line:
+
+  N of N problems identical (key, block dim, every word, workspace, or both refused); D in
+  documented classes; U undocumented
+
+  /usr/bin/python3 scripts/gmm_differential.py --oracle ORACLE --tilingctl build/bin/tilingctl \\
+      --path no_quant --n 2000 --seed 7
+
+Each path's random problems are drawn by its own function (no_quant_problem(rng),
+quant_problem(rng), weight_quant_problem(rng)); a problem is a dict:
+  {"tensors": {name: {"dtype": wire dtype name, "format": "ND" | "FRACTAL_NZ",
+                      "instances": [[origin, storage], ...]}},   # absent inputs: no entry
+   "attrs": {"split_item", "dtype", "transpose_weight", "transpose_x", "group_type",
+             "group_list_type", "act_type", "tuning_config"},
+   "chip": {"aic_num", "aiv_num", "l1_bytes", "l0a_bytes", "l0b_bytes", "l0c_bytes", "ub_bytes",
+            "l2_bytes"}}
+which oracle_input() and our_request() turn into the two requests. The chip is both the compile
+info and the context's platform (the quant path reads the latter), so both sides tile on one chip.
+A difference of a documented class (server/tiling/README.md, "Deviations from CANN") is told by
+CANN's status and the engine's message (DOCUMENTED) and counted apart.
+"""
+import argparse
+import collections
+import json
+import os
+import random
+import subprocess
+import sys
+import tempfile
+
+TENSORS = ["x", "weight", "bias", "scale", "offset", "antiquant_scale", "antiquant_offset",
+           "group_list", "per_token_scale", "y"]
+# The wire's dtype names and the oracle's.
+ORACLE_DTYPE = {"float16": "float16", "bfloat16": "bf16", "float32": "float32", "int8": "int8",
+                "int4": "int4", "float8_e4m3fn": "float8_e4m3fn", "float8_e5m2": "float8_e5m2",
+                "hifloat8": "hifloat8", "float4_e2m1": "float4_e2m1",
+                "float4_e1m2": "float4_e1m2", "float8_e8m0": "float8_e8m0", "int32": "int32",
+                "int64": "int64", "uint64": "uint64"}
+# (name, CANN's status, a piece of the engine's message): the documented classes.
+DOCUMENTED = [
+    ("chip without cores", "ok", "aic_num"),
+]
+NPU_CHIP = {"aic_num": 32, "aiv_num": 64, "l1_bytes": 524288, "l0a_bytes": 65536,
+            "l0b_bytes": 65536, "l0c_bytes": 262144, "ub_bytes": 262144, "l2_bytes": 134217728}
+
+
+def ceil_div(a, b):
+    return -(-a // b)
+
+
+def nz_storage(origin, four_bit=False):
+    """The unit tests' FRACTAL_NZ storage of [.., r, c]: [.., ceil(c/c0), ceil(r/16), 16, c0]."""
+    c0 = 64 if four_bit else 32
+    *lead, r, c = origin
+    return lead + [ceil_div(c, c0), ceil_div(r, 16), 16, c0]
+
+
+def random_chip(rng):
+    """The 950PR's compile info, or one with other cores (AIV != 2 AIC) and buffer sizes."""
+    chip = dict(NPU_CHIP)
+    if rng.random() < 0.35:
+        aic = rng.choice([1, 2, 7, 8, 20, 24, 30, 31, 32, 40, 64])
+        chip["aic_num"] = aic
+        chip["aiv_num"] = rng.choice([2 * aic, 2 * aic, aic, 3 * aic, 2 * aic + 2])
+    if rng.random() < 0.25:
+        chip["l1_bytes"] = rng.choice([262144, 393216, 524288, 1048576])
+        chip["l0a_bytes"] = chip["l0b_bytes"] = rng.choice([32768, 65536, 131072])
+        chip["l0c_bytes"] = rng.choice([131072, 262144])
+        chip["ub_bytes"] = rng.choice([196608, 262144])
+        chip["l2_bytes"] = rng.choice([33554432, 134217728])
+    return chip
+
+
+def no_quant_problem(rng):
+    """A random no-quant problem: x = weight in float16 / bfloat16 / float32; 1 to 1024 groups;
+    split M, split K or none; the forms single, single_multi_single and multi; NZ weights;
+    transposes; bias; chips with AIV != 2 AIC and other buffers."""
+    dtype = rng.choice(["float16", "bfloat16", "float32"])
+    groups = rng.choice([1, 2, 3, 4, 8, 16, 32, 64, 128, 256, 1024, rng.randint(1, 1024)])
+    form = rng.choice(["single", "single", "single_multi_single", "multi"])
+    group_type = -1 if form == "multi" else rng.choice([0, 0, 0, 2, -1])
+    if form == "multi":
+        groups = min(groups, 128)
+    dim = lambda: rng.choice([1, 16, 64, 128, 200, 256, 512, 1024, 2048, 4096, 7168,
+                              rng.randint(1, 8192)])
+    m, n, k = dim(), dim(), dim()
+    tx, tw = rng.random() < 0.15, rng.random() < 0.3
+    nz = rng.random() < 0.15
+    x_dims = [k, m] if tx else [m, k]
+    w_dims = [n, k] if tw else [k, n]
+    tensors = {"x": {"dtype": dtype, "format": "ND", "instances": []},
+               "weight": {"dtype": dtype, "format": "FRACTAL_NZ" if nz else "ND", "instances": []},
+               "y": {"dtype": dtype, "format": "ND", "instances": []}}
+
+    def add(name, origin, storage=None):
+        tensors[name]["instances"].append([origin, storage or origin])
+
+    lists = groups if form == "multi" else 1
+    for _ in range(lists):
+        add("x", x_dims)
+    if form == "single":
+        origin = [groups] + w_dims
+        add("weight", origin, nz_storage(origin) if nz else None)
+    else:
+        for _ in range(groups):
+            add("weight", w_dims, nz_storage(w_dims) if nz else None)
+    for _ in range(lists):
+        add("y", [groups, m, n] if group_type == 2 and form != "multi" else [m, n])
+    if group_type != -1 or rng.random() < 0.05:
+        tensors["group_list"] = {"dtype": "int64", "format": "ND", "instances": [[[groups],
+                                                                                  [groups]]]}
+    if rng.random() < 0.25:
+        bias = "float32" if dtype == "bfloat16" and rng.random() < 0.7 else dtype
+        tensors["bias"] = {"dtype": bias, "format": "ND", "instances": []}
+        if form == "single":
+            add("bias", [groups, n])
+        else:
+            for _ in range(groups):
+                add("bias", [n])
+    attrs = {"split_item": 0 if form == "multi" else rng.choice([3, 3, 2]), "dtype": 0,
+             "transpose_weight": tw, "transpose_x": tx, "group_type": group_type,
+             "group_list_type": rng.choice([0, 0, 1]), "act_type": 0, "tuning_config": [0]}
+    return {"tensors": tensors, "attrs": attrs, "chip": random_chip(rng)}
+
+
+def quant_problem(rng):
+    """A random quant problem (8- / 4-bit x and weight): the quant path's own draw."""
+    raise NotImplementedError("the quant path's generator is not written yet")
+
+
+def weight_quant_problem(rng):
+    """A random weight-quant problem (x != weight): the weight-quant path's own draw."""
+    raise NotImplementedError("the weight-quant path's generator is not written yet")
+
+
+DRAWS = {"no_quant": no_quant_problem, "quant": quant_problem,
+         "weight_quant": weight_quant_problem}
+
+
+def oracle_input(p):
+    """The oracle's keys for problem `p` (its explicit tensors, attributes, compile info and the
+    context's platform, the same chip)."""
+    out = {"op_type": "GroupedMatmul"}
+    for name in TENSORS:
+        t = p["tensors"].get(name)
+        if not t or not t["instances"]:
+            out[name] = ""
+            continue
+        out[name] = ";".join(",".join(map(str, o)) for o, _ in t["instances"])
+        out[name + "_storage"] = ";".join(",".join(map(str, s)) for _, s in t["instances"])
+        out[name + "_dtype"] = ORACLE_DTYPE[t["dtype"]]
+        out[name + "_format"] = "NZ" if t["format"] == "FRACTAL_NZ" else "ND"
+    a = p["attrs"]
+    out.update({"split_item": a["split_item"], "dtype_attr": a["dtype"],
+                "trans_w": a["transpose_weight"], "trans_x": a["transpose_x"],
+                "group_type": a["group_type"], "group_list_type": a["group_list_type"],
+                "act_type": a["act_type"], "tuning_config": a["tuning_config"]})
+    c = p["chip"]
+    out.update(c)
+    out.update({"platform_core_num": c["aic_num"], "platform_ub_bytes": c["ub_bytes"],
+                "platform_l1_bytes": c["l1_bytes"], "platform_l0a_bytes": c["l0a_bytes"],
+                "platform_l0b_bytes": c["l0b_bytes"], "platform_l0c_bytes": c["l0c_bytes"],
+                "platform_l2_bytes": c["l2_bytes"]})
+    return out
+
+
+def our_request(p):
+    """The TilingRequest (proto JSON mapping) of problem `p`."""
+    grouped = {}
+    for name, t in p["tensors"].items():
+        if not t["instances"]:
+            continue
+        camel = "".join(w if i == 0 else w.title() for i, w in enumerate(name.split("_")))
+        grouped[camel] = {
+            "dtype": "DATA_TYPE_" + t["dtype"].upper(),
+            "format": "FORMAT_" + t["format"],
+            "instances": [{"origin": o, "storage": s} for o, s in t["instances"]]}
+    a = p["attrs"]
+    grouped.update({"splitItem": a["split_item"], "dtype": a["dtype"],
+                    "transposeWeight": a["transpose_weight"], "transposeX": a["transpose_x"],
+                    "groupType": a["group_type"], "groupListType": a["group_list_type"],
+                    "actType": a["act_type"], "tuningConfig": a["tuning_config"]})
+    c = p["chip"]
+    overrides = {"aicNum": c["aic_num"], "aivNum": c["aiv_num"], "l1Bytes": c["l1_bytes"],
+                 "l0aBytes": c["l0a_bytes"], "l0bBytes": c["l0b_bytes"],
+                 "l0cBytes": c["l0c_bytes"], "ubBytes": c["ub_bytes"], "l2Bytes": c["l2_bytes"]}
+    return {"problem": {"op": "OPERATOR_GROUPED_MATMUL", "grouped": grouped},
+            "platformOverrides": overrides}
+
+
+def ours(ctl, requests):
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+        json.dump(requests, f)
+        path = f.name
+    try:
+        out = subprocess.run([ctl, "batch", path, "--local", "--json"], capture_output=True,
+                             text=True, check=False)
+    finally:
+        os.unlink(path)
+    answers = [json.loads(line) for line in out.stdout.splitlines() if line.strip()]
+    if len(answers) != len(requests):
+        sys.exit(f"tilingctl answered {len(answers)} of {len(requests)}: {out.stderr[-400:]}")
+    result = []
+    for a in answers:
+        if "status" in a:  # an item's error; answers carry none
+            result.append({"status": "failed", "error": a["status"].get("message", "")[:300]})
+            continue
+        result.append({"status": "ok", "tiling_key": int(a.get("tilingKey", 0)),
+                       "block_dim": a.get("blockDim", 0),
+                       "words": [int(w) for w in a.get("rawWords", [])],
+                       "workspace": int(a.get("workspaceBytes", 0)),
+                       "strategy": a.get("strategy", "")})
+    return result
+
+
+def documented_class(o, u):
+    """The documented class a difference belongs to, or None."""
+    if u["status"] == "ok":
+        return None
+    for name, cann_status, message in DOCUMENTED:
+        if o["status"] == cann_status and message in u.get("error", ""):
+            return name
+    return None
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--oracle", required=True)
+    parser.add_argument("--tilingctl", required=True)
+    parser.add_argument("--path", choices=sorted(DRAWS), default="no_quant")
+    parser.add_argument("--n", type=int, default=1000)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--reasons", action="store_true",
+                        help="also count the engine's refusal messages of the both-refused problems")
+    args = parser.parse_args()
+
+    rng = random.Random(args.seed)
+    problems = [DRAWS[args.path](rng) for _ in range(args.n)]
+    text = "".join(json.dumps(oracle_input(p)) + "\n" for p in problems)
+    oracle = subprocess.run([args.oracle], input=text, capture_output=True, text=True, check=False)
+    theirs = [json.loads(line) for line in oracle.stdout.splitlines() if line.strip()]
+    if len(theirs) != len(problems):
+        sys.exit(f"the oracle answered {len(theirs)} of {len(problems)}: {oracle.stderr[-400:]}")
+    mine = ours(args.tilingctl, [our_request(p) for p in problems])
+
+    stats = collections.Counter()
+    examples = {}
+    documented = collections.Counter()
+    for p, o, u in zip(problems, theirs, mine):
+        doc = documented_class(o, u)
+        if doc:
+            documented[doc] += 1
+            examples.setdefault("documented: " + doc, (p, o, u))
+            continue
+        if o["status"] != "ok" or u["status"] != "ok":
+            kind = ("both refused" if o["status"] != "ok" and u["status"] != "ok"
+                    else f"cann {o['status']} / ours {u['status']}")
+        else:
+            what = []
+            if o["tiling_key"] != u["tiling_key"]:
+                what.append("key")
+            if o["block_dim"] != u["block_dim"]:
+                what.append("block_dim")
+            ow, uw = o["words"], u["words"]
+            if ow != uw:
+                idx = [i for i in range(max(len(ow), len(uw)))
+                       if i >= len(ow) or i >= len(uw) or ow[i] != uw[i]]
+                what.append("words " + ",".join(map(str, idx[:6])))
+            if o.get("workspace") is not None and o["workspace"] != u["workspace"]:
+                what.append("workspace")
+            kind = f"{u['strategy']}: " + " ".join(what) if what else "identical"
+        stats[kind] += 1
+        examples.setdefault(kind, (p, o, u))
+    same = stats["identical"] + stats["both refused"]
+    if args.reasons:
+        reasons = collections.Counter(
+            u["error"][:90] for o, u in zip(theirs, mine)
+            if o["status"] != "ok" and u["status"] != "ok")
+        for reason, count in reasons.most_common(20):
+            print(f"{count:5d}  refused: {reason}")
+    for kind, count in stats.most_common():
+        if kind in ("identical", "both refused"):
+            continue
+        p, o, u = examples[kind]
+        print(f"{count:5d}  {kind}\n       e.g. {json.dumps(oracle_input(p))[:600]}\n"
+              f"       cann {json.dumps(o)[:300]}\n       ours {json.dumps(u)[:300]}")
+    print(dict(sorted(stats.items())))
+    for doc, count in documented.most_common():
+        p, o, u = examples["documented: " + doc]
+        print(f"{count:5d}  documented class: {doc}\n       e.g. {json.dumps(oracle_input(p))[:300]}\n"
+              f"       cann {json.dumps(o)[:160]}\n       ours {json.dumps(u)[:200]}")
+    total_doc = sum(documented.values())
+    print(f"{same} of {args.n} problems identical (key, block dim, every word, workspace, or both "
+          f"refused); {total_doc} in documented classes; {args.n - same - total_doc} undocumented")
+
+
+if __name__ == "__main__":
+    main()
