@@ -89,8 +89,8 @@ enum GqmmQuantMode : uint32_t {
   kModePerBlock = 32,
 };
 
-// "default", "pertensor", "perchannel", "pertoken", "mx", "pergroup",
-// "perblock".
+// "DEFAULT", "PERTENSOR", "PERCHANNEL", "PERTOKEN", "MX", "PERGROUP",
+// "PERBLOCK".
 std::string_view QuantModeName(uint32_t mode);
 
 // The key's KERNEL_TYPE: which dequantization kernel runs.

@@ -904,21 +904,21 @@ bool IsFp4(GeType type) { return type == GeType::kFloat4E2M1 || type == GeType::
 std::string_view QuantModeName(uint32_t mode) {
   switch (mode) {
     case kModeDefault:
-      return "default";
+      return "DEFAULT";
     case kModePerTensor:
-      return "pertensor";
+      return "PERTENSOR";
     case kModePerChannel:
-      return "perchannel";
+      return "PERCHANNEL";
     case kModePerToken:
-      return "pertoken";
+      return "PERTOKEN";
     case kModeMx:
-      return "mx";
+      return "MX";
     case kModePerGroup:
-      return "pergroup";
+      return "PERGROUP";
     case kModePerBlock:
-      return "perblock";
+      return "PERBLOCK";
     default:
-      return "unknown";
+      return "UNKNOWN";
   }
 }
 
