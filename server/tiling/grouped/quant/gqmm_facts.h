@@ -13,6 +13,9 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/types/span.h"
+#include "server/tiling/types.h"
+
 namespace npu::tiling::grouped::quant {
 
 // GE's dtype numbers (metadef's ge::DataType), as CANN's checks compare them.
@@ -46,17 +49,12 @@ uint64_t GeSize(GeType type);
 bool IsFourBit(GeType type);
 bool IsFp4(GeType type);  // float4_e2m1 or float4_e1m2
 
-// One instance of a tensor list: its origin (logical) and storage shapes.
-struct GqmmShape {
-  std::vector<int64_t> origin;
-  std::vector<int64_t> storage;
-};
-
-// One IR input (or the output y) of GroupedMatmul: its instances (none: the
-// input is absent, and the tiling sees neither a description nor a shape),
-// the dtype and the format all of them share.
+// One IR input (or the output y) of GroupedMatmul, viewed where the problem
+// holds it: its instances (none: the input is absent, and the tiling sees
+// neither a description nor a shape), each with its origin and storage
+// shape, and the dtype and format all of them share.
 struct GqmmTensor {
-  std::vector<GqmmShape> instances;
+  absl::Span<const GroupedShape> instances;
   GeType dtype = GeType::kFloat;
   bool nz = false;  // FRACTAL_NZ storage
 
@@ -66,7 +64,8 @@ struct GqmmTensor {
 // A GroupedMatmul request as CANN's tiling context holds it: the IR inputs
 // this path reads (x, weight, bias, scale, offset, group_list,
 // per_token_scale), the output y and the attributes, each as the context
-// carries it (the int64 attributes before CANN narrows them).
+// carries it (the int64 attributes before CANN narrows them). A view: the
+// shapes stay where the problem keeps them.
 struct GqmmRequest {
   GqmmTensor x, weight, bias, scale, offset, group_list, per_token_scale, y;
   int64_t split_item = 0;

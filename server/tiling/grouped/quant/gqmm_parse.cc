@@ -642,7 +642,7 @@ absl::Status CheckNzWeightListShapes(State& s, const Dims* x_scale) {
   const uint64_t first_n = LogicalN(r.weight.instances[0].origin, s.f.trans_b);
   const uint64_t weights = ListSize(r.weight);
   for (uint64_t i = 1; i < weights; ++i) {
-    const GqmmShape& w = r.weight.instances[i];
+    const GroupedShape& w = r.weight.instances[i];
     const uint64_t n = LogicalN(w.origin, s.f.trans_b);
     if (n != first_n) {
       return Refuse("weight", absl::StrCat("weight[", i, "] has n=", static_cast<int64_t>(n),

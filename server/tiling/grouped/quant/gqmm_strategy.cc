@@ -24,12 +24,7 @@ using quant::GqmmKey;
 using quant::GqmmPlatform;
 
 quant::GqmmTensor TensorOf(const GroupedTensorList& list) {
-  quant::GqmmTensor t;
-  t.dtype = quant::GeTypeOf(list.dtype);
-  t.nz = list.format == Format::kFractalNz;
-  t.instances.reserve(list.instances.size());
-  for (const GroupedShape& s : list.instances) t.instances.push_back({s.origin, s.storage});
-  return t;
+  return {list.instances, quant::GeTypeOf(list.dtype), list.format == Format::kFractalNz};
 }
 
 // The scale dtype CANN's parse reads (a missing scale, or an INT32 y,

@@ -8,7 +8,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <string>
 #include <vector>
@@ -22,12 +24,16 @@ using ::npu::testing::IsOk;
 using ::npu::testing::StatusIs;
 using ::testing::HasSubstr;
 
-GqmmTensor Tensor(GeType dtype, std::vector<std::vector<int64_t>> shapes, bool nz = false) {
-  GqmmTensor t;
-  t.dtype = dtype;
-  t.nz = nz;
-  for (auto& s : shapes) t.instances.push_back({s, s});
-  return t;
+// A tensor list whose instances have `shapes` as origin and storage (or
+// `storage` for an NZ weight); the shapes live as long as the test binary.
+GqmmTensor Tensor(GeType dtype, std::vector<std::vector<int64_t>> shapes, bool nz = false,
+                  std::vector<std::vector<int64_t>> storage = {}) {
+  static auto* const kShapes = new std::deque<std::vector<GroupedShape>>();
+  std::vector<GroupedShape>& list = kShapes->emplace_back();
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    list.push_back({shapes[i], i < storage.size() ? storage[i] : shapes[i]});
+  }
+  return {list, dtype, nz};
 }
 
 // int8 x [512, 1024] and weight [4, 1024, 256] (split M, 4 groups), a
@@ -196,7 +202,7 @@ const std::vector<Rule>& Rules() {
       {"NoGroupList",
        [] {
          GqmmRequest r = Int8();
-         r.group_list.instances.clear();
+         r.group_list = {};
          return r;
        },
        "field grouped.group_list: the quant path needs a group_list"},
@@ -224,7 +230,7 @@ const std::vector<Rule>& Rules() {
       {"NoScale",
        [] {
          GqmmRequest r = Int8();
-         r.scale.instances.clear();
+         r.scale = {};
          return r;
        },
        "field grouped.scale: a scale is needed unless y is INT32"},
@@ -246,7 +252,7 @@ const std::vector<Rule>& Rules() {
       {"MxNeedsPerToken",
        [] {
          GqmmRequest r = Mxfp8();
-         r.per_token_scale.instances.clear();
+         r.per_token_scale = {};
          return r;
        },
        "field grouped.per_token_scale: MX needs a per_token_scale"},
@@ -274,16 +280,14 @@ const std::vector<Rule>& Rules() {
       {"NzStorageLastDim",
        [] {
          GqmmRequest r = Int8();
-         r.weight = Tensor(GeType::kInt8, {{4, 1024, 256}}, true);
-         r.weight.instances[0].storage = {4, 8, 64, 16, 16};
+         r.weight = Tensor(GeType::kInt8, {{4, 1024, 256}}, true, {{4, 8, 64, 16, 16}});
          return r;
        },
        "its last dim must be 32 for INT8 (CheckWeightNzLastDim)"},
       {"NzStorageThirdDim",
        [] {
          GqmmRequest r = Int8();
-         r.weight = Tensor(GeType::kInt8, {{4, 1024, 256}}, true);
-         r.weight.instances[0].storage = {4, 8, 63, 16, 32};
+         r.weight = Tensor(GeType::kInt8, {{4, 1024, 256}}, true, {{4, 8, 63, 16, 32}});
          return r;
        },
        "its third dim must be ceil(k / 16) = 64"},
@@ -371,7 +375,7 @@ TEST(GqmmParseTest, Int8PerChannelPerTokenIsVectorDequant) {
 TEST(GqmmParseTest, PackedScaleDequantizesInTheFixpipe) {
   GqmmRequest r = Int8();
   r.scale.dtype = GeType::kUint64;
-  r.per_token_scale.instances.clear();
+  r.per_token_scale = {};
   absl::StatusOr<GqmmFacts> f = Parse(r, 24, 50);  // a cube-only kernel: no ratio needed
   ASSERT_THAT(f, IsOk());
   EXPECT_EQ(f->kernel_type, GqmmKernelType::kFixpipeDequant);
@@ -427,7 +431,7 @@ TEST(GqmmParseTest, Int32OutputReadsNoScale) {
   // is checked.
   GqmmRequest r = Int8();
   r.y.dtype = GeType::kInt32;
-  r.scale.instances.clear();
+  r.scale = {};
   r.act_type = 9;
   absl::StatusOr<GqmmFacts> f = Parse(r, 24, 50);
   ASSERT_THAT(f, IsOk());
@@ -478,9 +482,10 @@ TEST(GqmmParseTest, SplitKNeedsTheCoreRatio) {
 
 TEST(GqmmParseTest, NzWeightListChecksEachTensor) {
   // One x and y, four [k, n] NZ weights with their scales.
+  const std::vector<int64_t> nz = {8, 64, 16, 32};
   GqmmRequest r = Int8();
-  r.weight = Tensor(GeType::kInt8, {{1024, 256}, {1024, 256}, {1024, 256}, {1024, 256}}, true);
-  for (GqmmShape& s : r.weight.instances) s.storage = {8, 64, 16, 32};
+  r.weight = Tensor(GeType::kInt8, {{1024, 256}, {1024, 256}, {1024, 256}, {1024, 256}}, true,
+                    {nz, nz, nz, nz});
   r.scale = Tensor(GeType::kFloat, {{256}, {256}, {256}, {256}});
   absl::StatusOr<GqmmFacts> f = Parse(r);
   ASSERT_THAT(f, IsOk());
@@ -488,12 +493,12 @@ TEST(GqmmParseTest, NzWeightListChecksEachTensor) {
   EXPECT_EQ(f->weight_n, (std::vector<uint64_t>{256, 256, 256, 256}));
   EXPECT_FALSE(f->single_w);
 
-  r.weight.instances[2].origin = {1024, 128};
+  r.weight = Tensor(GeType::kInt8, {{1024, 256}, {1024, 256}, {1024, 128}, {1024, 256}}, true,
+                    {nz, nz, nz, nz});
   EXPECT_THAT(Parse(r), StatusIs(absl::StatusCode::kInvalidArgument,
                                  HasSubstr("weight[2] has n=128, weight[0] n=256")));
   r = Int8();
-  r.weight = Tensor(GeType::kInt8, {{1024, 256}, {1024, 256}}, true);
-  for (GqmmShape& s : r.weight.instances) s.storage = {8, 64, 16, 32};
+  r.weight = Tensor(GeType::kInt8, {{1024, 256}, {1024, 256}}, true, {nz, nz});
   EXPECT_THAT(Parse(r), StatusIs(absl::StatusCode::kInvalidArgument,
                                  HasSubstr("one weight tensor per group: 2 tensors, 4 groups")));
 }

@@ -195,7 +195,8 @@ TEST(GqmmStrategyTest, SplitKWithoutKIsAnEmptyBlock) {
 TEST(GqmmStrategyTest, RequestKeepsGeTypes) {
   EXPECT_EQ(quant::GeTypeOf(DataType::kFloat32), quant::GeType::kFloat);
   EXPECT_EQ(quant::GeTypeOf(DataType::kFloat4E1M2), quant::GeType::kFloat4E1M2);
-  const quant::GqmmRequest r = quant::GqmmRequestOf(Mxfp8().grouped);
+  const MatmulProblem p = Mxfp8();
+  const quant::GqmmRequest r = quant::GqmmRequestOf(p.grouped);  // a view of p
   EXPECT_EQ(r.scale.dtype, quant::GeType::kFloat8E8M0);
   EXPECT_EQ(r.per_token_scale.instances.at(0).origin, (std::vector<int64_t>{256, 16, 2}));
   EXPECT_FALSE(r.bias.present());

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <deque>
 #include <vector>
 
 #include "server/tiling/cann_fault.h"
@@ -21,11 +22,13 @@ using ::npu::testing::IsOk;
 using ::npu::testing::StatusIs;
 using ::testing::HasSubstr;
 
+// A tensor list whose instances have `shapes` as origin and storage; the
+// shapes live as long as the test binary.
 GqmmTensor Tensor(GeType dtype, std::vector<std::vector<int64_t>> shapes) {
-  GqmmTensor t;
-  t.dtype = dtype;
-  for (auto& s : shapes) t.instances.push_back({s, s});
-  return t;
+  static auto* const kShapes = new std::deque<std::vector<GroupedShape>>();
+  std::vector<GroupedShape>& list = kShapes->emplace_back();
+  for (auto& s : shapes) list.push_back({s, s});
+  return {list, dtype, false};
 }
 
 // The unit tests' platform: 32 cores, L1 512 KiB, L0C 128 KiB.
