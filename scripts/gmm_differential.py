@@ -182,7 +182,8 @@ def quant_chip(rng):
                                        2097152])
         chip["l0c_bytes"] = rng.choice([65536, 131072, 131072, 262144, 524288])
         # L0A and L0B are filled from L1: a chip has no more of them than of L1.
-        chip["l0a_bytes"] = chip["l0b_bytes"] = min(chip["l0a_bytes"], chip["l1_bytes"])
+        chip["l0a_bytes"] = min(chip["l0a_bytes"], chip["l1_bytes"])
+        chip["l0b_bytes"] = min(chip["l0b_bytes"], chip["l1_bytes"])
     return chip
 
 
