@@ -120,9 +120,9 @@ struct GqmmFacts {
   uint64_t group_num = 0;
   GeType a = GeType::kInt8, b = GeType::kInt8, c = GeType::kFloat16;
   bool has_bias = false;
-  GeType bias = GeType::kInt32;          // INT32 unless a bias with elements
-  GeType scale = GeType::kUint64;        // UINT64 when absent or y is INT32
-  GeType per_token = GeType::kFloat;     // FLOAT when absent
+  GeType bias = GeType::kInt32;       // INT32 unless a bias with elements
+  GeType scale = GeType::kUint64;     // UINT64 when absent or y is INT32
+  GeType per_token = GeType::kFloat;  // FLOAT when absent
   bool trans_a = false, trans_b = false;
   bool weight_nz = false;
   int8_t group_type = kGroupSplitM;

@@ -151,8 +151,9 @@ absl::Status CheckBiasDtype(const GqmmFacts& f) {
     return absl::OkStatus();
   }
   if (f.a != GeType::kInt8) {
-    return Refuse("bias", absl::StrCat("x of ", Name(f.a),
-                                       " takes no bias; only INT8 and FLOAT4 x do (CheckBiasDtype)"));
+    return Refuse("bias",
+                  absl::StrCat("x of ", Name(f.a),
+                               " takes no bias; only INT8 and FLOAT4 x do (CheckBiasDtype)"));
   }
   bool allowed = false;
   const char* allowed_text = "";
@@ -196,8 +197,8 @@ absl::Status AnalyzeDtype(State& s) {
   if (!r.x.present()) return Refuse("x", "the quant path needs an x tensor");
   f.a = r.x.dtype;
   if (!legal(f.a)) {
-    return Refuse("x", absl::StrCat("x must be ", kLegalText, ", not ", Name(f.a),
-                                    " (ValidateAAndWDtype)"));
+    return Refuse(
+        "x", absl::StrCat("x must be ", kLegalText, ", not ", Name(f.a), " (ValidateAAndWDtype)"));
   }
   if (!r.weight.present()) return Refuse("weight", "the quant path needs a weight tensor");
   f.b = r.weight.dtype;
@@ -254,16 +255,19 @@ absl::Status AnalyzeAttrs(State& s) {
     }
   } else {
     if (!f.trans_a) {
-      return Refuse("transpose_x", "transpose_x must be true with group_type 2 "
-                                   "(CheckTransposeAndFormatByGroupType)");
+      return Refuse("transpose_x",
+                    "transpose_x must be true with group_type 2 "
+                    "(CheckTransposeAndFormatByGroupType)");
     }
     if (f.trans_b) {
-      return Refuse("transpose_weight", "transpose_weight must be false with group_type 2 "
-                                        "(CheckTransposeAndFormatByGroupType)");
+      return Refuse("transpose_weight",
+                    "transpose_weight must be false with group_type 2 "
+                    "(CheckTransposeAndFormatByGroupType)");
     }
     if (f.weight_nz) {
-      return Refuse("weight", "the weight must be ND with group_type 2 "
-                              "(CheckTransposeAndFormatByGroupType)");
+      return Refuse("weight",
+                    "the weight must be ND with group_type 2 "
+                    "(CheckTransposeAndFormatByGroupType)");
     }
   }
   f.single_x = r.x.instances.size() < 2;
@@ -292,14 +296,14 @@ absl::Status SetGroupNum(State& s) {
                                                "(SetGroupNum)"));
     }
   } else if (list.size() != 1) {
-    return Refuse("group_list", absl::StrCat("group_list=", Text(list),
-                                             " must have 1 dim with group_list_type ",
-                                             s.f.group_list_type, " (SetGroupNum)"));
+    return Refuse("group_list",
+                  absl::StrCat("group_list=", Text(list), " must have 1 dim with group_list_type ",
+                               s.f.group_list_type, " (SetGroupNum)"));
   }
   s.f.group_num = static_cast<uint64_t>(Dim(list, 0));
   if (s.f.group_num > kMaxGroups) {
-    return Refuse("group_list", absl::StrCat("the group count ", Dim(list, 0),
-                                             " exceeds 1024 (SetGroupNum)"));
+    return Refuse("group_list",
+                  absl::StrCat("the group count ", Dim(list, 0), " exceeds 1024 (SetGroupNum)"));
   }
   return absl::OkStatus();
 }
@@ -315,8 +319,9 @@ bool NzWeightList(const State& s) {
 absl::Status CheckNzWeightList(const State& s) {
   const bool list = NzWeightList(s);
   if (list && s.f.has_bias) {
-    return Refuse("bias", "a weight-NZ list (one x, one y, a 2-dim NZ weight per group) takes no "
-                          "bias (CheckWeightTensorListForWeightNz)");
+    return Refuse("bias",
+                  "a weight-NZ list (one x, one y, a 2-dim NZ weight per group) takes no "
+                  "bias (CheckWeightTensorListForWeightNz)");
   }
   if (!list) return absl::OkStatus();
   const uint64_t weights = ListSize(s.r.weight);
@@ -348,8 +353,9 @@ absl::Status SetMkn(State& s, const Dims& x, const Dims& w) {
   const int64_t k = DimFromEnd(x, f.trans_a ? 2 : 1);
   const int64_t n = DimFromEnd(w, f.trans_b ? 2 : 1);
   if ((ShapeSize(x) == 0 || ShapeSize(w) == 0) && f.group_type == kGroupSplitM) {
-    return Refuse("x", absl::StrCat("x=", Text(x), " and weight=", Text(w),
-                                    ": an empty x or weight is refused with group_type 0 (SetMKN)"));
+    return Refuse("x",
+                  absl::StrCat("x=", Text(x), " and weight=", Text(w),
+                               ": an empty x or weight is refused with group_type 0 (SetMKN)"));
   }
   f.m = static_cast<uint64_t>(m);
   f.k = static_cast<uint64_t>(k);
@@ -420,10 +426,9 @@ void SetQuantMode(State& s, const Dims& w_scale, const Dims* x_scale, const Dims
   }
   if (x_scale == nullptr) return;
   const size_t x_dims = x_scale->size();
-  const bool per_tensor =
-      (x_dims == 2 && DimFromEnd(*x_scale, 1) == 1) ||
-      (x_dims == 1 && DimIs((*x_scale)[0], f.group_num) &&
-       (f.group_type == kGroupSplitK || f.group_num != f.m));
+  const bool per_tensor = (x_dims == 2 && DimFromEnd(*x_scale, 1) == 1) ||
+                          (x_dims == 1 && DimIs((*x_scale)[0], f.group_num) &&
+                           (f.group_type == kGroupSplitK || f.group_num != f.m));
   f.a_mode = f.a != GeType::kInt8 && per_tensor ? kModePerTensor : kModePerToken;
   SetPerGroupQuantMode(s, *x_scale, w_scale, w);
 }
@@ -439,14 +444,14 @@ absl::Status CheckMxSplitM(const State& s, const Dims& x_scale, const Dims& w_sc
   const bool list = NzWeightList(s);
   const size_t w_dims = list ? 3 : 4;
   if (w_scale.size() != w_dims) {
-    return Refuse("scale", absl::StrCat("scale=", Text(w_scale), " must have ", w_dims,
-                                        " dims for MX with group_type 0 (CheckQuantParamsForMXTypeM)"));
+    return Refuse("scale",
+                  absl::StrCat("scale=", Text(w_scale), " must have ", w_dims,
+                               " dims for MX with group_type 0 (CheckQuantParamsForMXTypeM)"));
   }
   if (x_scale.size() != 3) {
-    return Refuse("per_token_scale",
-                  absl::StrCat("per_token_scale=", Text(x_scale),
-                               " must have 3 dims for MX with group_type 0 "
-                               "(CheckQuantParamsForMXTypeM)"));
+    return Refuse("per_token_scale", absl::StrCat("per_token_scale=", Text(x_scale),
+                                                  " must have 3 dims for MX with group_type 0 "
+                                                  "(CheckQuantParamsForMXTypeM)"));
   }
   const uint64_t scale_k = CeilDiv(f.k, kMxScaleKSpan);
   const uint64_t n = expected_n == 0 ? f.n : expected_n;
@@ -454,9 +459,8 @@ absl::Status CheckMxSplitM(const State& s, const Dims& x_scale, const Dims& w_sc
   const int64_t x_m = Dim(x_scale, f.trans_a ? 1 : 0);
   const int64_t x_k = Dim(x_scale, f.trans_a ? 0 : 1);
   const int64_t x_last = DimFromEnd(x_scale, 1);
-  const std::string x_expected =
-      f.trans_a ? absl::StrCat("[", scale_k, ", ", f.m, ", 2]")
-                : absl::StrCat("[", f.m, ", ", scale_k, ", 2]");
+  const std::string x_expected = f.trans_a ? absl::StrCat("[", scale_k, ", ", f.m, ", 2]")
+                                           : absl::StrCat("[", f.m, ", ", scale_k, ", 2]");
   if (list) {
     const int64_t first = w_scale[0];
     const int64_t second = w_scale[1];
@@ -470,9 +474,9 @@ absl::Status CheckMxSplitM(const State& s, const Dims& x_scale, const Dims& w_sc
                                           "(CheckQuantParamsForMXTypeM)"));
     }
     if (!DimIs(x_m, f.m) || !DimIs(x_k, scale_k) || x_last != kMxPairDim) {
-      return Refuse("per_token_scale", absl::StrCat("per_token_scale=", Text(x_scale),
-                                                    " must be ", x_expected,
-                                                    " for MX (CheckQuantParamsForMXTypeM)"));
+      return Refuse("per_token_scale",
+                    absl::StrCat("per_token_scale=", Text(x_scale), " must be ", x_expected,
+                                 " for MX (CheckQuantParamsForMXTypeM)"));
     }
     return absl::OkStatus();
   }
@@ -490,9 +494,9 @@ absl::Status CheckMxSplitM(const State& s, const Dims& x_scale, const Dims& w_sc
                                ", 2] for MX with group_type 0 (CheckQuantParamsForMXTypeM)"));
   }
   if (!DimIs(x_m, f.m) || !DimIs(x_k, scale_k) || x_last != kMxPairDim) {
-    return Refuse("per_token_scale", absl::StrCat("per_token_scale=", Text(x_scale), " must be ",
-                                                  x_expected,
-                                                  " for MX (CheckQuantParamsForMXTypeM)"));
+    return Refuse("per_token_scale",
+                  absl::StrCat("per_token_scale=", Text(x_scale), " must be ", x_expected,
+                               " for MX (CheckQuantParamsForMXTypeM)"));
   }
   return absl::OkStatus();
 }
@@ -508,10 +512,9 @@ absl::Status CheckMxSplitK(const State& s, const Dims& x_scale, const Dims& w_sc
                                         "(CheckQuantParamsForMXTypeK)"));
   }
   if (x_scale.size() != 3) {
-    return Refuse("per_token_scale",
-                  absl::StrCat("per_token_scale=", Text(x_scale),
-                               " must have 3 dims for MX with group_type 2 "
-                               "(CheckQuantParamsForMXTypeK)"));
+    return Refuse("per_token_scale", absl::StrCat("per_token_scale=", Text(x_scale),
+                                                  " must have 3 dims for MX with group_type 2 "
+                                                  "(CheckQuantParamsForMXTypeK)"));
   }
   const int64_t x_last = DimFromEnd(x_scale, 1);
   const int64_t x_k = f.trans_a ? x_scale[0] : DimFromEnd(x_scale, 2);
@@ -522,23 +525,24 @@ absl::Status CheckMxSplitK(const State& s, const Dims& x_scale, const Dims& w_sc
   const uint64_t scale_k = f.k / kMxScaleKSpan + f.group_num;
   if (x_k != 1 && x_m != 1) {
     if (!f.trans_a || f.trans_b) {
-      return Refuse("transpose_x", "MX with group_type 2 needs transpose_x true and "
-                                   "transpose_weight false (CheckQuantParamsForMXTypeK)");
+      return Refuse("transpose_x",
+                    "MX with group_type 2 needs transpose_x true and "
+                    "transpose_weight false (CheckQuantParamsForMXTypeK)");
     }
     if (x_last != kMxPairDim || !DimIs(x_k, scale_k) || !DimIs(x_m, f.m)) {
-      return Refuse("per_token_scale",
-                    absl::StrCat("per_token_scale=", Text(x_scale), " must be [", scale_k, ", ",
-                                 f.m, ", 2] for MX with group_type 2 (k / 64 + E, m, 2) "
-                                 "(CheckQuantParamsForMXTypeK)"));
+      return Refuse(
+          "per_token_scale",
+          absl::StrCat("per_token_scale=", Text(x_scale), " must be [", scale_k, ", ", f.m,
+                       ", 2] for MX with group_type 2 (k / 64 + E, m, 2) "
+                       "(CheckQuantParamsForMXTypeK)"));
     }
   }
   if (w_last != kMxPairDim || !DimIs(w_k, scale_k) || !DimIs(w_n, f.n)) {
-    return Refuse("scale",
-                  absl::StrCat("scale=", Text(w_scale), " must be ",
-                               f.trans_b ? absl::StrCat("[", f.n, ", ", scale_k)
-                                         : absl::StrCat("[", scale_k, ", ", f.n),
-                               ", 2] for MX with group_type 2 (k / 64 + E) "
-                               "(CheckQuantParamsForMXTypeK)"));
+    return Refuse("scale", absl::StrCat("scale=", Text(w_scale), " must be ",
+                                        f.trans_b ? absl::StrCat("[", f.n, ", ", scale_k)
+                                                  : absl::StrCat("[", scale_k, ", ", f.n),
+                                        ", 2] for MX with group_type 2 (k / 64 + E) "
+                                        "(CheckQuantParamsForMXTypeK)"));
   }
   return absl::OkStatus();
 }
@@ -560,8 +564,8 @@ absl::Status CheckNonKGroupScale(const State& s, const Dims& w_scale, uint64_t e
                                         "(CheckQuantParamsForNonKGroupQuantMode)"));
   }
   if (!DimIs(w_scale[0], f.group_num) || !DimIs(w_scale[1], n)) {
-    return Refuse("scale", absl::StrCat("scale=", Text(w_scale), " must be [", f.group_num, ", ",
-                                        n, "] when y is INT8 "
+    return Refuse("scale", absl::StrCat("scale=", Text(w_scale), " must be [", f.group_num, ", ", n,
+                                        "] when y is INT8 "
                                         "(CheckQuantParamsForNonKGroupQuantMode)"));
   }
   return absl::OkStatus();
@@ -577,8 +581,9 @@ absl::Status CheckQuantParams(const State& s, const Dims* x_scale, const Dims& w
   }
   if (b == kModeMx) {
     if (x_scale == nullptr) {
-      return Refuse("per_token_scale", "MX needs a per_token_scale "
-                                       "(CheckQuantParamsForMxQuantMode)");
+      return Refuse("per_token_scale",
+                    "MX needs a per_token_scale "
+                    "(CheckQuantParamsForMxQuantMode)");
     }
     return s.f.group_type == kGroupSplitM ? CheckMxSplitM(s, *x_scale, w_scale, expected_n)
                                           : CheckMxSplitK(s, *x_scale, w_scale);
@@ -595,16 +600,15 @@ absl::Status CheckNzWeight(const State& s, const Dims& storage, uint64_t expecte
   const size_t dims = storage.size();
   if (dims != kNzRank && !(list && dims == kNzRank - 1)) {
     return Refuse("weight", absl::StrCat("the NZ weight's storage ", Text(storage), " must have ",
-                                         list ? "4 or 5" : "5",
-                                         " dims (CheckWeightNzDimNum)"));
+                                         list ? "4 or 5" : "5", " dims (CheckWeightNzDimNum)"));
   }
   const uint64_t n = expected_n == 0 ? f.n : expected_n;
   const uint64_t c0 = IsFourBit(f.b) ? kNzC04Bit : kNzC0Byte;
   const size_t at = dims - (kNzRank - 1);
   if (!DimIs(storage[at + 3], c0)) {
-    return Refuse("weight", absl::StrCat("the NZ weight's storage ", Text(storage),
-                                         ": its last dim must be ", c0, " for ", Name(f.b),
-                                         " (CheckWeightNzLastDim)"));
+    return Refuse("weight",
+                  absl::StrCat("the NZ weight's storage ", Text(storage), ": its last dim must be ",
+                               c0, " for ", Name(f.b), " (CheckWeightNzLastDim)"));
   }
   if (storage[at + 2] != static_cast<int64_t>(kNzRows)) {
     return Refuse("weight", absl::StrCat("the NZ weight's storage ", Text(storage),
@@ -622,10 +626,10 @@ absl::Status CheckNzWeight(const State& s, const Dims& storage, uint64_t expecte
                                          " (CheckWeightNzTransposedDims)"));
   }
   if (!DimIs(second, CeilDiv(cols, c0))) {
-    return Refuse("weight", absl::StrCat("the NZ weight's storage ", Text(storage),
-                                         ": its second dim must be ceil(", f.trans_b ? "k" : "n",
-                                         " / ", c0, ") = ", CeilDiv(cols, c0),
-                                         " (CheckWeightNzTransposedDims)"));
+    return Refuse("weight",
+                  absl::StrCat("the NZ weight's storage ", Text(storage),
+                               ": its second dim must be ceil(", f.trans_b ? "k" : "n", " / ", c0,
+                               ") = ", CeilDiv(cols, c0), " (CheckWeightNzTransposedDims)"));
   }
   if (f.k == 1 || n == 1) {
     return Refuse("weight", absl::StrCat("an NZ weight needs n and k above 1, not n=", n,
@@ -659,9 +663,8 @@ absl::Status CheckNzWeightListShapes(State& s, const Dims* x_scale) {
 // CheckActiveModeDtype.
 absl::Status CheckActivationDtypes(const GqmmFacts& f, bool has_x_scale) {
   if (f.a != GeType::kInt8 || f.b != GeType::kInt8) {
-    return Refuse("act_type", absl::StrCat("an activation needs INT8 x and weight, not ",
-                                           Name(f.a), " / ", Name(f.b),
-                                           " (CheckActiveModeDtype)"));
+    return Refuse("act_type", absl::StrCat("an activation needs INT8 x and weight, not ", Name(f.a),
+                                           " / ", Name(f.b), " (CheckActiveModeDtype)"));
   }
   if (f.c == GeType::kBFloat16) {
     if (f.scale != GeType::kBFloat16 && f.scale != GeType::kFloat) {
@@ -707,9 +710,9 @@ absl::Status CheckActivation(State& s, const Dims& w_scale, const Dims* x_scale)
                                                     "(CheckActiveMode)"));
     }
     if (!DimIs((*x_scale)[0], f.m)) {
-      return Refuse("per_token_scale", absl::StrCat("per_token_scale=", Text(*x_scale),
-                                                    " must be [", f.m,
-                                                    "] with an activation (CheckActiveMode)"));
+      return Refuse("per_token_scale",
+                    absl::StrCat("per_token_scale=", Text(*x_scale), " must be [", f.m,
+                                 "] with an activation (CheckActiveMode)"));
     }
   }
   if (w_scale.size() != 2) {

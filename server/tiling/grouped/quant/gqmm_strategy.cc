@@ -16,10 +16,8 @@
 namespace npu::tiling::grouped {
 namespace {
 
-using quant::GeType;
 using quant::GqmmBlock;
 using quant::GqmmFacts;
-using quant::GqmmKernelType;
 using quant::GqmmKey;
 using quant::GqmmPlatform;
 
@@ -27,10 +25,11 @@ quant::GqmmTensor TensorOf(const GroupedTensorList& list) {
   return {list.instances, quant::GeTypeOf(list.dtype), list.format == Format::kFractalNz};
 }
 
-// The scale dtype CANN's parse reads (a missing scale, or an INT32 y,
-// leaves its default UINT64) and whether x is one the basic API takes:
-// GroupedQmmBasicApiTiling::IsCapable on the raw inputs. Where the parse
-// would fail, it fails in whichever strategy runs, so this needs no parse.
+// GroupedQmmBasicApiTiling::IsCapable on the raw inputs: the scale dtype
+// CANN's parse reads is E8M0 (its default, UINT64, stands when the scale is
+// missing or y is INT32) and x is float8_e4m3fn, float8_e5m2 or float4. A
+// problem whose parse fails fails in whichever strategy runs, so the test
+// needs no parse.
 bool MxBasicApiCapable(const GroupedInputs& g) {
   const GroupedTensorList& y = g[GroupedTensor::kY];
   const GroupedTensorList& scale = g[GroupedTensor::kScale];
@@ -92,13 +91,14 @@ BlockTiling BlockOf(const GqmmBlock& b) {
 
 // The plan around a struct: key, block dim (the platform's cube cores),
 // workspace and the kernel type the key selects.
-absl::StatusOr<TilingPlan> PlanOf(std::string_view strategy, const GqmmFacts& f,
-                                  const GqmmBlock& b, TilingData data, const ProblemFacts& facts,
+absl::StatusOr<TilingPlan> PlanOf(std::string_view strategy, const GqmmFacts& f, const GqmmBlock& b,
+                                  TilingData data, const ProblemFacts& facts,
                                   const ChipSpec& chip) {
   TilingPlan plan;
   plan.strategy = std::string(strategy);
-  ASSIGN_OR_RETURN(plan.key, TilingKey::Decode(GqmmKey{f.trans_b, f.trans_a, f.kernel_type}.Encode(),
-                                               KeyLayout::kGroupedQuant));
+  ASSIGN_OR_RETURN(plan.key,
+                   TilingKey::Decode(GqmmKey{f.trans_b, f.trans_a, f.kernel_type}.Encode(),
+                                     KeyLayout::kGroupedQuant));
   plan.block_dim = chip.aic_num;
   plan.workspace_bytes = quant::kGqmmWorkspaceBytes;
   plan.kernel_type = KernelRowOf(data.kernel).kernel_type(plan.key);
@@ -107,15 +107,14 @@ absl::StatusOr<TilingPlan> PlanOf(std::string_view strategy, const GqmmFacts& f,
   plan.data = std::move(data);
   plan.detail = Describe(
       facts, "x ", quant::GeTypeName(f.a), " (", quant::QuantModeName(f.a_mode), "), weight ",
-      quant::GeTypeName(f.b), " (", quant::QuantModeName(f.b_mode), "), y ",
-      quant::GeTypeName(f.c), ", ", f.group_num, " groups, group_type ",
-      static_cast<int>(f.group_type), "; kernel ", quant::KernelTypeName(f.kernel_type),
-      "; base ", b.base_m, "x", b.base_n, "x", b.base_k, ", depth A1 ", b.depth_a1, " B1 ",
-      b.depth_b1, ", step Ka ", b.step_ka, " Kb ", b.step_kb, ", L0C double-buffered ",
-      b.db_l0c == 2 ? "yes" : "no");
+      quant::GeTypeName(f.b), " (", quant::QuantModeName(f.b_mode), "), y ", quant::GeTypeName(f.c),
+      ", ", f.group_num, " groups, group_type ", static_cast<int>(f.group_type), "; kernel ",
+      quant::KernelTypeName(f.kernel_type), "; base ", b.base_m, "x", b.base_n, "x", b.base_k,
+      ", depth A1 ", b.depth_a1, " B1 ", b.depth_b1, ", step Ka ", b.step_ka, " Kb ", b.step_kb,
+      ", L0C double-buffered ", b.db_l0c == 2 ? "yes" : "no");
   if (f.mx()) {
-    plan.detail = Describe(facts, std::move(plan.detail), "; MX scale factors A ",
-                           b.scale_factor_a, " B ", b.scale_factor_b);
+    plan.detail = Describe(facts, std::move(plan.detail), "; MX scale factors A ", b.scale_factor_a,
+                           " B ", b.scale_factor_b);
   }
   return plan;
 }
@@ -126,12 +125,14 @@ Capability GroupedQuantBasicApiStrategy::IsCapable(const MatmulProblem& problem,
                                                    const ProblemFacts& facts,
                                                    const ChipSpec& /*chip*/) const {
   if (!OnPath(problem, GmmPath::kQuant)) {
-    return Capability::No(Explain(facts, "not GroupedMatmul's quant path (int8, hifloat8, fp8 "
-                                         "or fp4 x and weight)"));
+    return Capability::No(Explain(facts,
+                                  "not GroupedMatmul's quant path (int8, hifloat8, fp8 "
+                                  "or fp4 x and weight)"));
   }
   if (!MxBasicApiCapable(problem.grouped)) {
-    return Capability::No(Explain(facts, "not MX: the basic API takes E8M0 scales with "
-                                         "float8_e4m3fn, float8_e5m2 or float4 x"));
+    return Capability::No(Explain(facts,
+                                  "not MX: the basic API takes E8M0 scales with "
+                                  "float8_e4m3fn, float8_e5m2 or float4 x"));
   }
   return Capability::Yes(Explain(facts, "MX: E8M0 scales, x ",
                                  DataTypeName(problem.grouped[GroupedTensor::kX].dtype)));
@@ -164,17 +165,16 @@ absl::StatusOr<TilingPlan> GroupedQuantBasicApiStrategy::DoTiling(const MatmulPr
   return PlanOf(name(), f, b, std::move(data), facts, chip);
 }
 
-Capability GroupedQuantStrategy::IsCapable(const MatmulProblem& problem,
-                                           const ProblemFacts& facts,
+Capability GroupedQuantStrategy::IsCapable(const MatmulProblem& problem, const ProblemFacts& facts,
                                            const ChipSpec& /*chip*/) const {
   if (!OnPath(problem, GmmPath::kQuant)) {
-    return Capability::No(Explain(facts, "not GroupedMatmul's quant path (int8, hifloat8, fp8 "
-                                         "or fp4 x and weight)"));
+    return Capability::No(Explain(facts,
+                                  "not GroupedMatmul's quant path (int8, hifloat8, fp8 "
+                                  "or fp4 x and weight)"));
   }
-  return Capability::Yes(Explain(facts, "quant path: x ",
-                                 DataTypeName(problem.grouped[GroupedTensor::kX].dtype),
-                                 ", weight ",
-                                 DataTypeName(problem.grouped[GroupedTensor::kWeight].dtype)));
+  return Capability::Yes(
+      Explain(facts, "quant path: x ", DataTypeName(problem.grouped[GroupedTensor::kX].dtype),
+              ", weight ", DataTypeName(problem.grouped[GroupedTensor::kWeight].dtype)));
 }
 
 absl::StatusOr<TilingPlan> GroupedQuantStrategy::DoTiling(const MatmulProblem& problem,

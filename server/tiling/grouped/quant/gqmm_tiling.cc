@@ -19,8 +19,8 @@ namespace {
 constexpr uint64_t kBlock256 = 256;
 constexpr uint64_t kBlock128 = 128;
 constexpr uint64_t kBlock512 = 512;
-constexpr uint64_t kCubeBlock = 16;       // rows of a fractal
-constexpr uint64_t kAlignBytes = 32;      // L1 and the cube's k steps
+constexpr uint64_t kCubeBlock = 16;   // rows of a fractal
+constexpr uint64_t kAlignBytes = 32;  // L1 and the cube's k steps
 // Per-group x with per-block weights: 128-element blocks, a step K of at
 // most 4 (so the issue queue does not stall).
 constexpr uint64_t kPerBlockSize = 128;
@@ -62,8 +62,8 @@ absl::Status L1Overflow(absl::string_view where, uint64_t free_bytes, uint64_t u
 // CalBasicBlock.
 void CalBasicBlock(const GqmmFacts& f, GqmmBlock& b) {
   b.base_m = std::min(f.m, kBlock256);
-  b.base_m = f.trans_a ? CeilAlign(b.base_m, Elements(kAlignBytes, f.a))
-                       : CeilAlign(b.base_m, kCubeBlock);
+  b.base_m =
+      f.trans_a ? CeilAlign(b.base_m, Elements(kAlignBytes, f.a)) : CeilAlign(b.base_m, kCubeBlock);
   if (f.group_block()) {
     // One x group and one weight block per base block along k; n doubles
     // when m is at most one block.
@@ -72,8 +72,8 @@ void CalBasicBlock(const GqmmFacts& f, GqmmBlock& b) {
     return;
   }
   b.base_n = std::min(f.n, kBlock256);
-  b.base_n = f.trans_b ? CeilAlign(b.base_n, kCubeBlock)
-                       : CeilAlign(b.base_n, Elements(kAlignBytes, f.b));
+  b.base_n =
+      f.trans_b ? CeilAlign(b.base_n, kCubeBlock) : CeilAlign(b.base_n, Elements(kAlignBytes, f.b));
   b.base_k = CeilAlign(std::min(Elements(kBlock128, f.a), f.k), Elements(kAlignBytes, f.a));
   if (f.mx()) {
     b.base_k = CeilAlign(b.base_k, kMxKAlign);
@@ -143,12 +143,12 @@ absl::StatusOr<uint64_t> DepthA1B1(const GqmmFacts& f, const GqmmBlock& b, uint6
                                          " (m=", f.m, " n=", f.n, ")"));
     }
     if (left > 0) {
-      return CannFaultError(absl::StrCat("GetDepthA1B1 doubles a depth of ", what,
-                                         " while its stages, of 0 bytes, stay below the ", left,
-                                         " bytes of L1 left: baseM=", b.base_m, " baseN=",
-                                         b.base_n, " baseK=", b.base_k, " (m=", f.m, " n=", f.n,
-                                         " k=", f.k, ")"),
-                            CannFaultKind::kNeverEnds);
+      return CannFaultError(
+          absl::StrCat("GetDepthA1B1 doubles a depth of ", what,
+                       " while its stages, of 0 bytes, stay below the ", left,
+                       " bytes of L1 left: baseM=", b.base_m, " baseN=", b.base_n,
+                       " baseK=", b.base_k, " (m=", f.m, " n=", f.n, " k=", f.k, ")"),
+          CannFaultKind::kNeverEnds);
     }
     return depth_init;
   }
@@ -230,8 +230,9 @@ absl::Status GeneralScaleFactors(const GqmmFacts& f, const GqmmPlatform& p, Gqmm
   const uint64_t scale_b = Bytes(CeilDiv(b.base_k, kMxGroup) * b.base_n, f.scale);
   const uint64_t both = b.depth_a1 * scale_a + b.depth_b1 * scale_b;
   if (both == 0) {
-    return CannFaultError("CalScaleFactors divides the L1 left by the bytes of a stage of MX "
-                          "scales, which is 0");
+    return CannFaultError(
+        "CalScaleFactors divides the L1 left by the bytes of a stage of MX "
+        "scales, which is 0");
   }
   const uint32_t init = static_cast<uint32_t>(left / both);
   ASSIGN_OR_RETURN(const ScaleBounds s, MxScaleBounds(f, b));
@@ -247,10 +248,10 @@ absl::Status GeneralScaleFactors(const GqmmFacts& f, const GqmmPlatform& p, Gqmm
     fa = std::min(static_cast<uint32_t>(left / (b.depth_a1 * scale_a)), fa);
   } else if (fa > init && fb > init) {
     left -= init * b.depth_b1 * scale_b + init * b.depth_a1 * scale_a;
-    const uint32_t a_more = std::min(static_cast<uint32_t>(left / (b.depth_a1 * scale_a)),
-                                     fa - init);
-    const uint32_t b_more = std::min(static_cast<uint32_t>(left / (b.depth_b1 * scale_b)),
-                                     fb - init);
+    const uint32_t a_more =
+        std::min(static_cast<uint32_t>(left / (b.depth_a1 * scale_a)), fa - init);
+    const uint32_t b_more =
+        std::min(static_cast<uint32_t>(left / (b.depth_b1 * scale_b)), fb - init);
     fa = a_more >= b_more ? a_more + init : init;
     fb = a_more < b_more ? b_more + init : init;
   }
@@ -345,16 +346,18 @@ absl::Status MxBasicScaleFactors(const GqmmFacts& f, const GqmmPlatform& p, Gqmm
   const uint64_t depth = std::max(b.depth_a1, b.depth_b1);
   const uint64_t stage = depth * (scale_a + scale_b);
   if (stage == 0) {
-    return CannFaultError("CalScaleFactors divides the L1 left by the bytes of a stage of MX "
-                          "scales, which is 0");
+    return CannFaultError(
+        "CalScaleFactors divides the L1 left by the bytes of a stage of MX "
+        "scales, which is 0");
   }
   const uint32_t init = static_cast<uint32_t>(left / stage);
   if (init == 0) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "the MX scales do not fit: the L1 left after the A / B stages (", left,
-        " bytes) holds no stage of ", stage, " bytes of scales, so the scale factor would be 0; "
-        "CANN refuses the problem (m=", f.m, " n=", f.n, " k=", f.k, " groups=", f.group_num,
-        ")"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("the MX scales do not fit: the L1 left after the A / B stages (", left,
+                     " bytes) holds no stage of ", stage,
+                     " bytes of scales, so the scale factor would be 0; "
+                     "CANN refuses the problem (m=",
+                     f.m, " n=", f.n, " k=", f.k, " groups=", f.group_num, ")"));
   }
   ASSIGN_OR_RETURN(const ScaleBounds s, MxScaleBounds(f, b));
   const uint32_t from_k_a = static_cast<uint32_t>(CeilDiv(f.k, b.step_ka * b.base_k));
@@ -436,9 +439,9 @@ uint32_t MxTypePara(const GqmmBlock& block) {
 }
 
 uint64_t MxScaleKL1(const GqmmFacts& f, const GqmmBlock& block) {
-  const uint64_t k = std::max(block.scale_factor_a * block.step_ka,
-                              block.scale_factor_b * block.step_kb) *
-                     block.base_k;
+  const uint64_t k =
+      std::max(block.scale_factor_a * block.step_ka, block.scale_factor_b * block.step_kb) *
+      block.base_k;
   return std::min(k, f.k);
 }
 

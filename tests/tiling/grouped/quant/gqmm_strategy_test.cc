@@ -104,8 +104,8 @@ TEST(GqmmStrategyTest, Int8TakesTheGeneralStrategy) {
   EXPECT_EQ(plan.data.kernel, KernelId::kGroupedQuant);
   EXPECT_EQ(plan.key.grouped_bits, 16u);  // DEQUANT_VECTOR
   EXPECT_EQ(plan.kernel_type, KernelType::kMixed1To2);
-  EXPECT_EQ(Get(plan.data, GmmQuantField::kAQuantMode), 4u);  // per-token
-  EXPECT_EQ(Get(plan.data, GmmQuantField::kBQuantMode), 2u);  // per-channel
+  EXPECT_EQ(Get(plan.data, GmmQuantField::kAQuantMode), 4u);    // per-token
+  EXPECT_EQ(Get(plan.data, GmmQuantField::kBQuantMode), 2u);    // per-channel
   EXPECT_EQ(Get(plan.data, GmmQuantArray(0, 0)), 0xFFFFFFFFu);  // m from the group list
   EXPECT_EQ(Get(plan.data, GmmQuantArray(1, 0)), 1024u);
   EXPECT_EQ(Get(plan.data, GmmQuantArray(2, 0)), 512u);
@@ -160,9 +160,9 @@ TEST(GqmmStrategyTest, RefusedParseEndsTheWalk) {
 TEST(GqmmStrategyTest, CoreRatioIsTheChips) {
   ChipSpec chip = Chip();
   chip.aiv_num = chip.aic_num;
-  EXPECT_THAT(MakeBuiltinRegistry().Decide(Int8(), chip),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       HasSubstr("platform aiv_num=32, aic_num=32")));
+  EXPECT_THAT(
+      MakeBuiltinRegistry().Decide(Int8(), chip),
+      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("platform aiv_num=32, aic_num=32")));
   // The MX basic API runs on the cube alone.
   EXPECT_THAT(MakeBuiltinRegistry().Decide(Mxfp8(), chip), IsOk());
 }

@@ -39,9 +39,10 @@ GqmmFacts MxSplitM(GeType dtype, int64_t m, int64_t k, int64_t n, int64_t e, boo
   const int64_t sk = (k + 63) / 64;
   GqmmRequest r;
   r.x = Tensor(dtype, {{m, k}});
-  r.weight = Tensor(dtype, {trans_b ? std::vector<int64_t>{e, n, k} : std::vector<int64_t>{e, k, n}});
-  r.scale = Tensor(GeType::kFloat8E8M0,
-                   {trans_b ? std::vector<int64_t>{e, n, sk, 2} : std::vector<int64_t>{e, sk, n, 2}});
+  r.weight =
+      Tensor(dtype, {trans_b ? std::vector<int64_t>{e, n, k} : std::vector<int64_t>{e, k, n}});
+  r.scale = Tensor(GeType::kFloat8E8M0, {trans_b ? std::vector<int64_t>{e, n, sk, 2}
+                                                 : std::vector<int64_t>{e, sk, n, 2}});
   r.per_token_scale = Tensor(GeType::kFloat8E8M0, {{m, sk, 2}});
   r.group_list = Tensor(GeType::kInt64, {{e}});
   r.y = Tensor(GeType::kFloat16, {{m, n}});
@@ -115,9 +116,9 @@ TEST(GqmmTilingTest, MxBasicApiScalesThatDoNotFitAreRefused) {
   // On 128 KiB of L1 the two stages of A and B take it all, and no stage of
   // scales is left: CANN's scale factor would be 0 and it refuses.
   const GqmmFacts f = MxSplitM(GeType::kFloat8E4M3, 256, 1024, 512, 2, false);
-  EXPECT_THAT(MxBasicApiTiling(f, {32, 131072, 131072}),
-              StatusIs(absl::StatusCode::kFailedPrecondition,
-                       HasSubstr("the MX scales do not fit")));
+  EXPECT_THAT(
+      MxBasicApiTiling(f, {32, 131072, 131072}),
+      StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("the MX scales do not fit")));
   EXPECT_THAT(MxBasicApiTiling(f, {32, 100000, 131072}), IsOk());
   EXPECT_THAT(MxBasicApiTiling(f, {32, 66000, 131072}),
               StatusIs(absl::StatusCode::kFailedPrecondition,
