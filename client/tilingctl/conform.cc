@@ -33,7 +33,7 @@ void ReadTilingCase(const Json& entry, std::vector<std::string>* ignored_keys, C
 std::optional<std::string> JudgeTilingCase(const ConformanceCase& c,
                                            const absl::StatusOr<pb::TilingResponse>& response,
                                            const absl::StatusOr<pb::TilingResponse>* /*companion*/,
-    std::string* /*note*/) {
+                                           std::string* /*note*/) {
   if (!response.ok()) return ErrorText(response.status());
   return FirstMismatch(c.expected, *response);
 }
@@ -53,7 +53,7 @@ void ReadDecodedCase(const Json& entry, std::vector<std::string>* ignored_keys,
 std::optional<std::string> JudgeDecodedCase(const ConformanceCase& c,
                                             const absl::StatusOr<pb::TilingResponse>& response,
                                             const absl::StatusOr<pb::TilingResponse>* /*companion*/,
-    std::string* note) {
+                                            std::string* note) {
   std::string refusal;
   std::optional<std::string> failure = FirstDecodedMismatch(c.expected, response, &refusal);
   if (!failure.has_value() && !refusal.empty()) *note = absl::StrCat("refused: ", refusal);
@@ -79,7 +79,7 @@ void ReadQuantCase(const Json& entry, std::vector<std::string>* /*ignored_keys*/
 std::optional<std::string> JudgeQuantCase(const ConformanceCase& c,
                                           const absl::StatusOr<pb::TilingResponse>& response,
                                           const absl::StatusOr<pb::TilingResponse>* /*companion*/,
-    std::string* note) {
+                                          std::string* note) {
   std::string refusal;
   std::optional<std::string> failure = FirstQuantMismatch(c.expected, response, &refusal);
   if (!failure.has_value() && !refusal.empty()) *note = absl::StrCat("refused: ", refusal);

@@ -151,8 +151,8 @@ absl::Status SetPlatform(const Json& inputs, const std::string& path, pb::Tiling
                            Size{"ub_size", &pb::PlatformOverrides::set_ub_bytes},
                            Size{"l2_size", &pb::PlatformOverrides::set_l2_bytes}}) {
     const Json& source = quant ? *pf : *ci;
-    const std::string at = absl::StrCat(quant ? "inputs.platform." : "inputs.compile_info.",
-                                        size.key);
+    const std::string at =
+        absl::StrCat(quant ? "inputs.platform." : "inputs.compile_info.", size.key);
     absl::StatusOr<conform_internal::PlatformFigure> figure =
         GetPlatformFigure(source.value(size.key, Json()), at);
     if (!figure.ok()) return figure.status();
@@ -261,7 +261,8 @@ std::vector<std::string> GmmMismatches(const Json& e,
     return diffs;
   }
   if (!response.ok()) {
-    diffs.push_back(absl::StrCat("status expected GRAPH_SUCCESS got ", ErrorText(response.status())));
+    diffs.push_back(
+        absl::StrCat("status expected GRAPH_SUCCESS got ", ErrorText(response.status())));
     return diffs;
   }
   const pb::TilingResponse& r = *response;

@@ -478,10 +478,10 @@ absl::Status GroupedFromShapeFlags(pb::GroupedInputs* g) {
   g->set_group_list_type(absl::GetFlag(FLAGS_group_list_type));
   g->set_split_item(absl::GetFlag(FLAGS_split_item).value_or(multi ? 0 : 3));
   g->add_tuning_config(0);
-  const std::vector<int64_t> x_dims = trans_x ? std::vector<int64_t>{*k, *m}
-                                              : std::vector<int64_t>{*m, *k};
-  const std::vector<int64_t> w_dims = trans_w ? std::vector<int64_t>{*n, *k}
-                                              : std::vector<int64_t>{*k, *n};
+  const std::vector<int64_t> x_dims =
+      trans_x ? std::vector<int64_t>{*k, *m} : std::vector<int64_t>{*m, *k};
+  const std::vector<int64_t> w_dims =
+      trans_w ? std::vector<int64_t>{*n, *k} : std::vector<int64_t>{*k, *n};
   g->mutable_x()->set_dtype(*x);
   g->mutable_weight()->set_dtype(*w);
   g->mutable_weight()->set_format(*format);
@@ -538,8 +538,7 @@ absl::StatusOr<pb::TilingRequest> GroupedRequestFromFlags() {
     const google::protobuf::util::Status parsed =
         google::protobuf::util::JsonStringToMessage(json, p->mutable_grouped());
     if (!parsed.ok()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--grouped: ", std::string(parsed.message())));
+      return absl::InvalidArgumentError(absl::StrCat("--grouped: ", std::string(parsed.message())));
     }
   } else if (absl::Status status = GroupedFromShapeFlags(p->mutable_grouped()); !status.ok()) {
     return status;

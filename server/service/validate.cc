@@ -118,19 +118,18 @@ absl::Status ValidateGroupedFields(const pb::GroupedInputs& grouped) {
     const char* name;
     const pb::GroupedTensorList& list;
   };
-  for (const List& l : {List{"x", grouped.x()}, List{"weight", grouped.weight()},
-                        List{"bias", grouped.bias()}, List{"scale", grouped.scale()},
-                        List{"offset", grouped.offset()},
-                        List{"antiquant_scale", grouped.antiquant_scale()},
-                        List{"antiquant_offset", grouped.antiquant_offset()},
-                        List{"group_list", grouped.group_list()},
-                        List{"per_token_scale", grouped.per_token_scale()},
-                        List{"y", grouped.y()}}) {
+  for (const List& l :
+       {List{"x", grouped.x()}, List{"weight", grouped.weight()}, List{"bias", grouped.bias()},
+        List{"scale", grouped.scale()}, List{"offset", grouped.offset()},
+        List{"antiquant_scale", grouped.antiquant_scale()},
+        List{"antiquant_offset", grouped.antiquant_offset()},
+        List{"group_list", grouped.group_list()},
+        List{"per_token_scale", grouped.per_token_scale()}, List{"y", grouped.y()}}) {
     const pb::GroupedTensorList& list = l.list;
     const std::string name = absl::StrCat("problem.grouped.", l.name);
     if (list.instances_size() > kMaxGroupedInstances) {
-      return FieldError(name, absl::StrCat("at most ", kMaxGroupedInstances,
-                                           " instances, got ", list.instances_size()));
+      return FieldError(name, absl::StrCat("at most ", kMaxGroupedInstances, " instances, got ",
+                                           list.instances_size()));
     }
     if (!pb::DataType_IsValid(list.dtype())) {
       return FieldError(absl::StrCat(name, ".dtype"),

@@ -146,8 +146,8 @@ constexpr KernelRow kRows[] = {
      QuantBufferDemand, PlanBlock, false},
     {KernelId::kGroupedQuantBasicApi, "GROUPED_QUANT_BASIC_API", GroupedQuantByKey, ExpandGrouped,
      QuantBufferDemand, PlanBlock, false},
-    {KernelId::kGroupedQuant, "GROUPED_QUANT", GroupedQuantByKey, ExpandGrouped,
-     QuantBufferDemand, PlanBlock, false},
+    {KernelId::kGroupedQuant, "GROUPED_QUANT", GroupedQuantByKey, ExpandGrouped, QuantBufferDemand,
+     PlanBlock, false},
     {KernelId::kGroupedWeightQuant, "GROUPED_WEIGHT_QUANT", MixedAlways, ExpandGrouped,
      QuantBufferDemand, PlanBlock, false},
 };

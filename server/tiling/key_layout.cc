@@ -266,19 +266,18 @@ constexpr void GroupedSet(TilingKey& k, uint64_t v) {
   const uint64_t mask = ((uint64_t{1} << kBits) - 1) << kShift;
   k.grouped_bits = (k.grouped_bits & ~mask) | ((v << kShift) & mask);
 }
-#define NPU_GMM_FIELD(name, shift, bits, max, names)                       \
-  KeyFieldSpec {                                                           \
-    name, shift, bits, max, name " above " #max, GroupedGet<shift, bits>, \
-        GroupedSet<shift, bits>, names                                     \
+#define NPU_GMM_FIELD(name, shift, bits, max, names)                                               \
+  KeyFieldSpec {                                                                                   \
+    name, shift, bits, max, name " above " #max, GroupedGet<shift, bits>, GroupedSet<shift, bits>, \
+        names                                                                                      \
   }
 // The transposes, which TilingKey::trans_a / trans_b mirror.
-#define NPU_GMM_TRANS(name, member, shift)                  \
-  KeyFieldSpec {                                            \
-    name, shift, 2, 1, name " above 1", GroupedGet<shift, 2>, \
-        [](TilingKey& k, uint64_t v) {                      \
-          GroupedSet<shift, 2>(k, v);                       \
-          k.member = v != 0;                                \
-        }                                                   \
+#define NPU_GMM_TRANS(name, member, shift)                                                   \
+  KeyFieldSpec {                                                                             \
+    name, shift, 2, 1, name " above 1", GroupedGet<shift, 2>, [](TilingKey& k, uint64_t v) { \
+      GroupedSet<shift, 2>(k, v);                                                            \
+      k.member = v != 0;                                                                     \
+    }                                                                                        \
   }
 // No-quant: B_TRANS 2 bits, A_TRANS 2.
 constexpr KeyFieldSpec kGroupedNoQuantFields[] = {
@@ -296,7 +295,7 @@ constexpr KeyFieldSpec kGroupedQuantFields[] = {
 // Weight-quant: 33 bits.
 constexpr std::string_view kGroupedWqWeightTypes[] = {"ND", "FRACTAL_NZ"};
 constexpr std::string_view kGroupedWqOffsetOrBias[] = {
-    "OFFSET_NO_BIAS_NO", "OFFSET_NO_BIAS_YES",     "OFFSET_YES_BIAS_NO",
+    "OFFSET_NO_BIAS_NO",   "OFFSET_NO_BIAS_YES",      "OFFSET_YES_BIAS_NO",
     "OFFSET_YES_BIAS_YES", "OFFSET_NO_BIAS_FP32_YES", "OFFSET_YES_BIAS_FP32_YES"};
 constexpr std::string_view kGroupedWqQuantTypes[] = {"NONE", "PER_TENSOR", "PER_CHANNEL",
                                                      "PER_GROUP", "MX"};
@@ -305,9 +304,8 @@ constexpr std::string_view kGroupedWqTemplates[] = {
     "MTE2_INNER_SIZE_1024_BUF_NUM_2",      "MTE2_INNER_SIZE_256_BUF_NUM_4",
     "MTE2_INNER_SIZE_512_BUF_NUM_DEFAULT", "MTE2_INNER_SIZE_384_BUF_NUM_3",
     "MTE2_INNER_SIZE_256_BUF_NUM_2",       "MTE2_INNER_SIZE_DYNAMIC_BUF_NUM_4"};
-constexpr std::string_view kGroupedWqSubCategories[] = {"VDEFAULT", "SPLIT_K",
-                                                        "N_FIRST_TAIL_RESPLIT",
-                                                        "N_FIRST_BASIC_BLOCK"};
+constexpr std::string_view kGroupedWqSubCategories[] = {
+    "VDEFAULT", "SPLIT_K", "N_FIRST_TAIL_RESPLIT", "N_FIRST_BASIC_BLOCK"};
 constexpr std::string_view kGroupedWqCategories[] = {"VECTOR_ANTIQUANT", "MULTI_SCALE_DEQUANT",
                                                      "CUBE_ANTIQUANT"};
 constexpr KeyFieldSpec kGroupedWeightQuantFields[] = {
@@ -333,12 +331,12 @@ constexpr KeyLayoutSpec kLayouts[] = {
      /*listed=*/true},
     {KeyLayout::kWeightQuant, "WEIGHT_QUANT", kWeightQuantFields, /*reserved_mask=*/0, "",
      /*width=*/36, /*listed=*/true},
-    {KeyLayout::kTransposeBatch, "TRANSPOSE_BATCH", kTransposeBatchFields, /*reserved_mask=*/0,
-     "", /*width=*/16, /*listed=*/true},
-    {KeyLayout::kTransposeQuant, "TRANSPOSE_QUANT", kTransposeQuantFields, /*reserved_mask=*/0,
-     "", /*width=*/14, /*listed=*/true},
-    {KeyLayout::kGroupedNoQuant, "GROUPED_NO_QUANT", kGroupedNoQuantFields, /*reserved_mask=*/0,
-     "", /*width=*/4, /*listed=*/true},
+    {KeyLayout::kTransposeBatch, "TRANSPOSE_BATCH", kTransposeBatchFields, /*reserved_mask=*/0, "",
+     /*width=*/16, /*listed=*/true},
+    {KeyLayout::kTransposeQuant, "TRANSPOSE_QUANT", kTransposeQuantFields, /*reserved_mask=*/0, "",
+     /*width=*/14, /*listed=*/true},
+    {KeyLayout::kGroupedNoQuant, "GROUPED_NO_QUANT", kGroupedNoQuantFields, /*reserved_mask=*/0, "",
+     /*width=*/4, /*listed=*/true},
     {KeyLayout::kGroupedQuant, "GROUPED_QUANT", kGroupedQuantFields, /*reserved_mask=*/0, "",
      /*width=*/8, /*listed=*/true},
     {KeyLayout::kGroupedWeightQuant, "GROUPED_WEIGHT_QUANT", kGroupedWeightQuantFields,

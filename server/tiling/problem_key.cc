@@ -182,9 +182,8 @@ void AppendProblemKey(const MatmulProblem& p, std::string& key) {
   };
   const std::vector<int64_t>* const lists[] = {
       &p.storage_shape_b, &p.batch.a, &p.batch.b, &p.batch.c, &p.batch.bias, &p.fused.x3_shape};
-  size_t bytes =
-      3 * 8 + sizeof(small) + 2 * 8 + 4 * 8 + QuantKeyBytes(p.quant) + TransposeKeyBytes(p.transpose) +
-      GroupedKeyBytes(p.grouped);
+  size_t bytes = 3 * 8 + sizeof(small) + 2 * 8 + 4 * 8 + QuantKeyBytes(p.quant) +
+                 TransposeKeyBytes(p.transpose) + GroupedKeyBytes(p.grouped);
   for (const std::vector<int64_t>* dims : lists) bytes += DimsBytes(*dims);
 
   KeyWriter out(key, bytes);

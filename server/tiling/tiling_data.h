@@ -1375,11 +1375,11 @@ constexpr GmmNoQuantField GmmNoQuantCube(TCubeField field) {
                                       static_cast<size_t>(field));
 }
 inline constexpr TilingFieldSpec kGmmNoQuantParamFields[] = {
-    {"gmmNoQuantParam.groupNum"},      {"gmmNoQuantParam.coreNum"},
-    {"gmmNoQuantParam.singleWeight"},  {"gmmNoQuantParam.singleX"},
-    {"gmmNoQuantParam.singleY"},       {"gmmNoQuantParam.groupType"},
-    {"gmmNoQuantParam.groupListType"}, {"gmmNoQuantParam.hasBias"},
-    {"gmmNoQuantParam.mTailCnt"},      {"gmmNoQuantParam.nTailCnt"},
+    {"gmmNoQuantParam.groupNum"},        {"gmmNoQuantParam.coreNum"},
+    {"gmmNoQuantParam.singleWeight"},    {"gmmNoQuantParam.singleX"},
+    {"gmmNoQuantParam.singleY"},         {"gmmNoQuantParam.groupType"},
+    {"gmmNoQuantParam.groupListType"},   {"gmmNoQuantParam.hasBias"},
+    {"gmmNoQuantParam.mTailCnt"},        {"gmmNoQuantParam.nTailCnt"},
     {"gmmNoQuantParam.weightNoL2Cache"}, {"gmmNoQuantParam.placeHolder"},
 };
 inline constexpr auto kGmmNoQuantFields =
@@ -1389,10 +1389,10 @@ inline constexpr auto kGmmNoQuantFields =
 // then u8 singleX / singleW / singleY / i8 groupType, u8 groupListType /
 // hasBias / u16 reserved.
 inline constexpr TilingFieldSpec kGmmQuantParamFields[] = {
-    {"gmmQuantParams.groupNum"},     {"gmmQuantParams.activeType"},
-    {"gmmQuantParams.aQuantMode"},   {"gmmQuantParams.bQuantMode"},
-    {"gmmQuantParams.singleX", 8},   {"gmmQuantParams.singleW", 8},
-    {"gmmQuantParams.singleY", 8},   {"gmmQuantParams.groupType", 8},
+    {"gmmQuantParams.groupNum"},         {"gmmQuantParams.activeType"},
+    {"gmmQuantParams.aQuantMode"},       {"gmmQuantParams.bQuantMode"},
+    {"gmmQuantParams.singleX", 8},       {"gmmQuantParams.singleW", 8},
+    {"gmmQuantParams.singleY", 8},       {"gmmQuantParams.groupType", 8},
     {"gmmQuantParams.groupListType", 8}, {"gmmQuantParams.hasBias", 8},
     {"gmmQuantParams.reserved", 16},
 };
@@ -1401,11 +1401,20 @@ inline constexpr size_t kGmmQuantParamCount = 11;
 // GMMQuantBasicApiTilingData (18 words): GMMQuantParams, then
 // QuantBasicApiMMTiling.
 inline constexpr TilingFieldSpec kGmmQuantBasicApiBlockFields[] = {
-    {"mmTilingData.m"},         {"mmTilingData.n"},         {"mmTilingData.k"},
-    {"mmTilingData.baseM"},     {"mmTilingData.baseN"},     {"mmTilingData.baseK"},
-    {"mmTilingData.kAL1"},      {"mmTilingData.kBL1"},      {"mmTilingData.scaleKAL1"},
-    {"mmTilingData.scaleKBL1"}, {"mmTilingData.isBias", 8}, {"mmTilingData.dbL0C", 8},
-    {"mmTilingData.reserved1", 16}, {"mmTilingData.reserved2"},
+    {"mmTilingData.m"},
+    {"mmTilingData.n"},
+    {"mmTilingData.k"},
+    {"mmTilingData.baseM"},
+    {"mmTilingData.baseN"},
+    {"mmTilingData.baseK"},
+    {"mmTilingData.kAL1"},
+    {"mmTilingData.kBL1"},
+    {"mmTilingData.scaleKAL1"},
+    {"mmTilingData.scaleKBL1"},
+    {"mmTilingData.isBias", 8},
+    {"mmTilingData.dbL0C", 8},
+    {"mmTilingData.reserved1", 16},
+    {"mmTilingData.reserved2"},
 };
 enum class GmmQuantBasicApiField : uint8_t {
   kGroupNum,
@@ -1466,7 +1475,7 @@ constexpr GmmQuantField GmmQuantCube(TCubeField field) {
 }
 inline constexpr auto kGmmQuantFields =
     GmmStructFields<kGmmQuantParamCount, kTCubeFieldCount, true>(kGmmQuantParamFields,
-                                                                kGmmCubeFields);
+                                                                 kGmmCubeFields);
 
 // GMMWeightQuantTilingData (448 words): GMMWeightQuantParam (14 words),
 // GMMArray, TCubeTiling.
@@ -1522,8 +1531,8 @@ constexpr GmmWeightQuantField GmmWeightQuantCube(TCubeField field) {
   return static_cast<GmmWeightQuantField>(static_cast<size_t>(GmmWeightQuantField::kCube) +
                                           static_cast<size_t>(field));
 }
-inline constexpr auto kGmmWeightQuantFields = GmmStructFields<19, kTCubeFieldCount, true>(
-    kGmmWeightQuantParamFields, kGmmCubeFields);
+inline constexpr auto kGmmWeightQuantFields =
+    GmmStructFields<19, kTCubeFieldCount, true>(kGmmWeightQuantParamFields, kGmmCubeFields);
 
 // A tiling-data struct: the kernel family that reads it, its CANN name and
 // its field table.

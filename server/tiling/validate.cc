@@ -12,14 +12,14 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "server/tiling/batch_shape.h"
+#include "server/tiling/grouped/gmm_path.h"
 #include "server/tiling/int_math.h"
 #include "server/tiling/operator_table.h"
 #include "server/tiling/quant/quant_parse.h"
 #include "server/tiling/quant/quant_request.h"
 #include "server/tiling/status_macros.h"
-#include "server/tiling/grouped/gmm_path.h"
-#include "server/tiling/weight_quant/wq_parse.h"
 #include "server/tiling/transpose/transpose_parse.h"
+#include "server/tiling/weight_quant/wq_parse.h"
 
 namespace npu::tiling {
 namespace {

@@ -94,6 +94,50 @@ TEST(ProblemConversionTest, OperatorFieldsRoundTrip) {
       << ProblemToProto(problem).ShortDebugString();
 }
 
+// Appends `dims` to a repeated int64 field (this protobuf has no
+// initializer-list Add()).
+void AddDims(google::protobuf::RepeatedField<int64_t>* field, std::initializer_list<int64_t> dims) {
+  for (int64_t d : dims) field->Add(d);
+}
+
+// GroupedMatmul's group round-trips; an empty storage shape is the
+// origin's, an absent group_type CANN's -1, and only the op and the group
+// go on the wire.
+TEST(ProblemConversionTest, GroupedInputsRoundTrip) {
+  pb::MatmulProblem wire;
+  wire.set_op(pb::OPERATOR_GROUPED_MATMUL);
+  pb::GroupedInputs* g = wire.mutable_grouped();
+  g->mutable_x()->set_dtype(pb::DATA_TYPE_BFLOAT16);
+  g->mutable_x()->set_format(pb::FORMAT_ND);  // the canonical form spells ND
+  AddDims(g->mutable_x()->add_instances()->mutable_origin(), {128, 512});
+  pb::GroupedTensorList* w = g->mutable_weight();
+  w->set_dtype(pb::DATA_TYPE_BFLOAT16);
+  w->set_format(pb::FORMAT_FRACTAL_NZ);
+  pb::GroupedShape* shape = w->add_instances();
+  AddDims(shape->mutable_origin(), {4, 512, 256});
+  AddDims(shape->mutable_storage(), {4, 8, 32, 16, 32});
+  g->mutable_group_list()->set_dtype(pb::DATA_TYPE_INT64);
+  g->mutable_group_list()->set_format(pb::FORMAT_ND);
+  g->mutable_group_list()->add_instances()->mutable_origin()->Add(4);
+  g->set_split_item(3);
+  g->set_group_type(0);
+  g->set_group_list_type(1);
+  g->set_transpose_weight(true);
+  g->mutable_tuning_config()->Add(0);
+  AddDims(g->mutable_token_histogram(), {100, 20, 8, 0});
+  const tl::MatmulProblem problem = ProblemFromProto(wire);
+  EXPECT_EQ(problem.op, tl::MatmulOp::kGroupedMatmul);
+  const tl::GroupedTensorList& x = problem.grouped[tl::GroupedTensor::kX];
+  ASSERT_EQ(x.size(), 1u);
+  EXPECT_EQ(x.instances[0].storage, x.instances[0].origin);
+  EXPECT_EQ(problem.grouped[tl::GroupedTensor::kWeight].format, tl::Format::kFractalNz);
+  EXPECT_EQ(problem.grouped.token_histogram, (std::vector<int64_t>{100, 20, 8, 0}));
+  EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(ProblemToProto(problem), wire))
+      << ProblemToProto(problem).DebugString();
+  g->clear_group_type();
+  EXPECT_EQ(ProblemFromProto(wire).grouped.group_type, tl::kGroupTypeNone);
+}
+
 TEST(ProblemConversionTest, MatMulV3StaysUnsetSoOldCacheKeysHold) {
   pb::MatmulProblem wire = StreamKRequest().problem();
   wire.set_op(pb::OPERATOR_MATMUL_V3);

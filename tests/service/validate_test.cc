@@ -98,6 +98,45 @@ TEST(ValidateRequestTest, BatchDimListsAreBounded) {
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("problem.x3_shape")));
 }
 
+// Appends `dims` to a repeated int64 field (this protobuf has no
+// initializer-list Add()).
+void AddDims(google::protobuf::RepeatedField<int64_t>* field, std::initializer_list<int64_t> dims) {
+  for (int64_t d : dims) field->Add(d);
+}
+
+// GroupedMatmul: its group is required, the problem's dtypes are not, and
+// the lists are bounded (1024 instances, 8 dims) with a dtype for a list
+// that has an instance.
+TEST(ValidateRequestTest, GroupedMatmulBoundsItsLists) {
+  pb::TilingRequest request;
+  pb::MatmulProblem* p = request.mutable_problem();
+  p->set_op(pb::OPERATOR_GROUPED_MATMUL);
+  EXPECT_THAT(ValidateRequest(request),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("problem.grouped: required")));
+  pb::GroupedInputs* g = p->mutable_grouped();
+  g->mutable_x()->set_dtype(pb::DATA_TYPE_FLOAT16);
+  AddDims(g->mutable_x()->add_instances()->mutable_origin(), {16, 32});
+  EXPECT_THAT(ValidateRequest(request), IsOk());
+  AddDims(g->mutable_weight()->add_instances()->mutable_origin(), {32, 16});
+  EXPECT_THAT(ValidateRequest(request),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("problem.grouped.weight.dtype: required for a list")));
+  g->mutable_weight()->set_dtype(pb::DATA_TYPE_FLOAT16);
+  for (int i = 0; i < 1024; ++i) g->mutable_bias()->add_instances();
+  g->mutable_bias()->set_dtype(pb::DATA_TYPE_FLOAT16);
+  EXPECT_THAT(ValidateRequest(request), IsOk());
+  g->mutable_bias()->add_instances();
+  EXPECT_THAT(ValidateRequest(request),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("problem.grouped.bias: at most 1024 instances")));
+  g->clear_bias();
+  g->mutable_y()->set_dtype(pb::DATA_TYPE_FLOAT16);
+  AddDims(g->mutable_y()->add_instances()->mutable_origin(), {1, 2, 3, 4, 5, 6, 7, 8, 9});
+  EXPECT_THAT(ValidateRequest(request),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("problem.grouped.y.instances[0]: at most 8 dims")));
+}
+
 TEST(ValidatePlatformOverridesTest, EveryOverrideFieldHasARange) {
   const google::protobuf::Descriptor* descriptor = pb::PlatformOverrides::descriptor();
   ASSERT_EQ(static_cast<size_t>(descriptor->field_count()), tl::kChipFieldCount);

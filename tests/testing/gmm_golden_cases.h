@@ -116,7 +116,7 @@ inline tiling::GroupedInputs GmmInputsOf(const nlohmann::json& inputs) {
     to.dtype = GmmDtypeOf(list.at("dtype").at("ge").get<std::string>())
                    .value_or(tiling::DataType::kFloat16);
     to.format = list.at("format").get<std::string>() == "FRACTAL_NZ" ? tiling::Format::kFractalNz
-                                                                      : tiling::Format::kNd;
+                                                                     : tiling::Format::kNd;
   }
   const nlohmann::json& a = inputs.at("attrs");
   g.split_item = a.at("split_item").get<int64_t>();
@@ -197,22 +197,22 @@ inline std::vector<std::string> GmmGoldenDifferences(
     return diffs;
   }
   if (!decision.ok()) {
-    diffs.push_back(absl::StrCat("status: expected GRAPH_SUCCESS, got ",
-                                 decision.status().ToString()));
+    diffs.push_back(
+        absl::StrCat("status: expected GRAPH_SUCCESS, got ", decision.status().ToString()));
     return diffs;
   }
   const tiling::TilingPlan& plan = decision->plan;
   const uint64_t key = plan.key.Encode();
   if (e.contains("tiling_key") && e["tiling_key"].get<uint64_t>() != key) {
-    diffs.push_back(absl::StrCat("tiling_key: expected ", e["tiling_key"].get<uint64_t>(),
-                                 ", got ", key));
+    diffs.push_back(
+        absl::StrCat("tiling_key: expected ", e["tiling_key"].get<uint64_t>(), ", got ", key));
   }
   if (e.contains("tiling_key_not") && e["tiling_key_not"].get<uint64_t>() == key) {
     diffs.push_back(absl::StrCat("tiling_key: must not be ", key));
   }
   if (e.contains("num_blocks") && e["num_blocks"].get<uint32_t>() != plan.block_dim) {
-    diffs.push_back(absl::StrCat("num_blocks: expected ", e["num_blocks"].get<uint32_t>(),
-                                 ", got ", plan.block_dim));
+    diffs.push_back(absl::StrCat("num_blocks: expected ", e["num_blocks"].get<uint32_t>(), ", got ",
+                                 plan.block_dim));
   }
   const std::vector<uint32_t> words = plan.data.RawWords();
   if (e.contains("tiling_struct")) {
@@ -243,8 +243,8 @@ inline std::vector<std::string> GmmGoldenDifferences(
     for (const auto& [name, want] : e[group].items()) {
       if (!GmmFieldEquals(plan.data, name, want.get<int64_t>())) {
         const std::optional<int64_t> got = GmmFieldValue(plan.data, name);
-        diffs.push_back(absl::StrCat(group, " ", name, ": expected ", want.get<int64_t>(),
-                                     ", got ", got ? absl::StrCat(*got) : "no such field"));
+        diffs.push_back(absl::StrCat(group, " ", name, ": expected ", want.get<int64_t>(), ", got ",
+                                     got ? absl::StrCat(*got) : "no such field"));
       }
     }
   }
@@ -273,8 +273,8 @@ inline std::vector<std::string> GmmGoldenDifferences(
                                    ": that case has no plan"));
     } else if ((*companion)->plan.key.Encode() == key) {
       diffs.push_back(absl::StrCat("tiling_key: must differ from ",
-                                   e["tiling_key_differs_from"].get<std::string>(),
-                                   "'s, both are ", key));
+                                   e["tiling_key_differs_from"].get<std::string>(), "'s, both are ",
+                                   key));
     }
   }
   return diffs;

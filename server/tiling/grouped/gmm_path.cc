@@ -88,8 +88,8 @@ absl::Status CheckBounds(const GroupedInputs& g) {
   }
   for (int64_t rows : g.token_histogram) {
     if (rows < 0) {
-      return Invalid(absl::StrCat("field grouped.token_histogram has an entry ", rows,
-                                  "; each must be >= 0"));
+      return Invalid(
+          absl::StrCat("field grouped.token_histogram has an entry ", rows, "; each must be >= 0"));
     }
   }
   return absl::OkStatus();
@@ -126,12 +126,14 @@ absl::Status CheckGroupedProblem(const MatmulProblem& problem) {
   if (absl::Status s = CheckBounds(g); !s.ok()) return s;
   // TilingGMM reads x[0]'s description, then weight[0]'s.
   if (!g[GroupedTensor::kX].present()) {
-    return Invalid("field grouped.x has no instance: GroupedMatmul needs x[0] (CANN fails "
-                   "without its description)");
+    return Invalid(
+        "field grouped.x has no instance: GroupedMatmul needs x[0] (CANN fails "
+        "without its description)");
   }
   if (!g[GroupedTensor::kWeight].present()) {
-    return Invalid("field grouped.weight has no instance: GroupedMatmul needs weight[0] (CANN "
-                   "fails without its description)");
+    return Invalid(
+        "field grouped.weight has no instance: GroupedMatmul needs weight[0] (CANN "
+        "fails without its description)");
   }
   if (PathOf(g) == GmmPath::kPreArch35) {
     const std::string dtype(DataTypeName(g[GroupedTensor::kX].dtype));

@@ -128,8 +128,7 @@ TEST(GmmNoQuantTest, RefusalsNameTheFieldAndTheRule) {
       {"split K single-multi-single",
        [](MatmulProblem& p) {
          p.grouped.group_type = kGroupTypeSplitK;
-         p.grouped[GroupedTensor::kWeight] =
-             ListOf(DataType::kFloat16, {{1024, 512}, {1024, 512}});
+         p.grouped[GroupedTensor::kWeight] = ListOf(DataType::kFloat16, {{1024, 512}, {1024, 512}});
        },
        "x, weight, y = single-multi-single is not a split K form"},
       {"split K without group_list",
@@ -141,8 +140,7 @@ TEST(GmmNoQuantTest, RefusalsNameTheFieldAndTheRule) {
       {"1025 groups",
        [](MatmulProblem& p) { p.grouped[GroupedTensor::kWeight].instances[0].origin[0] = 1025; },
        "the group count 1025 (s-s-s) must be in [1, 1024]"},
-      {"K of 0",
-       [](MatmulProblem& p) { p.grouped[GroupedTensor::kX].instances[0].storage[1] = 0; },
+      {"K of 0", [](MatmulProblem& p) { p.grouped[GroupedTensor::kX].instances[0].storage[1] = 0; },
        "K of x is 0"},
       {"NZ weight with K off 32 bytes",
        [](MatmulProblem& p) {
@@ -155,8 +153,7 @@ TEST(GmmNoQuantTest, RefusalsNameTheFieldAndTheRule) {
          p.grouped.group_type = kGroupTypeNone;
          p.grouped.split_item = 0;
          p.grouped[GroupedTensor::kX] = ListOf(DataType::kFloat16, {{256, 1024}, {256}});
-         p.grouped[GroupedTensor::kWeight] =
-             ListOf(DataType::kFloat16, {{1024, 512}, {1024, 512}});
+         p.grouped[GroupedTensor::kWeight] = ListOf(DataType::kFloat16, {{1024, 512}, {1024, 512}});
        },
        "field grouped.x[1].storage=[256] has 1 dims, but the no-quant path reads its dim 1"},
   };

@@ -59,8 +59,9 @@ Capability GroupedNoQuantStrategy::IsCapable(const MatmulProblem& problem,
                                              const ProblemFacts& facts,
                                              const ChipSpec& /*chip*/) const {
   if (!OnPath(problem, GmmPath::kNoQuant)) {
-    return Capability::No(Explain(facts, "not GroupedMatmul's no-quant path (x = weight, "
-                                         "float16 / bfloat16 / float32)"));
+    return Capability::No(Explain(facts,
+                                  "not GroupedMatmul's no-quant path (x = weight, "
+                                  "float16 / bfloat16 / float32)"));
   }
   return Capability::Yes(Explain(facts, "no-quant path: x = weight = ",
                                  DataTypeName(problem.grouped[GroupedTensor::kX].dtype)));
@@ -74,9 +75,9 @@ absl::StatusOr<TilingPlan> GroupedNoQuantStrategy::DoTiling(const MatmulProblem&
   const NoQuantTiling& t = *tiling;
   TilingPlan plan;
   // The key: B_TRANS | A_TRANS << 2, each the index of its value.
-  absl::StatusOr<TilingKey> key = TilingKey::Decode(
-      static_cast<uint64_t>(t.trans_w) | static_cast<uint64_t>(t.trans_x) << 2,
-      KeyLayout::kGroupedNoQuant);
+  absl::StatusOr<TilingKey> key =
+      TilingKey::Decode(static_cast<uint64_t>(t.trans_w) | static_cast<uint64_t>(t.trans_x) << 2,
+                        KeyLayout::kGroupedNoQuant);
   if (!key.ok()) return key.status();
   plan.key = *key;
   plan.block_dim = t.used_core_num;

@@ -119,8 +119,10 @@ class NoQuantTiler {
       for (size_t i = 0; i < w.size(); ++i) {
         const std::vector<int64_t>& shape = w.instances[i].origin;
         const std::string field = At(GroupedTensor::kWeight, i, "origin");
-        const uint64_t k = static_cast<uint64_t>(Dim(shape, shape.size() - (t_.trans_w ? 1 : 2), field));
-        const uint64_t n = static_cast<uint64_t>(Dim(shape, shape.size() - (t_.trans_w ? 2 : 1), field));
+        const uint64_t k =
+            static_cast<uint64_t>(Dim(shape, shape.size() - (t_.trans_w ? 1 : 2), field));
+        const uint64_t n =
+            static_cast<uint64_t>(Dim(shape, shape.size() - (t_.trans_w ? 2 : 1), field));
         if (k % static_cast<uint64_t>(c0) != 0 || n % static_cast<uint64_t>(c0) != 0) {
           return Invalid(absl::StrCat("field ", field, "=", DimsText(shape),
                                       ": a FRACTAL_NZ weight's K and N must be multiples of ", c0,
@@ -197,7 +199,8 @@ class NoQuantTiler {
     const GroupedTensorList& w = List(GroupedTensor::kWeight);
     for (size_t i = 0; i < w.size(); ++i) {
       ++t_.group_num;
-      t_.n = std::max(t_.n, WeightN(w.instances[i].origin, At(GroupedTensor::kWeight, i, "origin")));
+      t_.n =
+          std::max(t_.n, WeightN(w.instances[i].origin, At(GroupedTensor::kWeight, i, "origin")));
     }
     t_.m = static_cast<uint64_t>(m);
     t_.k = static_cast<uint64_t>(k);
@@ -220,7 +223,8 @@ class NoQuantTiler {
       k_zero_ = k_zero_ || k == 0;
       t_.m = std::max(t_.m, static_cast<uint64_t>(m));
       t_.k = std::max(t_.k, static_cast<uint64_t>(k));
-      t_.n = std::max(t_.n, WeightN(w.instances[i].origin, At(GroupedTensor::kWeight, i, "origin")));
+      t_.n =
+          std::max(t_.n, WeightN(w.instances[i].origin, At(GroupedTensor::kWeight, i, "origin")));
     }
     t_.group_type = kGroupTypeNone;
     return absl::OkStatus();
@@ -278,7 +282,8 @@ class NoQuantTiler {
     const GroupedTensorList& w = List(GroupedTensor::kWeight);
     for (size_t i = 0; i < w.size(); ++i) {
       ++t_.group_num;
-      t_.n = std::max(t_.n, WeightN(w.instances[i].origin, At(GroupedTensor::kWeight, i, "origin")));
+      t_.n =
+          std::max(t_.n, WeightN(w.instances[i].origin, At(GroupedTensor::kWeight, i, "origin")));
     }
     t_.m = static_cast<uint64_t>(m);
     t_.k = static_cast<uint64_t>(k);
@@ -353,7 +358,8 @@ class NoQuantTiler {
   absl::Status L1Steps() {
     const uint64_t bias_table = t_.has_bias ? kNoQuantBiasTableBytes : 0;
     l1_total_ = chip_.l1_bytes - bias_table;
-    const uint64_t l1_a = t_.base_m > t_.base_n ? kNoQuantPartAL1Bytes : l1_total_ - kNoQuantPartAL1Bytes;
+    const uint64_t l1_a =
+        t_.base_m > t_.base_n ? kNoQuantPartAL1Bytes : l1_total_ - kNoQuantPartAL1Bytes;
     const uint64_t l1_b = l1_total_ - l1_a;
     t_.step_ka = l1_a / 2 / t_.base_m / t_.base_k / XBytes();
     t_.step_kb = l1_b / 2 / t_.base_n / t_.base_k / WBytes();
@@ -384,8 +390,8 @@ class NoQuantTiler {
     return absl::FailedPreconditionError(absl::StrCat(
         "chip field l1_bytes=", chip_.l1_bytes, t_.has_bias ? " less the bias table" : "",
         " is below the ", kNoQuantPartAL1Bytes,
-        " bytes CANN's no-quant L1 split gives one operand: the other's part (", l1_total_,
-        " - ", kNoQuantPartAL1Bytes,
+        " bytes CANN's no-quant L1 split gives one operand: the other's part (", l1_total_, " - ",
+        kNoQuantPartAL1Bytes,
         ") wraps below zero, so CANN's plan has wrapped stepKa / stepKb / depth words (stepKa=",
         t_.step_ka, ", stepKb=", t_.step_kb, ")"));
   }
@@ -475,9 +481,10 @@ class NoQuantTiler {
     const uint64_t total = chip_.l1_bytes + kNoQuantRpcL1Bytes;
     const uint64_t bias_table = t_.has_bias ? kNoQuantBiasTableBytes : 0;
     if (t_.base_k == 0) {
-      return CannFaultError(absl::StrCat(
-          "GroupedNoQuantMatmulTiling::CalAswtL1Tiling: L1 / baseM / baseK with baseK = min(align16(k)=",
-          CeilAlign(t_.k, kBlockAlign), ", the L0A depth) = 0"));
+      return CannFaultError(
+          absl::StrCat("GroupedNoQuantMatmulTiling::CalAswtL1Tiling: L1 / baseM / baseK with baseK "
+                       "= min(align16(k)=",
+                       CeilAlign(t_.k, kBlockAlign), ", the L0A depth) = 0"));
     }
     t_.depth_a1 = total / 2 / t_.base_m / t_.base_k / XBytes();
     t_.depth_b1 = total / 2 / t_.base_n / t_.base_k / WBytes();
@@ -504,8 +511,8 @@ class NoQuantTiler {
     const uint64_t inner_b = t_.trans_w ? t_.k : t_.n;
     const bool block_aligned = t_.trans_w ? (t_.base_k * t_.step_kb * bytes % kL2Align == 0)
                                           : (t_.base_n * bytes % kL2Align == 0);
-    const uint64_t total = t_.m * t_.k * bytes + t_.group_num * t_.k * t_.n * bytes +
-                           t_.m * t_.n * bytes;
+    const uint64_t total =
+        t_.m * t_.k * bytes + t_.group_num * t_.k * t_.n * bytes + t_.m * t_.n * bytes;
     if (total < chip_.l2_bytes) {
       t_.weight_no_l2_cache = false;
       return;
