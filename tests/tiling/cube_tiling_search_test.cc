@@ -272,7 +272,6 @@ TEST(CubeTilingSearchTest, BatchTilingDataClipsL1ExtentsToSmallProblems) {
   EXPECT_EQ(Get(data, F::kAswWindowLen), 4u);
 }
 
-
 // --- Recorded answers ----------------------------------------------------------
 //
 // tests/data/cube_tiling_search/recorded.txt holds the search's answer (the 50
@@ -337,8 +336,8 @@ RecordedCase RandomCase(InputSequence& seq) {
       DataType::kFloat16,    DataType::kBFloat16,   DataType::kFloat32,  DataType::kInt8,
       DataType::kFloat8E4M3, DataType::kFloat8E5M2, DataType::kHiFloat8,
   };
-  static constexpr DataType kOutTypes[] = {DataType::kFloat16, DataType::kBFloat16,
-                                           DataType::kFloat32, DataType::kInt8,
+  static constexpr DataType kOutTypes[] = {DataType::kFloat16,  DataType::kBFloat16,
+                                           DataType::kFloat32,  DataType::kInt8,
                                            DataType::kHiFloat8, DataType::kInt32};
   static constexpr DataType kBiasTypes[] = {DataType::kFloat16, DataType::kBFloat16,
                                             DataType::kFloat32, DataType::kInt32};
@@ -361,7 +360,8 @@ RecordedCase RandomCase(InputSequence& seq) {
   c.chip = Ascend950(seq.Chance(60) ? 32 : seq.Pick(kCores));
   if (seq.Chance(10)) c.chip.aic_num = static_cast<uint32_t>(seq.In(1, 1024));
   if (seq.Chance(35)) {
-    c.chip.l1_bytes = static_cast<uint64_t>(seq.In(16 * 1024, seq.Chance(50) ? 64 * 1024 : 600 * 1024));
+    c.chip.l1_bytes =
+        static_cast<uint64_t>(seq.In(16 * 1024, seq.Chance(50) ? 64 * 1024 : 600 * 1024));
     c.chip.l0c_bytes = static_cast<uint64_t>(seq.In(4 * 1024, 300 * 1024));
     c.chip.ub_bytes = static_cast<uint64_t>(seq.In(4 * 1024, 300 * 1024));
   }
@@ -376,10 +376,10 @@ std::string InputText(const RecordedCase& c) {
   out << DataTypeName(in.a_dtype) << " " << DataTypeName(in.b_dtype) << " "
       << DataTypeName(in.c_dtype) << " "
       << (in.bias_dtype.has_value() ? DataTypeName(*in.bias_dtype) : "-") << " "
-      << FormatName(in.a_format) << " " << FormatName(in.b_format) << " "
-      << FormatName(in.c_format) << " " << in.trans_a << " " << in.trans_b << " " << in.m << " "
-      << in.n << " " << in.k << " " << in.keep_default_ub << " " << c.chip.aic_num << " "
-      << c.chip.l1_bytes << " " << c.chip.l0c_bytes << " " << c.chip.ub_bytes;
+      << FormatName(in.a_format) << " " << FormatName(in.b_format) << " " << FormatName(in.c_format)
+      << " " << in.trans_a << " " << in.trans_b << " " << in.m << " " << in.n << " " << in.k << " "
+      << in.keep_default_ub << " " << c.chip.aic_num << " " << c.chip.l1_bytes << " "
+      << c.chip.l0c_bytes << " " << c.chip.ub_bytes;
   return out.str();
 }
 
