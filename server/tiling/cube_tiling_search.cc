@@ -102,14 +102,18 @@ int32_t WrapQuot32(int32_t a, int32_t b) {
 }
 int32_t AlignDown32(int32_t a, int32_t b) { return b == 0 ? 0 : WrapQuot32(a, b) * b; }
 
-// a * b when both are positive and the product fits; otherwise nullopt.
-// (CANN tests a > INT32_MAX / b; for positive a and b that is a * b >
-// INT32_MAX, tested here on the 64-bit product without a division.)
-std::optional<int32_t> CheckedMul(int32_t a, int32_t b) {
-  if (a <= 0 || b <= 0) return std::nullopt;
-  const int64_t product = static_cast<int64_t>(a) * b;
-  if (product > INT32_MAX) return std::nullopt;
-  return static_cast<int32_t>(product);
+// a * b * c * d when every factor is positive and every partial product
+// fits in 32 bits; otherwise 0. (CANN checks each product as a > INT32_MAX /
+// b; for positive operands that is a * b > INT32_MAX, tested here on the
+// 64-bit product without a division.)
+int32_t CheckedProduct(int32_t a, int32_t b, int32_t c, int32_t d = 1) {
+  if (a <= 0 || b <= 0 || c <= 0 || d <= 0) return 0;
+  int64_t product = static_cast<int64_t>(a) * b;
+  if (product > INT32_MAX) return 0;
+  product *= c;
+  if (product > INT32_MAX) return 0;
+  product *= d;
+  return product > INT32_MAX ? 0 : static_cast<int32_t>(product);
 }
 
 // Rounds `shape` up to a power of two between 16 and 2048 (MapShape).
@@ -420,11 +424,22 @@ class CubeSearch {
   // Core-split candidates, ascending: up to 64 without a heap allocation.
   using Factors = absl::InlinedVector<int32_t, 64>;
   Factors SplitCandidates(int32_t dim, int32_t mapped, const int32_t (&extra)[2]) const;
-  // A split count of one dimension and its per-core extent in fractals.
+  // A split count of one dimension and what a split reads of it: the
+  // per-core extent in fractals and the big-package rule's view of it.
   struct SplitSide {
     int32_t factor = 1;
     int32_t extent = 1;
+    int32_t extent64 = 1;  // min(extent, 64): the side of a minimal L0 block
+    int32_t extent16 = 1;  // min(extent, 16): N of the first minimal block
+    // The extent keeps 16 fractals where the rule asks for them (not a
+    // contiguous side of 16 fractals or more cut below 16).
+    bool keeps = true;
+    // The side's condition for a big package (16 fractals or more where
+    // the side is contiguous).
+    bool big = true;
   };
+  SplitSide MSide(int32_t factor) const;
+  SplitSide NSide(int32_t factor) const;
   // The core-split search's running best (DimCalculator).
   struct SplitChoice {
     int32_t m_factor = 1;
@@ -512,6 +527,8 @@ class CubeSearch {
   int32_t k_bytes_ = 0;
 
   L0Block l0_;
+  // Whether the per-core A or B fits L0 whole (set before the L0 search).
+  bool core_fits_l0_ = false;
   L1Plan l1_plan_;
   // Set when CANN's search would divide by zero (the host process dies with
   // SIGFPE there); the search then reports CANN's fault instead of a plan.
@@ -661,9 +678,7 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline void CubeSearch::TryCoreFactors(const SplitS
   // contiguous side of each non-transposed operand.
   int flag_kind = 0;
   if (!(in_.trans_b && !in_.trans_a)) {
-    bool keeps = true;
-    if (!in_.trans_b && n32_ >= 16 && n.extent < 16) keeps = false;
-    if (in_.trans_a && m32_ >= 16 && m.extent < 16) keeps = false;
+    const bool keeps = m.keeps && n.keeps;
     if (!best.big_package && keeps) {
       flag_kind = 2;
     } else if (best.big_package && !keeps) {
@@ -672,10 +687,10 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline void CubeSearch::TryCoreFactors(const SplitS
   }
   if (flag_kind == 1) return;  // never replaces the best split
   // LoopNumFromSingleCoreToL0: L0 loops of a minimal block.
-  int32_t n0 = std::min(std::min(16, n.extent), 64);
-  int32_t m0 = n0 == 0 ? 0 : std::min(std::min(m.extent, QuotientOf128(n0)), 64);
-  n0 = m0 == 0 ? 0 : std::min(std::min(n.extent, QuotientOf128(m0)), 64);
-  m0 = n0 == 0 ? 0 : std::min(std::min(m.extent, QuotientOf128(n0)), 64);
+  int32_t n0 = n.extent16;
+  int32_t m0 = n0 == 0 ? 0 : std::min(m.extent64, QuotientOf128(n0));
+  n0 = m0 == 0 ? 0 : std::min(n.extent64, QuotientOf128(m0));
+  m0 = n0 == 0 ? 0 : std::min(m.extent64, QuotientOf128(n0));
   const int32_t k0 =
       (m0 != 0 && n0 != 0) ? std::min(std::min(QuotientOf64(m0), QuotientOf64(n0)), k32_) : k32_;
   const int32_t loops = BlocksOf(m.extent, m0) * BlocksOf(n.extent, n0) * BlocksOf(k32_, k0);
@@ -696,9 +711,30 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline void CubeSearch::TryCoreFactors(const SplitS
     best.m_factor = m.factor;
     best.core_use = used;
     best.loops = loops;
-    best.big_package = (!in_.trans_b ? n.extent >= 16 : true) &&
-                       (in_.trans_a ? m.extent >= 16 : true) && n.factor * m.factor > 1;
+    best.big_package = n.big && m.big && used > 1;
   }
+}
+
+CubeSearch::SplitSide CubeSearch::MSide(int32_t factor) const {
+  SplitSide side;
+  side.factor = factor;
+  side.extent = CeilDiv32(m32_, factor);
+  side.extent64 = std::min(side.extent, 64);
+  side.extent16 = std::min(side.extent, 16);
+  side.keeps = !(in_.trans_a && m32_ >= 16 && side.extent < 16);
+  side.big = in_.trans_a ? side.extent >= 16 : true;
+  return side;
+}
+
+CubeSearch::SplitSide CubeSearch::NSide(int32_t factor) const {
+  SplitSide side;
+  side.factor = factor;
+  side.extent = CeilDiv32(n32_, factor);
+  side.extent64 = std::min(side.extent, 64);
+  side.extent16 = std::min(side.extent, 16);
+  side.keeps = !(!in_.trans_b && n32_ >= 16 && side.extent < 16);
+  side.big = !in_.trans_b ? side.extent >= 16 : true;
+  return side;
 }
 
 // GetDims's walk over the (n, m) pairs of candidates whose product is at
@@ -728,23 +764,19 @@ CubeSearch::SplitChoice CubeSearch::BestSplit(const Factors& m_factors,
   }
   // The per-core extent of each count is computed once, not per pair.
   absl::InlinedVector<SplitSide, 64> m_sides;
-  for (const int32_t m_factor : m_factors) {
-    m_sides.push_back({m_factor, CeilDiv32(m32_, m_factor)});
-  }
+  for (const int32_t m_factor : m_factors) m_sides.push_back(MSide(m_factor));
   for (const int32_t n_factor : n_factors) {
-    const SplitSide n_side = {n_factor, CeilDiv32(n32_, n_factor)};
+    const SplitSide n_side = NSide(n_factor);
     // Once the best split is a big package it stays one (a split replacing
     // it keeps the contiguous sides, and more than one core), and a split
     // that does not keep them never replaces it. With B not transposed a
     // per-core N below 16 fractals (N of 16 fractals or more) does not keep,
     // and the per-core N only shrinks along the walk: no later split counts.
     // With A transposed the same holds for M within one n.
-    const bool n_drops = !in_.trans_b && n32_ >= 16 && n_side.extent < 16;
-    if (best.big_package && n_drops && !split_load_may_fault_) break;
+    if (best.big_package && !n_side.keeps && !split_load_may_fault_) break;
     for (const SplitSide& m_side : m_sides) {
       if (n_factor * m_side.factor > cores_) break;
-      const bool m_drops = in_.trans_a && m32_ >= 16 && m_side.extent < 16;
-      if (best.big_package && m_drops && !split_load_may_fault_) break;
+      if (best.big_package && !m_side.keeps && !split_load_may_fault_) break;
       TryCoreFactors(m_side, n_side, best);
     }
   }
@@ -780,7 +812,11 @@ CubeSearch::Factors CubeSearch::SplitCandidates(int32_t dim, int32_t mapped,
       }
     }
     uint64_t rest = range & ~in_mask;
-    if (mapped_power_of_two) {
+    if (mapped_power_of_two && (dim & (dim - 1)) == 0) {
+      // A power-of-two dim: its divisors are the powers of two, set above
+      // (the mapped extent is at least the dim, or 2048).
+      rest = 0;
+    } else if (mapped_power_of_two) {
       // The counts left divide the dim or nothing: strike the multiples of
       // the primes that do not divide it.
       for (size_t i = 0; i < kSmallPrimes.size() && kSmallPrimes[i] <= mask_last; ++i) {
@@ -893,9 +929,7 @@ void CubeSearch::SplitCores() {
 // --- L0 block (GetL0Factors and helpers) --------------------------------------
 
 int32_t CubeSearch::L0LoadSize() const {
-  const bool a_fits = static_cast<int64_t>(core_.m * core_.k) * kFractalBytes <= l0a_;
-  const bool b_fits = static_cast<int64_t>(core_.n * core_.k) * kFractalBytes <= l0b_;
-  if (a_fits || b_fits) return core_.m + core_.n;
+  if (core_fits_l0_) return core_.m + core_.n;
   if (l0_.k >= core_.k) {
     return std::min(core_.n + CeilDiv32(core_.n, l0_.n) * core_.m,
                     core_.m + CeilDiv32(core_.m, l0_.m) * core_.n);
@@ -924,32 +958,39 @@ void CubeSearch::ConsiderL0(int32_t k0, int32_t major, int32_t minor) {
     l0_.n = major;
   }
   l0_.k = k0;
-  const float l0c_use =
-      static_cast<float>(l0_.m * l0_.n * l0_.db_c * kMinFractal * kFp32Bytes * 1.0 / l0c_);
   const int32_t mte1 = std::max(6, l0_.m * l0_.k * kFractalBytes / 256) +
                        std::max(6, l0_.k * l0_.n * kFractalBytes / 128);
   const int32_t mad = l0_.m * l0_.k * l0_.n;
-  const int32_t load = L0LoadSize();
-  const int32_t mte1_loop = (l0_.n != 1 ? l0_.k : 1) + (l0_.k != 1 ? l0_.m : 1);
-
-  const bool first = l0_.final_m == 0;
-  const bool less_load = load < l0_.final_load_size || (mte1 < mad && !l0_.update_using_mte1);
-  const bool more_mad =
-      load == l0_.final_load_size && mad > l0_.final_mad &&
-      static_cast<float>(mad) * l0c_use >= static_cast<float>(l0_.final_mad) * l0_.final_l0c_use;
-  const bool fewer_loops =
-      mad == l0_.final_mad && load == l0_.final_load_size && mte1_loop < l0_.final_mte1_loop;
+  // The conditions every kept block meets, whatever it is compared on: once
+  // a kept block hides its MTE1 cycles behind its mmads, so must the next;
+  // it fits L1 (CheckBaseMNKL1Size); N spans a reduce unit where the core's
+  // does; K is even where it loads in pairs. A block that fails one is not
+  // compared at all.
   const bool mte1_hidden = (mte1 < mad && l0_.update_using_mte1) || !l0_.update_using_mte1;
   const int32_t last_reduce = (a_fp32_ || b_fp32_) ? 8 : 16;
   const bool n_wide_enough = !(core_.n >= last_reduce && l0_.n < last_reduce);
   const bool k_even = !NeedsEvenK() || l0_.k % 2 == 0;
-  if ((first || less_load || more_mad || fewer_loops) && mte1_hidden && L0FitsL1() &&
-      n_wide_enough && k_even) {
+  if (!(mte1_hidden && L0FitsL1() && n_wide_enough && k_even)) return;
+
+  const int32_t load = L0LoadSize();
+  const int32_t mte1_loop = (l0_.n != 1 ? l0_.k : 1) + (l0_.k != 1 ? l0_.m : 1);
+  // L0C use of the block, as CANN computes it (read only on a tie in load).
+  const auto l0c_use = [this] {
+    return static_cast<float>(l0_.m * l0_.n * l0_.db_c * kMinFractal * kFp32Bytes * 1.0 / l0c_);
+  };
+  const bool first = l0_.final_m == 0;
+  const bool less_load = load < l0_.final_load_size || (mte1 < mad && !l0_.update_using_mte1);
+  const bool more_mad =
+      load == l0_.final_load_size && mad > l0_.final_mad &&
+      static_cast<float>(mad) * l0c_use() >= static_cast<float>(l0_.final_mad) * l0_.final_l0c_use;
+  const bool fewer_loops =
+      mad == l0_.final_mad && load == l0_.final_load_size && mte1_loop < l0_.final_mte1_loop;
+  if (first || less_load || more_mad || fewer_loops) {
     l0_.final_m = l0_.m;
     l0_.final_k = l0_.k;
     l0_.final_n = l0_.n;
     l0_.final_load_size = load;
-    l0_.final_l0c_use = l0c_use;
+    l0_.final_l0c_use = l0c_use();
     l0_.final_mad = mad;
     l0_.final_mte1_cycles = mte1;
     l0_.final_mte1_loop = mte1_loop;
@@ -1078,6 +1119,9 @@ void CubeSearch::SearchL0Candidates(int32_t major_axis, L0Block& best) {
 
 void CubeSearch::SearchL0() {
   l0_.bias_bytes = has_bias_ ? bias_bytes_ : 0;
+  // L0LoadSize: the per-core A or B fits L0 whole.
+  core_fits_l0_ = static_cast<int64_t>(core_.m * core_.k) * kFractalBytes <= l0a_ ||
+                  static_cast<int64_t>(core_.n * core_.k) * kFractalBytes <= l0b_;
   L0Block best;
   // CANN searches M-major, then N-major, and the later pass wins when it
   // finds a block. Each pass starts from a reset state and leaves only its
@@ -1116,22 +1160,16 @@ int32_t CubeSearch::L1Bytes(const L1Plan& p) const {
   int32_t ka = 1;
   int32_t kb = 1;
   KAlign(ka, kb);
-  std::optional<int32_t> a = CheckedMul(p.m_a, l0_.m);
-  if (a) a = CheckedMul(*a, a_const);
-  if (a) a = CheckedMul(*a, Align32(p.k_a, ka));
-  if (!a) return 0;
-  std::optional<int32_t> b = CheckedMul(p.n_b, l0_.n);
-  if (b) b = CheckedMul(*b, b_const);
-  if (b) b = CheckedMul(*b, Align32(p.k_b, kb));
-  if (!b) return 0;
+  const int32_t a = CheckedProduct(p.m_a, l0_.m, a_const, Align32(p.k_a, ka));
+  if (a == 0) return 0;
+  const int32_t b = CheckedProduct(p.n_b, l0_.n, b_const, Align32(p.k_b, kb));
+  if (b == 0) return 0;
   int32_t bias = 0;
   if (p.bias_times > 0) {
-    std::optional<int32_t> c = CheckedMul(p.n_b, l0_.n);
-    if (c) c = CheckedMul(*c, bias_const);
-    if (!c) return 0;
-    bias = *c;
+    bias = CheckedProduct(p.n_b, l0_.n, bias_const);
+    if (bias == 0) return 0;
   }
-  const int64_t total = static_cast<int64_t>(*a) + *b + bias;
+  const int64_t total = static_cast<int64_t>(a) + b + bias;
   return total > INT_MAX ? INT_MAX : static_cast<int32_t>(total);
 }
 
@@ -1139,14 +1177,22 @@ enum L1Axis { kAxisKA = 0, kAxisKB = 1, kAxisMA = 2, kAxisNB = 3 };
 
 // CalL1MaxLen: how many units of `axis` fit `bytes` with the rest of the plan.
 int32_t CubeSearch::MaxL1Len(int32_t bytes, const L1Plan& p, int32_t align, int axis) const {
+  // bytes / (units * kFractalBytes): for bytes >= 0 and a unit count in the
+  // table, (bytes / kFractalBytes) / units, without a division (floor(floor(x)
+  // / u) = floor(x / u)); otherwise CANN's 32-bit quotient of the product.
+  const auto fractal_quot = [&](int32_t units) {
+    if (bytes >= 0 && units > 0 && units <= static_cast<int32_t>(kMaxTableDivisor)) {
+      return Quotient(bytes / kFractalBytes, units);
+    }
+    return Quot(bytes, units * kFractalBytes);
+  };
   int32_t len = 1;
-  if (axis == kAxisKA) len = Quot(bytes, p.m_a * l0_.m * p.db_a * kFractalBytes);
-  if (axis == kAxisKB) len = Quot(bytes, p.n_b * l0_.n * p.db_b * kFractalBytes);
+  if (axis == kAxisKA) len = fractal_quot(p.m_a * l0_.m * p.db_a);
+  if (axis == kAxisKB) len = fractal_quot(p.n_b * l0_.n * p.db_b);
   len = AlignDown32(len, align);
-  if (axis == kAxisMA) len = Quot(bytes, Align32(p.k_a, align) * l0_.m * p.db_a * kFractalBytes);
+  if (axis == kAxisMA) len = fractal_quot(Align32(p.k_a, align) * l0_.m * p.db_a);
   if (axis == kAxisNB) {
-    len = Quot(bytes, Align32(p.k_b, align) * l0_.n * p.db_b * kFractalBytes +
-                          p.bias_times * l0_.n * kFractalBytes);
+    len = fractal_quot(Align32(p.k_b, align) * l0_.n * p.db_b + p.bias_times * l0_.n);
   }
   return len;
 }
