@@ -204,8 +204,8 @@ absl::StatusOr<TilingPlan> FinishBatchPlan(const MatmulProblem& problem, const P
            Describe(facts, balanced ? "decode-shape load balance, " : "", "base ", state.base_m,
                     "x", state.base_n, "x", state.base_k, ", stepKa=stepKb=", state.step_ka,
                     tf.batch_split_factor > 1
-                        ? absl::StrCat(", batch split in ", tf.batch_split_factor)
-                        : std::string())));
+                        ? Describe(facts, ", batch split in ", tf.batch_split_factor)
+                        : LazyText())));
   plan.workspace_bytes = kRuntimeWorkspaceBytes;
   return plan;
 }
