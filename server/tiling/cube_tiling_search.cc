@@ -476,6 +476,7 @@ class CubeSearch {
   void AFullLoad(L1Candidate& out);
   void BFullLoad(L1Candidate& out);
   void NeitherFullLoad(L1Candidate& out);
+  bool NeitherFullLoadFaults();
   void NeitherDoubleBuffer();
   void NeitherK();
   void NeitherKSideBySide(int axis);
@@ -1504,6 +1505,36 @@ void CubeSearch::NeitherMN() {
   }
 }
 
+// Whether NeitherFullLoad divides by zero. Its K part does not (its
+// divisors are positive products of block sides, and its K slices stay
+// positive where they are divided by); NeitherFullLoadMN divides by the
+// bytes of a K slice of A's depth and of B's (with the bias rows), which
+// are 0 when a slice is empty or the product wraps. The K part runs here on
+// a copy of the plan, which is left as it was.
+bool CubeSearch::NeitherFullLoadFaults() {
+  const L1Plan saved = l1_plan_;
+  const bool saved_fault = divides_by_zero_;
+  const char* const saved_site = fault_site_;
+  L1Plan& p = l1_plan_;
+  p.Set(l0_.k, l0_.k, 1, 1, kDbOn, kDbOn);
+  NeitherDoubleBuffer();
+  NeitherK();
+  int32_t ka = 1;
+  int32_t kb = 1;
+  KAlign(ka, kb);
+  // NeitherFullLoadMN's first step (a 4-byte bias counts one more row).
+  const int32_t bias_times =
+      l0_.bias_bytes == kFp32Bytes && p.bias_times > 0 ? p.bias_times + 1 : p.bias_times;
+  const int32_t a_depth_bytes = Align32(p.k_a, ka) * l0_.m * p.db_a * kFractalBytes;
+  const int32_t b_depth_bytes =
+      Align32(p.k_b, kb) * l0_.n * p.db_b * kFractalBytes + bias_times * l0_.n * kFractalBytes;
+  const bool faults = divides_by_zero_ || a_depth_bytes == 0 || b_depth_bytes == 0;
+  l1_plan_ = saved;
+  divides_by_zero_ = saved_fault;
+  fault_site_ = saved_site;
+  return faults;
+}
+
 void CubeSearch::NeitherFullLoad(L1Candidate& out) {
   NeitherDoubleBuffer();
   NeitherK();
@@ -1528,6 +1559,24 @@ void CubeSearch::SearchL1() {
 
   p.Set(core_.k, core_.k, p.max_m_a, p.max_n_b, kDbOff, kDbOff);
   BothFullLoad(both);
+  // With A and B in ND a full load must also hold the whole K in one slice.
+  const int32_t k_fractals = CeilDiv32(k_, reduce_);
+  auto one_slice = [&](int32_t k_slice) {
+    return k_slice > 0 ? CeilDiv32(k_fractals, core_.k_dim * k_slice) == 1 : true;
+  };
+  const bool nd = !a_nz_ && !b_nz_;
+  const bool both_ok = p.both_full_load && (!nd || (one_slice(both[0]) && one_slice(both[3])));
+  // When both operands fit L1 whole, that plan is CANN's choice whatever the
+  // other three are: its traffic core.m + core.n is the least any plan has
+  // (each of the others loads each operand at least once), and on a tie its
+  // depths (all of M and N) are the largest. The others are computed only
+  // for the divisions by zero CANN would meet on the way: A's and B's full
+  // loads divide by byte counts bounded by this plan's, which fits L1 (none
+  // is 0), and NeitherFullLoad only in its M and N depths.
+  if (both_ok && !NeitherFullLoadFaults()) {
+    p.Set(both[0], both[3], both[1], both[4], both[2], both[5]);
+    return;
+  }
   p.Set(core_.k, l0_.k, p.max_m_a, 1, kDbOff, kDbOff);
   AFullLoad(a_full);
   p.Set(l0_.k, core_.k, 1, p.max_n_b, kDbOff, kDbOff);
@@ -1536,18 +1585,11 @@ void CubeSearch::SearchL1() {
   p.Set(l0_.k, l0_.k, 1, 1, kDbOn, kDbOn);
   NeitherFullLoad(neither);
 
-  // Choose among the four: least GM traffic, then the larger depths. With A
-  // and B in ND a full load must also hold the whole K in one slice.
+  // Choose among the four: least GM traffic, then the larger depths.
   const L1Candidate* pick = &neither;
   int32_t pick_load = neither[6];
-  const int32_t k_fractals = CeilDiv32(k_, reduce_);
-  auto one_slice = [&](int32_t k_slice) {
-    return k_slice > 0 ? CeilDiv32(k_fractals, core_.k_dim * k_slice) == 1 : true;
-  };
-  const bool nd = !a_nz_ && !b_nz_;
   const bool a_ok = p.a_full_load && (!nd || one_slice(a_full[0]));
   const bool b_ok = p.b_full_load && (!nd || one_slice(b_full[3]));
-  const bool both_ok = p.both_full_load && (!nd || (one_slice(both[0]) && one_slice(both[3])));
   auto better = [&](const L1Candidate& c) {
     return c[6] < pick_load || (c[6] == pick_load && c[1] + c[4] >= (*pick)[1] + (*pick)[4]);
   };
