@@ -281,21 +281,40 @@ struct FourFactors {
   std::array<int32_t, 4> values{};
   int size = 0;
 
+  // The candidates GetL0FactorsCand takes for one side: GetTwoFactors of
+  // `dim` around `base` (at most `max_num` above it), then of the largest
+  // power of two in `dim` (at most `pow2_max_num` above). A power of two up
+  // to 4096 is its own largest power of two: with the same bound the second
+  // pair repeats the first.
+  void Fill(int32_t base, int32_t dim, int32_t max_num, int32_t pow2_max_num) {
+    int32_t two[2];
+    TwoFactors(two, base, dim, max_num);
+    values[0] = two[0];
+    values[1] = two[1];
+    const int32_t pow2 = BestPowerOfTwo(dim);
+    if (pow2 != dim || pow2_max_num != max_num) TwoFactors(two, base, pow2, pow2_max_num);
+    values[2] = two[0];
+    values[3] = two[1];
+  }
+
   // Sorts values[0..3] descending (a five-comparator sorting network) and
   // drops repeats.
   void SortDescendingUnique() {
-    const auto order = [this](int i, int j) {
-      if (values[i] < values[j]) std::swap(values[i], values[j]);
+    int32_t v0 = values[0], v1 = values[1], v2 = values[2], v3 = values[3];
+    const auto order = [](int32_t& a, int32_t& b) {
+      if (a < b) std::swap(a, b);
     };
-    order(0, 1);
-    order(2, 3);
-    order(0, 2);
-    order(1, 3);
-    order(1, 2);
+    order(v0, v1);
+    order(v2, v3);
+    order(v0, v2);
+    order(v1, v3);
+    order(v1, v2);
+    // Sorted, a repeat follows its equal.
     size = 0;
-    for (int i = 0; i < 4; ++i) {
-      if (size == 0 || values[i] != values[size - 1]) values[size++] = values[i];
-    }
+    values[size++] = v0;
+    if (v1 != v0) values[size++] = v1;
+    if (v2 != v1) values[size++] = v2;
+    if (v3 != v2) values[size++] = v3;
   }
   const int32_t* begin() const { return values.data(); }
   const int32_t* end() const { return values.data() + size; }
@@ -440,11 +459,16 @@ class CubeSearch {
   };
   SplitSide MSide(int32_t factor) const;
   SplitSide NSide(int32_t factor) const;
-  // The core-split search's running best (DimCalculator).
+  // The core-split search's running best (DimCalculator). Its load is read
+  // only when a split ties it in core use, so it is computed then (unless a
+  // load can fault: then every one is computed, as CANN computes it).
   struct SplitChoice {
     int32_t m_factor = 1;
     int32_t n_factor = 1;
+    int32_t m_extent = 1;
+    int32_t n_extent = 1;
     int32_t load = INT_MAX;
+    bool load_known = true;
     int32_t core_use = 1;
     int32_t loops = INT_MAX;
     bool big_package = false;
@@ -667,9 +691,9 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline void CubeSearch::TryCoreFactors(const SplitS
                                                                     const SplitSide& n,
                                                                     SplitChoice& best) const {
   const int32_t k_bytes = k_bytes_;
-  // The split's GM traffic decides only a tie in core use, and is kept only
-  // with the split, so it is computed then, unless computing it can fault
-  // (split_load_may_fault_), which every split's computation must then find.
+  // The split's GM traffic decides only a tie in core use, so it is
+  // computed then, unless computing it can fault (split_load_may_fault_),
+  // which every split's computation must then find.
   int32_t load = 0;
   if (split_load_may_fault_) {
     load = LoadSizeOfSplit(m.factor, n.factor, m.extent, n.extent, k_bytes);
@@ -699,17 +723,30 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline void CubeSearch::TryCoreFactors(const SplitS
   const int32_t used = m.factor * n.factor;
   const bool by_cores =
       flag_kind == 0 && (loops < best.loops || (used > best.core_use && loops == best.loops));
-  if (flag_kind == 0 && !by_cores && used != best.core_use) return;  // the load decides nothing
-  if (!split_load_may_fault_) {
-    load = LoadSizeOfSplit(m.factor, n.factor, m.extent, n.extent, k_bytes);
+  bool replaces = flag_kind == 2 || by_cores;
+  bool load_known = split_load_may_fault_;
+  if (!replaces) {
+    if (used != best.core_use) return;  // the loads decide nothing
+    // A tie in core use: the loads decide (by_load, by_n_dim).
+    if (!best.load_known) {
+      best.load =
+          LoadSizeOfSplit(best.m_factor, best.n_factor, best.m_extent, best.n_extent, k_bytes);
+      best.load_known = true;
+    }
+    if (!load_known) {
+      load = LoadSizeOfSplit(m.factor, n.factor, m.extent, n.extent, k_bytes);
+      load_known = true;
+    }
+    replaces = load < best.load ||
+               (load == best.load && best.n_factor * best.m_factor < m.factor * n.factor);
   }
-  const bool by_load = !by_cores && used == best.core_use && load < best.load;
-  const bool by_n_dim = !by_cores && used == best.core_use && load == best.load &&
-                        best.n_factor * best.m_factor < m.factor * n.factor;
-  if (flag_kind == 2 || by_cores || by_load || by_n_dim) {
+  if (replaces) {
     best.load = load;
+    best.load_known = load_known;
     best.n_factor = n.factor;
     best.m_factor = m.factor;
+    best.m_extent = m.extent;
+    best.n_extent = n.extent;
     best.core_use = used;
     best.loops = loops;
     best.big_package = n.big && m.big && used > 1;
@@ -1042,17 +1079,10 @@ void CubeSearch::SearchL0Candidates(int32_t major_axis, L0Block& best) {
   // With a bias, the N side is limited by the bias table.
   const bool bias_on_major = major_axis != 0 && has_bias_;
   const bool bias_on_minor = major_axis == 0 && has_bias_;
-  int32_t two[2] = {0, 0};
-
   FourFactors majors;
   const int32_t point = bias_on_major ? std::min(l0_.max_axis_point, max_n) : l0_.max_axis_point;
   const int32_t limit = bias_on_major ? std::min(l0_.max_axis_num, max_n) : l0_.max_axis_num;
-  TwoFactors(two, point, major_dim, limit);
-  majors.values[0] = two[0];
-  majors.values[1] = two[1];
-  TwoFactors(two, point, BestPowerOfTwo(major_dim), limit);
-  majors.values[2] = two[0];
-  majors.values[3] = two[1];
+  majors.Fill(point, major_dim, limit, limit);
   if (major_axis != 0) align_n_side(majors);
   majors.SortDescendingUnique();
   for (const int32_t major : majors) {
@@ -1060,12 +1090,7 @@ void CubeSearch::SearchL0Candidates(int32_t major_axis, L0Block& best) {
     const int32_t minor_max = std::min(Quotient(l0_.max_mn, major), minor_k);
     FourFactors minors;
     const int32_t minor_cap = bias_on_minor ? std::min(minor_max, max_n) : minor_max;
-    TwoFactors(two, minor_cap, minor_dim, minor_cap);
-    minors.values[0] = two[0];
-    minors.values[1] = two[1];
-    TwoFactors(two, minor_cap, BestPowerOfTwo(minor_dim), minor_cap);
-    minors.values[2] = two[0];
-    minors.values[3] = two[1];
+    minors.Fill(minor_cap, minor_dim, minor_cap, minor_cap);
     if (major_axis == 0) align_n_side(minors);
     minors.SortDescendingUnique();
     for (const int32_t minor : minors) {
@@ -1077,12 +1102,7 @@ void CubeSearch::SearchL0Candidates(int32_t major_axis, L0Block& best) {
       if (n_side > kMaxN0WithBias && has_bias_) continue;
       const int32_t k0_max = std::min(Quotient(major_k, major), Quotient(minor_k, minor));
       FourFactors k0s;
-      TwoFactors(two, k0_max, core_.k, k0_max);
-      k0s.values[0] = two[0];
-      k0s.values[1] = two[1];
-      TwoFactors(two, k0_max, BestPowerOfTwo(core_.k), l0_.max_axis_num);
-      k0s.values[2] = two[0];
-      k0s.values[3] = two[1];
+      k0s.Fill(k0_max, core_.k, k0_max, l0_.max_axis_num);
       k0s.SortDescendingUnique();
       for (int32_t k0 : k0s) {
         if (k0 == 0 || minor * k0 > minor_k || major * k0 > major_k) continue;
@@ -1505,13 +1525,18 @@ void CubeSearch::NeitherMN() {
   }
 }
 
-// Whether NeitherFullLoad divides by zero. Its K part does not (its
-// divisors are positive products of block sides, and its K slices stay
-// positive where they are divided by); NeitherFullLoadMN divides by the
-// bytes of a K slice of A's depth and of B's (with the bias rows), which
-// are 0 when a slice is empty or the product wraps. The K part runs here on
-// a copy of the plan, which is left as it was.
+// Whether NeitherFullLoad divides by zero, when the plan holding both
+// operands whole fits L1 (so a K slice's bytes stay far below 2^31). Its K
+// part does not (its divisors are positive products of block sides, and its
+// K slices stay positive where they are divided by); NeitherFullLoadMN
+// divides by the bytes of a K slice of A's depth and of B's (with the bias
+// rows), which are 0 only when a slice is empty. A slice is never empty
+// when L0 holds the whole K (the K part changes nothing) or when the slices
+// grow side by side (NeitherFullLoadKforND: each at least one L0 K block);
+// NeitherFullLoadKforNZ (A transposed, B not) can leave both empty, so there
+// the K part runs here on a copy of the plan, which is left as it was.
 bool CubeSearch::NeitherFullLoadFaults() {
+  if (!(in_.trans_a && !in_.trans_b) || l0_.k == core_.k) return false;
   const L1Plan saved = l1_plan_;
   const bool saved_fault = divides_by_zero_;
   const char* const saved_site = fault_site_;
