@@ -420,6 +420,14 @@ void StageL1Steps(bool k_inner, uint64_t usable_l1, const ProblemFacts& facts,
                   const ChipSpec& chip, CubeRunState& state) {
   const uint64_t max_steps = std::min(CeilDiv(facts.k, state.base_k), kMaxL1KSteps);
   const uint64_t k_align = k_inner ? 512 / facts.a_bytes : kBlock16;
+  // Elements of K in 256 bytes (computed once: the loop tests every stage
+  // against it).
+  const uint64_t k_align_256 = max_steps > 0 ? 256 / facts.a_bytes : 1;
+  // value % align == 0, by a mask for the powers of two these alignments are
+  // for every whole-byte element type.
+  const auto aligned = [](uint64_t value, uint64_t align) {
+    return (align & (align - 1)) == 0 ? (value & (align - 1)) == 0 : value % align == 0;
+  };
   uint64_t chosen_k_l1 = 0;
   uint64_t copy_bytes = 0;  // the larger single GM->L1 copy of the chosen stage
   for (uint64_t steps = 1; steps <= max_steps; ++steps) {
@@ -433,11 +441,11 @@ void StageL1Steps(bool k_inner, uint64_t usable_l1, const ProblemFacts& facts,
     // Prefer stages that are 256-byte (then 512-byte) aligned in K while the
     // copies are still small enough to gain from growing.
     const bool first = chosen_k_l1 == 0;
-    const bool aligned_256 = k_l1 % (256 / facts.a_bytes) == 0;
+    const bool aligned_256 = aligned(k_l1, k_align_256);
     const bool improves_alignment =
-        chosen_k_l1 % k_align != 0 && (aligned_256 || copy_bytes < kL1SingleCopyLimitBytes);
-    const bool grows_small_copy =
-        chosen_k_l1 % k_align == 0 && k_l1 % k_align == 0 && copy_bytes < kL1SingleCopyLimitBytes;
+        !aligned(chosen_k_l1, k_align) && (aligned_256 || copy_bytes < kL1SingleCopyLimitBytes);
+    const bool grows_small_copy = aligned(chosen_k_l1, k_align) && aligned(k_l1, k_align) &&
+                                  copy_bytes < kL1SingleCopyLimitBytes;
     if (first || improves_alignment || grows_small_copy) {
       chosen_k_l1 = k_l1;
       copy_bytes = std::max(a_bytes, b_bytes);

@@ -34,10 +34,13 @@
 #include <string>
 #include <vector>
 
+#include "absl/base/attributes.h"
+#include "absl/base/optimization.h"
 #include "absl/container/inlined_vector.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "server/tiling/cann_fault.h"
+#include "server/tiling/small_divisors.h"
 
 namespace npu::tiling {
 namespace {
@@ -76,11 +79,22 @@ constexpr int32_t kBufferAlign = 32;
 
 // --- Integer helpers with CANN's semantics (math_util.{h,cpp}) ---------------
 
-int32_t CeilDiv32(int32_t a, int32_t b) {
+int32_t CeilDiv32Wide(int32_t a, int32_t b) {
   if (b == 0) return 0;
   return static_cast<int32_t>((static_cast<int64_t>(a) + b - 1) / b);
 }
-int32_t Align32(int32_t a, int32_t b) { return CeilDiv32(a, b) * b; }
+// The search divides mostly extents in fractals by block sides below 128:
+// those take the table of small_divisors.h inline (a + b - 1 < 2^32).
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline int32_t CeilDiv32(int32_t a, int32_t b) {
+  if (ABSL_PREDICT_TRUE(a >= 0 && b > 0 && b <= static_cast<int32_t>(kMaxTableDivisor))) {
+    return static_cast<int32_t>(Quotient(static_cast<uint32_t>(a) + static_cast<uint32_t>(b) - 1,
+                                         static_cast<uint32_t>(b)));
+  }
+  return CeilDiv32Wide(a, b);
+}
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline int32_t Align32(int32_t a, int32_t b) {
+  return CeilDiv32(a, b) * b;
+}
 // a / b in 32 bits, wrapping INT32_MIN / -1 (which the machine traps on)
 // to INT32_MIN; b must not be 0.
 int32_t WrapQuot32(int32_t a, int32_t b) {
@@ -88,10 +102,18 @@ int32_t WrapQuot32(int32_t a, int32_t b) {
 }
 int32_t AlignDown32(int32_t a, int32_t b) { return b == 0 ? 0 : WrapQuot32(a, b) * b; }
 
-// a * b when both are positive and the product fits; otherwise nullopt.
-std::optional<int32_t> CheckedMul(int32_t a, int32_t b) {
-  if (a <= 0 || b <= 0 || a > INT32_MAX / b) return std::nullopt;
-  return a * b;
+// a * b * c * d when every factor is positive and every partial product
+// fits in 32 bits; otherwise 0. (CANN checks each product as a > INT32_MAX /
+// b; for positive operands that is a * b > INT32_MAX, tested here on the
+// 64-bit product without a division.)
+int32_t CheckedProduct(int32_t a, int32_t b, int32_t c, int32_t d = 1) {
+  if (a <= 0 || b <= 0 || c <= 0 || d <= 0) return 0;
+  int64_t product = static_cast<int64_t>(a) * b;
+  if (product > INT32_MAX) return 0;
+  product *= c;
+  if (product > INT32_MAX) return 0;
+  product *= d;
+  return product > INT32_MAX ? 0 : static_cast<int32_t>(product);
 }
 
 // Rounds `shape` up to a power of two between 16 and 2048 (MapShape).
@@ -105,39 +127,49 @@ int32_t MapShape(int32_t shape) {
   return static_cast<int32_t>(seed << 1U);
 }
 
-void CountFactors(int32_t shape, int32_t& count, int32_t first, int32_t last) {
-  for (int32_t i = first; i <= last; ++i) {
-    if (shape < i) return;
-    if (shape % i == 0) ++count;
+// The number of divisors of f for f in [0, 128]: what CANN's CountFactors
+// counts for a factor f (the i in [1, f + 1] that divide it).
+constexpr std::array<int32_t, 129> kDivisorCounts = [] {
+  std::array<int32_t, 129> counts{};
+  for (int32_t f = 1; f <= 128; ++f) {
+    for (int32_t i = 1; i <= f; ++i) counts[f] += f % i == 0 ? 1 : 0;
   }
-}
+  return counts;
+}();
 
-// The largest factor count among the divisors of `shape` in [first, last].
-void CountFactorLayers(int32_t shape, int32_t& count, int32_t first, int32_t last) {
+// The largest divisor count among the divisors of `dim` in [first, last]
+// (CountFactorLayers), for 0 < first <= last <= 128, or `enough` as soon as
+// one reaches it: the callers only compare the largest with a threshold.
+int32_t LargestDivisorCount(int32_t dim, int32_t first, int32_t last, int32_t enough) {
+  int32_t largest = 0;
   for (int32_t factor = last; factor >= first; --factor) {
-    if (shape % factor != 0) continue;
-    int32_t layer = 0;
-    CountFactors(factor, layer, 1, factor + 1);
-    count = std::max(count, layer);
+    if (!Divides(dim, factor)) continue;
+    largest = std::max(largest, kDivisorCounts[factor]);
+    if (largest >= enough) break;
   }
+  return largest;
 }
 
-// Whether `dim` has enough small divisors to split well (CheckFactorNumSatisfy).
+// Whether `dim` has enough small divisors to split well
+// (CheckFactorNumSatisfy): CANN takes the largest divisor count l0 among the
+// divisors of dim in [1, 64] and l1 among those in [65, 128], and finds too
+// few when l0 <= 2, or, for dim above 128, l0 + l1 <= 4. The counts stop
+// growing where the answer is settled: l0 >= 3 for dim <= 128; l0 >= 5 (then
+// l0 + l1 >= 5 whatever l1 is), or l1 >= 5 - l0, above.
 bool HasEnoughFactors(int32_t dim) {
   if (dim <= 8) return true;
-  int32_t l0_count = 0;
-  int32_t l1_count = 0;
-  CountFactorLayers(dim, l0_count, 1, 64);
-  if (dim > 128) CountFactorLayers(dim, l1_count, 65, 128);
-  const bool too_few = l0_count <= 2 || (dim > 128 && l0_count + l1_count <= 4);
-  return !too_few;
+  const int32_t l0_count = LargestDivisorCount(dim, 1, 64, dim > 128 ? 5 : 3);
+  if (l0_count <= 2) return false;
+  if (dim <= 128 || l0_count >= 5) return true;
+  const int32_t l1_count = LargestDivisorCount(dim, 65, 128, 5 - l0_count);
+  return l0_count + l1_count > 4;
 }
 
 // FindBestSingleCore: the per-core extent nearest ceil(shape / cores) (walking
 // towards the mapped shape's) whose divisors suffice.
 int32_t BestSingleCore(int32_t shape, int32_t mapped, int32_t cores, bool is_k) {
   if (is_k) {
-    const int32_t best_shape = shape % cores == 0 ? shape : mapped;
+    const int32_t best_shape = Divides(shape, cores) ? shape : mapped;
     return CeilDiv32(best_shape, cores);
   }
   if (cores == 1 && HasEnoughFactors(shape)) return shape;
@@ -148,15 +180,6 @@ int32_t BestSingleCore(int32_t shape, int32_t mapped, int32_t cores, bool is_k) 
     best += best < target ? 1 : -1;
   }
   return best;
-}
-
-// Core-split candidates: up to 72 without a heap allocation.
-using Factors = absl::InlinedVector<int32_t, 72>;
-
-// Sorted, duplicate-free insert (AddFactor).
-void AddFactor(Factors& factors, int32_t value) {
-  const auto at = std::lower_bound(factors.begin(), factors.end(), value);
-  if (at == factors.end() || *at != value) factors.insert(at, value);
 }
 
 // Up to two divisors of `dim` around `base`: the first above it (at most
@@ -188,17 +211,54 @@ void TwoFactors(int32_t (&out)[2], int32_t base, int32_t dim, int32_t max_num) {
     return;
   }
   for (int32_t up = base + 1; up <= max_num && up <= dim; ++up) {
-    if (dim % up == 0) {
+    if (Divides(dim, up)) {
       out[count++] = up;
       break;
     }
   }
   for (int32_t down = base; down >= 1; --down) {
-    if (dim % down == 0) {
+    if (Divides(dim, down)) {
       out[count++] = down;
       if (count == 2) break;
     }
   }
+}
+
+// 128 / x for x in [1, 64] from a table, other x (not 0) by division: the
+// minimal L0 block of the core-split search (LoopNumFromSingleCoreToL0,
+// CalcLoadSize) holds 128 fractals of M x N with sides of at most 64, and
+// 64 / x is (128 / x) / 2.
+constexpr std::array<uint8_t, 65> kQuotientsOf128 = [] {
+  std::array<uint8_t, 65> quotients{};
+  for (int32_t x = 1; x <= 64; ++x) quotients[x] = static_cast<uint8_t>(128 / x);
+  return quotients;
+}();
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline int32_t QuotientOf128(int32_t x) {
+  return x >= 1 && x <= 64 ? kQuotientsOf128[x] : 128 / x;
+}
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline int32_t QuotientOf64(int32_t x) {
+  return x >= 1 && x <= 64 ? kQuotientsOf128[x] >> 1 : 64 / x;
+}
+
+// The primes below 64, and the multiples of each up to 64 as a bit set (bit
+// i - 1: i): a count divides an extent only if each of its prime factors
+// does, so one test of a prime strikes all its multiples.
+constexpr std::array<int32_t, 18> kSmallPrimes = {2,  3,  5,  7,  11, 13, 17, 19, 23,
+                                                  29, 31, 37, 41, 43, 47, 53, 59, 61};
+constexpr std::array<uint64_t, 18> kMultiplesOfSmallPrimes = [] {
+  std::array<uint64_t, 18> multiples{};
+  for (size_t i = 0; i < kSmallPrimes.size(); ++i) {
+    for (int32_t m = kSmallPrimes[i]; m <= 64; m += kSmallPrimes[i]) {
+      multiples[i] |= uint64_t{1} << (m - 1);
+    }
+  }
+  return multiples;
+}();
+
+// ceil(extent / side) for a side cut from the extent itself (side <=
+// extent): 1 when the side is the whole extent, without a division.
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline int32_t BlocksOf(int32_t extent, int32_t side) {
+  return side == extent && side > 0 ? 1 : CeilDiv32(extent, side);
 }
 
 // The largest power of two (up to 4096) not above `base`, 1 at least.
@@ -213,7 +273,7 @@ int32_t BestPowerOfTwo(int32_t base) {
 // Lowers `factor` until it divides `base` and is at most `cap` (GetNearestFactor).
 void NearestFactor(int32_t base, int32_t& factor, int32_t cap = INT32_MAX) {
   if (cap == INT32_MAX) cap = base;
-  while (factor > cap || (factor > 0 && base % factor != 0)) --factor;
+  while (factor > cap || (factor > 0 && !Divides(base, factor))) --factor;
 }
 
 // Up to four candidate factors, walked in descending order without repeats.
@@ -221,13 +281,40 @@ struct FourFactors {
   std::array<int32_t, 4> values{};
   int size = 0;
 
-  // Sorts values[0..3] descending and drops repeats.
+  // The candidates GetL0FactorsCand takes for one side: GetTwoFactors of
+  // `dim` around `base` (at most `max_num` above it), then of the largest
+  // power of two in `dim` (at most `pow2_max_num` above). A power of two up
+  // to 4096 is its own largest power of two: with the same bound the second
+  // pair repeats the first.
+  void Fill(int32_t base, int32_t dim, int32_t max_num, int32_t pow2_max_num) {
+    int32_t two[2];
+    TwoFactors(two, base, dim, max_num);
+    values[0] = two[0];
+    values[1] = two[1];
+    const int32_t pow2 = BestPowerOfTwo(dim);
+    if (pow2 != dim || pow2_max_num != max_num) TwoFactors(two, base, pow2, pow2_max_num);
+    values[2] = two[0];
+    values[3] = two[1];
+  }
+
+  // Sorts values[0..3] descending (a five-comparator sorting network) and
+  // drops repeats.
   void SortDescendingUnique() {
-    std::sort(values.begin(), values.end(), [](int32_t a, int32_t b) { return a > b; });
+    int32_t v0 = values[0], v1 = values[1], v2 = values[2], v3 = values[3];
+    const auto order = [](int32_t& a, int32_t& b) {
+      if (a < b) std::swap(a, b);
+    };
+    order(v0, v1);
+    order(v2, v3);
+    order(v0, v2);
+    order(v1, v3);
+    order(v1, v2);
+    // Sorted, a repeat follows its equal.
     size = 0;
-    for (int i = 0; i < 4; ++i) {
-      if (size == 0 || values[i] != values[size - 1]) values[size++] = values[i];
-    }
+    values[size++] = v0;
+    if (v1 != v0) values[size++] = v1;
+    if (v2 != v1) values[size++] = v2;
+    if (v3 != v2) values[size++] = v3;
   }
   const int32_t* begin() const { return values.data(); }
   const int32_t* end() const { return values.data() + size; }
@@ -353,9 +440,45 @@ class CubeSearch {
   void SplitCores();
   void SplitCoresByFactors();
   bool SplitMiniShape();
-  void TryCoreFactors(int32_t m_factor, int32_t n_factor);
+  // Core-split candidates, ascending: up to 64 without a heap allocation.
+  using Factors = absl::InlinedVector<int32_t, 64>;
+  Factors SplitCandidates(int32_t dim, int32_t mapped, const int32_t (&extra)[2]) const;
+  // A split count of one dimension and what a split reads of it: the
+  // per-core extent in fractals and the big-package rule's view of it.
+  struct SplitSide {
+    int32_t factor = 1;
+    int32_t extent = 1;
+    int32_t extent64 = 1;  // min(extent, 64): the side of a minimal L0 block
+    int32_t extent16 = 1;  // min(extent, 16): N of the first minimal block
+    // The extent keeps 16 fractals where the rule asks for them (not a
+    // contiguous side of 16 fractals or more cut below 16).
+    bool keeps = true;
+    // The side's condition for a big package (16 fractals or more where
+    // the side is contiguous).
+    bool big = true;
+  };
+  SplitSide MSide(int32_t factor) const;
+  SplitSide NSide(int32_t factor) const;
+  // The core-split search's running best (DimCalculator). Its load is read
+  // only when a split ties it in core use, so it is computed then (unless a
+  // load can fault: then every one is computed, as CANN computes it).
+  struct SplitChoice {
+    int32_t m_factor = 1;
+    int32_t n_factor = 1;
+    int32_t m_extent = 1;
+    int32_t n_extent = 1;
+    int32_t load = INT_MAX;
+    bool load_known = true;
+    int32_t core_use = 1;
+    int32_t loops = INT_MAX;
+    bool big_package = false;
+  };
+  SplitChoice BestSplit(const Factors& m_factors, const Factors& n_factors) const;
+  void TryCoreFactors(const SplitSide& m, const SplitSide& n, SplitChoice& best) const;
   int32_t LoadSizeOfSplit(int32_t m_factor, int32_t n_factor, int32_t a_size, int32_t b_size,
-                          int32_t ori_a, int32_t ori_b, int32_t k_bytes) const;
+                          int32_t k_bytes) const;
+  int32_t LoadBeyondL1(int32_t m_factor, int32_t n_factor, int32_t a_size, int32_t b_size,
+                       int32_t m0, int32_t n0, int32_t k_bytes) const;
 
   // CheckK0Align: an fp32 NZ operand whose K is the inner axis in NZ
   // fractals (A transposed, B not) loads K in pairs of fractals.
@@ -377,6 +500,7 @@ class CubeSearch {
   void AFullLoad(L1Candidate& out);
   void BFullLoad(L1Candidate& out);
   void NeitherFullLoad(L1Candidate& out);
+  bool NeitherFullLoadFaults();
   void NeitherDoubleBuffer();
   void NeitherK();
   void NeitherKSideBySide(int axis);
@@ -419,15 +543,17 @@ class CubeSearch {
   int32_t k_mapped_ = 1;
 
   CoreSplit core_;
-  // The core-split search's running best (DimCalculator).
-  int32_t best_m_factor_ = 1;
-  int32_t best_n_factor_ = 1;
-  int32_t best_load_ = INT_MAX;
-  int32_t best_core_use_ = 1;
-  int32_t best_loop_ = INT_MAX;
-  bool best_big_package_ = false;
+  // Whether CalcLoadSize can divide by zero on some split (see
+  // SplitCoresByFactors()).
+  bool split_load_may_fault_ = true;
+  // The divisors of the core count up to 64 (bit i - 1: i).
+  uint64_t core_divisors_ = 0;
+  // Bytes of the whole K of one fractal column (kBytes of GetDimsHelper).
+  int32_t k_bytes_ = 0;
 
   L0Block l0_;
+  // Whether the per-core A or B fits L0 whole (set before the L0 search).
+  bool core_fits_l0_ = false;
   L1Plan l1_plan_;
   // Set when CANN's search would divide by zero (the host process dies with
   // SIGFPE there); the search then reports CANN's fault instead of a plan.
@@ -493,24 +619,32 @@ bool CubeSearch::SplitMiniShape() {
   return true;
 }
 
-// CalcLoadSize: the GM traffic of an (m, n) core split, by which of A and B
-// (or their K slices) L1 can hold.
-int32_t CubeSearch::LoadSizeOfSplit(int32_t m_factor, int32_t n_factor, int32_t a_size,
-                                    int32_t b_size, int32_t ori_a, int32_t ori_b,
-                                    int32_t k_bytes) const {
-  int32_t total = INT_MAX;
-  auto offer = [&](int32_t a, int32_t b) { total = std::min(total, a + b); };
-  const int32_t n0 = std::min(16, core_.n);
-  const int32_t m0 = std::min(16, n0 == 0 ? 0 : std::min(core_.m, 128 / n0));
-  const int32_t k0 = (m0 != 0 && n0 != 0) ? std::min(std::min(64 / m0, 64 / n0), core_.k) : core_.k;
+// CalcLoadSize: the GM traffic of an (m, n) core split whose per-core
+// extents are `a_size` (M) and `b_size` (N) fractals, by which of A and B (or
+// their K slices) L1 can hold. Most splits of a problem whose K fits L1
+// return at the first test, which is inline; the rest is LoadBeyondL1().
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline int32_t CubeSearch::LoadSizeOfSplit(
+    int32_t m_factor, int32_t n_factor, int32_t a_size, int32_t b_size, int32_t k_bytes) const {
+  const int32_t n0 = std::min(16, b_size);
+  const int32_t m0 = std::min(16, n0 == 0 ? 0 : std::min(a_size, QuotientOf128(n0)));
   const int64_t l1 = l1_;
   const bool both = static_cast<int64_t>(a_size + b_size) * k_bytes <= l1;
   const bool a_full_b_k = static_cast<int64_t>(a_size + n0 * 2) * k_bytes <= l1;
   const bool b_full_a_k = static_cast<int64_t>(b_size + m0 * 2) * k_bytes <= l1;
-  if (a_full_b_k || b_full_a_k || both) {
-    offer(ori_a * n_factor, ori_b * m_factor);
-    return total;
-  }
+  if (a_full_b_k || b_full_a_k || both) return m32_ * n_factor + n32_ * m_factor;
+  return LoadBeyondL1(m_factor, n_factor, a_size, b_size, m0, n0, k_bytes);
+}
+
+// CalcLoadSize when neither operand's per-core block (with a minimal block of
+// the other) fits L1 with its whole K.
+int32_t CubeSearch::LoadBeyondL1(int32_t m_factor, int32_t n_factor, int32_t a_size, int32_t b_size,
+                                 int32_t m0, int32_t n0, int32_t k_bytes) const {
+  const int32_t ori_a = m32_;
+  const int32_t ori_b = n32_;
+  int32_t total = INT_MAX;
+  auto offer = [&](int32_t a, int32_t b) { total = std::min(total, a + b); };
+  const int32_t k0 =
+      (m0 != 0 && n0 != 0) ? std::min(std::min(QuotientOf64(m0), QuotientOf64(n0)), k32_) : k32_;
   const int32_t fractal_k0 = k0 * kFractalBytes;
   if ((n0 * k_bytes + m0 * fractal_k0) * 2 > l1_ && (m0 * k_bytes + n0 * fractal_k0) * 2 > l1_) {
     offer(ori_a * CeilDiv32(n32_, n0), ori_b * CeilDiv32(m32_, m0));
@@ -551,95 +685,259 @@ int32_t CubeSearch::LoadSizeOfSplit(int32_t m_factor, int32_t n_factor, int32_t 
   return total;
 }
 
-// GetDimsHelper for one (m, n) core factor pair (batch and K are not split).
-void CubeSearch::TryCoreFactors(int32_t m_factor, int32_t n_factor) {
-  const int32_t k_bytes = k32_ * kC0 * kC0 * 2;
-  core_.batch = 1;
-  core_.m = CeilDiv32(m32_, m_factor);
-  core_.n = CeilDiv32(n32_, n_factor);
-  core_.k = k32_;
-  const int32_t load = LoadSizeOfSplit(m_factor, n_factor, core_.m, core_.n, m32_, n32_, k_bytes);
+// GetDimsHelper for one (m, n) core factor pair (batch and K are not split):
+// replaces `best` when the pair is better.
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline void CubeSearch::TryCoreFactors(const SplitSide& m,
+                                                                    const SplitSide& n,
+                                                                    SplitChoice& best) const {
+  const int32_t k_bytes = k_bytes_;
+  // The split's GM traffic decides only a tie in core use, so it is
+  // computed then, unless computing it can fault (split_load_may_fault_),
+  // which every split's computation must then find.
+  int32_t load = 0;
+  if (split_load_may_fault_) {
+    load = LoadSizeOfSplit(m.factor, n.factor, m.extent, n.extent, k_bytes);
+  }
 
   // The "big package" rule prefers splits that keep 16 fractals on the
   // contiguous side of each non-transposed operand.
   int flag_kind = 0;
   if (!(in_.trans_b && !in_.trans_a)) {
-    bool keeps = true;
-    if (!in_.trans_b && n32_ >= 16 && core_.n < 16) keeps = false;
-    if (in_.trans_a && m32_ >= 16 && core_.m < 16) keeps = false;
-    if (!best_big_package_ && keeps) {
+    const bool keeps = m.keeps && n.keeps;
+    if (!best.big_package && keeps) {
       flag_kind = 2;
-    } else if (best_big_package_ && !keeps) {
+    } else if (best.big_package && !keeps) {
       flag_kind = 1;
     }
   }
+  if (flag_kind == 1) return;  // never replaces the best split
   // LoopNumFromSingleCoreToL0: L0 loops of a minimal block.
-  int32_t n0 = std::min(std::min(16, core_.n), 64);
-  int32_t m0 = n0 == 0 ? 0 : std::min(std::min(core_.m, 128 / n0), 64);
-  n0 = m0 == 0 ? 0 : std::min(std::min(core_.n, 128 / m0), 64);
-  m0 = n0 == 0 ? 0 : std::min(std::min(core_.m, 128 / n0), 64);
-  const int32_t k0 = (m0 != 0 && n0 != 0) ? std::min(std::min(64 / m0, 64 / n0), core_.k) : core_.k;
-  const int32_t loops = CeilDiv32(core_.m, m0) * CeilDiv32(core_.n, n0) * CeilDiv32(core_.k, k0);
+  int32_t n0 = n.extent16;
+  int32_t m0 = n0 == 0 ? 0 : std::min(m.extent64, QuotientOf128(n0));
+  n0 = m0 == 0 ? 0 : std::min(n.extent64, QuotientOf128(m0));
+  m0 = n0 == 0 ? 0 : std::min(m.extent64, QuotientOf128(n0));
+  const int32_t k0 =
+      (m0 != 0 && n0 != 0) ? std::min(std::min(QuotientOf64(m0), QuotientOf64(n0)), k32_) : k32_;
+  const int32_t loops = BlocksOf(m.extent, m0) * BlocksOf(n.extent, n0) * BlocksOf(k32_, k0);
 
-  const int32_t used = m_factor * n_factor;
+  const int32_t used = m.factor * n.factor;
   const bool by_cores =
-      flag_kind == 0 && (loops < best_loop_ || (used > best_core_use_ && loops == best_loop_));
-  const bool by_load = !by_cores && used == best_core_use_ && load < best_load_;
-  const bool by_n_dim = !by_cores && used == best_core_use_ && load == best_load_ &&
-                        best_n_factor_ * best_m_factor_ < m_factor * n_factor;
-  if ((flag_kind == 2 || by_cores || by_load || by_n_dim) && flag_kind != 1) {
-    best_load_ = load;
-    best_n_factor_ = n_factor;
-    best_m_factor_ = m_factor;
-    best_core_use_ = used;
-    best_loop_ = loops;
-    best_big_package_ = (!in_.trans_b ? core_.n >= 16 : true) &&
-                        (in_.trans_a ? core_.m >= 16 : true) && n_factor * m_factor > 1;
+      flag_kind == 0 && (loops < best.loops || (used > best.core_use && loops == best.loops));
+  bool replaces = flag_kind == 2 || by_cores;
+  bool load_known = split_load_may_fault_;
+  if (!replaces) {
+    if (used != best.core_use) return;  // the loads decide nothing
+    // A tie in core use: the loads decide (by_load, by_n_dim).
+    if (!best.load_known) {
+      best.load =
+          LoadSizeOfSplit(best.m_factor, best.n_factor, best.m_extent, best.n_extent, k_bytes);
+      best.load_known = true;
+    }
+    if (!load_known) {
+      load = LoadSizeOfSplit(m.factor, n.factor, m.extent, n.extent, k_bytes);
+      load_known = true;
+    }
+    replaces = load < best.load ||
+               (load == best.load && best.n_factor * best.m_factor < m.factor * n.factor);
   }
+  if (replaces) {
+    best.load = load;
+    best.load_known = load_known;
+    best.n_factor = n.factor;
+    best.m_factor = m.factor;
+    best.m_extent = m.extent;
+    best.n_extent = n.extent;
+    best.core_use = used;
+    best.loops = loops;
+    best.big_package = n.big && m.big && used > 1;
+  }
+}
+
+CubeSearch::SplitSide CubeSearch::MSide(int32_t factor) const {
+  SplitSide side;
+  side.factor = factor;
+  side.extent = CeilDiv32(m32_, factor);
+  side.extent64 = std::min(side.extent, 64);
+  side.extent16 = std::min(side.extent, 16);
+  side.keeps = !(in_.trans_a && m32_ >= 16 && side.extent < 16);
+  side.big = in_.trans_a ? side.extent >= 16 : true;
+  return side;
+}
+
+CubeSearch::SplitSide CubeSearch::NSide(int32_t factor) const {
+  SplitSide side;
+  side.factor = factor;
+  side.extent = CeilDiv32(n32_, factor);
+  side.extent64 = std::min(side.extent, 64);
+  side.extent16 = std::min(side.extent, 16);
+  side.keeps = !(!in_.trans_b && n32_ >= 16 && side.extent < 16);
+  side.big = !in_.trans_b ? side.extent >= 16 : true;
+  return side;
+}
+
+// GetDims's walk over the (n, m) pairs of candidates whose product is at
+// most the core count, n ascending, then m ascending (both lists ascend):
+// the best split.
+CubeSearch::SplitChoice CubeSearch::BestSplit(const Factors& m_factors,
+                                              const Factors& n_factors) const {
+  SplitChoice best;
+  // Every split replaces the best when none can keep the "big package" and
+  // every one keeps the contiguous sides: with B not transposed and N below
+  // 16 fractals (or A transposed and M below 16), no per-core N (M) reaches
+  // 16, and the other side's rule holds for every split. The best is then
+  // the last split of the walk. (Unless a split's load can fault: each one
+  // is computed then, as CANN computes it.)
+  const bool small_n_side = !in_.trans_b && n32_ < 16 && (!in_.trans_a || m32_ < 16);
+  const bool small_m_side = in_.trans_a && m32_ < 16 && (in_.trans_b || n32_ < 16);
+  if ((small_n_side || small_m_side) && !split_load_may_fault_) {
+    for (const int32_t n_factor : n_factors) {
+      if (m_factors.empty() || n_factor * m_factors.front() > cores_) break;
+      best.n_factor = n_factor;
+      for (const int32_t m_factor : m_factors) {
+        if (n_factor * m_factor > cores_) break;
+        best.m_factor = m_factor;
+      }
+    }
+    return best;
+  }
+  // The per-core extent of each count is computed once, not per pair.
+  absl::InlinedVector<SplitSide, 64> m_sides;
+  for (const int32_t m_factor : m_factors) m_sides.push_back(MSide(m_factor));
+  for (const int32_t n_factor : n_factors) {
+    const SplitSide n_side = NSide(n_factor);
+    // Once the best split is a big package it stays one (a split replacing
+    // it keeps the contiguous sides, and more than one core), and a split
+    // that does not keep them never replaces it. With B not transposed a
+    // per-core N below 16 fractals (N of 16 fractals or more) does not keep,
+    // and the per-core N only shrinks along the walk: no later split counts.
+    // With A transposed the same holds for M within one n.
+    if (best.big_package && !n_side.keeps && !split_load_may_fault_) break;
+    for (const SplitSide& m_side : m_sides) {
+      if (n_factor * m_side.factor > cores_) break;
+      if (best.big_package && !m_side.keeps && !split_load_may_fault_) break;
+      TryCoreFactors(m_side, n_side, best);
+    }
+  }
+  return best;
+}
+
+// GetBlockFactors and AddOptimalFactors for one dimension: the split counts
+// up to min(cores, dim) that divide the dim (in fractals), its mapped extent
+// or the core count, and the two `extra` counts, ascending and without
+// repeats. CANN's sorted lists also hold counts outside [1, cores], which
+// never form a split (a pair whose product is not in [1, cores] is skipped,
+// and the walk stops at the first m past the core count), so they are left
+// out. The mapped extent is a power of two (MapShape), whose divisors are
+// the powers of two up to it, unless the dim is below 16 and maps to itself.
+//
+// Counts up to 64 (every count of a chip with up to 64 cores) are kept as a
+// bit set: the divisors of the core count and the powers of two are set
+// first, and only the other counts are tested against the dim.
+CubeSearch::Factors CubeSearch::SplitCandidates(int32_t dim, int32_t mapped,
+                                                const int32_t (&extra)[2]) const {
+  const int32_t last_divisor = std::min(cores_, dim);
+  const bool mapped_power_of_two = mapped > 0 && (mapped & (mapped - 1)) == 0;
+  const auto bit = [](int32_t count) { return uint64_t{1} << (count - 1); };
+  uint64_t in_mask = 0;  // bit i - 1: count i
+  if (last_divisor >= 1) {
+    const int32_t mask_last = std::min(last_divisor, 64);
+    const uint64_t range = mask_last == 64 ? ~uint64_t{0} : bit(mask_last + 1) - 1;
+    in_mask = core_divisors_ & range;
+    if (mapped_power_of_two) {
+      // Bits 0, 1, 3, 7, ...: the powers of two up to the mapped extent.
+      for (int32_t power = 1; power <= mask_last && power <= mapped; power *= 2) {
+        in_mask |= bit(power);
+      }
+    }
+    uint64_t rest = range & ~in_mask;
+    if (mapped_power_of_two && (dim & (dim - 1)) == 0) {
+      // A power-of-two dim: its divisors are the powers of two, set above
+      // (the mapped extent is at least the dim, or 2048).
+      rest = 0;
+    } else if (mapped_power_of_two) {
+      // The counts left divide the dim or nothing: strike the multiples of
+      // the primes that do not divide it.
+      for (size_t i = 0; i < kSmallPrimes.size() && kSmallPrimes[i] <= mask_last; ++i) {
+        if ((rest & kMultiplesOfSmallPrimes[i]) != 0 && !Divides(dim, kSmallPrimes[i])) {
+          rest &= ~kMultiplesOfSmallPrimes[i];
+        }
+      }
+    }
+    for (; rest != 0; rest &= rest - 1) {
+      const int32_t count = __builtin_ctzll(rest) + 1;
+      if ((!mapped_power_of_two && Divides(mapped, count)) || Divides(dim, count)) {
+        in_mask |= bit(count);
+      }
+    }
+  }
+  for (const int32_t count : extra) {
+    if (count >= 1 && count <= std::min(cores_, 64)) in_mask |= bit(count);
+  }
+  Factors out;
+  for (uint64_t rest = in_mask; rest != 0; rest &= rest - 1) {
+    out.push_back(__builtin_ctzll(rest) + 1);
+  }
+  // Counts above 64 (only with more than 64 cores).
+  int32_t last = last_divisor;
+  for (const int32_t count : extra) {
+    if (count <= cores_) last = std::max(last, count);
+  }
+  for (int32_t i = 65; i <= last; ++i) {
+    const bool divides_mapped =
+        mapped_power_of_two ? (i & (i - 1)) == 0 && i <= mapped : Divides(mapped, i);
+    if (i == extra[0] || i == extra[1] ||
+        (i <= last_divisor && (divides_mapped || Divides(cores_, i) || Divides(dim, i)))) {
+      out.push_back(i);
+    }
+  }
+  return out;
 }
 
 // GetDims without split K and with one batch.
 void CubeSearch::SplitCoresByFactors() {
-  // GetBlockFactors: candidates divide the extent, its mapped extent or the
-  // core count.
-  auto candidates = [&](int32_t shape, int32_t mapped) {
-    Factors out;
-    for (int32_t i = 1; i <= std::min(cores_, shape); ++i) {
-      if (shape % i == 0 || mapped % i == 0 || cores_ % i == 0) out.push_back(i);
-    }
-    return out;
-  };
-  Factors m_factors = candidates(m32_, m_mapped_);
-  Factors n_factors = candidates(n32_, n_mapped_);
-  // AddOptimalFactors: the split of the cores in the ratio of M to N.
+  // AddOptimalFactors: the split of the cores in the ratio of M to N adds
+  // two candidates to each list.
+  int32_t m_extra[2] = {0, 0};
+  int32_t n_extra[2] = {0, 0};
   if (cores_ > 1) {
     const float point = static_cast<float>(std::sqrt(
         (static_cast<float>(m32_) + 0.0f) / static_cast<float>(n32_) * static_cast<float>(cores_)));
     const int32_t m_dim = static_cast<int32_t>(std::ceil(point));
     const int32_t n_dim = static_cast<int32_t>(std::ceil(static_cast<float>(cores_) / point));
-    AddFactor(m_factors, m_dim);
-    AddFactor(m_factors, n_dim == 0 ? 1 : cores_ / n_dim);
-    AddFactor(n_factors, n_dim);
-    AddFactor(n_factors, m_dim == 0 ? 1 : cores_ / m_dim);
+    m_extra[0] = m_dim;
+    m_extra[1] = n_dim == 0 ? 1 : cores_ / n_dim;
+    n_extra[0] = n_dim;
+    n_extra[1] = m_dim == 0 ? 1 : cores_ / m_dim;
   }
+  // The divisors of the core count up to 64, as a bit set (bit i - 1: i),
+  // found in pairs (i, cores / i) up to the square root.
+  core_divisors_ = 0;
+  for (int32_t i = 1; static_cast<int64_t>(i) * i <= cores_; ++i) {
+    if (!Divides(cores_, i)) continue;
+    const int32_t pair = Quotient(cores_, i);
+    if (i <= 64) core_divisors_ |= uint64_t{1} << (i - 1);
+    if (pair <= 64) core_divisors_ |= uint64_t{1} << (pair - 1);
+  }
+  // CalcLoadSize divides by kBytes * 2 * m0 and kBytes * 2 * n0 in 32 bits,
+  // where kBytes * 2 = k32 * 1024 (mod 2^32) and m0, n0 are in [1, 16] (the
+  // per-core extents are at least one fractal): such a product wraps to 0
+  // only when kBytes * 2 is 0 or has at least 28 trailing zero bits (a power
+  // of two up to 16 adds at most 4).
+  k_bytes_ = k32_ * kC0 * kC0 * 2;
+  const uint32_t k_bytes_twice = static_cast<uint32_t>(k32_) * 1024U;
+  split_load_may_fault_ = k_bytes_twice == 0 || __builtin_ctz(k_bytes_twice) >= 28;
+  const Factors m_factors = SplitCandidates(m32_, m_mapped_, m_extra);
+  const Factors n_factors = SplitCandidates(n32_, n_mapped_, n_extra);
+  const SplitChoice best = BestSplit(m_factors, n_factors);
   auto invalid = [&](int32_t used) { return used > cores_ || used <= 0; };
-  for (const int32_t n_factor : n_factors) {
-    if (invalid(n_factor)) continue;
-    for (const int32_t m_factor : m_factors) {
-      // m_factors ascend: past the core count every larger one is too.
-      if (n_factor * m_factor > cores_) break;
-      if (invalid(n_factor * m_factor)) continue;
-      TryCoreFactors(m_factor, n_factor);
-    }
-  }
   core_.batch = 1;
-  core_.n = CeilDiv32(n32_, best_n_factor_);
-  core_.m = CeilDiv32(m32_, best_m_factor_);
+  core_.n = CeilDiv32(n32_, best.n_factor);
+  core_.m = CeilDiv32(m32_, best.m_factor);
   core_.k = k32_;
   // Factor split: move the per-core extents to ones with enough divisors
   // when the core count allows.
-  const int32_t n = BestSingleCore(n32_, n_mapped_, best_n_factor_, false);
-  const int32_t m = BestSingleCore(m32_, m_mapped_, best_m_factor_, false);
+  const int32_t n = BestSingleCore(n32_, n_mapped_, best.n_factor, false);
+  const int32_t m = BestSingleCore(m32_, m_mapped_, best.m_factor, false);
   const int32_t k = BestSingleCore(k32_, k_mapped_, 1, true);
   const int32_t need = CeilDiv32(n32_, n) * CeilDiv32(m32_, m) * CeilDiv32(k32_, k);
   if (!invalid(need)) {
@@ -669,9 +967,7 @@ void CubeSearch::SplitCores() {
 // --- L0 block (GetL0Factors and helpers) --------------------------------------
 
 int32_t CubeSearch::L0LoadSize() const {
-  const bool a_fits = static_cast<int64_t>(core_.m * core_.k) * kFractalBytes <= l0a_;
-  const bool b_fits = static_cast<int64_t>(core_.n * core_.k) * kFractalBytes <= l0b_;
-  if (a_fits || b_fits) return core_.m + core_.n;
+  if (core_fits_l0_) return core_.m + core_.n;
   if (l0_.k >= core_.k) {
     return std::min(core_.n + CeilDiv32(core_.n, l0_.n) * core_.m,
                     core_.m + CeilDiv32(core_.m, l0_.m) * core_.n);
@@ -700,32 +996,39 @@ void CubeSearch::ConsiderL0(int32_t k0, int32_t major, int32_t minor) {
     l0_.n = major;
   }
   l0_.k = k0;
-  const float l0c_use =
-      static_cast<float>(l0_.m * l0_.n * l0_.db_c * kMinFractal * kFp32Bytes * 1.0 / l0c_);
   const int32_t mte1 = std::max(6, l0_.m * l0_.k * kFractalBytes / 256) +
                        std::max(6, l0_.k * l0_.n * kFractalBytes / 128);
   const int32_t mad = l0_.m * l0_.k * l0_.n;
-  const int32_t load = L0LoadSize();
-  const int32_t mte1_loop = (l0_.n != 1 ? l0_.k : 1) + (l0_.k != 1 ? l0_.m : 1);
-
-  const bool first = l0_.final_m == 0;
-  const bool less_load = load < l0_.final_load_size || (mte1 < mad && !l0_.update_using_mte1);
-  const bool more_mad =
-      load == l0_.final_load_size && mad > l0_.final_mad &&
-      static_cast<float>(mad) * l0c_use >= static_cast<float>(l0_.final_mad) * l0_.final_l0c_use;
-  const bool fewer_loops =
-      mad == l0_.final_mad && load == l0_.final_load_size && mte1_loop < l0_.final_mte1_loop;
+  // The conditions every kept block meets, whatever it is compared on: once
+  // a kept block hides its MTE1 cycles behind its mmads, so must the next;
+  // it fits L1 (CheckBaseMNKL1Size); N spans a reduce unit where the core's
+  // does; K is even where it loads in pairs. A block that fails one is not
+  // compared at all.
   const bool mte1_hidden = (mte1 < mad && l0_.update_using_mte1) || !l0_.update_using_mte1;
   const int32_t last_reduce = (a_fp32_ || b_fp32_) ? 8 : 16;
   const bool n_wide_enough = !(core_.n >= last_reduce && l0_.n < last_reduce);
   const bool k_even = !NeedsEvenK() || l0_.k % 2 == 0;
-  if ((first || less_load || more_mad || fewer_loops) && mte1_hidden && L0FitsL1() &&
-      n_wide_enough && k_even) {
+  if (!(mte1_hidden && L0FitsL1() && n_wide_enough && k_even)) return;
+
+  const int32_t load = L0LoadSize();
+  const int32_t mte1_loop = (l0_.n != 1 ? l0_.k : 1) + (l0_.k != 1 ? l0_.m : 1);
+  // L0C use of the block, as CANN computes it (read only on a tie in load).
+  const auto l0c_use = [this] {
+    return static_cast<float>(l0_.m * l0_.n * l0_.db_c * kMinFractal * kFp32Bytes * 1.0 / l0c_);
+  };
+  const bool first = l0_.final_m == 0;
+  const bool less_load = load < l0_.final_load_size || (mte1 < mad && !l0_.update_using_mte1);
+  const bool more_mad =
+      load == l0_.final_load_size && mad > l0_.final_mad &&
+      static_cast<float>(mad) * l0c_use() >= static_cast<float>(l0_.final_mad) * l0_.final_l0c_use;
+  const bool fewer_loops =
+      mad == l0_.final_mad && load == l0_.final_load_size && mte1_loop < l0_.final_mte1_loop;
+  if (first || less_load || more_mad || fewer_loops) {
     l0_.final_m = l0_.m;
     l0_.final_k = l0_.k;
     l0_.final_n = l0_.n;
     l0_.final_load_size = load;
-    l0_.final_l0c_use = l0c_use;
+    l0_.final_l0c_use = l0c_use();
     l0_.final_mad = mad;
     l0_.final_mte1_cycles = mte1;
     l0_.final_mte1_loop = mte1_loop;
@@ -776,30 +1079,18 @@ void CubeSearch::SearchL0Candidates(int32_t major_axis, L0Block& best) {
   // With a bias, the N side is limited by the bias table.
   const bool bias_on_major = major_axis != 0 && has_bias_;
   const bool bias_on_minor = major_axis == 0 && has_bias_;
-  int32_t two[2] = {0, 0};
-
   FourFactors majors;
   const int32_t point = bias_on_major ? std::min(l0_.max_axis_point, max_n) : l0_.max_axis_point;
   const int32_t limit = bias_on_major ? std::min(l0_.max_axis_num, max_n) : l0_.max_axis_num;
-  TwoFactors(two, point, major_dim, limit);
-  majors.values[0] = two[0];
-  majors.values[1] = two[1];
-  TwoFactors(two, point, BestPowerOfTwo(major_dim), limit);
-  majors.values[2] = two[0];
-  majors.values[3] = two[1];
+  majors.Fill(point, major_dim, limit, limit);
   if (major_axis != 0) align_n_side(majors);
   majors.SortDescendingUnique();
   for (const int32_t major : majors) {
     if (major == 0 || major > l0_.max_mn || major > major_k || major > major_dim) continue;
-    const int32_t minor_max = std::min(l0_.max_mn / major, minor_k);
+    const int32_t minor_max = std::min(Quotient(l0_.max_mn, major), minor_k);
     FourFactors minors;
     const int32_t minor_cap = bias_on_minor ? std::min(minor_max, max_n) : minor_max;
-    TwoFactors(two, minor_cap, minor_dim, minor_cap);
-    minors.values[0] = two[0];
-    minors.values[1] = two[1];
-    TwoFactors(two, minor_cap, BestPowerOfTwo(minor_dim), minor_cap);
-    minors.values[2] = two[0];
-    minors.values[3] = two[1];
+    minors.Fill(minor_cap, minor_dim, minor_cap, minor_cap);
     if (major_axis == 0) align_n_side(minors);
     minors.SortDescendingUnique();
     for (const int32_t minor : minors) {
@@ -809,14 +1100,9 @@ void CubeSearch::SearchL0Candidates(int32_t major_axis, L0Block& best) {
       }
       const int32_t n_side = major_axis != 0 ? major : minor;
       if (n_side > kMaxN0WithBias && has_bias_) continue;
-      const int32_t k0_max = std::min(major_k / major, minor_k / minor);
+      const int32_t k0_max = std::min(Quotient(major_k, major), Quotient(minor_k, minor));
       FourFactors k0s;
-      TwoFactors(two, k0_max, core_.k, k0_max);
-      k0s.values[0] = two[0];
-      k0s.values[1] = two[1];
-      TwoFactors(two, k0_max, BestPowerOfTwo(core_.k), l0_.max_axis_num);
-      k0s.values[2] = two[0];
-      k0s.values[3] = two[1];
+      k0s.Fill(k0_max, core_.k, k0_max, l0_.max_axis_num);
       k0s.SortDescendingUnique();
       for (int32_t k0 : k0s) {
         if (k0 == 0 || minor * k0 > minor_k || major * k0 > major_k) continue;
@@ -854,10 +1140,17 @@ void CubeSearch::SearchL0Candidates(int32_t major_axis, L0Block& best) {
 
 void CubeSearch::SearchL0() {
   l0_.bias_bytes = has_bias_ ? bias_bytes_ : 0;
+  // L0LoadSize: the per-core A or B fits L0 whole.
+  core_fits_l0_ = static_cast<int64_t>(core_.m * core_.k) * kFractalBytes <= l0a_ ||
+                  static_cast<int64_t>(core_.n * core_.k) * kFractalBytes <= l0b_;
   L0Block best;
-  // M-major, then N-major; the later pass wins when it finds a block.
-  SearchL0Candidates(0, best);
+  // CANN searches M-major, then N-major, and the later pass wins when it
+  // finds a block. Each pass starts from a reset state and leaves only its
+  // block (the L1 search reads the block, the buffer counts and the bias
+  // size of l0_, which do not depend on the passes), so the N-major pass
+  // runs first and the M-major one only when it found nothing.
   SearchL0Candidates(1, best);
+  if (best.final_m == 0) SearchL0Candidates(0, best);
   l0_.db_c = kDbOff;
   l0_.db_a = db_l0a_;
   l0_.db_b = db_l0b_;
@@ -888,22 +1181,16 @@ int32_t CubeSearch::L1Bytes(const L1Plan& p) const {
   int32_t ka = 1;
   int32_t kb = 1;
   KAlign(ka, kb);
-  std::optional<int32_t> a = CheckedMul(p.m_a, l0_.m);
-  if (a) a = CheckedMul(*a, a_const);
-  if (a) a = CheckedMul(*a, Align32(p.k_a, ka));
-  if (!a) return 0;
-  std::optional<int32_t> b = CheckedMul(p.n_b, l0_.n);
-  if (b) b = CheckedMul(*b, b_const);
-  if (b) b = CheckedMul(*b, Align32(p.k_b, kb));
-  if (!b) return 0;
+  const int32_t a = CheckedProduct(p.m_a, l0_.m, a_const, Align32(p.k_a, ka));
+  if (a == 0) return 0;
+  const int32_t b = CheckedProduct(p.n_b, l0_.n, b_const, Align32(p.k_b, kb));
+  if (b == 0) return 0;
   int32_t bias = 0;
   if (p.bias_times > 0) {
-    std::optional<int32_t> c = CheckedMul(p.n_b, l0_.n);
-    if (c) c = CheckedMul(*c, bias_const);
-    if (!c) return 0;
-    bias = *c;
+    bias = CheckedProduct(p.n_b, l0_.n, bias_const);
+    if (bias == 0) return 0;
   }
-  const int64_t total = static_cast<int64_t>(*a) + *b + bias;
+  const int64_t total = static_cast<int64_t>(a) + b + bias;
   return total > INT_MAX ? INT_MAX : static_cast<int32_t>(total);
 }
 
@@ -911,14 +1198,22 @@ enum L1Axis { kAxisKA = 0, kAxisKB = 1, kAxisMA = 2, kAxisNB = 3 };
 
 // CalL1MaxLen: how many units of `axis` fit `bytes` with the rest of the plan.
 int32_t CubeSearch::MaxL1Len(int32_t bytes, const L1Plan& p, int32_t align, int axis) const {
+  // bytes / (units * kFractalBytes): for bytes >= 0 and a unit count in the
+  // table, (bytes / kFractalBytes) / units, without a division (floor(floor(x)
+  // / u) = floor(x / u)); otherwise CANN's 32-bit quotient of the product.
+  const auto fractal_quot = [&](int32_t units) {
+    if (bytes >= 0 && units > 0 && units <= static_cast<int32_t>(kMaxTableDivisor)) {
+      return Quotient(bytes / kFractalBytes, units);
+    }
+    return Quot(bytes, units * kFractalBytes);
+  };
   int32_t len = 1;
-  if (axis == kAxisKA) len = Quot(bytes, p.m_a * l0_.m * p.db_a * kFractalBytes);
-  if (axis == kAxisKB) len = Quot(bytes, p.n_b * l0_.n * p.db_b * kFractalBytes);
+  if (axis == kAxisKA) len = fractal_quot(p.m_a * l0_.m * p.db_a);
+  if (axis == kAxisKB) len = fractal_quot(p.n_b * l0_.n * p.db_b);
   len = AlignDown32(len, align);
-  if (axis == kAxisMA) len = Quot(bytes, Align32(p.k_a, align) * l0_.m * p.db_a * kFractalBytes);
+  if (axis == kAxisMA) len = fractal_quot(Align32(p.k_a, align) * l0_.m * p.db_a);
   if (axis == kAxisNB) {
-    len = Quot(bytes, Align32(p.k_b, align) * l0_.n * p.db_b * kFractalBytes +
-                          p.bias_times * l0_.n * kFractalBytes);
+    len = fractal_quot(Align32(p.k_b, align) * l0_.n * p.db_b + p.bias_times * l0_.n);
   }
   return len;
 }
@@ -953,7 +1248,7 @@ void CubeSearch::AFullLoad(L1Candidate& out) {
   if (L1Bytes(p) > l1_) p.db_b = kDbOff;
   const int32_t bias = p.bias_times * p.n_b * l0_.n * kC0 * l0_.bias_bytes * p.db_b;
   p.k_b = std::min(MaxL1Len(p.b_size - bias, p, kb, kAxisKB), core_.k);
-  p.b_times = std::min(p.k_b / l0_.k, p.max_k_b);
+  p.b_times = std::min(Quotient(p.k_b, l0_.k), p.max_k_b);
   NearestFactor(p.all_times, p.b_times);
   p.k_b = p.b_times * l0_.k;
   if (p.k_b == core_.k) {
@@ -985,7 +1280,7 @@ void CubeSearch::BFullLoad(L1Candidate& out) {
   if (L1Bytes(p) > l1_) p.db_a = kDbOff;
   const int32_t bias = p.bias_times * p.n_b * l0_.n * kC0 * l0_.bias_bytes * p.db_b;
   p.k_a = std::min(MaxL1Len(p.a_size - bias, p, ka, kAxisKA), core_.k);
-  p.a_times = std::min(p.k_a / l0_.k, p.max_k_a);
+  p.a_times = std::min(Quotient(p.k_a, l0_.k), p.max_k_a);
   NearestFactor(p.all_times, p.a_times);
   p.k_a = p.a_times * l0_.k;
   if (p.k_a == core_.k) {
@@ -1050,7 +1345,7 @@ void CubeSearch::NeitherKSideBySide(int axis) {
     p.a_size = l1_ - p.b_size;
     const int32_t factor = p.m_a * l0_.m * kC0 * p.db_a * kC0Bytes;
     p.k_a = factor == 0 ? core_.k : std::min((p.a_size - bias) / factor, core_.k);
-    p.a_times = std::max(p.k_a / l0_.k, 1);
+    p.a_times = std::max(Quotient(p.k_a, l0_.k), 1);
     NearestFactor(p.all_times, p.a_times);
     p.k_a = p.a_times * l0_.k;
     p.a_size = p.k_a * p.m_a * l0_.m * kFractalBytes * p.db_a;
@@ -1062,7 +1357,7 @@ void CubeSearch::NeitherKSideBySide(int axis) {
     } else {
       p.k_b = std::min(Quot(p.b_size - bias, p.n_b * l0_.n * kC0 * p.db_b * kC0Bytes), core_.k);
     }
-    p.b_times = std::max(std::min(p.k_b / l0_.k, p.max_k_b), 1);
+    p.b_times = std::max(std::min(Quotient(p.k_b, l0_.k), p.max_k_b), 1);
     NearestFactor(p.all_times, p.b_times);
     p.k_b = p.b_times * l0_.k;
     return;
@@ -1082,7 +1377,7 @@ void CubeSearch::NeitherKSideBySide(int axis) {
   }
   p.b_size = l1_ - p.a_size;
   p.k_b = std::min(Quot(p.b_size - bias, p.n_b * l0_.n * kC0 * p.db_b * kC0Bytes), core_.k);
-  p.b_times = std::max(p.k_b / l0_.k, 1);
+  p.b_times = std::max(Quotient(p.k_b, l0_.k), 1);
   NearestFactor(p.all_times, p.b_times);
   p.k_b = p.b_times * l0_.k;
   p.b_size = p.k_b * p.n_b * l0_.n * kFractalBytes * p.db_b;
@@ -1093,7 +1388,7 @@ void CubeSearch::NeitherKSideBySide(int axis) {
     const int32_t factor = p.m_a * l0_.m * kC0 * p.db_a * (a_wide_k ? align_k : kC0Bytes);
     p.k_a = factor == 0 ? core_.k : std::min((p.a_size - bias) / factor, core_.k);
   }
-  p.a_times = std::max(std::min(p.k_a / l0_.k, p.max_k_a), 1);
+  p.a_times = std::max(std::min(Quotient(p.k_a, l0_.k), p.max_k_a), 1);
   NearestFactor(p.all_times, p.a_times);
   p.k_a = p.a_times * l0_.k;
 }
@@ -1112,7 +1407,7 @@ void CubeSearch::NeitherKTransposedA() {
     p.b_size = Align32(core_.k, kb) * p.n_b * l0_.n * kFractalBytes * p.db_b;
     p.a_size = l1_ - p.b_size;
     p.k_a = std::min(MaxL1Len(p.a_size - bias, p, ka, kAxisKA), core_.k);
-    p.a_times = std::max(std::min(p.k_a / l0_.k, p.max_k_a), 1);
+    p.a_times = std::max(std::min(Quotient(p.k_a, l0_.k), p.max_k_a), 1);
     NearestFactor(p.all_times, p.a_times);
     p.k_a = p.a_times * l0_.k;
     return;
@@ -1129,7 +1424,7 @@ void CubeSearch::NeitherKTransposedA() {
     const int64_t need = (a + b) * kFractalBytes + bias_factor * kC0 * l0_.bias_bytes * p.db_b;
     if (need > l1_) per_k -= 1;
   }
-  int32_t times = std::min(per_k / l0_.k, std::max(p.max_k_a, p.max_k_b));
+  int32_t times = std::min(Quotient(per_k, l0_.k), std::max(p.max_k_a, p.max_k_b));
   NearestFactor(p.all_times, times);
   times = std::min(times, p.all_times);
   per_k = times * l0_.k;
@@ -1230,6 +1525,41 @@ void CubeSearch::NeitherMN() {
   }
 }
 
+// Whether NeitherFullLoad divides by zero, when the plan holding both
+// operands whole fits L1 (so a K slice's bytes stay far below 2^31). Its K
+// part does not (its divisors are positive products of block sides, and its
+// K slices stay positive where they are divided by); NeitherFullLoadMN
+// divides by the bytes of a K slice of A's depth and of B's (with the bias
+// rows), which are 0 only when a slice is empty. A slice is never empty
+// when L0 holds the whole K (the K part changes nothing) or when the slices
+// grow side by side (NeitherFullLoadKforND: each at least one L0 K block);
+// NeitherFullLoadKforNZ (A transposed, B not) can leave both empty, so there
+// the K part runs here on a copy of the plan, which is left as it was.
+bool CubeSearch::NeitherFullLoadFaults() {
+  if (!(in_.trans_a && !in_.trans_b) || l0_.k == core_.k) return false;
+  const L1Plan saved = l1_plan_;
+  const bool saved_fault = divides_by_zero_;
+  const char* const saved_site = fault_site_;
+  L1Plan& p = l1_plan_;
+  p.Set(l0_.k, l0_.k, 1, 1, kDbOn, kDbOn);
+  NeitherDoubleBuffer();
+  NeitherK();
+  int32_t ka = 1;
+  int32_t kb = 1;
+  KAlign(ka, kb);
+  // NeitherFullLoadMN's first step (a 4-byte bias counts one more row).
+  const int32_t bias_times =
+      l0_.bias_bytes == kFp32Bytes && p.bias_times > 0 ? p.bias_times + 1 : p.bias_times;
+  const int32_t a_depth_bytes = Align32(p.k_a, ka) * l0_.m * p.db_a * kFractalBytes;
+  const int32_t b_depth_bytes =
+      Align32(p.k_b, kb) * l0_.n * p.db_b * kFractalBytes + bias_times * l0_.n * kFractalBytes;
+  const bool faults = divides_by_zero_ || a_depth_bytes == 0 || b_depth_bytes == 0;
+  l1_plan_ = saved;
+  divides_by_zero_ = saved_fault;
+  fault_site_ = saved_site;
+  return faults;
+}
+
 void CubeSearch::NeitherFullLoad(L1Candidate& out) {
   NeitherDoubleBuffer();
   NeitherK();
@@ -1240,17 +1570,38 @@ void CubeSearch::NeitherFullLoad(L1Candidate& out) {
 
 void CubeSearch::SearchL1() {
   L1Plan& p = l1_plan_;
-  const int32_t mte1_loop = kMinMte1Load / ((l0_.n == 1 ? 1 : l0_.k) + (l0_.k == 1 ? 1 : l0_.m));
+  const int32_t mte1_loop =
+      Quotient(kMinMte1Load, (l0_.n == 1 ? 1 : l0_.k) + (l0_.k == 1 ? 1 : l0_.m));
   L1Candidate both{}, a_full{}, b_full{}, neither{};
   p.all_times = CeilDiv32(core_.k, l0_.k);
-  p.max_m_a = (core_.m + l0_.m - 1) / l0_.m;
-  p.max_n_b = (core_.n + l0_.n - 1) / l0_.n;
-  p.max_k_a = std::max(mte1_loop, ((kMinMte1Load + l0_.m - 1) / l0_.m + l0_.k - 1) / l0_.k);
-  p.max_k_b = std::max(mte1_loop, ((kMinMte1Load + l0_.n - 1) / l0_.n + l0_.k - 1) / l0_.k);
+  p.max_m_a = Quotient(core_.m + l0_.m - 1, l0_.m);
+  p.max_n_b = Quotient(core_.n + l0_.n - 1, l0_.n);
+  p.max_k_a =
+      std::max(mte1_loop, Quotient(Quotient(kMinMte1Load + l0_.m - 1, l0_.m) + l0_.k - 1, l0_.k));
+  p.max_k_b =
+      std::max(mte1_loop, Quotient(Quotient(kMinMte1Load + l0_.n - 1, l0_.n) + l0_.k - 1, l0_.k));
   if (has_bias_) ++p.bias_times;
 
   p.Set(core_.k, core_.k, p.max_m_a, p.max_n_b, kDbOff, kDbOff);
   BothFullLoad(both);
+  // With A and B in ND a full load must also hold the whole K in one slice.
+  const int32_t k_fractals = CeilDiv32(k_, reduce_);
+  auto one_slice = [&](int32_t k_slice) {
+    return k_slice > 0 ? CeilDiv32(k_fractals, core_.k_dim * k_slice) == 1 : true;
+  };
+  const bool nd = !a_nz_ && !b_nz_;
+  const bool both_ok = p.both_full_load && (!nd || (one_slice(both[0]) && one_slice(both[3])));
+  // When both operands fit L1 whole, that plan is CANN's choice whatever the
+  // other three are: its traffic core.m + core.n is the least any plan has
+  // (each of the others loads each operand at least once), and on a tie its
+  // depths (all of M and N) are the largest. The others are computed only
+  // for the divisions by zero CANN would meet on the way: A's and B's full
+  // loads divide by byte counts bounded by this plan's, which fits L1 (none
+  // is 0), and NeitherFullLoad only in its M and N depths.
+  if (both_ok && !NeitherFullLoadFaults()) {
+    p.Set(both[0], both[3], both[1], both[4], both[2], both[5]);
+    return;
+  }
   p.Set(core_.k, l0_.k, p.max_m_a, 1, kDbOff, kDbOff);
   AFullLoad(a_full);
   p.Set(l0_.k, core_.k, 1, p.max_n_b, kDbOff, kDbOff);
@@ -1259,18 +1610,11 @@ void CubeSearch::SearchL1() {
   p.Set(l0_.k, l0_.k, 1, 1, kDbOn, kDbOn);
   NeitherFullLoad(neither);
 
-  // Choose among the four: least GM traffic, then the larger depths. With A
-  // and B in ND a full load must also hold the whole K in one slice.
+  // Choose among the four: least GM traffic, then the larger depths.
   const L1Candidate* pick = &neither;
   int32_t pick_load = neither[6];
-  const int32_t k_fractals = CeilDiv32(k_, reduce_);
-  auto one_slice = [&](int32_t k_slice) {
-    return k_slice > 0 ? CeilDiv32(k_fractals, core_.k_dim * k_slice) == 1 : true;
-  };
-  const bool nd = !a_nz_ && !b_nz_;
   const bool a_ok = p.a_full_load && (!nd || one_slice(a_full[0]));
   const bool b_ok = p.b_full_load && (!nd || one_slice(b_full[3]));
-  const bool both_ok = p.both_full_load && (!nd || (one_slice(both[0]) && one_slice(both[3])));
   auto better = [&](const L1Candidate& c) {
     return c[6] < pick_load || (c[6] == pick_load && c[1] + c[4] >= (*pick)[1] + (*pick)[4]);
   };

@@ -14,61 +14,70 @@
 
 namespace npu::tiling {
 
+namespace {
+
+// TCubeTiling's members in struct order: its words, and words 0-49 of
+// BatchMatMulV3TilingData.
+constexpr int32_t CubeTiling::*kCubeTilingMembers[kCubeTilingWords] = {
+    &CubeTiling::used_core_num,
+    &CubeTiling::m,
+    &CubeTiling::n,
+    &CubeTiling::ka,
+    &CubeTiling::kb,
+    &CubeTiling::single_core_m,
+    &CubeTiling::single_core_n,
+    &CubeTiling::single_core_k,
+    &CubeTiling::base_m,
+    &CubeTiling::base_n,
+    &CubeTiling::base_k,
+    &CubeTiling::depth_a1,
+    &CubeTiling::depth_b1,
+    &CubeTiling::step_m,
+    &CubeTiling::step_n,
+    &CubeTiling::is_bias,
+    &CubeTiling::trans_length,
+    &CubeTiling::iterate_order,
+    &CubeTiling::share_mode,
+    &CubeTiling::share_l1_size,
+    &CubeTiling::share_l0c_size,
+    &CubeTiling::share_ub_size,
+    &CubeTiling::batch_m,
+    &CubeTiling::batch_n,
+    &CubeTiling::single_batch_m,
+    &CubeTiling::single_batch_n,
+    &CubeTiling::step_ka,
+    &CubeTiling::step_kb,
+    &CubeTiling::depth_al1_cache_ub,
+    &CubeTiling::depth_bl1_cache_ub,
+    &CubeTiling::db_l0a,
+    &CubeTiling::db_l0b,
+    &CubeTiling::db_l0c,
+    &CubeTiling::a_layout_b,
+    &CubeTiling::a_layout_s,
+    &CubeTiling::a_layout_n,
+    &CubeTiling::a_layout_g,
+    &CubeTiling::a_layout_d,
+    &CubeTiling::b_layout_b,
+    &CubeTiling::b_layout_s,
+    &CubeTiling::b_layout_n,
+    &CubeTiling::b_layout_g,
+    &CubeTiling::b_layout_d,
+    &CubeTiling::c_layout_b,
+    &CubeTiling::c_layout_s1,
+    &CubeTiling::c_layout_n,
+    &CubeTiling::c_layout_g,
+    &CubeTiling::c_layout_s2,
+    &CubeTiling::batch_num,
+    &CubeTiling::mx_type_para,
+};
+
+}  // namespace
+
 std::array<uint32_t, kCubeTilingWords> CubeTilingWords(const CubeTiling& t) {
-  const int32_t values[kCubeTilingWords] = {
-      t.used_core_num,
-      t.m,
-      t.n,
-      t.ka,
-      t.kb,
-      t.single_core_m,
-      t.single_core_n,
-      t.single_core_k,
-      t.base_m,
-      t.base_n,
-      t.base_k,
-      t.depth_a1,
-      t.depth_b1,
-      t.step_m,
-      t.step_n,
-      t.is_bias,
-      t.trans_length,
-      t.iterate_order,
-      t.share_mode,
-      t.share_l1_size,
-      t.share_l0c_size,
-      t.share_ub_size,
-      t.batch_m,
-      t.batch_n,
-      t.single_batch_m,
-      t.single_batch_n,
-      t.step_ka,
-      t.step_kb,
-      t.depth_al1_cache_ub,
-      t.depth_bl1_cache_ub,
-      t.db_l0a,
-      t.db_l0b,
-      t.db_l0c,
-      t.a_layout_b,
-      t.a_layout_s,
-      t.a_layout_n,
-      t.a_layout_g,
-      t.a_layout_d,
-      t.b_layout_b,
-      t.b_layout_s,
-      t.b_layout_n,
-      t.b_layout_g,
-      t.b_layout_d,
-      t.c_layout_b,
-      t.c_layout_s1,
-      t.c_layout_n,
-      t.c_layout_g,
-      t.c_layout_s2,
-      t.batch_num,
-      t.mx_type_para,
-  };
   std::array<uint32_t, kCubeTilingWords> words{};
-  for (int i = 0; i < kCubeTilingWords; ++i) words[i] = static_cast<uint32_t>(values[i]);
+  for (int i = 0; i < kCubeTilingWords; ++i) {
+    words[i] = static_cast<uint32_t>(t.*kCubeTilingMembers[i]);
+  }
   return words;
 }
 
@@ -77,8 +86,9 @@ TilingData HighLevelBatchTilingData(const CubeTiling& searched, const HighLevelB
   TilingData data = NewTilingData<F>();
   const TilingStructWriter<F> set(data);
   // TCubeTiling occupies words 0-49 in the same order as CubeTilingWords.
-  const std::array<uint32_t, kCubeTilingWords> words = CubeTilingWords(searched);
-  for (int i = 0; i < kCubeTilingWords; ++i) set(static_cast<F>(i), words[i]);
+  for (int i = 0; i < kCubeTilingWords; ++i) {
+    set(static_cast<F>(i), static_cast<uint32_t>(searched.*kCubeTilingMembers[i]));
+  }
   // GetTilingDataProcess(MatMulV3TilingData): the strategy's own plan
   // replaces the search's split, blocks and depths.
   set(F::kUsedCoreNum, plan.used_core_num);

@@ -119,14 +119,14 @@ HighLevelBatchPlan RunWords(const ProblemFacts& facts, const ChipSpec& chip,
   return run;
 }
 
-// The plan: the search on the problem as InitTCubeTilingData states it
+// Fills `plan`: the search on the problem as InitTCubeTilingData states it
 // (x1 and y ND, x2 in its format, B transposed by perm_x2, no bias), its
 // failure failing the strategy as CANN's GetTilingData does, then the
 // 90 words with the batch split and (MXFP8) mxTypePara over them.
-absl::StatusOr<TilingPlan> Plan(const MatmulProblem& problem, const ProblemFacts& facts,
-                                const ChipSpec& chip, const CubeRunState& state,
-                                const TransposeFacts& tf, KernelId kernel, const TilingKey& key,
-                                std::optional<uint32_t> mx_type_para, LazyText detail) {
+absl::Status FillPlan(const MatmulProblem& problem, const ProblemFacts& facts, const ChipSpec& chip,
+                      const CubeRunState& state, const TransposeFacts& tf, KernelId kernel,
+                      const TilingKey& key, std::optional<uint32_t> mx_type_para, LazyText detail,
+                      TilingPlan& plan) {
   CubeTilingSearchInput input;
   input.a_dtype = problem.dtype_a;
   input.b_dtype = problem.dtype_b;
@@ -137,7 +137,6 @@ absl::StatusOr<TilingPlan> Plan(const MatmulProblem& problem, const ProblemFacts
   input.n = static_cast<int64_t>(facts.n);
   input.k = static_cast<int64_t>(facts.k);
   ASSIGN_OR_RETURN(const CubeTiling searched, SearchCubeTiling(input, chip));
-  TilingPlan plan;
   plan.key = key;
   plan.block_dim = chip.aic_num;
   plan.kernel_type = KernelTypeOf(kernel, key);
@@ -167,7 +166,7 @@ absl::StatusOr<TilingPlan> Plan(const MatmulProblem& problem, const ProblemFacts
   block.l1_buffer_num = state.l1_buffer_num;
   block.l0c_db = state.l0c_db;
   block.ub_db = state.ub_db;
-  return plan;
+  return absl::OkStatus();
 }
 
 TilingKey KeyOf(const TransposeFacts& tf, KeyLayout layout) {
@@ -198,55 +197,79 @@ absl::StatusOr<TilingPlan> FinishBatchPlan(const MatmulProblem& problem, const P
   StageL1Steps(/*k_inner=*/true, chip.l1_bytes - scale_bytes, facts, chip, state);
   TilingKey key = KeyOf(tf, KeyLayout::kTransposeBatch);
   key.api_level = ApiLevel::kTensor;
-  ASSIGN_OR_RETURN(
-      TilingPlan plan,
-      Plan(problem, facts, chip, state, tf, KernelId::kTransposeBatch, key, std::nullopt,
-           Describe(facts, balanced ? "decode-shape load balance, " : "", "base ", state.base_m,
-                    "x", state.base_n, "x", state.base_k, ", stepKa=stepKb=", state.step_ka,
-                    tf.batch_split_factor > 1
-                        ? absl::StrCat(", batch split in ", tf.batch_split_factor)
-                        : std::string())));
-  plan.workspace_bytes = kRuntimeWorkspaceBytes;
+  // The plan is built in place and every path returns it by name, so it is
+  // not moved on its way out.
+  absl::StatusOr<TilingPlan> plan(absl::in_place);
+  absl::Status filled =
+      FillPlan(problem, facts, chip, state, tf, KernelId::kTransposeBatch, key, std::nullopt,
+               Describe(facts, balanced ? "decode-shape load balance, " : "", "base ", state.base_m,
+                        "x", state.base_n, "x", state.base_k, ", stepKa=stepKb=", state.step_ka,
+                        tf.batch_split_factor > 1
+                            ? Describe(facts, ", batch split in ", tf.batch_split_factor)
+                            : LazyText()),
+               *plan);
+  if (filled.ok()) {
+    plan->workspace_bytes = kRuntimeWorkspaceBytes;
+  } else {
+    plan = std::move(filled);
+  }
   return plan;
 }
 
-// TransposeQuantBatchMatMul's plan from the base block on: MatMulV3's L1
-// staging in FP8 mode, its own otherwise; the key, the struct, mxTypePara.
+// TransposeQuantBatchMatMul's L1 staging: MatMulV3's in FP8 mode, its own
+// otherwise (with MXFP8's scale factors in `mx_type_para`).
+absl::Status StageQuantPlanL1(const ProblemFacts& facts, const ChipSpec& chip,
+                              const TransposeFacts& tf, CubeRunState& state,
+                              std::optional<uint32_t>& mx_type_para) {
+  if (tf.mode == PrecisionMode::kFp8) {
+    StageL1Steps(/*k_inner=*/true, chip.l1_bytes, facts, chip, state);
+    return absl::OkStatus();
+  }
+  QuantL1Input input;
+  input.mx = tf.mode == PrecisionMode::kMxFp8;
+  input.l1_bytes = chip.l1_bytes;
+  input.base_m = state.base_m;
+  input.base_n = state.base_n;
+  input.base_k = state.base_k;
+  input.a_bytes = facts.a_bytes;
+  input.b_bytes = facts.b_bytes;
+  input.k = facts.k;
+  ASSIGN_OR_RETURN(const QuantL1Stage stage, StageQuantL1(input));
+  state.depth_a1 = stage.depth_a1;
+  state.depth_b1 = stage.depth_b1;
+  state.step_ka = stage.step_ka;
+  state.step_kb = stage.step_kb;
+  state.single_core_m = state.base_m;
+  state.single_core_n = state.base_n;
+  if (input.mx) mx_type_para = MxTypePara(stage.scale_factor_a, stage.scale_factor_b);
+  return absl::OkStatus();
+}
+
+// TransposeQuantBatchMatMul's plan from the base block on: the L1 staging,
+// the key, the struct, mxTypePara. (Built in place and returned by name
+// from every path, as FinishBatchPlan's.)
 absl::StatusOr<TilingPlan> FinishQuantPlan(const MatmulProblem& problem, const ProblemFacts& facts,
                                            const ChipSpec& chip, const TransposeFacts& tf,
                                            CubeRunState& state) {
+  absl::StatusOr<TilingPlan> plan(absl::in_place);
   std::optional<uint32_t> mx_type_para;
-  if (tf.mode == PrecisionMode::kFp8) {
-    StageL1Steps(/*k_inner=*/true, chip.l1_bytes, facts, chip, state);
-  } else {
-    QuantL1Input input;
-    input.mx = tf.mode == PrecisionMode::kMxFp8;
-    input.l1_bytes = chip.l1_bytes;
-    input.base_m = state.base_m;
-    input.base_n = state.base_n;
-    input.base_k = state.base_k;
-    input.a_bytes = facts.a_bytes;
-    input.b_bytes = facts.b_bytes;
-    input.k = facts.k;
-    ASSIGN_OR_RETURN(const QuantL1Stage stage, StageQuantL1(input));
-    state.depth_a1 = stage.depth_a1;
-    state.depth_b1 = stage.depth_b1;
-    state.step_ka = stage.step_ka;
-    state.step_kb = stage.step_kb;
-    state.single_core_m = state.base_m;
-    state.single_core_n = state.base_n;
-    if (input.mx) mx_type_para = MxTypePara(stage.scale_factor_a, stage.scale_factor_b);
+  absl::Status status = StageQuantPlanL1(facts, chip, tf, state, mx_type_para);
+  if (status.ok()) {
+    TilingKey key = KeyOf(tf, KeyLayout::kTransposeQuant);
+    key.precision_mode = static_cast<uint8_t>(tf.mode);
+    status =
+        FillPlan(problem, facts, chip, state, tf, KernelId::kTransposeQuantBatch, key, mx_type_para,
+                 Describe(facts, transpose::PrecisionModeName(tf.mode), ", base ", state.base_m,
+                          "x", state.base_n, "x", state.base_k, ", stepKa=", state.step_ka,
+                          ", stepKb=", state.step_kb),
+                 *plan);
   }
-  TilingKey key = KeyOf(tf, KeyLayout::kTransposeQuant);
-  key.precision_mode = static_cast<uint8_t>(tf.mode);
-  ASSIGN_OR_RETURN(
-      TilingPlan plan,
-      Plan(problem, facts, chip, state, tf, KernelId::kTransposeQuantBatch, key, mx_type_para,
-           Describe(facts, transpose::PrecisionModeName(tf.mode), ", base ", state.base_m, "x",
-                    state.base_n, "x", state.base_k, ", stepKa=", state.step_ka,
-                    ", stepKb=", state.step_kb)));
-  plan.quant_mode = transpose::PrecisionModeName(tf.mode);
-  plan.workspace_bytes = 0;
+  if (status.ok()) {
+    plan->quant_mode = transpose::PrecisionModeName(tf.mode);
+    plan->workspace_bytes = 0;
+  } else {
+    plan = std::move(status);
+  }
   return plan;
 }
 

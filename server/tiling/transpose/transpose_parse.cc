@@ -1,12 +1,15 @@
 #include "server/tiling/transpose/transpose_parse.h"
 
+#include <algorithm>
 #include <cstdint>
+#include <initializer_list>
 #include <limits>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/types/span.h"
 
 namespace npu::tiling::transpose {
 namespace {
@@ -23,8 +26,14 @@ constexpr int64_t kMaxGroupSize = 0xFFFF;
 
 absl::Status Invalid(std::string message) { return absl::InvalidArgumentError(std::move(message)); }
 
-std::string Dims(const std::vector<int64_t>& dims) {
+std::string Dims(absl::Span<const int64_t> dims) {
   return absl::StrCat("[", absl::StrJoin(dims, ", "), "]");
+}
+
+// Whether `shape` is `dims` (compared in place: the checks run on every
+// decision, the message's copy only on a failure).
+bool ShapeIs(const std::vector<int64_t>& shape, std::initializer_list<int64_t> dims) {
+  return std::equal(shape.begin(), shape.end(), dims.begin(), dims.end());
 }
 
 bool Is(const std::vector<int64_t>& perm, int64_t a, int64_t b, int64_t c) {
@@ -107,18 +116,19 @@ absl::Status CheckTensorBytes(const MatmulProblem& p) {
 // Fields neither op reads (their layouts are the perms'; CANN reads x2's
 // origin shape only).
 absl::Status CheckUnread(const MatmulProblem& p) {
-  const std::string op(Name(p.op));
+  const auto op = [&p] { return std::string(Name(p.op)); };  // for the messages only
   if (p.trans_a || p.trans_b) {
     return Invalid(absl::StrCat("field ", p.trans_a ? "trans_a" : "trans_b", " is not valid for ",
-                                op, ": transpose.perm_x1 and transpose.perm_x2 state the layouts"));
+                                op(),
+                                ": transpose.perm_x1 and transpose.perm_x2 state the layouts"));
   }
   if (!p.storage_shape_b.empty()) {
-    return Invalid(absl::StrCat("field storage_shape_b is not valid for ", op,
+    return Invalid(absl::StrCat("field storage_shape_b is not valid for ", op(),
                                 ": CANN reads x2's origin shape only"));
   }
   if (p.deterministic_level != 0) {
     return Invalid(absl::StrCat("field deterministic_level=", p.deterministic_level,
-                                " is not valid for ", op, ": its tiling does not read it"));
+                                " is not valid for ", op(), ": its tiling does not read it"));
   }
   const int64_t factor = p.transpose.batch_split_factor;
   if (factor < std::numeric_limits<int32_t>::min() || factor > kMaxDim) {
@@ -231,26 +241,27 @@ absl::Status CheckScales(const MatmulProblem& p, PrecisionMode mode, bool x2_tra
   }
   if (mode == PrecisionMode::kMxFp8) {
     const int64_t g = MxScalePairs(p.k);
-    const std::vector<int64_t> x1 = {p.m, b, g, 2};
-    if (q.pertoken.shape != x1) {
+    const std::initializer_list<int64_t> x1 = {p.m, b, g, 2};
+    if (!ShapeIs(q.pertoken.shape, x1)) {
       return Invalid(absl::StrCat("field quant.pertoken_scale.shape=", Dims(q.pertoken.shape),
                                   " must be [m, batch, ceil(ceil(k / 32) / 2), 2] = ", Dims(x1),
                                   " in MXFP8 mode"));
     }
-    const std::vector<int64_t> x2 =
-        x2_transposed ? std::vector<int64_t>{b, p.n, g, 2} : std::vector<int64_t>{b, g, p.n, 2};
-    if (q.scale.shape != x2) {
+    const std::initializer_list<int64_t> x2_nk = {b, p.n, g, 2};
+    const std::initializer_list<int64_t> x2_kn = {b, g, p.n, 2};
+    const std::initializer_list<int64_t> x2 = x2_transposed ? x2_nk : x2_kn;
+    if (!ShapeIs(q.scale.shape, x2)) {
       return Invalid(absl::StrCat("field quant.scale.shape=", Dims(q.scale.shape), " must be ",
                                   x2_transposed ? "[batch, n, g, 2]" : "[batch, g, n, 2]", " = ",
                                   Dims(x2), " in MXFP8 mode (g = ceil(ceil(k / 32) / 2))"));
     }
     return absl::OkStatus();
   }
-  if (mode != PrecisionMode::kHiFp8 && q.pertoken.shape != std::vector<int64_t>{p.m}) {
+  if (mode != PrecisionMode::kHiFp8 && !ShapeIs(q.pertoken.shape, {p.m})) {
     return Invalid(absl::StrCat("field quant.pertoken_scale.shape=", Dims(q.pertoken.shape),
                                 " must be [m] = [", p.m, "]"));
   }
-  if (q.scale.shape != std::vector<int64_t>{p.n}) {
+  if (!ShapeIs(q.scale.shape, {p.n})) {
     return Invalid(absl::StrCat("field quant.scale.shape=", Dims(q.scale.shape), " must be [n] = [",
                                 p.n, "]"));
   }
