@@ -45,7 +45,11 @@ const ArchTiming& ArchTimingFor(tiling::NpuArch arch) {
       .fixpipe_instruction_cycles = 33,
       .fixpipe_unaligned_row_cycles = 16,
       .scalar_run_ahead_instructions = 50,
+      .mte1_mx_bytes_per_cycle = 32,
+      .vector_fp32_lanes = 64,
+      .vector_instruction_cycles = 10,
       .launch_ns = 1200,
+      .block_start_ns = 1050,
       .end_of_task_ns = 500,
       .kernel_prologue_ns = 3700,
   };
@@ -58,6 +62,7 @@ const ArchTiming& ArchTimingFor(tiling::NpuArch arch) {
     t.hbm_read_efficiency = 1.456 / 1.8;
     t.mte2_port_bytes_per_cycle = 92;
     t.cold_read_bytes_per_cycle = 44;
+    t.vector_fp32_lanes = 32;
     return t;
   }();
   return arch == tiling::NpuArch::kDav2201 ? kDav2201 : kDav3510;
@@ -102,6 +107,12 @@ double ChipModel::PeakMacsPerCycle(tiling::DataType dtype, bool hf32) const {
   const double fractal = static_cast<double>(kCubeFractalM * kCubeFractalN);
   return fractal * static_cast<double>(CubeFractalK(dtype)) /
          static_cast<double>(CubeCyclesPerFractal(dtype, hf32));
+}
+
+uint64_t ChipModel::VectorCycles(uint64_t passes, uint64_t elements) const {
+  if (passes == 0 || elements == 0) return 0;
+  return passes * (CeilDiv(elements, std::max<uint64_t>(1, arch.vector_fp32_lanes)) +
+                   arch.vector_instruction_cycles);
 }
 
 uint64_t ChipModel::NsToCycles(double ns) const {

@@ -22,6 +22,9 @@ struct PipeState {
   uint64_t port_cycles = 0;  // pure transfer time of the pipe's port
   bool blocked = false;
   uint32_t blocked_on = 0;
+  // The last op that touched L1 banks (MTE2: the write in flight).
+  uint64_t bank_op_start = 0, bank_op_end = 0;
+  uint8_t bank_op_banks = 0;
 };
 
 struct FlagState {
@@ -260,7 +263,23 @@ absl::Status Simulator::Run() {
     const uint64_t cores = weight_[core];
     if (absl::Status status = CountEvent(cores); !status.ok()) return status;
     const bool aiv = programs_.cores[core].kind == tiling::CoreKind::kAiv;
-    const uint64_t end = std::max(Execute(op, start, aiv, cores, pipe), pipe.end_floor);
+    uint64_t end = Execute(op, start, aiv, cores, pipe);
+    if (op.l1_banks != 0) {
+      if (pipe_index == static_cast<uint32_t>(Pipe::kMte2)) {
+        pipe.bank_op_start = start;
+        pipe.bank_op_end = end;
+        pipe.bank_op_banks = op.l1_banks;
+      } else if (pipe_index == static_cast<uint32_t>(Pipe::kMte1)) {
+        // L1 writes take priority: a read of a bank MTE2 is writing slows.
+        const PipeState& mte2 = pipes_[core * kPipeCount + static_cast<uint32_t>(Pipe::kMte2)];
+        if ((mte2.bank_op_banks & op.l1_banks) != 0 && mte2.bank_op_start <= start &&
+            start < mte2.bank_op_end) {
+          end = start + static_cast<uint64_t>(std::ceil(static_cast<double>(end - start) *
+                                                        (1.0 + kL1BankConflictSlowdown)));
+        }
+      }
+    }
+    end = std::max(end, pipe.end_floor);
     pipe.end_floor = 0;
     pipe.busy += end - start;
     pipe.time = end;
