@@ -77,6 +77,8 @@ class Simulator {
   std::vector<uint64_t> weight_;
   // Bytes per cycle one core gets: GM reads and writes, AIC and AIV.
   double aic_read_rate_ = 1, aiv_read_rate_ = 1, aic_write_rate_ = 1, aiv_write_rate_ = 1;
+  // HBM, not L2, limits the chip's read bandwidth (the misses' share).
+  bool hbm_bound_ = false;
   double write_chip_rate_ = 1;
   uint64_t read_bytes_ = 0;
   EmulatorStats stats_;
@@ -125,6 +127,7 @@ Simulator::Simulator(const ProgramSet& programs, const ChipModel& chip,
   write_chip_rate_ = options.gm_split.enabled ? std::min(chip.l2_bytes_per_cycle, ddr_write)
                                               : chip.l2_bytes_per_cycle;
   const double port = chip.arch.mte2_port_bytes_per_cycle;
+  hbm_bound_ = read_chip < chip.l2_bytes_per_cycle;
   aic_read_rate_ = std::min(port, read_chip / std::max<uint32_t>(1, active_aic));
   aiv_read_rate_ = std::min(port, read_chip / std::max<uint32_t>(1, active_aiv));
   aic_write_rate_ = write_chip_rate_ / std::max<uint32_t>(1, active_aic);
@@ -207,15 +210,26 @@ uint64_t Simulator::ReadGm(const Op& op, uint64_t start, bool aiv, uint64_t core
   const double port = op.port_bytes_per_cycle != 0 ? static_cast<double>(op.port_bytes_per_cycle)
                                                    : chip_.arch.mte2_port_bytes_per_cycle;
   pipe.port_cycles += static_cast<uint64_t>(std::ceil(static_cast<double>(op.bytes) / port));
-  double rate = std::min(port, aiv ? aiv_read_rate_ : aic_read_rate_);
-  // A prefetched read (double-buffered L1) streams at the bandwidth; a cold
-  // one at the rate its own requests in flight sustain.
-  if (op.cold) rate = std::min(rate, chip_.arch.cold_read_bytes_per_cycle);
+  // A prefetched read (double-buffered L1) streams at the port rate or the
+  // core's share of the chip's bandwidth; a cold one at most at the rate its
+  // own requests in flight sustain; either pays the transfer's fixed cost.
+  // When HBM limits the chip, its queue of misses keeps it busy through
+  // every core's fixed latencies: a transfer then takes its fixed cost and
+  // its bytes at its own rate, or its bytes at its share of HBM, whichever
+  // is longer.
+  double own = port;
+  if (op.cold) own = std::min(own, chip_.arch.cold_read_bytes_per_cycle);
+  const double share = aiv ? aiv_read_rate_ : aic_read_rate_;
+  const double bytes_in = static_cast<double>(op.bytes);
+  const double serial = static_cast<double>(op.cycles) + bytes_in / std::min(own, share);
+  const double cycles =
+      hbm_bound_ ? std::max(static_cast<double>(op.cycles) + bytes_in / own, bytes_in / share)
+                 : serial;
   const uint64_t bytes = op.bytes * cores;
   if (aiv) stats_.traffic.ub_in_bytes += bytes;
   if (op.workspace) stats_.traffic.workspace_bytes += bytes;
   read_bytes_ += bytes;
-  return start + op.cycles + static_cast<uint64_t>(std::ceil(static_cast<double>(op.bytes) / rate));
+  return start + static_cast<uint64_t>(std::ceil(cycles));
 }
 
 uint64_t Simulator::WriteGm(const Op& op, uint64_t start, bool aiv, uint64_t cores,
