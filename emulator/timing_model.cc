@@ -39,7 +39,13 @@ using tiling::CeilDiv;
 // chip-wide channels and the L2, advanced event by event.
 class Simulator {
  public:
-  Simulator(const ProgramSet& programs, const ChipModel& chip, const TimingOptions& options);
+  // `aiv_draw`: bytes per cycle the AIV cores read from GM on average,
+  // which the AIC cores' reads leave to them (RunTiming()).
+  Simulator(const ProgramSet& programs, const ChipModel& chip, const TimingOptions& options,
+            double aiv_draw = 0);
+  // Bytes the AIC and the AIV cores read from GM.
+  double aic_read_bytes() const { return aic_read_bytes_; }
+  double aiv_read_bytes() const { return aiv_read_bytes_; }
 
   // Runs every pipe to its end or to a deadlock.
   absl::Status Run();
@@ -79,6 +85,7 @@ class Simulator {
   double aic_read_rate_ = 1, aiv_read_rate_ = 1, aic_write_rate_ = 1, aiv_write_rate_ = 1;
   // HBM, not L2, limits the chip's read bandwidth (the misses' share).
   bool hbm_bound_ = false;
+  double aic_read_bytes_ = 0, aiv_read_bytes_ = 0;
   double write_chip_rate_ = 1;
   uint64_t read_bytes_ = 0;
   EmulatorStats stats_;
@@ -87,7 +94,7 @@ class Simulator {
 };
 
 Simulator::Simulator(const ProgramSet& programs, const ChipModel& chip,
-                     const TimingOptions& options)
+                     const TimingOptions& options, double aiv_draw)
     : programs_(programs),
       chip_(chip),
       options_(options),
@@ -128,7 +135,13 @@ Simulator::Simulator(const ProgramSet& programs, const ChipModel& chip,
                                               : chip.l2_bytes_per_cycle;
   const double port = chip.arch.mte2_port_bytes_per_cycle;
   hbm_bound_ = read_chip < chip.l2_bytes_per_cycle;
-  aic_read_rate_ = std::min(port, read_chip / std::max<uint32_t>(1, active_aic));
+  // When both core kinds read GM (a mix kernel relaying C through GM, the
+  // Stream-K reduction), they share the chip's read bandwidth. The AIVs'
+  // reads are small single transfers, bound by their own latency: they take
+  // what they need, and the AIC cores' streamed reads share what is left
+  // (`aiv_draw`, the AIVs' average draw in a first run, RunTiming()).
+  const double aic_read_chip = std::max(read_chip - aiv_draw, read_chip / 2);
+  aic_read_rate_ = std::min(port, aic_read_chip / std::max<uint32_t>(1, active_aic));
   aiv_read_rate_ = std::min(port, read_chip / std::max<uint32_t>(1, active_aiv));
   aic_write_rate_ = write_chip_rate_ / std::max<uint32_t>(1, active_aic);
   aiv_write_rate_ = write_chip_rate_ / std::max<uint32_t>(1, active_aiv);
@@ -226,6 +239,7 @@ uint64_t Simulator::ReadGm(const Op& op, uint64_t start, bool aiv, uint64_t core
       hbm_bound_ ? std::max(static_cast<double>(op.cycles) + bytes_in / own, bytes_in / share)
                  : serial;
   const uint64_t bytes = op.bytes * cores;
+  (aiv ? aiv_read_bytes_ : aic_read_bytes_) += static_cast<double>(bytes);
   if (aiv) stats_.traffic.ub_in_bytes += bytes;
   if (op.workspace) stats_.traffic.workspace_bytes += bytes;
   read_bytes_ += bytes;
@@ -474,7 +488,17 @@ absl::StatusOr<EmulatorStats> RunTiming(const ProgramSet& programs, const ChipMo
   Simulator simulator(programs, chip, options);
   if (absl::Status status = simulator.Run(); !status.ok()) return status;
   if (absl::Status status = simulator.CheckDeadlock(); !status.ok()) return status;
-  return simulator.Collect();
+  if (simulator.aic_read_bytes() == 0 || simulator.aiv_read_bytes() == 0) {
+    return simulator.Collect();
+  }
+  // Both core kinds read GM: run again with the AIC cores' reads sharing the
+  // chip's bandwidth with what the AIVs drew on average in the first run.
+  const double aiv_bytes = simulator.aiv_read_bytes();
+  const EmulatorStats first = simulator.Collect();
+  Simulator shared(programs, chip, options,
+                   aiv_bytes / static_cast<double>(std::max<uint64_t>(1, first.kernel_cycles)));
+  if (absl::Status status = shared.Run(); !status.ok()) return status;
+  return shared.Collect();
 }
 
 }  // namespace npu::emu
