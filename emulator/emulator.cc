@@ -441,8 +441,6 @@ absl::StatusOr<EmulationResult> EmulateKernel(const KernelSchedule& kernel,
   nd_problem.format_b = tiling::Format::kNd;
   nd_problem.storage_shape_b.clear();
   RETURN_IF_ERROR(CheckProblem(nd_problem, chip_spec));
-  if (!options.timing_only) RETURN_IF_ERROR(CheckNumericInputs(nd_problem, inputs, options));
-
   if (!options.timing_only) {
     // What the numerics do not compute: a GELU, and one B per group.
     if (kernel.epilogue == Epilogue::kDequantGeluAiv || kernel.epilogue == Epilogue::kGeluUb ||
@@ -456,6 +454,7 @@ absl::StatusOr<EmulationResult> EmulateKernel(const KernelSchedule& kernel,
           "kernel_schedule.b_per_group: the numerics of a grouped GEMM with a B per group are not "
           "modelled (the problem has one B); use timing_only");
     }
+    RETURN_IF_ERROR(CheckNumericInputs(nd_problem, inputs, options));
   }
 
   EmulationResult result;
