@@ -47,7 +47,8 @@ const ArchTiming& ArchTimingFor(tiling::NpuArch arch) {
       .scalar_run_ahead_instructions = 50,
       .mte1_mx_bytes_per_cycle = 32,
       .vector_fp32_lanes = 64,
-      .vector_instruction_cycles = 10,
+      .vector_instruction_cycles = 23,
+      .aiv_gm_write_gbps = 79,
       .launch_ns = 1200,
       .block_start_ns = 1050,
       .end_of_task_ns = 500,
@@ -80,6 +81,10 @@ ChipModel ChipModel::FromSpec(const tiling::ChipSpec& spec,
   model.fixpipe_gm_bytes_per_cycle = std::max<uint64_t>(
       1, std::min<uint64_t>(model.arch.fixpipe_bytes_per_cycle,
                             static_cast<uint64_t>(std::llround(model.arch.fixpipe_gm_write_gbps *
+                                                               1000.0 / model.cycles_per_us))));
+  model.mte3_gm_bytes_per_cycle = std::max<uint64_t>(
+      1, std::min<uint64_t>(kMte3BytesPerCycle,
+                            static_cast<uint64_t>(std::llround(model.arch.aiv_gm_write_gbps *
                                                                1000.0 / model.cycles_per_us))));
   return model;
 }

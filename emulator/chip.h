@@ -133,6 +133,11 @@ struct ArchTiming {
   // cost is fitted.
   uint64_t vector_fp32_lanes = 0;
   uint64_t vector_instruction_cycles = 0;
+  // What one AIV's MTE3 writes to GM sustain, GB/s: the same README's
+  // aiv_mte3 columns give 12 KiB stores at 48 bytes per cycle beyond their
+  // fixed cost with one and with two AIVs per AIC, so the rate is the
+  // core's, not a share. Fitted.
+  double aiv_gm_write_gbps = 0;
   // Launch: task scheduling (~150 ns), hardware init (~50 ns) and software
   // init (~1 us) before the first instruction, the end-of-task report
   // (~500 ns) after the last (cann-samples npu_execution README). A launch
@@ -161,6 +166,8 @@ struct ChipModel {
   double cycles_per_us = 0;  // cube clock
   // FIXPIPE L0C -> GM per core: the port or the GM write rate, the lower.
   uint64_t fixpipe_gm_bytes_per_cycle = 0;
+  // AIV MTE3 UB -> GM per core: the port or the AIV's GM write rate.
+  uint64_t mte3_gm_bytes_per_cycle = 0;
 
   // The model of `spec`, with `timing` instead of its architecture's
   // calibrated figures when given.

@@ -103,7 +103,7 @@ void Builder::EmitAivUnit(CoreProgram& program, const WorkUnit& unit, std::vecto
   Op store;
   store.kind = OpKind::kGmWrite;
   store.traffic = Traffic::kUbOut;
-  store.port_bytes_per_cycle = kMte3BytesPerCycle;
+  store.port_bytes_per_cycle = chip_.mte3_gm_bytes_per_cycle;
   store.bytes = unit.m.size() * unit.n.size() * tiling::DataTypeBytes(problem_.dtype_c);
   if (!loads.empty()) {
     Wait(store, flags.out_ready);
@@ -141,7 +141,7 @@ void Builder::EmitUbEpilogue(uint32_t aiv, uint64_t rows, uint64_t cols) {
   Op store;
   store.kind = OpKind::kGmWrite;
   store.traffic = Traffic::kUbOut;
-  store.port_bytes_per_cycle = kMte3BytesPerCycle;
+  store.port_bytes_per_cycle = chip_.mte3_gm_bytes_per_cycle;
   store.bytes = rows * cols * tiling::DataTypeBytes(problem_.dtype_c);
   store.cycles = chip_.arch.mte2_transfer_cycles;
   Wait(store, e.vec_done);
@@ -266,7 +266,7 @@ void Builder::EmitRelayTile(uint32_t core, const BlockAt& block) {
       Op store;
       store.kind = OpKind::kGmWrite;
       store.traffic = Traffic::kUbOut;
-      store.port_bytes_per_cycle = kMte3BytesPerCycle;
+      store.port_bytes_per_cycle = chip_.mte3_gm_bytes_per_cycle;
       store.bytes = elements * c_bytes;
       store.cycles = chip_.arch.mte2_transfer_cycles;
       Wait(store, v.out_ready);
