@@ -36,18 +36,18 @@ const ArchTiming& ArchTimingFor(tiling::NpuArch arch) {
       .fixpipe_bytes_per_cycle = 128,
       .fixpipe_gm_write_gbps = 143,
       .hbm_read_efficiency = 1.454 / 1.6,
-      .mte2_port_bytes_per_cycle = 150,
+      .mte2_port_bytes_per_cycle = 169,
       .cold_read_bytes_per_cycle = 65,
       .mte2_transfer_cycles = 155,
-      .mte2_burst_cycles = 0.2,
+      .mte2_burst_cycles = 0.23,
       .mte1_instruction_cycles = 24,
-      .mmad_instruction_cycles = 5,
-      .fixpipe_instruction_cycles = 33,
-      .fixpipe_unaligned_row_cycles = 16,
+      .mmad_instruction_cycles = 9,
+      .fixpipe_instruction_cycles = 31,
+      .fixpipe_unaligned_row_cycles = 13,
       .scalar_run_ahead_instructions = 50,
       .mte1_mx_bytes_per_cycle = 32,
       .vector_fp32_lanes = 64,
-      .vector_instruction_cycles = 23,
+      .vector_instruction_cycles = 20,
       .aiv_gm_write_gbps = 79,
       .launch_ns = 1200,
       .block_start_ns = 1050,
@@ -76,7 +76,8 @@ ChipModel ChipModel::FromSpec(const tiling::ChipSpec& spec,
   model.arch = timing.has_value() ? *timing : ArchTimingFor(spec.npu_arch);
   model.ddr_bytes_per_cycle =
       static_cast<double>(spec.ddr_bytes_per_cycle) * spec.aic_num * model.arch.hbm_read_efficiency;
-  model.l2_bytes_per_cycle = static_cast<double>(spec.l2_bytes_per_cycle) * spec.aic_num;
+  model.l2_bytes_per_cycle =
+      static_cast<double>(spec.l2_bytes_per_cycle) * spec.aic_num * model.arch.l2_read_efficiency;
   model.cycles_per_us = static_cast<double>(spec.cube_freq_mhz);
   model.fixpipe_gm_bytes_per_cycle = std::max<uint64_t>(
       1, std::min<uint64_t>(model.arch.fixpipe_bytes_per_cycle,

@@ -88,6 +88,8 @@ struct ArchTiming {
   // fraction of the vendor's HBM figure (asc-devkit add_high_performance
   // README: 1.454 TB/s of 1.6 on 950PR, 1.456 of 1.8 on A2).
   double hbm_read_efficiency = 0;
+  // L2's read bandwidth as a multiple of CANN's l2_rate (ChipSpec). Fitted.
+  double l2_read_efficiency = 1;
   // One core's MTE2 port from GM (L2 or HBM), bytes per cycle. Fitted.
   double mte2_port_bytes_per_cycle = 0;
   // A GM read nothing was prefetched for (a single-buffered operand, a
