@@ -22,6 +22,8 @@ struct PipeState {
   uint64_t port_cycles = 0;  // pure transfer time of the pipe's port
   bool blocked = false;
   uint32_t blocked_on = 0;
+  // When the pipe's previous op ended (0 before the first).
+  uint64_t last_end = 0;
   // The last op that touched L1 banks (MTE2: the write in flight).
   uint64_t bank_op_start = 0, bank_op_end = 0;
   uint8_t bank_op_banks = 0;
@@ -227,17 +229,20 @@ uint64_t Simulator::ReadGm(const Op& op, uint64_t start, bool aiv, uint64_t core
   // core's share of the chip's bandwidth; a cold one at most at the rate its
   // own requests in flight sustain; either pays the transfer's fixed cost.
   // When HBM limits the chip, its queue of misses keeps it busy through
-  // every core's fixed latencies: a transfer then takes its fixed cost and
-  // its bytes at its own rate, or its bytes at its share of HBM, whichever
-  // is longer.
+  // every core's fixed latencies: a transfer queued right behind the core's
+  // previous one then takes its fixed cost and its bytes at its own rate,
+  // or its bytes at its share of HBM, whichever is longer. A transfer that
+  // finds the pipe idle pays its latency.
   double own = port;
   if (op.cold) own = std::min(own, chip_.arch.cold_read_bytes_per_cycle);
   const double share = aiv ? aiv_read_rate_ : aic_read_rate_;
   const double bytes_in = static_cast<double>(op.bytes);
   const double serial = static_cast<double>(op.cycles) + bytes_in / std::min(own, share);
+  const bool queued = pipe.next > 0 && pipe.last_end == start;
   const double cycles =
-      hbm_bound_ ? std::max(static_cast<double>(op.cycles) + bytes_in / own, bytes_in / share)
-                 : serial;
+      hbm_bound_ && queued
+          ? std::max(static_cast<double>(op.cycles) + bytes_in / own, bytes_in / share)
+          : serial;
   const uint64_t bytes = op.bytes * cores;
   (aiv ? aiv_read_bytes_ : aic_read_bytes_) += static_cast<double>(bytes);
   if (aiv) stats_.traffic.ub_in_bytes += bytes;
@@ -311,6 +316,7 @@ absl::Status Simulator::Run() {
     pipe.end_floor = 0;
     pipe.busy += end - start;
     pipe.time = end;
+    pipe.last_end = end;
     for (uint8_t s = 0; s < op.n_sets; ++s) {
       const uint64_t at = (op.sets_at_start >> s) & 1 ? start : end;
       flags_[op.sets[s]].set_times.push_back(at);
