@@ -39,15 +39,13 @@ Op L1ToL0MxStep(const ChipModel& chip, uint64_t sm, uint64_t sn, uint64_t bk) {
   mte1.bytes = (sm + sn) * groups;
   mte1.cycles = 2 * chip.arch.mte1_instruction_cycles +
                 static_cast<uint64_t>(std::ceil(static_cast<double>(mte1.bytes) /
-                                                chip.arch.mte1_mx_bytes_per_cycle));
+                                                std::max(1.0, chip.arch.mte1_mx_bytes_per_cycle)));
   return mte1;
 }
 
 // MX scale bytes of `rows` rows over `k` of K as stored: one byte per 32 K
 // values, in pairs.
-uint64_t ScaleBytes(uint64_t rows, uint64_t k) {
-  return rows * CeilDiv(k, 2 * kMxScaleGroupK) * 2;
-}
+uint64_t ScaleBytes(uint64_t rows, uint64_t k) { return rows * CeilDiv(k, 2 * kMxScaleGroupK) * 2; }
 
 // The cube's MMAD of one base_k step into L0C; its useful MACs feed the
 // utilisation statistics.
@@ -196,8 +194,8 @@ void Builder::EmitBandLoad(AicCursor& aic, const std::vector<const WorkUnit*>& u
     Op load = StageRead(PackedBytes(band.size() * k, aic.a_band ? aic.a_bits : aic.b_bits),
                         StageBursts(aic.a_band, band.size(), band.size(), k));
     load.cold = true;
-    load.l1_banks = aic.bank_mask[static_cast<int>(aic.a_band ? L1Buffer::kAPing
-                                                              : L1Buffer::kBPing)];
+    load.l1_banks =
+        aic.bank_mask[static_cast<int>(aic.a_band ? L1Buffer::kAPing : L1Buffer::kBPing)];
     GateLoad(aic, load);
     Wait(load, aic.band_free);
     if (aic.scale_k_l1 > 0 && aic.a_band) {
@@ -298,9 +296,9 @@ void Builder::EmitStage(AicCursor& aic, const BlockAt& block, const Range& chunk
       const uint64_t scale_k = std::min(aic.scale_k_l1, chunk.end - kk);
       aic.scale_stage_end = kk + scale_k;
       aic.scale_buf = static_cast<uint32_t>(aic.scale_count++ % options_.pipeline.scale_stages);
-      Op scale_b = StageRead(ScaleBytes(sn, scale_k), options_.pipeline.scale_b_kn
-                                                          ? CeilDiv(scale_k, 2 * kMxScaleGroupK)
-                                                          : sn);
+      Op scale_b =
+          StageRead(ScaleBytes(sn, scale_k),
+                    options_.pipeline.scale_b_kn ? CeilDiv(scale_k, 2 * kMxScaleGroupK) : sn);
       scale_b.cold = options_.pipeline.scale_stages == 1;
       scale_b.l1_banks = bank(L1Buffer::kScaleBPing, aic.scale_buf);
       Set(scale_b, aic.scale_ready[aic.scale_buf]);
@@ -323,9 +321,9 @@ void Builder::EmitStage(AicCursor& aic, const BlockAt& block, const Range& chunk
       // LOAD_MX of the step's scales into L0A_MX / L0B_MX, ahead of the
       // data's LoadData into the same L0 half.
       Op load_mx = L1ToL0MxStep(chip_, sm, sn, bk);
-      load_mx.l1_banks = static_cast<uint8_t>(
-          bank(L1Buffer::kScaleAPing, a_resident ? 0 : aic.scale_buf) |
-          bank(L1Buffer::kScaleBPing, aic.scale_buf));
+      load_mx.l1_banks =
+          static_cast<uint8_t>(bank(L1Buffer::kScaleAPing, a_resident ? 0 : aic.scale_buf) |
+                               bank(L1Buffer::kScaleBPing, aic.scale_buf));
       Wait(load_mx, aic.l0_free[half]);
       if (scale_first) Wait(load_mx, aic.scale_ready[aic.scale_buf]);
       if (kk + base_k >= aic.scale_stage_end) Set(load_mx, aic.scale_free[aic.scale_buf]);

@@ -175,9 +175,7 @@ uint64_t Bytes(tiling::DataType dtype, uint64_t elements) {
 
 // MX scale bytes of `rows` rows over `k` of K: one e8m0 byte per 32 K values,
 // stored in pairs (ceil(k / 64) * 2 per row).
-uint64_t MxScaleBytes(uint64_t rows, uint64_t k) {
-  return rows * CeilDiv(k, 2 * kMxGroupSize) * 2;
-}
+uint64_t MxScaleBytes(uint64_t rows, uint64_t k) { return rows * CeilDiv(k, 2 * kMxGroupSize) * 2; }
 
 // The L1 bytes the schedule asks for with B's stages `l1_kb` deep: A's
 // stages (or its resident band), B's stages and the MX scale buffers.
@@ -209,11 +207,11 @@ absl::Status ValidateTiles(const KernelSchedule& kernel, const tiling::MatmulPro
   const bool blocks = kernel.kind == KernelScheduleKind::kRoundRobinTiles;
   const uint32_t max_blocks = blocks ? kMaxKernelBlocks : chip.aic_num;
   if (kernel.block_dim == 0 || kernel.block_dim > max_blocks) {
-    return FieldError("block_dim", kernel.block_dim,
-                      blocks ? absl::StrCat("in 1..", kMaxKernelBlocks,
-                                            " (blocks beyond the cores wait for a free core)")
-                             : absl::StrCat("in 1..", chip.aic_num, " (the AIC cores of ",
-                                            chip.name, ")"));
+    return FieldError(
+        "block_dim", kernel.block_dim,
+        blocks ? absl::StrCat("in 1..", kMaxKernelBlocks,
+                              " (blocks beyond the cores wait for a free core)")
+               : absl::StrCat("in 1..", chip.aic_num, " (the AIC cores of ", chip.name, ")"));
   }
   if (kernel.kind == KernelScheduleKind::kSingleCore && kernel.block_dim != 1) {
     return FieldError("block_dim", kernel.block_dim, "1 for kind=single_core");
@@ -224,15 +222,14 @@ absl::Status ValidateTiles(const KernelSchedule& kernel, const tiling::MatmulPro
   // docs/quant_matmul_mx_performance.md, "K dimension alignment").
   RETURN_IF_ERROR(RequireMultiple("base_m", kernel.base_m, tiling::kBlock16, "16"));
   RETURN_IF_ERROR(RequireMultiple("base_n", kernel.base_n, tiling::kBlock16, "16"));
-  const uint64_t k_align = IsMxProblem(problem)
-                               ? 2 * kMxGroupSize
-                               : 256 / tiling::DataTypeBits(problem.dtype_a);
-  RETURN_IF_ERROR(RequireMultiple(
-      "base_k", kernel.base_k, k_align,
-      IsMxProblem(problem)
-          ? std::string("64 (the MX MMAD's K granule)")
-          : absl::StrCat(k_align, " (32 bytes of ",
-                         std::string(tiling::DataTypeName(problem.dtype_a)), ")")));
+  const uint64_t k_align =
+      IsMxProblem(problem) ? 2 * kMxGroupSize : 256 / tiling::DataTypeBits(problem.dtype_a);
+  RETURN_IF_ERROR(
+      RequireMultiple("base_k", kernel.base_k, k_align,
+                      IsMxProblem(problem)
+                          ? std::string("64 (the MX MMAD's K granule)")
+                          : absl::StrCat(k_align, " (32 bytes of ",
+                                         std::string(tiling::DataTypeName(problem.dtype_a)), ")")));
   RETURN_IF_ERROR(
       RequireMultiple("l1_m", kernel.l1_m, kernel.base_m, absl::StrCat("base_m=", kernel.base_m)));
   RETURN_IF_ERROR(
@@ -306,9 +303,9 @@ absl::Status ValidateMix(const KernelSchedule& kernel, const tiling::MatmulProbl
                       absl::StrCat("at most the chip's ", chip_ratio, " AIV per AIC"));
   }
   if (relay && kernel.aiv_per_aic == 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "kernel_schedule.epilogue=", std::string(EpilogueName(kernel.epilogue)),
-        " runs on the AIV: it needs a mix kernel (aiv_per_aic 1 or 2)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("kernel_schedule.epilogue=", std::string(EpilogueName(kernel.epilogue)),
+                     " runs on the AIV: it needs a mix kernel (aiv_per_aic 1 or 2)"));
   }
   if (!relay && kernel.aiv_per_aic != 0 && kernel.epilogue != Epilogue::kReluUb &&
       kernel.epilogue != Epilogue::kGeluUb) {
@@ -357,15 +354,15 @@ absl::Status ValidateKindFields(const KernelSchedule& kernel,
                         kernel.kind == KernelScheduleKind::kGroupedRoundRobin;
   if (kernel.tile_numbering == TileNumbering::kSwatWindow &&
       kernel.kind != KernelScheduleKind::kSwat) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "kernel_schedule.tile_numbering=swat_window is for kind=swat, not ",
-        std::string(KernelScheduleKindName(kernel.kind))));
+    return absl::InvalidArgumentError(
+        absl::StrCat("kernel_schedule.tile_numbering=swat_window is for kind=swat, not ",
+                     std::string(KernelScheduleKindName(kernel.kind))));
   }
   if (!numbered && kernel.tile_numbering == TileNumbering::kColMajor) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "kernel_schedule.tile_numbering=col_major is for round_robin_tiles and "
-        "grouped_round_robin, not ",
-        std::string(KernelScheduleKindName(kernel.kind))));
+    return absl::InvalidArgumentError(
+        absl::StrCat("kernel_schedule.tile_numbering=col_major is for round_robin_tiles and "
+                     "grouped_round_robin, not ",
+                     std::string(KernelScheduleKindName(kernel.kind))));
   }
   if ((kernel.tail_split_m != 1 || kernel.tail_split_n != 1) &&
       kernel.kind != KernelScheduleKind::kSwat) {
@@ -381,9 +378,9 @@ absl::Status ValidateKindFields(const KernelSchedule& kernel,
   }
   if (kernel.full_load_a && (kernel.kind == KernelScheduleKind::kStreamKDp ||
                              kernel.kind == KernelScheduleKind::kSingleCore)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "kernel_schedule.full_load_a is not modelled with kind=",
-        std::string(KernelScheduleKindName(kernel.kind))));
+    return absl::InvalidArgumentError(
+        absl::StrCat("kernel_schedule.full_load_a is not modelled with kind=",
+                     std::string(KernelScheduleKindName(kernel.kind))));
   }
   switch (kernel.kind) {
     case KernelScheduleKind::kSingleCore:
@@ -514,8 +511,8 @@ absl::Status ValidateBuffers(const KernelSchedule& kernel, const tiling::MatmulP
                            a_width);
     return Overflow(
         kernel.l1_kb != 0 ? "l1_kb" : "l1_k", kernel.l1_kb != 0 ? kernel.l1_kb : kernel.l1_k, "L1",
-        absl::StrCat(a_part, " + depth_b1=", kernel.depth_b1, " x ", l1_kb, " x l1_n=",
-                     kernel.l1_n, " x ", b_width,
+        absl::StrCat(a_part, " + depth_b1=", kernel.depth_b1, " x ", l1_kb, " x l1_n=", kernel.l1_n,
+                     " x ", b_width,
                      l1.scales > 0 ? absl::StrCat(" + MX scales ", l1.scales) : std::string()),
         l1.total(), chip.l1_bytes);
   }

@@ -119,8 +119,7 @@ void Builder::EmitUbEpilogue(uint32_t aiv, uint64_t rows, uint64_t cols) {
   Op relu;
   // The epilogue's passes over the fp32 half tile (ReLU and the cast to C's
   // type: two).
-  relu.cycles = std::max<uint64_t>(
-      1, chip_.VectorCycles(pipeline.ub_vector_passes, rows * cols));
+  relu.cycles = std::max<uint64_t>(1, chip_.VectorCycles(pipeline.ub_vector_passes, rows * cols));
   if (pipeline.ub_x3_bytes_per_element > 0) {
     // x3's rows of the half tile, read by MTE2 into a buffer of its own
     // while the cube works (the wait on x3_free keeps one in flight).
@@ -164,8 +163,7 @@ void Builder::EmitAntiquantStage(uint32_t core, uint64_t elements) {
   Set(load, q.in_ready);
   Push(q.program, Pipe::kMte2, load);
   Op vec;
-  vec.cycles = std::max<uint64_t>(
-      1, chip_.VectorCycles(pipeline.b_antiquant_passes, half));
+  vec.cycles = std::max<uint64_t>(1, chip_.VectorCycles(pipeline.b_antiquant_passes, half));
   Wait(vec, q.in_ready);
   Set(vec, q.vec_done);
   Push(q.program, Pipe::kVec, vec);
@@ -522,8 +520,8 @@ PipelineConfig PipelineForPlan(const tiling::TilingPlan& plan,
       const std::optional<uint64_t> scale_k = plan.data.Get("scaleKL1").has_value()
                                                   ? plan.data.Get("scaleKL1")
                                                   : plan.data.Get("matmulTiling.scaleKL1");
-      pipeline.scale_k_l1 = std::max<uint64_t>(
-          std::max(plan.block.k_l1, plan.block.base_k), scale_k.value_or(0));
+      pipeline.scale_k_l1 =
+          std::max<uint64_t>(std::max(plan.block.k_l1, plan.block.base_k), scale_k.value_or(0));
       pipeline.scale_b_kn = !problem.trans_b;
     }
     // The kernels with a vector epilogue (the key's KERNELTYPE VEC_EPILOGUE_*
@@ -533,8 +531,8 @@ PipelineConfig PipelineForPlan(const tiling::TilingPlan& plan,
     const uint8_t kernel = plan.key.quant_kernel;
     const bool vec_epilogue = kernel == kQuantKernelVecEpilogue ||
                               kernel == kQuantKernelVecAFullLoad ||
-                              kernel == kQuantKernelPerBlock || kernel == kQuantKernelVecAbFullLoad ||
-                              kernel == kQuantKernelVecBatch;
+                              kernel == kQuantKernelPerBlock ||
+                              kernel == kQuantKernelVecAbFullLoad || kernel == kQuantKernelVecBatch;
     if (plan.kernel_type == tiling::KernelType::kMixed1To2 && vec_epilogue) {
       pipeline.output_through_ub = true;
       const uint64_t group_k = static_cast<uint64_t>(problem.quant.group_size_k);
@@ -544,7 +542,8 @@ PipelineConfig PipelineForPlan(const tiling::TilingPlan& plan,
                     kQuantPerBlockPassesPerGroup *
                         tiling::CeilDiv(static_cast<uint64_t>(problem.k), group_k) +
                     kCastVectorPasses)
-              : kDequantVectorPasses + (problem.quant.pertoken.present ? kPerTokenVectorPasses : 0) +
+              : kDequantVectorPasses +
+                    (problem.quant.pertoken.present ? kPerTokenVectorPasses : 0) +
                     (problem.has_bias ? kBiasVectorPasses : 0) + kCastVectorPasses;
     }
     return pipeline;

@@ -134,7 +134,14 @@ struct ProgramSet {
 
 // The L1 buffers of a kernel, in PipelineConfig::l1_banks order.
 enum class L1Buffer : uint8_t {
-  kAPing, kAPong, kBPing, kBPong, kScaleAPing, kScaleAPong, kScaleBPing, kScaleBPong
+  kAPing,
+  kAPong,
+  kBPing,
+  kBPong,
+  kScaleAPing,
+  kScaleAPong,
+  kScaleBPing,
+  kScaleBPong
 };
 inline constexpr int kL1Buffers = 8;
 inline constexpr uint8_t kL1BankUnknown = 0xFF;

@@ -236,8 +236,8 @@ class Builder {
   // flags of its AIVs, and the passes dealt so far (alternate split).
   struct RelayAiv {
     CoreProgram program;
-    uint32_t tile_ready = 0;  // AIC FIXPIPE -> AIV: a tile is in its slot
-    uint32_t release = 0;     // AIV MTE2 -> AIC FIXPIPE: the AIV has read its share
+    uint32_t tile_ready = 0;               // AIC FIXPIPE -> AIV: a tile is in its slot
+    uint32_t release = 0;                  // AIV MTE2 -> AIC FIXPIPE: the AIV has read its share
     uint32_t in_ready = 0, in_free = 0;    // MTE2 <-> V, two UB buffers
     uint32_t out_ready = 0, out_free = 0;  // V <-> MTE3, two UB buffers
   };

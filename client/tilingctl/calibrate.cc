@@ -184,7 +184,8 @@ absl::Status SetKernelEnums(const Json& kernel, absl::string_view path, pb::Kern
   if (!text.ok()) return text.status();
   if (text->has_value()) {
     // "NZ" is the schema's short name of FRACTAL_NZ.
-    absl::StatusOr<pb::Format> format = **text == "NZ" ? pb::FORMAT_FRACTAL_NZ : FormatFromName(**text);
+    absl::StatusOr<pb::Format> format =
+        **text == "NZ" ? pb::FORMAT_FRACTAL_NZ : FormatFromName(**text);
     if (!format.ok()) return BadKey(path, "b_format", format.status().message());
     out->set_b_format(*format);
   }
@@ -309,18 +310,18 @@ absl::Status SetKernelMix(const Json& kernel, absl::string_view path, pb::Kernel
   if (factor->has_value() && out->scale_l1_k() != 0 && out->l1_k() != 0 &&
       **factor * out->l1_k() != out->scale_l1_k()) {
     return BadKey(path, "scale_factor_k",
-                  absl::StrCat(**factor, " x l1_k=", out->l1_k(), " must equal scale_l1_k=",
-                               out->scale_l1_k()));
+                  absl::StrCat(**factor, " x l1_k=", out->l1_k(),
+                               " must equal scale_l1_k=", out->scale_l1_k()));
   }
   // Where FIXPIPE writes follows from the epilogue.
   absl::StatusOr<std::optional<std::string>> dst = OptionalString(kernel, "fixpipe_dst", path);
   if (!dst.ok()) return dst.status();
   if (dst->has_value()) {
     const pb::Epilogue e = out->epilogue();
-    const std::string want =
-        e == pb::EPILOGUE_DEQUANT_AIV || e == pb::EPILOGUE_DEQUANT_GELU_AIV ? "gm_workspace"
-        : e == pb::EPILOGUE_RELU_UB || e == pb::EPILOGUE_GELU_UB            ? "ub"
-                                                                            : "gm";
+    const std::string want = e == pb::EPILOGUE_DEQUANT_AIV || e == pb::EPILOGUE_DEQUANT_GELU_AIV
+                                 ? "gm_workspace"
+                             : e == pb::EPILOGUE_RELU_UB || e == pb::EPILOGUE_GELU_UB ? "ub"
+                                                                                      : "gm";
     if (**dst != "gm" && **dst != "gm_workspace" && **dst != "ub") {
       return BadKey(path, "fixpipe_dst",
                     absl::StrCat("unknown value \"", **dst, "\"; expected gm, gm_workspace, ub"));
@@ -684,9 +685,9 @@ absl::StatusOr<std::vector<CalibrationRow>> ParseCalibrationFile(
   if (schema == nullptr || !schema->is_string() ||
       (schema->get<std::string>() != kCalibrationSchema &&
        schema->get<std::string>() != kCalibrationSchemaQuant)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "schema: expected \"", kCalibrationSchema, "\" or \"", kCalibrationSchemaQuant,
-        "\", got ", schema == nullptr ? "none" : schema->dump()));
+    return absl::InvalidArgumentError(absl::StrCat("schema: expected \"", kCalibrationSchema,
+                                                   "\" or \"", kCalibrationSchemaQuant, "\", got ",
+                                                   schema == nullptr ? "none" : schema->dump()));
   }
   const Json* rows = Value(root, "rows");
   if (rows == nullptr || !rows->is_array() || rows->empty()) {
@@ -811,10 +812,11 @@ std::string FormatCalibration(const CalibrationReport& report) {
   for (const PipeSummary& pipe : report.pipes) {
     // The AIV's pipes only where some row publishes them.
     if (pipe.rows == 0 && absl::StartsWith(pipe.name, "aiv_")) continue;
-    pipes.push_back(pipe.rows == 0 ? absl::StrCat(PipeLabel(pipe.name), " - (0 rows)")
-                                   : absl::StrFormat("%s %.1f%% / %.1f%% (%d rows)",
-                                                     PipeLabel(pipe.name), pipe.median_abs_error_pct,
-                                                     pipe.max_abs_error_pct, pipe.rows));
+    pipes.push_back(pipe.rows == 0
+                        ? absl::StrCat(PipeLabel(pipe.name), " - (0 rows)")
+                        : absl::StrFormat("%s %.1f%% / %.1f%% (%d rows)", PipeLabel(pipe.name),
+                                          pipe.median_abs_error_pct, pipe.max_abs_error_pct,
+                                          pipe.rows));
   }
   absl::StrAppend(&out, "per pipe, median / max |error|: ", absl::StrJoin(pipes, ", "), "\n");
   absl::StrAppend(&out, CalibrationSummaryLine(report), "\n");

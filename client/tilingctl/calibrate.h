@@ -37,53 +37,19 @@ inline constexpr char kCalibrationReportSchema[] = "npu-calibration-report/1";
 // The per-pipe figures a row may publish under "measured", in report order:
 // the AIC's, then (mix kernels) the AIV's.
 inline constexpr const char* kCalibrationPipes[] = {
-    "aic_mac_time_us",  "aic_mte1_time_us", "aic_mte2_time_us", "aic_fixpipe_time_us",
-    "aiv_vec_time_us",  "aiv_mte2_time_us", "aiv_mte3_time_us"};
+    "aic_mac_time_us", "aic_mte1_time_us", "aic_mte2_time_us", "aic_fixpipe_time_us",
+    "aiv_vec_time_us", "aiv_mte2_time_us", "aiv_mte3_time_us"};
 
 // The keys of a row's `kernel` object (and of a `--kernel-schedule` file).
-inline constexpr const char* kKernelScheduleKeys[] = {"schedule",
-                                                      "block_dim",
-                                                      "base_m",
-                                                      "base_n",
-                                                      "base_k",
-                                                      "l1_m",
-                                                      "l1_n",
-                                                      "l1_k",
-                                                      "depth_a1",
-                                                      "depth_b1",
-                                                      "single_core_m",
-                                                      "single_core_n",
-                                                      "inner_order",
-                                                      "swizzle_offset",
-                                                      "swizzle_direction",
-                                                      "aswt_window",
-                                                      "sk_k_splits",
-                                                      "l0_double_buffer",
-                                                      "l0c_double_buffer",
-                                                      "unit_flag",
-                                                      "mdl",
-                                                      "l2_split_rounds",
-                                                      "b_format",
-                                                      "epilogue",
-                                                      "batch",
-                                                      "notes",
-                                                      // schema /2
-                                                      "kernel_type",
-                                                      "mix_ratio",
-                                                      "tile_numbering",
-                                                      "tail_split",
-                                                      "full_load_a",
-                                                      "l1_k_b",
-                                                      "scale_l1_k",
-                                                      "scale_factor_k",
-                                                      "scale_l1_buffers",
-                                                      "l1_bank_split",
-                                                      "l1_offsets",
-                                                      "fixpipe_dst",
-                                                      "fixpipe_dtype",
-                                                      "workspace_slots",
-                                                      "aiv_tile",
-                                                      "aiv_split"};
+inline constexpr const char* kKernelScheduleKeys[] = {
+    "schedule", "block_dim", "base_m", "base_n", "base_k", "l1_m", "l1_n", "l1_k", "depth_a1",
+    "depth_b1", "single_core_m", "single_core_n", "inner_order", "swizzle_offset",
+    "swizzle_direction", "aswt_window", "sk_k_splits", "l0_double_buffer", "l0c_double_buffer",
+    "unit_flag", "mdl", "l2_split_rounds", "b_format", "epilogue", "batch", "notes",
+    // schema /2
+    "kernel_type", "mix_ratio", "tile_numbering", "tail_split", "full_load_a", "l1_k_b",
+    "scale_l1_k", "scale_factor_k", "scale_l1_buffers", "l1_bank_split", "l1_offsets",
+    "fixpipe_dst", "fixpipe_dtype", "workspace_slots", "aiv_tile", "aiv_split"};
 
 // The wire schedule of a `kernel` object: "schedule" (single_core,
 // static_grid, round_robin_tiles, identity_swizzle, aswt, stream_k_dp) is

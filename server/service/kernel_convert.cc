@@ -352,10 +352,8 @@ absl::StatusOr<emu::KernelSchedule> KernelScheduleFromProto(const pb::KernelSche
   out.l1_bank_split = *split;
   out.l1_offsets.a.assign(in.l1_offsets().a().begin(), in.l1_offsets().a().end());
   out.l1_offsets.b.assign(in.l1_offsets().b().begin(), in.l1_offsets().b().end());
-  out.l1_offsets.scale_a.assign(in.l1_offsets().scale_a().begin(),
-                                in.l1_offsets().scale_a().end());
-  out.l1_offsets.scale_b.assign(in.l1_offsets().scale_b().begin(),
-                                in.l1_offsets().scale_b().end());
+  out.l1_offsets.scale_a.assign(in.l1_offsets().scale_a().begin(), in.l1_offsets().scale_a().end());
+  out.l1_offsets.scale_b.assign(in.l1_offsets().scale_b().begin(), in.l1_offsets().scale_b().end());
   if (in.aiv_per_aic() > 2) {
     return FieldError("aiv_per_aic",
                       absl::StrCat("0 (cube only), 1 or 2 (mix 1:1, 1:2), got ", in.aiv_per_aic()));
@@ -366,8 +364,8 @@ absl::StatusOr<emu::KernelSchedule> KernelScheduleFromProto(const pb::KernelSche
   if (!aiv_split.ok()) return aiv_split.status();
   out.aiv_split = *aiv_split;
   if (in.group_m_size() > kMaxGroups) {
-    return FieldError("group_m", absl::StrCat("at most ", kMaxGroups, " groups, got ",
-                                              in.group_m_size()));
+    return FieldError("group_m",
+                      absl::StrCat("at most ", kMaxGroups, " groups, got ", in.group_m_size()));
   }
   for (uint64_t rows : in.group_m()) {
     if (rows == 0 || rows > static_cast<uint64_t>(tl::kMaxDim)) {

@@ -75,7 +75,8 @@ void ExpectMatchesReference(const MatmulProblem& problem, const Tensors& inputs,
   if (magnitudes.bias.has_value()) {
     std::vector<float> values = magnitudes.bias->ToFloats();
     for (float& value : values) value = std::fabs(value);
-    magnitudes.bias = HostTensor::FromFloats(magnitudes.bias->dtype, magnitudes.bias->shape, values);
+    magnitudes.bias =
+        HostTensor::FromFloats(magnitudes.bias->dtype, magnitudes.bias->shape, values);
   }
   const std::vector<double> mag = ReferenceMatmul(problem, magnitudes);
   ASSERT_EQ(c.elements(), ref.size());

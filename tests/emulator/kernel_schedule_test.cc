@@ -262,7 +262,8 @@ TEST(ExpandKernelScheduleTest, EveryKindCoversOddShapesOnce) {
             break;
           case KernelScheduleKind::kSwat:
             for (uint32_t window : {1u, 4u}) {
-              for (const auto& [ms, ns] : {std::pair{1u, 1u}, std::pair{1u, 2u}, std::pair{2u, 2u}}) {
+              for (const auto& [ms, ns] :
+                   {std::pair{1u, 1u}, std::pair{1u, 2u}, std::pair{2u, 2u}}) {
                 kernel.aswt_window = window;
                 kernel.tail_split_m = ms;
                 kernel.tail_split_n = ns;
@@ -992,14 +993,14 @@ TEST(ValidateKernelScheduleTest, RejectsSchemaTwoFieldsOutsideTheirKinds) {
               InvalidField("kernel_schedule.block_dim=33 must be in 1..32"));
   KernelSchedule grouped = npu::testing::GroupedW8A8Kernel();
   grouped.group_m.back() = 1000;
-  EXPECT_THAT(ValidateKernelSchedule(grouped, npu::testing::W8A8Problem(8192, 8192, 1024),
-                                     Chip950()),
-              InvalidField("kernel_schedule.group_m: the groups' rows sum to 8168"));
+  EXPECT_THAT(
+      ValidateKernelSchedule(grouped, npu::testing::W8A8Problem(8192, 8192, 1024), Chip950()),
+      InvalidField("kernel_schedule.group_m: the groups' rows sum to 8168"));
   grouped = npu::testing::GroupedW8A8Kernel();
   grouped.aiv_per_aic = 0;
-  EXPECT_THAT(ValidateKernelSchedule(grouped, npu::testing::W8A8Problem(8192, 8192, 1024),
-                                     Chip950()),
-              InvalidField("kernel_schedule.epilogue=dequant_gelu_aiv runs on the AIV"));
+  EXPECT_THAT(
+      ValidateKernelSchedule(grouped, npu::testing::W8A8Problem(8192, 8192, 1024), Chip950()),
+      InvalidField("kernel_schedule.epilogue=dequant_gelu_aiv runs on the AIV"));
   grouped = npu::testing::GroupedW8A8Kernel();
   EXPECT_THAT(ValidateKernelSchedule(
                   grouped, RowProblem(8192, 8192, 1024, DataType::kInt8, DataType::kFloat16, false),
@@ -1007,9 +1008,9 @@ TEST(ValidateKernelScheduleTest, RejectsSchemaTwoFieldsOutsideTheirKinds) {
               InvalidField("must be a QuantBatchMatmulV3 one"));
   grouped = npu::testing::GroupedW8A8Kernel(1, 1);
   grouped.aiv_split = AivSplit::kAlternate;
-  EXPECT_THAT(ValidateKernelSchedule(grouped, npu::testing::W8A8Problem(8192, 8192, 1024),
-                                     Chip950()),
-              InvalidField("aiv_split=alternate needs two AIVs per AIC"));
+  EXPECT_THAT(
+      ValidateKernelSchedule(grouped, npu::testing::W8A8Problem(8192, 8192, 1024), Chip950()),
+      InvalidField("aiv_split=alternate needs two AIVs per AIC"));
   kernel = SmallKernel(KernelScheduleKind::kRoundRobinTiles, 8);
   kernel.l1_offsets.a = {0, 600 * 1024};
   EXPECT_THAT(ValidateKernelSchedule(kernel, Problem(1000, 777, 333), Chip950()),

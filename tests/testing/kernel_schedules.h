@@ -40,7 +40,8 @@ inline tiling::MatmulProblem MxFp4Problem(int64_t m, int64_t n, int64_t k, bool 
   const int64_t pairs = (k + 63) / 64;
   p.quant.scale.present = true;
   p.quant.scale.dtype = tiling::DataType::kFloat8E8M0;
-  p.quant.scale.shape = trans_b ? std::vector<int64_t>{n, pairs, 2} : std::vector<int64_t>{pairs, n, 2};
+  p.quant.scale.shape =
+      trans_b ? std::vector<int64_t>{n, pairs, 2} : std::vector<int64_t>{pairs, n, 2};
   p.quant.pertoken.present = true;
   p.quant.pertoken.dtype = tiling::DataType::kFloat8E8M0;
   p.quant.pertoken.shape = {m, pairs, 2};
