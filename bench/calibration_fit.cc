@@ -1,15 +1,17 @@
 // Refits the timing model's fitted figures on measured kernels.
 //
-//   build/bin/calibration_fit tests/data/calibration/ascend_measured.json [--passes N]
+//   build/bin/calibration_fit FILE [FILE ...] [--passes N]
+//   e.g. tests/data/calibration/ascend_measured.json and ascend_measured_quant.json
 //
-// Reads an npu-measured-matmul/1 file the way `tilingctl calibrate` does
+// Reads npu-measured-matmul/1 and /2 files the way `tilingctl calibrate` does
 // (client/tilingctl/calibrate.h), runs every row through the service's Execute
 // path (timing only, in process) with candidate figures for each architecture
 // (ExecuteOptions::arch_timing), and improves them by coordinate descent
 // from the calibrated ones (emulator/chip.cc): each fitted figure in turn is
 // scaled by 0.7, 0.85, 1.15 and 1.4, and a change is kept when it lowers
 //
-//   mean over rows of min(|task error|, 50%) + median |task error|
+//   sum over files of (mean over its rows of min(|task error|, 50%)
+//                      + median |task error|)
 //   + 0.3 x mean over published pipe figures of min(|error|, 60%)
 //     (fixpipe figures weighted 1/4)
 //
@@ -62,6 +64,10 @@ const Figure kFigures[] = {
     {"fixpipe_unaligned_row_cycles", &ArchTiming::fixpipe_unaligned_row_cycles, nullptr},
     {"scalar_run_ahead_instructions", nullptr, &ArchTiming::scalar_run_ahead_instructions},
     {"kernel_prologue_ns", &ArchTiming::kernel_prologue_ns, nullptr},
+    {"l2_read_efficiency", &ArchTiming::l2_read_efficiency, nullptr},
+    {"mte1_mx_bytes_per_cycle", &ArchTiming::mte1_mx_bytes_per_cycle, nullptr},
+    {"vector_instruction_cycles", nullptr, &ArchTiming::vector_instruction_cycles},
+    {"aiv_gm_write_gbps", &ArchTiming::aiv_gm_write_gbps, nullptr},
 };
 
 using Figures = std::map<NpuArch, ArchTiming>;
@@ -80,42 +86,46 @@ void Set(ArchTiming& t, const Figure& f, double value) {
 
 class Fitter {
  public:
-  explicit Fitter(std::vector<npu::client::CalibrationRow> rows)
-      : rows_(std::move(rows)), registry_(npu::tiling::MakeBuiltinRegistry()) {}
+  explicit Fitter(std::vector<std::vector<npu::client::CalibrationRow>> files)
+      : files_(std::move(files)), registry_(npu::tiling::MakeBuiltinRegistry()) {}
 
-  // The objective of `figures` (lower is better); fills `report` when given.
-  double Objective(const Figures& figures, npu::client::CalibrationReport* report = nullptr) {
+  // The objective of `figures` (lower is better); fills `reports` (one per
+  // file) when given.
+  double Objective(const Figures& figures,
+                   std::vector<npu::client::CalibrationReport>* reports = nullptr) {
     npu::server::ExecuteOptions options;
     options.arch_timing = figures;
     options.max_simulated_ops = 0;
-    npu::client::CalibrationReport r = npu::client::RunCalibration(
-        rows_, [&](const pb::ExecuteRequest& request) -> absl::StatusOr<pb::ExecuteResponse> {
-          absl::StatusOr<npu::server::PreparedExecute> prepared =
-              npu::server::PrepareExecute(request, registry_, options);
-          if (!prepared.ok()) return prepared.status();
-          pb::ExecuteResponse response;
-          absl::Status status = npu::server::RunExecute(*prepared, options, nullptr, &response);
-          if (!status.ok()) return status;
-          return response;
-        });
-    double task = 0, pipes = 0, pipe_weight = 0;
-    for (const npu::client::CalibrationResult& row : r.rows) {
-      if (!row.error.empty()) return 1e9;
-      task += std::min(std::fabs(row.error_pct), 50.0);
-      for (const npu::client::PipeComparison& pipe : row.pipes) {
-        const double weight = pipe.name == std::string("aic_fixpipe_time_us") ? 0.25 : 1.0;
-        pipes += weight * std::min(std::fabs(pipe.error_pct), 60.0);
-        pipe_weight += 1;
+    double value = 0, pipes = 0, pipe_weight = 0;
+    for (const std::vector<npu::client::CalibrationRow>& rows : files_) {
+      npu::client::CalibrationReport r = npu::client::RunCalibration(
+          rows, [&](const pb::ExecuteRequest& request) -> absl::StatusOr<pb::ExecuteResponse> {
+            absl::StatusOr<npu::server::PreparedExecute> prepared =
+                npu::server::PrepareExecute(request, registry_, options);
+            if (!prepared.ok()) return prepared.status();
+            pb::ExecuteResponse response;
+            absl::Status status = npu::server::RunExecute(*prepared, options, nullptr, &response);
+            if (!status.ok()) return status;
+            return response;
+          });
+      double task = 0;
+      for (const npu::client::CalibrationResult& row : r.rows) {
+        if (!row.error.empty()) return 1e9;
+        task += std::min(std::fabs(row.error_pct), 50.0);
+        for (const npu::client::PipeComparison& pipe : row.pipes) {
+          const double weight = pipe.name == std::string("aic_fixpipe_time_us") ? 0.25 : 1.0;
+          pipes += weight * std::min(std::fabs(pipe.error_pct), 60.0);
+          pipe_weight += 1;
+        }
       }
+      value += task / std::max<size_t>(1, r.rows.size()) + r.median_abs_error_pct;
+      if (reports != nullptr) reports->push_back(std::move(r));
     }
-    const double value = task / std::max<size_t>(1, r.rows.size()) + r.median_abs_error_pct +
-                         0.3 * pipes / std::max(1.0, pipe_weight);
-    if (report != nullptr) *report = std::move(r);
-    return value;
+    return value + 0.3 * pipes / std::max(1.0, pipe_weight);
   }
 
  private:
-  std::vector<npu::client::CalibrationRow> rows_;
+  std::vector<std::vector<npu::client::CalibrationRow>> files_;
   npu::tiling::StrategyRegistry registry_;
 };
 
@@ -131,23 +141,28 @@ void Print(const Figures& figures) {
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: %s FILE [--passes N]\n", argv[0]);
+    std::fprintf(stderr, "usage: %s FILE [FILE ...] [--passes N]\n", argv[0]);
     return 2;
   }
   int passes = 3;
-  for (int i = 2; i + 1 < argc; ++i) {
-    if (std::strcmp(argv[i], "--passes") == 0) passes = std::atoi(argv[i + 1]);
+  std::vector<std::vector<npu::client::CalibrationRow>> files;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--passes") == 0 && i + 1 < argc) {
+      passes = std::atoi(argv[++i]);
+      continue;
+    }
+    std::ifstream in(argv[i]);
+    std::stringstream text;
+    text << in.rdbuf();
+    absl::StatusOr<std::vector<npu::client::CalibrationRow>> rows =
+        npu::client::ParseCalibrationFile(text.str(), npu::server::PlatformList());
+    if (!rows.ok()) {
+      std::fprintf(stderr, "%s: %s\n", argv[i], std::string(rows.status().message()).c_str());
+      return 1;
+    }
+    files.push_back(*std::move(rows));
   }
-  std::ifstream in(argv[1]);
-  std::stringstream text;
-  text << in.rdbuf();
-  absl::StatusOr<std::vector<npu::client::CalibrationRow>> rows =
-      npu::client::ParseCalibrationFile(text.str(), npu::server::PlatformList());
-  if (!rows.ok()) {
-    std::fprintf(stderr, "%s\n", std::string(rows.status().message()).c_str());
-    return 1;
-  }
-  Fitter fitter(std::move(*rows));
+  Fitter fitter(std::move(files));
   Figures figures = {{NpuArch::kDav3510, npu::emu::ArchTimingFor(NpuArch::kDav3510)},
                      {NpuArch::kDav2201, npu::emu::ArchTimingFor(NpuArch::kDav2201)}};
   double best = fitter.Objective(figures);
@@ -176,10 +191,14 @@ int main(int argc, char** argv) {
       }
     }
   }
-  npu::client::CalibrationReport report;
-  fitter.Objective(figures, &report);
+  std::vector<npu::client::CalibrationReport> reports;
+  fitter.Objective(figures, &reports);
   Print(figures);
-  std::printf("%zu rows: median |error| %.1f%%, max |error| %.1f%% (objective %.3f)\n",
-              report.rows.size(), report.median_abs_error_pct, report.max_abs_error_pct, best);
+  for (const npu::client::CalibrationReport& report : reports) {
+    std::printf("%s: %zu rows: median |error| %.2f%%, max |error| %.1f%%\n",
+                report.source_schema.c_str(), report.rows.size(), report.median_abs_error_pct,
+                report.max_abs_error_pct);
+  }
+  std::printf("objective %.3f\n", best);
   return 0;
 }

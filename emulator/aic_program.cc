@@ -3,6 +3,7 @@
 // and the signal to the AIV cores.
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,24 @@ Op L1ToL0Step(const ChipModel& chip, uint64_t sm, uint64_t sn, uint64_t bk, uint
                 CeilDiv(b, chip.arch.mte1_l0b_bytes_per_cycle);
   return mte1;
 }
+
+// MTE1's LOAD_MX of one base_k step's scales: scaleA (sm x bk / 32 bytes)
+// into L0A_MX and scaleB (bk / 32 x sn) into L0B_MX, two LoadData
+// instructions at the MX load rate.
+Op L1ToL0MxStep(const ChipModel& chip, uint64_t sm, uint64_t sn, uint64_t bk) {
+  Op mte1;
+  mte1.traffic = Traffic::kL1ToL0;
+  const uint64_t groups = CeilDiv(bk, kMxScaleGroupK);
+  mte1.bytes = (sm + sn) * groups;
+  mte1.cycles = 2 * chip.arch.mte1_instruction_cycles +
+                static_cast<uint64_t>(std::ceil(static_cast<double>(mte1.bytes) /
+                                                std::max(1.0, chip.arch.mte1_mx_bytes_per_cycle)));
+  return mte1;
+}
+
+// MX scale bytes of `rows` rows over `k` of K as stored: one byte per 32 K
+// values, in pairs.
+uint64_t ScaleBytes(uint64_t rows, uint64_t k) { return rows * CeilDiv(k, 2 * kMxScaleGroupK) * 2; }
 
 // The cube's MMAD of one base_k step into L0C; its useful MACs feed the
 // utilisation statistics.
@@ -119,6 +138,23 @@ AicCursor Builder::StartAic(uint32_t core, const std::vector<const WorkUnit*>& u
     aic.l0_ready[i] = NewFlag(CoreKind::kAic, core, "MTE1_M event", i);
   }
   if (aic.unit_flag) aic.uf_issued = NewFlag(CoreKind::kAic, core, "UnitFlag FIXPIPE issued");
+  aic.scale_k_l1 = pipe.scale_k_l1;
+  if (aic.scale_k_l1 > 0) {
+    for (int i = 0; i < 2; ++i) {
+      aic.scale_free[i] = NewFlag(CoreKind::kAic, core, "MTE1_MTE2 scale event", i, 1);
+      aic.scale_ready[i] = NewFlag(CoreKind::kAic, core, "MTE2_MTE1 scale event", i);
+    }
+  }
+  for (int i = 0; i < kL1Buffers; ++i) {
+    aic.bank_mask[i] =
+        pipe.l1_banks[i] == kL1BankUnknown ? 0 : static_cast<uint8_t>(1u << pipe.l1_banks[i]);
+  }
+  if (pipe.launch_blocks > 0) {
+    aic.block_done = NewFlag(CoreKind::kAic, core, "block ended");
+  }
+  if (pipe.relay.aivs > 0 && pipe.relay.slots > 0) {
+    aic.issue_gate = NewFlag(CoreKind::kAic, core, "FIXPIPE issued after the slot wait");
+  }
   aic.l0c_free.resize(aic.l0c_db);
   aic.l0c_ready.resize(aic.l0c_db);
   for (uint64_t i = 0; i < aic.l0c_db; ++i) {
@@ -158,9 +194,22 @@ void Builder::EmitBandLoad(AicCursor& aic, const std::vector<const WorkUnit*>& u
     Op load = StageRead(PackedBytes(band.size() * k, aic.a_band ? aic.a_bits : aic.b_bits),
                         StageBursts(aic.a_band, band.size(), band.size(), k));
     load.cold = true;
+    load.l1_banks =
+        aic.bank_mask[static_cast<int>(aic.a_band ? L1Buffer::kAPing : L1Buffer::kBPing)];
+    GateLoad(aic, load);
     Wait(load, aic.band_free);
-    Set(load, aic.band_ready);
-    Push(aic.program, Pipe::kMte2, load);
+    if (aic.scale_k_l1 > 0 && aic.a_band) {
+      // A resident A keeps its scales for the whole K, loaded with it.
+      Op scales = StageRead(ScaleBytes(band.size(), k), band.size());
+      scales.cold = true;
+      scales.l1_banks = aic.bank_mask[static_cast<int>(L1Buffer::kScaleAPing)];
+      Push(aic.program, Pipe::kMte2, load);
+      Set(scales, aic.band_ready);
+      Push(aic.program, Pipe::kMte2, scales);
+    } else {
+      Set(load, aic.band_ready);
+      Push(aic.program, Pipe::kMte2, load);
+    }
     aic.band_pending = true;
   }
   aic.band_release = u + 1 < units.size() && !(band_of(*units[u + 1]) == band);
@@ -193,6 +242,10 @@ void Builder::EmitStage(AicCursor& aic, const BlockAt& block, const Range& chunk
   const uint64_t stage_k = std::min(k_l1, chunk.end - ks);
   const uint64_t buf_a = aic.l1_count++ % aic.l1_stages_a;
   const bool last_stage = ks + k_l1 >= chunk.end;
+  const bool mx = aic.scale_k_l1 > 0;
+  const auto bank = [&aic](L1Buffer buffer, uint64_t pong) {
+    return aic.bank_mask[static_cast<int>(buffer) + pong];
+  };
   // L1 slots 0 and 1 are A's ping-pong, 2 and 3 B's; a resident operand is
   // already in L1 and is not read again per stage. A's stages are this
   // stage's K range; B's are k_l1_b deep and may start and end inside it.
@@ -200,6 +253,8 @@ void Builder::EmitStage(AicCursor& aic, const BlockAt& block, const Range& chunk
     Op load = StageRead(PackedBytes(sm * stage_k, a_bits), StageBursts(true, sm, sn, stage_k));
     if (aic.tile_continues) load.cycles -= std::min(load.cycles, chip_.arch.mte2_transfer_cycles);
     load.cold = aic.l1_stages_a == 1;
+    load.l1_banks = bank(L1Buffer::kAPing, buf_a);
+    GateLoad(aic, load);
     Wait(load, aic.l1_free[buf_a]);
     Set(load, aic.l1_ready[buf_a]);
     Push(aic.program, Pipe::kMte2, load);
@@ -226,15 +281,58 @@ void Builder::EmitStage(AicCursor& aic, const BlockAt& block, const Range& chunk
           load.cycles -= std::min(load.cycles, chip_.arch.mte2_transfer_cycles);
         }
         load.cold = aic.l1_stages_b == 1;
+        load.l1_banks = bank(L1Buffer::kBPing, aic.b_buf - 2);
+        GateLoad(aic, load);
         Wait(load, aic.l1_free[aic.b_buf]);
         Set(load, aic.l1_ready[aic.b_buf]);
         Push(aic.program, Pipe::kMte2, load);
       }
       b_first = true;
     }
+    bool scale_first = false;
+    if (mx && (kk == chunk.begin || kk >= aic.scale_stage_end)) {
+      // MX: the scales of the next scale_k_l1 of K, into their own buffers
+      // (a resident A brought its scales with it).
+      const uint64_t scale_k = std::min(aic.scale_k_l1, chunk.end - kk);
+      aic.scale_stage_end = kk + scale_k;
+      aic.scale_buf = static_cast<uint32_t>(aic.scale_count++ % options_.pipeline.scale_stages);
+      Op scale_b =
+          StageRead(ScaleBytes(sn, scale_k),
+                    options_.pipeline.scale_b_kn ? CeilDiv(scale_k, 2 * kMxScaleGroupK) : sn);
+      scale_b.cold = options_.pipeline.scale_stages == 1;
+      scale_b.l1_banks = bank(L1Buffer::kScaleBPing, aic.scale_buf);
+      Set(scale_b, aic.scale_ready[aic.scale_buf]);
+      if (!a_resident) {
+        Op scale_a = StageRead(ScaleBytes(sm, scale_k), sm);
+        scale_a.cold = scale_b.cold;
+        scale_a.l1_banks = bank(L1Buffer::kScaleAPing, aic.scale_buf);
+        GateLoad(aic, scale_a);
+        Wait(scale_a, aic.scale_free[aic.scale_buf]);
+        Push(aic.program, Pipe::kMte2, scale_a);
+      } else {
+        GateLoad(aic, scale_b);
+        Wait(scale_b, aic.scale_free[aic.scale_buf]);
+      }
+      Push(aic.program, Pipe::kMte2, scale_b);
+      scale_first = true;
+    }
     const bool b_last = !b_resident && kk + base_k >= aic.b_stage_end;
+    if (mx) {
+      // LOAD_MX of the step's scales into L0A_MX / L0B_MX, ahead of the
+      // data's LoadData into the same L0 half.
+      Op load_mx = L1ToL0MxStep(chip_, sm, sn, bk);
+      load_mx.l1_banks =
+          static_cast<uint8_t>(bank(L1Buffer::kScaleAPing, a_resident ? 0 : aic.scale_buf) |
+                               bank(L1Buffer::kScaleBPing, aic.scale_buf));
+      Wait(load_mx, aic.l0_free[half]);
+      if (scale_first) Wait(load_mx, aic.scale_ready[aic.scale_buf]);
+      if (kk + base_k >= aic.scale_stage_end) Set(load_mx, aic.scale_free[aic.scale_buf]);
+      Push(aic.program, Pipe::kMte1, load_mx);
+    }
     Op mte1 = L1ToL0Step(chip_, sm, sn, bk, a_bits, b_bits);
-    Wait(mte1, aic.l0_free[half]);
+    mte1.l1_banks = static_cast<uint8_t>(bank(L1Buffer::kAPing, a_resident ? 0 : buf_a) |
+                                         bank(L1Buffer::kBPing, b_resident ? 0 : aic.b_buf - 2));
+    if (!mx) Wait(mte1, aic.l0_free[half]);
     // Only a stage's first step needs its L1 data; a pending full or band
     // load is waited for once, by the first step after it was issued.
     if (stage_first && !a_resident) Wait(mte1, aic.l1_ready[buf_a]);
@@ -298,7 +396,8 @@ void Builder::EmitOutput(AicCursor& aic, const WorkUnit& unit, const BlockAt& bl
           static_cast<uint64_t>(static_cast<double>(UnalignedOutputRows(block, out_bytes)) *
                                 chip_.arch.fixpipe_unaligned_row_cycles);
     }
-  } else if (row_pitch % 32 != 0 && ub_epilogues_.empty()) {
+  } else if (row_pitch % 32 != 0 && ub_epilogues_.empty() &&
+             !options_.pipeline.relay.column_scale) {
     out.cycles += static_cast<uint64_t>(static_cast<double>(block.sm) *
                                         chip_.arch.fixpipe_unaligned_row_cycles);
   }
@@ -310,6 +409,26 @@ void Builder::EmitOutput(AicCursor& aic, const WorkUnit& unit, const BlockAt& bl
     out.tail_cycles = chip_.arch.fixpipe_instruction_cycles +
                       CeilDiv(out.bytes, out.port_bytes_per_cycle) * tiling::kBlock16 /
                           std::max<uint64_t>(tiling::kBlock16, block.sm);
+  }
+  if (!relay_.empty()) {
+    // A relay kernel: FIXPIPE writes the tile to its GM slot (the raw
+    // accumulator, or C) for the AIVs. With slots it first waits, issued by
+    // an op of its own, until the AIVs released the slot it reuses; the
+    // core's next loads are issued after that wait.
+    const RelayEpilogue& relay = options_.pipeline.relay;
+    RelayCore& rc = relay_[aic.program.core];
+    out.bytes = block.sm * block.sn * relay.in_bytes_per_element;
+    out.workspace = relay.column_scale;
+    if (relay.slots > 0) {
+      Op issue;
+      issue.cycles = 0;
+      for (const RelayAiv& aiv : rc.aivs) Wait(issue, aiv.release);
+      Set(issue, aic.issue_gate);
+      Push(aic.program, Pipe::kFixpipe, issue);
+      aic.gate_pending = true;
+    }
+    for (const RelayAiv& aiv : rc.aivs) Set(out, aiv.tile_ready);
+    EmitRelayTile(aic.program.core, block);
   }
   const bool through_ub = !ub_epilogues_.empty() && !unit.writes_partial;
   if (through_ub) {
@@ -331,6 +450,7 @@ void Builder::EmitOutput(AicCursor& aic, const WorkUnit& unit, const BlockAt& bl
   Wait(out, aic.l0c_ready[l0c]);
   Set(out, aic.l0c_free[l0c]);
   if (signal) SignalAiv(aic.program.core, out);
+  if (aic.ends_block && block.last) Set(out, aic.block_done);
   Push(aic.program, Pipe::kFixpipe, out);
 }
 
@@ -416,6 +536,20 @@ absl::Status Builder::BuildAic(uint32_t core, const std::vector<const WorkUnit*>
     const WorkUnit& unit = *units[u];
     aic.tile_continues =
         schedule_.batches_share_loads && u > 0 && units[u - 1]->tile_idx == unit.tile_idx;
+    if (const uint32_t blocks = options_.pipeline.launch_blocks; blocks > 0) {
+      // A further block on this core starts once the previous one ended,
+      // after the block's hardware and software init.
+      const int64_t block = unit.tile_idx % blocks;
+      if (aic.block >= 0 && block != aic.block) {
+        Op start;
+        start.cycles = chip_.NsToCycles(chip_.arch.block_start_ns);
+        Wait(start, aic.block_done);
+        Push(aic.program, Pipe::kMte2, start);
+      }
+      aic.block = block;
+      aic.ends_block =
+          u + 1 < units.size() && static_cast<int64_t>(units[u + 1]->tile_idx % blocks) != block;
+    }
     if (aic.a_band || aic.b_band) EmitBandLoad(aic, units, u);
     const std::vector<Range> chunks = tiling::SplitKChunks(unit.k, schedule_.split_k_chunk);
     for (uint64_t mo = unit.m.begin; mo < unit.m.end; mo += aic.base_m) {

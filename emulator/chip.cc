@@ -36,16 +36,21 @@ const ArchTiming& ArchTimingFor(tiling::NpuArch arch) {
       .fixpipe_bytes_per_cycle = 128,
       .fixpipe_gm_write_gbps = 143,
       .hbm_read_efficiency = 1.454 / 1.6,
-      .mte2_port_bytes_per_cycle = 150,
+      .mte2_port_bytes_per_cycle = 169,
       .cold_read_bytes_per_cycle = 65,
       .mte2_transfer_cycles = 155,
-      .mte2_burst_cycles = 0.2,
+      .mte2_burst_cycles = 0.23,
       .mte1_instruction_cycles = 24,
-      .mmad_instruction_cycles = 5,
-      .fixpipe_instruction_cycles = 33,
-      .fixpipe_unaligned_row_cycles = 16,
+      .mmad_instruction_cycles = 9,
+      .fixpipe_instruction_cycles = 31,
+      .fixpipe_unaligned_row_cycles = 13,
       .scalar_run_ahead_instructions = 50,
+      .mte1_mx_bytes_per_cycle = 32,
+      .vector_fp32_lanes = 64,
+      .vector_instruction_cycles = 20,
+      .aiv_gm_write_gbps = 79,
       .launch_ns = 1200,
+      .block_start_ns = 1050,
       .end_of_task_ns = 500,
       .kernel_prologue_ns = 3700,
   };
@@ -58,6 +63,7 @@ const ArchTiming& ArchTimingFor(tiling::NpuArch arch) {
     t.hbm_read_efficiency = 1.456 / 1.8;
     t.mte2_port_bytes_per_cycle = 92;
     t.cold_read_bytes_per_cycle = 44;
+    t.vector_fp32_lanes = 32;
     return t;
   }();
   return arch == tiling::NpuArch::kDav2201 ? kDav2201 : kDav3510;
@@ -70,11 +76,16 @@ ChipModel ChipModel::FromSpec(const tiling::ChipSpec& spec,
   model.arch = timing.has_value() ? *timing : ArchTimingFor(spec.npu_arch);
   model.ddr_bytes_per_cycle =
       static_cast<double>(spec.ddr_bytes_per_cycle) * spec.aic_num * model.arch.hbm_read_efficiency;
-  model.l2_bytes_per_cycle = static_cast<double>(spec.l2_bytes_per_cycle) * spec.aic_num;
+  model.l2_bytes_per_cycle =
+      static_cast<double>(spec.l2_bytes_per_cycle) * spec.aic_num * model.arch.l2_read_efficiency;
   model.cycles_per_us = static_cast<double>(spec.cube_freq_mhz);
   model.fixpipe_gm_bytes_per_cycle = std::max<uint64_t>(
       1, std::min<uint64_t>(model.arch.fixpipe_bytes_per_cycle,
                             static_cast<uint64_t>(std::llround(model.arch.fixpipe_gm_write_gbps *
+                                                               1000.0 / model.cycles_per_us))));
+  model.mte3_gm_bytes_per_cycle = std::max<uint64_t>(
+      1, std::min<uint64_t>(kMte3BytesPerCycle,
+                            static_cast<uint64_t>(std::llround(model.arch.aiv_gm_write_gbps *
                                                                1000.0 / model.cycles_per_us))));
   return model;
 }
@@ -102,6 +113,12 @@ double ChipModel::PeakMacsPerCycle(tiling::DataType dtype, bool hf32) const {
   const double fractal = static_cast<double>(kCubeFractalM * kCubeFractalN);
   return fractal * static_cast<double>(CubeFractalK(dtype)) /
          static_cast<double>(CubeCyclesPerFractal(dtype, hf32));
+}
+
+uint64_t ChipModel::VectorCycles(uint64_t passes, uint64_t elements) const {
+  if (passes == 0 || elements == 0) return 0;
+  return passes * (CeilDiv(elements, std::max<uint64_t>(1, arch.vector_fp32_lanes)) +
+                   arch.vector_instruction_cycles);
 }
 
 uint64_t ChipModel::NsToCycles(double ns) const {

@@ -37,7 +37,12 @@ inline constexpr uint64_t kCubeFractalK16 = 16;
 inline constexpr uint64_t kCubeFractalK32 = 8;
 inline constexpr uint64_t kCubeCyclesPerHf32Fractal = 1;
 // A fractal's K row is 32 bytes of input whatever the dtype: 16 deep for
-// 16-bit inputs, 8 for fp32, 32 for 8-bit and 64 for 4-bit ones.
+// 16-bit inputs, 8 for fp32, 32 for 8-bit and 64 for 4-bit ones. So the
+// cube does 16x32x16 MACs per cycle for int8 (asc-devkit
+// quant_group_matmul_high_performance README: "16 x 32 x 16" on both the A2
+// and the 950PR) and MXFP8 (cann-samples docs/quant_matmul_mx_performance.md:
+// 16 x C0 x 16 with C0 = 32), and 16x64x16 for MX-FP4 (the same document,
+// C0 = 64; asc-devkit matmul_mxfp4_*_high_performance READMEs, 950PR).
 inline constexpr uint64_t kCubeFractalKBits = 256;
 // The K depth of one cube fractal of `dtype` inputs.
 uint64_t CubeFractalK(tiling::DataType dtype);
@@ -45,10 +50,20 @@ uint64_t CubeFractalK(tiling::DataType dtype);
 // AIV MTE3 (UB -> GM) per core, bytes per cycle (seeds/001: "MTE1 / MTE3
 // 256 BPC").
 inline constexpr uint64_t kMte3BytesPerCycle = 256;
-// Vector unit: 64 AIV deliver 27 TFLOPS fp32 at 1.65 GHz (seeds/001 2.2),
-// i.e. 256 FLOP per cycle per AIV: 128 fp32 lanes of multiply-add, or 128
-// elements of one add / cast per cycle.
-inline constexpr uint64_t kVecFp32ElementsPerCycle = 128;
+
+// The 950's L1 is two 256 KiB banks, and L1 writes take priority: an MTE1
+// read (LoadData L1 -> L0) of a bank MTE2 is writing at the same time
+// slows down. cann-samples matmul_story docs/quant_matmul_mxfp4_tutorials.md
+// section 5 (m=256, k=4096, n=256) measures the average MTE1 instruction at
+// 270 -> 233 cycles (LOAD_2Dv2) and 442 -> 384 (LOAD_MX_2Dv2) once ping and
+// pong sit in different banks: +16% and +15% with the conflict.
+inline constexpr uint64_t kL1BankBytes = 256 * 1024;
+inline constexpr double kL1BankConflictSlowdown = 0.16;
+
+// MX quantization: one float8_e8m0 scale per 32 K values of each row of A
+// and column of B (calibration README, "Hardware facts added"), stored in
+// pairs along K.
+inline constexpr uint64_t kMxScaleGroupK = 32;
 
 // The published figures of one architecture, and the fixed costs the
 // calibration found (bench/CALIBRATION.md: each constant, the rows that set
@@ -73,6 +88,8 @@ struct ArchTiming {
   // fraction of the vendor's HBM figure (asc-devkit add_high_performance
   // README: 1.454 TB/s of 1.6 on 950PR, 1.456 of 1.8 on A2).
   double hbm_read_efficiency = 0;
+  // L2's read bandwidth as a multiple of CANN's l2_rate (ChipSpec). Fitted.
+  double l2_read_efficiency = 1;
   // One core's MTE2 port from GM (L2 or HBM), bytes per cycle. Fitted.
   double mte2_port_bytes_per_cycle = 0;
   // A GM read nothing was prefetched for (a single-buffered operand, a
@@ -101,10 +118,35 @@ struct ArchTiming {
   // wait"): single-buffered kernels, with more instructions per K step, see
   // it issued fewer steps ahead. Fitted.
   uint64_t scalar_run_ahead_instructions = 0;
+  // MTE1's LoadData of MX scales (LOAD_MX_2Dv2, L1 -> L0A_MX / L0B_MX),
+  // bytes per cycle. The scales are 1/32 of the data's elements, but their
+  // loads are far slower per byte than the data's (the MXFP4 tutorial's
+  // section 5: a 2 KiB scale load averages 384 cycles where a 32 KiB data
+  // load takes 233). Fitted to the msprof mte1 times of the MXFP4 rows.
+  double mte1_mx_bytes_per_cycle = 0;
+  // The AIV's vector unit: fp32 elements one vector instruction processes
+  // per cycle over UB, and each instruction's fixed cost. From the msprof
+  // aiv_vec columns of the same dequant + per-token + FasterGelu + cast chain
+  // (ten instructions per element) on both chips (asc-devkit
+  // quant_group_matmul_high_performance README): 0.175 cycles per element
+  // on the 950PR, 0.312 on the A2 at their clocks, i.e. 256 and 128 bytes
+  // per cycle; the matmul_gelu_high_performance README's GELU columns agree
+  // (A2 0.23 cycles per element for its eight-instruction GELU). The fixed
+  // cost is fitted.
+  uint64_t vector_fp32_lanes = 0;
+  uint64_t vector_instruction_cycles = 0;
+  // What one AIV's MTE3 writes to GM sustain, GB/s: the same README's
+  // aiv_mte3 columns give 12 KiB stores at 48 bytes per cycle beyond their
+  // fixed cost with one and with two AIVs per AIC, so the rate is the
+  // core's, not a share. Fitted.
+  double aiv_gm_write_gbps = 0;
   // Launch: task scheduling (~150 ns), hardware init (~50 ns) and software
   // init (~1 us) before the first instruction, the end-of-task report
-  // (~500 ns) after the last (cann-samples npu_execution README).
+  // (~500 ns) after the last (cann-samples npu_execution README). A launch
+  // of more blocks than cores starts each further block on a core once its
+  // previous block has ended, paying the hardware and software init again.
   double launch_ns = 0;
+  double block_start_ns = 0;
   double end_of_task_ns = 0;
   // The kernel's own prologue on every core before its first transfer:
   // reading the tiling from GM, the scalar set-up of the tile loop, the
@@ -126,6 +168,8 @@ struct ChipModel {
   double cycles_per_us = 0;  // cube clock
   // FIXPIPE L0C -> GM per core: the port or the GM write rate, the lower.
   uint64_t fixpipe_gm_bytes_per_cycle = 0;
+  // AIV MTE3 UB -> GM per core: the port or the AIV's GM write rate.
+  uint64_t mte3_gm_bytes_per_cycle = 0;
 
   // The model of `spec`, with `timing` instead of its architecture's
   // calibrated figures when given.
@@ -139,6 +183,10 @@ struct ChipModel {
   uint64_t MmadCycles(uint64_t m, uint64_t n, uint64_t k, tiling::DataType dtype, bool hf32) const;
   // Peak MACs per cycle of one AIC for `dtype` operands.
   double PeakMacsPerCycle(tiling::DataType dtype, bool hf32) const;
+  // Cycles of `passes` vector instructions, each over `elements` fp32 (or
+  // narrower) elements in UB: the lanes' share plus each instruction's
+  // fixed cost.
+  uint64_t VectorCycles(uint64_t passes, uint64_t elements) const;
   // Nanoseconds as cube cycles, rounded up.
   uint64_t NsToCycles(double ns) const;
   // Cycles of a task outside its cores' instructions: the launch and the

@@ -14,6 +14,7 @@
 #include "emulator/weight_quant_emulation.h"
 #include "emulator/transpose_emulation.h"
 #include "server/tiling/batch_shape.h"
+#include "server/tiling/hardware_constants.h"
 #include "server/tiling/status_macros.h"
 
 namespace npu::emu {
@@ -264,7 +265,7 @@ absl::Status RunSchedule(const tiling::TilingPlan& plan, const PipelineConfig& p
   ASSIGN_OR_RETURN(ProgramSet programs,
                    BuildPrograms(result.schedule, plan, walked, chip, program_options));
   TimingOptions timing = TimingOptionsFor(walked, options);
-  timing.read_mix = EstimateGmReadMix(result.schedule, walked, chip_spec);
+  timing.read_mix = EstimateGmReadMix(result.schedule, walked, chip_spec, pipeline.b_per_group);
   ASSIGN_OR_RETURN(result.stats, RunTiming(programs, chip, timing));
 
   if (!options.timing_only && transposed) {
@@ -297,6 +298,118 @@ PipelineConfig PipelineOf(const tiling::TilingPlan& plan, const MatmulProblem& p
   PipelineConfig pipeline = PipelineForPlan(plan, LogicalProblem(problem, false));
   pipeline.b_nz = problem.format_b == tiling::Format::kFractalNz;
   pipeline.strided = tiling::transpose::TransposeLayoutOf(problem);
+  return pipeline;
+}
+
+// The 950 L1 bank of each buffer of `kernel` (PipelineConfig::l1_banks):
+// from its l1_offsets where given, else from l1_bank_split; unknown on
+// other architectures and where the kernel leaves the placement open.
+std::array<uint8_t, kL1Buffers> KernelL1Banks(const KernelSchedule& kernel,
+                                              const tiling::ChipSpec& chip) {
+  std::array<uint8_t, kL1Buffers> banks = UnplacedL1();
+  if (chip.npu_arch != tiling::NpuArch::kDav3510) return banks;
+  const auto place = [&banks](L1Buffer ping, uint8_t ping_bank, uint8_t pong_bank) {
+    banks[static_cast<int>(ping)] = ping_bank;
+    banks[static_cast<int>(ping) + 1] = pong_bank;
+  };
+  constexpr L1Buffer kOperands[] = {L1Buffer::kAPing, L1Buffer::kBPing, L1Buffer::kScaleAPing,
+                                    L1Buffer::kScaleBPing};
+  switch (kernel.l1_bank_split) {
+    case L1BankSplit::kUnspecified:
+      break;
+    case L1BankSplit::kPingPong:
+      for (L1Buffer operand : kOperands) place(operand, 0, 1);
+      break;
+    case L1BankSplit::kAB:
+      place(L1Buffer::kAPing, 0, 0);
+      place(L1Buffer::kScaleAPing, 0, 0);
+      place(L1Buffer::kBPing, 1, 1);
+      place(L1Buffer::kScaleBPing, 1, 1);
+      break;
+    case L1BankSplit::kNone:
+      place(L1Buffer::kAPing, 0, 0);
+      place(L1Buffer::kBPing, 0, 0);
+      place(L1Buffer::kScaleAPing, 1, 1);
+      place(L1Buffer::kScaleBPing, 1, 1);
+      break;
+  }
+  const std::pair<L1Buffer, const std::vector<uint64_t>*> offsets[] = {
+      {L1Buffer::kAPing, &kernel.l1_offsets.a},
+      {L1Buffer::kBPing, &kernel.l1_offsets.b},
+      {L1Buffer::kScaleAPing, &kernel.l1_offsets.scale_a},
+      {L1Buffer::kScaleBPing, &kernel.l1_offsets.scale_b}};
+  for (const auto& [ping, list] : offsets) {
+    if (list->empty()) continue;
+    const auto bank_of = [](uint64_t offset) {
+      return static_cast<uint8_t>(std::min<uint64_t>(1, offset / kL1BankBytes));
+    };
+    place(ping, bank_of(list->front()), bank_of(list->back()));
+  }
+  return banks;
+}
+
+// The pipeline a hand-written kernel runs (its buffers, flags and epilogue).
+PipelineConfig KernelPipeline(const KernelSchedule& kernel, const MatmulProblem& problem,
+                              const tiling::ChipSpec& chip) {
+  PipelineConfig pipeline;
+  pipeline.l1_stages_a = kernel.depth_a1;
+  pipeline.l1_stages_b = kernel.depth_b1;
+  pipeline.l0_stages = kernel.l0_double_buffer ? 2 : 1;
+  pipeline.l0c_stages = kernel.l0c_double_buffer ? 2 : 1;
+  pipeline.unit_flag = kernel.unit_flag;
+  pipeline.k_l1_b = KernelBStageK(kernel, problem, chip);
+  pipeline.b_nz = kernel.b_format == tiling::Format::kFractalNz;
+  pipeline.l1_banks = KernelL1Banks(kernel, chip);
+  pipeline.b_per_group = kernel.b_per_group;
+  if (IsMxProblem(problem)) {
+    pipeline.scale_k_l1 = KernelScaleStageK(kernel, problem);
+    pipeline.scale_stages = kernel.scale_l1_buffers;
+    pipeline.scale_b_kn = !problem.trans_b;
+  }
+  if (kernel.kind == KernelScheduleKind::kRoundRobinTiles && kernel.block_dim > chip.aic_num) {
+    pipeline.launch_blocks = kernel.block_dim;
+  }
+  const bool fp32_c = problem.dtype_c == DataType::kFloat32;
+  switch (kernel.epilogue) {
+    case Epilogue::kNone:
+    case Epilogue::kReluGm:
+      break;
+    case Epilogue::kReluUb:
+      pipeline.output_through_ub = true;
+      break;
+    case Epilogue::kGeluUb:
+      pipeline.output_through_ub = true;
+      pipeline.ub_vector_passes = kGeluTanhVectorPasses + (fp32_c ? 0 : kCastVectorPasses);
+      break;
+    case Epilogue::kDequantAiv:
+    case Epilogue::kDequantGeluAiv:
+    case Epilogue::kGeluGm: {
+      RelayEpilogue& relay = pipeline.relay;
+      relay.aivs = kernel.aiv_per_aic;
+      relay.split = kernel.aiv_split == AivSplit::kSingle      ? RelaySplit::kSingle
+                    : kernel.aiv_split == AivSplit::kAlternate ? RelaySplit::kAlternate
+                                                               : RelaySplit::kHalves;
+      relay.slots = kernel.workspace_slots;
+      relay.pass_rows = kernel.aiv_tile_rows;
+      relay.pass_cols = kernel.aiv_tile_cols;
+      if (kernel.epilogue == Epilogue::kGeluGm) {
+        // C goes out and comes back in its own type; a narrower C is cast
+        // to fp32 and back around the GELU.
+        relay.in_bytes_per_element = tiling::DataTypeBytes(problem.dtype_c);
+        relay.vector_passes = kGeluTanhVectorPasses + (fp32_c ? 0 : 2 * kCastVectorPasses);
+      } else {
+        relay.in_bytes_per_element = tiling::kFp32Bytes;  // int32 or fp32 accumulator
+        relay.column_scale = true;
+        relay.row_scale = problem.quant.pertoken.present;
+        relay.vector_passes =
+            kDequantVectorPasses + (relay.row_scale ? kPerTokenVectorPasses : 0) +
+            (problem.has_bias ? kBiasVectorPasses : 0) +
+            (kernel.epilogue == Epilogue::kDequantGeluAiv ? kFasterGeluVectorPasses : 0) +
+            kCastVectorPasses;
+      }
+      break;
+    }
+  }
   return pipeline;
 }
 
@@ -333,30 +446,37 @@ absl::StatusOr<EmulationResult> EmulateKernel(const KernelSchedule& kernel,
   nd_problem.format_b = tiling::Format::kNd;
   nd_problem.storage_shape_b.clear();
   RETURN_IF_ERROR(CheckProblem(nd_problem, chip_spec));
-  if (!options.timing_only) RETURN_IF_ERROR(CheckNumericInputs(nd_problem, inputs, options));
+  if (!options.timing_only) {
+    // What the numerics do not compute: a GELU, and one B per group.
+    if (kernel.epilogue == Epilogue::kDequantGeluAiv || kernel.epilogue == Epilogue::kGeluUb ||
+        kernel.epilogue == Epilogue::kGeluGm) {
+      return absl::UnimplementedError(
+          absl::StrCat("kernel_schedule.epilogue=", std::string(EpilogueName(kernel.epilogue)),
+                       ": the numerics of a GELU epilogue are not modelled; use timing_only"));
+    }
+    if (kernel.b_per_group) {
+      return absl::UnimplementedError(
+          "kernel_schedule.b_per_group: the numerics of a grouped GEMM with a B per group are not "
+          "modelled (the problem has one B); use timing_only");
+    }
+    RETURN_IF_ERROR(CheckNumericInputs(nd_problem, inputs, options));
+  }
 
   EmulationResult result;
   ASSIGN_OR_RETURN(result.schedule, ExpandKernelSchedule(kernel, problem, chip_spec));
   RETURN_IF_ERROR(tiling::CheckScheduleCoverage(result.schedule, nd_problem));
-  PipelineConfig pipeline;
-  pipeline.l1_stages_a = kernel.depth_a1;
-  pipeline.l1_stages_b = kernel.depth_b1;
-  pipeline.l0_stages = kernel.l0_double_buffer ? 2 : 1;
-  pipeline.l0c_stages = kernel.l0c_double_buffer ? 2 : 1;
-  pipeline.unit_flag = kernel.unit_flag;
-  pipeline.k_l1_b = KernelBStageK(kernel, problem, chip_spec);
-  pipeline.b_nz = kernel.b_format == tiling::Format::kFractalNz;
-  pipeline.output_through_ub = kernel.epilogue == Epilogue::kReluUb;
   tiling::TilingPlan plan;
   plan.strategy = "kernel schedule";
   plan.block_dim = kernel.block_dim;
-  RETURN_IF_ERROR(RunSchedule(plan, pipeline, nd_problem, chip_spec, inputs, options, result));
-  if (!options.timing_only && kernel.epilogue != Epilogue::kNone) ApplyRelu(result.c);
+  RETURN_IF_ERROR(RunSchedule(plan, KernelPipeline(kernel, problem, chip_spec), nd_problem,
+                              chip_spec, inputs, options, result));
+  if (!options.timing_only && kernel.epilogue == Epilogue::kReluGm) ApplyRelu(result.c);
+  if (!options.timing_only && kernel.epilogue == Epilogue::kReluUb) ApplyRelu(result.c);
   return result;
 }
 
 void ApplyEpilogue(Epilogue epilogue, std::vector<double>& reference) {
-  if (epilogue == Epilogue::kNone) return;
+  if (epilogue != Epilogue::kReluGm && epilogue != Epilogue::kReluUb) return;
   for (double& value : reference) value = value > 0 ? value : (value == value ? 0.0 : value);
 }
 

@@ -21,6 +21,7 @@
 
 #include <cstdint>
 #include <string_view>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -51,10 +52,25 @@ enum class KernelScheduleKind : uint8_t {
   // Data-parallel rounds of whole tiles, then the tail round's tiles split
   // along K `sk_k_splits` ways into fp32 partial sums that the AIV cores add.
   kStreamKDp,
+  // The MX tutorial's and cann-samples' SWAT scheduler: tiles in windows of
+  // w = min(aswt_window, m tiles) rows (the last window takes every
+  // remaining row), m fastest inside a window, odd windows walking N
+  // backwards; tile t on core t % block_dim. With tail_split [ms, ns], when
+  // the last round holds tiles % block_dim != 0 tiles and
+  // (tiles % block_dim) * ms * ns <= block_dim, each of its tiles is cut into
+  // ms x ns pieces: block b takes the round's tile b / (ms * ns), piece
+  // p = b % (ms * ns) at m part p % ms, n part p / ms.
+  kSwat,
+  // A grouped GEMM (group_m): each group's single_core_m x single_core_n
+  // blocks numbered in `tile_numbering`, all groups' blocks numbered group
+  // after group, core c taking blocks c, c + block_dim, ... (so one group's
+  // remainder carries into the next); inside a block the core walks its L1
+  // tiles in `inner_order`.
+  kGroupedRoundRobin,
 };
 
 // Wire names: "single_core", "static_grid", "round_robin_tiles",
-// "identity_swizzle", "aswt", "stream_k_dp".
+// "identity_swizzle", "aswt", "stream_k_dp", "swat", "grouped_round_robin".
 std::string_view KernelScheduleKindName(KernelScheduleKind kind);
 absl::StatusOr<KernelScheduleKind> ParseKernelScheduleKind(std::string_view name);
 
@@ -65,19 +81,76 @@ enum class TileOrder : uint8_t { kRowMajor, kColMajor };
 std::string_view TileOrderName(TileOrder order);
 absl::StatusOr<TileOrder> ParseTileOrder(std::string_view name);
 
+// How round_robin_tiles and grouped_round_robin number C's tiles (blocks):
+// row-major (m = t / n tiles), column-major (m = t % m tiles), or SWAT's
+// windows (kind swat only, which always numbers this way).
+enum class TileNumbering : uint8_t { kRowMajor, kColMajor, kSwatWindow };
+// "row_major", "col_major", "swat_window".
+std::string_view TileNumberingName(TileNumbering numbering);
+absl::StatusOr<TileNumbering> ParseTileNumbering(std::string_view name);
+
 // What happens to C on its way out of L0C.
 enum class Epilogue : uint8_t {
   kNone,
   kReluGm,  // FIXPIPE applies ReLU while writing C to GM
   kReluUb,  // FIXPIPE writes C to the AIV's UB, the AIV applies ReLU and stores it
+  // FIXPIPE writes the raw accumulator (int32 for integer inputs, fp32
+  // otherwise) to a GM workspace slot; the AIV reads it back, dequantizes it
+  // (the scale per column and, when the problem has one, the per-token scale
+  // per row), casts it to C's type and stores it. A mix kernel.
+  kDequantAiv,
+  // kDequantAiv with a GELU after the dequantization.
+  kDequantGeluAiv,
+  // FIXPIPE writes C to the AIV's UB; the AIV applies GELU and stores it.
+  kGeluUb,
+  // FIXPIPE writes C (fp32 or C's type) to GM; the AIV reads it back (from
+  // L2), applies GELU and writes it over.
+  kGeluGm,
 };
-// "none", "relu_gm", "relu_ub".
+// "none", "relu_gm", "relu_ub", "dequant_aiv", "dequant_gelu_aiv",
+// "gelu_ub", "gelu_gm".
 std::string_view EpilogueName(Epilogue epilogue);
 absl::StatusOr<Epilogue> ParseEpilogue(std::string_view name);
+// Whether the AIV handles C after the cube (relu_ub and the four above).
+bool EpilogueOnAiv(Epilogue epilogue);
+
+// Where the 950's L1 buffers sit: L1 is two 256 KiB banks, and an MTE2 write
+// slows an MTE1 read of the same bank (chip.h kL1BankConflictSlowdown).
+enum class L1BankSplit : uint8_t {
+  kUnspecified,  // placed by the compiler or the API: banks not modelled
+  kPingPong,     // every operand's ping buffer in bank 0, its pong in bank 1
+  kAB,           // A's and scaleA's buffers in bank 0, B's and scaleB's in bank 1
+  kNone,         // A's and B's data buffers in bank 0, the scales in bank 1
+};
+// "", "ping_pong", "a_b", "none".
+std::string_view L1BankSplitName(L1BankSplit split);
+absl::StatusOr<L1BankSplit> ParseL1BankSplit(std::string_view name);
+
+// Byte offsets in L1 of each operand's buffers (ping, then pong), where the
+// kernel sets them; they decide the bank of each buffer (offset / 256 KiB)
+// over l1_bank_split. Empty: not given.
+struct L1Offsets {
+  std::vector<uint64_t> a, b, scale_a, scale_b;
+  bool empty() const { return a.empty() && b.empty() && scale_a.empty() && scale_b.empty(); }
+};
+
+// How a mix kernel's AIVs share the passes over a tile.
+enum class AivSplit : uint8_t {
+  kHalves,     // each of the AIC's AIVs takes its half of the tile's rows
+  kSingle,     // one AIV runs every pass
+  kAlternate,  // two AIVs take alternate passes (counted across the tiles)
+};
+// "halves", "single", "alternate".
+std::string_view AivSplitName(AivSplit split);
+absl::StatusOr<AivSplit> ParseAivSplit(std::string_view name);
+
+// The most blocks a round_robin_tiles kernel may launch.
+inline constexpr uint32_t kMaxKernelBlocks = 65535;
 
 struct KernelSchedule {
   KernelScheduleKind kind = KernelScheduleKind::kSingleCore;
-  // Cube cores launched: 1..aic_num (1 for kSingleCore).
+  // Blocks launched: 1..aic_num cube cores (1 for kSingleCore); up to
+  // kMaxKernelBlocks for kRoundRobinTiles (see tile_numbering).
   uint32_t block_dim = 1;
   // L0 tile (elements): base_m x base_n outputs, base_k deep.
   uint64_t base_m = 0, base_n = 0, base_k = 0;
@@ -116,7 +189,47 @@ struct KernelSchedule {
   uint32_t aswt_window = tiling::kCannSwatWindowRows;
   // kStreamKDp: the K splits of each tail tile (>= 2).
   uint32_t sk_k_splits = 2;
+  // kRoundRobinTiles and kGroupedRoundRobin: how tiles (blocks) are
+  // numbered. kRoundRobinTiles may launch more blocks than cores: block b
+  // then runs tile b on core b % aic_num once the core's previous block has
+  // finished (the runtime starts blocks on free cores).
+  TileNumbering tile_numbering = TileNumbering::kRowMajor;
+  // kSwat: the last round's re-split (1 x 1: none).
+  uint32_t tail_split_m = 1, tail_split_n = 1;
+  // A (and MX scaleA) stays in L1 for the whole K: loaded with a core's
+  // first tile of a row band, reused by its later tiles of the band.
+  bool full_load_a = false;
+  // MX (e8m0 scales per 32 K values on both operands): K covered by one
+  // scale transfer (clipped to K; 0: l1_k), and scale buffers in L1 per
+  // operand (1 or 2). With full_load_a they describe scaleB; scaleA is
+  // loaded once for all K.
+  uint64_t scale_l1_k = 0;
+  uint32_t scale_l1_buffers = 2;
+  // Where the L1 buffers sit in the 950's two banks.
+  L1BankSplit l1_bank_split = L1BankSplit::kUnspecified;
+  L1Offsets l1_offsets;
+  // Mix kernels: AIVs per AIC (1 or 2); 0 for a cube-only kernel (whose
+  // relu_ub / gelu_ub epilogue uses the AIC's two AIVs).
+  uint32_t aiv_per_aic = 0;
+  // kDequantAiv, kDequantGeluAiv, kGeluGm: GM slots per core between AIC and
+  // AIV. The AIC writes tile i to slot i % slots and, from tile `slots` on,
+  // waits for the AIV to release the slot first (and issues nothing after
+  // the write until then). 0: no slots, the AIC never waits.
+  uint32_t workspace_slots = 0;
+  // Rows x columns one AIV pass handles (0: the AIV's whole share of the
+  // tile), and how the AIVs share the passes.
+  uint64_t aiv_tile_rows = 0, aiv_tile_cols = 0;
+  AivSplit aiv_split = AivSplit::kHalves;
+  // kGroupedRoundRobin: the M rows of each group (summing to the problem's
+  // m), and whether each group has its own B (the problem's B is then one
+  // group's).
+  std::vector<uint64_t> group_m;
+  bool b_per_group = false;
 };
+
+// Whether `problem` is an MX one (QuantBatchMatmulV3 with float8_e8m0
+// scales): its kernels load e8m0 scales per 32 K values of both operands.
+bool IsMxProblem(const tiling::MatmulProblem& problem);
 
 // Checks every field for `problem` on `chip`: kInvalidArgument naming
 // "kernel_schedule.<field>", its value and the limit (zero or misaligned
@@ -132,6 +245,9 @@ absl::Status ValidateKernelSchedule(const KernelSchedule& kernel,
 // the overflow).
 uint64_t KernelBStageK(const KernelSchedule& kernel, const tiling::MatmulProblem& problem,
                        const tiling::ChipSpec& chip);
+
+// The K of one MX scale transfer: scale_l1_k (l1_k when 0), clipped to K.
+uint64_t KernelScaleStageK(const KernelSchedule& kernel, const tiling::MatmulProblem& problem);
 
 // Expands a schedule ValidateKernelSchedule() accepts into per-core work
 // units: AIC units of one L1 tile (or, under kStreamKDp, a K slice of one)

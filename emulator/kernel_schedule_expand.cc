@@ -94,8 +94,12 @@ Schedule EmptySchedule(const KernelSchedule& kernel, tiling::KernelModel model) 
   schedule.base_n = kernel.base_n;
   schedule.base_k = kernel.base_k;
   schedule.k_l1 = kernel.l1_k;
-  schedule.swat_window_rows =
-      kernel.kind == KernelScheduleKind::kAswt ? kernel.aswt_window : tiling::kCannSwatWindowRows;
+  const bool windowed =
+      kernel.kind == KernelScheduleKind::kAswt || kernel.kind == KernelScheduleKind::kSwat;
+  schedule.swat_window_rows = windowed ? kernel.aswt_window : tiling::kCannSwatWindowRows;
+  // A resident A: a band of l1_m rows the whole K deep, reloaded when a
+  // core's tile moves to other rows.
+  if (kernel.full_load_a) schedule.l1_residency = tiling::L1Residency::kABand;
   return schedule;
 }
 
@@ -176,15 +180,59 @@ Schedule ExpandStaticGrid(const KernelSchedule& kernel, const TileGrid& g) {
   return schedule;
 }
 
-// Deals the tiles 0, 1, ... of a loop `for (i = core; i < tiles; i += block_dim)`
-// to the cores; `coord(i)` gives tile i's (m index, n index).
+// Deals the tiles 0, 1, ... of a loop `for (i = block; i < tiles; i += block_dim)`
+// to the blocks; `coord(i)` gives tile i's (m index, n index). Block b runs
+// on core b % cores, after the core's earlier blocks (`cores` below
+// block_dim only for round_robin_tiles launching more blocks than cores).
 template <typename Coord>
-Schedule ExpandStrided(const KernelSchedule& kernel, const TileGrid& g, Coord coord) {
+Schedule ExpandStrided(const KernelSchedule& kernel, const TileGrid& g, uint32_t cores,
+                       Coord coord) {
+  const uint32_t block_dim = kernel.block_dim;
+  CoreUnits per_core(std::min(block_dim, cores));
+  for (uint64_t block = 0; block < block_dim; ++block) {
+    for (uint64_t i = block; i < g.tiles(); i += block_dim) {
+      const auto [m_idx, n_idx] = coord(i);
+      per_core[block % per_core.size()].push_back(
+          MmadUnit(static_cast<int64_t>(i), g.MRange(m_idx), g.NRange(n_idx), {0, g.k}));
+    }
+  }
+  Schedule schedule = EmptySchedule(kernel, tiling::KernelModel::kBasic);
+  Flatten(per_core, schedule);
+  schedule.aic_cores = static_cast<uint32_t>(per_core.size());
+  return schedule;
+}
+
+// The (m index, n index) of tile `t` numbered `numbering` on a grid of
+// m_tiles x n_tiles.
+std::pair<uint64_t, uint64_t> NumberedTile(TileNumbering numbering, uint64_t t, uint64_t m_tiles,
+                                           uint64_t n_tiles) {
+  if (numbering == TileNumbering::kColMajor) return {t % m_tiles, t / m_tiles};
+  return {t / n_tiles, t % n_tiles};
+}
+
+// kGroupedRoundRobin: every group's blocks numbered in `tile_numbering`,
+// the groups one after another, block j of the whole list on core
+// j % block_dim; inside a block the L1 tiles in `inner_order`. Units carry
+// their group as `batch` (B's group when b_per_group).
+Schedule ExpandGrouped(const KernelSchedule& kernel, const TileGrid& g) {
   CoreUnits per_core(kernel.block_dim);
-  for (uint64_t i = 0; i < g.tiles(); ++i) {
-    const auto [m_idx, n_idx] = coord(i);
-    per_core[i % kernel.block_dim].push_back(
-        MmadUnit(static_cast<int64_t>(i), g.MRange(m_idx), g.NRange(n_idx), {0, g.k}));
+  uint64_t row0 = 0, block = 0;
+  for (size_t group = 0; group < kernel.group_m.size(); ++group) {
+    const uint64_t rows = kernel.group_m[group];
+    const uint64_t m_blocks = CeilDiv(rows, kernel.single_core_m);
+    const uint64_t n_blocks = CeilDiv(g.n, kernel.single_core_n);
+    for (uint64_t j = 0; j < m_blocks * n_blocks; ++j, ++block) {
+      const auto [mb, nb] = NumberedTile(kernel.tile_numbering, j, m_blocks, n_blocks);
+      const uint64_t m0 = row0 + mb * kernel.single_core_m;
+      const uint64_t n0 = nb * kernel.single_core_n;
+      std::vector<WorkUnit>& units = per_core[block % kernel.block_dim];
+      const size_t first = units.size();
+      AppendRegionTiles(kernel, {m0, std::min(row0 + rows, m0 + kernel.single_core_m)},
+                        {n0, std::min(g.n, n0 + kernel.single_core_n)}, g.k, kernel.inner_order,
+                        static_cast<int64_t>(block), units);
+      for (size_t u = first; u < units.size(); ++u) units[u].batch = static_cast<uint32_t>(group);
+    }
+    row0 += rows;
   }
   Schedule schedule = EmptySchedule(kernel, tiling::KernelModel::kBasic);
   Flatten(per_core, schedule);
@@ -252,9 +300,21 @@ absl::StatusOr<Schedule> ExpandAswt(const KernelSchedule& kernel,
   plan.block.m_l1 = kernel.l1_m;
   plan.block.n_l1 = kernel.l1_n;
   plan.block.k_l1 = kernel.l1_k;
-  std::tie(plan.block.m_tail_cnt, plan.block.n_tail_cnt) = AswtTailSplit(g, kernel.block_dim);
+  if (kernel.kind == KernelScheduleKind::kSwat) {
+    // The given split, when the last round is short enough for it.
+    const uint64_t tail = g.tiles() % kernel.block_dim;
+    const uint64_t pieces = uint64_t{kernel.tail_split_m} * kernel.tail_split_n;
+    const bool split = tail != 0 && tail * pieces <= kernel.block_dim;
+    plan.block.m_tail_cnt = split ? kernel.tail_split_m : 1;
+    plan.block.n_tail_cnt = split ? kernel.tail_split_n : 1;
+  } else {
+    std::tie(plan.block.m_tail_cnt, plan.block.n_tail_cnt) = AswtTailSplit(g, kernel.block_dim);
+  }
   plan.swat_window_rows = kernel.aswt_window;
-  ASSIGN_OR_RETURN(Schedule expanded, tiling::ExpandTileLoops(plan, problem, chip));
+  tiling::MatmulProblem walked = problem;
+  // The loops walk C's tiles; the operand types do not enter them.
+  walked.op = tiling::MatmulOp::kMatMulV3;
+  ASSIGN_OR_RETURN(Schedule expanded, tiling::ExpandTileLoops(plan, walked, chip));
   Schedule schedule = EmptySchedule(kernel, tiling::KernelModel::kBasic);
   schedule.units = std::move(expanded.units);
   schedule.rounds = expanded.rounds;
@@ -373,16 +433,19 @@ absl::StatusOr<Schedule> ExpandKernelSchedule(const KernelSchedule& kernel,
     case KernelScheduleKind::kStaticGrid:
       return ExpandStaticGrid(kernel, g);
     case KernelScheduleKind::kRoundRobinTiles:
-      // Tiles numbered row-major.
-      return ExpandStrided(
-          kernel, g, [&](uint64_t i) { return std::make_pair(i / g.n_tiles, i % g.n_tiles); });
+      return ExpandStrided(kernel, g, chip.aic_num, [&](uint64_t i) {
+        return NumberedTile(kernel.tile_numbering, i, g.m_tiles, g.n_tiles);
+      });
     case KernelScheduleKind::kIdentitySwizzle:
-      return ExpandStrided(kernel, g, [&](uint64_t i) {
+      return ExpandStrided(kernel, g, kernel.block_dim, [&](uint64_t i) {
         return IdentitySwizzleCoord(i, g.m_tiles, g.n_tiles, kernel.swizzle_offset,
                                     kernel.swizzle_direction);
       });
     case KernelScheduleKind::kAswt:
+    case KernelScheduleKind::kSwat:
       return ExpandAswt(kernel, problem, chip, g);
+    case KernelScheduleKind::kGroupedRoundRobin:
+      return ExpandGrouped(kernel, g);
     case KernelScheduleKind::kStreamKDp:
       return ExpandStreamKDp(kernel, problem);
   }

@@ -78,8 +78,9 @@ uint64_t Bytes(uint64_t elements, uint64_t bits) { return CeilDiv(elements * bit
 class Estimator {
  public:
   Estimator(const tiling::Schedule& schedule, const tiling::MatmulProblem& problem,
-            const tiling::ChipSpec& chip)
+            const tiling::ChipSpec& chip, bool b_per_group)
       : schedule_(schedule),
+        b_per_group_(b_per_group),
         problem_(problem),
         l2_(chip.l2_bytes),
         a_bits_(tiling::DataTypeBits(problem.dtype_a)),
@@ -161,6 +162,7 @@ class Estimator {
     return {base + local, base + local + unit.m.size()};
   }
   uint64_t BOffset(const WorkUnit& unit) const {
+    if (b_per_group_) return uint64_t{unit.batch} * static_cast<uint64_t>(problem_.n);
     return walk_.has_value() ? walk_->BBatch(unit.batch) * static_cast<uint64_t>(problem_.n) : 0;
   }
 
@@ -239,6 +241,7 @@ class Estimator {
   }
 
   const tiling::Schedule& schedule_;
+  const bool b_per_group_;
   const tiling::MatmulProblem& problem_;
   L2Model l2_;
   // Bits per element of A and B (4-bit types pack two per byte), bytes of C's.
@@ -252,8 +255,8 @@ class Estimator {
 }  // namespace
 
 GmReadMix EstimateGmReadMix(const tiling::Schedule& schedule, const tiling::MatmulProblem& problem,
-                            const tiling::ChipSpec& chip) {
-  return Estimator(schedule, problem, chip).Run();
+                            const tiling::ChipSpec& chip, bool b_per_group) {
+  return Estimator(schedule, problem, chip, b_per_group).Run();
 }
 
 }  // namespace npu::emu

@@ -21,9 +21,10 @@
 namespace npu::emu {
 
 // The read bytes of `schedule` that L2 serves and that miss it, for
-// `problem` on a chip with `chip.l2_bytes` of L2.
+// `problem` on a chip with `chip.l2_bytes` of L2. With `b_per_group` each
+// unit reads the B of its group (WorkUnit::batch) of a grouped GEMM.
 GmReadMix EstimateGmReadMix(const tiling::Schedule& schedule, const tiling::MatmulProblem& problem,
-                            const tiling::ChipSpec& chip);
+                            const tiling::ChipSpec& chip, bool b_per_group = false);
 
 }  // namespace npu::emu
 

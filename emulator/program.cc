@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "emulator/kernel_schedule.h"
 #include "emulator/kernel_traits.h"
 #include "emulator/program_builder.h"
 #include "server/tiling/hardware_constants.h"
@@ -15,6 +16,21 @@
 #include "server/tiling/tiling_data.h"
 
 namespace npu::emu {
+namespace {
+
+// QuantBatchMatmulV3's KERNELTYPE values (the key's kernel_type field,
+// server/tiling/key_layout.cc kQuantKernels) whose kernels run a vector
+// epilogue on the AIV: VEC_EPILOGUE_WITH_MMAPI, _CUSTOM_GMTOAL1_WITH_MMAPI,
+// _WITH_CUSTOM_MM (per-block), _CUSTOM_GMTOABL1_WITH_MMAPI and
+// _WITH_BMMAPI.
+constexpr uint8_t kQuantKernelVecEpilogue = 2;
+constexpr uint8_t kQuantKernelVecAFullLoad = 3;
+constexpr uint8_t kQuantKernelPerBlock = 4;
+constexpr uint8_t kQuantKernelVecAbFullLoad = 5;
+constexpr uint8_t kQuantKernelVecBatch = 7;
+
+}  // namespace
+
 namespace internal {
 
 uint64_t Builder::ReduceLoads(const WorkUnit& unit, std::vector<Op>& loads) const {
@@ -45,7 +61,7 @@ uint64_t Builder::ReduceLoads(const WorkUnit& unit, std::vector<Op>& loads) cons
       loads.push_back(x3);
     }
   }
-  return CeilDiv(passes * rows * cols, kVecFp32ElementsPerCycle);
+  return chip_.VectorCycles(passes, rows * cols);
 }
 
 uint64_t Builder::VectorMulLoads(const WorkUnit& unit, std::vector<Op>& loads) const {
@@ -62,12 +78,12 @@ uint64_t Builder::VectorMulLoads(const WorkUnit& unit, std::vector<Op>& loads) c
   load_b.bytes = cols * unit.k.size() * b_bytes;
   loads = {load_a, load_b};
   // Mul and ReduceSum: two vector passes over every product.
-  uint64_t vec_cycles = CeilDiv(2 * rows * cols * unit.k.size(), kVecFp32ElementsPerCycle);
+  uint64_t vec_cycles = chip_.VectorCycles(2, rows * cols * unit.k.size());
   // 16-bit operands (the advisor's AIV path; CANN's TO_MUL is fp32 only) are
   // first cast to fp32 in UB: one more pass over every loaded element, at
   // the fp32 element rate.
   if (a_bytes == 2 || b_bytes == 2) {
-    vec_cycles += CeilDiv((rows + cols) * unit.k.size(), kVecFp32ElementsPerCycle);
+    vec_cycles += chip_.VectorCycles(1, (rows + cols) * unit.k.size());
   }
   return vec_cycles;
 }
@@ -87,7 +103,7 @@ void Builder::EmitAivUnit(CoreProgram& program, const WorkUnit& unit, std::vecto
   Op store;
   store.kind = OpKind::kGmWrite;
   store.traffic = Traffic::kUbOut;
-  store.port_bytes_per_cycle = kMte3BytesPerCycle;
+  store.port_bytes_per_cycle = chip_.mte3_gm_bytes_per_cycle;
   store.bytes = unit.m.size() * unit.n.size() * tiling::DataTypeBytes(problem_.dtype_c);
   if (!loads.empty()) {
     Wait(store, flags.out_ready);
@@ -103,8 +119,7 @@ void Builder::EmitUbEpilogue(uint32_t aiv, uint64_t rows, uint64_t cols) {
   Op relu;
   // The epilogue's passes over the fp32 half tile (ReLU and the cast to C's
   // type: two).
-  relu.cycles = std::max<uint64_t>(
-      1, CeilDiv(uint64_t{pipeline.ub_vector_passes} * rows * cols, kVecFp32ElementsPerCycle));
+  relu.cycles = std::max<uint64_t>(1, chip_.VectorCycles(pipeline.ub_vector_passes, rows * cols));
   if (pipeline.ub_x3_bytes_per_element > 0) {
     // x3's rows of the half tile, read by MTE2 into a buffer of its own
     // while the cube works (the wait on x3_free keeps one in flight).
@@ -125,7 +140,7 @@ void Builder::EmitUbEpilogue(uint32_t aiv, uint64_t rows, uint64_t cols) {
   Op store;
   store.kind = OpKind::kGmWrite;
   store.traffic = Traffic::kUbOut;
-  store.port_bytes_per_cycle = kMte3BytesPerCycle;
+  store.port_bytes_per_cycle = chip_.mte3_gm_bytes_per_cycle;
   store.bytes = rows * cols * tiling::DataTypeBytes(problem_.dtype_c);
   store.cycles = chip_.arch.mte2_transfer_cycles;
   Wait(store, e.vec_done);
@@ -148,8 +163,7 @@ void Builder::EmitAntiquantStage(uint32_t core, uint64_t elements) {
   Set(load, q.in_ready);
   Push(q.program, Pipe::kMte2, load);
   Op vec;
-  vec.cycles = std::max<uint64_t>(
-      1, CeilDiv(uint64_t{pipeline.b_antiquant_passes} * half, kVecFp32ElementsPerCycle));
+  vec.cycles = std::max<uint64_t>(1, chip_.VectorCycles(pipeline.b_antiquant_passes, half));
   Wait(vec, q.in_ready);
   Set(vec, q.vec_done);
   Push(q.program, Pipe::kVec, vec);
@@ -160,6 +174,104 @@ void Builder::EmitAntiquantStage(uint32_t core, uint64_t elements) {
   Wait(store, q.vec_done);
   Set(store, q.b_ready);
   Push(q.program, Pipe::kMte3, store);
+}
+
+void Builder::EmitRelayTile(uint32_t core, const BlockAt& block) {
+  const RelayEpilogue& relay = options_.pipeline.relay;
+  RelayCore& rc = relay_[core];
+  const uint64_t aivs = rc.aivs.size();
+  struct Pass {
+    uint64_t rows = 0, cols = 0;
+  };
+  std::vector<std::vector<Pass>> passes(aivs);
+  // The passes over `rows` x `cols` of the tile, pass_rows x pass_cols
+  // each, dealt by `deal`.
+  const auto cut = [&](uint64_t rows, uint64_t cols, const auto& deal) {
+    const uint64_t pass_rows = relay.pass_rows != 0 ? relay.pass_rows : std::max<uint64_t>(1, rows);
+    const uint64_t pass_cols = relay.pass_cols != 0 ? relay.pass_cols : std::max<uint64_t>(1, cols);
+    for (uint64_t r = 0; r < rows; r += pass_rows) {
+      for (uint64_t c = 0; c < cols; c += pass_cols) {
+        deal(Pass{std::min(pass_rows, rows - r), std::min(pass_cols, cols - c)});
+      }
+    }
+  };
+  switch (relay.split) {
+    case RelaySplit::kHalves: {
+      const uint64_t upper = CeilDiv(block.sm, aivs);
+      for (uint64_t a = 0; a < aivs; ++a) {
+        const uint64_t begin = std::min(block.sm, a * upper);
+        const uint64_t rows = std::min(block.sm, begin + upper) - begin;
+        cut(rows, block.sn, [&](Pass pass) { passes[a].push_back(pass); });
+      }
+      break;
+    }
+    case RelaySplit::kSingle:
+      cut(block.sm, block.sn, [&](Pass pass) { passes[0].push_back(pass); });
+      break;
+    case RelaySplit::kAlternate:
+      // The pass counter runs across the core's tiles; pass p goes to AIV
+      // (p + 1) % 2.
+      cut(block.sm, block.sn, [&](Pass pass) { passes[(rc.passes++ + 1) % aivs].push_back(pass); });
+      break;
+  }
+  const uint64_t c_bytes = tiling::DataTypeBytes(problem_.dtype_c);
+  for (uint64_t a = 0; a < aivs; ++a) {
+    RelayAiv& v = rc.aivs[a];
+    ++v.program.units;
+    // The tile's signal, and the per-column scale of the tile when the
+    // epilogue dequantizes.
+    Op head;
+    if (relay.column_scale && !passes[a].empty()) {
+      head.kind = OpKind::kGmRead;
+      head.traffic = Traffic::kUbIn;
+      head.bytes = block.sn * kFp32Bytes;
+      head.cycles = chip_.arch.mte2_transfer_cycles;
+      head.cold = true;
+    }
+    Wait(head, v.tile_ready);
+    if (passes[a].empty()) {
+      Set(head, v.release);
+      Push(v.program, Pipe::kMte2, head);
+      continue;
+    }
+    Push(v.program, Pipe::kMte2, head);
+    for (size_t i = 0; i < passes[a].size(); ++i) {
+      const Pass& pass = passes[a][i];
+      const uint64_t elements = pass.rows * pass.cols;
+      Op load;
+      load.kind = OpKind::kGmRead;
+      load.traffic = Traffic::kUbIn;
+      load.workspace = relay.column_scale;
+      load.bytes = elements * relay.in_bytes_per_element;
+      load.cycles = chip_.arch.mte2_transfer_cycles;
+      if (relay.row_scale) {
+        // The pass's per-token scales: a transfer of their own.
+        load.bytes += pass.rows * kFp32Bytes;
+        load.cycles += chip_.arch.mte2_transfer_cycles;
+      }
+      load.cold = true;
+      Wait(load, v.in_free);
+      Set(load, v.in_ready);
+      if (i + 1 == passes[a].size()) Set(load, v.release);
+      Push(v.program, Pipe::kMte2, load);
+      Op vec;
+      vec.cycles = std::max<uint64_t>(1, chip_.VectorCycles(relay.vector_passes, elements));
+      Wait(vec, v.in_ready);
+      Wait(vec, v.out_free);
+      Set(vec, v.in_free);
+      Set(vec, v.out_ready);
+      Push(v.program, Pipe::kVec, vec);
+      Op store;
+      store.kind = OpKind::kGmWrite;
+      store.traffic = Traffic::kUbOut;
+      store.port_bytes_per_cycle = chip_.mte3_gm_bytes_per_cycle;
+      store.bytes = elements * c_bytes;
+      store.cycles = chip_.arch.mte2_transfer_cycles;
+      Wait(store, v.out_ready);
+      Set(store, v.out_free);
+      Push(v.program, Pipe::kMte3, store);
+    }
+  }
 }
 
 absl::Status Builder::BuildAiv(uint32_t core, const std::vector<const WorkUnit*>& units) {
@@ -326,15 +438,40 @@ absl::StatusOr<ProgramSet> Builder::Build() {
       q.vec_done = NewFlag(CoreKind::kAiv, 2 * aic, "V_MTE3 event", 3);
     }
   }
-  // Only Stream-K's flags and the UB epilogue's and antiquant's cross cores
-  // (AIC -> AIV, SyncAll, FIXPIPE <-> AIV, AIV -> MTE1): without them every
-  // core's timeline is its own, and identical programs time alike.
-  const bool share =
-      options_.share_identical_cores && !stream_k && ub_epilogues_.empty() && antiquant_.empty();
+  const RelayEpilogue& relay = options_.pipeline.relay;
+  if (relay.aivs > 0 && schedule_.aiv_cores == 0) {
+    relay_.resize(schedule_.aic_cores);
+    for (uint32_t aic = 0; aic < relay_.size(); ++aic) {
+      relay_[aic].aivs.resize(relay.aivs);
+      for (uint32_t a = 0; a < relay.aivs; ++a) {
+        RelayAiv& v = relay_[aic].aivs[a];
+        const uint32_t core = relay.aivs * aic + a;
+        v.program.kind = CoreKind::kAiv;
+        v.program.core = core;
+        const std::string prefix = absl::StrCat("AIV ", core, " ");
+        v.tile_ready = NewCrossCoreFlag(absl::StrCat(prefix, "tile in GM from AIC ", aic));
+        v.release = NewCrossCoreFlag(absl::StrCat(prefix, "slot released to AIC ", aic));
+        set_.flags[v.release].initial_sets = relay.slots;
+        v.in_ready = NewFlag(CoreKind::kAiv, core, "MTE2_V event", 0);
+        v.in_free = NewFlag(CoreKind::kAiv, core, "V_MTE2 event", 0, 2);
+        v.out_ready = NewFlag(CoreKind::kAiv, core, "V_MTE3 event", 0);
+        v.out_free = NewFlag(CoreKind::kAiv, core, "MTE3_V event", 0, 2);
+      }
+    }
+  }
+  // Only Stream-K's flags and the UB epilogue's, the relay's and
+  // antiquant's cross cores (AIC -> AIV, SyncAll, FIXPIPE <-> AIV, AIV ->
+  // MTE1): without them every core's timeline is its own, and identical
+  // programs time alike.
+  const bool share = options_.share_identical_cores && !stream_k && ub_epilogues_.empty() &&
+                     antiquant_.empty() && relay_.empty();
   RETURN_IF_ERROR(BuildCores(CoreKind::kAic, schedule_.aic_cores, aic_units, share));
   RETURN_IF_ERROR(BuildCores(CoreKind::kAiv, schedule_.aiv_cores, aiv_units, share));
   for (UbEpilogue& e : ub_epilogues_) set_.cores.push_back(std::move(e.program));
   for (AntiquantAiv& q : antiquant_) set_.cores.push_back(std::move(q.program));
+  for (RelayCore& rc : relay_) {
+    for (RelayAiv& v : rc.aivs) set_.cores.push_back(std::move(v.program));
+  }
   return std::move(set_);
 }
 
@@ -378,16 +515,36 @@ PipelineConfig PipelineForPlan(const tiling::TilingPlan& plan,
     // TransposeQuantBatchMatMul's kernels stage L1 as its high-level struct
     // says.
     if (const auto stages = KernelTraitsOf(plan.data.kernel).stages) stages(plan, pipeline);
-    if (plan.kernel_type == tiling::KernelType::kMixed1To2 &&
-        plan.data.kernel != tiling::KernelId::kQuantStreamK) {
+    if (IsMxProblem(problem)) {
+      // The MX kernels move the e8m0 scales scaleKL1 of K at a time.
+      const std::optional<uint64_t> scale_k = plan.data.Get("scaleKL1").has_value()
+                                                  ? plan.data.Get("scaleKL1")
+                                                  : plan.data.Get("matmulTiling.scaleKL1");
+      pipeline.scale_k_l1 =
+          std::max<uint64_t>(std::max(plan.block.k_l1, plan.block.base_k), scale_k.value_or(0));
+      pipeline.scale_b_kn = !problem.trans_b;
+    }
+    // The kernels with a vector epilogue (the key's KERNELTYPE VEC_EPILOGUE_*
+    // other than Stream-K's, whose AIVs reduce the partial sums) hand C to
+    // the AIC's two AIVs through UB; the others dequantize in the cube (MX)
+    // or the FIXPIPE.
+    const uint8_t kernel = plan.key.quant_kernel;
+    const bool vec_epilogue = kernel == kQuantKernelVecEpilogue ||
+                              kernel == kQuantKernelVecAFullLoad ||
+                              kernel == kQuantKernelPerBlock ||
+                              kernel == kQuantKernelVecAbFullLoad || kernel == kQuantKernelVecBatch;
+    if (plan.kernel_type == tiling::KernelType::kMixed1To2 && vec_epilogue) {
       pipeline.output_through_ub = true;
       const uint64_t group_k = static_cast<uint64_t>(problem.quant.group_size_k);
       pipeline.ub_vector_passes =
-          group_k > 0 ? static_cast<uint32_t>(
-                            kQuantPerBlockPassesPerGroup *
-                                tiling::CeilDiv(static_cast<uint64_t>(problem.k), group_k) +
-                            1)
-                      : kQuantDequantVectorPasses;
+          kernel == kQuantKernelPerBlock && group_k > 0
+              ? static_cast<uint32_t>(
+                    kQuantPerBlockPassesPerGroup *
+                        tiling::CeilDiv(static_cast<uint64_t>(problem.k), group_k) +
+                    kCastVectorPasses)
+              : kDequantVectorPasses +
+                    (problem.quant.pertoken.present ? kPerTokenVectorPasses : 0) +
+                    (problem.has_bias ? kBiasVectorPasses : 0) + kCastVectorPasses;
     }
     return pipeline;
   }

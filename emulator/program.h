@@ -77,6 +77,11 @@ struct Op {
   // A GM read nothing prefetched (a single-buffered operand, a one-off
   // load): it streams at the latency-bound rate (chip.h).
   bool cold = false;
+  // The 950 L1 banks the op touches (bit b: bank b): MTE2's write of an L1
+  // stage, MTE1's reads; 0 where the placement is unknown. An MTE1 op that
+  // starts while its core's MTE2 writes one of its banks is slowed
+  // (chip.h kL1BankConflictSlowdown).
+  uint8_t l1_banks = 0;
   std::array<uint32_t, kMaxWaits> waits{};  // flags waited before the op starts
   std::array<uint32_t, kMaxSets> sets{};    // flags set when it completes
   // kCycles: the duration. Transfers: fixed cycles besides the bytes
@@ -127,6 +132,53 @@ struct ProgramSet {
   uint64_t total_ops = 0;
 };
 
+// The L1 buffers of a kernel, in PipelineConfig::l1_banks order.
+enum class L1Buffer : uint8_t {
+  kAPing,
+  kAPong,
+  kBPing,
+  kBPong,
+  kScaleAPing,
+  kScaleAPong,
+  kScaleBPing,
+  kScaleBPong
+};
+inline constexpr int kL1Buffers = 8;
+inline constexpr uint8_t kL1BankUnknown = 0xFF;
+constexpr std::array<uint8_t, kL1Buffers> UnplacedL1() {
+  return {kL1BankUnknown, kL1BankUnknown, kL1BankUnknown, kL1BankUnknown,
+          kL1BankUnknown, kL1BankUnknown, kL1BankUnknown, kL1BankUnknown};
+}
+
+// How the AIVs of a mix kernel split the passes over a tile.
+enum class RelaySplit : uint8_t {
+  kHalves,     // each AIV its half of the tile's rows
+  kSingle,     // one AIV runs every pass
+  kAlternate,  // two AIVs alternate passes, counted across the core's tiles
+};
+
+// A mix kernel's epilogue on the AIV, fed through GM: the AIC's FIXPIPE
+// writes each base tile (the raw accumulator or C) to a GM slot and signals
+// its AIVs; they read it back pass by pass (pass_rows x pass_cols), run
+// `vector_passes` vector instructions over each element, and store C; each
+// AIV releases the slot once its reads of the tile are done. With `slots`
+// > 0 the AIC writes tile i to slot i % slots and from tile `slots` on
+// waits for the release first, its scalar unit issuing nothing after the
+// write until then (the kernel's CrossCoreWaitFlag).
+struct RelayEpilogue {
+  uint32_t aivs = 0;  // AIVs per AIC: 1 or 2 (0: no relay)
+  RelaySplit split = RelaySplit::kHalves;
+  uint32_t slots = 0;
+  uint64_t pass_rows = 0, pass_cols = 0;  // 0: the AIV's whole share
+  uint32_t vector_passes = 0;
+  // Bytes per element the FIXPIPE writes and the AIV reads back.
+  uint64_t in_bytes_per_element = 4;
+  // Per tile, the per-column scale the AIV loads (4 bytes per column), and
+  // per pass the per-row (per-token) scale (4 bytes per row).
+  bool column_scale = false;
+  bool row_scale = false;
+};
+
 // How a kernel buffers and drains its tiles: what the AIC streams' flags
 // look like. CANN's plans derive it from the tiling (PipelineForPlan()); a
 // hand-written kernel states it (kernel_schedule.h).
@@ -157,6 +209,31 @@ struct PipelineConfig {
   // releases the L1 stage back to them. 0: B is read by the AIC's MTE2.
   uint32_t b_antiquant_passes = 0;
   uint64_t b_antiquant_bits = 0;
+  // MX (QuantBatchMatmulV3 with e8m0 scales): the kernel moves scaleA and
+  // scaleB (one byte per 32 K values of each row, chip.h kMxScaleGroupK)
+  // from GM to L1 in stages of `scale_k_l1` K with `scale_stages` buffers
+  // each (0: no scales), and with every K step from L1 to L0A_MX / L0B_MX
+  // (LOAD_MX). scaleB is stored [k / 64, n, 2] when `scale_b_kn` (B not
+  // transposed), else [n, k / 64, 2]; scaleA [m, k / 64, 2]. A resident A
+  // (L1Residency::kABand) keeps its scales for the whole K too.
+  uint64_t scale_k_l1 = 0;
+  uint32_t scale_stages = 2;
+  bool scale_b_kn = false;
+  // The 950 L1 bank of each buffer (L1Buffer order), or kL1BankUnknown
+  // where the kernel leaves the placement to the compiler: an MTE1 read of
+  // a buffer whose bank MTE2 is writing slows (chip.h).
+  std::array<uint8_t, kL1Buffers> l1_banks = UnplacedL1();
+  // A launch of more blocks than cores (round-robin blocks): the number of
+  // blocks, unit u of a core belonging to block tile_idx % launch_blocks;
+  // 0 when every core runs one block. A core starts a block once its
+  // previous block has ended and its hardware and software init are done.
+  uint32_t launch_blocks = 0;
+  // A grouped GEMM whose groups each have their own B: units carry their
+  // group in WorkUnit::batch, and B's GM panels are the group's.
+  bool b_per_group = false;
+  // C relayed to the AIV through GM (mix kernels: a dequantizing or GELU
+  // epilogue on the AIV); `relay.aivs` 0 when there is none.
+  RelayEpilogue relay;
   // The transposed batch matmuls' GM layouts (x1 read and y written through
   // their perms): their transfers are charged by the contiguous runs of the
   // stored tensors, a run per burst, and a y row that starts off a 32-byte
@@ -182,13 +259,22 @@ inline constexpr uint32_t kAntiquantVectorPasses = 2;
 inline constexpr uint32_t kGeluErfVectorPasses = 16;
 inline constexpr uint32_t kGeluTanhVectorPasses = 12;
 
-// Vector passes of QuantBatchMatmulV3's AIV dequantization over each
-// element of C in UB (an estimate from the ops its vector epilogue runs, not
-// a calibrated figure): the int32 / fp32 accumulator cast, the scale, the
-// per-token scale or the bias, and the cast to y. The per-block kernel
-// scales and adds every K group's partial (two passes per group) before its
-// final cast.
-inline constexpr uint32_t kQuantDequantVectorPasses = 4;
+// Vector instructions the dequantizing epilogues run over each element of
+// C in UB, counted from the kernels' data flow (asc-devkit
+// quant_group_matmul_high_performance README: AscendDequant, the per-token
+// Mul with its broadcast, FasterGelu, Cast) and timed at the chip's vector
+// rate (chip.h ArchTiming::vector_fp32_lanes, which the same README's aiv_vec
+// columns set): the int32 -> fp32 conversion with the per-column scale
+// (AscendDequant: two), the per-token scale (its per-row broadcast and the
+// Mul: two), the bias (one), FasterGelu (x / (1 + exp(-1.702 x)): Muls, Exp,
+// Adds, Div: four), the cast to C (one).
+inline constexpr uint32_t kDequantVectorPasses = 2;
+inline constexpr uint32_t kPerTokenVectorPasses = 2;
+inline constexpr uint32_t kBiasVectorPasses = 1;
+inline constexpr uint32_t kFasterGeluVectorPasses = 4;
+inline constexpr uint32_t kCastVectorPasses = 1;
+// The per-block kernel scales and adds every K group's partial (two passes
+// per group) before its final cast.
 inline constexpr uint32_t kQuantPerBlockPassesPerGroup = 2;
 
 // PipelineForPlan() for a BatchMatMulV3 / FusedMatMul `problem`: C goes

@@ -71,6 +71,25 @@ struct AicCursor {
   uint32_t uf_issued = 0;
   uint32_t full_flag = 0;
   bool full_pending = false;  // the first MTE1 still has to wait for it
+  // MX scales: the current scale stage (where it ends in K, its buffer,
+  // stages so far) and its buffers' flags.
+  uint64_t scale_k_l1 = 0;
+  uint64_t scale_stage_end = 0;
+  uint32_t scale_buf = 0;
+  uint64_t scale_count = 0;
+  uint32_t scale_free[2] = {}, scale_ready[2] = {};
+  // The L1 bank mask of each buffer (L1Buffer order; 0 unknown).
+  std::array<uint8_t, kL1Buffers> bank_mask{};
+  // A launch with more blocks than cores: the block of the core's previous
+  // unit, and the flag its last FIXPIPE sets.
+  int64_t block = -1;
+  bool ends_block = false;  // the current unit is its block's last on the core
+  uint32_t block_done = 0;
+  // A relay kernel whose AIC waits for a slot: the next MTE2 op (in the
+  // scalar unit's order, after the FIXPIPE) waits until the FIXPIPE was
+  // issued.
+  uint32_t issue_gate = 0;
+  bool gate_pending = false;
   // The resident band: MTE2 refills it when a unit needs another band, once
   // MTE1 has released the previous one (a single L1 slot: two bands never
   // fit at once).
@@ -213,6 +232,29 @@ class Builder {
     uint32_t vec_done = 0;  // V -> MTE3
   };
   std::vector<AntiquantAiv> antiquant_;  // indexed by AIC core
+  // C relayed through GM (PipelineConfig::relay): per AIC, the programs and
+  // flags of its AIVs, and the passes dealt so far (alternate split).
+  struct RelayAiv {
+    CoreProgram program;
+    uint32_t tile_ready = 0;               // AIC FIXPIPE -> AIV: a tile is in its slot
+    uint32_t release = 0;                  // AIV MTE2 -> AIC FIXPIPE: the AIV has read its share
+    uint32_t in_ready = 0, in_free = 0;    // MTE2 <-> V, two UB buffers
+    uint32_t out_ready = 0, out_free = 0;  // V <-> MTE3, two UB buffers
+  };
+  struct RelayCore {
+    std::vector<RelayAiv> aivs;
+    uint64_t passes = 0;
+  };
+  std::vector<RelayCore> relay_;  // indexed by AIC core
+  // The AIVs of AIC `core` read, process and store `block`, the tile the
+  // FIXPIPE has just written.
+  void EmitRelayTile(uint32_t core, const BlockAt& block);
+  // The first MTE2 op of a unit's stage: waits for a pending scalar gate.
+  void GateLoad(AicCursor& aic, Op& op) const {
+    if (!aic.gate_pending) return;
+    Wait(op, aic.issue_gate);
+    aic.gate_pending = false;
+  }
   // The AIV pair of AIC `core` dequantizes `elements` weight elements of one
   // B stage into L1.
   void EmitAntiquantStage(uint32_t core, uint64_t elements);

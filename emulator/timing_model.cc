@@ -22,6 +22,11 @@ struct PipeState {
   uint64_t port_cycles = 0;  // pure transfer time of the pipe's port
   bool blocked = false;
   uint32_t blocked_on = 0;
+  // When the pipe's previous op ended (0 before the first).
+  uint64_t last_end = 0;
+  // The last op that touched L1 banks (MTE2: the write in flight).
+  uint64_t bank_op_start = 0, bank_op_end = 0;
+  uint8_t bank_op_banks = 0;
 };
 
 struct FlagState {
@@ -36,7 +41,13 @@ using tiling::CeilDiv;
 // chip-wide channels and the L2, advanced event by event.
 class Simulator {
  public:
-  Simulator(const ProgramSet& programs, const ChipModel& chip, const TimingOptions& options);
+  // `aiv_draw`: bytes per cycle the AIV cores read from GM on average,
+  // which the AIC cores' reads leave to them (RunTiming()).
+  Simulator(const ProgramSet& programs, const ChipModel& chip, const TimingOptions& options,
+            double aiv_draw = 0);
+  // Bytes the AIC and the AIV cores read from GM.
+  double aic_read_bytes() const { return aic_read_bytes_; }
+  double aiv_read_bytes() const { return aiv_read_bytes_; }
 
   // Runs every pipe to its end or to a deadlock.
   absl::Status Run();
@@ -74,6 +85,9 @@ class Simulator {
   std::vector<uint64_t> weight_;
   // Bytes per cycle one core gets: GM reads and writes, AIC and AIV.
   double aic_read_rate_ = 1, aiv_read_rate_ = 1, aic_write_rate_ = 1, aiv_write_rate_ = 1;
+  // HBM, not L2, limits the chip's read bandwidth (the misses' share).
+  bool hbm_bound_ = false;
+  double aic_read_bytes_ = 0, aiv_read_bytes_ = 0;
   double write_chip_rate_ = 1;
   uint64_t read_bytes_ = 0;
   EmulatorStats stats_;
@@ -82,7 +96,7 @@ class Simulator {
 };
 
 Simulator::Simulator(const ProgramSet& programs, const ChipModel& chip,
-                     const TimingOptions& options)
+                     const TimingOptions& options, double aiv_draw)
     : programs_(programs),
       chip_(chip),
       options_(options),
@@ -122,7 +136,14 @@ Simulator::Simulator(const ProgramSet& programs, const ChipModel& chip,
   write_chip_rate_ = options.gm_split.enabled ? std::min(chip.l2_bytes_per_cycle, ddr_write)
                                               : chip.l2_bytes_per_cycle;
   const double port = chip.arch.mte2_port_bytes_per_cycle;
-  aic_read_rate_ = std::min(port, read_chip / std::max<uint32_t>(1, active_aic));
+  hbm_bound_ = read_chip < chip.l2_bytes_per_cycle;
+  // When both core kinds read GM (a mix kernel relaying C through GM, the
+  // Stream-K reduction), they share the chip's read bandwidth. The AIVs'
+  // reads are small single transfers, bound by their own latency: they take
+  // what they need, and the AIC cores' streamed reads share what is left
+  // (`aiv_draw`, the AIVs' average draw in a first run, RunTiming()).
+  const double aic_read_chip = std::max(read_chip - aiv_draw, read_chip / 2);
+  aic_read_rate_ = std::min(port, aic_read_chip / std::max<uint32_t>(1, active_aic));
   aiv_read_rate_ = std::min(port, read_chip / std::max<uint32_t>(1, active_aiv));
   aic_write_rate_ = write_chip_rate_ / std::max<uint32_t>(1, active_aic);
   aiv_write_rate_ = write_chip_rate_ / std::max<uint32_t>(1, active_aiv);
@@ -204,15 +225,30 @@ uint64_t Simulator::ReadGm(const Op& op, uint64_t start, bool aiv, uint64_t core
   const double port = op.port_bytes_per_cycle != 0 ? static_cast<double>(op.port_bytes_per_cycle)
                                                    : chip_.arch.mte2_port_bytes_per_cycle;
   pipe.port_cycles += static_cast<uint64_t>(std::ceil(static_cast<double>(op.bytes) / port));
-  double rate = std::min(port, aiv ? aiv_read_rate_ : aic_read_rate_);
-  // A prefetched read (double-buffered L1) streams at the bandwidth; a cold
-  // one at the rate its own requests in flight sustain.
-  if (op.cold) rate = std::min(rate, chip_.arch.cold_read_bytes_per_cycle);
+  // A prefetched read (double-buffered L1) streams at the port rate or the
+  // core's share of the chip's bandwidth; a cold one at most at the rate its
+  // own requests in flight sustain; either pays the transfer's fixed cost.
+  // When HBM limits the chip, its queue of misses keeps it busy through
+  // every core's fixed latencies: a transfer queued right behind the core's
+  // previous one then takes its fixed cost and its bytes at its own rate,
+  // or its bytes at its share of HBM, whichever is longer. A transfer that
+  // finds the pipe idle pays its latency.
+  double own = port;
+  if (op.cold) own = std::min(own, chip_.arch.cold_read_bytes_per_cycle);
+  const double share = aiv ? aiv_read_rate_ : aic_read_rate_;
+  const double bytes_in = static_cast<double>(op.bytes);
+  const double serial = static_cast<double>(op.cycles) + bytes_in / std::min(own, share);
+  const bool queued = pipe.next > 0 && pipe.last_end == start;
+  const double cycles =
+      hbm_bound_ && queued
+          ? std::max(static_cast<double>(op.cycles) + bytes_in / own, bytes_in / share)
+          : serial;
   const uint64_t bytes = op.bytes * cores;
+  (aiv ? aiv_read_bytes_ : aic_read_bytes_) += static_cast<double>(bytes);
   if (aiv) stats_.traffic.ub_in_bytes += bytes;
   if (op.workspace) stats_.traffic.workspace_bytes += bytes;
   read_bytes_ += bytes;
-  return start + op.cycles + static_cast<uint64_t>(std::ceil(static_cast<double>(op.bytes) / rate));
+  return start + static_cast<uint64_t>(std::ceil(cycles));
 }
 
 uint64_t Simulator::WriteGm(const Op& op, uint64_t start, bool aiv, uint64_t cores,
@@ -260,10 +296,27 @@ absl::Status Simulator::Run() {
     const uint64_t cores = weight_[core];
     if (absl::Status status = CountEvent(cores); !status.ok()) return status;
     const bool aiv = programs_.cores[core].kind == tiling::CoreKind::kAiv;
-    const uint64_t end = std::max(Execute(op, start, aiv, cores, pipe), pipe.end_floor);
+    uint64_t end = Execute(op, start, aiv, cores, pipe);
+    if (op.l1_banks != 0) {
+      if (pipe_index == static_cast<uint32_t>(Pipe::kMte2)) {
+        pipe.bank_op_start = start;
+        pipe.bank_op_end = end;
+        pipe.bank_op_banks = op.l1_banks;
+      } else if (pipe_index == static_cast<uint32_t>(Pipe::kMte1)) {
+        // L1 writes take priority: a read of a bank MTE2 is writing slows.
+        const PipeState& mte2 = pipes_[core * kPipeCount + static_cast<uint32_t>(Pipe::kMte2)];
+        if ((mte2.bank_op_banks & op.l1_banks) != 0 && mte2.bank_op_start <= start &&
+            start < mte2.bank_op_end) {
+          end = start + static_cast<uint64_t>(std::ceil(static_cast<double>(end - start) *
+                                                        (1.0 + kL1BankConflictSlowdown)));
+        }
+      }
+    }
+    end = std::max(end, pipe.end_floor);
     pipe.end_floor = 0;
     pipe.busy += end - start;
     pipe.time = end;
+    pipe.last_end = end;
     for (uint8_t s = 0; s < op.n_sets; ++s) {
       const uint64_t at = (op.sets_at_start >> s) & 1 ? start : end;
       flags_[op.sets[s]].set_times.push_back(at);
@@ -441,7 +494,17 @@ absl::StatusOr<EmulatorStats> RunTiming(const ProgramSet& programs, const ChipMo
   Simulator simulator(programs, chip, options);
   if (absl::Status status = simulator.Run(); !status.ok()) return status;
   if (absl::Status status = simulator.CheckDeadlock(); !status.ok()) return status;
-  return simulator.Collect();
+  if (simulator.aic_read_bytes() == 0 || simulator.aiv_read_bytes() == 0) {
+    return simulator.Collect();
+  }
+  // Both core kinds read GM: run again with the AIC cores' reads sharing the
+  // chip's bandwidth with what the AIVs drew on average in the first run.
+  const double aiv_bytes = simulator.aiv_read_bytes();
+  const EmulatorStats first = simulator.Collect();
+  Simulator shared(programs, chip, options,
+                   aiv_bytes / static_cast<double>(std::max<uint64_t>(1, first.kernel_cycles)));
+  if (absl::Status status = shared.Run(); !status.ok()) return status;
+  return shared.Collect();
 }
 
 }  // namespace npu::emu

@@ -7,6 +7,7 @@
 #include <optional>
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -112,6 +113,10 @@ const CountKey kCountKeys[] = {
     {"aswt_window", &pb::KernelSchedule::set_aswt_window, nullptr},
     {"sk_k_splits", &pb::KernelSchedule::set_sk_k_splits, nullptr},
     {"l2_split_rounds", &pb::KernelSchedule::set_l2_split_rounds, nullptr},
+    {"l1_k_b", nullptr, &pb::KernelSchedule::set_l1_kb},
+    {"scale_l1_k", nullptr, &pb::KernelSchedule::set_scale_l1_k},
+    {"scale_l1_buffers", &pb::KernelSchedule::set_scale_l1_buffers, nullptr},
+    {"workspace_slots", &pb::KernelSchedule::set_workspace_slots, nullptr},
 };
 
 struct BoolKey {
@@ -123,6 +128,7 @@ const BoolKey kBoolKeys[] = {
     {"l0c_double_buffer", &pb::KernelSchedule::set_l0c_double_buffer},
     {"unit_flag", &pb::KernelSchedule::set_unit_flag},
     {"mdl", &pb::KernelSchedule::set_mdl},
+    {"full_load_a", &pb::KernelSchedule::set_full_load_a},
 };
 
 // The enum-valued keys of a kernel object: schedule, inner_order, b_format,
@@ -132,8 +138,8 @@ absl::Status SetKernelEnums(const Json& kernel, absl::string_view path, pb::Kern
   if (!schedule.ok()) return schedule.status();
   if (!schedule->has_value()) {
     return BadKey(path, "schedule",
-                  "required: single_core, static_grid, round_robin_tiles, identity_swizzle, aswt "
-                  "or stream_k_dp");
+                  "required: single_core, static_grid, round_robin_tiles, identity_swizzle, aswt, "
+                  "stream_k_dp, swat or grouped_round_robin");
   }
   absl::StatusOr<pb::KernelScheduleKind> kind = NamedValue<pb::KernelScheduleKind>(
       **schedule,
@@ -142,7 +148,9 @@ absl::Status SetKernelEnums(const Json& kernel, absl::string_view path, pb::Kern
        {"round_robin_tiles", pb::KERNEL_SCHEDULE_KIND_ROUND_ROBIN_TILES},
        {"identity_swizzle", pb::KERNEL_SCHEDULE_KIND_IDENTITY_SWIZZLE},
        {"aswt", pb::KERNEL_SCHEDULE_KIND_ASWT},
-       {"stream_k_dp", pb::KERNEL_SCHEDULE_KIND_STREAM_K_DP}},
+       {"stream_k_dp", pb::KERNEL_SCHEDULE_KIND_STREAM_K_DP},
+       {"swat", pb::KERNEL_SCHEDULE_KIND_SWAT},
+       {"grouped_round_robin", pb::KERNEL_SCHEDULE_KIND_GROUPED_ROUND_ROBIN}},
       path, "schedule");
   if (!kind.ok()) return kind.status();
   out->set_kind(*kind);
@@ -163,7 +171,11 @@ absl::Status SetKernelEnums(const Json& kernel, absl::string_view path, pb::Kern
         NamedValue<pb::Epilogue>(**text,
                                  {{"none", pb::EPILOGUE_NONE},
                                   {"relu_gm", pb::EPILOGUE_RELU_GM},
-                                  {"relu_ub", pb::EPILOGUE_RELU_UB}},
+                                  {"relu_ub", pb::EPILOGUE_RELU_UB},
+                                  {"dequant_aiv", pb::EPILOGUE_DEQUANT_AIV},
+                                  {"dequant_gelu_aiv", pb::EPILOGUE_DEQUANT_GELU_AIV},
+                                  {"gelu_ub", pb::EPILOGUE_GELU_UB},
+                                  {"gelu_gm", pb::EPILOGUE_GELU_GM}},
                                  path, "epilogue");
     if (!epilogue.ok()) return epilogue.status();
     out->set_epilogue(*epilogue);
@@ -171,9 +183,160 @@ absl::Status SetKernelEnums(const Json& kernel, absl::string_view path, pb::Kern
   text = OptionalString(kernel, "b_format", path);
   if (!text.ok()) return text.status();
   if (text->has_value()) {
-    absl::StatusOr<pb::Format> format = FormatFromName(**text);
+    // "NZ" is the schema's short name of FRACTAL_NZ.
+    absl::StatusOr<pb::Format> format =
+        **text == "NZ" ? pb::FORMAT_FRACTAL_NZ : FormatFromName(**text);
     if (!format.ok()) return BadKey(path, "b_format", format.status().message());
     out->set_b_format(*format);
+  }
+  text = OptionalString(kernel, "tile_numbering", path);
+  if (!text.ok()) return text.status();
+  if (text->has_value()) {
+    absl::StatusOr<pb::TileNumbering> numbering =
+        NamedValue<pb::TileNumbering>(**text,
+                                      {{"row_major", pb::TILE_NUMBERING_ROW_MAJOR},
+                                       {"col_major", pb::TILE_NUMBERING_COL_MAJOR},
+                                       {"swat_window", pb::TILE_NUMBERING_SWAT_WINDOW}},
+                                      path, "tile_numbering");
+    if (!numbering.ok()) return numbering.status();
+    out->set_tile_numbering(*numbering);
+  }
+  text = OptionalString(kernel, "l1_bank_split", path);
+  if (!text.ok()) return text.status();
+  if (text->has_value()) {
+    absl::StatusOr<pb::L1BankSplit> split =
+        NamedValue<pb::L1BankSplit>(**text,
+                                    {{"ping_pong", pb::L1_BANK_SPLIT_PING_PONG},
+                                     {"a_b", pb::L1_BANK_SPLIT_A_B},
+                                     {"none", pb::L1_BANK_SPLIT_NONE}},
+                                    path, "l1_bank_split");
+    if (!split.ok()) return split.status();
+    out->set_l1_bank_split(*split);
+  }
+  text = OptionalString(kernel, "aiv_split", path);
+  if (!text.ok()) return text.status();
+  if (text->has_value()) {
+    absl::StatusOr<pb::AivSplit> split = NamedValue<pb::AivSplit>(
+        **text, {{"single", pb::AIV_SPLIT_SINGLE}, {"alternate", pb::AIV_SPLIT_ALTERNATE}}, path,
+        "aiv_split");
+    if (!split.ok()) return split.status();
+    out->set_aiv_split(*split);
+  }
+  return absl::OkStatus();
+}
+
+// A list of exactly two positive integers, or nullopt when absent or null.
+absl::StatusOr<std::optional<std::pair<uint64_t, uint64_t>>> OptionalPair(const Json& object,
+                                                                          const char* key,
+                                                                          absl::string_view path) {
+  const Json* value = Value(object, key);
+  if (value == nullptr) return std::optional<std::pair<uint64_t, uint64_t>>();
+  if (!value->is_array() || value->size() != 2 || !(*value)[0].is_number_unsigned() ||
+      !(*value)[1].is_number_unsigned() || (*value)[0].get<uint64_t>() == 0 ||
+      (*value)[1].get<uint64_t>() == 0 || (*value)[0].get<uint64_t>() > kMaxU32 ||
+      (*value)[1].get<uint64_t>() > kMaxU32) {
+    return BadKey(path, key, absl::StrCat("not a list of two positive integers: ", value->dump()));
+  }
+  return std::optional<std::pair<uint64_t, uint64_t>>(
+      std::pair((*value)[0].get<uint64_t>(), (*value)[1].get<uint64_t>()));
+}
+
+// The schema /2 keys of a kernel object beyond the counts and flags: the
+// mix kernel's shape (kernel_type, mix_ratio), the pairs (tail_split,
+// aiv_tile), the L1 offsets, and the keys checked against the others
+// (scale_factor_k, fixpipe_dst, fixpipe_dtype).
+absl::Status SetKernelMix(const Json& kernel, absl::string_view path, pb::KernelSchedule* out) {
+  absl::StatusOr<std::optional<std::string>> type = OptionalString(kernel, "kernel_type", path);
+  if (!type.ok()) return type.status();
+  absl::StatusOr<std::optional<std::string>> ratio = OptionalString(kernel, "mix_ratio", path);
+  if (!ratio.ok()) return ratio.status();
+  const bool mix = type->has_value() && **type == "mix";
+  if (type->has_value() && !mix && **type != "aic_only") {
+    return BadKey(path, "kernel_type",
+                  absl::StrCat("unknown value \"", **type, "\"; expected aic_only, mix"));
+  }
+  if (ratio->has_value()) {
+    if (**ratio != "1:1" && **ratio != "1:2") {
+      return BadKey(path, "mix_ratio",
+                    absl::StrCat("unknown value \"", **ratio, "\"; expected 1:1, 1:2"));
+    }
+    if (!mix) return BadKey(path, "mix_ratio", "only with kernel_type mix");
+    out->set_aiv_per_aic(**ratio == "1:1" ? 1 : 2);
+  } else if (mix) {
+    return BadKey(path, "mix_ratio", "required with kernel_type mix (1:1 or 1:2)");
+  }
+  absl::StatusOr<std::optional<std::pair<uint64_t, uint64_t>>> pair =
+      OptionalPair(kernel, "tail_split", path);
+  if (!pair.ok()) return pair.status();
+  if (pair->has_value()) {
+    out->set_tail_split_m(static_cast<uint32_t>((*pair)->first));
+    out->set_tail_split_n(static_cast<uint32_t>((*pair)->second));
+  }
+  pair = OptionalPair(kernel, "aiv_tile", path);
+  if (!pair.ok()) return pair.status();
+  if (pair->has_value()) {
+    out->set_aiv_tile_rows((*pair)->first);
+    out->set_aiv_tile_cols((*pair)->second);
+  }
+  if (const Json* offsets = Value(kernel, "l1_offsets"); offsets != nullptr) {
+    const std::string offsets_path = KeyPath(path, "l1_offsets");
+    if (!offsets->is_object()) return BadKey(path, "l1_offsets", "not an object");
+    pb::L1Offsets* wire = out->mutable_l1_offsets();
+    for (const auto& [name, list] : offsets->items()) {
+      void (pb::L1Offsets::*add)(uint64_t) = nullptr;
+      if (name == "a") add = &pb::L1Offsets::add_a;
+      if (name == "b") add = &pb::L1Offsets::add_b;
+      if (name == "scale_a") add = &pb::L1Offsets::add_scale_a;
+      if (name == "scale_b") add = &pb::L1Offsets::add_scale_b;
+      if (add == nullptr) {
+        return BadKey(offsets_path, name, "unknown operand; expected a, b, scale_a, scale_b");
+      }
+      if (list.is_null()) continue;
+      if (!list.is_array() || list.empty() || list.size() > 2) {
+        return BadKey(offsets_path, name, "not a list of one or two byte offsets");
+      }
+      for (const Json& offset : list) {
+        if (!offset.is_number_unsigned()) {
+          return BadKey(offsets_path, name, absl::StrCat("not a byte offset: ", offset.dump()));
+        }
+        (wire->*add)(offset.get<uint64_t>());
+      }
+    }
+  }
+  // scale_factor_k restates scale_l1_k / l1_k.
+  absl::StatusOr<std::optional<uint64_t>> factor =
+      OptionalCount(kernel, "scale_factor_k", path, kMaxU32);
+  if (!factor.ok()) return factor.status();
+  if (factor->has_value() && out->scale_l1_k() != 0 && out->l1_k() != 0 &&
+      **factor * out->l1_k() != out->scale_l1_k()) {
+    return BadKey(path, "scale_factor_k",
+                  absl::StrCat(**factor, " x l1_k=", out->l1_k(),
+                               " must equal scale_l1_k=", out->scale_l1_k()));
+  }
+  // Where FIXPIPE writes follows from the epilogue.
+  absl::StatusOr<std::optional<std::string>> dst = OptionalString(kernel, "fixpipe_dst", path);
+  if (!dst.ok()) return dst.status();
+  if (dst->has_value()) {
+    const pb::Epilogue e = out->epilogue();
+    const std::string want = e == pb::EPILOGUE_DEQUANT_AIV || e == pb::EPILOGUE_DEQUANT_GELU_AIV
+                                 ? "gm_workspace"
+                             : e == pb::EPILOGUE_RELU_UB || e == pb::EPILOGUE_GELU_UB ? "ub"
+                                                                                      : "gm";
+    if (**dst != "gm" && **dst != "gm_workspace" && **dst != "ub") {
+      return BadKey(path, "fixpipe_dst",
+                    absl::StrCat("unknown value \"", **dst, "\"; expected gm, gm_workspace, ub"));
+    }
+    if (**dst != want) {
+      return BadKey(path, "fixpipe_dst",
+                    absl::StrCat("\"", **dst, "\" does not go with the epilogue (which writes to ",
+                                 want, ")"));
+    }
+  }
+  absl::StatusOr<std::optional<std::string>> dtype = OptionalString(kernel, "fixpipe_dtype", path);
+  if (!dtype.ok()) return dtype.status();
+  if (dtype->has_value()) {
+    absl::StatusOr<pb::DataType> parsed = DataTypeFromName(**dtype);
+    if (!parsed.ok()) return BadKey(path, "fixpipe_dtype", parsed.status().message());
   }
   return absl::OkStatus();
 }
@@ -192,16 +355,83 @@ absl::StatusOr<int64_t> RequiredInt(const Json& row, const char* key) {
   return value->get<int64_t>();
 }
 
-absl::StatusOr<pb::DataType> RequiredDtype(const Json& row, const char* key) {
+// The element type named by `key`: a data type name, or float4_e1m2,
+// which is timed as float4_e2m1 (the same four bits per value and the same
+// cube rate; the emulator has no e1m2 code, and calibration runs timing
+// only).
+absl::StatusOr<pb::DataType> DtypeNamed(const Json& row, const char* key, bool required) {
   absl::StatusOr<std::optional<std::string>> name = OptionalString(row, key, "");
   if (!name.ok()) return name.status();
-  if (!name->has_value()) return BadKey("", key, "required");
+  if (!name->has_value()) {
+    if (required) return BadKey("", key, "required");
+    return pb::DATA_TYPE_UNSPECIFIED;
+  }
+  if (**name == "float4_e1m2") return pb::DATA_TYPE_FLOAT4_E2M1;
   absl::StatusOr<pb::DataType> dtype = DataTypeFromName(**name);
   if (!dtype.ok()) return BadKey("", key, dtype.status().message());
   return dtype;
 }
 
-// m, n, k, dtype_in (A and B), dtype_out (C), trans_a, trans_b, bias.
+absl::StatusOr<pb::DataType> RequiredDtype(const Json& row, const char* key) {
+  return DtypeNamed(row, key, true);
+}
+
+// A quantized row's QuantBatchMatmulV3 inputs (schema /2 "quant"): MX scales
+// (float8_e8m0, [rows, ceil(k / 64), 2] as CANN stores them, transposed as
+// the operand is) on both operands, or a per-column scale with an optional
+// per-token one. The kernel's dequantization itself (cube, fixpipe, AIV) is
+// the kernel object's business.
+absl::Status SetQuant(const Json& quant, pb::MatmulProblem* p) {
+  if (!quant.is_object()) return BadKey("", "quant", "not an object");
+  absl::StatusOr<std::optional<std::string>> mode = OptionalString(quant, "mode", "quant");
+  if (!mode.ok()) return mode.status();
+  if (!mode->has_value()) return BadKey("quant", "mode", "required: mx or perchannel_pertoken");
+  p->set_op(pb::OPERATOR_QUANT_BATCH_MATMUL_V3);
+  pb::QuantInputs* q = p->mutable_quant();
+  const int64_t pairs = (p->k() + 63) / 64;
+  if (**mode == "mx") {
+    absl::StatusOr<pb::DataType> scale = DtypeNamed(quant, "scale_dtype", true);
+    if (!scale.ok()) return BadKey("quant", "scale_dtype", scale.status().message());
+    if (*scale != pb::DATA_TYPE_FLOAT8_E8M0) {
+      return BadKey("quant", "scale_dtype", "float8_e8m0 for mode mx");
+    }
+    q->mutable_scale()->set_dtype(*scale);
+    for (int64_t dim : p->trans_b() ? std::vector<int64_t>{p->n(), pairs, 2}
+                                    : std::vector<int64_t>{pairs, p->n(), 2}) {
+      q->mutable_scale()->add_shape(dim);
+    }
+    q->mutable_pertoken_scale()->set_dtype(*scale);
+    for (int64_t dim : p->trans_a() ? std::vector<int64_t>{pairs, p->m(), 2}
+                                    : std::vector<int64_t>{p->m(), pairs, 2}) {
+      q->mutable_pertoken_scale()->add_shape(dim);
+    }
+    q->set_group_size_m(1);
+    q->set_group_size_n(1);
+    q->set_group_size_k(32);
+    return absl::OkStatus();
+  }
+  if (**mode == "perchannel_pertoken") {
+    absl::StatusOr<pb::DataType> scale = DtypeNamed(quant, "scale_dtype", true);
+    if (!scale.ok()) return scale.status();
+    q->mutable_scale()->set_dtype(*scale);
+    q->mutable_scale()->add_shape(p->n());
+    absl::StatusOr<std::optional<bool>> pertoken = OptionalBool(quant, "pertoken", "quant");
+    if (!pertoken.ok()) return pertoken.status();
+    if (pertoken->value_or(false)) {
+      absl::StatusOr<pb::DataType> dtype = DtypeNamed(quant, "pertoken_dtype", true);
+      if (!dtype.ok()) return dtype.status();
+      q->mutable_pertoken_scale()->set_dtype(*dtype);
+      q->mutable_pertoken_scale()->add_shape(p->m());
+    }
+    return absl::OkStatus();
+  }
+  return BadKey("quant", "mode",
+                absl::StrCat("unknown value \"", **mode, "\"; expected mx, perchannel_pertoken"));
+}
+
+// m, n, k, dtype_in (A and B) or dtype_a and dtype_b, dtype_out (C),
+// trans_a, trans_b, bias, and for a quantized row its QuantBatchMatmulV3
+// inputs.
 absl::Status SetProblem(const Json& row, pb::MatmulProblem* p) {
   for (const auto& [key, set] : {std::make_pair("m", &pb::MatmulProblem::set_m),
                                  std::make_pair("n", &pb::MatmulProblem::set_n),
@@ -214,8 +444,15 @@ absl::Status SetProblem(const Json& row, pb::MatmulProblem* p) {
   if (!in.ok()) return in.status();
   absl::StatusOr<pb::DataType> out = RequiredDtype(row, "dtype_out");
   if (!out.ok()) return out.status();
+  absl::StatusOr<pb::DataType> a = DtypeNamed(row, "dtype_a", false);
+  if (!a.ok()) return a.status();
+  absl::StatusOr<pb::DataType> b = DtypeNamed(row, "dtype_b", false);
+  if (!b.ok()) return b.status();
+  if (*a != pb::DATA_TYPE_UNSPECIFIED && *a != *in) {
+    return BadKey("", "dtype_a", "must equal dtype_in (dtype_in is A's type)");
+  }
   p->set_dtype_a(*in);
-  p->set_dtype_b(*in);
+  p->set_dtype_b(*b != pb::DATA_TYPE_UNSPECIFIED ? *b : *in);
   p->set_dtype_c(*out);
   for (const auto& [key, set] : {std::make_pair("trans_a", &pb::MatmulProblem::set_trans_a),
                                  std::make_pair("trans_b", &pb::MatmulProblem::set_trans_b),
@@ -226,6 +463,43 @@ absl::Status SetProblem(const Json& row, pb::MatmulProblem* p) {
   }
   // The rows give no bias dtype; C's is one CANN accepts with every input.
   if (p->has_bias()) p->set_dtype_bias(*out);
+  if (const Json* quant = Value(row, "quant"); quant != nullptr) return SetQuant(*quant, p);
+  return absl::OkStatus();
+}
+
+// A grouped row's groups (schema /2 "groups"): the M of each group (its
+// group_list, else the first dim of each of its shapes), and whether each
+// group has its own B; the groups share n and k with the row.
+absl::Status SetGroups(const Json& groups, pb::KernelSchedule* kernel) {
+  if (!groups.is_object()) return BadKey("", "groups", "not an object");
+  absl::StatusOr<std::optional<std::string>> axis = OptionalString(groups, "axis", "groups");
+  if (!axis.ok()) return axis.status();
+  if (axis->has_value() && **axis != "m") {
+    return BadKey("groups", "axis", absl::StrCat("\"", **axis, "\": only m is modelled"));
+  }
+  const Json* list = Value(groups, "group_list");
+  const Json* shapes = Value(groups, "shapes");
+  if (list != nullptr) {
+    if (!list->is_array() || list->empty()) return BadKey("groups", "group_list", "not a list");
+    for (const Json& rows : *list) {
+      if (!rows.is_number_unsigned() || rows.get<uint64_t>() == 0) {
+        return BadKey("groups", "group_list", absl::StrCat("not a positive count: ", rows.dump()));
+      }
+      kernel->add_group_m(rows.get<uint64_t>());
+    }
+  } else if (shapes != nullptr && shapes->is_array() && !shapes->empty()) {
+    for (const Json& shape : *shapes) {
+      if (!shape.is_array() || shape.size() != 3 || !shape[0].is_number_unsigned()) {
+        return BadKey("groups", "shapes", absl::StrCat("not an [m, n, k] list: ", shape.dump()));
+      }
+      kernel->add_group_m(shape[0].get<uint64_t>());
+    }
+  } else {
+    return BadKey("groups", "group_list", "required (or shapes)");
+  }
+  absl::StatusOr<std::optional<bool>> b_per_group = OptionalBool(groups, "b_per_group", "groups");
+  if (!b_per_group.ok()) return b_per_group.status();
+  kernel->set_b_per_group(b_per_group->value_or(false));
   return absl::OkStatus();
 }
 
@@ -316,6 +590,9 @@ absl::StatusOr<pb::ExecuteRequest> RequestFromRow(const Json& row,
   if (kernel == nullptr) return BadKey("", "kernel", "required");
   absl::StatusOr<pb::KernelSchedule> schedule = KernelScheduleFromJson(*kernel, "kernel");
   if (!schedule.ok()) return schedule.status();
+  if (const Json* groups = Value(row, "groups"); groups != nullptr) {
+    if (absl::Status status = SetGroups(*groups, &*schedule); !status.ok()) return status;
+  }
   *request.mutable_kernel_schedule() = *std::move(schedule);
   return request;
 }
@@ -324,10 +601,12 @@ double ErrorPct(double predicted, double measured) {
   return (predicted - measured) / measured * 100.0;
 }
 
-// msprof's name of a pipe figure, for the table: "aic_mac_time_us" -> "mac".
+// msprof's name of a pipe figure, for the table: "aic_mac_time_us" -> "mac",
+// "aiv_vec_time_us" -> "aiv_vec".
 std::string PipeLabel(absl::string_view name) {
   absl::string_view label = name;
-  if (absl::ConsumePrefix(&label, "aic_")) absl::ConsumeSuffix(&label, "_time_us");
+  absl::ConsumeSuffix(&label, "_time_us");
+  absl::ConsumePrefix(&label, "aic_");
   return std::string(label);
 }
 
@@ -336,7 +615,17 @@ double PredictedPipe(const pb::MsprofSummary& msprof, absl::string_view name) {
   if (name == "aic_mte1_time_us") return msprof.aic_mte1_time_us();
   if (name == "aic_mte2_time_us") return msprof.aic_mte2_time_us();
   if (name == "aic_fixpipe_time_us") return msprof.aic_fixpipe_time_us();
+  if (name == "aiv_vec_time_us") return msprof.aiv_vec_time_us();
+  if (name == "aiv_mte2_time_us") return msprof.aiv_mte2_time_us();
+  if (name == "aiv_mte3_time_us") return msprof.aiv_mte3_time_us();
   return 0;
+}
+
+double Median(std::vector<double> values) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  const size_t n = values.size();
+  return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
 }
 
 }  // namespace
@@ -374,6 +663,7 @@ absl::StatusOr<pb::KernelSchedule> KernelScheduleFromJson(const Json& kernel,
     if (!value.ok()) return value.status();
     if (value->has_value()) (out.*flag.set)(**value);
   }
+  if (absl::Status status = SetKernelMix(kernel, path, &out); !status.ok()) return status;
   absl::StatusOr<std::optional<uint64_t>> batch = OptionalCount(kernel, "batch", path, kMaxU64);
   if (!batch.ok()) return batch.status();
   if (batch->has_value() && **batch != 1) {
@@ -393,9 +683,10 @@ absl::StatusOr<std::vector<CalibrationRow>> ParseCalibrationFile(
   if (!root.is_object()) return absl::InvalidArgumentError("the top level must be an object");
   const Json* schema = Value(root, "schema");
   if (schema == nullptr || !schema->is_string() ||
-      schema->get<std::string>() != kCalibrationSchema) {
+      (schema->get<std::string>() != kCalibrationSchema &&
+       schema->get<std::string>() != kCalibrationSchemaQuant)) {
     return absl::InvalidArgumentError(absl::StrCat("schema: expected \"", kCalibrationSchema,
-                                                   "\", got ",
+                                                   "\" or \"", kCalibrationSchemaQuant, "\", got ",
                                                    schema == nullptr ? "none" : schema->dump()));
   }
   const Json* rows = Value(root, "rows");
@@ -420,6 +711,7 @@ absl::StatusOr<std::vector<CalibrationRow>> ParseCalibrationFile(
       continue;
     }
     parsed.id = **id;
+    parsed.schema = schema->get<std::string>();
     absl::Status measured = SetMeasured(row, &parsed);
     if (!measured.ok()) {
       parsed.request = RowError(parsed.id, measured);
@@ -436,8 +728,10 @@ CalibrationReport RunCalibration(
     const std::vector<CalibrationRow>& rows,
     const std::function<absl::StatusOr<pb::ExecuteResponse>(const pb::ExecuteRequest&)>& execute) {
   CalibrationReport report;
-  for (const char* pipe : kCalibrationPipes) report.pipes.push_back({pipe, 0, 0});
+  for (const char* pipe : kCalibrationPipes) report.pipes.push_back({pipe, 0, 0, 0});
+  if (!rows.empty() && !rows.front().schema.empty()) report.source_schema = rows.front().schema;
   std::vector<double> abs_errors;
+  std::vector<std::vector<double>> pipe_errors(report.pipes.size());
   for (const CalibrationRow& row : rows) {
     CalibrationResult result;
     result.id = row.id;
@@ -468,22 +762,24 @@ CalibrationReport RunCalibration(
       pipe.measured_us = measured;
       pipe.predicted_us = PredictedPipe(result.msprof, name);
       pipe.error_pct = ErrorPct(pipe.predicted_us, measured);
-      for (PipeSummary& summary : report.pipes) {
+      for (size_t p = 0; p < report.pipes.size(); ++p) {
+        PipeSummary& summary = report.pipes[p];
         if (summary.name != name) continue;
         ++summary.rows;
         summary.max_abs_error_pct = std::max(summary.max_abs_error_pct, std::fabs(pipe.error_pct));
+        pipe_errors[p].push_back(std::fabs(pipe.error_pct));
       }
       result.pipes.push_back(std::move(pipe));
     }
     ++report.ran;
     report.rows.push_back(std::move(result));
   }
+  for (size_t p = 0; p < report.pipes.size(); ++p) {
+    report.pipes[p].median_abs_error_pct = Median(pipe_errors[p]);
+  }
   if (!abs_errors.empty()) {
-    std::sort(abs_errors.begin(), abs_errors.end());
-    const size_t n = abs_errors.size();
-    report.median_abs_error_pct =
-        n % 2 == 1 ? abs_errors[n / 2] : (abs_errors[n / 2 - 1] + abs_errors[n / 2]) / 2;
-    report.max_abs_error_pct = abs_errors.back();
+    report.median_abs_error_pct = Median(abs_errors);
+    report.max_abs_error_pct = *std::max_element(abs_errors.begin(), abs_errors.end());
   }
   return report;
 }
@@ -514,11 +810,15 @@ std::string FormatCalibration(const CalibrationReport& report) {
   }
   std::vector<std::string> pipes;
   for (const PipeSummary& pipe : report.pipes) {
-    pipes.push_back(pipe.rows == 0 ? absl::StrCat(PipeLabel(pipe.name), " - (0 rows)")
-                                   : absl::StrFormat("%s %.1f%% (%d rows)", PipeLabel(pipe.name),
-                                                     pipe.max_abs_error_pct, pipe.rows));
+    // The AIV's pipes only where some row publishes them.
+    if (pipe.rows == 0 && absl::StartsWith(pipe.name, "aiv_")) continue;
+    pipes.push_back(pipe.rows == 0
+                        ? absl::StrCat(PipeLabel(pipe.name), " - (0 rows)")
+                        : absl::StrFormat("%s %.1f%% / %.1f%% (%d rows)", PipeLabel(pipe.name),
+                                          pipe.median_abs_error_pct, pipe.max_abs_error_pct,
+                                          pipe.rows));
   }
-  absl::StrAppend(&out, "per pipe, max |error|: ", absl::StrJoin(pipes, ", "), "\n");
+  absl::StrAppend(&out, "per pipe, median / max |error|: ", absl::StrJoin(pipes, ", "), "\n");
   absl::StrAppend(&out, CalibrationSummaryLine(report), "\n");
   return out;
 }
@@ -527,7 +827,7 @@ std::string CalibrationJson(const CalibrationReport& report) {
   using Ordered = nlohmann::ordered_json;
   Ordered root;
   root["schema"] = kCalibrationReportSchema;
-  root["source_schema"] = kCalibrationSchema;
+  root["source_schema"] = report.source_schema;
   Ordered rows = Ordered::array();
   for (const CalibrationResult& row : report.rows) {
     Ordered item;
@@ -560,7 +860,9 @@ std::string CalibrationJson(const CalibrationReport& report) {
   summary["max_abs_error_pct"] = report.max_abs_error_pct;
   Ordered pipes = Ordered::object();
   for (const PipeSummary& pipe : report.pipes) {
-    pipes[pipe.name] = {{"rows", pipe.rows}, {"max_abs_error_pct", pipe.max_abs_error_pct}};
+    pipes[pipe.name] = {{"rows", pipe.rows},
+                        {"median_abs_error_pct", pipe.median_abs_error_pct},
+                        {"max_abs_error_pct", pipe.max_abs_error_pct}};
   }
   summary["pipes"] = std::move(pipes);
   summary["line"] = CalibrationSummaryLine(report);

@@ -29,40 +29,27 @@
 namespace npu::client {
 
 inline constexpr char kCalibrationSchema[] = "npu-measured-matmul/1";
+// Schema /2: a superset of /1 with quantized, grouped and mix kernels.
+inline constexpr char kCalibrationSchemaQuant[] = "npu-measured-matmul/2";
 // The schema of `calibrate --json`'s document.
 inline constexpr char kCalibrationReportSchema[] = "npu-calibration-report/1";
 
-// The per-pipe figures a row may publish under "measured", in report order.
-inline constexpr const char* kCalibrationPipes[] = {"aic_mac_time_us", "aic_mte1_time_us",
-                                                    "aic_mte2_time_us", "aic_fixpipe_time_us"};
+// The per-pipe figures a row may publish under "measured", in report order:
+// the AIC's, then (mix kernels) the AIV's.
+inline constexpr const char* kCalibrationPipes[] = {
+    "aic_mac_time_us", "aic_mte1_time_us", "aic_mte2_time_us", "aic_fixpipe_time_us",
+    "aiv_vec_time_us", "aiv_mte2_time_us", "aiv_mte3_time_us"};
 
 // The keys of a row's `kernel` object (and of a `--kernel-schedule` file).
-inline constexpr const char* kKernelScheduleKeys[] = {"schedule",
-                                                      "block_dim",
-                                                      "base_m",
-                                                      "base_n",
-                                                      "base_k",
-                                                      "l1_m",
-                                                      "l1_n",
-                                                      "l1_k",
-                                                      "depth_a1",
-                                                      "depth_b1",
-                                                      "single_core_m",
-                                                      "single_core_n",
-                                                      "inner_order",
-                                                      "swizzle_offset",
-                                                      "swizzle_direction",
-                                                      "aswt_window",
-                                                      "sk_k_splits",
-                                                      "l0_double_buffer",
-                                                      "l0c_double_buffer",
-                                                      "unit_flag",
-                                                      "mdl",
-                                                      "l2_split_rounds",
-                                                      "b_format",
-                                                      "epilogue",
-                                                      "batch",
-                                                      "notes"};
+inline constexpr const char* kKernelScheduleKeys[] = {
+    "schedule", "block_dim", "base_m", "base_n", "base_k", "l1_m", "l1_n", "l1_k", "depth_a1",
+    "depth_b1", "single_core_m", "single_core_n", "inner_order", "swizzle_offset",
+    "swizzle_direction", "aswt_window", "sk_k_splits", "l0_double_buffer", "l0c_double_buffer",
+    "unit_flag", "mdl", "l2_split_rounds", "b_format", "epilogue", "batch", "notes",
+    // schema /2
+    "kernel_type", "mix_ratio", "tile_numbering", "tail_split", "full_load_a", "l1_k_b",
+    "scale_l1_k", "scale_factor_k", "scale_l1_buffers", "l1_bank_split", "l1_offsets",
+    "fixpipe_dst", "fixpipe_dtype", "workspace_slots", "aiv_tile", "aiv_split"};
 
 // The wire schedule of a `kernel` object: "schedule" (single_core,
 // static_grid, round_robin_tiles, identity_swizzle, aswt, stream_k_dp) is
@@ -77,6 +64,7 @@ absl::StatusOr<npu::tiling::v1::KernelSchedule> KernelScheduleFromJson(const nlo
 // One row of the file, read.
 struct CalibrationRow {
   std::string id;
+  std::string schema;  // the file's
   // The Execute request of the row, or why the row cannot be read: the
   // message names the row and the field ("row s3-streamk: kernel.base_k: not
   // an integer").
@@ -87,7 +75,12 @@ struct CalibrationRow {
   std::vector<std::pair<std::string, double>> measured_pipes;
 };
 
-// Reads a whole file. `platforms` are the server's profiles (ListPlatforms):
+// Reads a whole file of schema /1 or /2. A /2 row's "quant" makes the
+// problem a QuantBatchMatmulV3 one (MX: float8_e8m0 scales on both
+// operands; perchannel_pertoken: a float32 scale per column and, with
+// "pertoken", one per row), its "groups" become the kernel's group_m and
+// b_per_group, and float4_e1m2 operands are timed as float4_e2m1.
+// `platforms` are the server's profiles (ListPlatforms):
 // the row's "chip" names one ("ascend950pr" and "ascend950" the 950PR
 // profile, "ascend910b1" the Atlas A2 one), and "aic", "aiv" and "freq_mhz",
 // when given and different from the profile's, become platform overrides.
@@ -118,14 +111,17 @@ struct CalibrationResult {
   npu::tiling::v1::MsprofSummary msprof;
 };
 
-// The largest |error| of one pipe over the rows that publish it.
+// The median and largest |error| of one pipe over the rows that publish
+// it.
 struct PipeSummary {
   std::string name;
   int rows = 0;
+  double median_abs_error_pct = 0;
   double max_abs_error_pct = 0;
 };
 
 struct CalibrationReport {
+  std::string source_schema = kCalibrationSchema;  // the file's
   std::vector<CalibrationResult> rows;
   int ran = 0;
   int failed = 0;
@@ -143,9 +139,9 @@ CalibrationReport RunCalibration(
 
 // The report for people: one line per row (id, measured and predicted us,
 // signed error, and measured / predicted / error of each published pipe, or
-// the row's failure), a line with the largest error per pipe, and last
-// exactly "N rows: median |error| X%, max |error| Y%" over the N rows that
-// ran.
+// the row's failure), a line with the median and largest error per pipe,
+// and last exactly "N rows: median |error| X%, max |error| Y%" over the N
+// rows that ran.
 std::string FormatCalibration(const CalibrationReport& report);
 
 // The last line of FormatCalibration(), without its newline.

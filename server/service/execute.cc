@@ -20,6 +20,7 @@
 #include "server/service/request_pipeline.h"
 #include "server/service/status_mapping.h"
 #include "server/service/validate.h"
+#include "server/tiling/batch_shape.h"
 #include "server/tiling/int_math.h"
 #include "server/tiling/operator_table.h"
 #include "server/tiling/registry.h"
@@ -351,8 +352,12 @@ absl::Status CheckEmulated(const tl::MatmulProblem& problem, bool kernel_schedul
                       "kernel_schedule.b_format says how the kernel stores it");
   }
   RETURN_IF_ERROR(emu::CheckModelled(problem));
-  if (kernel_schedule && tl::OperatorSpecOf(problem.op).batched) {
-    return FieldError("kernel_schedule", "runs MatMulV3 problems only");
+  if (kernel_schedule && problem.op != tl::MatmulOp::kMatMulV3 &&
+      problem.op != tl::MatmulOp::kQuantBatchMatmulV3) {
+    return FieldError("kernel_schedule", "runs MatMulV3 and QuantBatchMatmulV3 problems only");
+  }
+  if (kernel_schedule && tl::BatchProduct(tl::OutputBatchDims(problem)) > 1) {
+    return FieldError("kernel_schedule", "runs problems without batch dims only");
   }
   return absl::OkStatus();
 }

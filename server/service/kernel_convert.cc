@@ -34,11 +34,15 @@ absl::StatusOr<emu::KernelScheduleKind> KindFromProto(pb::KernelScheduleKind kin
       return emu::KernelScheduleKind::kAswt;
     case pb::KERNEL_SCHEDULE_KIND_STREAM_K_DP:
       return emu::KernelScheduleKind::kStreamKDp;
+    case pb::KERNEL_SCHEDULE_KIND_SWAT:
+      return emu::KernelScheduleKind::kSwat;
+    case pb::KERNEL_SCHEDULE_KIND_GROUPED_ROUND_ROBIN:
+      return emu::KernelScheduleKind::kGroupedRoundRobin;
     case pb::KERNEL_SCHEDULE_KIND_UNSPECIFIED:
       return FieldError("kind",
                         "required (UNSPECIFIED is not a value): KERNEL_SCHEDULE_KIND_SINGLE_CORE, "
-                        "_STATIC_GRID, _ROUND_ROBIN_TILES, _IDENTITY_SWIZZLE, _ASWT or "
-                        "_STREAM_K_DP");
+                        "_STATIC_GRID, _ROUND_ROBIN_TILES, _IDENTITY_SWIZZLE, _ASWT, "
+                        "_STREAM_K_DP, _SWAT or _GROUPED_ROUND_ROBIN");
     default:
       break;
   }
@@ -59,6 +63,10 @@ pb::KernelScheduleKind KindToProto(emu::KernelScheduleKind kind) {
       return pb::KERNEL_SCHEDULE_KIND_ASWT;
     case emu::KernelScheduleKind::kStreamKDp:
       return pb::KERNEL_SCHEDULE_KIND_STREAM_K_DP;
+    case emu::KernelScheduleKind::kSwat:
+      return pb::KERNEL_SCHEDULE_KIND_SWAT;
+    case emu::KernelScheduleKind::kGroupedRoundRobin:
+      return pb::KERNEL_SCHEDULE_KIND_GROUPED_ROUND_ROBIN;
   }
   return pb::KERNEL_SCHEDULE_KIND_UNSPECIFIED;
 }
@@ -95,6 +103,14 @@ absl::StatusOr<emu::Epilogue> EpilogueFromProto(pb::Epilogue epilogue) {
       return emu::Epilogue::kReluGm;
     case pb::EPILOGUE_RELU_UB:
       return emu::Epilogue::kReluUb;
+    case pb::EPILOGUE_DEQUANT_AIV:
+      return emu::Epilogue::kDequantAiv;
+    case pb::EPILOGUE_DEQUANT_GELU_AIV:
+      return emu::Epilogue::kDequantGeluAiv;
+    case pb::EPILOGUE_GELU_UB:
+      return emu::Epilogue::kGeluUb;
+    case pb::EPILOGUE_GELU_GM:
+      return emu::Epilogue::kGeluGm;
     default:
       break;
   }
@@ -109,8 +125,100 @@ pb::Epilogue EpilogueToProto(emu::Epilogue epilogue) {
       return pb::EPILOGUE_RELU_GM;
     case emu::Epilogue::kReluUb:
       return pb::EPILOGUE_RELU_UB;
+    case emu::Epilogue::kDequantAiv:
+      return pb::EPILOGUE_DEQUANT_AIV;
+    case emu::Epilogue::kDequantGeluAiv:
+      return pb::EPILOGUE_DEQUANT_GELU_AIV;
+    case emu::Epilogue::kGeluUb:
+      return pb::EPILOGUE_GELU_UB;
+    case emu::Epilogue::kGeluGm:
+      return pb::EPILOGUE_GELU_GM;
   }
   return pb::EPILOGUE_UNSPECIFIED;
+}
+
+absl::StatusOr<emu::TileNumbering> NumberingFromProto(pb::TileNumbering numbering) {
+  switch (numbering) {
+    case pb::TILE_NUMBERING_UNSPECIFIED:  // documented default
+    case pb::TILE_NUMBERING_ROW_MAJOR:
+      return emu::TileNumbering::kRowMajor;
+    case pb::TILE_NUMBERING_COL_MAJOR:
+      return emu::TileNumbering::kColMajor;
+    case pb::TILE_NUMBERING_SWAT_WINDOW:
+      return emu::TileNumbering::kSwatWindow;
+    default:
+      break;
+  }
+  return FieldError("tile_numbering", absl::StrCat("unknown value ", static_cast<int>(numbering)));
+}
+
+pb::TileNumbering NumberingToProto(emu::TileNumbering numbering) {
+  switch (numbering) {
+    case emu::TileNumbering::kRowMajor:
+      return pb::TILE_NUMBERING_ROW_MAJOR;
+    case emu::TileNumbering::kColMajor:
+      return pb::TILE_NUMBERING_COL_MAJOR;
+    case emu::TileNumbering::kSwatWindow:
+      return pb::TILE_NUMBERING_SWAT_WINDOW;
+  }
+  return pb::TILE_NUMBERING_UNSPECIFIED;
+}
+
+absl::StatusOr<emu::L1BankSplit> BankSplitFromProto(pb::L1BankSplit split) {
+  switch (split) {
+    case pb::L1_BANK_SPLIT_UNSPECIFIED:
+      return emu::L1BankSplit::kUnspecified;
+    case pb::L1_BANK_SPLIT_PING_PONG:
+      return emu::L1BankSplit::kPingPong;
+    case pb::L1_BANK_SPLIT_A_B:
+      return emu::L1BankSplit::kAB;
+    case pb::L1_BANK_SPLIT_NONE:
+      return emu::L1BankSplit::kNone;
+    default:
+      break;
+  }
+  return FieldError("l1_bank_split", absl::StrCat("unknown value ", static_cast<int>(split)));
+}
+
+pb::L1BankSplit BankSplitToProto(emu::L1BankSplit split) {
+  switch (split) {
+    case emu::L1BankSplit::kUnspecified:
+      return pb::L1_BANK_SPLIT_UNSPECIFIED;
+    case emu::L1BankSplit::kPingPong:
+      return pb::L1_BANK_SPLIT_PING_PONG;
+    case emu::L1BankSplit::kAB:
+      return pb::L1_BANK_SPLIT_A_B;
+    case emu::L1BankSplit::kNone:
+      return pb::L1_BANK_SPLIT_NONE;
+  }
+  return pb::L1_BANK_SPLIT_UNSPECIFIED;
+}
+
+absl::StatusOr<emu::AivSplit> AivSplitFromProto(pb::AivSplit split) {
+  switch (split) {
+    case pb::AIV_SPLIT_UNSPECIFIED:  // documented default
+    case pb::AIV_SPLIT_HALVES:
+      return emu::AivSplit::kHalves;
+    case pb::AIV_SPLIT_SINGLE:
+      return emu::AivSplit::kSingle;
+    case pb::AIV_SPLIT_ALTERNATE:
+      return emu::AivSplit::kAlternate;
+    default:
+      break;
+  }
+  return FieldError("aiv_split", absl::StrCat("unknown value ", static_cast<int>(split)));
+}
+
+pb::AivSplit AivSplitToProto(emu::AivSplit split) {
+  switch (split) {
+    case emu::AivSplit::kHalves:
+      return pb::AIV_SPLIT_HALVES;
+    case emu::AivSplit::kSingle:
+      return pb::AIV_SPLIT_SINGLE;
+    case emu::AivSplit::kAlternate:
+      return pb::AIV_SPLIT_ALTERNATE;
+  }
+  return pb::AIV_SPLIT_UNSPECIFIED;
 }
 
 absl::StatusOr<tl::Format> BFormatFromProto(pb::Format format) {
@@ -151,7 +259,16 @@ const SizeField kSizeFields[] = {
      &emu::KernelSchedule::single_core_m},
     {"single_core_n", &pb::KernelSchedule::single_core_n, &pb::KernelSchedule::set_single_core_n,
      &emu::KernelSchedule::single_core_n},
+    {"scale_l1_k", &pb::KernelSchedule::scale_l1_k, &pb::KernelSchedule::set_scale_l1_k,
+     &emu::KernelSchedule::scale_l1_k},
+    {"aiv_tile_rows", &pb::KernelSchedule::aiv_tile_rows, &pb::KernelSchedule::set_aiv_tile_rows,
+     &emu::KernelSchedule::aiv_tile_rows},
+    {"aiv_tile_cols", &pb::KernelSchedule::aiv_tile_cols, &pb::KernelSchedule::set_aiv_tile_cols,
+     &emu::KernelSchedule::aiv_tile_cols},
 };
+
+// The most groups a grouped kernel may list.
+constexpr int kMaxGroups = 4096;
 
 // L1 buffers per operand: 0 (the default, 2), 1 or 2.
 absl::StatusOr<uint32_t> DepthFromProto(const char* field, uint32_t depth) {
@@ -218,6 +335,45 @@ absl::StatusOr<emu::KernelSchedule> KernelScheduleFromProto(const pb::KernelSche
     return FieldError("sk_k_splits", "at least 2 (0 means 2), got 1");
   }
   out.sk_k_splits = in.sk_k_splits() == 0 ? 2 : in.sk_k_splits();
+
+  absl::StatusOr<emu::TileNumbering> numbering = NumberingFromProto(in.tile_numbering());
+  if (!numbering.ok()) return numbering.status();
+  out.tile_numbering = *numbering;
+  out.tail_split_m = in.tail_split_m() == 0 ? 1 : in.tail_split_m();
+  out.tail_split_n = in.tail_split_n() == 0 ? 1 : in.tail_split_n();
+  out.full_load_a = in.full_load_a();
+  if (in.scale_l1_buffers() > 2) {
+    return FieldError("scale_l1_buffers",
+                      absl::StrCat("1 or 2 (0 means 2), got ", in.scale_l1_buffers()));
+  }
+  out.scale_l1_buffers = in.scale_l1_buffers() == 0 ? 2 : in.scale_l1_buffers();
+  absl::StatusOr<emu::L1BankSplit> split = BankSplitFromProto(in.l1_bank_split());
+  if (!split.ok()) return split.status();
+  out.l1_bank_split = *split;
+  out.l1_offsets.a.assign(in.l1_offsets().a().begin(), in.l1_offsets().a().end());
+  out.l1_offsets.b.assign(in.l1_offsets().b().begin(), in.l1_offsets().b().end());
+  out.l1_offsets.scale_a.assign(in.l1_offsets().scale_a().begin(), in.l1_offsets().scale_a().end());
+  out.l1_offsets.scale_b.assign(in.l1_offsets().scale_b().begin(), in.l1_offsets().scale_b().end());
+  if (in.aiv_per_aic() > 2) {
+    return FieldError("aiv_per_aic",
+                      absl::StrCat("0 (cube only), 1 or 2 (mix 1:1, 1:2), got ", in.aiv_per_aic()));
+  }
+  out.aiv_per_aic = in.aiv_per_aic();
+  out.workspace_slots = in.workspace_slots();
+  absl::StatusOr<emu::AivSplit> aiv_split = AivSplitFromProto(in.aiv_split());
+  if (!aiv_split.ok()) return aiv_split.status();
+  out.aiv_split = *aiv_split;
+  if (in.group_m_size() > kMaxGroups) {
+    return FieldError("group_m",
+                      absl::StrCat("at most ", kMaxGroups, " groups, got ", in.group_m_size()));
+  }
+  for (uint64_t rows : in.group_m()) {
+    if (rows == 0 || rows > static_cast<uint64_t>(tl::kMaxDim)) {
+      return FieldError("group_m", absl::StrCat("every group in 1..", tl::kMaxDim, ", got ", rows));
+    }
+    out.group_m.push_back(rows);
+  }
+  out.b_per_group = in.b_per_group();
   return out;
 }
 
@@ -240,6 +396,23 @@ pb::KernelSchedule KernelScheduleToProto(const emu::KernelSchedule& in) {
   out.set_swizzle_direction(in.swizzle_direction);
   out.set_aswt_window(in.aswt_window);
   out.set_sk_k_splits(in.sk_k_splits);
+  out.set_tile_numbering(NumberingToProto(in.tile_numbering));
+  out.set_tail_split_m(in.tail_split_m);
+  out.set_tail_split_n(in.tail_split_n);
+  out.set_full_load_a(in.full_load_a);
+  out.set_scale_l1_buffers(in.scale_l1_buffers);
+  out.set_l1_bank_split(BankSplitToProto(in.l1_bank_split));
+  pb::L1Offsets* offsets = out.mutable_l1_offsets();
+  for (uint64_t offset : in.l1_offsets.a) offsets->add_a(offset);
+  for (uint64_t offset : in.l1_offsets.b) offsets->add_b(offset);
+  for (uint64_t offset : in.l1_offsets.scale_a) offsets->add_scale_a(offset);
+  for (uint64_t offset : in.l1_offsets.scale_b) offsets->add_scale_b(offset);
+  if (in.l1_offsets.empty()) out.clear_l1_offsets();
+  out.set_aiv_per_aic(in.aiv_per_aic);
+  out.set_workspace_slots(in.workspace_slots);
+  out.set_aiv_split(AivSplitToProto(in.aiv_split));
+  for (uint64_t rows : in.group_m) out.add_group_m(rows);
+  out.set_b_per_group(in.b_per_group);
   return out;
 }
 

@@ -298,8 +298,8 @@ TEST(ParseCalibrationFileTest, FileErrors) {
   EXPECT_THAT(
       ParseCalibrationFile(R"({"schema": "cann950-tiling-cases/1", "rows": []})", Platforms()),
       StatusIs(absl::StatusCode::kInvalidArgument,
-               HasSubstr("schema: expected \"npu-measured-matmul/1\", got "
-                         "\"cann950-tiling-cases/1\"")));
+               HasSubstr("schema: expected \"npu-measured-matmul/1\" or "
+                         "\"npu-measured-matmul/2\", got \"cann950-tiling-cases/1\"")));
   EXPECT_THAT(ParseCalibrationFile(R"({"rows": []})", Platforms()),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("got none")));
   EXPECT_THAT(
@@ -347,10 +347,12 @@ TEST(RunCalibrationTest, ErrorsMedianMaximumAndPipes) {
   ASSERT_EQ(report.rows[0].pipes.size(), 2u);
   EXPECT_NEAR(report.rows[0].pipes[0].error_pct, -50.0, 1e-9);
   EXPECT_NEAR(report.rows[0].pipes[1].error_pct, 10.0, 1e-9);
-  ASSERT_EQ(report.pipes.size(), 4u);
+  ASSERT_EQ(report.pipes.size(), 7u);
   EXPECT_EQ(report.pipes[0].name, "aic_mac_time_us");
   EXPECT_EQ(report.pipes[0].rows, 3);
   EXPECT_NEAR(report.pipes[0].max_abs_error_pct, 50.0, 1e-9);
+  EXPECT_NEAR(report.pipes[0].median_abs_error_pct, 50.0, 1e-9);
+  EXPECT_EQ(report.pipes[4].name, "aiv_vec_time_us");
   EXPECT_EQ(report.pipes[1].rows, 0);  // mte1: published by no row
 
   // The text: one line per row, the per-pipe line, and the summary last.
@@ -361,9 +363,10 @@ TEST(RunCalibrationTest, ErrorsMedianMaximumAndPipes) {
   EXPECT_THAT(lines[1], HasSubstr("mac 50.000 / 25.000 (-50.0%)"));
   EXPECT_THAT(lines[1], HasSubstr("mte2 80.000 / 88.000 (+10.0%)"));
   EXPECT_THAT(lines[2], HasSubstr("-20.0%"));
+  // The AIV's pipes only where a row publishes them.
   EXPECT_EQ(lines[4],
-            "per pipe, max |error|: mac 50.0% (3 rows), mte1 - (0 rows), "
-            "mte2 10.0% (3 rows), fixpipe - (0 rows)");
+            "per pipe, median / max |error|: mac 50.0% / 50.0% (3 rows), mte1 - (0 rows), "
+            "mte2 10.0% / 10.0% (3 rows), fixpipe - (0 rows)");
   EXPECT_EQ(lines.back(), "3 rows: median |error| 10.0%, max |error| 20.0%");
   EXPECT_EQ(CalibrationSummaryLine(report), lines.back());
 }
@@ -435,6 +438,198 @@ TEST(ParseCalibrationFileTest, ShippedFileReadsEveryRow) {
     on_a2 += row.request->platform() == "ascend910b1";
   }
   EXPECT_EQ(on_a2, 10);
+}
+
+// Schema /2: a quantized, grouped mix kernel and an MX one.
+Json QuantFile(const Json& rows) {
+  Json file;
+  file["schema"] = kCalibrationSchemaQuant;
+  file["rows"] = rows;
+  return file;
+}
+
+Json MxRow() {
+  Json row = Row("mx");
+  row["chip"] = "ascend950pr";
+  row["aic"] = 32;
+  row["freq_mhz"] = 1650;
+  row["m"] = 128;
+  row["n"] = 1024;
+  row["k"] = 4096;
+  row["dtype_in"] = row["dtype_a"] = row["dtype_b"] = "float4_e1m2";
+  row["dtype_out"] = "bfloat16";
+  row["quant"] = Json::parse(R"json({"mode": "mx", "scale_dtype": "float8_e8m0",
+      "scale_block_k": 32, "pertoken": false, "dequant": "cube", "epilogue": "none"})json");
+  row["groups"] = nullptr;
+  row["kernel"] = Json::parse(R"json({
+    "schedule": "swat", "block_dim": 32, "base_m": 128, "base_n": 512, "base_k": 128,
+    "l1_m": 128, "l1_n": 512, "l1_k": 256, "depth_a1": 1, "depth_b1": 2, "aswt_window": 4,
+    "unit_flag": true, "b_format": "ND", "epilogue": "none", "kernel_type": "aic_only",
+    "mix_ratio": null, "tile_numbering": "swat_window", "tail_split": [1, 2],
+    "full_load_a": true, "l1_k_b": null, "scale_l1_k": 256, "scale_factor_k": 1,
+    "scale_l1_buffers": 2, "l1_bank_split": "ping_pong",
+    "l1_offsets": {"b": [0, 348160], "scale_b": [65536, 413696], "a": [69632],
+                   "scale_a": [331776]},
+    "fixpipe_dst": "gm", "fixpipe_dtype": "bfloat16", "workspace_slots": null,
+    "aiv_tile": null, "aiv_split": null})json");
+  return row;
+}
+
+Json GroupedRow() {
+  Json row = Row("grouped");
+  row["chip"] = "ascend950pr";
+  row["aic"] = 32;
+  row["aiv"] = 64;
+  row["freq_mhz"] = 1650;
+  row["m"] = 2048;
+  row["n"] = 1024;
+  row["k"] = 1024;
+  row["trans_b"] = false;
+  row["dtype_in"] = "int8";
+  row["dtype_out"] = "float16";
+  row["quant"] = Json::parse(R"json({"mode": "perchannel_pertoken", "scale_dtype": "float32",
+      "pertoken": true, "pertoken_dtype": "float32", "dequant": "aiv",
+      "epilogue": "gelu_aiv"})json");
+  row["groups"] = Json::parse(R"json({"count": 2, "axis": "m",
+      "shapes": [[1024, 1024, 1024], [1024, 1024, 1024]], "group_list": [1024, 1024],
+      "b_per_group": true})json");
+  row["measured"]["aiv_vec_time_us"] = 40.0;
+  row["measured"]["aiv_mte3_time_us"] = 10.0;
+  row["kernel"] = Json::parse(R"json({
+    "schedule": "grouped_round_robin", "block_dim": 32, "base_m": 256, "base_n": 256,
+    "base_k": 128, "l1_m": 256, "l1_n": 256, "l1_k": 512, "single_core_m": 256,
+    "single_core_n": 1024, "inner_order": "col_major", "unit_flag": true, "mdl": true,
+    "b_format": "NZ", "epilogue": "dequant_gelu_aiv", "kernel_type": "mix", "mix_ratio": "1:2",
+    "tile_numbering": "row_major", "fixpipe_dst": "gm_workspace", "fixpipe_dtype": "int32",
+    "workspace_slots": 4, "aiv_tile": [24, 256], "aiv_split": "alternate"})json");
+  return row;
+}
+
+TEST(ParseCalibrationFileTest, SchemaTwoMxRowBecomesAQuantProblem) {
+  absl::StatusOr<std::vector<CalibrationRow>> rows =
+      ParseCalibrationFile(QuantFile(Json::array({MxRow()})).dump(), Platforms());
+  ASSERT_THAT(rows, IsOk());
+  ASSERT_THAT(rows->front().request, IsOk());
+  EXPECT_EQ(rows->front().schema, kCalibrationSchemaQuant);
+  const pb::MatmulProblem& p = rows->front().request->problem();
+  EXPECT_EQ(p.op(), pb::OPERATOR_QUANT_BATCH_MATMUL_V3);
+  // float4_e1m2 is timed as float4_e2m1: four bits, the same cube rate.
+  EXPECT_EQ(p.dtype_a(), pb::DATA_TYPE_FLOAT4_E2M1);
+  EXPECT_EQ(p.dtype_b(), pb::DATA_TYPE_FLOAT4_E2M1);
+  EXPECT_EQ(p.quant().scale().dtype(), pb::DATA_TYPE_FLOAT8_E8M0);
+  // B transposed: scaleB [n, ceil(k / 64), 2]; scaleA [m, ceil(k / 64), 2].
+  EXPECT_THAT(p.quant().scale().shape(), ::testing::ElementsAre(1024, 64, 2));
+  EXPECT_THAT(p.quant().pertoken_scale().shape(), ::testing::ElementsAre(128, 64, 2));
+  EXPECT_EQ(p.quant().group_size_k(), 32);
+  const pb::KernelSchedule& k = rows->front().request->kernel_schedule();
+  EXPECT_EQ(k.kind(), pb::KERNEL_SCHEDULE_KIND_SWAT);
+  EXPECT_EQ(k.tile_numbering(), pb::TILE_NUMBERING_SWAT_WINDOW);
+  EXPECT_EQ(k.tail_split_m(), 1u);
+  EXPECT_EQ(k.tail_split_n(), 2u);
+  EXPECT_TRUE(k.full_load_a());
+  EXPECT_EQ(k.scale_l1_k(), 256u);
+  EXPECT_EQ(k.scale_l1_buffers(), 2u);
+  EXPECT_EQ(k.l1_bank_split(), pb::L1_BANK_SPLIT_PING_PONG);
+  EXPECT_THAT(k.l1_offsets().b(), ::testing::ElementsAre(0, 348160));
+  EXPECT_THAT(k.l1_offsets().scale_a(), ::testing::ElementsAre(331776));
+  EXPECT_EQ(k.aiv_per_aic(), 0u);
+}
+
+TEST(ParseCalibrationFileTest, SchemaTwoGroupedMixRow) {
+  absl::StatusOr<std::vector<CalibrationRow>> rows =
+      ParseCalibrationFile(QuantFile(Json::array({GroupedRow()})).dump(), Platforms());
+  ASSERT_THAT(rows, IsOk());
+  const CalibrationRow& row = rows->front();
+  ASSERT_THAT(row.request, IsOk());
+  const pb::MatmulProblem& p = row.request->problem();
+  EXPECT_EQ(p.op(), pb::OPERATOR_QUANT_BATCH_MATMUL_V3);
+  EXPECT_EQ(p.dtype_a(), pb::DATA_TYPE_INT8);
+  EXPECT_EQ(p.quant().scale().dtype(), pb::DATA_TYPE_FLOAT32);
+  EXPECT_THAT(p.quant().scale().shape(), ::testing::ElementsAre(1024));
+  EXPECT_THAT(p.quant().pertoken_scale().shape(), ::testing::ElementsAre(2048));
+  const pb::KernelSchedule& k = row.request->kernel_schedule();
+  EXPECT_EQ(k.kind(), pb::KERNEL_SCHEDULE_KIND_GROUPED_ROUND_ROBIN);
+  EXPECT_EQ(k.b_format(), pb::FORMAT_FRACTAL_NZ);
+  EXPECT_EQ(k.epilogue(), pb::EPILOGUE_DEQUANT_GELU_AIV);
+  EXPECT_EQ(k.aiv_per_aic(), 2u);
+  EXPECT_EQ(k.workspace_slots(), 4u);
+  EXPECT_EQ(k.aiv_tile_rows(), 24u);
+  EXPECT_EQ(k.aiv_tile_cols(), 256u);
+  EXPECT_EQ(k.aiv_split(), pb::AIV_SPLIT_ALTERNATE);
+  EXPECT_THAT(k.group_m(), ::testing::ElementsAre(1024, 1024));
+  EXPECT_TRUE(k.b_per_group());
+  // The AIV's published pipes follow the AIC's.
+  ASSERT_EQ(row.measured_pipes.size(), 4u);
+  EXPECT_EQ(row.measured_pipes[2].first, "aiv_vec_time_us");
+  EXPECT_EQ(row.measured_pipes[3].first, "aiv_mte3_time_us");
+}
+
+TEST(ParseCalibrationFileTest, SchemaTwoKeysAreChecked) {
+  struct Case {
+    const char* key;
+    Json value;
+    const char* message;
+  };
+  const Case cases[] = {
+      {"mix_ratio", nullptr, "kernel.mix_ratio: required with kernel_type mix"},
+      {"mix_ratio", "2:1", "kernel.mix_ratio: unknown value \"2:1\""},
+      {"kernel_type", "vector", "kernel.kernel_type: unknown value \"vector\""},
+      {"fixpipe_dst", "gm", "kernel.fixpipe_dst: \"gm\" does not go with the epilogue"},
+      {"tail_split", Json::array({1}), "kernel.tail_split: not a list of two positive integers"},
+      {"aiv_split", "halves", "kernel.aiv_split: unknown value \"halves\""},
+      {"tile_numbering", "hilbert", "kernel.tile_numbering: unknown value"},
+      {"l1_offsets", Json::parse(R"({"c": [0]})"), "kernel.l1_offsets.c: unknown operand"},
+      {"fixpipe_dtype", "int3", "kernel.fixpipe_dtype: "},
+  };
+  for (const Case& c : cases) {
+    Json row = GroupedRow();
+    row["kernel"][c.key] = c.value;
+    absl::StatusOr<std::vector<CalibrationRow>> rows =
+        ParseCalibrationFile(QuantFile(Json::array({row})).dump(), Platforms());
+    ASSERT_THAT(rows, IsOk());
+    EXPECT_THAT(rows->front().request,
+                StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr(c.message)))
+        << c.key;
+  }
+  Json row = MxRow();
+  row["kernel"]["scale_factor_k"] = 4;
+  absl::StatusOr<std::vector<CalibrationRow>> rows =
+      ParseCalibrationFile(QuantFile(Json::array({row})).dump(), Platforms());
+  ASSERT_THAT(rows, IsOk());
+  EXPECT_THAT(rows->front().request,
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("kernel.scale_factor_k: 4 x l1_k=256 must equal scale_l1_k=256")));
+  row = MxRow();
+  row["quant"]["mode"] = "perblock";
+  rows = ParseCalibrationFile(QuantFile(Json::array({row})).dump(), Platforms());
+  ASSERT_THAT(rows, IsOk());
+  EXPECT_THAT(rows->front().request,
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("row mx: quant.mode: unknown value \"perblock\"")));
+  row = GroupedRow();
+  row["groups"]["axis"] = "n";
+  rows = ParseCalibrationFile(QuantFile(Json::array({row})).dump(), Platforms());
+  ASSERT_THAT(rows, IsOk());
+  EXPECT_THAT(rows->front().request,
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("row grouped: groups.axis: \"n\": only m is modelled")));
+}
+
+// The project's copy of the quantized measurements reads completely too.
+TEST(ParseCalibrationFileTest, ShippedQuantFileReadsEveryRow) {
+  std::ifstream in(NPU_CALIBRATION_QUANT_FILE);
+  ASSERT_TRUE(in) << NPU_CALIBRATION_QUANT_FILE;
+  std::stringstream text;
+  text << in.rdbuf();
+  absl::StatusOr<std::vector<CalibrationRow>> rows = ParseCalibrationFile(text.str(), Platforms());
+  ASSERT_THAT(rows, IsOk());
+  EXPECT_EQ(rows->size(), 27u);
+  int quantized = 0;
+  for (const CalibrationRow& row : *rows) {
+    ASSERT_THAT(row.request, IsOk()) << row.id;
+    quantized += row.request->problem().op() == pb::OPERATOR_QUANT_BATCH_MATMUL_V3;
+  }
+  EXPECT_EQ(quantized, 22);
 }
 
 }  // namespace

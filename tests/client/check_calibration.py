@@ -1,15 +1,17 @@
 #!/usr/bin/env python3
 """The timing model against published msprof measurements of real chips.
 
-Runs `tilingctl calibrate FILE --local --json` on the npu-measured-matmul/1
-file (tests/data/calibration/ascend_measured.json) and checks the accuracy
-targets of the emulated time:
+Runs `tilingctl calibrate FILE --local --json` on an npu-measured-matmul/1 or
+/2 file (tests/data/calibration/ascend_measured.json and
+ascend_measured_quant.json) and checks the accuracy targets of the emulated
+time:
 
   * every row ran (a row that cannot be read or run is a failure);
-  * the median |error| of the task duration over the rows is at most 10%,
-    and the largest at most 25%;
-  * every per-pipe time a row publishes (aic_mac / mte1 / mte2 / fixpipe)
-    is predicted within 20%;
+  * the median |error| of the task duration over the rows is at most 10%
+    (--median-limit: the figure the model reaches today, so that a change
+    that worsens it fails), and the largest at most 25%;
+  * every per-pipe time a row publishes (aic_mac / mte1 / mte2 / fixpipe,
+    aiv_vec / mte2 / mte3) is predicted within 20%;
   * except the figures --deviations lists (known_deviations.json beside the
     data): each stays within the larger limit given there, for the reason
     given there. A listed figure that comes back within the target is
@@ -31,8 +33,10 @@ PIPE_LIMIT_PCT = 20.0
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--ctl", required=True, help="the tilingctl binary")
-    parser.add_argument("--file", required=True, help="an npu-measured-matmul/1 file")
+    parser.add_argument("--file", required=True, help="an npu-measured-matmul/1 or /2 file")
     parser.add_argument("--deviations", help="an npu-calibration-deviations/1 file")
+    parser.add_argument("--median-limit", type=float, default=MEDIAN_LIMIT_PCT,
+                        help="the largest median |error| of the task duration accepted, in %%")
     args = parser.parse_args()
 
     allowed = {}
@@ -88,9 +92,10 @@ def main():
                   f"{row['id']}: {pipe} measured {figures['measured_us']:.3f} us, predicted "
                   f"{figures['predicted_us']:.3f} us")
     summary = report["summary"]
-    if summary["median_abs_error_pct"] > MEDIAN_LIMIT_PCT:
-        failures.append(f"median |error| {summary['median_abs_error_pct']:.1f}% of the task "
-                        f"duration, limit {MEDIAN_LIMIT_PCT:.0f}%")
+    median_limit = min(MEDIAN_LIMIT_PCT, args.median_limit)
+    if summary["median_abs_error_pct"] > median_limit:
+        failures.append(f"median |error| {summary['median_abs_error_pct']:.2f}% of the task "
+                        f"duration, limit {median_limit:.2f}%")
     if run.returncode != 0 and not any("did not run" in f for f in failures):
         failures.append(f"tilingctl calibrate exited {run.returncode}")
 

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "emulator/accuracy.h"
 #include "server/tiling/builtin_strategies.h"
+#include "tests/testing/kernel_schedules.h"
 #include "tests/testing/problems.h"
 #include "tests/testing/status_matchers.h"
 
@@ -74,7 +75,8 @@ void ExpectMatchesReference(const MatmulProblem& problem, const Tensors& inputs,
   if (magnitudes.bias.has_value()) {
     std::vector<float> values = magnitudes.bias->ToFloats();
     for (float& value : values) value = std::fabs(value);
-    magnitudes.bias = HostTensor::FromFloats(magnitudes.bias->dtype, magnitudes.bias->shape, values);
+    magnitudes.bias =
+        HostTensor::FromFloats(magnitudes.bias->dtype, magnitudes.bias->shape, values);
   }
   const std::vector<double> mag = ReferenceMatmul(problem, magnitudes);
   ASSERT_EQ(c.elements(), ref.size());
@@ -526,6 +528,110 @@ TEST(EmulateKernelTest, OutputThroughUbRunsOnTheAivPair) {
   EXPECT_EQ(via_ub->stats.traffic.l0c_out_bytes, 0u);
   EXPECT_EQ(via_ub->stats.traffic.ub_out_bytes, 2048u * 2038u * 4u);
   EXPECT_LT(via_ub->stats.total_cycles, direct->stats.total_cycles);
+}
+
+TEST(EmulateKernelTest, MxScalesAddTheirLoadsToMte2AndMte1) {
+  // The MXFP4 basic-API kernel moves one e8m0 byte per 32 K values of each
+  // row of A and column of B beside the 4-bit data: 1/16 of the data's bytes
+  // on MTE2, and a LOAD_MX per K step on MTE1. The cube runs fp4 at
+  // 16 x 64 x 16 MACs per cycle.
+  const MatmulProblem problem = npu::testing::MxFp4Problem(2048, 2048, 4096);
+  KernelSchedule kernel = npu::testing::MxBasicApiKernel();
+  kernel.single_core_m = 512;
+  kernel.single_core_n = 256;
+  absl::StatusOr<EmulationResult> mx = EmulateKernel(kernel, problem, Chip950(), {}, TimingOnly());
+  ASSERT_THAT(mx, IsOk());
+  const uint64_t data = 2048ull * 4096 / 2 * (2048 / 256) * 2;  // A per N tile, B per M tile
+  const uint64_t scales = data / 16;
+  const TrafficStats& t = mx->stats.traffic;
+  EXPECT_EQ(t.l2_read_bytes + t.ddr_read_bytes, data + scales);
+  // Each core's MMADs: 2 tiles x 16 steps of 256 x 256 x 256 at 16x64x16.
+  const uint64_t mmad = 2 * 16 * (256 / 16) * (256 / 16) * (256 / 64);
+  EXPECT_GE(mx->stats.cores[0].pipe_busy_cycles[static_cast<int>(Pipe::kCube)], mmad);
+  EXPECT_LT(mx->stats.cores[0].pipe_busy_cycles[static_cast<int>(Pipe::kCube)], mmad * 21 / 20);
+}
+
+TEST(EmulateKernelTest, L1BankConflictsSlowMte1) {
+  // The same MX kernel with ping and pong in different banks, and with A's
+  // and B's data sharing one: MTE2's writes then collide with MTE1's reads.
+  const MatmulProblem problem = npu::testing::MxFp4Problem(2048, 2048, 4096);
+  KernelSchedule split = npu::testing::MxBasicApiKernel();
+  split.single_core_m = 512;
+  split.single_core_n = 256;
+  split.l1_bank_split = L1BankSplit::kPingPong;
+  KernelSchedule shared = split;
+  shared.l1_bank_split = L1BankSplit::kNone;
+  absl::StatusOr<EmulationResult> a = EmulateKernel(split, problem, Chip950(), {}, TimingOnly());
+  absl::StatusOr<EmulationResult> b = EmulateKernel(shared, problem, Chip950(), {}, TimingOnly());
+  ASSERT_THAT(a, IsOk());
+  ASSERT_THAT(b, IsOk());
+  EXPECT_GT(b->stats.msprof.aic_mte1_time_us, 1.05 * a->stats.msprof.aic_mte1_time_us);
+  EXPECT_EQ(a->stats.traffic.l1_to_l0_bytes, b->stats.traffic.l1_to_l0_bytes);
+  // Where the kernel leaves placement to the compiler nothing is modelled,
+  // and the A2 has no such banks.
+  KernelSchedule open = split;
+  open.l1_bank_split = L1BankSplit::kUnspecified;
+  absl::StatusOr<EmulationResult> c = EmulateKernel(open, problem, Chip950(), {}, TimingOnly());
+  ASSERT_THAT(c, IsOk());
+  EXPECT_LE(c->stats.msprof.aic_mte1_time_us, a->stats.msprof.aic_mte1_time_us);
+}
+
+TEST(EmulateKernelTest, RelayedDequantRunsOnTheAivsOwnPipes) {
+  // The grouped int8 kernel: int32 tiles through GM to the AIVs, which read
+  // them back (MTE2), dequantize and apply GELU (VEC) and store fp16 (MTE3).
+  // Fewer workspace slots make the AIC wait for the AIVs; one AIV per AIC
+  // does twice the vector work of two.
+  const MatmulProblem problem = npu::testing::W8A8Problem(2048, 2048, 1024);
+  KernelSchedule four = npu::testing::GroupedW8A8Kernel(2, 4);
+  four.group_m = {1024, 1024};
+  KernelSchedule one = four;
+  one.workspace_slots = 1;
+  KernelSchedule single = npu::testing::GroupedW8A8Kernel(1, 1);
+  single.group_m = {1024, 1024};
+  absl::StatusOr<EmulationResult> s4 = EmulateKernel(four, problem, Chip950(), {}, TimingOnly());
+  absl::StatusOr<EmulationResult> s1 = EmulateKernel(one, problem, Chip950(), {}, TimingOnly());
+  absl::StatusOr<EmulationResult> s0 = EmulateKernel(single, problem, Chip950(), {}, TimingOnly());
+  ASSERT_THAT(s4, IsOk());
+  ASSERT_THAT(s1, IsOk());
+  ASSERT_THAT(s0, IsOk());
+  // 16 blocks of 256 x 1024: 16 cores work.
+  EXPECT_EQ(s4->stats.msprof.aic_cores, 16u);
+  EXPECT_EQ(s4->stats.msprof.aiv_cores, 32u);
+  EXPECT_EQ(s0->stats.msprof.aiv_cores, 16u);
+  for (const EmulationResult* r : {&*s4, &*s1, &*s0}) {
+    EXPECT_GT(r->stats.msprof.aiv_vec_time_us, 0.0);
+    EXPECT_GT(r->stats.msprof.aiv_mte2_time_us, 0.0);
+    EXPECT_GT(r->stats.msprof.aiv_mte3_time_us, 0.0);
+    // The int32 tiles go out and come back in, 4 bytes per element each
+    // way, with each row's per-token scale for every 256-column tile.
+    EXPECT_EQ(r->stats.traffic.workspace_bytes, 2u * 2048u * 2048u * 4u + 2048u * 4u * 8u);
+    EXPECT_EQ(r->stats.traffic.ub_out_bytes, 2048u * 2048u * 2u);
+  }
+  EXPECT_LE(s4->stats.total_cycles, s1->stats.total_cycles);
+  EXPECT_LT(s1->stats.total_cycles, s0->stats.total_cycles);
+  EXPECT_NEAR(s0->stats.msprof.aiv_vec_time_us, 2 * s1->stats.msprof.aiv_vec_time_us,
+              0.05 * s0->stats.msprof.aiv_vec_time_us);
+  // GELU is not in the numerics.
+  EmulatorOptions numerics;
+  EXPECT_THAT(EmulateKernel(four, problem, Chip950(), {}, numerics),
+              StatusIs(absl::StatusCode::kUnimplemented, HasSubstr("timing_only")));
+}
+
+TEST(EmulateKernelTest, BlocksBeyondTheCoresRunAfterEachOther) {
+  // 64 blocks of one 128 x 128 tile on 32 cores: each core runs two blocks,
+  // the second after the first has ended and the block's init.
+  const MatmulProblem problem = With(Problem(1024, 1024, 1024), false, false, true);
+  KernelSchedule blocks = Kernel(KernelScheduleKind::kRoundRobinTiles, 64, 128, 64);
+  blocks.l1_k = 64;
+  blocks.tile_numbering = TileNumbering::kColMajor;
+  KernelSchedule cores = blocks;
+  cores.block_dim = 32;
+  absl::StatusOr<EmulationResult> a = EmulateKernel(blocks, problem, Chip950(), {}, TimingOnly());
+  absl::StatusOr<EmulationResult> b = EmulateKernel(cores, problem, Chip950(), {}, TimingOnly());
+  ASSERT_THAT(a, IsOk());
+  ASSERT_THAT(b, IsOk());
+  EXPECT_EQ(a->stats.msprof.aic_cores, 32u);
+  EXPECT_GT(a->stats.kernel_cycles, b->stats.kernel_cycles);
 }
 
 }  // namespace

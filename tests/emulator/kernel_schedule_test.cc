@@ -37,6 +37,8 @@ constexpr KernelScheduleKind kAllKinds[] = {
     KernelScheduleKind::kIdentitySwizzle,
     KernelScheduleKind::kAswt,
     KernelScheduleKind::kStreamKDp,
+    KernelScheduleKind::kSwat,
+    KernelScheduleKind::kGroupedRoundRobin,
 };
 
 tiling::ChipSpec Chip910b() { return *tiling::FindPlatform("ascend910b1"); }
@@ -253,8 +255,34 @@ TEST(ExpandKernelScheduleTest, EveryKindCoversOddShapesOnce) {
             break;
           }
           case KernelScheduleKind::kRoundRobinTiles:
-            variants.push_back(kernel);
+            for (TileNumbering numbering : {TileNumbering::kRowMajor, TileNumbering::kColMajor}) {
+              kernel.tile_numbering = numbering;
+              variants.push_back(kernel);
+            }
             break;
+          case KernelScheduleKind::kSwat:
+            for (uint32_t window : {1u, 4u}) {
+              for (const auto& [ms, ns] :
+                   {std::pair{1u, 1u}, std::pair{1u, 2u}, std::pair{2u, 2u}}) {
+                kernel.aswt_window = window;
+                kernel.tail_split_m = ms;
+                kernel.tail_split_n = ns;
+                variants.push_back(kernel);
+              }
+            }
+            break;
+          case KernelScheduleKind::kGroupedRoundRobin: {
+            // Three groups (two when m is small), each with its own B.
+            const uint64_t m = static_cast<uint64_t>(shape[0]);
+            kernel.group_m = m >= 3 ? std::vector<uint64_t>{m / 3, m / 3, m - 2 * (m / 3)}
+                                    : std::vector<uint64_t>{m};
+            kernel.b_per_group = true;
+            for (TileNumbering numbering : {TileNumbering::kRowMajor, TileNumbering::kColMajor}) {
+              kernel.tile_numbering = numbering;
+              variants.push_back(kernel);
+            }
+            break;
+          }
         }
         for (const KernelSchedule& variant : variants) {
           SCOPED_TRACE(absl::StrCat(std::string(KernelScheduleKindName(kind)), " ", shape[0], "x",
@@ -838,6 +866,155 @@ TEST(ValidateKernelScheduleTest, RejectsProblemFeaturesTheReplayDoesNotModel) {
                 p.format_b = tiling::Format::kFractalNz;
               }),
               InvalidField("kernel_schedule.b_format=ND must match problem.format_b=FRACTAL_NZ"));
+}
+
+// ---------------------------------------------------------------------------
+// Schema /2: SWAT, grouped and more-blocks-than-cores schedules, MX scales,
+// mix kernels.
+
+// The MXFP4 tutorial's SWAT kernel (demo 3) on 4096 x 6912: 16 x 27 = 432
+// tiles, 16 in the last round, each cut 1 x 2 so all 32 cores take a piece.
+TEST(ExpandKernelScheduleTest, SwatCutsTheLastRoundAsTheTailSplitSays) {
+  KernelSchedule kernel = SamplesKernel(KernelScheduleKind::kSwat);
+  kernel.base_k = kernel.l1_k = 256;
+  kernel.tail_split_m = 1;
+  kernel.tail_split_n = 2;
+  const MatmulProblem problem = npu::testing::MxFp4Problem(4096, 6912, 2048);
+  absl::StatusOr<Schedule> schedule = ExpandKernelSchedule(kernel, problem, Chip950());
+  ASSERT_THAT(schedule, IsOk());
+  ExpectWellFormed(*schedule, kernel, problem);
+  const auto by_core = AicUnitsByCore(*schedule);
+  ASSERT_EQ(by_core.size(), 32u);
+  for (const auto& [core, units] : by_core) {
+    ASSERT_EQ(units.size(), 14u) << "core " << core;
+    EXPECT_EQ(units.back().n.size(), 128u) << "core " << core;
+    EXPECT_EQ(units.back().m.size(), 256u) << "core " << core;
+  }
+  // Round 0: tile t at m = t % 4, n = t / 4 (the first window, m fastest).
+  EXPECT_EQ(by_core.at(5)[0].m, (Range{256, 512}));
+  EXPECT_EQ(by_core.at(5)[0].n, (Range{256, 512}));
+  // A split that does not fit the round's cores is not made.
+  kernel.tail_split_n = 3;
+  schedule = ExpandKernelSchedule(kernel, problem, Chip950());
+  ASSERT_THAT(schedule, IsOk());
+  EXPECT_EQ(AicUnitsByCore(*schedule).at(0).back().n.size(), 256u);
+}
+
+// The grouped int8 kernel: 8 groups x 32 blocks of 256 x 1024 on 32 cores,
+// core c taking block c of every group, its 4 tiles along N in a row.
+TEST(ExpandKernelScheduleTest, GroupedRoundRobinDealsEveryGroupsBlocks) {
+  const KernelSchedule kernel = npu::testing::GroupedW8A8Kernel();
+  const MatmulProblem problem = npu::testing::W8A8Problem(8192, 8192, 1024);
+  absl::StatusOr<Schedule> schedule = ExpandKernelSchedule(kernel, problem, Chip950());
+  ASSERT_THAT(schedule, IsOk());
+  ExpectWellFormed(*schedule, kernel, problem);
+  const std::vector<WorkUnit> core9 = AicUnitsByCore(*schedule).at(9);
+  ASSERT_EQ(core9.size(), 32u);
+  for (uint32_t group = 0; group < 8; ++group) {
+    for (uint32_t t = 0; t < 4; ++t) {
+      const WorkUnit& unit = core9[group * 4 + t];
+      // Block 9 of a group: row band 9 / 8 = 1, column block 9 % 8 = 1.
+      EXPECT_EQ(unit.m, (Range{group * 1024 + 256, group * 1024 + 512}));
+      EXPECT_EQ(unit.n, (Range{1024 + t * 256, 1024 + t * 256 + 256}));
+      EXPECT_EQ(unit.batch, group);
+    }
+  }
+  // Unequal groups: one group's remainder carries into the next.
+  KernelSchedule uneven = kernel;
+  uneven.block_dim = 3;
+  uneven.group_m = {512, 768};
+  const MatmulProblem small = npu::testing::W8A8Problem(1280, 2048, 1024);
+  schedule = ExpandKernelSchedule(uneven, small, Chip950());
+  ASSERT_THAT(schedule, IsOk());
+  ExpectWellFormed(*schedule, uneven, small);
+  // Group 0 has 2 x 2 blocks, group 1 3 x 2: block 4 (group 1's first) on core 1.
+  EXPECT_EQ(AicUnitsByCore(*schedule).at(1)[4].m, (Range{512, 768}));
+}
+
+// The C-API kernel launching 64 blocks on 32 cores: block b on core b % 32,
+// one 128 x 128 tile each, tiles numbered down M first.
+TEST(ExpandKernelScheduleTest, RoundRobinRunsBlocksBeyondTheCoresOnFreeCores) {
+  KernelSchedule kernel = SmallKernel(KernelScheduleKind::kRoundRobinTiles, 64);
+  kernel.l1_n = 128;
+  kernel.tile_numbering = TileNumbering::kColMajor;
+  const MatmulProblem problem = RowProblem(1024, 1024, 1024);
+  absl::StatusOr<Schedule> schedule = ExpandKernelSchedule(kernel, problem, Chip950());
+  ASSERT_THAT(schedule, IsOk());
+  EXPECT_THAT(tiling::CheckScheduleCoverage(*schedule, problem), IsOk());
+  EXPECT_EQ(schedule->aic_cores, 32u);
+  const std::vector<WorkUnit> core3 = AicUnitsByCore(*schedule).at(3);
+  ASSERT_EQ(core3.size(), 2u);
+  EXPECT_EQ(core3[0].tile_idx, 3);
+  EXPECT_EQ(core3[1].tile_idx, 35);
+  EXPECT_EQ(core3[1].m, (Range{3 * 128, 4 * 128}));  // 35 % 8
+  EXPECT_EQ(core3[1].n, (Range{4 * 128, 5 * 128}));  // 35 / 8
+}
+
+TEST(ValidateKernelScheduleTest, AcceptsTheMeasuredQuantKernels) {
+  EXPECT_THAT(ValidateKernelSchedule(npu::testing::MxBasicApiKernel(),
+                                     npu::testing::MxFp4Problem(8192, 8192, 8192), Chip950()),
+              IsOk());
+  EXPECT_THAT(ValidateKernelSchedule(npu::testing::GroupedW8A8Kernel(),
+                                     npu::testing::W8A8Problem(8192, 8192, 1024), Chip950()),
+              IsOk());
+}
+
+TEST(ValidateKernelScheduleTest, CountsFp4AndMxScalesInTheBuffers) {
+  KernelSchedule kernel = npu::testing::MxBasicApiKernel();
+  const MatmulProblem problem = npu::testing::MxFp4Problem(8192, 8192, 8192);
+  // base_k 32 is 16 bytes of fp4 and below the MX MMAD's 64.
+  kernel.base_k = 32;
+  kernel.l1_k = 512;
+  EXPECT_THAT(ValidateKernelSchedule(kernel, problem, Chip950()),
+              InvalidField("kernel_schedule.base_k=32 must be a positive multiple of 64"));
+  // 2 x 256 x 512 fp4 per operand and 2 x 2 x 256 x 64 scale bytes fit
+  // 512 KiB; A and B stages of 2048 K with 8192-K scales do not.
+  kernel = npu::testing::MxBasicApiKernel();
+  kernel.l1_k = 2048;
+  kernel.scale_l1_k = 8192;
+  EXPECT_THAT(ValidateKernelSchedule(kernel, problem, Chip950()),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("MX scales")));
+  kernel = npu::testing::MxBasicApiKernel();
+  EXPECT_THAT(ValidateKernelSchedule(kernel, RowProblem(8192, 8192, 8192), Chip950()),
+              InvalidField("kernel_schedule.scale_l1_k=2048 must be 0 for a problem without MX"));
+}
+
+TEST(ValidateKernelScheduleTest, RejectsSchemaTwoFieldsOutsideTheirKinds) {
+  KernelSchedule kernel = SmallKernel(KernelScheduleKind::kRoundRobinTiles, 8);
+  kernel.tail_split_n = 2;
+  EXPECT_THAT(ValidateKernelSchedule(kernel, Problem(1000, 777, 333), Chip950()),
+              InvalidField("kernel_schedule.tail_split is for kind=swat only"));
+  kernel = SmallKernel(KernelScheduleKind::kStaticGrid, 8);
+  kernel.tile_numbering = TileNumbering::kColMajor;
+  EXPECT_THAT(ValidateKernelSchedule(kernel, Problem(1000, 777, 333), Chip950()),
+              InvalidField("kernel_schedule.tile_numbering=col_major is for round_robin_tiles"));
+  kernel = SmallKernel(KernelScheduleKind::kStaticGrid, 33);
+  EXPECT_THAT(ValidateKernelSchedule(kernel, Problem(1000, 777, 333), Chip950()),
+              InvalidField("kernel_schedule.block_dim=33 must be in 1..32"));
+  KernelSchedule grouped = npu::testing::GroupedW8A8Kernel();
+  grouped.group_m.back() = 1000;
+  EXPECT_THAT(
+      ValidateKernelSchedule(grouped, npu::testing::W8A8Problem(8192, 8192, 1024), Chip950()),
+      InvalidField("kernel_schedule.group_m: the groups' rows sum to 8168"));
+  grouped = npu::testing::GroupedW8A8Kernel();
+  grouped.aiv_per_aic = 0;
+  EXPECT_THAT(
+      ValidateKernelSchedule(grouped, npu::testing::W8A8Problem(8192, 8192, 1024), Chip950()),
+      InvalidField("kernel_schedule.epilogue=dequant_gelu_aiv runs on the AIV"));
+  grouped = npu::testing::GroupedW8A8Kernel();
+  EXPECT_THAT(ValidateKernelSchedule(
+                  grouped, RowProblem(8192, 8192, 1024, DataType::kInt8, DataType::kFloat16, false),
+                  Chip950()),
+              InvalidField("must be a QuantBatchMatmulV3 one"));
+  grouped = npu::testing::GroupedW8A8Kernel(1, 1);
+  grouped.aiv_split = AivSplit::kAlternate;
+  EXPECT_THAT(
+      ValidateKernelSchedule(grouped, npu::testing::W8A8Problem(8192, 8192, 1024), Chip950()),
+      InvalidField("aiv_split=alternate needs two AIVs per AIC"));
+  kernel = SmallKernel(KernelScheduleKind::kRoundRobinTiles, 8);
+  kernel.l1_offsets.a = {0, 600 * 1024};
+  EXPECT_THAT(ValidateKernelSchedule(kernel, Problem(1000, 777, 333), Chip950()),
+              InvalidField("kernel_schedule.l1_offsets.a=614400 must be inside L1"));
 }
 
 TEST(ValidateKernelScheduleTest, ExpandRefusesWhatValidateRefuses) {

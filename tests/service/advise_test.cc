@@ -66,7 +66,8 @@ ServerOptions GenerousOptions() {
 TEST(AdviseTest, CandidatesAreSortedAndCannsChoiceIsPresentAndMarked) {
   TestServer server(GenerousOptions());
   pb::TilingResponse response;
-  ASSERT_TRUE(Call(server, AdviseRequest(), &response).ok());
+  // A cube-bound shape where the block search beats CANN's block score.
+  ASSERT_TRUE(Call(server, AdviseRequest(1000, 3000, 512), &response).ok());
   ASSERT_TRUE(response.has_advice());
   const pb::Advice& advice = response.advice();
   ASSERT_GE(advice.candidates_size(), 2);

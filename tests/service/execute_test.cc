@@ -307,7 +307,13 @@ INSTANTIATE_TEST_SUITE_P(
                   absl::StatusCode::kInvalidArgument, "kernel_schedule.kind: required"},
         // The emulator's check against the chip (32 cube cores).
         ErrorCase{"KernelScheduleBeyondTheCores",
-                  [](auto& r) { *r.mutable_kernel_schedule() = SmallKernel(33); },
+                  [](auto& r) {
+                    // Round-robin tiles may launch more blocks than cores;
+                    // the other kinds may not.
+                    pb::KernelSchedule k = SmallKernel(33);
+                    k.set_kind(pb::KERNEL_SCHEDULE_KIND_IDENTITY_SWIZZLE);
+                    *r.mutable_kernel_schedule() = k;
+                  },
                   absl::StatusCode::kInvalidArgument, "kernel_schedule.block_dim"},
         ErrorCase{"KernelScheduleWithAnNzProblem",
                   [](auto& r) {

@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "emulator/work_estimate.h"
 #include "gmock/gmock.h"
@@ -74,6 +75,8 @@ TEST(KernelScheduleFromProtoTest, EveryKindAndEnumValue) {
       {pb::KERNEL_SCHEDULE_KIND_IDENTITY_SWIZZLE, emu::KernelScheduleKind::kIdentitySwizzle},
       {pb::KERNEL_SCHEDULE_KIND_ASWT, emu::KernelScheduleKind::kAswt},
       {pb::KERNEL_SCHEDULE_KIND_STREAM_K_DP, emu::KernelScheduleKind::kStreamKDp},
+      {pb::KERNEL_SCHEDULE_KIND_SWAT, emu::KernelScheduleKind::kSwat},
+      {pb::KERNEL_SCHEDULE_KIND_GROUPED_ROUND_ROBIN, emu::KernelScheduleKind::kGroupedRoundRobin},
   };
   for (const auto& [wire, kind] : kinds) {
     pb::KernelSchedule k = StaticGrid();
@@ -249,6 +252,82 @@ TEST(MsprofToProtoTest, CopiesEveryFigure) {
                              ? reflection->GetDouble(out, field)
                              : reflection->GetUInt32(out, field);
     EXPECT_EQ(value, field->number()) << field->name();
+  }
+}
+
+// The schema /2 fields: the MX scales, L1 banks, the mix kernel and the
+// groups, their defaults, their echo and what the edge refuses.
+TEST(KernelScheduleFromProtoTest, QuantizedAndMixFieldsRoundTrip) {
+  pb::KernelSchedule wire = StaticGrid();
+  wire.set_kind(pb::KERNEL_SCHEDULE_KIND_GROUPED_ROUND_ROBIN);
+  wire.set_tile_numbering(pb::TILE_NUMBERING_COL_MAJOR);
+  wire.set_full_load_a(true);
+  wire.set_scale_l1_k(2048);
+  wire.set_scale_l1_buffers(1);
+  wire.set_l1_bank_split(pb::L1_BANK_SPLIT_A_B);
+  wire.mutable_l1_offsets()->add_a(0);
+  wire.mutable_l1_offsets()->add_a(65536);
+  wire.mutable_l1_offsets()->add_scale_b(393216);
+  wire.set_epilogue(pb::EPILOGUE_DEQUANT_GELU_AIV);
+  wire.set_aiv_per_aic(2);
+  wire.set_workspace_slots(4);
+  wire.set_aiv_tile_rows(24);
+  wire.set_aiv_tile_cols(256);
+  wire.set_aiv_split(pb::AIV_SPLIT_ALTERNATE);
+  wire.add_group_m(1024);
+  wire.add_group_m(512);
+  wire.set_b_per_group(true);
+  absl::StatusOr<emu::KernelSchedule> k = KernelScheduleFromProto(wire);
+  ASSERT_THAT(k, IsOk());
+  EXPECT_EQ(k->kind, emu::KernelScheduleKind::kGroupedRoundRobin);
+  EXPECT_EQ(k->tile_numbering, emu::TileNumbering::kColMajor);
+  EXPECT_TRUE(k->full_load_a);
+  EXPECT_EQ(k->scale_l1_k, 2048u);
+  EXPECT_EQ(k->scale_l1_buffers, 1u);
+  EXPECT_EQ(k->l1_bank_split, emu::L1BankSplit::kAB);
+  EXPECT_EQ(k->l1_offsets.a, (std::vector<uint64_t>{0, 65536}));
+  EXPECT_EQ(k->l1_offsets.scale_b, (std::vector<uint64_t>{393216}));
+  EXPECT_EQ(k->epilogue, emu::Epilogue::kDequantGeluAiv);
+  EXPECT_EQ(k->aiv_per_aic, 2u);
+  EXPECT_EQ(k->workspace_slots, 4u);
+  EXPECT_EQ(k->aiv_tile_rows, 24u);
+  EXPECT_EQ(k->aiv_split, emu::AivSplit::kAlternate);
+  EXPECT_EQ(k->group_m, (std::vector<uint64_t>{1024, 512}));
+  EXPECT_TRUE(k->b_per_group);
+  // The echo carries every field, and reads back to the same schedule.
+  absl::StatusOr<emu::KernelSchedule> again = KernelScheduleFromProto(KernelScheduleToProto(*k));
+  ASSERT_THAT(again, IsOk());
+  EXPECT_EQ(again->group_m, k->group_m);
+  EXPECT_EQ(again->l1_offsets.a, k->l1_offsets.a);
+  EXPECT_EQ(again->aiv_split, k->aiv_split);
+  EXPECT_EQ(again->scale_l1_buffers, 1u);
+  // Defaults: tail split 1 x 1, two scale buffers, halves, no slots.
+  absl::StatusOr<emu::KernelSchedule> plain = KernelScheduleFromProto(StaticGrid());
+  ASSERT_THAT(plain, IsOk());
+  EXPECT_EQ(plain->tail_split_m, 1u);
+  EXPECT_EQ(plain->tail_split_n, 1u);
+  EXPECT_EQ(plain->scale_l1_buffers, 2u);
+  EXPECT_EQ(plain->aiv_split, emu::AivSplit::kHalves);
+  EXPECT_EQ(plain->workspace_slots, 0u);
+  EXPECT_TRUE(plain->l1_offsets.empty());
+
+  const std::pair<std::function<void(pb::KernelSchedule&)>, std::string> bad[] = {
+      {[](pb::KernelSchedule& w) { w.set_aiv_per_aic(3); }, "kernel_schedule.aiv_per_aic: "},
+      {[](pb::KernelSchedule& w) { w.set_scale_l1_buffers(3); },
+       "kernel_schedule.scale_l1_buffers: 1 or 2"},
+      {[](pb::KernelSchedule& w) { w.add_group_m(0); }, "kernel_schedule.group_m: every group"},
+      {[](pb::KernelSchedule& w) { w.set_aiv_split(static_cast<pb::AivSplit>(9)); },
+       "kernel_schedule.aiv_split: unknown value 9"},
+      {[](pb::KernelSchedule& w) { w.set_l1_bank_split(static_cast<pb::L1BankSplit>(9)); },
+       "kernel_schedule.l1_bank_split: unknown value 9"},
+      {[](pb::KernelSchedule& w) { w.set_tile_numbering(static_cast<pb::TileNumbering>(9)); },
+       "kernel_schedule.tile_numbering: unknown value 9"},
+  };
+  for (const auto& [edit, message] : bad) {
+    pb::KernelSchedule w = StaticGrid();
+    edit(w);
+    EXPECT_THAT(KernelScheduleFromProto(w),
+                StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr(message)));
   }
 }
 
