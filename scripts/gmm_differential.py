@@ -53,6 +53,11 @@ DOCUMENTED = [
     ("a dim past a shape's rank", None, "CANN would read an invalid dim"),
     ("a chip without cube or vector cores", None, "_num: must be in"),
     ("a tensor list of more than 1024 instances", None, "at most 1024 instances"),
+    # Weight-quant (grouped/weight_quant/gwq_plan.h): words CANN's plan wraps.
+    ("weight-quant: cubeNumBlocksN above 255, which CANN's uint8 word wraps", "ok",
+     "the limit of its uint8 word"),
+    ("weight-quant: M or N above 2147483647, which CANN's int32 words wrap", "ok",
+     "the limit of the int32 M / N"),
 ]
 NPU_CHIP = {"aic_num": 32, "aiv_num": 64, "l1_bytes": 524288, "l0a_bytes": 65536,
             "l0b_bytes": 65536, "l0c_bytes": 262144, "ub_bytes": 262144, "l2_bytes": 134217728}
@@ -154,8 +159,223 @@ def quant_problem(rng):
 
 
 def weight_quant_problem(rng):
-    """A random weight-quant problem (x != weight): the weight-quant path's own draw."""
-    raise NotImplementedError("the weight-quant path's generator is not written yet")
+    """A random weight-quant problem (x != weight, not both 8-bit, x not 4-bit): the families
+    A16W8, A16W4 (int4 / packed int32), A16 float8 weights, A16-MXFP4 (float4 / packed float32),
+    A8W4 and MX-A8W4, and odd pairs CANN tiles all the same; the forms single (split M),
+    single_multi_single (MX-A8W4, also split K) and multi (no split), 1 to 1024 groups;
+    per-channel, per-group and MX antiquant scales; antiquant offsets; NZ weights in the path's
+    (N1, K1, K0, N0) / (K1, N1, N0, K0) layouts; transposes; biases; MX-A8W4's per-token scale;
+    chips with AIV != 2 AIC, up to 1024 cores, and other buffers. Mostly valid, now and then
+    not, so that CANN's checks are compared too."""
+    def dim(lo=1, hi=16384, align=1):
+        r = rng.random()
+        if r < 0.15:
+            v = rng.choice([1, 2, 3, 8, 15, 16, 17, 31, 32, 48, 64, 96, 127, 128])
+        elif r < 0.6:
+            v = rng.choice([256, 384, 512, 640, 768, 1024, 1280, 1536, 2048, 2560, 3072, 4096,
+                            4352, 5120, 7168, 8192, 12288, 16384])
+        else:
+            v = int(2 ** rng.uniform(0, 14))
+        v = max(lo, min(hi, v))
+        if align > 1 and rng.random() < 0.95:
+            v = max(align, v // align * align)
+        return v
+
+    family = rng.choice(["a16w8"] * 2 + ["a16w4"] * 5 + ["a16fp8"] + ["a16mxfp4"] * 2 +
+                        ["a8w4"] * 4 + ["mxa8w4"] * 5 + ["odd"] * 2)
+    x16 = rng.choice(["float16", "bfloat16"])
+    trans_w, nz, scale_dtype = rng.random() < 0.5, False, x16
+    if family == "a16w8":
+        x, w = x16, "int8"
+    elif family == "a16w4":
+        x, w = x16, rng.choice(["int4"] * 4 + ["int32"])
+    elif family == "a16fp8":
+        x, w = x16, rng.choice(["float8_e4m3fn", "float8_e5m2", "hifloat8"])
+        trans_w = rng.random() < 0.9
+    elif family == "a16mxfp4":
+        x, w = x16, rng.choice(["float4_e2m1"] * 3 + ["float32", "float4_e1m2"])
+        nz, trans_w, scale_dtype = True, rng.random() < 0.04, "float8_e8m0"
+    elif family == "a8w4":
+        x, w = "int8", "int4"
+        nz, trans_w, scale_dtype = True, rng.random() < 0.04, "uint64"
+    elif family == "mxa8w4":
+        x, w = "float8_e4m3fn", rng.choice(["float4_e2m1"] * 4 + ["float32"])
+        nz, trans_w, scale_dtype = True, rng.random() < 0.97, "float8_e8m0"
+    else:
+        x, w = rng.choice([
+            ("float16", "bfloat16"), ("bfloat16", "float16"), ("float32", "float16"),
+            ("float16", "float32"), ("int8", "int32"), ("int8", "float16"),
+            ("float8_e4m3fn", "int4"), ("float8_e5m2", "float16"), ("hifloat8", "int32"),
+            ("float16", "int64"), ("float32", "int8"), ("int64", "float16"),
+            ("bfloat16", "uint64"), ("float8_e4m3fn", "float32"), ("uint64", "int8"),
+            ("float8_e8m0", "float16"), ("bfloat16", "float8_e8m0")])
+        scale_dtype = rng.choice([x, "float16", "uint64", "float8_e8m0", "float32"])
+        nz = rng.random() < 0.3
+    if rng.random() < 0.02:
+        nz = not nz
+    if rng.random() < 0.03:
+        trans_w = not trans_w
+    packed = w in ("int32", "float32") and (family != "odd" or rng.random() < 0.5)
+
+    r = rng.random()
+    form = "single"
+    if family == "mxa8w4":
+        form = "single_multi_single" if r < 0.55 else ("single" if r < 0.93 else "multi")
+    elif r < 0.02:
+        form = "single_multi_single"
+    elif r < 0.32 and (not nz or r < 0.04):
+        form = "multi"
+    group_type = -1 if form == "multi" else 0
+    if rng.random() < 0.06:
+        group_type = rng.choice([2, 2, 1, -1, 0])
+    split_item = rng.choice([2, 3]) if group_type != -1 else rng.choice([0, 1])
+    if rng.random() < 0.04:
+        split_item = rng.choice([0, 1, 2, 3])
+    many = rng.random() < 0.15
+    if form == "multi":
+        groups = rng.randint(1, 127) if many else rng.randint(1, 8)
+        if rng.random() < 0.02:
+            groups = rng.choice([128, 129, 130])
+    elif form == "single_multi_single":
+        groups = rng.randint(1, 128) if many else rng.randint(1, 8)
+    else:
+        groups = rng.randint(1, 1024) if many else rng.randint(1, 16)
+
+    mx = scale_dtype == "float8_e8m0"
+    mode = "mx" if mx else rng.choice(["channel", "group", "group"])
+    if family == "a8w4" and rng.random() < 0.95:
+        mode = "group"
+    sizes = [32, 64, 128, 256] * 4 + [192, 512, 48, 96, 100]
+    if family == "a8w4":
+        sizes = [128, 192, 256, 512] * 4 + [64, 100]
+    group_size = rng.choice(sizes) if mode == "group" else 0
+    tensors = {}
+
+    def tensor(name, dtype, fmt="ND"):
+        tensors[name] = {"dtype": dtype, "format": fmt, "instances": []}
+        return tensors[name]["instances"]
+
+    def weight_shapes(k, n, lead):
+        """[origin, storage] of one weight [.., k, n] ([.., n, k] transposed)."""
+        if nz:
+            st = lead + ([ceil_div(k, 32), ceil_div(n, 16), 16, 32] if trans_w
+                         else [ceil_div(n, 16), ceil_div(k, 32), 32, 16])
+            return [st if rng.random() < 0.5 else lead + ([n, k] if trans_w else [k, n]), st]
+        origin = lead + ([n, k] if trans_w else [k, n])
+        storage = list(origin)
+        if packed and rng.random() < 0.97:
+            storage[-1] = max(1, storage[-1] // 8)
+            if rng.random() < 0.6:
+                origin = list(storage)
+        return [origin, storage]
+
+    xs, ws, ys = tensor("x", x), tensor("weight", w, "FRACTAL_NZ" if nz else "ND"), None
+    scales = tensor("antiquant_scale", scale_dtype)
+    bias_list = []
+    if form in ("single", "single_multi_single"):
+        m = dim(hi=65536) if rng.random() < 0.97 else 0
+        n = dim(align=32 if nz else (8 if packed else 2))
+        k = dim(lo=64, align=64) if mode == "mx" else dim(align=2)
+        if mode == "group" and rng.random() < 0.9:
+            k = max(group_size, k // group_size * group_size)
+        if rng.random() < 0.02:
+            k = 0
+        if rng.random() < 0.01:
+            n = 0
+        xs.append([[m, k], [m, k]])
+        y_dims = [m, n]
+        if form == "single":
+            ws.append(weight_shapes(k, n, [groups]))
+            if mode == "channel":
+                s = [groups, n]
+            elif mode == "group":
+                g = max(1, k // group_size)
+                s = [groups, n, g] if trans_w and family != "a16w4" else [groups, g, n]
+            else:
+                s = ([groups, n, ceil_div(k, 64), 2] if trans_w
+                     else [groups, ceil_div(k, 64), n, 2])
+            scales.append([s, s])
+            bias_list = [[groups, n]]
+        else:
+            s = ([n, ceil_div(k, 64), 2] if mode == "mx"
+                 else [n] if mode == "channel" else [max(1, k // group_size), n])
+            for _ in range(groups):
+                ws.append(weight_shapes(k, n, []))
+                scales.append([s, s])
+            bias_list = [[n]] * groups
+        ys = [[y_dims, y_dims]]
+        gl = groups if rng.random() < 0.97 else groups + rng.choice([-1, 1])
+        tensor("group_list", "int64").append([[gl], [gl]])
+        if mode == "mx":
+            pts = [m, k // 64, 2]
+            tensor("per_token_scale", "float8_e8m0").append([pts, pts])
+    else:
+        ys = []
+        k_all = dim(lo=64, align=64 if mode == "mx" else 2)
+        same_k = rng.random() < 0.5
+        for _ in range(groups):
+            m = dim(hi=8192) if rng.random() < 0.98 else 0
+            k = k_all if same_k else dim(lo=2, align=64 if mode == "mx" else 2)
+            if mode == "group" and rng.random() < 0.9:
+                k = max(group_size, k // group_size * group_size)
+            n = dim(align=32 if nz else (8 if packed else 2))
+            batch = [rng.choice([1, 2, 3])] if rng.random() < 0.05 else []
+            xs.append([batch + [m, k]] * 2)
+            ys.append([batch + [m, n]] * 2)
+            ws.append(weight_shapes(k, n, []))
+            s = ([n] if mode == "channel" else [max(1, k // max(group_size, 1)), n]
+                 if mode == "group" else [n, ceil_div(k, 64), 2])
+            scales.append([s, s])
+            bias_list.append([n])
+        if rng.random() < 0.05:
+            tensor("group_list", "int64").append([[groups], [groups]])
+        if mode == "mx":
+            pts = [xs[0][0][0], xs[0][0][-1] // 64, 2]
+            tensor("per_token_scale", "float8_e8m0").append([pts, pts])
+    y = tensor("y", x if x in ("float16", "bfloat16") else rng.choice(["bfloat16", "float16"]))
+    y.extend(ys)
+    if rng.random() < (0.02 if family == "mxa8w4" else 0.25):
+        offsets = tensor("antiquant_offset",
+                         scale_dtype if rng.random() < 0.95 else "float32")
+        offsets.extend(scales)
+    if rng.random() < 0.3:
+        if family == "a8w4":
+            bias_dtype = "float32"
+        elif x == "bfloat16":
+            bias_dtype = rng.choice(["bfloat16", "float32", "bfloat16", "float16"])
+        else:
+            bias_dtype = x if rng.random() < 0.95 else "float32"
+        tensor("bias", bias_dtype).extend([[b, b] for b in bias_list])
+    # Now and then a broken input: no scale, a per-token scale or scale of another shape, no y,
+    # a weight origin off by one.
+    r = rng.random()
+    if r < 0.015:
+        del tensors["antiquant_scale"]
+    elif r < 0.03 and "per_token_scale" in tensors:
+        pts = [list(d) for d in tensors["per_token_scale"]["instances"][0]]
+        pts[1][rng.randrange(len(pts[1]))] += 1
+        tensors["per_token_scale"]["instances"][0] = pts
+    elif r < 0.045:
+        s = [list(d) for d in scales[0]]
+        s[1][-1] += rng.choice([1, 16])
+        scales[0] = s
+    elif r < 0.055:
+        del tensors["y"]
+    elif r < 0.065:
+        origin = list(ws[0][0])
+        origin[-1] += 1
+        ws[0] = [origin, ws[0][1]]
+    chip = random_chip(rng)
+    if chip["aiv_num"] != 2 * chip["aic_num"] and rng.random() < 0.75:
+        chip["aiv_num"] = 2 * chip["aic_num"]  # the path refuses any other ratio
+    if rng.random() < 0.03:  # 255 cores and more: cubeNumBlocksN's byte
+        chip["aic_num"] = rng.choice([255, 256, 300, 512, 1024])
+        chip["aiv_num"] = 2 * chip["aic_num"]
+    attrs = {"split_item": split_item, "dtype": 0, "transpose_weight": trans_w,
+             "transpose_x": rng.random() < 0.02, "group_type": group_type,
+             "group_list_type": rng.choice([0, 1, 2]) if rng.random() < 0.1 else rng.choice([0, 1]),
+             "act_type": 0, "tuning_config": [0]}
+    return {"tensors": tensors, "attrs": attrs, "chip": chip}
 
 
 DRAWS = {"no_quant": no_quant_problem, "quant": quant_problem,

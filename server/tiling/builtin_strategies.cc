@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "server/tiling/grouped/no_quant/no_quant_strategy.h"
+#include "server/tiling/grouped/weight_quant/gwq_strategy.h"
 #include "server/tiling/quant/quant_adapter.h"
 #include "server/tiling/strategies/batch_data_parallel.h"
 #include "server/tiling/strategies/batch_full_load.h"
@@ -87,8 +88,8 @@ void RegisterBuiltinStrategies(StrategyRegistry& registry) {
   // Quant: the registry's priority 0, the MX basic-API strategy
   // (GMMQuantBasicApiTilingData), then priority 1, GroupedQmmTiling
   // (GMMQuantTilingData); registered here, in that order.
-  // Weight-quant: GroupedWeightQuantBatchMatmulTiling (GMMWeightQuantTilingData);
-  // registered here.
+  // Weight-quant: GroupedWeightQuantBatchMatmulTiling (GMMWeightQuantTilingData).
+  status.Update(registry.Add(std::make_unique<grouped::GroupedWeightQuantStrategy>(), kGmm));
   assert(status.ok() && "built-in strategy names are unique");
   (void)status;
 }

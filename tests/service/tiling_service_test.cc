@@ -559,11 +559,11 @@ TEST(MetricsTest, EveryStrategyOfEveryOperatorHasAZeroSeriesFromTheStart) {
       names.insert(name);
     }
   }
-  // GroupedMatmul's: GROUPED_NO_QUANT.
-  EXPECT_EQ(strategies, 38u);
+  // GroupedMatmul's: GROUPED_NO_QUANT, GROUPED_WEIGHT_QUANT.
+  EXPECT_EQ(strategies, 39u);
   // TransposeBatchMatMul's and TransposeQuantBatchMatMul's BASE share a
   // series; every name gets a striped count (ServiceMetrics holds 64).
-  EXPECT_EQ(names.size(), 36u);
+  EXPECT_EQ(names.size(), 37u);
   for (const char* buffer : {"L0A", "L0B", "L0C", "BT", "L1"}) {
     EXPECT_EQ(server.Metric("npu_tiling_plan_warnings_total", {{"buffer", buffer}}), 0) << buffer;
   }
