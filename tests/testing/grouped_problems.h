@@ -16,6 +16,7 @@
 
 #include "server/tiling/grouped/gmm_groups.h"
 #include "server/tiling/kernel_table.h"
+#include "server/tiling/schedule.h"
 #include "server/tiling/tiling_data.h"
 #include "server/tiling/types.h"
 
@@ -149,6 +150,10 @@ inline uint64_t GroupedKeyBits(const tiling::MatmulProblem& p) {
 inline tiling::TilingPlan FinishPlan(tiling::TilingPlan plan, uint64_t key_bits,
                                      tiling::KeyLayout layout) {
   plan.key = *tiling::TilingKey::Decode(key_bits, layout);
+  // The typed block the struct's words describe (what CheckPlanFits() reads).
+  plan.block = tiling::KernelBlock(plan, tiling::MatmulProblem{});
+  plan.block.m_l1 = plan.block.base_m;
+  plan.block.n_l1 = plan.block.base_n;
   plan.kernel_type = tiling::KernelTypeOf(plan.data.kernel, plan.key);
   plan.strategy = "hand-built";
   return plan;
