@@ -374,10 +374,13 @@ absl::StatusOr<WqGroup> WeightQuantGroup(const MatmulProblem& p, const GmmGroups
   q.trans_b = groups.trans_w;
   q.has_bias = groups.has_bias;
   q.dtype_bias = List(p, GroupedTensor::kBias).dtype;
-  // The antiquant scale of one expert: the single tensor without its
-  // leading expert dim.
-  std::vector<int64_t> shape(scale_list.instances[0].origin.begin() + 1,
-                             scale_list.instances[0].origin.end());
+  // The antiquant scale of one expert: its own tensor of a list, or the
+  // single tensor without its leading expert dim.
+  const bool scale_list_per_group = scale_list.size() > 1;
+  const std::vector<int64_t>& scale_dims =
+      scale_list.instances[scale_list_per_group ? g : 0].origin;
+  std::vector<int64_t> shape(scale_dims.begin() + (scale_list_per_group ? 0 : 1),
+                             scale_dims.end());
   const uint64_t per_group = Elements(shape);
   uint64_t group_count = 1;
   if (shape.size() == 2) {
@@ -392,13 +395,19 @@ absl::StatusOr<WqGroup> WeightQuantGroup(const MatmulProblem& p, const GmmGroups
   }
   if (q.has_bias) q.quant.bias_shape = {q.n};
   Tensors& u = out.tensors;
-  u.a = Slice(Single(t, GroupedTensor::kX), group.x_offset, {q.m, q.k});
-  u.b = Slice(Single(t, GroupedTensor::kWeight), group.w_offset, WeightShapeOf(q));
-  u.scale = Slice(Single(t, GroupedTensor::kAntiquantScale), g * per_group, shape);
+  u.a = Slice(Inputs(t, GroupedTensor::kX)[group.x_index], group.x_offset, {q.m, q.k});
+  u.b = Slice(Inputs(t, GroupedTensor::kWeight)[group.w_index], group.w_offset,
+              WeightShapeOf(q));
+  const size_t scale_index = scale_list_per_group ? g : 0;
+  const uint64_t scale_offset = scale_list_per_group ? 0 : g * per_group;
+  u.scale = Slice(Inputs(t, GroupedTensor::kAntiquantScale)[scale_index], scale_offset, shape);
   if (offset_list.present()) {
-    u.offset = Slice(Single(t, GroupedTensor::kAntiquantOffset), g * per_group, shape);
+    u.offset =
+        Slice(Inputs(t, GroupedTensor::kAntiquantOffset)[scale_index], scale_offset, shape);
   }
-  if (q.has_bias) u.bias = Slice(Single(t, GroupedTensor::kBias), group.bias_offset, {q.n});
+  if (q.has_bias) {
+    u.bias = Slice(Inputs(t, GroupedTensor::kBias)[group.bias_index], group.bias_offset, {q.n});
+  }
   return out;
 }
 
@@ -535,16 +544,16 @@ absl::Status CheckGroupedModelled(const MatmulProblem& p) {
           absl::StrCat("grouped.weight.dtype=", std::string(tiling::DataTypeName(w)),
                        ": the emulator has no codec of it"));
     }
-    if (!List(p, GroupedTensor::kAntiquantScale).present() ||
-        List(p, GroupedTensor::kAntiquantScale).size() != 1) {
+    const tiling::GroupedTensorList& scale = List(p, GroupedTensor::kAntiquantScale);
+    if (!scale.present() || (scale.size() != 1 && scale.size() != groups.groups.size())) {
       return absl::UnimplementedError(
-          "grouped.antiquant_scale: the emulator models the weight-quant path with one "
-          "antiquant scale tensor");
+          "grouped.antiquant_scale: the emulator models the weight-quant path with one antiquant "
+          "scale tensor, or one per group");
     }
-    if (!singles || groups.group_type != tiling::kGroupTypeSplitM || groups.trans_x) {
+    if (groups.group_type == tiling::kGroupTypeSplitK || groups.trans_x) {
       return absl::UnimplementedError(absl::StrCat(
           "grouped.group_type=", groups.group_type, " (", groups.FormName(),
-          "): the emulator models the weight-quant path's split M with single x, weight and y"));
+          "): the emulator models the weight-quant path's split M and no-split forms"));
     }
   }
   return absl::OkStatus();

@@ -44,13 +44,14 @@
 //     WeightQuantBatchMatmulV2 matmul (weight_quant_emulation.h) of its x
 //     rows, its weight and its antiquant scale / offset ([E, n]
 //     per-channel, [E, G, n] per-group and MX, [E, n, G] with
-//     transpose_weight), the group size k / G: the AIV's antiquant into L1
-//     (cast, add, multiply in x's dtype) and the fp32 cube.
+//     transpose_weight; a list holds one per group), the group size k / G:
+//     the AIV's antiquant into L1 (cast, add, multiply in x's dtype) and the
+//     fp32 cube.
 // A group of k 0 writes zeros (the kernels' zero fill of split K's empty
 // groups). Not modelled (kUnimplemented): an activation (act_type), a
 // sparse group list, the quant path's other forms than split M with single
 // x, weight and y (and MX split K), its float4_e1m2 inputs, the
-// weight-quant path with int8 / float8 x (A8W4, MXA8W4).
+// weight-quant path's split K and its int8 / float8 x (A8W4, MXA8W4).
 //
 // Timing: the schedule's units run through the common program builder and
 // timing model (program.h) on GroupedTimedProblem(), with the pipeline of

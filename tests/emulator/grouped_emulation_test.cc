@@ -10,10 +10,12 @@
 
 #include <cstring>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "emulator/accuracy.h"
 #include "emulator/emulator.h"
+#include "server/tiling/builtin_strategies.h"
 #include "server/tiling/schedule.h"
 #include "tests/testing/grouped_problems.h"
 #include "tests/testing/problems.h"
@@ -289,6 +291,151 @@ INSTANTIATE_TEST_SUITE_P(EveryPathAndMode, GroupedEmulationTest, ::testing::Valu
                          [](const ::testing::TestParamInfo<Case>& info) {
                            return info.param.name;
                          });
+
+// CANN's own plans (the registered strategies) of the no-quant and
+// weight-quant paths, every form, with an even and a skewed histogram.
+struct EngineCase {
+  std::string name;
+  MatmulProblem problem;
+};
+
+MatmulProblem WeightQuantProblem(tiling::GroupedInputs in) {
+  MatmulProblem p;
+  p.op = tiling::MatmulOp::kGroupedMatmul;
+  p.grouped = std::move(in);
+  return p;
+}
+
+void AddInstance(tiling::GroupedTensorList& list, std::vector<int64_t> dims) {
+  list.instances.push_back(Shape(std::move(dims)));
+}
+
+// Split M A16W4 / A16W8: x [m, k], weight [E, k, n] ([E, n, k] transposed),
+// antiquant scale [E, n] or [E, k / group, n], y [m, n].
+MatmulProblem SingleWeightQuant(DataType x, DataType w, int64_t e, int64_t m, int64_t k,
+                                int64_t n, int64_t group, bool trans_w, bool offset) {
+  tiling::GroupedInputs in;
+  in.split_item = 3;
+  in.group_type = tiling::kGroupTypeSplitM;
+  in.group_list_type = tiling::kGroupListCounts;
+  in.transpose_weight = trans_w;
+  in[GroupedTensor::kX].dtype = in[GroupedTensor::kY].dtype = x;
+  AddInstance(in[GroupedTensor::kX], {m, k});
+  in[GroupedTensor::kWeight].dtype = w;
+  AddInstance(in[GroupedTensor::kWeight],
+              trans_w ? std::vector<int64_t>{e, n, k} : std::vector<int64_t>{e, k, n});
+  in[GroupedTensor::kAntiquantScale].dtype = x;
+  const std::vector<int64_t> scale =
+      group > 0 ? std::vector<int64_t>{e, k / group, n} : std::vector<int64_t>{e, n};
+  AddInstance(in[GroupedTensor::kAntiquantScale], scale);
+  if (offset) {
+    in[GroupedTensor::kAntiquantOffset].dtype = x;
+    AddInstance(in[GroupedTensor::kAntiquantOffset], scale);
+  }
+  in[GroupedTensor::kGroupList].dtype = DataType::kInt64;
+  AddInstance(in[GroupedTensor::kGroupList], {e});
+  AddInstance(in[GroupedTensor::kY], {m, n});
+  return WeightQuantProblem(std::move(in));
+}
+
+std::vector<EngineCase> EngineCases() {
+  constexpr DataType kF16 = DataType::kFloat16, kBf16 = DataType::kBFloat16;
+  std::vector<EngineCase> cases;
+  for (DataType dtype : {kF16, kBf16}) {
+    GroupedSpec spec;
+    spec.x = spec.w = spec.y = dtype;
+    spec.groups = 8;
+    spec.m = 640;
+    spec.n = 512;
+    spec.k = 256;
+    cases.push_back({"NoQuantSplitM" + std::string(tiling::DataTypeName(dtype)),
+                     GroupedProblem(spec)});
+  }
+  {
+    GroupedSpec spec;
+    spec.groups = 3;
+    spec.m = 300;
+    spec.n = 256;
+    spec.k = 128;
+    spec.trans_w = true;
+    spec.bias = true;
+    cases.push_back({"NoQuantSplitMTransposedBias", GroupedProblem(spec)});
+  }
+  {
+    GroupedSpec spec;
+    spec.group_type = tiling::kGroupTypeSplitK;
+    spec.groups = 4;
+    spec.m = 128;
+    spec.n = 256;
+    spec.k = 1024;
+    cases.push_back({"NoQuantSplitK", GroupedProblem(spec)});
+  }
+  {
+    GroupedSpec spec;
+    spec.group_type = tiling::kGroupTypeNone;
+    spec.groups = 4;
+    spec.rows = {100, 7, 300, 64};
+    spec.n = 384;
+    spec.k = 192;
+    cases.push_back({"NoQuantLists", GroupedProblem(spec)});
+  }
+  cases.push_back({"WeightQuantInt4PerGroup",
+                   SingleWeightQuant(kF16, DataType::kInt4, 4, 256, 512, 512, 128, false, false)});
+  cases.push_back({"WeightQuantInt4PerGroupOffset",
+                   SingleWeightQuant(kBf16, DataType::kInt4, 4, 300, 256, 768, 64, false, true)});
+  cases.push_back({"WeightQuantInt8PerChannelTransposed",
+                   SingleWeightQuant(kBf16, DataType::kInt8, 8, 200, 512, 1024, 0, true, false)});
+  cases.push_back({"WeightQuantInt4PerChannel",
+                   SingleWeightQuant(kF16, DataType::kInt4, 2, 64, 1024, 256, 0, false, false)});
+  {
+    // No split: a list of float16 x, int4 weights and per-group scales.
+    tiling::GroupedInputs in;
+    in.split_item = 0;
+    in.group_type = tiling::kGroupTypeNone;
+    in[GroupedTensor::kX].dtype = in[GroupedTensor::kAntiquantScale].dtype =
+        in[GroupedTensor::kY].dtype = kF16;
+    in[GroupedTensor::kWeight].dtype = DataType::kInt4;
+    for (const auto& [m, k, n] : {std::tuple{40, 256, 256}, std::tuple{130, 512, 128},
+                                  std::tuple{1, 256, 512}}) {
+      AddInstance(in[GroupedTensor::kX], {m, k});
+      AddInstance(in[GroupedTensor::kWeight], {k, n});
+      AddInstance(in[GroupedTensor::kY], {m, n});
+      AddInstance(in[GroupedTensor::kAntiquantScale], {k / 128, n});
+    }
+    cases.push_back({"WeightQuantInt4Lists", WeightQuantProblem(std::move(in))});
+  }
+  return cases;
+}
+
+TEST(GroupedEmulationEngineTest, CannsPlansRunWithinEveryExpertsBound) {
+  const tiling::StrategyRegistry registry = tiling::MakeBuiltinRegistry();
+  for (const EngineCase& c : EngineCases()) {
+    absl::StatusOr<tiling::TilingDecision> decision = registry.Decide(c.problem, Chip950());
+    ASSERT_TRUE(decision.ok()) << c.name << ": " << decision.status();
+    const absl::StatusOr<tiling::grouped::GmmGroups> groups =
+        tiling::grouped::GroupsOf(c.problem.grouped);
+    ASSERT_TRUE(groups.ok()) << groups.status();
+    std::vector<std::vector<int64_t>> histograms = {{}};
+    if (groups->group_type != tiling::kGroupTypeNone) {
+      histograms = HistogramsOf(static_cast<int64_t>(groups->split_total),
+                                static_cast<int64_t>(groups->groups.size()));
+    }
+    for (const std::vector<int64_t>& histogram : histograms) {
+      MatmulProblem p = c.problem;
+      p.grouped.token_histogram = histogram;
+      const Tensors inputs = RandomInputs(p, 23);
+      absl::StatusOr<EmulationResult> result =
+          Emulate(decision->plan, p, Chip950(), inputs, EmulatorOptions{});
+      ASSERT_TRUE(result.ok()) << c.name << " (" << decision->plan.strategy << ") "
+                               << ::testing::PrintToString(histogram) << ": " << result.status();
+      absl::StatusOr<AccuracyReport> report =
+          CompareWithReference(p, inputs, result->c, 1, nullptr);
+      ASSERT_TRUE(report.ok()) << c.name << ": " << report.status();
+      EXPECT_TRUE(report->passed) << c.name << " " << ::testing::PrintToString(histogram)
+                                  << ": worst ratio " << report->worst_bound_ratio;
+    }
+  }
+}
 
 TEST(GroupedEmulationTimingTest, AHotExpertTakesLongerThanAnEvenSpread) {
   GroupedSpec spec;
