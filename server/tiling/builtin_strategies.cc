@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "server/tiling/grouped/no_quant/no_quant_strategy.h"
+#include "server/tiling/grouped/quant/gqmm_strategy.h"
 #include "server/tiling/grouped/weight_quant/gwq_strategy.h"
 #include "server/tiling/quant/quant_adapter.h"
 #include "server/tiling/strategies/batch_data_parallel.h"
@@ -87,7 +88,9 @@ void RegisterBuiltinStrategies(StrategyRegistry& registry) {
   status.Update(registry.Add(std::make_unique<grouped::GroupedNoQuantStrategy>(), kGmm));
   // Quant: the registry's priority 0, the MX basic-API strategy
   // (GMMQuantBasicApiTilingData), then priority 1, GroupedQmmTiling
-  // (GMMQuantTilingData); registered here, in that order.
+  // (GMMQuantTilingData).
+  status.Update(registry.Add(std::make_unique<grouped::GroupedQuantBasicApiStrategy>(), kGmm));
+  status.Update(registry.Add(std::make_unique<grouped::GroupedQuantStrategy>(), kGmm));
   // Weight-quant: GroupedWeightQuantBatchMatmulTiling (GMMWeightQuantTilingData).
   status.Update(registry.Add(std::make_unique<grouped::GroupedWeightQuantStrategy>(), kGmm));
   assert(status.ok() && "built-in strategy names are unique");

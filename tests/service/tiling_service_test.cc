@@ -559,11 +559,12 @@ TEST(MetricsTest, EveryStrategyOfEveryOperatorHasAZeroSeriesFromTheStart) {
       names.insert(name);
     }
   }
-  // GroupedMatmul's: GROUPED_NO_QUANT, GROUPED_WEIGHT_QUANT.
-  EXPECT_EQ(strategies, 39u);
+  // GroupedMatmul's: GROUPED_NO_QUANT, GROUPED_QUANT_BASIC_API, GROUPED_QUANT,
+  // GROUPED_WEIGHT_QUANT.
+  EXPECT_EQ(strategies, 41u);
   // TransposeBatchMatMul's and TransposeQuantBatchMatMul's BASE share a
   // series; every name gets a striped count (ServiceMetrics holds 64).
-  EXPECT_EQ(names.size(), 37u);
+  EXPECT_EQ(names.size(), 39u);
   for (const char* buffer : {"L0A", "L0B", "L0C", "BT", "L1"}) {
     EXPECT_EQ(server.Metric("npu_tiling_plan_warnings_total", {{"buffer", buffer}}), 0) << buffer;
   }

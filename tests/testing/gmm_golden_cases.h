@@ -74,7 +74,9 @@ inline std::string GmmTestPrefix(const std::string& path) {
 // reads its core count and buffer sizes from the context's platform
 // information instead (the README's harness facts: L0C 131072 where the
 // compile info may say 262144); its AIV count is the compile info's, which
-// its core-ratio checks read.
+// its core-ratio check (CheckCoreNum) reads together with the compile info's
+// AIC count. The engine has one AIC count for both: the platform's, which is
+// also the block dim; every quant case has the same count in both.
 inline tiling::ChipSpec GmmChipOf(const nlohmann::json& inputs, const std::string& path) {
   tiling::ChipSpec chip = *tiling::FindPlatform(tiling::kDefaultPlatform);
   const nlohmann::json& ci = inputs.at("compile_info");
