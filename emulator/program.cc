@@ -369,7 +369,9 @@ PipelineConfig GroupedPipeline(const tiling::TilingPlan& plan,
   using tiling::GroupedTensor;
   PipelineConfig pipeline;
   const tiling::BlockTiling block = tiling::KernelBlock(plan, problem);
-  pipeline.l0c_stages = static_cast<uint32_t>(std::max<uint64_t>(1, block.l0c_db));
+  // dbL0C: one or two output tiles in flight (a word an explicit tiling may
+  // set to anything).
+  pipeline.l0c_stages = block.l0c_db >= 2 ? 2 : 1;
   const tiling::GroupedTensorList& weight = problem.grouped[GroupedTensor::kWeight];
   pipeline.b_nz = weight.format == tiling::Format::kFractalNz;
   if (plan.data.kernel == tiling::KernelId::kGroupedQuantBasicApi) {

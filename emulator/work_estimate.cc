@@ -35,6 +35,20 @@ EmulationWork EstimateEmulationWork(const tiling::TilingPlan& plan,
         tiling::grouped::GroupsOf(problem.grouped);
     if (!groups.ok()) return work;  // the emulator names the field
     tiling::BlockTiling b = tiling::KernelBlock(plan, problem);
+    if (plan.data.kernel == tiling::KernelId::kGroupedWeightQuant) {
+      // Its controllers cut N finer: baseN halved, or the struct's main and
+      // tail blocks.
+      using F = tiling::GmmWeightQuantField;
+      b.base_n /= 2;
+      for (const auto& [count, size] :
+           {std::pair{F::kMainBlockCount, F::kMainBlockSize},
+            std::pair{F::kFirstTailBlockCount, F::kFirstTailBlockSize},
+            std::pair{F::kSecondTailBlockCount, F::kSecondTailBlockSize}}) {
+        const uint64_t blocks = tiling::Get(plan.data, count).value_or(0);
+        const uint64_t width = tiling::Get(plan.data, size).value_or(0);
+        if (blocks > 0 && width > 0) b.base_n = std::min(b.base_n, width);
+      }
+    }
     for (uint64_t* size : {&b.base_m, &b.base_n, &b.base_k}) *size = std::max<uint64_t>(1, *size);
     uint64_t steps = 0;
     for (const tiling::grouped::GmmGroup& g : groups->groups) {

@@ -148,6 +148,13 @@ absl::Status ExpandNoQuant(const TilingPlan& plan, const GmmGroups& groups, uint
   m_tail_cnt = std::max<uint64_t>(1, m_tail_cnt);
   n_tail_cnt = std::max<uint64_t>(1, n_tail_cnt);
   const uint64_t block_num = plan.block_dim;
+  // The pieces of one tail block go to as many cores (CANN's counts keep
+  // them within the cores).
+  if (m_tail_cnt > block_num || n_tail_cnt > block_num || m_tail_cnt * n_tail_cnt > block_num) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "tiling fields gmmNoQuantParam.mTailCnt x nTailCnt = ", m_tail_cnt, " x ", n_tail_cnt,
+        " exceed the ", block_num, " cores the tail's pieces go to"));
+  }
   const bool one_split_m = groups.group_type == kGroupTypeSplitM && group_num == 1;
   for (uint32_t core = 0; core < block_num; ++core) {
     CoreUnits out(groups, core, s);
@@ -432,6 +439,12 @@ absl::Status ExpandWeightQuantResplit(const TilingPlan& plan, const GmmGroups& g
   for (int i = 0; i < 3; ++i) {
     ASSIGN_OR_RETURN(counts[i], Word(plan, kPieces[i].count, kPieces[i].count_name));
     ASSIGN_OR_RETURN(sizes[i], Word(plan, kPieces[i].size, kPieces[i].size_name));
+    // Each kind of block lies within N (the controller cuts the last one).
+    if (counts[i] > 0 && (sizes[i] == 0 || counts[i] > CeilDiv(n_size, sizes[i]))) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("tiling fields ", kPieces[i].count_name, "=", counts[i], " and ",
+                       kPieces[i].size_name, "=", sizes[i], " do not fit nSize=", n_size));
+    }
     covered += counts[i] * sizes[i];
   }
   if (core_num > plan.block_dim) {
@@ -594,6 +607,14 @@ BlockTiling GroupedBlock(const TilingPlan& plan, const MatmulProblem& /*walked*/
 absl::StatusOr<Schedule> ExpandGrouped(const TilingPlan& plan, const MatmulProblem& walked,
                                        const ChipSpec& /*chip*/, uint64_t /*batch*/) {
   ASSIGN_OR_RETURN(const GmmGroups groups, grouped::GroupsOf(walked.grouped));
+  // The cube's L0 block and L1 K stage, which every kernel iterates by.
+  const BlockTiling block = GroupedBlock(plan, walked);
+  const bool basic_api = plan.data.kernel == KernelId::kGroupedQuantBasicApi;
+  RETURN_IF_ERROR(RequirePositive("mmTilingData.baseM", block.base_m));
+  RETURN_IF_ERROR(RequirePositive("mmTilingData.baseN", block.base_n));
+  RETURN_IF_ERROR(RequirePositive("mmTilingData.baseK", block.base_k));
+  RETURN_IF_ERROR(
+      RequirePositive(basic_api ? "mmTilingData.kAL1" : "mmTilingData.stepKa", block.k_l1));
   Schedule s;
   s.aic_cores = plan.block_dim;
   s.batch = groups.groups.size();

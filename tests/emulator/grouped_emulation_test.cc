@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <random>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -564,6 +565,44 @@ TEST(GroupedEmulationRefusalTest, WhatIsNotModelledIsUnimplementedNamingTheField
                       EmulatorOptions{})
                   .status(),
               StatusIs(absl::StatusCode::kUnimplemented, HasSubstr("vector_epilogue path")));
+}
+
+}  // namespace
+}  // namespace npu::emu
+
+namespace npu::emu {
+namespace {
+
+// Explicit tilings reach the emulator with any words: random edits of each
+// family's plan run or are refused by name, never crash or hang.
+TEST(GroupedEmulationRefusalTest, RandomWordEditsRunOrAreRefusedByName) {
+  std::mt19937_64 engine(11);
+  const uint64_t values[] = {0, 1, 2, 3, 16, 100, 255, 4096, 2147483648ull, 4294967295ull};
+  int ran = 0;
+  for (const Case& c : Cases()) {
+    const Tensors inputs = RandomInputs(c.problem, 3);
+    for (int edit = 0; edit < 25; ++edit) {
+      TilingPlan plan = c.plan;
+      const size_t size = plan.data.fields.size();
+      const size_t array = size > 400 ? 384 : 0;
+      size_t field = engine() % (size - array);
+      if (array > 0 && field >= size - array - tiling::kTCubeFieldCount) field += array;
+      plan.data.fields[field].value = values[engine() % std::size(values)];
+      EmulatorOptions options;
+      options.timing_only = edit % 2 == 0;
+      options.max_simulated_ops = 2'000'000;
+      const absl::StatusOr<EmulationResult> result =
+          Emulate(plan, c.problem, Chip950(), options.timing_only ? Tensors{} : inputs, options);
+      const absl::StatusCode code = result.status().code();
+      EXPECT_TRUE(code == absl::StatusCode::kOk || code == absl::StatusCode::kInvalidArgument ||
+                  code == absl::StatusCode::kFailedPrecondition ||
+                  code == absl::StatusCode::kUnimplemented ||
+                  code == absl::StatusCode::kResourceExhausted)
+          << c.name << " " << plan.data.fields[field].name << ": " << result.status();
+      ran += result.ok() ? 1 : 0;
+    }
+  }
+  EXPECT_GT(ran, 0);
 }
 
 }  // namespace

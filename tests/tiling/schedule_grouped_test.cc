@@ -297,3 +297,58 @@ TEST(ScheduleGroupedTest, RefusesAHistogramThatDoesNotFit) {
 
 }  // namespace
 }  // namespace npu::tiling
+
+namespace npu::tiling {
+namespace {
+
+// Explicit tilings reach the walks with any words: random edits of every
+// family's struct end in a plan that is walked or in a named refusal, never
+// in a crash, a hang or an internal error.
+TEST(ScheduleGroupedTest, RandomWordEditsAreWalkedOrRefusedByName) {
+  GroupedSpec spec;
+  spec.x = spec.w = DataType::kInt8;
+  spec.y = DataType::kBFloat16;
+  spec.groups = 5;
+  spec.m = 700;
+  spec.n = 1000;
+  spec.k = 256;
+  const MatmulProblem quant = GroupedProblem(spec);
+  spec.x = spec.y = DataType::kFloat16;
+  spec.w = DataType::kFloat16;
+  const MatmulProblem float_problem = GroupedProblem(spec);
+  spec.w = DataType::kInt8;
+  const MatmulProblem wq = GroupedProblem(spec);
+  const std::vector<std::pair<TilingPlan, MatmulProblem>> plans = {
+      {NoQuantPlan(float_problem, 32), float_problem},
+      {QuantPlan(quant, 32, 0, 0, 2), quant},
+      {QuantPlan(quant, 32, 2, 16, 32), quant},
+      {MxPlan(quant, 32), quant},
+      {WeightQuantPlan(wq, 32, true, 2), wq},
+      {WeightQuantPlan(wq, 32, false, 2), wq}};
+  const uint64_t values[] = {0, 1, 2, 3, 7, 16, 100, 255, 4096, 2147483648ull, 4294967295ull};
+  std::mt19937_64 engine(5);
+  std::map<absl::StatusCode, int> codes;
+  for (const auto& [base, problem] : plans) {
+    for (int edit = 0; edit < 300; ++edit) {
+      TilingPlan plan = base;
+      // The head and the block words (GMMArray's 384 entries are not read).
+      const size_t size = plan.data.fields.size();
+      const size_t array = size > 400 ? 384 : 0;
+      size_t field = engine() % (size - array);
+      if (array > 0 && field >= size - array - kTCubeFieldCount) field += array;
+      plan.data.fields[field].value = values[engine() % std::size(values)];
+      const absl::Status status = ExpandSchedule(plan, problem, Chip950()).status();
+      ++codes[status.code()];
+      EXPECT_TRUE(status.code() == absl::StatusCode::kOk ||
+                  status.code() == absl::StatusCode::kInvalidArgument ||
+                  status.code() == absl::StatusCode::kFailedPrecondition ||
+                  status.code() == absl::StatusCode::kUnimplemented)
+          << plan.data.struct_name() << " " << status;
+    }
+  }
+  EXPECT_GT(codes[absl::StatusCode::kOk], 0);
+  EXPECT_GT(codes[absl::StatusCode::kInvalidArgument], 0);
+}
+
+}  // namespace
+}  // namespace npu::tiling
