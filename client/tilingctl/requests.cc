@@ -693,6 +693,11 @@ absl::StatusOr<pb::ExecuteRequest> ExecuteRequestFromFlags() {
   absl::StatusOr<pb::TilingRequest> tiling_request = RequestFromFlags();
   if (!tiling_request.ok()) return tiling_request.status();
   const pb::Operator op = tiling_request->problem().op();
+  if (op == pb::OPERATOR_GROUPED_MATMUL && !paths.a.empty()) {
+    return absl::InvalidArgumentError(
+        "--a / --b: GroupedMatmul's operands are tensor lists (ExecuteInputs.grouped); tilingctl "
+        "generates them from --seed");
+  }
   const bool scaled = op == pb::OPERATOR_QUANT_BATCH_MATMUL_V3 ||
                       op == pb::OPERATOR_WEIGHT_QUANT_BATCH_MATMUL_V2 ||
                       op == pb::OPERATOR_TRANSPOSE_QUANT_BATCH_MATMUL ||
