@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/types/span.h"
+#include "emulator/grouped_emulation.h"
 #include "emulator/numerics.h"
 #include "emulator/quant_emulation.h"
 #include "emulator/thread_pool.h"
@@ -308,6 +309,10 @@ absl::StatusOr<AccuracyReport> CompareWithReference(const MatmulProblem& problem
                                                     const Tensors& inputs, const HostTensor& c,
                                                     int threads, const std::atomic<bool>* cancelled,
                                                     Epilogue epilogue) {
+  // GroupedMatmul: every group against its path's reference.
+  if (problem.op == tiling::MatmulOp::kGroupedMatmul) {
+    return CheckGroupedAccuracy(problem, inputs, c, threads, cancelled);
+  }
   if (problem.m <= 0 || problem.n <= 0 || problem.k < 0) {
     return absl::InvalidArgumentError("problem sizes must be m, n > 0 and k >= 0");
   }

@@ -7,6 +7,7 @@
 #include "emulator/accuracy.h"
 #include "emulator/buffers.h"
 #include "emulator/gemm_kernel.h"
+#include "emulator/grouped_emulation.h"
 #include "emulator/l2_traffic.h"
 #include "emulator/quant_emulation.h"
 #include "emulator/thread_pool.h"
@@ -87,6 +88,8 @@ std::vector<int64_t> ShapeB(const MatmulProblem& p) {
 OperandShapes ShapesOf(const MatmulProblem& p) {
   // The transposed batch matmuls' tensors as stored, through their perms.
   if (IsTransposed(p)) return TransposedShapes(p);
+  // GroupedMatmul: x[0], weight[0], bias[0] and y.
+  if (IsGrouped(p)) return GroupedShapes(p);
   OperandShapes shapes;
   shapes.a = Prefixed(p.batch.a, ShapeA(p));
   shapes.b = p.op == tiling::MatmulOp::kWeightQuantBatchMatmulV2 ? WeightShapeOf(p)
@@ -107,11 +110,9 @@ OperandShapes ShapesOf(const MatmulProblem& p) {
 }
 
 absl::Status CheckModelled(const MatmulProblem& problem) {
-  // Its kernels walk each expert's rows of the runtime token distribution.
-  if (problem.op == tiling::MatmulOp::kGroupedMatmul) {
-    return absl::UnimplementedError(
-        "problem.op: the emulator does not model GroupedMatmul's kernels yet");
-  }
+  // GroupedMatmul: its groups over the token histogram, and its paths'
+  // modes the emulator models.
+  if (IsGrouped(problem)) return CheckGroupedModelled(problem);
   // QuantBatchMatmulV3's FRACTAL_NZ x2 (and WeightQuantBatchMatmulV2's
   // weight) only changes how the kernel loads it: its values are given and
   // computed in their ND layout (ShapesOf()).
@@ -145,6 +146,8 @@ namespace {
 // operand layouts the kernel model does not implement.
 absl::Status CheckProblem(const MatmulProblem& problem, const tiling::ChipSpec& chip_spec) {
   RETURN_IF_ERROR(tiling::ValidateChip(chip_spec));
+  // GroupedMatmul's sizes are its groups'.
+  if (IsGrouped(problem)) return CheckModelled(problem);
   if (problem.m <= 0 || problem.n <= 0 || problem.k < 0) {
     return absl::InvalidArgumentError(absl::StrCat("problem sizes m=", problem.m, " n=", problem.n,
                                                    " k=", problem.k,
@@ -176,6 +179,16 @@ absl::Status CheckProblem(const MatmulProblem& problem, const tiling::ChipSpec& 
 // budget rather than left to run.
 absl::Status CheckNumericInputs(const MatmulProblem& problem, const Tensors& inputs,
                                 const EmulatorOptions& options) {
+  if (IsGrouped(problem)) {
+    RETURN_IF_ERROR(CheckGroupedInputs(problem, inputs));
+    const uint64_t macs = GroupedUsefulMacs(problem);
+    if (options.max_numeric_macs != 0 && macs > options.max_numeric_macs) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat("numerics need ", macs, " MACs over the groups, above the work limit of ",
+                       options.max_numeric_macs, "; use timing-only"));
+    }
+    return absl::OkStatus();
+  }
   const OperandShapes shapes = ShapesOf(problem);
   if (IsTransposed(problem)) {
     RETURN_IF_ERROR(CheckTransposedInputs(problem, inputs));
@@ -260,15 +273,27 @@ absl::Status RunSchedule(const tiling::TilingPlan& plan, const PipelineConfig& p
   // The transposed batch matmuls are timed as the batched matmul they
   // compute, their transfers through their strided layouts (the pipeline).
   const bool transposed = IsTransposed(problem);
-  const MatmulProblem timed = transposed ? LogicalProblem(problem, false) : MatmulProblem();
-  const MatmulProblem& walked = transposed ? timed : problem;
+  // GroupedMatmul is timed on its stacked C, each group's weight its own
+  // in L2 (grouped_emulation.h).
+  const bool grouped = IsGrouped(problem);
+  const MatmulProblem timed = transposed ? LogicalProblem(problem, false)
+                              : grouped  ? GroupedTimedProblem(problem)
+                                         : MatmulProblem();
+  const MatmulProblem& walked = transposed || grouped ? timed : problem;
   ASSIGN_OR_RETURN(ProgramSet programs,
                    BuildPrograms(result.schedule, plan, walked, chip, program_options));
   TimingOptions timing = TimingOptionsFor(walked, options);
-  timing.read_mix = EstimateGmReadMix(result.schedule, walked, chip_spec, pipeline.b_per_group);
+  timing.read_mix =
+      EstimateGmReadMix(grouped ? GroupedL2View(result.schedule) : result.schedule, walked,
+                        chip_spec, pipeline.b_per_group);
+  if (grouped) timing.useful_macs = GroupedUsefulMacs(problem);
   ASSIGN_OR_RETURN(result.stats, RunTiming(programs, chip, timing));
 
-  if (!options.timing_only && transposed) {
+  if (!options.timing_only && grouped) {
+    ThreadPool pool(options.threads);
+    ASSIGN_OR_RETURN(result.c, RunGroupedNumerics(result.schedule, plan, problem, inputs, pool,
+                                                  options.cancelled));
+  } else if (!options.timing_only && transposed) {
     ThreadPool pool(options.threads);
     ASSIGN_OR_RETURN(
         result.c, RunTransposedNumerics(result.schedule, problem, inputs, pool, options.cancelled));
@@ -482,6 +507,7 @@ void ApplyEpilogue(Epilogue epilogue, std::vector<double>& reference) {
 
 Tensors RandomInputs(const MatmulProblem& problem, uint64_t seed) {
   if (IsTransposed(problem)) return RandomTransposedInputs(problem, seed);
+  if (IsGrouped(problem)) return RandomGroupedInputs(problem, seed);
   if (problem.op == tiling::MatmulOp::kQuantBatchMatmulV3) return RandomQuantInputs(problem, seed);
   if (problem.op == tiling::MatmulOp::kWeightQuantBatchMatmulV2) {
     return RandomWeightQuantInputs(problem, seed);

@@ -18,10 +18,12 @@
 #ifndef NPU_EMULATOR_EMULATOR_H_
 #define NPU_EMULATOR_EMULATOR_H_
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "emulator/kernel_schedule.h"
@@ -47,6 +49,10 @@ struct Tensors {
   // QuantBatchMatmulV3 (a is x1, b is x2, the bias of problem.quant.bias_shape):
   // its scale, pertoken_scale and offset as problem.quant describes them.
   std::optional<HostTensor> scale, pertoken_scale, offset;
+  // GroupedMatmul (grouped_emulation.h): each input list's tensors, by
+  // tiling::GroupedTensor, one per instance of the problem's list; a, b and
+  // the members above stay empty.
+  std::array<std::vector<HostTensor>, tiling::kGroupedTensorCount> grouped;
 };
 
 // The shapes the emulator expects of A, B, the bias, x3 and C for `problem`
@@ -88,7 +94,9 @@ struct EmulatorOptions {
 };
 
 struct EmulationResult {
-  HostTensor c;  // ShapesOf(problem).c of problem.dtype_c; empty when timing-only
+  // ShapesOf(problem).c of problem.dtype_c (GroupedMatmul: y); empty when
+  // timing-only.
+  HostTensor c;
   EmulatorStats stats;
   tiling::Schedule schedule;
 };

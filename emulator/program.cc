@@ -9,9 +9,11 @@
 #include "emulator/kernel_schedule.h"
 #include "emulator/kernel_traits.h"
 #include "emulator/program_builder.h"
+#include "server/tiling/grouped/gmm_groups.h"
 #include "server/tiling/hardware_constants.h"
 #include "server/tiling/int_math.h"
 #include "server/tiling/operator_table.h"
+#include "server/tiling/schedule.h"
 #include "server/tiling/status_macros.h"
 #include "server/tiling/tiling_data.h"
 
@@ -490,9 +492,63 @@ PipelineConfig PipelineForPlan(const tiling::TilingPlan& plan) {
   return pipeline;
 }
 
+namespace {
+
+// GroupedMatmul's kernels: the struct's L0C buffers and B's K per L1 stage
+// (baseK * stepKb; the MX basic API's kBL1), an NZ weight loaded as it is;
+// the quant path's vector dequant (KERNEL_TYPE 1) and per-group / per-block
+// (2) kernels take C through the AIVs' UB as QuantBatchMatmulV3's mix
+// kernels do, its fixpipe and MX kernels dequantize on the way out of L0C;
+// the weight-quant kernels dequantize the weight on the AIVs into L1, as
+// WeightQuantBatchMatmulV2's.
+PipelineConfig GroupedPipeline(const tiling::TilingPlan& plan,
+                               const tiling::MatmulProblem& problem) {
+  using tiling::GroupedTensor;
+  PipelineConfig pipeline;
+  const tiling::BlockTiling block = tiling::KernelBlock(plan, problem);
+  // dbL0C: one or two output tiles in flight (a word an explicit tiling may
+  // set to anything).
+  pipeline.l0c_stages = block.l0c_db >= 2 ? 2 : 1;
+  const tiling::GroupedTensorList& weight = problem.grouped[GroupedTensor::kWeight];
+  pipeline.b_nz = weight.format == tiling::Format::kFractalNz;
+  if (plan.data.kernel == tiling::KernelId::kGroupedQuantBasicApi) {
+    pipeline.k_l1_b = tiling::Get(plan.data, tiling::GmmQuantBasicApiField::kKBL1).value_or(0);
+  } else {
+    pipeline.k_l1_b = block.base_k * std::max<uint64_t>(1, block.step_kb);
+  }
+  uint64_t k = 0;
+  if (absl::StatusOr<tiling::grouped::GmmGroups> groups =
+          tiling::grouped::GroupsOf(problem.grouped);
+      groups.ok()) {
+    for (const tiling::grouped::GmmGroup& g : groups->groups) k = std::max(k, g.k);
+  }
+  if (plan.data.kernel == tiling::KernelId::kGroupedQuant) {
+    const uint64_t kernel_type = (plan.key.grouped_bits >> 4) & 0xF;
+    if (kernel_type == 1 || kernel_type == 2) {
+      pipeline.output_through_ub = true;
+      pipeline.ub_vector_passes =
+          kernel_type == 2
+              ? static_cast<uint32_t>(kQuantPerBlockPassesPerGroup * tiling::CeilDiv(k, 128) + 1)
+              : kQuantDequantVectorPasses;
+    }
+  }
+  if (plan.data.kernel == tiling::KernelId::kGroupedWeightQuant) {
+    pipeline.b_antiquant_passes =
+        kAntiquantVectorPasses +
+        (problem.grouped[GroupedTensor::kAntiquantOffset].present() ? 1 : 0);
+    pipeline.b_antiquant_bits = tiling::DataTypeBits(weight.dtype);
+    pipeline.l1_stages_b = std::clamp<uint32_t>(
+        static_cast<uint32_t>(block.depth_b1 / std::max<uint64_t>(1, block.step_kb)), 1, 2);
+  }
+  return pipeline;
+}
+
+}  // namespace
+
 PipelineConfig PipelineForPlan(const tiling::TilingPlan& plan,
                                const tiling::MatmulProblem& problem) {
   PipelineConfig pipeline = PipelineForPlan(plan);
+  if (problem.op == tiling::MatmulOp::kGroupedMatmul) return GroupedPipeline(plan, problem);
   if (problem.op == tiling::MatmulOp::kWeightQuantBatchMatmulV2) {
     // The weight reaches L1 through the AIVs' antiquant; its L1 holds x's
     // dtype, and the GM read is at the weight's packed width.

@@ -285,8 +285,10 @@ inline constexpr uint32_t kQuantPerBlockPassesPerGroup = 2;
 // cast and the AIVs only copy out). For QuantBatchMatmulV3, C goes through
 // UB in the kernels with a vector epilogue (mixed kernels other than
 // Stream-K's, whose AIVs reduce the partial sums instead); the cube-only
-// kernels dequantize in FIXPIPE at no extra pass. MatMulV3 problems keep the
-// pipeline above.
+// kernels dequantize in FIXPIPE at no extra pass. GroupedMatmul's kernels
+// take the same pipes by path: the quant path's vector and per-block
+// kernels through UB, the weight-quant kernels' antiquant on the AIVs.
+// MatMulV3 problems keep the pipeline above.
 PipelineConfig PipelineForPlan(const tiling::TilingPlan& plan,
                                const tiling::MatmulProblem& problem);
 

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "emulator/kernel_traits.h"
+#include "server/tiling/grouped/gmm_groups.h"
 #include "server/tiling/int_math.h"
 #include "server/tiling/schedule.h"
 #include "server/tiling/tiling_data.h"
@@ -27,6 +28,43 @@ using tiling::CeilDiv;
 
 EmulationWork EstimateEmulationWork(const tiling::TilingPlan& plan,
                                     const tiling::MatmulProblem& problem) {
+  // GroupedMatmul: its groups' base blocks, each over its own K.
+  if (problem.op == tiling::MatmulOp::kGroupedMatmul) {
+    EmulationWork work;
+    const absl::StatusOr<tiling::grouped::GmmGroups> groups =
+        tiling::grouped::GroupsOf(problem.grouped);
+    if (!groups.ok()) return work;  // the emulator names the field
+    tiling::BlockTiling b = tiling::KernelBlock(plan, problem);
+    if (plan.data.kernel == tiling::KernelId::kGroupedWeightQuant) {
+      // Its controllers cut N finer: baseN halved, or the struct's main and
+      // tail blocks.
+      using F = tiling::GmmWeightQuantField;
+      b.base_n /= 2;
+      for (const auto& [count, size] :
+           {std::pair{F::kMainBlockCount, F::kMainBlockSize},
+            std::pair{F::kFirstTailBlockCount, F::kFirstTailBlockSize},
+            std::pair{F::kSecondTailBlockCount, F::kSecondTailBlockSize}}) {
+        const uint64_t blocks = tiling::Get(plan.data, count).value_or(0);
+        const uint64_t width = tiling::Get(plan.data, size).value_or(0);
+        if (blocks > 0 && width > 0) b.base_n = std::min(b.base_n, width);
+      }
+    }
+    for (uint64_t* size : {&b.base_m, &b.base_n, &b.base_k}) *size = std::max<uint64_t>(1, *size);
+    uint64_t steps = 0;
+    for (const tiling::grouped::GmmGroup& g : groups->groups) {
+      if (!g.computed()) continue;
+      const uint64_t blocks = SatMul(CeilDiv(g.m, b.base_m), CeilDiv(g.n, b.base_n));
+      work.base_blocks = SatAdd(work.base_blocks, blocks);
+      steps = SatAdd(steps, SatMul(blocks, CeilDiv(g.k, b.base_k)));
+    }
+    work.units = work.base_blocks;
+    work.k_steps = work.base_blocks == 0 ? 0 : CeilDiv(steps, work.base_blocks);
+    work.min_ops = std::max(steps, work.units);
+    work.expected_ops = SatAdd(SatMul(3, steps), work.units);
+    work.why = absl::StrCat(work.base_blocks, " base blocks of ", groups->groups.size(),
+                            " groups, ", steps, " K steps");
+    return work;
+  }
   // A batched problem is its batches' work: one batch's rows (M as the
   // kernel walks it) times the C batches.
   const absl::StatusOr<tiling::BatchShape> walk = tiling::BatchShapeOf(problem);

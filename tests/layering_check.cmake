@@ -46,7 +46,8 @@ set(TYPES_HEADERS
   server/tiling/weight_quant/wq_facts.h
   server/tiling/weight_quant/wq_parse.h
   server/tiling/transpose/transpose_parse.h
-  server/tiling/grouped/gmm_path.h)
+  server/tiling/grouped/gmm_path.h
+  server/tiling/grouped/gmm_groups.h)
 # The types target's own sources; schedule_internal.h is shared by its
 # schedule files and the kernel table, and by nothing else.
 set(TYPES_SOURCES
@@ -71,7 +72,8 @@ set(TYPES_SOURCES
   server/tiling/schedule_transpose.cc
   server/tiling/schedule_grouped.cc
   server/tiling/transpose/transpose_parse.cc
-  server/tiling/grouped/gmm_path.cc)
+  server/tiling/grouped/gmm_path.cc
+  server/tiling/grouped/gmm_groups.cc)
 set(ENGINE_API ${TYPES_HEADERS}
   server/tiling/registry.h
   server/tiling/strategy.h

@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <cinttypes>
+#include <cmath>
 #include <optional>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -669,7 +671,8 @@ void AppendTilingLines(const pb::ExecuteResponse& r, std::string& out) {
   for (const char* name :
        {"baseM", "baseN", "baseK", "mL1", "nL1", "kL1", "skSingleCoreK", "usedCoreNum", "baseMN",
         "aivNum", "matmulTiling.baseM", "matmulTiling.baseN", "matmulTiling.baseK",
-        "matmulTiling.usedCoreNum"}) {
+        "matmulTiling.usedCoreNum", "mmTilingData.baseM", "mmTilingData.baseN",
+        "mmTilingData.baseK", "mmTilingData.usedCoreNum"}) {
     bool found = false;
     const uint64_t value = FieldValue(t, name, &found);
     if (found) absl::StrAppend(&blocks, blocks.empty() ? "" : " ", name, "=", value);
@@ -709,16 +712,20 @@ void AppendRunSummary(const pb::ExecuteResponse& r, std::string& out) {
                         chip.npu_arch().empty() ? "" : absl::StrCat(" (", chip.npu_arch(), ")"),
                         chip.aic_num(), chip.aiv_num(), chip.cube_freq_mhz());
   AppendInputs(r, out);
+  // What the run assumed (GroupedMatmul: how its groups were split).
+  for (const std::string& note : r.notes()) absl::StrAppendFormat(&out, "%-14s %s\n", "groups", note);
 }
 
 // The accuracy section: the emulated C against the fp64 reference.
-void AppendAccuracy(const pb::AccuracyReport& a, std::string& out) {
+void AppendAccuracy(const pb::AccuracyReport& a, bool grouped, std::string& out) {
   absl::StrAppendFormat(&out, "\naccuracy vs fp64 reference: %s\n", a.passed() ? "PASS" : "FAIL");
   absl::StrAppendFormat(&out, "  %-20s %.6g\n", "max abs error", a.max_abs_error());
   absl::StrAppendFormat(&out, "  %-20s %.6g\n", "max rel error", a.max_rel_error());
-  absl::StrAppendFormat(&out, "  %-20s C[%d, %d]: bound %.6g, error / bound %.4g\n",
-                        "worst element", a.worst_row(), a.worst_col(), a.error_bound(),
-                        a.worst_bound_ratio());
+  // GroupedMatmul: the element of the worst expert's y.
+  absl::StrAppendFormat(&out, "  %-20s %s[%d, %d]: bound %.6g, error / bound %.4g\n",
+                        "worst element",
+                        grouped ? absl::StrCat("y of group ", a.worst_batch(), " ") : "C",
+                        a.worst_row(), a.worst_col(), a.error_bound(), a.worst_bound_ratio());
   absl::StrAppendFormat(&out, "  %-20s %u\n", "elements over bound", a.elements_over_bound());
   if (!a.bound_rule().empty()) {
     // QuantBatchMatmulV3: the path's own rule.
@@ -791,10 +798,67 @@ void AppendTiming(const pb::TimingReport& tm, std::string& out) {
 
 }  // namespace
 
+namespace {
+
+uint64_t SplitMix(uint64_t& state) {
+  uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+}  // namespace
+
+std::vector<int64_t> ZipfHistogram(int64_t total, int64_t groups, double exponent, uint64_t seed) {
+  std::vector<int64_t> histogram(static_cast<size_t>(std::max<int64_t>(groups, 0)), 0);
+  if (groups <= 0 || total <= 0) return histogram;
+  uint64_t state = seed ^ 0x5A49504Full;  // "ZIPF"
+  // The experts' popularity ranks: a seeded Fisher-Yates permutation.
+  std::vector<int64_t> rank(histogram.size());
+  for (size_t i = 0; i < rank.size(); ++i) rank[i] = static_cast<int64_t>(i);
+  for (size_t i = rank.size(); i > 1; --i) std::swap(rank[i - 1], rank[SplitMix(state) % i]);
+  std::vector<double> cdf(histogram.size());
+  double sum = 0;
+  for (size_t i = 0; i < rank.size(); ++i) {
+    sum += std::pow(static_cast<double>(rank[i] + 1), -exponent);
+    cdf[i] = sum;
+  }
+  // Each token drawn on its own up to 2^22 tokens; beyond, the expected
+  // shares with the largest remainders rounded up (the draw's noise is then
+  // below a fraction of a percent anyway).
+  constexpr int64_t kDrawnTokens = int64_t{1} << 22;
+  if (total <= kDrawnTokens) {
+    for (int64_t t = 0; t < total; ++t) {
+      const double u = static_cast<double>(SplitMix(state) >> 11) * std::ldexp(1.0, -53) * sum;
+      const size_t e = static_cast<size_t>(std::upper_bound(cdf.begin(), cdf.end(), u) -
+                                           cdf.begin());
+      ++histogram[std::min(e, histogram.size() - 1)];
+    }
+    return histogram;
+  }
+  std::vector<std::pair<double, size_t>> remainders;
+  int64_t given = 0;
+  double previous = 0;
+  for (size_t i = 0; i < histogram.size(); ++i) {
+    const double share = static_cast<double>(total) * (cdf[i] - previous) / sum;
+    previous = cdf[i];
+    histogram[i] = static_cast<int64_t>(std::floor(share));
+    given += histogram[i];
+    remainders.emplace_back(share - std::floor(share), i);
+  }
+  std::sort(remainders.rbegin(), remainders.rend());
+  for (size_t i = 0; given < total && i < remainders.size(); ++i, ++given) {
+    ++histogram[remainders[i].second];
+  }
+  return histogram;
+}
+
 std::string FormatExecute(const pb::ExecuteResponse& r) {
   std::string out;
   AppendRunSummary(r, out);
-  if (r.has_accuracy()) AppendAccuracy(r.accuracy(), out);
+  if (r.has_accuracy()) {
+    AppendAccuracy(r.accuracy(), absl::StartsWith(r.tiling().tiling_struct(), "GMM"), out);
+  }
   AppendTiming(r.timing(), out);
   absl::StrAppendFormat(&out, "\n%-14s %.3f s on %u thread%s (server)\n", "host time",
                         r.host_seconds(), r.threads_used(), r.threads_used() == 1 ? "" : "s");

@@ -119,8 +119,16 @@ absl::StatusOr<NpyArray> NpyFromTensor(const npu::tiling::v1::Tensor& tensor);
 // are errors, so that a typo in a hand edit is not silently ignored.
 absl::StatusOr<npu::tiling::v1::TilingResponse> ParseTilingFile(absl::string_view json_text);
 
-// The report for people: the tiling that ran, the error against the fp64
-// reference, the timing with the per-core table, host time.
+// GroupedMatmul's --skew zipf:S draw: `total` rows (or K) routed over
+// `groups` experts, expert of popularity rank r (a permutation seeded by
+// `seed`) drawn with weight r^-exponent, each token on its own (past 2^22
+// tokens, the expected shares rounded by largest remainder). Deterministic
+// for `seed` on every platform; sums to `total`.
+std::vector<int64_t> ZipfHistogram(int64_t total, int64_t groups, double exponent, uint64_t seed);
+
+// The report for people: the tiling that ran, how a GroupedMatmul's groups
+// were split, the error against the fp64 reference, the timing with the
+// per-core table, host time.
 std::string FormatExecute(const npu::tiling::v1::ExecuteResponse& response);
 
 }  // namespace npu::client

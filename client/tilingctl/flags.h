@@ -86,6 +86,8 @@ ABSL_DECLARE_FLAG(std::string, form);
 ABSL_DECLARE_FLAG(std::optional<int64_t>, group_type);
 ABSL_DECLARE_FLAG(int64_t, group_list_type);
 ABSL_DECLARE_FLAG(std::optional<int64_t>, split_item);
+ABSL_DECLARE_FLAG(std::vector<std::string>, histogram);
+ABSL_DECLARE_FLAG(std::string, skew);
 ABSL_DECLARE_FLAG(std::string, platform);
 ABSL_DECLARE_FLAG(std::optional<uint32_t>, aic_num);
 ABSL_DECLARE_FLAG(std::optional<uint32_t>, aiv_num);

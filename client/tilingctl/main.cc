@@ -176,6 +176,14 @@ ABSL_FLAG(int64_t, group_list_type, 0,
           "grouped_matmul: 0 cumulative, 1 counts, 2 sparse group_list.");
 ABSL_FLAG(std::optional<int64_t>, split_item, std::nullopt,
           "grouped_matmul: CANN's split_item (default 3; 0 for --form multi).");
+ABSL_FLAG(std::vector<std::string>, histogram, {},
+          "grouped_matmul: the token histogram, rows per expert (split M) or K per group "
+          "(split K), e.g. 10,0,300,...; one entry per group, summing to M (K). Without it and "
+          "--skew, Execute spreads the rows evenly and says so.");
+ABSL_FLAG(std::string, skew, "",
+          "grouped_matmul: draw the token histogram instead: zipf:S routes the M rows (split "
+          "K: the K) over the experts by a Zipf law of exponent S (S > 0; 1.0 to 1.5 is typical "
+          "of MoE routers), the experts' ranks and the draw seeded by --seed.");
 
 // The platform and the decision.
 ABSL_FLAG(std::string, platform, "", "Platform profile (default: the server's, ascend950pr).");
@@ -403,6 +411,7 @@ int main(int argc, char** argv) {
       "N]\n"
       "                    [--scale_npy S.npy] [--pertoken_npy P.npy] [--offset_npy O.npy]\n"
       "                    [--timing-only] [--threads N] [--tiling FILE | --kernel-schedule FILE]\n"
+      "                    [--histogram 10,0,300,... | --skew zipf:S]  (grouped_matmul)\n"
       "                    emulate on the server\n"
       "Common: --server host:port (default localhost:50051) | --local, --json, --timeout 10s\n"
       "TLS:    --tls_ca CA.pem [--tls_cert CLIENT.pem --tls_key CLIENT.key] [--tls_server_name N]");

@@ -1,9 +1,13 @@
 #include "client/tilingctl/requests.h"
 
+#include <algorithm>
+#include <cmath>
 #include <optional>
 #include <utility>
+#include <vector>
 
 #include "absl/flags/flag.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "client/npy.h"
@@ -522,6 +526,55 @@ absl::Status GroupedFromShapeFlags(pb::GroupedInputs* g) {
   return absl::OkStatus();
 }
 
+// The token histogram of --histogram, or the Zipf draw of --skew, over the
+// problem's groups: group_list's length, and x's M (split M) or K (split K).
+absl::Status ApplyHistogramFlags(pb::GroupedInputs* g) {
+  const std::vector<std::string> listed = absl::GetFlag(FLAGS_histogram);
+  const std::string skew = absl::GetFlag(FLAGS_skew);
+  if (listed.empty() && skew.empty()) return absl::OkStatus();
+  if (!listed.empty() && !skew.empty()) {
+    return absl::InvalidArgumentError("--histogram and --skew: give one of them");
+  }
+  if (!listed.empty()) {
+    g->clear_token_histogram();
+    for (const std::string& entry : listed) {
+      int64_t rows = 0;
+      if (!absl::SimpleAtoi(entry, &rows) || rows < 0) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("--histogram: \"", entry, "\" is not a count >= 0"));
+      }
+      g->add_token_histogram(rows);
+    }
+    return absl::OkStatus();
+  }
+  double exponent = 0;
+  if (!absl::StartsWith(skew, "zipf:") || !absl::SimpleAtod(skew.substr(5), &exponent) ||
+      !(exponent > 0) || exponent > 16) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--skew: \"", skew, "\"; expected zipf:S with 0 < S <= 16"));
+  }
+  const int64_t group_type = g->has_group_type() ? g->group_type() : -1;
+  if ((group_type != 0 && group_type != 2) || g->group_list().instances_size() == 0 ||
+      g->group_list().instances(0).origin_size() == 0 || g->x().instances_size() != 1 ||
+      g->x().instances(0).origin_size() < 2) {
+    return absl::InvalidArgumentError(
+        "--skew: needs a split problem (group_type 0 or 2) with one x and a group_list");
+  }
+  const auto& x = g->x().instances(0).origin();
+  const int64_t rows = x[x.size() - 2], cols = x[x.size() - 1];
+  const bool split_m = group_type == 0;
+  const int64_t total = split_m ? (g->transpose_x() ? cols : rows) : (g->transpose_x() ? rows : cols);
+  const int64_t groups = g->group_list().instances(0).origin(0);
+  if (groups < 1 || groups > 1024) {
+    return absl::InvalidArgumentError("--skew: group_list's length must be in [1, 1024]");
+  }
+  g->clear_token_histogram();
+  for (int64_t count : ZipfHistogram(total, groups, exponent, absl::GetFlag(FLAGS_seed))) {
+    g->add_token_histogram(count);
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<pb::TilingRequest> GroupedRequestFromFlags() {
@@ -543,6 +596,7 @@ absl::StatusOr<pb::TilingRequest> GroupedRequestFromFlags() {
   } else if (absl::Status status = GroupedFromShapeFlags(p->mutable_grouped()); !status.ok()) {
     return status;
   }
+  if (absl::Status status = ApplyHistogramFlags(p->mutable_grouped()); !status.ok()) return status;
   if (absl::Status status = ApplyDecisionFlags(&request); !status.ok()) return status;
   return request;
 }
@@ -638,6 +692,11 @@ absl::StatusOr<pb::ExecuteRequest> ExecuteRequestFromFlags() {
   absl::StatusOr<pb::TilingRequest> tiling_request = RequestFromFlags();
   if (!tiling_request.ok()) return tiling_request.status();
   const pb::Operator op = tiling_request->problem().op();
+  if (op == pb::OPERATOR_GROUPED_MATMUL && !paths.a.empty()) {
+    return absl::InvalidArgumentError(
+        "--a / --b: GroupedMatmul's operands are tensor lists (ExecuteInputs.grouped); tilingctl "
+        "generates them from --seed");
+  }
   const bool scaled = op == pb::OPERATOR_QUANT_BATCH_MATMUL_V3 ||
                       op == pb::OPERATOR_WEIGHT_QUANT_BATCH_MATMUL_V2 ||
                       op == pb::OPERATOR_TRANSPOSE_QUANT_BATCH_MATMUL ||

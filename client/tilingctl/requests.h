@@ -23,7 +23,9 @@ absl::StatusOr<npu::tiling::v1::TilingRequest> RequestFromFlags();
 // describe (--m, --n, --k per the unit tests' forms: --groups, --form,
 // --group-type, --group-list-type, --split-item, --dtype / --dtype-b /
 // --dtype-c, --trans-a (transpose_x), --trans-b (transpose_weight),
-// --format-b, --bias / --bias-dtype), with the platform and decision flags.
+// --format-b, --bias / --bias-dtype), the token histogram (--histogram, or
+// --skew zipf:S with --seed: ZipfHistogram(), execute.h), with the platform and
+// decision flags.
 absl::StatusOr<npu::tiling::v1::TilingRequest> GroupedRequestFromFlags();
 
 // Puts `request` in ADVISE mode with the advise flags. --strategy is refused

@@ -209,6 +209,16 @@ std::string VariantObstacle(const MatmulProblem& problem) {
   if (absl::Status modelled = emu::CheckModelled(problem); !modelled.ok()) {
     return std::string(modelled.message());
   }
+  // GroupedMatmul: CANN's plan alone. Its base block is one for all the
+  // experts, and what it costs depends on each expert's rows, which the
+  // tiling never sees (the token histogram is Execute's): a block search
+  // would rank blocks for one distribution, and rewrite GMM structs whose
+  // L1 depths, tail re-split and core counts CANN derives per path.
+  if (problem.op == tiling::MatmulOp::kGroupedMatmul) {
+    return "GroupedMatmul is ranked on CANN's plan alone: its one base block serves every "
+           "expert, and the experts' rows (the token histogram) are a runtime fact the tiling "
+           "does not see; Execute with --histogram or --skew times the plan on a distribution";
+  }
   if (problem.k == 0) return "K=0: C is the bias or zero, nothing to tile";
   if (problem.op == tiling::MatmulOp::kQuantBatchMatmulV3 ||
       problem.op == tiling::MatmulOp::kWeightQuantBatchMatmulV2) {
@@ -304,6 +314,7 @@ Offer TransposeBlockPlan(const MatmulProblem& problem, const tiling::ChipSpec& c
 
 Offer BlockPlan(const MatmulProblem& problem, const tiling::ChipSpec& chip, uint64_t base_m,
                 uint64_t base_n) {
+  if (problem.op == tiling::MatmulOp::kGroupedMatmul) return Offer::No(VariantObstacle(problem));
   if (problem.op == tiling::MatmulOp::kTransposeBatchMatMul ||
       problem.op == tiling::MatmulOp::kTransposeQuantBatchMatMul) {
     return TransposeBlockPlan(problem, chip, base_m, base_n);

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "emulator/accuracy.h"
 #include "emulator/emulator.h"
+#include "emulator/grouped_emulation.h"
 #include "emulator/numerics.h"
 #include "server/tiling/int_math.h"
 #include "server/tiling/status_macros.h"
@@ -292,7 +293,24 @@ absl::Status VerifyNumerics(const TilingPlan& plan, const MatmulProblem& problem
                             static_cast<uint64_t>(problem.m) * problem.k +
                             static_cast<uint64_t>(problem.k) * problem.n;
   bool shrunk = false;
-  if (problem.op != tiling::MatmulOp::kMatMulV3) {
+  if (problem.op == tiling::MatmulOp::kGroupedMatmul) {
+    // GroupedMatmul is checked as it is (its experts over the problem's
+    // histogram, spread evenly without one), within the batched limits.
+    const emu::OperandShapes shapes = emu::ShapesOf(problem);
+    uint64_t grouped_elements = 0;
+    for (const auto* shape : {&shapes.a, &shapes.b, &shapes.c}) {
+      uint64_t count = 1;
+      for (int64_t dim : *shape) count *= static_cast<uint64_t>(dim);
+      grouped_elements += count;
+    }
+    const uint64_t macs = emu::GroupedUsefulMacs(problem);
+    if (macs > kBatchVerifyFactor * kDirectVerifyMacs ||
+        grouped_elements > kBatchVerifyFactor * kDirectVerifyElements) {
+      return absl::UnimplementedError(absl::StrCat(
+          "a GroupedMatmul problem of ", macs, " MACs and ", grouped_elements,
+          " operand elements is above the direct check's limits"));
+    }
+  } else if (problem.op != tiling::MatmulOp::kMatMulV3) {
     // The shrinking keeps MatMulV3 kernels' structure only: a batched
     // problem is checked as it is, within the direct limits times its
     // batches' worth of slack (kBatchVerifyFactor).
@@ -325,16 +343,28 @@ absl::Status VerifyNumerics(const TilingPlan& plan, const MatmulProblem& problem
   ASSIGN_OR_RETURN(emu::AccuracyReport accuracy,
                    emu::CompareWithReference(run.problem, inputs, result.c, options.threads,
                                              /*cancelled=*/nullptr));
+  // GroupedMatmul reports its stacked C's sizes (every expert's rows, the
+  // widest N and the deepest K).
+  const MatmulProblem sizes = problem.op == tiling::MatmulOp::kGroupedMatmul
+                                  ? emu::GroupedTimedProblem(run.problem)
+                                  : run.problem;
   if (report != nullptr) {
     report->shrunk = shrunk;
-    report->m = run.problem.m;
-    report->n = run.problem.n;
-    report->k = run.problem.k;
+    report->m = sizes.m;
+    report->n = sizes.n;
+    report->k = sizes.k;
     report->cores = run.plan.block_dim;
     report->worst_error_ratio = accuracy.worst_bound_ratio;
     report->note = run.note;
   }
   if (!accuracy.passed) {
+    if (problem.op == tiling::MatmulOp::kGroupedMatmul) {
+      const emu::GroupedElement worst = emu::GroupedElementOf(run.problem, accuracy.worst_index);
+      return absl::InternalError(absl::StrCat(
+          accuracy.elements_over_bound, " elements of y exceed the error bound; the worst, y[",
+          worst.row, ", ", worst.col, "] of group ", worst.group, ", is ",
+          accuracy.worst_bound_ratio, " times its bound ", accuracy.error_bound));
+    }
     const uint64_t n = static_cast<uint64_t>(run.problem.n);
     return absl::InternalError(absl::StrCat(
         accuracy.elements_over_bound, " elements of C exceed the error bound; the worst, C[",

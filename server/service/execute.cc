@@ -13,6 +13,7 @@
 #include "absl/strings/str_join.h"
 #include "emulator/accuracy.h"
 #include "emulator/chip.h"
+#include "emulator/grouped_emulation.h"
 #include "emulator/work_estimate.h"
 #include "server/service/convert.h"
 #include "server/service/explicit_tiling.h"
@@ -21,6 +22,7 @@
 #include "server/service/status_mapping.h"
 #include "server/service/validate.h"
 #include "server/tiling/batch_shape.h"
+#include "server/tiling/grouped/gmm_groups.h"
 #include "server/tiling/int_math.h"
 #include "server/tiling/operator_table.h"
 #include "server/tiling/registry.h"
@@ -79,7 +81,60 @@ absl::Status CheckTensor(absl::string_view field, const pb::Tensor& tensor, tl::
   return absl::OkStatus();
 }
 
+// GroupedMatmul's inline tensors: every list of problem.grouped but y, one
+// tensor per instance (the emulator checks group_list's values against the
+// histogram), and none of the operand fields of the other operators.
+absl::Status CheckGroupedInputs(const pb::ExecuteInputs& inputs, const tl::MatmulProblem& p) {
+  for (const auto& [given, field] :
+       {std::pair{inputs.has_a(), "inputs.a"}, std::pair{inputs.has_b(), "inputs.b"},
+        std::pair{inputs.has_bias(), "inputs.bias"}, std::pair{inputs.has_x3(), "inputs.x3"},
+        std::pair{inputs.has_scale(), "inputs.scale"},
+        std::pair{inputs.has_pertoken_scale(), "inputs.pertoken_scale"},
+        std::pair{inputs.has_offset(), "inputs.offset"}}) {
+    if (given) {
+      return FieldError(field, "given, but GroupedMatmul's tensors are its lists "
+                               "(inputs.grouped)");
+    }
+  }
+  const pb::GroupedExecuteInputs& g = inputs.grouped();
+  const struct {
+    tl::GroupedTensor list;
+    const google::protobuf::RepeatedPtrField<pb::Tensor>& tensors;
+  } lists[] = {
+      {tl::GroupedTensor::kX, g.x()},
+      {tl::GroupedTensor::kWeight, g.weight()},
+      {tl::GroupedTensor::kBias, g.bias()},
+      {tl::GroupedTensor::kScale, g.scale()},
+      {tl::GroupedTensor::kOffset, g.offset()},
+      {tl::GroupedTensor::kAntiquantScale, g.antiquant_scale()},
+      {tl::GroupedTensor::kAntiquantOffset, g.antiquant_offset()},
+      {tl::GroupedTensor::kPerTokenScale, g.per_token_scale()},
+  };
+  for (const auto& [list, tensors] : lists) {
+    const std::string name(tl::GroupedTensorName(list));
+    const tl::GroupedTensorList& spec = p.grouped[list];
+    if (static_cast<size_t>(tensors.size()) != spec.size()) {
+      return FieldError(absl::StrCat("inputs.grouped.", name),
+                        absl::StrCat(tensors.size(), " tensors, but problem.grouped.", name,
+                                     " has ", spec.size(), " instances"));
+    }
+    for (int i = 0; i < tensors.size(); ++i) {
+      RETURN_IF_ERROR(CheckTensor(absl::StrCat("inputs.grouped.", name, "[", i, "]"),
+                                  tensors[i], spec.dtype, spec.instances[i].origin,
+                                  absl::StrCat("problem.grouped.", name, "[", i, "].origin")));
+    }
+  }
+  if (g.group_list_size() > 1) {
+    return FieldError("inputs.grouped.group_list", "at most one tensor");
+  }
+  return absl::OkStatus();
+}
+
 absl::Status CheckInputs(const pb::ExecuteInputs& inputs, const tl::MatmulProblem& p) {
+  if (p.op == tl::MatmulOp::kGroupedMatmul) return CheckGroupedInputs(inputs, p);
+  if (inputs.has_grouped()) {
+    return FieldError("inputs.grouped", "given, but only GroupedMatmul takes tensor lists");
+  }
   const emu::OperandShapes shapes = emu::ShapesOf(p);
   const bool batched = !p.batch.a.empty() || !p.batch.b.empty();
   if (!inputs.has_a()) return FieldError("inputs.a", "required with inputs");
@@ -260,6 +315,12 @@ absl::Status EmulatorError(const absl::Status& status, const PreparedExecute& pr
     case absl::StatusCode::kCancelled:
     case absl::StatusCode::kUnimplemented:
       return status;
+    case absl::StatusCode::kFailedPrecondition:
+      // CANN's kernel itself would go wrong on this run (a GroupedMatmul
+      // kernel's tile pattern over the token histogram): the run's fact,
+      // not our bug.
+      if (absl::StartsWith(status.message(), "hazard:")) return status;
+      break;
     case absl::StatusCode::kResourceExhausted:
       return UnderField(status, WorkField(prepared));
     default:
@@ -312,6 +373,25 @@ emu::Tensors TensorsFromProto(const pb::ExecuteInputs& inputs) {
   if (inputs.has_scale()) tensors.scale = convert(inputs.scale());
   if (inputs.has_pertoken_scale()) tensors.pertoken_scale = convert(inputs.pertoken_scale());
   if (inputs.has_offset()) tensors.offset = convert(inputs.offset());
+  if (inputs.has_grouped()) {
+    // GroupedMatmul's lists, by GroupedTensor.
+    const pb::GroupedExecuteInputs& g = inputs.grouped();
+    const std::pair<tl::GroupedTensor, const google::protobuf::RepeatedPtrField<pb::Tensor>*>
+        lists[] = {{tl::GroupedTensor::kX, &g.x()},
+                   {tl::GroupedTensor::kWeight, &g.weight()},
+                   {tl::GroupedTensor::kBias, &g.bias()},
+                   {tl::GroupedTensor::kScale, &g.scale()},
+                   {tl::GroupedTensor::kOffset, &g.offset()},
+                   {tl::GroupedTensor::kAntiquantScale, &g.antiquant_scale()},
+                   {tl::GroupedTensor::kAntiquantOffset, &g.antiquant_offset()},
+                   {tl::GroupedTensor::kGroupList, &g.group_list()},
+                   {tl::GroupedTensor::kPerTokenScale, &g.per_token_scale()}};
+    for (const auto& [list, given] : lists) {
+      for (const pb::Tensor& tensor : *given) {
+        tensors.grouped[static_cast<size_t>(list)].push_back(convert(tensor));
+      }
+    }
+  }
   return tensors;
 }
 
@@ -366,6 +446,40 @@ absl::Status CheckEmulated(const tl::MatmulProblem& problem, bool kernel_schedul
 // elements and the bytes of a returned C.
 absl::Status CheckNumericLimits(const tl::MatmulProblem& problem, bool return_c,
                                 const ExecuteOptions& options) {
+  if (problem.op == tl::MatmulOp::kGroupedMatmul) {
+    // GroupedMatmul: its groups' multiply-adds, and each of x, the weight
+    // and y whole.
+    const uint64_t macs = emu::GroupedUsefulMacs(problem);
+    if (options.max_numeric_macs != 0 && macs > options.max_numeric_macs) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat("problem: the numerics need sum m_g * n_g * k_g = ", macs,
+                       " MACs over the groups, above the server's limit of ",
+                       options.max_numeric_macs, " (--max_execute_work); use timing_only"));
+    }
+    const emu::OperandShapes shapes = emu::ShapesOf(problem);
+    for (const auto& [name, shape] : {std::pair{"x", &shapes.a}, std::pair{"weight", &shapes.b},
+                                      std::pair{"y", &shapes.c}}) {
+      uint64_t elements = 1;
+      for (int64_t dim : *shape) elements = SatMul(elements, static_cast<uint64_t>(dim));
+      if (elements > options.max_operand_elements) {
+        return absl::ResourceExhaustedError(absl::StrCat(
+            "problem: grouped.", name, " has ", elements, " elements, above the limit of ",
+            options.max_operand_elements, " per operand for a run with numerics; use timing_only"));
+      }
+    }
+    if (return_c) {
+      uint64_t elements = 1;
+      for (int64_t dim : shapes.c) elements = SatMul(elements, static_cast<uint64_t>(dim));
+      const uint64_t bytes = SatMul(elements, tl::DataTypeBytes(
+                                                  problem.grouped[tl::GroupedTensor::kY].dtype));
+      if (bytes > options.max_returned_c_bytes) {
+        return absl::ResourceExhaustedError(
+            absl::StrCat("return_c: y is ", bytes, " bytes, above the limit of ",
+                         options.max_returned_c_bytes, " bytes per response"));
+      }
+    }
+    return absl::OkStatus();
+  }
   const uint64_t m = problem.m, n = problem.n, k = problem.k;
   // Every batch counts (A, B and C with their batch dims).
   const emu::OperandShapes shapes = emu::ShapesOf(problem);
@@ -566,12 +680,21 @@ absl::Status RunExecute(const PreparedExecute& prepared, const ExecuteOptions& o
     out->set_worst_bound_ratio(accuracy->worst_bound_ratio);
     out->set_passed(accuracy->passed);
     out->set_elements_over_bound(accuracy->elements_over_bound);
-    // The index runs over the stacked batches of C.
-    const uint64_t n = static_cast<uint64_t>(prepared.problem.n);
-    const uint64_t m = static_cast<uint64_t>(prepared.problem.m);
-    out->set_worst_row(static_cast<int64_t>(accuracy->worst_index / n % m));
-    out->set_worst_col(static_cast<int64_t>(accuracy->worst_index % n));
-    out->set_worst_batch(static_cast<int64_t>(accuracy->worst_index / n / m));
+    if (prepared.problem.op == tl::MatmulOp::kGroupedMatmul) {
+      // GroupedMatmul: the group that holds it and its place in the group's y.
+      const emu::GroupedElement worst =
+          emu::GroupedElementOf(prepared.problem, accuracy->worst_index);
+      out->set_worst_row(static_cast<int64_t>(worst.row));
+      out->set_worst_col(static_cast<int64_t>(worst.col));
+      out->set_worst_batch(static_cast<int64_t>(worst.group));
+    } else {
+      // The index runs over the stacked batches of C.
+      const uint64_t n = static_cast<uint64_t>(prepared.problem.n);
+      const uint64_t m = static_cast<uint64_t>(prepared.problem.m);
+      out->set_worst_row(static_cast<int64_t>(accuracy->worst_index / n % m));
+      out->set_worst_col(static_cast<int64_t>(accuracy->worst_index % n));
+      out->set_worst_batch(static_cast<int64_t>(accuracy->worst_index / n / m));
+    }
     out->set_output_unit_roundoff(accuracy->output_unit_roundoff);
     out->set_accumulation_unit_roundoff(accuracy->accumulation_unit_roundoff);
     out->set_bound_rule(accuracy->bound_rule);
@@ -593,6 +716,15 @@ absl::Status RunExecute(const PreparedExecute& prepared, const ExecuteOptions& o
   response->set_input_source(prepared.input_source);
   response->set_seed(prepared.seed);
   TimingToProto(*result, response->mutable_timing());
+  if (prepared.problem.op == tl::MatmulOp::kGroupedMatmul) {
+    // How the groups were split: the histogram given or the even spread.
+    response->add_notes(emu::GroupedNote(prepared.problem));
+    if (absl::StatusOr<tl::grouped::GmmGroups> groups =
+            tl::grouped::GroupsOf(prepared.problem.grouped);
+        groups.ok()) {
+      for (int64_t rows : groups->histogram) response->add_token_histogram(rows);
+    }
+  }
   response->set_threads_used(static_cast<uint32_t>(prepared.threads));
   response->set_host_seconds(
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());

@@ -11,6 +11,7 @@ using schedule_internal::ExpandBatchCube;
 using schedule_internal::ExpandBatchToMul;
 using schedule_internal::ExpandByModel;
 using schedule_internal::ExpandGrouped;
+using schedule_internal::GroupedBlock;
 using schedule_internal::ExpandHighLevelBatch;
 using schedule_internal::ExpandIterBatch;
 using schedule_internal::ExpandMergeBatch;
@@ -143,13 +144,13 @@ constexpr KernelRow kRows[] = {
     {KernelId::kTransposeQuantBatch, "TRANSPOSE_QUANT_BATCH", TransposeByKey,
      ExpandTransposeBatch, TransposeBufferDemand, TransposeBatchBlock, false},
     {KernelId::kGroupedNoQuant, "GROUPED_NO_QUANT", GroupedNoQuantByKey, ExpandGrouped,
-     QuantBufferDemand, PlanBlock, false},
+     QuantBufferDemand, GroupedBlock, false},
     {KernelId::kGroupedQuantBasicApi, "GROUPED_QUANT_BASIC_API", GroupedQuantByKey, ExpandGrouped,
-     QuantBufferDemand, PlanBlock, false},
-    {KernelId::kGroupedQuant, "GROUPED_QUANT", GroupedQuantByKey, ExpandGrouped, QuantBufferDemand,
-     PlanBlock, false},
+     QuantBufferDemand, GroupedBlock, false},
+    {KernelId::kGroupedQuant, "GROUPED_QUANT", GroupedQuantByKey, ExpandGrouped,
+     QuantBufferDemand, GroupedBlock, false},
     {KernelId::kGroupedWeightQuant, "GROUPED_WEIGHT_QUANT", MixedAlways, ExpandGrouped,
-     QuantBufferDemand, PlanBlock, false},
+     QuantBufferDemand, GroupedBlock, false},
 };
 static_assert(std::size(kRows) == kKernelCount);
 

@@ -349,6 +349,10 @@ absl::StatusOr<Schedule> ExpandSchedule(const TilingPlan& plan, const MatmulProb
 }
 
 absl::Status CheckTilePattern(const TilingPlan& plan, const MatmulProblem& problem) {
+  // GroupedMatmul: its kernels' walk over this problem's groups.
+  if (problem.op == MatmulOp::kGroupedMatmul) {
+    return schedule_internal::CheckGroupedTilePattern(plan, problem);
+  }
   if (plan.key.model != KernelModel::kStreamK && plan.key.model != KernelModel::kStreamKSplitK) {
     return absl::OkStatus();
   }
@@ -369,7 +373,9 @@ absl::Status CheckTilePattern(const TilingPlan& plan, const MatmulProblem& probl
 
 absl::StatusOr<Schedule> ExpandTileLoops(const TilingPlan& plan, const MatmulProblem& problem,
                                          const ChipSpec& chip) {
-  if (problem.m == 0 || problem.n == 0) {
+  // GroupedMatmul's sizes are its groups' (grouped/gmm_groups.h).
+  const bool grouped = problem.op == MatmulOp::kGroupedMatmul;
+  if (!grouped && (problem.m == 0 || problem.n == 0)) {
     return absl::InvalidArgumentError(
         absl::StrCat("problem has an empty output: m=", problem.m, " n=", problem.n));
   }
@@ -391,6 +397,20 @@ absl::StatusOr<Schedule> ExpandTileLoops(const TilingPlan& plan, const MatmulPro
                        std::string(KernelModelName(plan.key.model)), " / ",
                        std::string(FullLoadName(plan.key.full_load))));
     }
+  }
+  if (grouped) {
+    // The grouped kernels walk each group's blocks; the row reads the
+    // groups from the problem itself.
+    ASSIGN_OR_RETURN(Schedule schedule,
+                     KernelRowOf(plan.data.kernel).expand(plan, problem, chip, 1));
+    schedule.model = plan.key.model;
+    const BlockTiling block = KernelBlock(plan, problem);
+    schedule.base_m = block.base_m;
+    schedule.base_n = block.base_n;
+    schedule.base_k = block.base_k;
+    schedule.k_l1 = block.k_l1;
+    SortAndCountRounds(schedule);
+    return schedule;
   }
   ASSIGN_OR_RETURN(const BatchShape walk, BatchShapeOf(problem));
   // The kernels walk one batch's rows (A's batch merged into M) batch times.

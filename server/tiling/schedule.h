@@ -162,8 +162,11 @@ absl::StatusOr<Schedule> ExpandTileLoops(const TilingPlan& plan, const MatmulPro
 
 // kFailedPrecondition when the kernel of `plan` would run a wrong tile
 // pattern for `problem`: a Stream-K plan whose MN tiles are a multiple of its
-// used cores has no tail round to split (seeds/000 section 7, problem 4).
-// Expects a plan ExpandTileLoops() accepts.
+// used cores has no tail round to split (seeds/000 section 7, problem 4);
+// a GroupedMatmul kernel whose walk over the problem's groups covers a
+// group's C twice or not at all ("hazard: ...": the general quant kernel's
+// re-split of the last group's tail after groups that ended mid-way through
+// the cores). Expects a plan ExpandTileLoops() accepts.
 absl::Status CheckTilePattern(const TilingPlan& plan, const MatmulProblem& problem);
 
 // The K chunks a core accumulates separately when `split_k_chunk` is set

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "server/tiling/schedule.h"
+#include "server/tiling/schedule_internal.h"
 #include "server/tiling/status_macros.h"
 
 namespace npu::tiling {
@@ -57,6 +58,10 @@ absl::Status CheckExactCover(std::vector<Box> boxes, uint64_t m, uint64_t n, uin
 }  // namespace
 
 absl::Status CheckScheduleCoverage(const Schedule& schedule, const MatmulProblem& problem) {
+  // GroupedMatmul: each group's C on its own.
+  if (problem.op == MatmulOp::kGroupedMatmul) {
+    return schedule_internal::CheckGroupedCoverage(schedule, problem);
+  }
   std::vector<Box> mmad, outputs;
   std::map<uint32_t, size_t> slot_writer;
   for (size_t i = 0; i < schedule.units.size(); ++i) {

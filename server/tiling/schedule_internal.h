@@ -139,11 +139,26 @@ absl::StatusOr<Schedule> ExpandQuantHighLevel(const TilingPlan& plan, const Matm
 // cube-core grid of its three structs, every unit over the whole K.
 absl::StatusOr<Schedule> ExpandWeightQuant(const TilingPlan& plan, const MatmulProblem& walked,
                                            const ChipSpec& chip, uint64_t batch);
-// GroupedMatmul's kernels (schedule_grouped.cc): their tile loops walk each
-// group's base blocks over the runtime token distribution, which the plan
-// does not hold; not expanded yet (kUnimplemented).
+// GroupedMatmul's kernels (schedule_grouped.cc): each group's base blocks
+// dealt to the cores group after group, over the sizes the token histogram
+// gives the groups (grouped/gmm_groups.h); `walked` is the grouped problem
+// itself and `batch` is not read. A unit's `batch` is its group, its m the
+// rows of the stacked C (the groups' C one under the other), its n and k the
+// group's own. kInvalidArgument names the tiling field a plan for another
+// problem gets wrong (its groupNum, groupType, a zero block).
 absl::StatusOr<Schedule> ExpandGrouped(const TilingPlan& plan, const MatmulProblem& walked,
                                        const ChipSpec& chip, uint64_t batch);
+// Their blocks: the struct's baseM / baseN / baseK, the L1 K stage baseK *
+// stepKa (the MX basic API: kAL1) and dbL0C.
+BlockTiling GroupedBlock(const TilingPlan& plan, const MatmulProblem& walked);
+// CheckTilePattern() of a grouped plan: kFailedPrecondition ("hazard: ...")
+// when the kernel's own walk over this problem's groups leaves part of a
+// group's C out or overlaps two different pieces of it.
+absl::Status CheckGroupedTilePattern(const TilingPlan& plan, const MatmulProblem& problem);
+// CheckScheduleCoverage() of a grouped schedule: every group's C covered
+// exactly once over its K by units of that group (kInternal otherwise),
+// a unit repeated exactly (the same values computed again) counting once.
+absl::Status CheckGroupedCoverage(const Schedule& schedule, const MatmulProblem& problem);
 // Its block: plan.block (the struct's TCubeTiling) with the whole K per core.
 BlockTiling WeightQuantBlock(const TilingPlan& plan, const MatmulProblem& walked);
 // The transposed batch matmuls' tile loop (schedule_transpose.cc): C is

@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "server/tiling/builtin_strategies.h"
 #include "tests/testing/golden_cases.h"
+#include "tests/testing/grouped_problems.h"
 #include "tests/testing/problems.h"
 #include "tests/testing/status_matchers.h"
 
@@ -410,6 +411,41 @@ TEST(AdviseTest, NamesOfTheEnums) {
   EXPECT_EQ(VariantKindName(VariantKind::kL1PartialResidency), "L1_PARTIAL_RESIDENCY");
   EXPECT_EQ(VariantKindName(VariantKind::kAivDot), "AIV_DOT");
   EXPECT_EQ(NumericsCheckName(NumericsCheck::kPassed), "PASSED");
+}
+
+}  // namespace
+}  // namespace npu::advisor
+
+namespace npu::advisor {
+namespace {
+
+// GroupedMatmul: CANN's plan alone, every variant declined with the reason,
+// and the recommendation's numerics checked over the problem's histogram.
+TEST(AdviseTest, GroupedMatmulIsRankedOnCannsPlanAloneAndVerified) {
+  ::npu::testing::GroupedSpec spec;
+  spec.groups = 4;
+  spec.m = 256;
+  spec.n = 128;
+  spec.k = 64;
+  spec.histogram = {0, 200, 50, 6};
+  AdviseOptions options = Quick();
+  options.verify_recommendation = true;
+  absl::StatusOr<Advice> advice =
+      Advise(::npu::testing::GroupedProblem(spec), Chip950(), options);
+  ASSERT_THAT(advice, IsOk());
+  ASSERT_EQ(advice->candidates.size(), 1u);
+  EXPECT_TRUE(advice->candidates[0].is_cann_choice);
+  EXPECT_EQ(advice->candidates[0].name, "GROUPED_NO_QUANT");
+  EXPECT_EQ(advice->candidates[0].numerics, NumericsCheck::kPassed)
+      << advice->candidates[0].numerics_detail;
+  int declined = 0;
+  for (const NotOffered& n : advice->not_offered) {
+    if (n.kind == VariantKind::kBlockSearch) {
+      EXPECT_THAT(n.reason, HasSubstr("ranked on CANN's plan alone"));
+      ++declined;
+    }
+  }
+  EXPECT_EQ(declined, 1);
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 // read from the operands), tiling files and the execute report.
 #include "client/tilingctl/execute.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <fstream>
@@ -13,6 +14,7 @@
 #include <unistd.h>
 
 #include "client/tilingctl/format.h"
+#include "client/tilingctl/requests.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/testing/status_matchers.h"
@@ -613,6 +615,48 @@ TEST(FormatExecuteTest, ShowsTheKernelScheduleAndTheMsprofColumns) {
   m->set_aiv_vec_ratio(0.25);
   out = FormatExecute(r);
   EXPECT_THAT(out, HasSubstr("aiv (48 cores)       time 0.000 us, vec 12.500 us (0.250)"));
+}
+
+}  // namespace
+}  // namespace npu::client
+
+namespace npu::client {
+namespace {
+
+// --skew zipf:S: a reproducible, uneven histogram that sums to the split.
+TEST(ZipfHistogramTest, SumsToTheTotalIsSeededAndIsUneven) {
+  // 1024 tokens over 256 experts (DeepSeek-V3's routed experts).
+  const std::vector<int64_t> a = ZipfHistogram(1024, 256, 1.2, 7);
+  ASSERT_EQ(a.size(), 256u);
+  int64_t sum = 0, largest = 0, empty = 0;
+  for (int64_t rows : a) {
+    sum += rows;
+    largest = std::max(largest, rows);
+    empty += rows == 0 ? 1 : 0;
+  }
+  EXPECT_EQ(sum, 1024);
+  EXPECT_GT(largest, 16 * 1024 / 256);  // the hottest expert far above the mean
+  EXPECT_GT(empty, 0);                  // and some experts get nothing
+  EXPECT_EQ(ZipfHistogram(1024, 256, 1.2, 7), a);
+  EXPECT_NE(ZipfHistogram(1024, 256, 1.2, 8), a);
+  // Past 2^22 tokens the expected shares, still summing to the total.
+  const std::vector<int64_t> big = ZipfHistogram(int64_t{1} << 30, 8, 1.0, 1);
+  int64_t big_sum = 0;
+  for (int64_t rows : big) big_sum += rows;
+  EXPECT_EQ(big_sum, int64_t{1} << 30);
+}
+
+TEST(FormatExecuteTest, ShowsHowTheGroupsWereSplitAndTheWorstExpert) {
+  pb::ExecuteResponse r;
+  r.mutable_tiling()->set_tiling_struct("GMMNoQuantTilingData");
+  r.add_notes("split M over 4 groups, rows per group 50,50,50,50 (spread evenly: ...)");
+  r.mutable_accuracy()->set_passed(true);
+  r.mutable_accuracy()->set_worst_batch(2);
+  r.mutable_accuracy()->set_worst_row(7);
+  r.mutable_accuracy()->set_worst_col(1);
+  const std::string out = FormatExecute(r);
+  EXPECT_THAT(out, HasSubstr("groups         split M over 4 groups"));
+  EXPECT_THAT(out, HasSubstr("y of group 2 [7, 1]"));
 }
 
 }  // namespace

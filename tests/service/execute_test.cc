@@ -2,12 +2,16 @@
 #include "server/service/execute.h"
 
 #include <atomic>
+#include <memory>
 #include <string>
 
 #include "emulator/emulator.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "server/service/convert.h"
+#include "server/tiling/registry.h"
+#include "server/tiling/strategy.h"
+#include "tests/testing/grouped_problems.h"
 #include "tests/testing/problems.h"
 #include "tests/testing/status_matchers.h"
 
@@ -692,6 +696,117 @@ TEST_F(ExecutePipelineTest, QuantInlineInputsNameTheMissingScale) {
   *float_request.mutable_inputs()->mutable_scale() = *request.mutable_inputs()->mutable_a();
   EXPECT_THAT(Run(float_request),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("inputs.scale: given")));
+}
+
+
+// GroupedMatmul: Execute runs a grouped plan over the token histogram (a
+// registry whose one grouped strategy answers the hand-built no-quant plan,
+// whatever strategies the engine registers), answers how the groups were
+// split, reads inline tensor lists and names bad ones.
+class HandBuiltGroupedStrategy : public tl::Strategy {
+ public:
+  std::string_view name() const override { return "HAND_BUILT_GROUPED"; }
+  tl::Capability IsCapable(const tl::MatmulProblem& problem, const tl::ProblemFacts& /*facts*/,
+                           const tl::ChipSpec& /*chip*/) const override {
+    return problem.op == tl::MatmulOp::kGroupedMatmul ? tl::Capability::Yes(tl::LazyText())
+                                                      : tl::Capability::No(tl::LazyText());
+  }
+  absl::StatusOr<tl::TilingPlan> DoTiling(const tl::MatmulProblem& problem,
+                                          const tl::ProblemFacts& /*facts*/,
+                                          const tl::ChipSpec& /*chip*/) const override {
+    return ::npu::testing::NoQuantPlan(problem, 16, 64, 128, 32);
+  }
+};
+
+class ExecuteGroupedTest : public ::testing::Test {
+ protected:
+  ExecuteGroupedTest() {
+    EXPECT_TRUE(registry_
+                    .Add(std::make_unique<HandBuiltGroupedStrategy>(),
+                         tl::MatmulOp::kGroupedMatmul)
+                    .ok());
+  }
+  absl::StatusOr<pb::ExecuteResponse> Run(const pb::ExecuteRequest& request) {
+    absl::StatusOr<PreparedExecute> prepared = PrepareExecute(request, registry_, options_);
+    if (!prepared.ok()) return prepared.status();
+    pb::ExecuteResponse response;
+    absl::Status status = RunExecute(*prepared, options_, nullptr, &response);
+    if (!status.ok()) return status;
+    return response;
+  }
+  static tl::MatmulProblem Grouped() {
+    ::npu::testing::GroupedSpec spec;
+    spec.groups = 4;
+    spec.m = 200;
+    spec.n = 96;
+    spec.k = 64;
+    return ::npu::testing::GroupedProblem(spec);
+  }
+  static void SetInlineLists(pb::ExecuteRequest& request, const tl::MatmulProblem& problem,
+                             uint64_t seed) {
+    const emu::Tensors tensors = emu::RandomInputs(problem, seed);
+    pb::GroupedExecuteInputs* g = request.mutable_inputs()->mutable_grouped();
+    for (const emu::HostTensor& x : tensors.grouped[0]) *g->add_x() = TensorOf(x);
+    for (const emu::HostTensor& w : tensors.grouped[1]) *g->add_weight() = TensorOf(w);
+  }
+
+  tl::StrategyRegistry registry_;
+  ExecuteOptions options_;
+};
+
+TEST_F(ExecuteGroupedTest, WithoutAHistogramTheRowsAreSpreadEvenlyAndTheAnswerSaysSo) {
+  absl::StatusOr<pb::ExecuteResponse> response = Run(RequestFor(Grouped()));
+  ASSERT_TRUE(response.ok()) << response.status();
+  EXPECT_TRUE(response->accuracy().passed()) << response->accuracy().bound_rule();
+  ASSERT_EQ(response->notes_size(), 1);
+  EXPECT_THAT(response->notes(0), HasSubstr("spread evenly"));
+  EXPECT_THAT(response->token_histogram(), ::testing::ElementsAre(50, 50, 50, 50));
+  EXPECT_GT(response->timing().predicted_cycles(), 0u);
+  EXPECT_EQ(response->tiling().tiling_struct(), "GMMNoQuantTilingData");
+}
+
+TEST_F(ExecuteGroupedTest, AGivenHistogramRunsAndInlineListsGiveTheSeedsResult) {
+  tl::MatmulProblem problem = Grouped();
+  problem.grouped.token_histogram = {0, 170, 30, 0};
+  pb::ExecuteRequest seeded = RequestFor(problem);
+  seeded.set_seed(3);
+  seeded.set_return_c(true);
+  absl::StatusOr<pb::ExecuteResponse> a = Run(seeded);
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_TRUE(a->accuracy().passed());
+  EXPECT_THAT(a->notes(0), HasSubstr("0,170,30,0 (the token_histogram given)"));
+  pb::ExecuteRequest inline_request = RequestFor(problem);
+  SetInlineLists(inline_request, problem, 3);
+  inline_request.set_return_c(true);
+  absl::StatusOr<pb::ExecuteResponse> b = Run(inline_request);
+  ASSERT_TRUE(b.ok()) << b.status();
+  EXPECT_EQ(b->input_source(), pb::INPUT_SOURCE_INLINE);
+  EXPECT_EQ(a->c().data(), b->c().data());
+  EXPECT_EQ(a->timing().predicted_cycles(), b->timing().predicted_cycles());
+}
+
+TEST_F(ExecuteGroupedTest, BadHistogramsAndListsAreInvalidArgumentsNamingTheField) {
+  tl::MatmulProblem problem = Grouped();
+  problem.grouped.token_histogram = {100, 100};
+  EXPECT_THAT(Run(RequestFor(problem)),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("grouped.token_histogram has 2 entries, but the problem has 4")));
+  problem.grouped.token_histogram = {100, 100, 1, 0};
+  EXPECT_THAT(Run(RequestFor(problem)),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("grouped.token_histogram sums to 201, but x has M = 200")));
+  problem = Grouped();
+  pb::ExecuteRequest request = RequestFor(problem);
+  SetInlineLists(request, problem, 1);
+  request.mutable_inputs()->mutable_grouped()->mutable_weight(0)->add_shape(1);
+  EXPECT_THAT(Run(request), StatusIs(absl::StatusCode::kInvalidArgument,
+                                     HasSubstr("inputs.grouped.weight[0].shape")));
+  request = RequestFor(problem);
+  SetInlineLists(request, problem, 1);
+  *request.mutable_inputs()->mutable_a() = request.inputs().grouped().x(0);
+  EXPECT_THAT(Run(request),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("inputs.a: given, but GroupedMatmul's tensors are its lists")));
 }
 
 }  // namespace
