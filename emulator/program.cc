@@ -529,7 +529,10 @@ PipelineConfig GroupedPipeline(const tiling::TilingPlan& plan,
       pipeline.ub_vector_passes =
           kernel_type == 2
               ? static_cast<uint32_t>(kQuantPerBlockPassesPerGroup * tiling::CeilDiv(k, 128) + 1)
-              : kQuantDequantVectorPasses;
+              : kDequantVectorPasses +
+                    (problem.grouped[GroupedTensor::kPerTokenScale].present()
+                         ? kPerTokenVectorPasses
+                         : 0);
     }
   }
   if (plan.data.kernel == tiling::KernelId::kGroupedWeightQuant) {
