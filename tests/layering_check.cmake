@@ -89,6 +89,7 @@ set(EMULATOR_API
   emulator/accuracy.h
   emulator/numerics.h
   emulator/quant_emulation.h
+  emulator/grouped_emulation.h
   emulator/quant_formats.h
   emulator/quant_numerics.h
   emulator/timing_model.h
