@@ -29,11 +29,11 @@ CANN's status and the engine's message (DOCUMENTED) and counted apart.
 import argparse
 import collections
 import json
-import os
 import random
 import subprocess
 import sys
-import tempfile
+
+from oracle_differential import differing_parts, ours
 
 TENSORS = ["x", "weight", "bias", "scale", "offset", "antiquant_scale", "antiquant_offset",
            "group_list", "per_token_scale", "y"]
@@ -635,31 +635,6 @@ def our_request(p):
             "platformOverrides": overrides}
 
 
-def ours(ctl, requests):
-    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
-        json.dump(requests, f)
-        path = f.name
-    try:
-        out = subprocess.run([ctl, "batch", path, "--local", "--json"], capture_output=True,
-                             text=True, check=False)
-    finally:
-        os.unlink(path)
-    answers = [json.loads(line) for line in out.stdout.splitlines() if line.strip()]
-    if len(answers) != len(requests):
-        sys.exit(f"tilingctl answered {len(answers)} of {len(requests)}: {out.stderr[-400:]}")
-    result = []
-    for a in answers:
-        if "status" in a:  # an item's error; answers carry none
-            result.append({"status": "failed", "error": a["status"].get("message", "")[:300]})
-            continue
-        result.append({"status": "ok", "tiling_key": int(a.get("tilingKey", 0)),
-                       "block_dim": a.get("blockDim", 0),
-                       "words": [int(w) for w in a.get("rawWords", [])],
-                       "workspace": int(a.get("workspaceBytes", 0)),
-                       "strategy": a.get("strategy", "")})
-    return result
-
-
 def ask_alone(oracle, p):
     """The oracle's answer to `p` alone, or {"status": "never ends"} if it takes longer than
     NEVER_ENDS_TIMEOUT_S."""
@@ -721,18 +696,7 @@ def main():
             kind = ("both refused" if o["status"] != "ok" and u["status"] != "ok"
                     else f"cann {o['status']} / ours {u['status']}")
         else:
-            what = []
-            if o["tiling_key"] != u["tiling_key"]:
-                what.append("key")
-            if o["block_dim"] != u["block_dim"]:
-                what.append("block_dim")
-            ow, uw = o["words"], u["words"]
-            if ow != uw:
-                idx = [i for i in range(max(len(ow), len(uw)))
-                       if i >= len(ow) or i >= len(uw) or ow[i] != uw[i]]
-                what.append("words " + ",".join(map(str, idx[:6])))
-            if o.get("workspace") is not None and o["workspace"] != u["workspace"]:
-                what.append("workspace")
+            what = differing_parts(o, u)
             kind = f"{u['strategy']}: " + " ".join(what) if what else "identical"
         stats[kind] += 1
         examples.setdefault(kind, (p, o, u))

@@ -768,7 +768,7 @@ def ours(ctl, requests):
     result = []
     for a in answers:
         if "status" in a:  # an item's error; answers carry none
-            result.append({"status": "failed", "error": a["status"].get("message", "")[:200]})
+            result.append({"status": "failed", "error": a["status"].get("message", "")[:300]})
             continue
         result.append({"status": "ok", "tiling_key": int(a.get("tilingKey", 0)),
                        "block_dim": a.get("blockDim", 0),
@@ -776,6 +776,24 @@ def ours(ctl, requests):
                        "workspace": int(a.get("workspaceBytes", 0)),
                        "strategy": a.get("strategy", "")})
     return result
+
+
+def differing_parts(o, u):
+    """What differs between two successful answers: "key", "block_dim", "words i,j,..." (the
+    first six word positions) and "workspace" (when the oracle reports one); empty when none."""
+    what = []
+    if o["tiling_key"] != u["tiling_key"]:
+        what.append("key")
+    if o["block_dim"] != u["block_dim"]:
+        what.append("block_dim")
+    ow, uw = o["words"], u["words"]
+    if ow != uw:
+        idx = [i for i in range(max(len(ow), len(uw)))
+               if i >= len(ow) or i >= len(uw) or ow[i] != uw[i]]
+        what.append("words " + ",".join(map(str, idx[:6])))
+    if o.get("workspace") is not None and o["workspace"] != u["workspace"]:
+        what.append("workspace")
+    return what
 
 
 def main():
@@ -829,18 +847,7 @@ def main():
             kind = ("both refused" if o["status"] != "ok" and u["status"] != "ok"
                     else f"cann {o['status']} / ours {u['status']}")
         else:
-            what = []
-            if o["tiling_key"] != u["tiling_key"]:
-                what.append("key")
-            if o["block_dim"] != u["block_dim"]:
-                what.append("block_dim")
-            if o["words"] != u["words"]:
-                ow, uw = o["words"], u["words"]
-                idx = [i for i in range(max(len(ow), len(uw)))
-                       if i >= len(ow) or i >= len(uw) or ow[i] != uw[i]]
-                what.append("words " + ",".join(map(str, idx[:6])))
-            if o.get("workspace") is not None and o["workspace"] != u["workspace"]:
-                what.append("workspace")
+            what = differing_parts(o, u)
             kind = f"{u['strategy']}: " + " ".join(what) if what else "identical"
             if what:
                 ow, uw = o["words"], u["words"]

@@ -48,14 +48,20 @@ absl::Status CheckUnreadFields(const MatmulProblem& p) {
   return absl::OkStatus();
 }
 
-absl::Status CheckShape(std::string_view field, const std::vector<int64_t>& dims) {
+// One instance's shape (`part` "origin" or "storage"); the field's name is
+// spelled only for a refusal, so a valid problem allocates nothing here.
+absl::Status CheckShape(std::string_view tensor, size_t index, std::string_view part,
+                        const std::vector<int64_t>& dims) {
+  const auto field = [&] {
+    return absl::StrCat("grouped.", std::string(tensor), "[", index, "].", std::string(part));
+  };
   if (dims.size() > kMaxGroupedRank) {
-    return Invalid(absl::StrCat("field ", std::string(field), " has ", dims.size(),
-                                " dims; at most ", kMaxGroupedRank));
+    return Invalid(
+        absl::StrCat("field ", field(), " has ", dims.size(), " dims; at most ", kMaxGroupedRank));
   }
   for (int64_t d : dims) {
     if (d < 0 || d > 2147483647) {
-      return Invalid(absl::StrCat("field ", std::string(field), "=[", absl::StrJoin(dims, ", "),
+      return Invalid(absl::StrCat("field ", field(), "=[", absl::StrJoin(dims, ", "),
                                   "] has a dim outside [0, 2147483647]"));
     }
   }
@@ -64,16 +70,17 @@ absl::Status CheckShape(std::string_view field, const std::vector<int64_t>& dims
 
 absl::Status CheckBounds(const GroupedInputs& g) {
   for (size_t t = 0; t < kGroupedTensorCount; ++t) {
-    const std::string name(GroupedTensorName(static_cast<GroupedTensor>(t)));
+    const std::string_view name = GroupedTensorName(static_cast<GroupedTensor>(t));
     const GroupedTensorList& list = g.tensors[t];
     if (list.size() > kMaxGroupedInstances) {
-      return Invalid(absl::StrCat("field grouped.", name, " has ", list.size(),
+      return Invalid(absl::StrCat("field grouped.", std::string(name), " has ", list.size(),
                                   " instances; at most ", kMaxGroupedInstances));
     }
     for (size_t i = 0; i < list.size(); ++i) {
-      const std::string at = absl::StrCat("grouped.", name, "[", i, "]");
-      if (absl::Status s = CheckShape(at + ".origin", list.instances[i].origin); !s.ok()) return s;
-      if (absl::Status s = CheckShape(at + ".storage", list.instances[i].storage); !s.ok()) {
+      if (absl::Status s = CheckShape(name, i, "origin", list.instances[i].origin); !s.ok()) {
+        return s;
+      }
+      if (absl::Status s = CheckShape(name, i, "storage", list.instances[i].storage); !s.ok()) {
         return s;
       }
     }

@@ -48,22 +48,32 @@ class NoQuantTiler {
  private:
   const GroupedTensorList& List(GroupedTensor t) const { return g_[t]; }
 
+  // Where a shape sits in the tensor lists (grouped.<tensor>[i].<which>),
+  // spelled only in a refusal: a valid problem's reads allocate nothing.
+  struct FieldRef {
+    GroupedTensor tensor;
+    size_t index;
+    const char* which;
+  };
+  static std::string FieldText(const FieldRef& f) {
+    return absl::StrCat("grouped.", std::string(GroupedTensorName(f.tensor)), "[", f.index, "].",
+                        f.which);
+  }
+
   // Dim `i` of `dims` as CANN's runtime reads it (INT64_MIN past the
   // rank). Such a read makes CANN compute with a dim that is not there; the
   // engine refuses the problem instead (the first such read names it).
-  int64_t Dim(const std::vector<int64_t>& dims, size_t i, std::string_view field) {
+  int64_t Dim(const std::vector<int64_t>& dims, size_t i, const FieldRef& field) {
     if (i < dims.size()) return dims[i];
     if (missing_.empty()) {
-      missing_ = absl::StrCat("field ", std::string(field), "=", DimsText(dims), " has ",
-                              dims.size(), " dims, but the no-quant path reads its dim ",
+      missing_ = absl::StrCat("field ", FieldText(field), "=", DimsText(dims), " has ", dims.size(),
+                              " dims, but the no-quant path reads its dim ",
                               static_cast<int64_t>(i), " (CANN would read an invalid dim there)");
     }
     return kMissingDim;
   }
 
-  std::string At(GroupedTensor t, size_t i, const char* which) const {
-    return absl::StrCat("grouped.", std::string(GroupedTensorName(t)), "[", i, "].", which);
-  }
+  static FieldRef At(GroupedTensor t, size_t i, const char* which) { return {t, i, which}; }
 
   // GetAttrs and CheckNoQuantGroupListType.
   absl::Status ReadAttrs() {
@@ -118,13 +128,13 @@ class NoQuantTiler {
       }
       for (size_t i = 0; i < w.size(); ++i) {
         const std::vector<int64_t>& shape = w.instances[i].origin;
-        const std::string field = At(GroupedTensor::kWeight, i, "origin");
+        const FieldRef field = At(GroupedTensor::kWeight, i, "origin");
         const uint64_t k =
             static_cast<uint64_t>(Dim(shape, shape.size() - (t_.trans_w ? 1 : 2), field));
         const uint64_t n =
             static_cast<uint64_t>(Dim(shape, shape.size() - (t_.trans_w ? 2 : 1), field));
         if (k % static_cast<uint64_t>(c0) != 0 || n % static_cast<uint64_t>(c0) != 0) {
-          return Invalid(absl::StrCat("field ", field, "=", DimsText(shape),
+          return Invalid(absl::StrCat("field ", FieldText(field), "=", DimsText(shape),
                                       ": a FRACTAL_NZ weight's K and N must be multiples of ", c0,
                                       " (32 bytes of ", std::string(DataTypeName(w.dtype)), ")"));
         }
@@ -170,7 +180,7 @@ class NoQuantTiler {
 
   // N of a weight: its N dim (times the NZ factor), in CANN's 64-bit
   // arithmetic.
-  uint64_t WeightN(const std::vector<int64_t>& shape, const std::string& field) {
+  uint64_t WeightN(const std::vector<int64_t>& shape, const FieldRef& field) {
     return static_cast<uint64_t>(Dim(shape, w_n_dim_, field)) * static_cast<uint64_t>(nz_factor_);
   }
 
@@ -178,8 +188,8 @@ class NoQuantTiler {
   absl::Status SplitMSingleXWeightY(const std::vector<int64_t>& x_shape,
                                     const std::vector<int64_t>& w_shape) {
     t_.form = "s-s-s";
-    const std::string xf = At(GroupedTensor::kX, 0, "storage");
-    const std::string wf = At(GroupedTensor::kWeight, 0, "origin");
+    const FieldRef xf = At(GroupedTensor::kX, 0, "storage");
+    const FieldRef wf = At(GroupedTensor::kWeight, 0, "origin");
     t_.group_num = static_cast<uint32_t>(static_cast<int32_t>(Dim(w_shape, 0, wf)));
     const int64_t k = Dim(x_shape, x_k_dim_, xf);
     t_.m = static_cast<uint64_t>(Dim(x_shape, 0, xf));
@@ -193,7 +203,7 @@ class NoQuantTiler {
   // Split M, one x and a list of weights: the widest N.
   absl::Status SplitMSingleX(std::string_view form, const std::vector<int64_t>& x_shape) {
     t_.form = form;
-    const std::string xf = At(GroupedTensor::kX, 0, "storage");
+    const FieldRef xf = At(GroupedTensor::kX, 0, "storage");
     const int64_t m = Dim(x_shape, 0, xf);
     const int64_t k = Dim(x_shape, x_k_dim_, xf);
     const GroupedTensorList& w = List(GroupedTensor::kWeight);
@@ -216,7 +226,7 @@ class NoQuantTiler {
     const GroupedTensorList& w = List(GroupedTensor::kWeight);
     for (size_t i = 0; i < std::min(x.size(), w.size()); ++i) {
       const std::vector<int64_t>& xs = x.instances[i].storage;
-      const std::string xf = At(GroupedTensor::kX, i, "storage");
+      const FieldRef xf = At(GroupedTensor::kX, i, "storage");
       ++t_.group_num;
       const int64_t m = Dim(xs, 0, xf);
       const int64_t k = Dim(xs, x_k_dim_, xf);
@@ -237,7 +247,7 @@ class NoQuantTiler {
     const GroupedTensorList& x = List(GroupedTensor::kX);
     for (size_t i = 0; i < x.size(); ++i) {
       const std::vector<int64_t>& xs = x.instances[i].storage;
-      const std::string xf = At(GroupedTensor::kX, i, "storage");
+      const FieldRef xf = At(GroupedTensor::kX, i, "storage");
       ++t_.group_num;
       const int64_t m = Dim(xs, 0, xf);
       const int64_t k = Dim(xs, x_k_dim_, xf);
@@ -255,7 +265,7 @@ class NoQuantTiler {
   absl::Status SplitKSingleXWeightY(const std::vector<int64_t>& x_shape,
                                     const std::vector<int64_t>& w_shape) {
     t_.form = "s-s-s";
-    const std::string xf = At(GroupedTensor::kX, 0, "storage");
+    const FieldRef xf = At(GroupedTensor::kX, 0, "storage");
     const int64_t m = Dim(x_shape, 1, xf);
     const int64_t k = Dim(x_shape, x_k_dim_, xf);
     const uint64_t n = WeightN(w_shape, At(GroupedTensor::kWeight, 0, "origin"));
@@ -276,7 +286,7 @@ class NoQuantTiler {
   // Split K, one x and a list of weights.
   absl::Status SplitKSingleX(std::string_view form, const std::vector<int64_t>& x_shape) {
     t_.form = form;
-    const std::string xf = At(GroupedTensor::kX, 0, "storage");
+    const FieldRef xf = At(GroupedTensor::kX, 0, "storage");
     const int64_t m = Dim(x_shape, 1, xf);
     const int64_t k = Dim(x_shape, x_k_dim_, xf);
     const GroupedTensorList& w = List(GroupedTensor::kWeight);

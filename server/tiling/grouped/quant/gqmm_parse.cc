@@ -459,8 +459,11 @@ absl::Status CheckMxSplitM(const State& s, const Dims& x_scale, const Dims& w_sc
   const int64_t x_m = Dim(x_scale, f.trans_a ? 1 : 0);
   const int64_t x_k = Dim(x_scale, f.trans_a ? 0 : 1);
   const int64_t x_last = DimFromEnd(x_scale, 1);
-  const std::string x_expected = f.trans_a ? absl::StrCat("[", scale_k, ", ", f.m, ", 2]")
-                                           : absl::StrCat("[", f.m, ", ", scale_k, ", 2]");
+  // The per-token scale's expected shape, spelled only in a refusal.
+  const auto x_expected = [&] {
+    return f.trans_a ? absl::StrCat("[", scale_k, ", ", f.m, ", 2]")
+                     : absl::StrCat("[", f.m, ", ", scale_k, ", 2]");
+  };
   if (list) {
     const int64_t first = w_scale[0];
     const int64_t second = w_scale[1];
@@ -475,7 +478,7 @@ absl::Status CheckMxSplitM(const State& s, const Dims& x_scale, const Dims& w_sc
     }
     if (!DimIs(x_m, f.m) || !DimIs(x_k, scale_k) || x_last != kMxPairDim) {
       return Refuse("per_token_scale",
-                    absl::StrCat("per_token_scale=", Text(x_scale), " must be ", x_expected,
+                    absl::StrCat("per_token_scale=", Text(x_scale), " must be ", x_expected(),
                                  " for MX (CheckQuantParamsForMXTypeM)"));
     }
     return absl::OkStatus();
@@ -495,7 +498,7 @@ absl::Status CheckMxSplitM(const State& s, const Dims& x_scale, const Dims& w_sc
   }
   if (!DimIs(x_m, f.m) || !DimIs(x_k, scale_k) || x_last != kMxPairDim) {
     return Refuse("per_token_scale",
-                  absl::StrCat("per_token_scale=", Text(x_scale), " must be ", x_expected,
+                  absl::StrCat("per_token_scale=", Text(x_scale), " must be ", x_expected(),
                                " for MX (CheckQuantParamsForMXTypeM)"));
   }
   return absl::OkStatus();
