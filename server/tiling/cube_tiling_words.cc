@@ -8,6 +8,7 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <utility>
 
 #include "server/tiling/cube_tiling_search.h"
 #include "server/tiling/tiling_data.h"
@@ -71,6 +72,14 @@ constexpr int32_t CubeTiling::*kCubeTilingMembers[kCubeTilingWords] = {
     &CubeTiling::mx_type_para,
 };
 
+// Writes the TCubeTiling words to fields 0-49 of `Field`'s struct, one
+// store per member (the pack expands at compile time).
+template <typename Field, size_t... I>
+void SetCubeTilingWords(const TilingStructWriter<Field>& set, const CubeTiling& t,
+                        std::index_sequence<I...>) {
+  (set(static_cast<Field>(I), static_cast<uint32_t>(t.*kCubeTilingMembers[I])), ...);
+}
+
 }  // namespace
 
 std::array<uint32_t, kCubeTilingWords> CubeTilingWords(const CubeTiling& t) {
@@ -86,9 +95,7 @@ TilingData HighLevelBatchTilingData(const CubeTiling& searched, const HighLevelB
   TilingData data = NewTilingData<F>();
   const TilingStructWriter<F> set(data);
   // TCubeTiling occupies words 0-49 in the same order as CubeTilingWords.
-  for (int i = 0; i < kCubeTilingWords; ++i) {
-    set(static_cast<F>(i), static_cast<uint32_t>(searched.*kCubeTilingMembers[i]));
-  }
+  SetCubeTilingWords(set, searched, std::make_index_sequence<kCubeTilingWords>());
   // GetTilingDataProcess(MatMulV3TilingData): the strategy's own plan
   // replaces the search's split, blocks and depths.
   set(F::kUsedCoreNum, plan.used_core_num);
