@@ -7,7 +7,8 @@
 // FusedMatMul on problems that reach each of their batched strategies;
 // QuantBatchMatmulV3 on the golden shapes CANN tiles (its parse and checks,
 // the walk over its seven strategies and the chosen one's tiling);
-// TransposeBatchMatMul and TransposeQuantBatchMatMul on theirs.
+// TransposeBatchMatMul and TransposeQuantBatchMatMul on theirs; GroupedMatmul
+// on the golden cases CANN tiles, all paths together and each path alone.
 //
 //   build/bin/tiling_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
 #include <benchmark/benchmark.h>
@@ -20,6 +21,7 @@
 
 #include "nlohmann/json.hpp"
 #include "server/tiling/builtin_strategies.h"
+#include "tests/testing/gmm_golden_cases.h"
 #include "tests/testing/golden_cases.h"
 
 namespace npu::tiling {
@@ -266,6 +268,18 @@ std::vector<Workload> TransposeWorkloads() {
   return out;
 }
 
+// GroupedMatmul's golden cases CANN tiles (tests/data/cann950_gmm), on the
+// chip each case's path reads; `path` "" takes every path.
+std::vector<Workload> GroupedWorkloads(const std::string& path) {
+  std::vector<Workload> out;
+  for (const auto& golden : npu::testing::LoadGmmGoldenCases(NPU_CONFORMANCE_GMM_CASES)) {
+    if (!path.empty() && golden.path != path) continue;
+    if (golden.expected.value("status", "") != "GRAPH_SUCCESS") continue;
+    out.push_back({golden.problem, golden.chip});
+  }
+  return out;
+}
+
 DecideOptions OptionsOf(const benchmark::State& state) {
   DecideOptions options;
   options.explain = state.range(0) != 0;  // the trace and the plan's detail
@@ -392,6 +406,31 @@ void BM_MedianOverTransposeGoldenShapes(benchmark::State& state) {
   MedianOverShapes(state, workloads);
 }
 BENCHMARK(BM_MedianOverTransposeGoldenShapes)->ArgName("explain")->Arg(1)->Arg(0)->Iterations(20);
+
+void BM_DecideGroupedGoldenShapes(benchmark::State& state) {
+  static const std::vector<Workload> workloads = GroupedWorkloads("");
+  RunDecisions(state, workloads);
+}
+BENCHMARK(BM_DecideGroupedGoldenShapes)->ArgName("explain")->Arg(1)->Arg(0);
+
+void BM_MedianOverGroupedGoldenShapes(benchmark::State& state) {
+  static const std::vector<Workload> workloads = GroupedWorkloads("");
+  MedianOverShapes(state, workloads);
+}
+BENCHMARK(BM_MedianOverGroupedGoldenShapes)->ArgName("explain")->Arg(1)->Arg(0)->Iterations(20);
+
+// Each of the three paths alone: their decisions differ in cost (the quant
+// and weight-quant paths fill 440- and 448-word structs).
+void BM_MedianOverGroupedPath(benchmark::State& state, const char* path) {
+  const std::vector<Workload> workloads = GroupedWorkloads(path);
+  MedianOverShapes(state, workloads);
+}
+BENCHMARK_CAPTURE(BM_MedianOverGroupedPath, no_quant, "no_quant")
+    ->ArgName("explain")->Arg(0)->Iterations(20);
+BENCHMARK_CAPTURE(BM_MedianOverGroupedPath, quant, "quant")
+    ->ArgName("explain")->Arg(0)->Iterations(20);
+BENCHMARK_CAPTURE(BM_MedianOverGroupedPath, weight_quant, "weight_quant")
+    ->ArgName("explain")->Arg(0)->Iterations(20);
 
 }  // namespace
 }  // namespace npu::tiling
