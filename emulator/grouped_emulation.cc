@@ -232,6 +232,23 @@ QuantModes ModesOf(const MatmulProblem& p, const GmmGroups& groups) {
 const HostTensor& Single(const Tensors& t, GroupedTensor list) { return Inputs(t, list)[0]; }
 
 // Group `g`'s QuantOperands (the file comment's layouts).
+// CANN's act_type (GroupedMatmul's ActiveType): 1 ReLU, 2 GELU tanh, 4
+// FastGelu, 5 SiLU; the tiling refuses the others (3, GELU erf, included).
+QuantActivation ActivationOf(int64_t act_type) {
+  switch (act_type) {
+    case 1:
+      return QuantActivation::kRelu;
+    case 2:
+      return QuantActivation::kGeluTanh;
+    case 4:
+      return QuantActivation::kFastGelu;
+    case 5:
+      return QuantActivation::kSilu;
+    default:
+      return QuantActivation::kNone;
+  }
+}
+
 absl::StatusOr<QuantOperands> QuantGroupOperands(const MatmulProblem& p, const GmmGroups& groups,
                                                  const QuantModes& modes, size_t g,
                                                  const Tensors& t) {
@@ -248,6 +265,7 @@ absl::StatusOr<QuantOperands> QuantGroupOperands(const MatmulProblem& p, const G
   op.x1 = Matrix(x, group.x_offset, m, k, groups.trans_x).bytes;
   op.x2 = Matrix(w, group.w_offset, k, n, groups.trans_w).bytes;
   op.y_dtype = List(p, GroupedTensor::kY).dtype;
+  op.activation = ActivationOf(p.grouped.act_type);
   const HostTensor& scale = Single(t, GroupedTensor::kScale);
   op.scale_dtype = scale.dtype;
   const bool split_k = groups.group_type == tiling::kGroupTypeSplitK;
@@ -500,12 +518,18 @@ void FillScale(HostTensor& t, uint64_t& state, double magnitude) {
 
 absl::Status CheckGroupedModelled(const MatmulProblem& p) {
   ASSIGN_OR_RETURN(const GmmGroups groups, tiling::grouped::GroupsOf(p.grouped));
-  if (p.grouped.act_type != 0) {
+  const GmmPath path = tiling::grouped::PathOf(p.grouped);
+  // The quant path's vector epilogue applies CANN's activations; the tiling
+  // refuses an activation elsewhere, and an explicit tiling's may name any.
+  const bool modelled_activation = p.grouped.act_type == 0 ||
+                                   (path == GmmPath::kQuant &&
+                                    ActivationOf(p.grouped.act_type) != QuantActivation::kNone);
+  if (!modelled_activation) {
     return absl::UnimplementedError(absl::StrCat(
         "grouped.act_type=", p.grouped.act_type,
-        ": the emulator does not model GroupedMatmul's activation epilogues"));
+        ": the emulator models the quant path's activations 1 (relu), 2 (gelu_tanh), "
+        "4 (fast_gelu) and 5 (silu)"));
   }
-  const GmmPath path = tiling::grouped::PathOf(p.grouped);
   const bool singles = groups.single_x && groups.single_w && groups.single_y;
   const DataType x = List(p, GroupedTensor::kX).dtype;
   const DataType w = List(p, GroupedTensor::kWeight).dtype;

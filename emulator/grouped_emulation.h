@@ -48,10 +48,13 @@
 //     the AIV's antiquant into L1 (cast, add, multiply in x's dtype) and the
 //     fp32 cube.
 // A group of k 0 writes zeros (the kernels' zero fill of split K's empty
-// groups). Not modelled (kUnimplemented): an activation (act_type), a
-// sparse group list, the quant path's other forms than split M with single
-// x, weight and y (and MX split K), its float4_e1m2 inputs, the
-// weight-quant path's split K and its int8 / float8 x (A8W4, MXA8W4).
+// groups). The quant path's vector epilogue applies act_type's activation
+// (ReLU, GELU tanh, FastGelu, SiLU) after the dequantization, before the
+// cast (quant_numerics.h). Not modelled (kUnimplemented): an activation on
+// the other paths, a sparse group list, the quant path's other forms than
+// split M with single x, weight and y (and MX split K), its float4_e1m2
+// inputs, the weight-quant path's split K and its int8 / float8 x (A8W4,
+// MXA8W4).
 //
 // Timing: the schedule's units run through the common program builder and
 // timing model (program.h) on GroupedTimedProblem(), with the pipeline of

@@ -524,15 +524,37 @@ PipelineConfig GroupedPipeline(const tiling::TilingPlan& plan,
   }
   if (plan.data.kernel == tiling::KernelId::kGroupedQuant) {
     const uint64_t kernel_type = (plan.key.grouped_bits >> 4) & 0xF;
-    if (kernel_type == 1 || kernel_type == 2) {
+    if (kernel_type == 2) {
+      pipeline.output_through_ub = true;
+      pipeline.ub_vector_passes = static_cast<uint32_t>(
+          kQuantPerBlockPassesPerGroup * tiling::CeilDiv(k, 128) + kCastVectorPasses);
+    } else if (kernel_type == 1) {
+      // The vector dequant: the scale, the per-token scale, a float bias of
+      // INT8 x (an int32 one starts L0C), the activation, the cast.
+      const tiling::GroupedTensorList& bias = problem.grouped[GroupedTensor::kBias];
+      const bool bias_epilogue = bias.present() && bias.dtype != tiling::DataType::kInt32 &&
+                                 problem.grouped[GroupedTensor::kX].dtype ==
+                                     tiling::DataType::kInt8;
+      uint32_t activation = 0;
+      switch (problem.grouped.act_type) {
+        case 1:
+          activation = kReluVectorPasses;
+          break;
+        case 2:
+          activation = kGeluTanhGateVectorPasses;
+          break;
+        case 4:
+        case 5:
+          activation = kSigmoidGateVectorPasses;
+          break;
+        default:
+          break;
+      }
       pipeline.output_through_ub = true;
       pipeline.ub_vector_passes =
-          kernel_type == 2
-              ? static_cast<uint32_t>(kQuantPerBlockPassesPerGroup * tiling::CeilDiv(k, 128) + 1)
-              : kDequantVectorPasses +
-                    (problem.grouped[GroupedTensor::kPerTokenScale].present()
-                         ? kPerTokenVectorPasses
-                         : 0);
+          kDequantVectorPasses +
+          (problem.grouped[GroupedTensor::kPerTokenScale].present() ? kPerTokenVectorPasses : 0) +
+          (bias_epilogue ? kBiasVectorPasses : 0) + activation + kCastVectorPasses;
     }
   }
   if (plan.data.kernel == tiling::KernelId::kGroupedWeightQuant) {

@@ -273,6 +273,14 @@ inline constexpr uint32_t kPerTokenVectorPasses = 2;
 inline constexpr uint32_t kBiasVectorPasses = 1;
 inline constexpr uint32_t kFasterGeluVectorPasses = 4;
 inline constexpr uint32_t kCastVectorPasses = 1;
+// GroupedMatmul's activations in its quant mix kernel, counted from its
+// vector function (ops-transformer gqmm_mix_online_dynamic.h): ReLU one
+// instruction; SiLU and FastGelu x / (exp(a x) + 1), a multiply, Exp, an
+// add, a divide (as FasterGelu above); GELU tanh the same after x^3 (two
+// multiplies), an axpy and a multiply.
+inline constexpr uint32_t kReluVectorPasses = 1;
+inline constexpr uint32_t kSigmoidGateVectorPasses = 4;
+inline constexpr uint32_t kGeluTanhGateVectorPasses = 7;
 // The per-block kernel scales and adds every K group's partial (two passes
 // per group) before its final cast.
 inline constexpr uint32_t kQuantPerBlockPassesPerGroup = 2;

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <limits>
 #include <string>
+#include <string_view>
 
 #include "absl/base/casts.h"
 #include "absl/strings/str_cat.h"
@@ -135,7 +136,7 @@ absl::Status CheckFloatOutput(const QuantOperands& op, const std::string& what) 
                               "; expected float16, bfloat16 or float32"));
 }
 
-absl::StatusOr<QuantPath> Classify(const QuantOperands& op) {
+absl::StatusOr<QuantPath> ClassifyOperands(const QuantOperands& op) {
   if (op.m == 0) return Invalid("m: must be at least 1");
   if (op.k == 0) return Invalid("k: must be at least 1");
   if (op.n == 0) return Invalid("n: must be at least 1");
@@ -296,6 +297,32 @@ absl::StatusOr<QuantPath> Classify(const QuantOperands& op) {
   return QuantPath::kVectorEpilogue;
 }
 
+std::string_view PathName(QuantPath path) {
+  switch (path) {
+    case QuantPath::kFixpipe:
+      return "the fixpipe";
+    case QuantPath::kVectorEpilogue:
+      return "the vector epilogue";
+    case QuantPath::kPerBlock:
+      return "the per-block epilogue";
+    case QuantPath::kMx:
+      return "the cube (MX)";
+    case QuantPath::kInt32Output:
+      return "nowhere (int32 output)";
+  }
+  return "?";
+}
+
+absl::StatusOr<QuantPath> Classify(const QuantOperands& op) {
+  ASSIGN_OR_RETURN(const QuantPath path, ClassifyOperands(op));
+  if (op.activation != QuantActivation::kNone && path != QuantPath::kVectorEpilogue) {
+    return Invalid(absl::StrCat("activation: only the vector epilogue applies one; these "
+                                "operands dequantize in ",
+                                std::string(PathName(path))));
+  }
+  return path;
+}
+
 // The operands decoded once, with the per-column / per-row factors each
 // path applies, on the device (fp32) and in the reference (fp64).
 struct Prepared {
@@ -432,6 +459,46 @@ double CastOutput(const QuantOperands& op, uint64_t j, float value) {
   }
 }
 
+// The activations' constants (gqmm_mix_online_dynamic.h): FastGelu's
+// exponent factor, and GELU tanh's x / 0.044715 term and exponent factor
+// -sqrt(8 / pi) * 0.044715.
+constexpr double kFastGeluFactor = 1.702;
+constexpr double kGeluCubic = 0.044715;
+constexpr double kGeluSqrt8OverPi = 1.5957691;
+
+// x / (exp(t) + 1) in fp32, each step rounded.
+float SigmoidGate(float x, float t) {
+  const float e = std::exp(t);
+  const float d = e + 1.0f;
+  return x / d;
+}
+
+float ActivateFp32(QuantActivation activation, float x) {
+  switch (activation) {
+    case QuantActivation::kNone:
+      return x;
+    case QuantActivation::kRelu:
+      return x < 0.0f ? 0.0f : x;  // NaN passes
+    case QuantActivation::kSilu: {
+      const float t = -x;
+      return SigmoidGate(x, t);
+    }
+    case QuantActivation::kFastGelu: {
+      const float t = x * static_cast<float>(-kFastGeluFactor);
+      return SigmoidGate(x, t);
+    }
+    case QuantActivation::kGeluTanh: {
+      const float square = x * x;
+      const float cube = square * x;
+      const float linear = x * static_cast<float>(1.0 / kGeluCubic);
+      const float inner = cube + linear;
+      const float t = inner * static_cast<float>(-kGeluSqrt8OverPi * kGeluCubic);
+      return SigmoidGate(x, t);
+    }
+  }
+  return x;
+}
+
 float MxScaled(float partial, uint8_t ea, uint8_t eb) {
   if (ea == 0xFF || eb == 0xFF) return std::numeric_limits<float>::quiet_NaN();
   return std::ldexp(partial, static_cast<int>(ea) + static_cast<int>(eb) - 254);
@@ -449,6 +516,7 @@ double DeviceElement(const QuantOperands& op, const Prepared& p, uint64_t i, uin
       if (p.path == QuantPath::kVectorEpilogue) {
         value = value * p.row_scale[i];
         if (p.has_epilogue_bias) value = value + p.bias_epilogue[j];
+        value = ActivateFp32(op.activation, value);
       }
       return CastOutput(op, j, value);
     }
@@ -563,6 +631,38 @@ Tracked FloatSum(double init, const ExactSum& s, uint64_t adds) {
   return CheckFp32Range(t);
 }
 
+// The activation of a tracked value: the exact function in fp64, and the
+// error carried through its slope plus the fp32 evaluation's own (the
+// header's bound).
+Tracked Activate(Tracked t, QuantActivation activation) {
+  if (activation == QuantActivation::kNone || activation == QuantActivation::kRelu) {
+    if (activation == QuantActivation::kRelu) t.value = std::max(t.value, 0.0);
+    return t;
+  }
+  const double x = t.value;
+  const double big_x = std::fabs(x) + t.error;
+  // The exponent is -factor * arg(x); SiLU's is exact (a negation).
+  double factor = 1, slope = 1.1, roundings = 1;
+  double arg = x, big_arg = big_x;
+  if (activation == QuantActivation::kFastGelu) {
+    factor = kFastGeluFactor;
+    roundings = 2;  // the product and the fp32 constant
+  }
+  if (activation == QuantActivation::kGeluTanh) {
+    factor = kGeluSqrt8OverPi;
+    arg = x + kGeluCubic * x * x * x;
+    big_arg = big_x + kGeluCubic * big_x * big_x * big_x;
+    slope = 1.13;
+    roundings = 6;
+  }
+  const double value = x / (std::exp(-factor * arg) + 1.0);
+  const double reach = slope * t.error;
+  t.error = reach + (roundings * factor * big_arg + 8) * kU * (std::fabs(value) + reach) +
+            0x1p-120 * big_x + kEta;
+  t.value = value;
+  return CheckFp32Range(t);
+}
+
 // Error of the output cast, and the bound's fp64 allowance.
 double FinishBound(const QuantOperands& op, const Tracked& t) {
   const double v = std::fabs(t.value);
@@ -613,6 +713,7 @@ Tracked TrackElement(const QuantOperands& op, const Prepared& p, uint64_t i, uin
       if (p.path == QuantPath::kVectorEpilogue) {
         if (p.row_scale[i] != 1.0f) t = Multiply(t, p.row_scale[i], p.row_scale[i]);
         if (p.has_epilogue_bias) t = AddExact(t, p.bias_epilogue[j]);
+        t = Activate(t, op.activation);
       }
       return t;
     }

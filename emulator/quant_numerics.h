@@ -43,6 +43,13 @@
 //     value), + bias (fp32, or fp16 / bf16 widened exactly), then the cast to
 //     y (nearest even, not saturating). An int32 bias still goes into L0C
 //     (before the dequantisation); float biases are added here, AFTER it.
+//     GroupedMatmul's mix kernel (ops-transformer `gqmm_mix_online_dynamic.h`)
+//     runs the same steps and then, for its `act_type`, an activation in
+//     fp32 before the cast, each step rounded: ReLU; SiLU x / (exp(-x) + 1)
+//     and FastGelu x / (exp(-1.702 x) + 1) (a multiply, Exp, an add, a
+//     divide); GELU tanh as x / (exp(t) + 1) with t = -1.5957691 * 0.044715
+//     * (x^3 + x / 0.044715) (two multiplies for x^3, an axpy, a multiply,
+//     then as SiLU).
 //   * kPerBlock (PERBLOCK_BASIC_API_ASW, `cmct/epilogue/block_epilogue_pertile.h`):
 //     the cube produces one fp32 partial per K group (group_k elements, the
 //     last one ragged, started from 0); the AIV multiplies it by
@@ -87,6 +94,15 @@
 //     and the accumulation of the scaled blocks together,
 //       gamma_{32 + blocks} (|bias| + sum_j 2^e_j sum_{p in block j} |p|)
 //     plus 2 eta per block (the scaling and the add may go subnormal).
+//   * Activation (vector epilogue only): with input error e on a value v
+//     and X = |v| + e, e' = L e + (c |t(X)| + 8) u (|f(v)| + L e) + 2^-120 X
+//     + eta, where f is the activation (the reference evaluates it in fp64),
+//     L its Lipschitz constant (ReLU 1, SiLU and FastGelu 1.1, GELU tanh
+//     1.13: the largest slopes of x sigmoid(a x) and of its tanh form), t
+//     the exponent's argument and c the roundings that reach it (1 for
+//     SiLU, 2 for FastGelu, 6 for GELU tanh, each fp32 constant counted):
+//     an absolute error d in t is a relative error d of exp(t), and each
+//     later step adds u. ReLU: e' = e.
 //   * Output cast: float16 e + 2^-11 (|v| + e) + 2^-25; bfloat16
 //     e + 2^-8 (|v| + e) + 2^-134; float32 nothing more; int8 e + 1/2;
 //     int32 0.
@@ -106,6 +122,10 @@
 #include "server/tiling/types.h"
 
 namespace npu::emu {
+
+// The activation a vector epilogue applies after the dequantization and the
+// bias, before the cast (GroupedMatmul's act_type 1, 2, 4, 5).
+enum class QuantActivation { kNone, kRelu, kGeluTanh, kFastGelu, kSilu };
 
 // One QuantBatchMatmulV3 product's operands. Matrices are row-major logical
 // [m, k] (x1) and [k, n] (x2) codes of their dtype, packed two per byte for
@@ -156,6 +176,10 @@ struct QuantOperands {
 
   // y: float16, bfloat16, float32, int8 or int32.
   tiling::DataType y_dtype = tiling::DataType::kFloat16;
+
+  // kVectorEpilogue only (GroupedMatmul's mix kernel); any other path
+  // refuses one.
+  QuantActivation activation = QuantActivation::kNone;
 };
 
 // Where the dequantisation happens (see the file comment).
@@ -166,7 +190,8 @@ inline constexpr uint64_t kMxGroupSize = 32;
 
 // Checks `operands` (sizes, dtype combinations, value representability) and
 // returns the path the kernels would take. kInvalidArgument names the field:
-// "scale: 7 values, expected n = 8". The path rules, first match wins:
+// "scale: 7 values, expected n = 8"; an activation on a path other than
+// kVectorEpilogue names `activation`. The path rules, first match wins:
 // scale e8m0 -> kMx; group_k != 0 -> kPerBlock; y int32 -> kInt32Output;
 // uint64 / int64 scale -> kFixpipe; a per-tensor float / bf16 scale with no
 // per-token scale and no float bias, for int inputs, or for fp8 / hifloat8

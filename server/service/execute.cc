@@ -287,7 +287,10 @@ void TimingToProto(const emu::EmulationResult& result, pb::TimingReport* out) {
     PipesToProto(core.pipe_busy_cycles, row->mutable_busy_cycles());
   }
   out->set_aic_cores(result.schedule.aic_cores);
-  out->set_aiv_cores(result.schedule.aiv_cores);
+  // A schedule names the AIV cores of its own vector units (a Stream-K
+  // reduction); the AIVs of an epilogue or a dequant (a mix kernel's) are
+  // the pipeline's, counted where they ran.
+  out->set_aiv_cores(std::max(result.schedule.aiv_cores, stats.msprof.aiv_cores));
   out->set_rounds(result.schedule.rounds);
   out->set_simulated_ops(stats.events);
   MsprofToProto(stats.msprof, out->mutable_msprof());

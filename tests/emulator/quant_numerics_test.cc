@@ -360,6 +360,27 @@ std::vector<Scenario> RandomScenarios() {
     op.y_dtype = DataType::kBFloat16;
     s.push_back({"int8 per-token bf16", op, QuantPath::kVectorEpilogue});
   }
+  // GroupedMatmul's activations after the vector epilogue's dequant and
+  // bias: values of both signs around the gates' bend, fp16 and bf16 out.
+  for (const auto& [activation, name] :
+       {std::pair{QuantActivation::kRelu, "relu"}, std::pair{QuantActivation::kGeluTanh, "gelu_tanh"},
+        std::pair{QuantActivation::kFastGelu, "fast_gelu"},
+        std::pair{QuantActivation::kSilu, "silu"}}) {
+    for (DataType y : {DataType::kFloat16, DataType::kBFloat16}) {
+      QuantOperands op = RandomInputs(DataType::kInt8, DataType::kInt8, 6, 96, 11,
+                                      700 + static_cast<uint64_t>(activation));
+      op.scale = rng.Scales(op.n, -16, -13);
+      op.has_pertoken = true;
+      op.pertoken = rng.Scales(op.m, -2, 2);
+      op.has_bias = true;
+      op.bias_dtype = DataType::kFloat32;
+      op.bias_float = rng.Bias(op.n, 4, DataType::kFloat32);
+      op.y_dtype = y;
+      op.activation = activation;
+      s.push_back({std::string("int8 per-token ") + name + " " + std::string(tiling::DataTypeName(y)),
+                   op, QuantPath::kVectorEpilogue});
+    }
+  }
   {  // int8, per-token + float per-tensor scale + fp16 bias, fp16 out
     QuantOperands op = RandomInputs(DataType::kInt8, DataType::kInt8, 3, 33, 4, 500);
     op.scale = {rng.Scale(-12, -8)};
@@ -531,6 +552,54 @@ TEST(QuantNumericsTest, BoundCatchesAMisplacedBias) {
     }
     EXPECT_GT(violations, 0);
   }
+}
+
+// The bound notices an activation left out, and only the vector epilogue
+// takes one.
+TEST(QuantNumericsTest, BoundCatchesAMissingActivationAndOnlyTheVectorPathTakesOne) {
+  int scenarios = 0;
+  for (const Scenario& scenario : RandomScenarios()) {
+    const QuantOperands& op = scenario.op;
+    if (op.activation == QuantActivation::kNone) continue;
+    SCOPED_TRACE(scenario.name);
+    ++scenarios;
+    const std::vector<double> device = *QuantMatmulDevice(op);
+    const std::vector<double> bound = *QuantMatmulErrorBound(op);
+    QuantOperands linear = op;
+    linear.activation = QuantActivation::kNone;
+    const std::vector<double> reference = *QuantMatmulReference(linear);
+    int violations = 0;
+    for (uint64_t i = 0; i < device.size(); ++i) {
+      violations += std::fabs(device[i] - reference[i]) > bound[i];
+    }
+    EXPECT_GT(violations, 0);
+  }
+  EXPECT_EQ(scenarios, 8);
+  QuantOperands fixpipe = Int8Example();
+  fixpipe.activation = QuantActivation::kRelu;
+  EXPECT_THAT(ClassifyQuantPath(fixpipe),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("activation: only the vector epilogue applies one")));
+}
+
+// ReLU and SiLU by hand on the per-token example: [[-22, 16], [17.375, -27]]
+// before the activation.
+TEST(QuantNumericsTest, ActivationsAfterTheDequantHandComputed) {
+  QuantOperands op = Int8Example();
+  op.y_dtype = DataType::kBFloat16;
+  op.scale_dtype = DataType::kFloat32;
+  op.scale = {0.5f, 2.0f};
+  op.has_pertoken = true;
+  op.pertoken = {1.0f, 0.25f};
+  op.activation = QuantActivation::kRelu;
+  EXPECT_THAT(Device(op), ElementsAre(0.0, 16.0, 17.375, 0.0));
+  op.activation = QuantActivation::kSilu;
+  const std::vector<double> silu = Device(op);
+  ASSERT_EQ(silu.size(), 4u);
+  // 16 sigmoid(16) rounds to 16 in bfloat16; -22 sigmoid(-22) is -6.1e-9.
+  EXPECT_EQ(silu[1], 16.0);
+  const double tiny = -22.0 / (1.0 + std::exp(22.0));
+  EXPECT_NEAR(silu[0], tiny, 0.01 * std::fabs(tiny));
 }
 
 TEST(QuantNumericsTest, SizeMismatchNamesTheField) {
