@@ -8,10 +8,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "emulator/emulator.h"
+#include "emulator/grouped_emulation.h"
 #include "server/advisor/session.h"
 #include "server/advisor/variant_search.h"
 #include "server/advisor/variants.h"
 #include "server/tiling/builtin_strategies.h"
+#include "server/tiling/grouped/gmm_groups.h"
 #include "server/tiling/registry.h"
 #include "server/tiling/status_macros.h"
 #include "server/tiling/strategy_id.h"
@@ -46,6 +48,25 @@ constexpr double kRooflineSlack = 0.10;
 // an operand misses L2), plus the task's fixed launch and end costs.
 double CubeRooflineCycles(const MatmulProblem& problem, const tiling::ChipSpec& chip) {
   const emu::ChipModel model = emu::ChipModel::FromSpec(chip);
+  if (problem.op == tiling::MatmulOp::kGroupedMatmul) {
+    // The experts' useful MACs, and each expert's x rows and weight read once.
+    const absl::StatusOr<tiling::grouped::GmmGroups> groups =
+        tiling::grouped::GroupsOf(problem.grouped);
+    const MatmulProblem stacked = emu::GroupedTimedProblem(problem);
+    const double a_bytes = static_cast<double>(tiling::DataTypeBytes(stacked.dtype_a));
+    const double b_bytes = static_cast<double>(tiling::DataTypeBytes(stacked.dtype_b));
+    double bytes = 0;
+    if (groups.ok()) {
+      for (const tiling::grouped::GmmGroup& g : groups->groups) {
+        bytes += static_cast<double>(g.m * g.k) * a_bytes + static_cast<double>(g.k * g.n) * b_bytes;
+      }
+    }
+    const double cube = static_cast<double>(emu::GroupedUsefulMacs(problem)) /
+                        (model.PeakMacsPerCycle(stacked.dtype_a, false) *
+                         static_cast<double>(chip.aic_num));
+    return std::max(cube, bytes / model.ddr_bytes_per_cycle) +
+           static_cast<double>(model.FixedTaskCycles());
+  }
   // Every C batch is a matmul (A's and B's bytes counted per batch: an
   // upper bound on the unique bytes when a batch is broadcast).
   uint64_t batches = 1;

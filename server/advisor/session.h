@@ -63,6 +63,8 @@ class Session {
   const tiling::MatmulProblem& problem() const { return problem_; }
   const tiling::ChipSpec& chip() const { return chip_; }
   const AdviseOptions& options() const { return options_; }
+  // CANN's choice (the registry's decision the advice starts from).
+  const tiling::TilingPlan& cann_plan() const { return advice_.cann.plan; }
 
  private:
   const tiling::MatmulProblem& problem_;

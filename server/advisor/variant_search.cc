@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "emulator/grouped_emulation.h"
 #include "server/advisor/variants.h"
 #include "server/tiling/strategy_id.h"
 
@@ -28,6 +29,9 @@ constexpr std::string_view kBatchAsw = "ASW_BASIC";
 // The transposed batch matmuls' one strategy, whose kernel the block search
 // re-blocks.
 constexpr std::string_view kTransposeBase = "BASE";
+// GroupedMatmul's no-quant strategy, whose basic kernel the block search
+// re-blocks.
+constexpr std::string_view kGroupedNoQuant = "GROUPED_NO_QUANT";
 
 std::string BlockName(const TilingPlan& plan) {
   return absl::StrCat(plan.block.base_m, "x", plan.block.base_n);
@@ -103,14 +107,19 @@ void SearchBlocks(Session& session, const std::optional<TilingPlan>& aswt, uint6
   // A batched problem searches one batch's blocks; its estimates stack the
   // batches' rows (the kernel walks batch x tiles over the cores).
   uint64_t batches = 1;
-  const MatmulProblem one_batch = OneBatchProblem(problem, &batches);
-  MatmulProblem stacked = one_batch;
-  stacked.m = static_cast<int64_t>(static_cast<uint64_t>(one_batch.m) * batches);
+  // GroupedMatmul searches its no-quant kernel's blocks over the experts'
+  // stacked rows; its estimates walk the experts themselves.
+  const bool grouped = problem.op == tiling::MatmulOp::kGroupedMatmul;
+  const MatmulProblem one_batch =
+      grouped ? emu::GroupedTimedProblem(problem) : OneBatchProblem(problem, &batches);
+  MatmulProblem stacked = grouped ? problem : one_batch;
+  if (!grouped) stacked.m = static_cast<int64_t>(static_cast<uint64_t>(one_batch.m) * batches);
   // The transposed batch matmuls search their own (BASE's) kernel's blocks.
   const bool transposed = problem.op == tiling::MatmulOp::kTransposeBatchMatMul ||
                           problem.op == tiling::MatmulOp::kTransposeQuantBatchMatMul;
   const std::string prefix = problem.op == tiling::MatmulOp::kMatMulV3 ? std::string(kAswt)
                              : transposed                              ? std::string(kTransposeBase)
+                             : grouped                                 ? std::string(kGroupedNoQuant)
                                                                        : std::string(kBatchAsw);
   const std::vector<std::pair<uint64_t, uint64_t>> grid = BlockSearchGrid(one_batch, chip);
   std::vector<std::tuple<double, uint64_t, uint64_t>> ranked;
@@ -118,6 +127,10 @@ void SearchBlocks(Session& session, const std::optional<TilingPlan>& aswt, uint6
     if (aswt.has_value() && IsStreamedAswt(*aswt) && aswt->block.base_m == bm &&
         aswt->block.base_n == bn) {
       continue;  // CANN's own block is already a candidate
+    }
+    if (grouped && session.cann_plan().block.base_m == bm &&
+        session.cann_plan().block.base_n == bn) {
+      continue;  // as CANN's choice
     }
     if (EstimateBlockOps(stacked, chip, bm, bn) > ops_cap) continue;
     ranked.emplace_back(EstimateBlockCycles(stacked, chip, bm, bn), bm, bn);
@@ -134,6 +147,11 @@ void SearchBlocks(Session& session, const std::optional<TilingPlan>& aswt, uint6
     }
     if (session.OutOfBudget(absl::StrCat("block ", bm, "x", bn))) break;
     fastest.Time(session, std::move(offer.plan), absl::StrCat(prefix, "/base_", bm, "x", bn), [&] {
+      if (grouped) {
+        return absl::StrCat(offer.reason,
+                            "; CANN's no-quant tiling takes one block for every expert, sized "
+                            "by the L0 buffers and not by the experts' rows");
+      }
       return absl::StrCat(offer.reason, "; CANN's cubeBoundParam / balanceRate score picks ",
                           aswt.has_value() ? BlockName(*aswt) : "another block", " for ", prefix);
     });

@@ -6,8 +6,11 @@
 #include "absl/strings/str_cat.h"
 #include "emulator/chip.h"
 #include "emulator/emulator.h"
+#include "emulator/grouped_emulation.h"
 #include "emulator/work_estimate.h"
 #include "server/tiling/custom_plans.h"
+#include "server/tiling/grouped/gmm_groups.h"
+#include "server/tiling/grouped/gmm_path.h"
 #include "server/tiling/hardware_constants.h"
 #include "server/tiling/int_math.h"
 #include "server/tiling/kernel_table.h"
@@ -209,15 +212,16 @@ std::string VariantObstacle(const MatmulProblem& problem) {
   if (absl::Status modelled = emu::CheckModelled(problem); !modelled.ok()) {
     return std::string(modelled.message());
   }
-  // GroupedMatmul: CANN's plan alone. Its base block is one for all the
-  // experts, and what it costs depends on each expert's rows, which the
-  // tiling never sees (the token histogram is Execute's): a block search
-  // would rank blocks for one distribution, and rewrite GMM structs whose
-  // L1 depths, tail re-split and core counts CANN derives per path.
+  // GroupedMatmul: the no-quant path's basic kernel takes any base block
+  // (its block search, timed on the problem's token histogram, or the rows
+  // spread evenly); the quant and weight-quant structs derive their L1
+  // depths, scale buffers and N tail re-split per path, and are ranked on
+  // CANN's plan alone.
   if (problem.op == tiling::MatmulOp::kGroupedMatmul) {
-    return "GroupedMatmul is ranked on CANN's plan alone: its one base block serves every "
-           "expert, and the experts' rows (the token histogram) are a runtime fact the tiling "
-           "does not see; Execute with --histogram or --skew times the plan on a distribution";
+    if (tiling::grouped::OnPath(problem, tiling::grouped::GmmPath::kNoQuant)) return "";
+    return "GroupedMatmul's quant and weight-quant paths are ranked on CANN's plan alone: their "
+           "structs derive the L1 depths, scale buffers and N tail re-split per path (only the "
+           "no-quant path's basic kernel is re-blocked)";
   }
   if (problem.k == 0) return "K=0: C is the bias or zero, nothing to tile";
   if (problem.op == tiling::MatmulOp::kQuantBatchMatmulV3 ||
@@ -312,9 +316,39 @@ Offer TransposeBlockPlan(const MatmulProblem& problem, const tiling::ChipSpec& c
   return offer;
 }
 
+// GroupedMatmul's no-quant basic kernel with another block: the experts'
+// blocks dealt to the cores one expert after another, as CANN's plan.
+Offer GroupedBlockPlan(const MatmulProblem& problem, const tiling::ChipSpec& chip,
+                       uint64_t base_m, uint64_t base_n) {
+  if (std::string why = VariantObstacle(problem); !why.empty()) return Offer::No(why);
+  absl::StatusOr<TilingPlan> plan =
+      tiling::GroupedNoQuantPlanWithBlock(problem, chip, base_m, base_n);
+  if (!plan.ok()) return Offer::No(std::string(plan.status().message()));
+  absl::StatusOr<tiling::grouped::GmmGroups> groups = tiling::grouped::GroupsOf(problem.grouped);
+  if (!groups.ok()) return Offer::No(std::string(groups.status().message()));
+  Offer offer;
+  offer.plan = *std::move(plan);
+  absl::Status fits = tiling::CheckPlanFits(offer.plan, problem, chip);
+  if (!fits.ok()) return Offer::No(std::string(fits.message()));
+  uint64_t blocks = 0;
+  for (const tiling::grouped::GmmGroup& g : groups->groups) {
+    blocks += CeilDiv(g.m, base_m) * CeilDiv(g.n, base_n);
+  }
+  offer.ok = true;
+  offer.reason = absl::StrCat("base ", base_m, "x", base_n, "x", offer.plan.block.base_k, ", ",
+                              blocks, " blocks over ", groups->groups.size(), " experts on ",
+                              offer.plan.block_dim,
+                              " cores (GROUPED_NO_QUANT's basic kernel, its struct re-blocked)");
+  offer.plan.detail = absl::StrCat("GROUPED_NO_QUANT's basic kernel, block ", base_m, "x", base_n,
+                                   " chosen by predicted time on the experts' rows");
+  return offer;
+}
+
 Offer BlockPlan(const MatmulProblem& problem, const tiling::ChipSpec& chip, uint64_t base_m,
                 uint64_t base_n) {
-  if (problem.op == tiling::MatmulOp::kGroupedMatmul) return Offer::No(VariantObstacle(problem));
+  if (problem.op == tiling::MatmulOp::kGroupedMatmul) {
+    return GroupedBlockPlan(problem, chip, base_m, base_n);
+  }
   if (problem.op == tiling::MatmulOp::kTransposeBatchMatMul ||
       problem.op == tiling::MatmulOp::kTransposeQuantBatchMatMul) {
     return TransposeBlockPlan(problem, chip, base_m, base_n);
@@ -371,8 +405,41 @@ std::vector<std::pair<uint64_t, uint64_t>> BlockSearchGrid(const MatmulProblem& 
   return grid;
 }
 
+// EstimateBlockCycles() of GroupedMatmul: every expert's blocks (its own
+// partial ones included) dealt to the cores, each expert's operands read
+// from DDR once.
+double EstimateGroupedBlockCycles(const MatmulProblem& problem, const tiling::ChipSpec& chip,
+                                  uint64_t base_m, uint64_t base_n) {
+  absl::StatusOr<tiling::grouped::GmmGroups> groups = tiling::grouped::GroupsOf(problem.grouped);
+  if (!groups.ok()) return 0;
+  const MatmulProblem stacked = emu::GroupedTimedProblem(problem);
+  const Sizes sizes = SizesOf(stacked);
+  const emu::ChipModel model = emu::ChipModel::FromSpec(chip);
+  double cube = 0, in_bytes = 0, unique_bytes = 0, out = 0;
+  uint64_t tiles = 0;
+  for (const tiling::grouped::GmmGroup& g : groups->groups) {
+    const uint64_t blocks = CeilDiv(g.m, base_m) * CeilDiv(g.n, base_n);
+    tiles += blocks;
+    cube += static_cast<double>(blocks) *
+            static_cast<double>(model.MmadCycles(base_m, base_n, g.k, stacked.dtype_a, false));
+    in_bytes += static_cast<double>(blocks * (base_m * sizes.a_bytes + base_n * sizes.b_bytes) * g.k);
+    unique_bytes += static_cast<double>(g.m * g.k * sizes.a_bytes + g.k * g.n * sizes.b_bytes);
+    out += static_cast<double>(blocks * base_m * base_n * sizes.c_bytes);
+  }
+  const double cores = static_cast<double>(std::max<uint64_t>(1, std::min<uint64_t>(tiles, chip.aic_num)));
+  const double per_core =
+      std::max(std::max(cube, in_bytes / model.arch.mte2_port_bytes_per_cycle),
+               out / static_cast<double>(model.arch.fixpipe_bytes_per_cycle)) /
+      cores;
+  return std::max(std::max(per_core, in_bytes / model.l2_bytes_per_cycle),
+                  unique_bytes / model.ddr_bytes_per_cycle);
+}
+
 double EstimateBlockCycles(const MatmulProblem& problem, const tiling::ChipSpec& chip,
                            uint64_t base_m, uint64_t base_n) {
+  if (problem.op == tiling::MatmulOp::kGroupedMatmul) {
+    return EstimateGroupedBlockCycles(problem, chip, base_m, base_n);
+  }
   const Sizes sizes = SizesOf(problem);
   const emu::ChipModel model = emu::ChipModel::FromSpec(chip);
   const uint64_t tiles = CeilDiv(sizes.m, base_m) * CeilDiv(sizes.n, base_n);
@@ -395,6 +462,13 @@ double EstimateBlockCycles(const MatmulProblem& problem, const tiling::ChipSpec&
 
 uint64_t EstimateBlockOps(const MatmulProblem& problem, const tiling::ChipSpec& chip,
                           uint64_t base_m, uint64_t base_n) {
+  if (problem.op == tiling::MatmulOp::kGroupedMatmul) {
+    // The re-blocked plan itself (its tiling costs microseconds); one the
+    // tiling refuses costs nothing here and is refused by BlockPlan().
+    absl::StatusOr<TilingPlan> plan =
+        tiling::GroupedNoQuantPlanWithBlock(problem, chip, base_m, base_n);
+    return plan.ok() ? emu::EstimateEmulationWork(*plan, problem).expected_ops : 0;
+  }
   // The streamed plan's shape as far as the work estimate reads it: one
   // base block per L1 tile.
   TilingPlan sketch;

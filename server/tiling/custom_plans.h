@@ -75,6 +75,17 @@ absl::StatusOr<TilingPlan> TransposePlanWithBlock(const MatmulProblem& problem,
                                                   const ChipSpec& chip, uint64_t base_m,
                                                   uint64_t base_n);
 
+// GroupedMatmul's no-quant plan with the block base_m x base_n in place of
+// CANN's (defined in grouped/no_quant/no_quant_strategy.cc): CANN's checks
+// of the problem first, then baseK as deep as the double-buffered L0A and
+// L0B hold (at most K), the core count, the tail re-split and the L1 steps
+// by CANN's rules for that block, serialized as GROUPED_NO_QUANT's struct,
+// so that the basic kernel runs it. For the advisor's block search.
+// kInvalidArgument for a problem off that path or a block L0 cannot hold.
+absl::StatusOr<TilingPlan> GroupedNoQuantPlanWithBlock(const MatmulProblem& problem,
+                                                       const ChipSpec& chip, uint64_t base_m,
+                                                       uint64_t base_n);
+
 }  // namespace npu::tiling
 
 #endif  // NPU_SERVER_TILING_CUSTOM_PLANS_H_

@@ -8,8 +8,10 @@
 
 #include <map>
 #include <set>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "server/advisor/variants.h"
 #include "server/tiling/builtin_strategies.h"
 #include "tests/testing/golden_cases.h"
 #include "tests/testing/grouped_problems.h"
@@ -419,25 +421,73 @@ TEST(AdviseTest, NamesOfTheEnums) {
 namespace npu::advisor {
 namespace {
 
-// GroupedMatmul: CANN's plan alone, every variant declined with the reason,
-// and the recommendation's numerics checked over the problem's histogram.
-TEST(AdviseTest, GroupedMatmulIsRankedOnCannsPlanAloneAndVerified) {
+// GroupedMatmul's no-quant path: its basic kernel re-blocked, timed on the
+// problem's token histogram, ranked with CANN's plan, the recommendation's
+// numerics checked over the same histogram; the other variants declined.
+TEST(AdviseTest, GroupedMatmulNoQuantSearchesBlocksOnTheHistogram) {
   ::npu::testing::GroupedSpec spec;
-  spec.groups = 4;
-  spec.m = 256;
-  spec.n = 128;
-  spec.k = 64;
-  spec.histogram = {0, 200, 50, 6};
+  spec.groups = 8;
+  spec.m = 1024;
+  spec.n = 256;
+  spec.k = 128;
+  spec.histogram = ::npu::testing::SkewedHistogram(1024, 8, 1.2, 5);
   AdviseOptions options = Quick();
+  options.block_search_emulations = 4;
   options.verify_recommendation = true;
-  absl::StatusOr<Advice> advice =
-      Advise(::npu::testing::GroupedProblem(spec), Chip950(), options);
+  const tiling::MatmulProblem problem = ::npu::testing::GroupedProblem(spec);
+  absl::StatusOr<Advice> advice = Advise(problem, Chip950(), options);
+  ASSERT_THAT(advice, IsOk());
+  ASSERT_GE(advice->candidates.size(), 2u);
+  int cann = 0, searched = 0;
+  for (size_t i = 0; i < advice->candidates.size(); ++i) {
+    const Candidate& c = advice->candidates[i];
+    if (i > 0) {
+      EXPECT_LE(advice->candidates[i - 1].predicted_cycles, c.predicted_cycles);
+    }
+    if (c.is_cann_choice) {
+      ++cann;
+      EXPECT_EQ(c.name, "GROUPED_NO_QUANT");
+    }
+    if (c.kind == VariantKind::kBlockSearch) {
+      ++searched;
+      EXPECT_THAT(c.name, ::testing::StartsWith("GROUPED_NO_QUANT/base_"));
+      EXPECT_EQ(c.plan.data.kernel, tiling::KernelId::kGroupedNoQuant);
+      EXPECT_NE(std::make_pair(c.plan.block.base_m, c.plan.block.base_n),
+                std::make_pair(advice->cann.plan.block.base_m, advice->cann.plan.block.base_n));
+    }
+  }
+  EXPECT_EQ(cann, 1);
+  EXPECT_EQ(searched, 1);
+  EXPECT_EQ(advice->candidates[0].numerics, NumericsCheck::kPassed)
+      << advice->candidates[0].numerics_detail;
+  for (const NotOffered& n : advice->not_offered) {
+    if (n.kind == VariantKind::kSwatWindow) {
+      EXPECT_THAT(n.reason, HasSubstr("not offered for GroupedMatmul"));
+    }
+  }
+  // A block the kernel cannot hold is refused naming why.
+  EXPECT_FALSE(BlockPlan(problem, Chip950(), 24, 128).ok);
+  EXPECT_THAT(BlockPlan(problem, Chip950(), 256, 512).reason, HasSubstr("l0c_bytes"));
+}
+
+// The quant and weight-quant paths are ranked on CANN's plan alone.
+TEST(AdviseTest, GroupedMatmulQuantPathIsRankedOnCannsPlanAlone) {
+  ::npu::testing::GroupedSpec spec;
+  spec.x = spec.w = tiling::DataType::kInt8;
+  spec.y = tiling::DataType::kBFloat16;
+  spec.m = 512;
+  spec.n = 256;
+  spec.k = 128;
+  tiling::MatmulProblem problem = ::npu::testing::GroupedProblem(spec);
+  problem.grouped[tiling::GroupedTensor::kScale].dtype = tiling::DataType::kBFloat16;
+  problem.grouped[tiling::GroupedTensor::kScale].instances = {::npu::testing::Shape({4, 256})};
+  problem.grouped[tiling::GroupedTensor::kPerTokenScale].dtype = tiling::DataType::kFloat32;
+  problem.grouped[tiling::GroupedTensor::kPerTokenScale].instances = {
+      ::npu::testing::Shape({512})};
+  absl::StatusOr<Advice> advice = Advise(problem, Chip950(), Quick());
   ASSERT_THAT(advice, IsOk());
   ASSERT_EQ(advice->candidates.size(), 1u);
   EXPECT_TRUE(advice->candidates[0].is_cann_choice);
-  EXPECT_EQ(advice->candidates[0].name, "GROUPED_NO_QUANT");
-  EXPECT_EQ(advice->candidates[0].numerics, NumericsCheck::kPassed)
-      << advice->candidates[0].numerics_detail;
   int declined = 0;
   for (const NotOffered& n : advice->not_offered) {
     if (n.kind == VariantKind::kBlockSearch) {

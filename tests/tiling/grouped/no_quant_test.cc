@@ -11,6 +11,7 @@
 
 #include "server/tiling/builtin_strategies.h"
 #include "server/tiling/cann_fault.h"
+#include "server/tiling/custom_plans.h"
 #include "server/tiling/grouped/gmm_path.h"
 #include "server/tiling/grouped/no_quant/no_quant_tiling.h"
 #include "server/tiling/problem_key.h"
@@ -272,6 +273,49 @@ TEST(GmmNoQuantTest, TheHistogramChangesNeitherThePlanNorTheCacheKey) {
   skewed.grouped.token_histogram = {-1};
   EXPECT_THAT(Decide(skewed), StatusIs(absl::StatusCode::kInvalidArgument,
                                        HasSubstr("grouped.token_histogram has an entry -1")));
+}
+
+// The advisor's re-blocked plans: CANN's own block gives CANN's words
+// (several groups of split M, one group re-formed over the cores); another
+// block derives baseK, the core count and the L1 steps by the same rules;
+// a block the kernel cannot hold is refused naming it.
+TEST(GmmNoQuantTest, ReblockedPlansFollowCannsRules) {
+  for (const MatmulProblem& p : {SplitM(4096, 7168, 2048, 8), SplitM(8192, 4096, 1408, 64),
+                                 SplitM(256, 1024, 512, 1), SplitM(300, 96, 200, 6)}) {
+    absl::StatusOr<TilingDecision> cann = Decide(p);
+    ASSERT_TRUE(cann.ok()) << cann.status();
+    absl::StatusOr<TilingPlan> same =
+        GroupedNoQuantPlanWithBlock(p, Chip(), cann->plan.block.base_m, cann->plan.block.base_n);
+    ASSERT_TRUE(same.ok()) << same.status();
+    EXPECT_EQ(same->data.RawWords(), cann->plan.data.RawWords())
+        << cann->plan.block.base_m << "x" << cann->plan.block.base_n;
+    EXPECT_EQ(same->key.Encode(), cann->plan.key.Encode());
+    EXPECT_EQ(same->block_dim, cann->plan.block_dim);
+  }
+  const MatmulProblem p = SplitM(4096, 7168, 2048, 8);
+  absl::StatusOr<TilingPlan> small = GroupedNoQuantPlanWithBlock(p, Chip(), 128, 256);
+  ASSERT_TRUE(small.ok()) << small.status();
+  EXPECT_EQ(small->block.base_m, 128u);
+  EXPECT_EQ(small->block.base_n, 256u);
+  EXPECT_EQ(small->block.base_k, 64u);  // L0B's double buffer at baseN 256, fp16
+  EXPECT_EQ(Get(small->data, GmmNoQuantCube(TCubeField::kBaseM)), 128u);
+  // Half of L1 less A's 256 KiB part for B, the smaller step a divisor.
+  EXPECT_EQ(small->block.step_ka % small->block.step_kb == 0 ||
+                small->block.step_kb % small->block.step_ka == 0,
+            true);
+  EXPECT_THAT(GroupedNoQuantPlanWithBlock(p, Chip(), 24, 256),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("block 24x256: baseM and baseN must be positive multiples of 16")));
+  EXPECT_THAT(GroupedNoQuantPlanWithBlock(p, Chip(), 256, 512),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("l0c_bytes")));
+  MatmulProblem quant = p;
+  quant.grouped[GroupedTensor::kX].dtype = DataType::kInt8;
+  quant.grouped[GroupedTensor::kWeight].dtype = DataType::kInt8;
+  EXPECT_THAT(GroupedNoQuantPlanWithBlock(quant, Chip(), 128, 128),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("no-quant path")));
+  // CANN's own refusals come first.
+  EXPECT_THAT(GroupedNoQuantPlanWithBlock(SplitM(4096, 64, 64, 1025), Chip(), 128, 128),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("the group count 1025")));
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include "server/tiling/grouped/no_quant/no_quant_strategy.h"
 
+#include "server/tiling/custom_plans.h"
 #include "server/tiling/grouped/gmm_path.h"
 #include "server/tiling/grouped/no_quant/no_quant_tiling.h"
 #include "server/tiling/kernel_table.h"
@@ -67,12 +68,10 @@ Capability GroupedNoQuantStrategy::IsCapable(const MatmulProblem& problem,
                                  DataTypeName(problem.grouped[GroupedTensor::kX].dtype)));
 }
 
-absl::StatusOr<TilingPlan> GroupedNoQuantStrategy::DoTiling(const MatmulProblem& problem,
-                                                            const ProblemFacts& facts,
-                                                            const ChipSpec& chip) const {
-  absl::StatusOr<NoQuantTiling> tiling = TileNoQuant(problem.grouped, chip);
-  if (!tiling.ok()) return tiling.status();
-  const NoQuantTiling& t = *tiling;
+namespace {
+
+// The plan of a no-quant tiling: its key, launch, struct and block.
+absl::StatusOr<TilingPlan> NoQuantPlan(const NoQuantTiling& t, const ProblemFacts& facts) {
   TilingPlan plan;
   // The key: B_TRANS | A_TRANS << 2, each the index of its value.
   absl::StatusOr<TilingKey> key =
@@ -109,4 +108,33 @@ absl::StatusOr<TilingPlan> GroupedNoQuantStrategy::DoTiling(const MatmulProblem&
   return plan;
 }
 
+}  // namespace
+
+absl::StatusOr<TilingPlan> GroupedNoQuantStrategy::DoTiling(const MatmulProblem& problem,
+                                                            const ProblemFacts& facts,
+                                                            const ChipSpec& chip) const {
+  absl::StatusOr<NoQuantTiling> tiling = TileNoQuant(problem.grouped, chip);
+  if (!tiling.ok()) return tiling.status();
+  return NoQuantPlan(*tiling, facts);
+}
+
 }  // namespace npu::tiling::grouped
+
+namespace npu::tiling {
+
+absl::StatusOr<TilingPlan> GroupedNoQuantPlanWithBlock(const MatmulProblem& problem,
+                                                       const ChipSpec& chip, uint64_t base_m,
+                                                       uint64_t base_n) {
+  if (!grouped::OnPath(problem, grouped::GmmPath::kNoQuant)) {
+    return absl::InvalidArgumentError(
+        "not GroupedMatmul's no-quant path (x = weight, float16 / bfloat16 / float32)");
+  }
+  absl::StatusOr<grouped::NoQuantTiling> tiling =
+      grouped::TileNoQuantWithBlock(problem.grouped, chip, base_m, base_n);
+  if (!tiling.ok()) return tiling.status();
+  absl::StatusOr<TilingPlan> plan = grouped::NoQuantPlan(*tiling, DeriveFacts(problem));
+  if (plan.ok()) plan->strategy = "GROUPED_NO_QUANT";
+  return plan;
+}
+
+}  // namespace npu::tiling

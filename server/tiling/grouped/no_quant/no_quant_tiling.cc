@@ -45,6 +45,58 @@ class NoQuantTiler {
     return t_;
   }
 
+  // CANN's reads and checks (its own tiling must succeed), then the block
+  // `base_m` x `base_n` in place of CANN's, the rest derived as CANN derives
+  // it for a block of that size: where CANN would have formed the block over
+  // the cores (one group, or split K, with fewer blocks than cores), baseK
+  // as deep as L0A holds for the wider side (at most K) and the blocks'
+  // core count; else baseK from the double-buffered L0B (and L0A) and all
+  // cores; then the tail re-split and L1 steps of one group, or the L1 split
+  // of several.
+  absl::StatusOr<NoQuantTiling> RunWithBlock(uint64_t base_m, uint64_t base_n) {
+    if (absl::Status s = Run().status(); !s.ok()) return s;
+    const std::string block = absl::StrCat("block ", base_m, "x", base_n);
+    if (base_m == 0 || base_n == 0 || base_m % kBlockAlign != 0 || base_n % kBlockAlign != 0) {
+      return Invalid(absl::StrCat(block, ": baseM and baseN must be positive multiples of ",
+                                  kBlockAlign));
+    }
+    if (base_m * base_n * 4 > chip_.l0c_bytes) {
+      return Invalid(absl::StrCat(block, ": its fp32 L0C tile (", base_m * base_n * 4,
+                                  " bytes) exceeds chip field l0c_bytes=", chip_.l0c_bytes));
+    }
+    const bool split_k = t_.group_type == kGroupTypeSplitK;
+    const uint64_t share =
+        t_.group_num == 1 ? chip_.aic_num : std::max<uint32_t>(1, chip_.aic_num / t_.group_num);
+    const uint64_t blocks = CeilDiv(t_.m, base_m) * CeilDiv(t_.n, base_n);
+    const bool formed = (t_.group_num == 1 || split_k) && blocks < share;
+    const uint64_t a_fit = chip_.l0a_bytes / 2 / XBytes() / (formed ? std::max(base_m, base_n) : base_m);
+    uint64_t base_k = formed ? std::min(CeilAlign(t_.k, kBlockAlign), FloorAlign(a_fit, kBlockAlign))
+                             : FloorAlign(std::min(chip_.l0b_bytes / 2 / (base_n * XBytes()), a_fit),
+                                          kBlockAlign);
+    if (base_k == 0) {
+      return Invalid(absl::StrCat(block, ": the double-buffered L0A / L0B hold no K step of ",
+                                  kBlockAlign));
+    }
+    t_.base_m = base_m;
+    t_.base_n = base_n;
+    t_.base_k = base_k;
+    t_.formulated = false;
+    t_.m_tail_cnt = t_.n_tail_cnt = 1;
+    t_.used_core_num =
+        formed ? static_cast<uint32_t>(std::min<uint64_t>(blocks * t_.group_num, chip_.aic_num))
+               : chip_.aic_num;
+    if (t_.group_num == 1) {
+      TailSplit();
+      if (absl::Status s = OneGroupL1(); !s.ok()) return s;
+      L2Cache();
+      return t_;
+    }
+    if (absl::Status s = L1Steps(); !s.ok()) return s;
+    if (!split_k) L2Cache();
+    if (absl::Status s = NoWrappedSteps(); !s.ok()) return s;
+    return t_;
+  }
+
  private:
   const GroupedTensorList& List(GroupedTensor t) const { return g_[t]; }
 
@@ -548,6 +600,12 @@ class NoQuantTiler {
 
 absl::StatusOr<NoQuantTiling> TileNoQuant(const GroupedInputs& grouped, const ChipSpec& chip) {
   return NoQuantTiler(grouped, chip).Run();
+}
+
+absl::StatusOr<NoQuantTiling> TileNoQuantWithBlock(const GroupedInputs& grouped,
+                                                   const ChipSpec& chip, uint64_t base_m,
+                                                   uint64_t base_n) {
+  return NoQuantTiler(grouped, chip).RunWithBlock(base_m, base_n);
 }
 
 }  // namespace npu::tiling::grouped

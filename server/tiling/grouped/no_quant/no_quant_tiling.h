@@ -75,6 +75,16 @@ struct NoQuantTiling {
 // L1 / L0A / L0B / L0C / L2 sizes.
 absl::StatusOr<NoQuantTiling> TileNoQuant(const GroupedInputs& grouped, const ChipSpec& chip);
 
+// The same problem with the block `base_m` x `base_n` in place of CANN's
+// (the advisor's block search): CANN's reads and checks first, then baseK
+// as deep as the double-buffered L0A and L0B hold (at most K), the core
+// count, tail re-split and L1 steps by CANN's rules for that block.
+// INVALID_ARGUMENT naming the block when it is not 16-aligned or L0 cannot
+// hold it.
+absl::StatusOr<NoQuantTiling> TileNoQuantWithBlock(const GroupedInputs& grouped,
+                                                   const ChipSpec& chip, uint64_t base_m,
+                                                   uint64_t base_n);
+
 }  // namespace npu::tiling::grouped
 
 #endif  // NPU_SERVER_TILING_GROUPED_NO_QUANT_NO_QUANT_TILING_H_
