@@ -102,8 +102,8 @@ QuantOperands MxA8W4Scaled(const MxA8W4Operands& a, bool device_bias) {
   op.x1 = a.x;
   op.x2.assign(a.k * a.n, 0);
   for (uint64_t i = 0; i < a.k * a.n; ++i) {
-    op.x2[i] = MxA8W4WeightCode(
-        static_cast<uint8_t>(GetQuantCode(DataType::kFloat4E2M1, a.weight, i)));
+    op.x2[i] =
+        MxA8W4WeightCode(static_cast<uint8_t>(GetQuantCode(DataType::kFloat4E2M1, a.weight, i)));
   }
   op.scale_dtype = DataType::kFloat8E8M0;
   op.scale_e8m0 = a.weight_scale;
@@ -140,8 +140,7 @@ absl::Status CheckA8W4Operands(const A8W4Operands& a) {
         absl::StrCat("x: ", a.x.size(), " bytes, expected m * k = ", a.m * a.k));
   }
   if (a.weight.size() != QuantBytes(DataType::kInt4, a.k * a.n)) {
-    return absl::InvalidArgumentError(absl::StrCat("weight: ", a.weight.size(),
-                                                   " bytes, expected ",
+    return absl::InvalidArgumentError(absl::StrCat("weight: ", a.weight.size(), " bytes, expected ",
                                                    QuantBytes(DataType::kInt4, a.k * a.n),
                                                    " for int4 [k, n]"));
   }
@@ -157,8 +156,8 @@ absl::Status CheckA8W4Operands(const A8W4Operands& a) {
     }
   }
   RETURN_IF_ERROR(ExpectCount("scale", a.scale.size(), a.n, absl::StrCat("n = ", a.n)));
-  RETURN_IF_ERROR(ExpectCount("per_token_scale", a.per_token_scale.size(), a.m,
-                              absl::StrCat("m = ", a.m)));
+  RETURN_IF_ERROR(
+      ExpectCount("per_token_scale", a.per_token_scale.size(), a.m, absl::StrCat("m = ", a.m)));
   if (a.has_bias) {
     RETURN_IF_ERROR(ExpectCount("bias", a.bias.size(), a.n, absl::StrCat("n = ", a.n)));
   }
@@ -204,9 +203,9 @@ absl::StatusOr<std::vector<double>> A8W4Reference(const A8W4Operands& a) {
                          static_cast<double>(a.antiquant_scale[(kk / a.group_size) * a.n + j]);
         sum += static_cast<double>(static_cast<int8_t>(a.x[i * a.k + kk])) * w;
       }
-      out[i * a.n + j] = static_cast<double>(a.per_token_scale[i]) *
-                             static_cast<double>(a.scale[j]) * sum +
-                         (a.has_bias ? static_cast<double>(a.bias[j]) : 0.0);
+      out[i * a.n + j] =
+          static_cast<double>(a.per_token_scale[i]) * static_cast<double>(a.scale[j]) * sum +
+          (a.has_bias ? static_cast<double>(a.bias[j]) : 0.0);
     }
   }
   return out;
@@ -243,8 +242,7 @@ absl::StatusOr<std::vector<double>> A8W4ErrorBound(const A8W4Operands& a) {
           std::fabs(static_cast<double>(a.scale[j]) * static_cast<double>(a.per_token_scale[i]));
       const double b = a.has_bias ? std::fabs(static_cast<double>(a.bias[j])) : 0.0;
       double& e = bound[i * a.n + j];
-      e += ct * d * (1 + u_y + 0x1p-20) +
-           0x1p-50 * static_cast<double>(a.k + 8) * (ct * s + b);
+      e += ct * d * (1 + u_y + 0x1p-20) + 0x1p-50 * static_cast<double>(a.k + 8) * (ct * s + b);
       if (std::isnan(e)) e = kInf;
     }
   }
@@ -266,9 +264,9 @@ absl::Status CheckMxA8W4Operands(const MxA8W4Operands& a) {
         absl::StrCat("x: ", a.x.size(), " bytes, expected m * k = ", a.m * a.k));
   }
   if (a.weight.size() != QuantBytes(DataType::kFloat4E2M1, a.k * a.n)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "weight: ", a.weight.size(), " bytes, expected ",
-        QuantBytes(DataType::kFloat4E2M1, a.k * a.n), " for float4_e2m1 [k, n]"));
+    return absl::InvalidArgumentError(absl::StrCat("weight: ", a.weight.size(), " bytes, expected ",
+                                                   QuantBytes(DataType::kFloat4E2M1, a.k * a.n),
+                                                   " for float4_e2m1 [k, n]"));
   }
   const uint64_t groups = CeilDiv(a.k, kMxGroupSize);
   RETURN_IF_ERROR(ExpectCount("x_scale", a.x_scale.size(), a.m * groups,
@@ -277,15 +275,14 @@ absl::Status CheckMxA8W4Operands(const MxA8W4Operands& a) {
                               absl::StrCat("ceil(k / 32) * n = ", groups * a.n)));
   if (a.has_bias) {
     if (a.bias_dtype != a.y_dtype) {
-      return absl::InvalidArgumentError(absl::StrCat("bias_dtype: ", Name(a.bias_dtype),
-                                                     ", expected y's ", Name(a.y_dtype)));
+      return absl::InvalidArgumentError(
+          absl::StrCat("bias_dtype: ", Name(a.bias_dtype), ", expected y's ", Name(a.y_dtype)));
     }
     RETURN_IF_ERROR(ExpectCount("bias", a.bias.size(), a.n, absl::StrCat("n = ", a.n)));
     for (size_t j = 0; j < a.bias.size(); ++j) {
       if (!(RoundTo(a.bias_dtype, a.bias[j]) == a.bias[j])) {
-        return absl::InvalidArgumentError(absl::StrCat("bias[", j, "]: ", a.bias[j],
-                                                       " is not a ", Name(a.bias_dtype),
-                                                       " value"));
+        return absl::InvalidArgumentError(
+            absl::StrCat("bias[", j, "]: ", a.bias[j], " is not a ", Name(a.bias_dtype), " value"));
       }
     }
   }
@@ -323,8 +320,7 @@ absl::StatusOr<std::vector<double>> MxA8W4ErrorBound(const MxA8W4Operands& a) {
                                   : 0.0;
       const uint64_t at = i * a.n + j;
       const double e = kMxA8W4Factor * (bound[at] + 2 * d);
-      bound[at] = std::isnan(e) ? kInf
-                                : CastBound(a.y_dtype, kMxA8W4Factor * reference[at], e);
+      bound[at] = std::isnan(e) ? kInf : CastBound(a.y_dtype, kMxA8W4Factor * reference[at], e);
     }
   }
   return bound;

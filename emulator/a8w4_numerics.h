@@ -75,8 +75,9 @@
 //   [-128, 127] (the float16 product and the rint are then exact), else
 //   2^-11 |w * s_g| + 2^-25 + 1/2 (the float16 rounding, its subnormal
 //   floor, the rint); infinite when w * s_g is any other value beyond 127
-//   in magnitude (step 1's unspecified cast) or k reaches 2^17 (the int32 sum may wrap); plus the fp64
-//   reference's 2^-50 (k + 8) of the computation's magnitude.
+//   in magnitude (step 1's unspecified cast) or k reaches 2^17 (the int32
+//   sum may wrap); plus the fp64 reference's 2^-50 (k + 8) of the
+//   computation's magnitude.
 //   MX-A8W4: 64 (B + 2 d_b) before the cast, B the MX bound of
 //   QuantMatmulErrorBound() on the scaled operands of steps 1-3 (fp32
 //   out), d_b = |bias as step 2 rounds it - bias * 2^-6|, then the cast's
@@ -138,7 +139,7 @@ struct MxA8W4Operands {
   std::vector<uint8_t> weight_scale;
   bool has_bias = false;
   tiling::DataType bias_dtype = tiling::DataType::kFloat16;  // float16 / bfloat16
-  std::vector<float> bias;                                    // [n] values of bias_dtype
+  std::vector<float> bias;                                   // [n] values of bias_dtype
   tiling::DataType y_dtype = tiling::DataType::kFloat16;
 };
 

@@ -472,15 +472,14 @@ A8W4Operands A8W4GroupOperands(const MatmulProblem& p, const GmmGroups& groups, 
   const HostTensor& antiquant = Single(t, GroupedTensor::kAntiquantScale);
   const int64_t rows = antiquant.shape[1];
   a.group_size = group.k / static_cast<uint64_t>(rows);
-  a.antiquant_scale = Slice(antiquant, g * group.n * static_cast<uint64_t>(rows), {rows, n})
-                          .ToFloats();
+  a.antiquant_scale =
+      Slice(antiquant, g * group.n * static_cast<uint64_t>(rows), {rows, n}).ToFloats();
   a.scale = Slice(Single(t, GroupedTensor::kScale), g * group.n, {n}).ToFloats();
-  a.per_token_scale =
-      Slice(Single(t, GroupedTensor::kPerTokenScale), group.c_row, {m}).ToFloats();
+  a.per_token_scale = Slice(Single(t, GroupedTensor::kPerTokenScale), group.c_row, {m}).ToFloats();
   if (groups.has_bias) {
     a.has_bias = true;
-    a.bias = Slice(Inputs(t, GroupedTensor::kBias)[group.bias_index], group.bias_offset, {n})
-                 .ToFloats();
+    a.bias =
+        Slice(Inputs(t, GroupedTensor::kBias)[group.bias_index], group.bias_offset, {n}).ToFloats();
   }
   a.y_dtype = List(p, GroupedTensor::kY).dtype;
   return a;
@@ -639,14 +638,13 @@ absl::Status CheckEightBitWeightQuant(const MatmulProblem& p, const GmmGroups& g
         " kernel's controller (grouped_matmul_weight_quant_resplit_controller.h) reads every "
         "group_list value as the group's rows; the emulator models its split M"));
   }
-  const bool form_ok =
-      groups.group_type == tiling::kGroupTypeSplitM && groups.single_x && groups.single_y &&
-      (groups.single_w || kernel == WqKernel::kMxA8W4);
+  const bool form_ok = groups.group_type == tiling::kGroupTypeSplitM && groups.single_x &&
+                       groups.single_y && (groups.single_w || kernel == WqKernel::kMxA8W4);
   if (!form_ok) {
-    return absl::UnimplementedError(absl::StrCat(
-        "grouped.group_type=", groups.group_type, " (", groups.FormName(), "): the ", name,
-        " kernel runs split M with one x and one y (and one weight",
-        kernel == WqKernel::kMxA8W4 ? ", or one per expert)" : ")"));
+    return absl::UnimplementedError(
+        absl::StrCat("grouped.group_type=", groups.group_type, " (", groups.FormName(), "): the ",
+                     name, " kernel runs split M with one x and one y (and one weight",
+                     kernel == WqKernel::kMxA8W4 ? ", or one per expert)" : ")"));
   }
   if (List(p, GroupedTensor::kAntiquantOffset).present()) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -695,9 +693,10 @@ absl::Status CheckEightBitWeightQuant(const MatmulProblem& p, const GmmGroups& g
         ": the MX-A8W4 kernel (MXA8W4_NZNK) reads a transposed float4_e2m1 weight [E, N, K]"));
   }
   if (k % static_cast<int64_t>(kMxA8W4PairK) != 0) {
-    return absl::UnimplementedError(absl::StrCat(
-        "grouped.x: K=", k, " is not a multiple of 64, so the MX-A8W4 scales [.., K / 64, 2] "
-        "do not cover its last 32-element blocks"));
+    return absl::UnimplementedError(
+        absl::StrCat("grouped.x: K=", k,
+                     " is not a multiple of 64, so the MX-A8W4 scales [.., K / 64, 2] "
+                     "do not cover its last 32-element blocks"));
   }
   const int64_t pairs = k / static_cast<int64_t>(kMxA8W4PairK);
   for (const GmmGroup& g : groups.groups) {
@@ -712,8 +711,7 @@ absl::Status CheckEightBitWeightQuant(const MatmulProblem& p, const GmmGroups& g
     scale_shapes.assign(e, {n, pairs, 2});
     bias_shapes.assign(e, {n});
   }
-  RETURN_IF_ERROR(ExpectList(p, GroupedTensor::kAntiquantScale, DataType::kFloat8E8M0,
-                             scale_shapes,
+  RETURN_IF_ERROR(ExpectList(p, GroupedTensor::kAntiquantScale, DataType::kFloat8E8M0, scale_shapes,
                              "MX-A8W4 takes float8_e8m0 [E, N, K / 64, 2] (single-multi-single: "
                              "[N, K / 64, 2] per expert)"));
   RETURN_IF_ERROR(ExpectList(p, GroupedTensor::kPerTokenScale, DataType::kFloat8E8M0,

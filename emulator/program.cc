@@ -583,7 +583,7 @@ PipelineConfig GroupedPipeline(const tiling::TilingPlan& plan,
         weight.dtype == tiling::DataType::kInt32
             ? tiling::DataType::kInt4
             : (weight.dtype == tiling::DataType::kFloat32 ? tiling::DataType::kFloat4E2M1
-                                                         : weight.dtype);
+                                                          : weight.dtype);
     pipeline.b_antiquant_bits = tiling::DataTypeBits(code);
     pipeline.l1_stages_b = std::clamp<uint32_t>(
         static_cast<uint32_t>(block.depth_b1 / std::max<uint64_t>(1, block.step_kb)), 1, 2);

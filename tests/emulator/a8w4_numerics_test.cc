@@ -63,7 +63,9 @@ A8W4Operands RandomA8W4(uint64_t m, uint64_t k, uint64_t n, uint64_t g, bool fra
   for (uint64_t j = 0; j < n; ++j) {
     a.scale.push_back(static_cast<float>((0.5 + 0.5 * unit(engine)) * 16384.0 / (k * 16384.0)));
   }
-  for (uint64_t i = 0; i < m; ++i) a.per_token_scale.push_back(static_cast<float>(0.5 + unit(engine)));
+  for (uint64_t i = 0; i < m; ++i) {
+    a.per_token_scale.push_back(static_cast<float>(0.5 + unit(engine)));
+  }
   a.has_bias = true;
   for (uint64_t j = 0; j < n; ++j) a.bias.push_back(static_cast<float>(2 * unit(engine) - 1));
   return a;
@@ -240,8 +242,7 @@ TEST(MxA8W4NumericsTest, ADroppedScaleOrBiasIsCaught) {
   absl::StatusOr<std::vector<double>> device = MxA8W4Device(truth);
   ASSERT_TRUE(device.ok());
   for (double& v : *device) v /= 64;
-  EXPECT_GT(Check(*device, *MxA8W4Reference(truth), *MxA8W4ErrorBound(truth)).over,
-            8u * 40u / 2);
+  EXPECT_GT(Check(*device, *MxA8W4Reference(truth), *MxA8W4ErrorBound(truth)).over, 8u * 40u / 2);
 }
 
 TEST(MxA8W4NumericsTest, BadOperandsAreRefusedNamingTheField) {

@@ -109,8 +109,8 @@ MatmulProblem A8W4Problem(int64_t e, int64_t m, int64_t k, int64_t n, int64_t gr
 // 2], float4 NZ weights transposed (K1, N1, 16, 32) with e8m0 scales, one
 // weight [E, K1, N1, 16, 32] and scale [E, n, k / 64, 2], or one of each per
 // expert (single-multi-single), an optional bias of y's dtype.
-MatmulProblem MxA8W4Problem(int64_t e, int64_t m, int64_t k, int64_t n, bool per_expert,
-                            bool bias, DataType y) {
+MatmulProblem MxA8W4Problem(int64_t e, int64_t m, int64_t k, int64_t n, bool per_expert, bool bias,
+                            DataType y) {
   MatmulProblem p;
   p.op = tiling::MatmulOp::kGroupedMatmul;
   tiling::GroupedInputs& g = p.grouped;
@@ -303,8 +303,8 @@ std::vector<Case> Cases() {
   // expert.
   {
     MatmulProblem p = A8W4Problem(4, 300, 512, 256, 128, true, kF16);
-    cases.push_back({"WeightQuantA8W4Bias", p,
-                     WeightQuantPlan(p, cores, true, 0, 128, 256, 256, 128), "A8W4"});
+    cases.push_back(
+        {"WeightQuantA8W4Bias", p, WeightQuantPlan(p, cores, true, 0, 128, 256, 256, 128), "A8W4"});
   }
   {
     MatmulProblem p = A8W4Problem(3, 200, 512, 384, 256, false, kBf16);
@@ -505,12 +505,12 @@ std::vector<EngineCase> EngineCases() {
     }
     cases.push_back({"WeightQuantInt4Lists", WeightQuantProblem(std::move(in))});
   }
-  cases.push_back({"WeightQuantA8W4",
-                   A8W4Problem(8, 320, 512, 512, 128, true, DataType::kFloat16)});
-  cases.push_back({"WeightQuantA8W4Group192",
-                   A8W4Problem(4, 160, 768, 256, 192, false, DataType::kBFloat16)});
-  cases.push_back({"WeightQuantMxA8W4",
-                   MxA8W4Problem(6, 300, 512, 256, false, true, DataType::kBFloat16)});
+  cases.push_back(
+      {"WeightQuantA8W4", A8W4Problem(8, 320, 512, 512, 128, true, DataType::kFloat16)});
+  cases.push_back(
+      {"WeightQuantA8W4Group192", A8W4Problem(4, 160, 768, 256, 192, false, DataType::kBFloat16)});
+  cases.push_back(
+      {"WeightQuantMxA8W4", MxA8W4Problem(6, 300, 512, 256, false, true, DataType::kBFloat16)});
   cases.push_back({"WeightQuantMxA8W4SingleMultiSingle",
                    MxA8W4Problem(4, 256, 256, 384, true, false, DataType::kFloat16)});
   return cases;
@@ -701,7 +701,8 @@ TEST(GroupedEmulationTimingTest, TheEightBitKernelsWidenTheWeightOnTheAivs) {
   EXPECT_EQ(pipeline.b_antiquant_passes, kMxA8W4AntiquantVectorPasses);
   EXPECT_EQ(pipeline.b_antiquant_bits, 4u);
   EXPECT_FALSE(pipeline.output_through_ub);
-  absl::StatusOr<EmulationResult> mx_run = Emulate(decision->plan, mx, Chip950(), Tensors{}, options);
+  absl::StatusOr<EmulationResult> mx_run =
+      Emulate(decision->plan, mx, Chip950(), Tensors{}, options);
   ASSERT_TRUE(mx_run.ok()) << mx_run.status();
   EXPECT_GT(mx_run->stats.msprof.aiv_vec_time_us, 0.0);
 }
@@ -714,12 +715,12 @@ TEST(GroupedEmulationRefusalTest, WhatTheEightBitKernelsDoNotTakeIsRefusedNaming
                        HasSubstr("grouped.antiquant_scale.dtype=uint64")));
   MatmulProblem no_token = A8W4Problem(4, 256, 512, 256, 128, false, DataType::kFloat16);
   no_token.grouped[GroupedTensor::kPerTokenScale].instances.clear();
-  EXPECT_THAT(CheckModelled(no_token), StatusIs(absl::StatusCode::kInvalidArgument,
-                                                HasSubstr("grouped.per_token_scale")));
+  EXPECT_THAT(CheckModelled(no_token),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("grouped.per_token_scale")));
   MatmulProblem bad_group = A8W4Problem(4, 256, 512, 256, 128, false, DataType::kFloat16);
   bad_group.grouped[GroupedTensor::kAntiquantScale].instances[0] = Shape({4, 3, 256});
-  EXPECT_THAT(CheckModelled(bad_group), StatusIs(absl::StatusCode::kInvalidArgument,
-                                                 HasSubstr("grouped.antiquant_scale")));
+  EXPECT_THAT(CheckModelled(bad_group),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("grouped.antiquant_scale")));
   MatmulProblem split_k = MxA8W4Problem(4, 256, 512, 256, false, false, DataType::kBFloat16);
   split_k.grouped.group_type = tiling::kGroupTypeSplitK;
   split_k.grouped[GroupedTensor::kY].instances[0] = Shape({4, 256, 256});
