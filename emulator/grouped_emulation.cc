@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "emulator/a8w4_numerics.h"
 #include "emulator/quant_emulation.h"
 #include "emulator/quant_formats.h"
 #include "emulator/quant_numerics.h"
@@ -429,6 +430,303 @@ absl::StatusOr<WqGroup> WeightQuantGroup(const MatmulProblem& p, const GmmGroups
   return out;
 }
 
+// --- The weight-quant path's 8-bit x kernels --------------------------------
+
+// The weight-quant kernel family x's dtype selects (ops-transformer
+// grouped_matmul_apt.cpp dispatches on ORIG_DTYPE_X): the A16 antiquant
+// kernels, A8W4's vector-cube-vector kernel (int8 x) and MX-A8W4's
+// (float8_e4m3fn x); a8w4_numerics.h has the facts of the latter two.
+enum class WqKernel { kA16, kA8W4, kMxA8W4, kOther };
+
+WqKernel WqKernelOf(const MatmulProblem& p) {
+  switch (List(p, GroupedTensor::kX).dtype) {
+    case DataType::kFloat16:
+    case DataType::kBFloat16:
+      return WqKernel::kA16;
+    case DataType::kInt8:
+      return WqKernel::kA8W4;
+    case DataType::kFloat8E4M3:
+      return WqKernel::kMxA8W4;
+    default:
+      return WqKernel::kOther;
+  }
+}
+
+// K per MX-A8W4 scale pair (two e8m0 codes of 32 each).
+constexpr uint64_t kMxA8W4PairK = 64;
+
+// Group `g`'s A8W4 operands: x's rows, the expert's int4 weight [k, n], its
+// float16 antiquant scale rows [G, n] of [E, G, n], scale [E, n], the rows'
+// per_token_scale of [M], the bias [E, n].
+A8W4Operands A8W4GroupOperands(const MatmulProblem& p, const GmmGroups& groups, size_t g,
+                               const Tensors& t) {
+  const GmmGroup& group = groups.groups[g];
+  const int64_t m = static_cast<int64_t>(group.m), k = static_cast<int64_t>(group.k),
+                n = static_cast<int64_t>(group.n);
+  A8W4Operands a;
+  a.m = group.m;
+  a.k = group.k;
+  a.n = group.n;
+  a.x = Slice(Single(t, GroupedTensor::kX), group.x_offset, {m, k}).bytes;
+  a.weight = Slice(Inputs(t, GroupedTensor::kWeight)[group.w_index], group.w_offset, {k, n}).bytes;
+  const HostTensor& antiquant = Single(t, GroupedTensor::kAntiquantScale);
+  const int64_t rows = antiquant.shape[1];
+  a.group_size = group.k / static_cast<uint64_t>(rows);
+  a.antiquant_scale =
+      Slice(antiquant, g * group.n * static_cast<uint64_t>(rows), {rows, n}).ToFloats();
+  a.scale = Slice(Single(t, GroupedTensor::kScale), g * group.n, {n}).ToFloats();
+  a.per_token_scale = Slice(Single(t, GroupedTensor::kPerTokenScale), group.c_row, {m}).ToFloats();
+  if (groups.has_bias) {
+    a.has_bias = true;
+    a.bias =
+        Slice(Inputs(t, GroupedTensor::kBias)[group.bias_index], group.bias_offset, {n}).ToFloats();
+  }
+  a.y_dtype = List(p, GroupedTensor::kY).dtype;
+  return a;
+}
+
+// Group `g`'s MX-A8W4 operands: x's rows, the expert's transposed float4
+// weight as [k, n], its e8m0 codes of [E, n, k / 64, 2] (a single-multi-
+// single scale list: [n, k / 64, 2] per expert) and x's rows of [M, k / 64,
+// 2], unpacked per 32 of K; the bias [E, n] (per expert [n]).
+MxA8W4Operands MxA8W4GroupOperands(const MatmulProblem& p, const GmmGroups& groups, size_t g,
+                                   const Tensors& t) {
+  const GmmGroup& group = groups.groups[g];
+  const uint64_t m = group.m, k = group.k, n = group.n;
+  MxA8W4Operands a;
+  a.m = m;
+  a.k = k;
+  a.n = n;
+  a.x = Slice(Single(t, GroupedTensor::kX), group.x_offset,
+              {static_cast<int64_t>(m), static_cast<int64_t>(k)})
+            .bytes;
+  a.weight =
+      Matrix(Inputs(t, GroupedTensor::kWeight)[group.w_index], group.w_offset, k, n, true).bytes;
+  const uint64_t kg = CeilDiv(k, kMxGroupSize), pairs = CeilDiv(k, kMxA8W4PairK);
+  const std::vector<HostTensor>& scales = Inputs(t, GroupedTensor::kAntiquantScale);
+  const bool scale_list = scales.size() > 1;
+  const HostTensor& ws = scales[scale_list ? g : 0];
+  const uint64_t first_col = scale_list ? 0 : g * n;
+  const HostTensor& xs = Single(t, GroupedTensor::kPerTokenScale);
+  a.weight_scale.resize(kg * n);
+  a.x_scale.resize(m * kg);
+  for (uint64_t j = 0; j < kg; ++j) {
+    for (uint64_t col = 0; col < n; ++col) {
+      const uint64_t at = ((first_col + col) * pairs + j / 2) * 2 + j % 2;
+      a.weight_scale[j * n + col] =
+          static_cast<uint8_t>(GetQuantCode(DataType::kFloat8E8M0, ws.bytes, at));
+    }
+    for (uint64_t i = 0; i < m; ++i) {
+      const uint64_t at = ((group.c_row + i) * pairs + j / 2) * 2 + j % 2;
+      a.x_scale[i * kg + j] =
+          static_cast<uint8_t>(GetQuantCode(DataType::kFloat8E8M0, xs.bytes, at));
+    }
+  }
+  if (groups.has_bias) {
+    a.has_bias = true;
+    a.bias_dtype = List(p, GroupedTensor::kBias).dtype;
+    a.bias = Slice(Inputs(t, GroupedTensor::kBias)[group.bias_index], group.bias_offset,
+                   {static_cast<int64_t>(n)})
+                 .ToFloats();
+  }
+  a.y_dtype = List(p, GroupedTensor::kY).dtype;
+  return a;
+}
+
+// Group `g`'s y (A8W4 / MX-A8W4), its reference and its bound.
+struct EightBitGroup {
+  std::vector<double> device, reference, bound;
+};
+
+absl::StatusOr<EightBitGroup> EightBitWeightQuantGroup(const MatmulProblem& p,
+                                                       const GmmGroups& groups, size_t g,
+                                                       const Tensors& t, bool with_device,
+                                                       bool with_check) {
+  EightBitGroup out;
+  if (WqKernelOf(p) == WqKernel::kA8W4) {
+    const A8W4Operands a = A8W4GroupOperands(p, groups, g, t);
+    if (with_device) {
+      ASSIGN_OR_RETURN(out.device, A8W4Device(a));
+    }
+    if (with_check) {
+      ASSIGN_OR_RETURN(out.reference, A8W4Reference(a));
+      ASSIGN_OR_RETURN(out.bound, A8W4ErrorBound(a));
+    }
+  } else {
+    const MxA8W4Operands a = MxA8W4GroupOperands(p, groups, g, t);
+    if (with_device) {
+      ASSIGN_OR_RETURN(out.device, MxA8W4Device(a));
+    }
+    if (with_check) {
+      ASSIGN_OR_RETURN(out.reference, MxA8W4Reference(a));
+      ASSIGN_OR_RETURN(out.bound, MxA8W4ErrorBound(a));
+    }
+  }
+  return out;
+}
+
+// `y` (one group's [m, n]) against `reference` under `bound`, element by
+// element; an infinite bound (the kernel's result unspecified, or y's
+// overflow) is skipped.
+AccuracyReport CompareElements(const HostTensor& y, const std::vector<double>& reference,
+                               const std::vector<double>& bound) {
+  AccuracyReport r;
+  r.passed = true;
+  r.output_unit_roundoff = UnitRoundoff(y.dtype);
+  bool have = false;
+  for (uint64_t at = 0; at < reference.size(); ++at) {
+    if (bound[at] == kInf) continue;
+    const double device = y.Get(at);
+    double error = std::fabs(device - reference[at]);
+    if (std::isnan(error)) error = kInf;
+    const double ratio = error == 0 ? 0 : (bound[at] > 0 ? error / bound[at] : kInf);
+    if (!(error <= bound[at])) {
+      r.passed = false;
+      ++r.elements_over_bound;
+    }
+    r.max_abs_error = std::max(r.max_abs_error, error);
+    if (std::fabs(reference[at]) >= 1) {
+      r.max_rel_error = std::max(r.max_rel_error, error / std::fabs(reference[at]));
+    }
+    if (!have || ratio > r.worst_bound_ratio) {
+      have = true;
+      r.worst_bound_ratio = ratio;
+      r.worst_index = at;
+      r.error_bound = bound[at];
+    }
+  }
+  return r;
+}
+
+// `list` holds `shapes.size()` tensors of `dtype` with those origin shapes;
+// kInvalidArgument names the field and the kernel's rule otherwise.
+absl::Status ExpectList(const MatmulProblem& p, GroupedTensor list, DataType dtype,
+                        const std::vector<std::vector<int64_t>>& shapes, const std::string& rule) {
+  const tiling::GroupedTensorList& spec = List(p, list);
+  bool ok = spec.size() == shapes.size() && (shapes.empty() || spec.dtype == dtype);
+  for (size_t i = 0; ok && i < shapes.size(); ++i) ok = spec.instances[i].origin == shapes[i];
+  if (ok) return absl::OkStatus();
+  std::string given = "no tensor";
+  if (spec.present()) {
+    given = absl::StrCat(spec.size(), " x ", std::string(tiling::DataTypeName(spec.dtype)), " ",
+                         DimsText(spec.instances[0].origin));
+  }
+  return absl::InvalidArgumentError(absl::StrCat("grouped.", Name(list), ": ", given, "; ", rule));
+}
+
+// What the emulator takes of the A8W4 and MX-A8W4 kernels (the checks of
+// CANN's infershape, grouped_matmul_infershape_weight_quant_checker.cpp,
+// that the tiling does not make, and the dtypes of the ascend950 config).
+absl::Status CheckEightBitWeightQuant(const MatmulProblem& p, const GmmGroups& groups) {
+  const WqKernel kernel = WqKernelOf(p);
+  const DataType w = List(p, GroupedTensor::kWeight).dtype;
+  const DataType y = List(p, GroupedTensor::kY).dtype;
+  const uint64_t e = groups.groups.size();
+  const int64_t ei = static_cast<int64_t>(e);
+  const int64_t mi = static_cast<int64_t>(groups.split_total);
+  const GmmGroup& first = groups.groups[0];
+  const int64_t k = static_cast<int64_t>(first.k), n = static_cast<int64_t>(first.n);
+  const char* name = kernel == WqKernel::kA8W4 ? "A8W4" : "MX-A8W4";
+  if (y != DataType::kFloat16 && y != DataType::kBFloat16) {
+    return absl::UnimplementedError(
+        absl::StrCat("grouped.y.dtype=", std::string(tiling::DataTypeName(y)), ": the ", name,
+                     " kernel writes float16 or bfloat16"));
+  }
+  if (groups.group_type == tiling::kGroupTypeSplitK) {
+    return absl::UnimplementedError(absl::StrCat(
+        "grouped.group_type=2 (", groups.FormName(), "): the ", name,
+        " kernel's controller (grouped_matmul_weight_quant_resplit_controller.h) reads every "
+        "group_list value as the group's rows; the emulator models its split M"));
+  }
+  const bool form_ok = groups.group_type == tiling::kGroupTypeSplitM && groups.single_x &&
+                       groups.single_y && (groups.single_w || kernel == WqKernel::kMxA8W4);
+  if (!form_ok) {
+    return absl::UnimplementedError(
+        absl::StrCat("grouped.group_type=", groups.group_type, " (", groups.FormName(), "): the ",
+                     name, " kernel runs split M with one x and one y (and one weight",
+                     kernel == WqKernel::kMxA8W4 ? ", or one per expert)" : ")"));
+  }
+  if (List(p, GroupedTensor::kAntiquantOffset).present()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "grouped.antiquant_offset: the ", name,
+        " kernel takes none (CANN's infershape refuses it with an int8-int4 or fp8-fp4 pair)"));
+  }
+  const bool has_bias = List(p, GroupedTensor::kBias).present();
+  if (kernel == WqKernel::kA8W4) {
+    if (w != DataType::kInt4 || groups.trans_w) {
+      return absl::UnimplementedError(absl::StrCat(
+          "grouped.weight.dtype=", std::string(tiling::DataTypeName(w)),
+          groups.trans_w ? " transposed" : "",
+          ": the A8W4 kernel (S8S4_NZKN_G) reads an int4 weight [E, K, N], not transposed"));
+    }
+    const tiling::GroupedTensorList& antiquant = List(p, GroupedTensor::kAntiquantScale);
+    if (antiquant.present() && antiquant.dtype != DataType::kFloat16) {
+      return absl::UnimplementedError(absl::StrCat(
+          "grouped.antiquant_scale.dtype=", std::string(tiling::DataTypeName(antiquant.dtype)),
+          ": the A8W4 kernel on DAV_3510 reads float16 per-group scales (the ascend950 "
+          "combinations of grouped_matmul_def.cpp); the emulator models those"));
+    }
+    const int64_t rows = antiquant.size() == 1 && antiquant.instances[0].origin.size() == 3
+                             ? antiquant.instances[0].origin[1]
+                             : 0;
+    if (rows <= 0 || k % rows != 0) {
+      return ExpectList(p, GroupedTensor::kAntiquantScale, DataType::kFloat16, {{ei, -1, n}},
+                        "A8W4 takes one float16 [E, G, N] with G dividing K");
+    }
+    RETURN_IF_ERROR(ExpectList(p, GroupedTensor::kAntiquantScale, DataType::kFloat16,
+                               {{ei, rows, n}}, "A8W4 takes one float16 [E, G, N]"));
+    RETURN_IF_ERROR(ExpectList(p, GroupedTensor::kScale, DataType::kFloat32, {{ei, n}},
+                               "A8W4 dequantizes y by one float32 [E, N] (required)"));
+    RETURN_IF_ERROR(ExpectList(p, GroupedTensor::kPerTokenScale, DataType::kFloat32, {{mi}},
+                               "A8W4 dequantizes y by one float32 [M] (required)"));
+    if (has_bias) {
+      RETURN_IF_ERROR(ExpectList(p, GroupedTensor::kBias, DataType::kFloat32, {{ei, n}},
+                                 "A8W4 adds one float32 [E, N] on the vector cores"));
+    }
+    return absl::OkStatus();
+  }
+  // MX-A8W4.
+  if (w != DataType::kFloat4E2M1 || !groups.trans_w) {
+    return absl::UnimplementedError(absl::StrCat(
+        "grouped.weight.dtype=", std::string(tiling::DataTypeName(w)),
+        groups.trans_w ? "" : " not transposed",
+        ": the MX-A8W4 kernel (MXA8W4_NZNK) reads a transposed float4_e2m1 weight [E, N, K]"));
+  }
+  if (k % static_cast<int64_t>(kMxA8W4PairK) != 0) {
+    return absl::UnimplementedError(
+        absl::StrCat("grouped.x: K=", k,
+                     " is not a multiple of 64, so the MX-A8W4 scales [.., K / 64, 2] "
+                     "do not cover its last 32-element blocks"));
+  }
+  const int64_t pairs = k / static_cast<int64_t>(kMxA8W4PairK);
+  for (const GmmGroup& g : groups.groups) {
+    if (static_cast<int64_t>(g.n) != n || static_cast<int64_t>(g.k) != k) {
+      return absl::InvalidArgumentError(
+          "grouped.weight: MX-A8W4's weights per expert must share K and N (CANN's infershape)");
+    }
+  }
+  std::vector<std::vector<int64_t>> scale_shapes{{ei, n, pairs, 2}};
+  std::vector<std::vector<int64_t>> bias_shapes{{ei, n}};
+  if (!groups.single_w) {
+    scale_shapes.assign(e, {n, pairs, 2});
+    bias_shapes.assign(e, {n});
+  }
+  RETURN_IF_ERROR(ExpectList(p, GroupedTensor::kAntiquantScale, DataType::kFloat8E8M0, scale_shapes,
+                             "MX-A8W4 takes float8_e8m0 [E, N, K / 64, 2] (single-multi-single: "
+                             "[N, K / 64, 2] per expert)"));
+  RETURN_IF_ERROR(ExpectList(p, GroupedTensor::kPerTokenScale, DataType::kFloat8E8M0,
+                             {{mi, pairs, 2}},
+                             "MX-A8W4 takes x's float8_e8m0 scale [M, K / 64, 2] (required)"));
+  RETURN_IF_ERROR(ExpectList(p, GroupedTensor::kScale, DataType::kFloat32, {},
+                             "MX-A8W4 takes no scale (CANN's infershape)"));
+  if (has_bias) {
+    RETURN_IF_ERROR(ExpectList(p, GroupedTensor::kBias, y, bias_shapes,
+                               "MX-A8W4 adds a bias of y's dtype, [E, N] (single-multi-single: "
+                               "[N] per expert)"));
+  }
+  return absl::OkStatus();
+}
+
 // --- The no-quant path -------------------------------------------------------
 
 // Group `g` as a MatMulV3 matmul of its blocks.
@@ -557,17 +855,19 @@ absl::Status CheckGroupedModelled(const MatmulProblem& p) {
     }
   }
   if (path == GmmPath::kWeightQuant) {
-    if (x != DataType::kFloat16 && x != DataType::kBFloat16) {
+    const WqKernel kernel = WqKernelOf(p);
+    if (kernel == WqKernel::kOther) {
       return absl::UnimplementedError(
           absl::StrCat("grouped.x.dtype=", std::string(tiling::DataTypeName(x)),
-                       ": the emulator models the weight-quant path with float16 / bfloat16 x "
-                       "(not A8W4 / MXA8W4)"));
+                       ": the emulator models the weight-quant path with float16 / bfloat16 "
+                       "x, int8 x (A8W4) and float8_e4m3fn x (MX-A8W4)"));
     }
     if (!IsQuantElementType(w) || w == DataType::kInt32) {
       return absl::UnimplementedError(
           absl::StrCat("grouped.weight.dtype=", std::string(tiling::DataTypeName(w)),
                        ": the emulator has no codec of it"));
     }
+    if (kernel != WqKernel::kA16) return CheckEightBitWeightQuant(p, groups);
     const tiling::GroupedTensorList& scale = List(p, GroupedTensor::kAntiquantScale);
     if (!scale.present() || (scale.size() != 1 && scale.size() != groups.groups.size())) {
       return absl::UnimplementedError(
@@ -683,6 +983,11 @@ Tensors RandomGroupedInputs(const MatmulProblem& p, uint64_t seed) {
   const double target = int8_y ? 128.0 : 16384.0;
   const double spread = int8_y ? std::sqrt(static_cast<double>(k)) : static_cast<double>(k);
   const bool has_x_scale = List(p, GroupedTensor::kPerTokenScale).present();
+  // The 8-bit x weight-quant kernels: A8W4's group scales are small integers
+  // (the int4 weight widens exactly to int8) and its scale keeps
+  // |x w8 scale| k within y's range; MX-A8W4's x scale brings x to [-1, 1].
+  const WqKernel wq = path == GmmPath::kWeightQuant ? WqKernelOf(p) : WqKernel::kA16;
+  const double max_x8 = LargestMagnitude(List(p, GroupedTensor::kX).dtype);
   for (GroupedTensor list : kInputLists) {
     const tiling::GroupedTensorList& spec = List(p, list);
     std::vector<HostTensor>& out = t.grouped[static_cast<size_t>(list)];
@@ -708,14 +1013,24 @@ Tensors RandomGroupedInputs(const MatmulProblem& p, uint64_t seed) {
           }
           break;
         case GroupedTensor::kPerTokenScale:
-          FillScale(tensor, state, 1.0 / max_x);
+          FillScale(tensor, state, 1.0 / (wq == WqKernel::kMxA8W4 ? max_x8 : max_x));
           break;
         case GroupedTensor::kScale:
-          FillScale(tensor, state,
-                    target / (spread * max_w * (has_x_scale ? 1.0 : max_x)));
+          if (wq == WqKernel::kA8W4) {
+            FillScale(tensor, state, target / (static_cast<double>(k) * max_x8 * max_x8));
+          } else {
+            FillScale(tensor, state, target / (spread * max_w * (has_x_scale ? 1.0 : max_x)));
+          }
           break;
         case GroupedTensor::kAntiquantScale:
-          FillScale(tensor, state, 1.0 / max_w);
+          if (wq == WqKernel::kA8W4) {
+            // 1 .. 16: int4 times it stays in [-128, 112].
+            for (uint64_t i = 0; i < tensor.elements(); ++i) {
+              tensor.Set(i, static_cast<float>(1 + Mix(state) % 16));
+            }
+          } else {
+            FillScale(tensor, state, 1.0 / max_w);
+          }
           break;
         case GroupedTensor::kAntiquantOffset:
           FillUniform(tensor, state, max_w / 8);
@@ -783,6 +1098,21 @@ absl::StatusOr<HostTensor> RunGroupedNumerics(const tiling::Schedule& schedule,
         break;
       }
       case GmmPath::kWeightQuant: {
+        if (WqKernelOf(p) != WqKernel::kA16) {
+          ASSIGN_OR_RETURN(const EightBitGroup eight,
+                           EightBitWeightQuantGroup(p, groups, g, t, true, false));
+          c = Empty(y_dtype, {static_cast<int64_t>(group.m), static_cast<int64_t>(group.n)});
+          // Each unit writes its rectangle; the values do not depend on the
+          // tiling (the int32 sum is exact, the MX sum runs in K order).
+          for (const tiling::WorkUnit& unit : local.units) {
+            for (uint64_t i = unit.m.begin; i < unit.m.end; ++i) {
+              for (uint64_t j = unit.n.begin; j < unit.n.end; ++j) {
+                StoreY(c, i * group.n + j, eight.device[i * group.n + j]);
+              }
+            }
+          }
+          break;
+        }
         ASSIGN_OR_RETURN(WqGroup q, WeightQuantGroup(p, groups, g, t));
         absl::StatusOr<HostTensor> result =
             RunWeightQuantNumerics(local, q.problem, q.tensors, pool, cancelled);
@@ -874,6 +1204,23 @@ absl::StatusOr<AccuracyReport> CheckGroupedAccuracy(const MatmulProblem& p, cons
         break;
       }
       case GmmPath::kWeightQuant: {
+        if (WqKernelOf(p) != WqKernel::kA16) {
+          ASSIGN_OR_RETURN(const EightBitGroup eight,
+                           EightBitWeightQuantGroup(p, groups, g, t, false, true));
+          AccuracyReport r = CompareElements(cg, eight.reference, eight.bound);
+          const bool a8w4 = WqKernelOf(p) == WqKernel::kA8W4;
+          r.accumulation_unit_roundoff = a8w4 ? 0.0 : kAccumulationUnitRoundoff;
+          r.bound_rule =
+              a8w4 ? "A8W4: per expert, A8W4ErrorBound() (a8w4_numerics.h: the int4 weight "
+                     "widened to int8 by its float16 group scale, exact when w * s is an "
+                     "integer, else 1/2 + 2^-11 |w s| per element; the int32 sum; the vector "
+                     "epilogue's fp32 * scale, * per_token_scale, + bias; the cast)"
+                   : "MX-A8W4: per expert, MxA8W4ErrorBound() (a8w4_numerics.h: the float4 "
+                     "weight as float8 times 2^-6 and the bias times 2^-6, the MX blocks' "
+                     "fp32 sum within gamma_{32 + blocks}, the fixpipe's exact * 64, the cast)";
+          merge(r, offsets[g]);
+          break;
+        }
         ASSIGN_OR_RETURN(WqGroup q, WeightQuantGroup(p, groups, g, t));
         ASSIGN_OR_RETURN(const AccuracyReport r,
                          CheckWeightQuantAccuracy(q.problem, q.tensors, cg));

@@ -47,20 +47,35 @@
 //     transpose_weight; a list holds one per group), the group size k / G:
 //     the AIV's antiquant into L1 (cast, add, multiply in x's dtype) and the
 //     fp32 cube.
+//   * weight-quant with 8-bit x (a8w4_numerics.h): A8W4 (int8 x, int4 NZ
+//     weight [E, K, N]) per expert from its float16 group scales [E, G, n],
+//     the float32 scale [E, n], per_token_scale [M] and float32 bias [E, n]:
+//     the int4 weight widened to int8 on the AIV, the int32 cube, the AIV's
+//     fp32 dequantization and cast; MX-A8W4 (float8_e4m3fn x, float4 NZ
+//     weight transposed, its origin the NZ shape (K1, N1, N0, K0), one for
+//     the experts or one per expert) from the e8m0 scales [E, n, K / 64, 2]
+//     ([n, K / 64, 2] per expert) and [M, K / 64, 2] and a bias of y's dtype:
+//     the weight as float8 times 2^-6, the MX cube, the fixpipe's * 64.
 // A group of k 0 writes zeros (the kernels' zero fill of split K's empty
 // groups). The quant path's vector epilogue applies act_type's activation
 // (ReLU, GELU tanh, FastGelu, SiLU) after the dequantization, before the
 // cast (quant_numerics.h). Not modelled (kUnimplemented): an activation on
 // the other paths, a sparse group list, the quant path's other forms than
 // split M with single x, weight and y (and MX split K), its float4_e1m2
-// inputs, the weight-quant path's split K and its int8 / float8 x (A8W4,
-// MXA8W4).
+// inputs, the weight-quant path's split K (MX-A8W4's group_type 2
+// included: its kernel's controller reads every group_list value as rows),
+// packed INT32 / FLOAT32 weights, A8W4 other than split M with one x,
+// weight and y and float16 group scales (the uint64 scale of the other
+// chips' A8W4), MX-A8W4 other than split M with one x and y, or with a K
+// not a multiple of 64.
 //
 // Timing: the schedule's units run through the common program builder and
 // timing model (program.h) on GroupedTimedProblem(), with the pipeline of
 // PipelineForPlan() (the quant path's vector epilogue, the weight-quant
-// path's AIV antiquant); L2 tells each group's weight apart
-// (GroupedL2View()).
+// path's AIV antiquant, A8W4's dequantizing epilogue in UB); L2 tells each
+// group's weight apart (GroupedL2View()). An AIV that both widens A8W4's
+// weight and dequantizes its C runs them as two programs whose vector pipes
+// are not serialized.
 #ifndef NPU_EMULATOR_GROUPED_EMULATION_H_
 #define NPU_EMULATOR_GROUPED_EMULATION_H_
 

@@ -558,10 +558,33 @@ PipelineConfig GroupedPipeline(const tiling::TilingPlan& plan,
     }
   }
   if (plan.data.kernel == tiling::KernelId::kGroupedWeightQuant) {
-    pipeline.b_antiquant_passes =
-        kAntiquantVectorPasses +
-        (problem.grouped[GroupedTensor::kAntiquantOffset].present() ? 1 : 0);
-    pipeline.b_antiquant_bits = tiling::DataTypeBits(weight.dtype);
+    // The kernel x's dtype selects (grouped_matmul_apt.cpp): A8W4's (int8
+    // x) widens the weight to int8 and dequantizes C on the AIVs, whose
+    // matmul hands C to UB as int32 (weight_quant_vcv_basic_block.h);
+    // MX-A8W4's (float8_e4m3fn x) rewrites the weight as float8; the A16
+    // kernels cast, add the offset and scale.
+    const tiling::DataType x = problem.grouped[GroupedTensor::kX].dtype;
+    if (x == tiling::DataType::kInt8) {
+      pipeline.b_antiquant_passes = kA8W4AntiquantVectorPasses;
+      pipeline.output_through_ub = true;
+      pipeline.ub_vector_passes =
+          kA8W4DequantVectorPasses +
+          (problem.grouped[GroupedTensor::kBias].present() ? kBiasVectorPasses : 0);
+    } else if (x == tiling::DataType::kFloat8E4M3) {
+      pipeline.b_antiquant_passes = kMxA8W4AntiquantVectorPasses;
+    } else {
+      pipeline.b_antiquant_passes =
+          kAntiquantVectorPasses +
+          (problem.grouped[GroupedTensor::kAntiquantOffset].present() ? 1 : 0);
+    }
+    // The GM read is at the codes' width: a packed INT32 / FLOAT32 weight
+    // holds eight 4-bit codes per word.
+    const tiling::DataType code =
+        weight.dtype == tiling::DataType::kInt32
+            ? tiling::DataType::kInt4
+            : (weight.dtype == tiling::DataType::kFloat32 ? tiling::DataType::kFloat4E2M1
+                                                          : weight.dtype);
+    pipeline.b_antiquant_bits = tiling::DataTypeBits(code);
     pipeline.l1_stages_b = std::clamp<uint32_t>(
         static_cast<uint32_t>(block.depth_b1 / std::max<uint64_t>(1, block.step_kb)), 1, 2);
   }

@@ -281,6 +281,21 @@ inline constexpr uint32_t kCastVectorPasses = 1;
 inline constexpr uint32_t kReluVectorPasses = 1;
 inline constexpr uint32_t kSigmoidGateVectorPasses = 4;
 inline constexpr uint32_t kGeluTanhGateVectorPasses = 7;
+// GroupedMatmul's weight-quant kernels with 8-bit x, counted from their
+// vector functions (ops-transformer gmm/grouped_matmul/op_kernel/arch35/
+// weight_quant_basic_block/): A8W4 widens each int4 weight element into L1
+// with a cast to float16, the group scale's multiply and a cast to int8
+// (basic_block_vf_nz.h AntiQuantS8S4NzKnGroupVf: three) and dequantizes
+// each element of C in UB with the int32 -> fp32 cast, the scale's and the
+// per-token scale's multiplies (the per-token value a broadcast load) and
+// the cast to y (anti_quant_y_vf.h AntiQuantYB32: four; its bias add is
+// kBiasVectorPasses); MX-A8W4 rewrites each float4 code as float8 with two
+// shifts right, one left, a select and an and (basic_block_vf_mx.h
+// AntiQuantMxA8W4NzNkVf: five) and dequantizes in the cube and the fixpipe.
+// Like the other passes they are timed at the fp32 lane rate.
+inline constexpr uint32_t kA8W4AntiquantVectorPasses = 3;
+inline constexpr uint32_t kA8W4DequantVectorPasses = 4;
+inline constexpr uint32_t kMxA8W4AntiquantVectorPasses = 5;
 // The per-block kernel scales and adds every K group's partial (two passes
 // per group) before its final cast.
 inline constexpr uint32_t kQuantPerBlockPassesPerGroup = 2;

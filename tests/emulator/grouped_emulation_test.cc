@@ -16,6 +16,7 @@
 
 #include "emulator/accuracy.h"
 #include "emulator/emulator.h"
+#include "emulator/program.h"
 #include "server/tiling/builtin_strategies.h"
 #include "server/tiling/schedule.h"
 #include "tests/testing/grouped_problems.h"
@@ -77,6 +78,69 @@ MatmulProblem QuantProblem(DataType x, DataType y, int64_t e, int64_t m, int64_t
   spec.k = k;
   spec.trans_w = trans_w;
   return GroupedProblem(spec);
+}
+
+// A8W4 (split M): int8 x [m, k], an int4 NZ weight [E, k, n], float16
+// group scales [E, k / group, n], the float32 scale [E, n] and per-token
+// scale [m], an optional float32 bias [E, n], y [m, n].
+MatmulProblem A8W4Problem(int64_t e, int64_t m, int64_t k, int64_t n, int64_t group, bool bias,
+                          DataType y) {
+  GroupedSpec spec;
+  spec.x = DataType::kInt8;
+  spec.w = DataType::kInt4;
+  spec.y = y;
+  spec.groups = e;
+  spec.m = m;
+  spec.n = n;
+  spec.k = k;
+  spec.weight_nz = true;
+  MatmulProblem p = GroupedProblem(spec);
+  // The tiling reads the NZ storage (N1, K1, K0, N0).
+  p.grouped[GroupedTensor::kWeight].instances[0].storage = {e, (n + 15) / 16, (k + 31) / 32, 32,
+                                                            16};
+  AddList(p, GroupedTensor::kAntiquantScale, DataType::kFloat16, {e, k / group, n});
+  AddList(p, GroupedTensor::kScale, DataType::kFloat32, {e, n});
+  AddList(p, GroupedTensor::kPerTokenScale, DataType::kFloat32, {m});
+  if (bias) AddList(p, GroupedTensor::kBias, DataType::kFloat32, {e, n});
+  return p;
+}
+
+// MX-A8W4 (split M): float8_e4m3fn x [m, k] with its e8m0 scale [m, k / 64,
+// 2], float4 NZ weights transposed (K1, N1, 16, 32) with e8m0 scales, one
+// weight [E, K1, N1, 16, 32] and scale [E, n, k / 64, 2], or one of each per
+// expert (single-multi-single), an optional bias of y's dtype.
+MatmulProblem MxA8W4Problem(int64_t e, int64_t m, int64_t k, int64_t n, bool per_expert, bool bias,
+                            DataType y) {
+  MatmulProblem p;
+  p.op = tiling::MatmulOp::kGroupedMatmul;
+  tiling::GroupedInputs& g = p.grouped;
+  g.split_item = 3;
+  g.group_type = tiling::kGroupTypeSplitM;
+  g.group_list_type = tiling::kGroupListCounts;
+  g.transpose_weight = true;
+  AddList(p, GroupedTensor::kX, DataType::kFloat8E4M3, {m, k});
+  g[GroupedTensor::kWeight].dtype = DataType::kFloat4E2M1;
+  g[GroupedTensor::kWeight].format = tiling::Format::kFractalNz;
+  g[GroupedTensor::kAntiquantScale].dtype = DataType::kFloat8E8M0;
+  g[GroupedTensor::kBias].dtype = y;
+  const std::vector<int64_t> nz = {k / 32, n / 16, 16, 32};
+  for (int64_t i = 0; i < (per_expert ? e : 1); ++i) {
+    std::vector<int64_t> w = nz;
+    std::vector<int64_t> scale = {n, k / 64, 2};
+    std::vector<int64_t> b = {n};
+    if (!per_expert) {
+      w.insert(w.begin(), e);
+      scale.insert(scale.begin(), e);
+      b.insert(b.begin(), e);
+    }
+    g[GroupedTensor::kWeight].instances.push_back(Shape(w));
+    g[GroupedTensor::kAntiquantScale].instances.push_back(Shape(scale));
+    if (bias) g[GroupedTensor::kBias].instances.push_back(Shape(b));
+  }
+  AddList(p, GroupedTensor::kPerTokenScale, DataType::kFloat8E8M0, {m, k / 64, 2});
+  AddList(p, GroupedTensor::kGroupList, DataType::kInt64, {e});
+  AddList(p, GroupedTensor::kY, y, {m, n});
+  return p;
 }
 
 std::vector<Case> Cases() {
@@ -233,6 +297,29 @@ std::vector<Case> Cases() {
     MatmulProblem p = GroupedProblem(spec);
     AddList(p, GroupedTensor::kAntiquantScale, DataType::kFloat8E8M0, {4, 8, 256});
     cases.push_back({"WeightQuantFp4Mx", p, WeightQuantPlan(p, cores, true, 4, 32), "MX"});
+  }
+  // The 8-bit x kernels: A8W4 with and without a bias, float16 and bfloat16
+  // y, group sizes 128 and 256; MX-A8W4 with one weight and with one per
+  // expert.
+  {
+    MatmulProblem p = A8W4Problem(4, 300, 512, 256, 128, true, kF16);
+    cases.push_back(
+        {"WeightQuantA8W4Bias", p, WeightQuantPlan(p, cores, true, 0, 128, 256, 256, 128), "A8W4"});
+  }
+  {
+    MatmulProblem p = A8W4Problem(3, 200, 512, 384, 256, false, kBf16);
+    cases.push_back({"WeightQuantA8W4Group256", p,
+                     WeightQuantPlan(p, cores, true, 0, 256, 256, 256, 128), "A8W4"});
+  }
+  {
+    MatmulProblem p = MxA8W4Problem(4, 180, 256, 256, false, true, kBf16);
+    cases.push_back({"WeightQuantMxA8W4Bias", p,
+                     WeightQuantPlan(p, cores, true, 4, 32, 256, 256, 256), "MX-A8W4"});
+  }
+  {
+    MatmulProblem p = MxA8W4Problem(3, 150, 384, 128, true, true, kF16);
+    cases.push_back({"WeightQuantMxA8W4SingleMultiSingle", p,
+                     WeightQuantPlan(p, cores, true, 4, 32, 256, 128, 256), "MX-A8W4"});
   }
   return cases;
 }
@@ -418,6 +505,14 @@ std::vector<EngineCase> EngineCases() {
     }
     cases.push_back({"WeightQuantInt4Lists", WeightQuantProblem(std::move(in))});
   }
+  cases.push_back(
+      {"WeightQuantA8W4", A8W4Problem(8, 320, 512, 512, 128, true, DataType::kFloat16)});
+  cases.push_back(
+      {"WeightQuantA8W4Group192", A8W4Problem(4, 160, 768, 256, 192, false, DataType::kBFloat16)});
+  cases.push_back(
+      {"WeightQuantMxA8W4", MxA8W4Problem(6, 300, 512, 256, false, true, DataType::kBFloat16)});
+  cases.push_back({"WeightQuantMxA8W4SingleMultiSingle",
+                   MxA8W4Problem(4, 256, 256, 384, true, false, DataType::kFloat16)});
   return cases;
 }
 
@@ -575,6 +670,66 @@ TEST(GroupedEmulationTimingTest, AnActivationAddsItsVectorPasses) {
   EXPECT_GT(vec_us[2], vec_us[1]);
   EXPECT_GT(vec_us[3], vec_us[2]);
   EXPECT_NEAR(vec_us[3] / vec_us[0], 12.0 / 5.0, 0.25);
+}
+
+// The 8-bit x weight-quant kernels' AIV work: A8W4 widens the weight (three
+// instructions per element) and dequantizes C in UB (four, and the bias's
+// add); MX-A8W4 rewrites the weight (five) and leaves C to the fixpipe. The
+// weight is read at 4 bits, and an AIV that does both counts once.
+TEST(GroupedEmulationTimingTest, TheEightBitKernelsWidenTheWeightOnTheAivs) {
+  const tiling::StrategyRegistry registry = tiling::MakeBuiltinRegistry();
+  const MatmulProblem a8w4 = A8W4Problem(8, 2048, 2048, 1024, 128, true, DataType::kFloat16);
+  absl::StatusOr<tiling::TilingDecision> decision = registry.Decide(a8w4, Chip950());
+  ASSERT_TRUE(decision.ok()) << decision.status();
+  PipelineConfig pipeline = PipelineForPlan(decision->plan, a8w4);
+  EXPECT_EQ(pipeline.b_antiquant_passes, kA8W4AntiquantVectorPasses);
+  EXPECT_EQ(pipeline.b_antiquant_bits, 4u);
+  EXPECT_TRUE(pipeline.output_through_ub);
+  EXPECT_EQ(pipeline.ub_vector_passes, kA8W4DequantVectorPasses + kBiasVectorPasses);
+  EmulatorOptions options;
+  options.timing_only = true;
+  absl::StatusOr<EmulationResult> run =
+      Emulate(decision->plan, a8w4, Chip950(), Tensors{}, options);
+  ASSERT_TRUE(run.ok()) << run.status();
+  EXPECT_GT(run->stats.msprof.aiv_vec_time_us, 0.0);
+  EXPECT_LE(run->stats.msprof.aiv_cores, 2 * run->stats.msprof.aic_cores);
+
+  const MatmulProblem mx = MxA8W4Problem(8, 2048, 2048, 1024, false, true, DataType::kBFloat16);
+  decision = registry.Decide(mx, Chip950());
+  ASSERT_TRUE(decision.ok()) << decision.status();
+  pipeline = PipelineForPlan(decision->plan, mx);
+  EXPECT_EQ(pipeline.b_antiquant_passes, kMxA8W4AntiquantVectorPasses);
+  EXPECT_EQ(pipeline.b_antiquant_bits, 4u);
+  EXPECT_FALSE(pipeline.output_through_ub);
+  absl::StatusOr<EmulationResult> mx_run =
+      Emulate(decision->plan, mx, Chip950(), Tensors{}, options);
+  ASSERT_TRUE(mx_run.ok()) << mx_run.status();
+  EXPECT_GT(mx_run->stats.msprof.aiv_vec_time_us, 0.0);
+}
+
+TEST(GroupedEmulationRefusalTest, WhatTheEightBitKernelsDoNotTakeIsRefusedNamingTheField) {
+  MatmulProblem uint64_scale = A8W4Problem(4, 256, 512, 256, 128, false, DataType::kFloat16);
+  uint64_scale.grouped[GroupedTensor::kAntiquantScale].dtype = DataType::kUint64;
+  EXPECT_THAT(CheckModelled(uint64_scale),
+              StatusIs(absl::StatusCode::kUnimplemented,
+                       HasSubstr("grouped.antiquant_scale.dtype=uint64")));
+  MatmulProblem no_token = A8W4Problem(4, 256, 512, 256, 128, false, DataType::kFloat16);
+  no_token.grouped[GroupedTensor::kPerTokenScale].instances.clear();
+  EXPECT_THAT(CheckModelled(no_token),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("grouped.per_token_scale")));
+  MatmulProblem bad_group = A8W4Problem(4, 256, 512, 256, 128, false, DataType::kFloat16);
+  bad_group.grouped[GroupedTensor::kAntiquantScale].instances[0] = Shape({4, 3, 256});
+  EXPECT_THAT(CheckModelled(bad_group),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("grouped.antiquant_scale")));
+  MatmulProblem split_k = MxA8W4Problem(4, 256, 512, 256, false, false, DataType::kBFloat16);
+  split_k.grouped.group_type = tiling::kGroupTypeSplitK;
+  split_k.grouped[GroupedTensor::kY].instances[0] = Shape({4, 256, 256});
+  EXPECT_THAT(CheckModelled(split_k),
+              StatusIs(absl::StatusCode::kUnimplemented, HasSubstr("grouped.group_type=2")));
+  MatmulProblem with_scale = MxA8W4Problem(4, 256, 512, 256, false, false, DataType::kBFloat16);
+  AddList(with_scale, GroupedTensor::kScale, DataType::kFloat32, {4, 256});
+  EXPECT_THAT(CheckModelled(with_scale),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("grouped.scale")));
 }
 
 TEST(GroupedEmulationRefusalTest, BadHistogramsAreInvalidArgumentsNamingTheField) {

@@ -35,6 +35,22 @@ absl::StatusOr<std::pair<uint64_t, uint64_t>> Last2(const GroupedTensorList& lis
                                        static_cast<uint64_t>(dims.back())};
 }
 
+// The [rows, cols] matrix a weight stores (x [k, n], transposed [n, k]).
+// A FRACTAL_NZ weight whose origin is its NZ shape (two dims more than the
+// ND form: the weight-quant path's (N1, K1, K0, N0) / transposed (K1, N1,
+// N0, K0), the expert dim first for one weight) reads as the matrix of its
+// fractals: rows A1 * A0, cols B1 * B0 of (B1, A1, A0, B0).
+absl::StatusOr<std::pair<uint64_t, uint64_t>> WeightMatrix(const GroupedTensorList& w, size_t i,
+                                                           bool single) {
+  const std::vector<int64_t>& dims = w.instances[i].origin;
+  if (w.format == Format::kFractalNz && dims.size() >= (single ? 5u : 4u)) {
+    const size_t r = dims.size();
+    return std::pair<uint64_t, uint64_t>{static_cast<uint64_t>(dims[r - 3] * dims[r - 2]),
+                                         static_cast<uint64_t>(dims[r - 4] * dims[r - 1])};
+  }
+  return Last2(w, GroupedTensor::kWeight, i);
+}
+
 }  // namespace
 
 std::string_view HistogramSourceName(HistogramSource source) {
@@ -184,8 +200,7 @@ absl::StatusOr<GmmGroups> GroupsOf(const GroupedInputs& g) {
     group.bias_index = out.single_w ? 0 : static_cast<uint32_t>(e);
     absl::StatusOr<std::pair<uint64_t, uint64_t>> xd = Last2(x, GroupedTensor::kX, group.x_index);
     if (!xd.ok()) return xd.status();
-    absl::StatusOr<std::pair<uint64_t, uint64_t>> wd =
-        Last2(w, GroupedTensor::kWeight, group.w_index);
+    absl::StatusOr<std::pair<uint64_t, uint64_t>> wd = WeightMatrix(w, group.w_index, out.single_w);
     if (!wd.ok()) return wd.status();
     group.m = out.trans_x ? xd->second : xd->first;
     group.k = out.trans_w ? wd->second : wd->first;

@@ -92,6 +92,43 @@ TEST(GmmGroupsTest, ListsOfXAreNoSplitWithEachGroupsOwnShape) {
   EXPECT_EQ(groups->source, HistogramSource::kNone);
 }
 
+// A FRACTAL_NZ weight given by its NZ shape (MX-A8W4's transposed (K1, N1,
+// N0, K0)) reads as the matrix of its fractals; an NZ weight with an ND
+// origin keeps its last two dims.
+TEST(GmmGroupsTest, AnNzShapedWeightReadsAsItsFractalsMatrix) {
+  GroupedSpec spec;
+  spec.groups = 3;
+  spec.m = 90;
+  spec.trans_w = true;
+  spec.weight_nz = true;
+  GroupedInputs in = GroupedProblem(spec).grouped;
+  // K 256, N 384: [E, K / 32, N / 16, 16, 32].
+  in[GroupedTensor::kWeight].instances[0] = npu::testing::Shape({3, 8, 24, 16, 32});
+  in[GroupedTensor::kX].instances[0] = npu::testing::Shape({90, 256});
+  in[GroupedTensor::kY].instances[0] = npu::testing::Shape({90, 384});
+  absl::StatusOr<GmmGroups> groups = GroupsOf(in);
+  ASSERT_TRUE(groups.ok()) << groups.status();
+  EXPECT_EQ(groups->groups[1].k, 256u);
+  EXPECT_EQ(groups->groups[1].n, 384u);
+  EXPECT_EQ(groups->groups[1].w_offset, 256u * 384);
+  // Not transposed, one weight per expert: (N1, K1, K0, N0).
+  in.transpose_weight = false;
+  in[GroupedTensor::kWeight].instances.assign(3, npu::testing::Shape({24, 8, 32, 16}));
+  groups = GroupsOf(in);
+  ASSERT_TRUE(groups.ok()) << groups.status();
+  EXPECT_EQ(groups->groups[2].k, 256u);
+  EXPECT_EQ(groups->groups[2].n, 384u);
+  EXPECT_EQ(groups->groups[2].w_index, 2u);
+  // The ND origin of an NZ weight.
+  GroupedSpec nd = spec;
+  nd.k = 64;
+  nd.n = 48;
+  groups = GroupsOf(GroupedProblem(nd).grouped);
+  ASSERT_TRUE(groups.ok()) << groups.status();
+  EXPECT_EQ(groups->groups[0].k, 64u);
+  EXPECT_EQ(groups->groups[0].n, 48u);
+}
+
 TEST(GmmGroupsTest, RefusesAHistogramOfAnotherLengthNamingTheField) {
   GroupedSpec spec;
   spec.groups = 4;
