@@ -159,8 +159,8 @@ std::optional<TilingPlan> AddOtherStrategies(Session& session,
 
 // The variants, unless the problem rules them all out or CANN's choice is
 // already at the roofline (then only the AIV dot product is tried).
-void AddVariants(Session& session, const std::optional<TilingPlan>& aswt,
-                 const Timing& cann_timing) {
+void AddVariants(Session& session, const TilingPlan& cann_plan,
+                 const std::optional<TilingPlan>& aswt, const Timing& cann_timing) {
   const MatmulProblem& problem = session.problem();
   const std::string obstacle = VariantObstacle(problem);
   if (!obstacle.empty()) {
@@ -171,11 +171,15 @@ void AddVariants(Session& session, const std::optional<TilingPlan>& aswt,
     return;
   }
   const bool batch_op = problem.op != tiling::MatmulOp::kMatMulV3;
+  // QuantBatchMatmulV3's sliding-window kernels walk their tiles in SWAT
+  // windows too: the block search and the window apply to them.
+  const bool quant = problem.op == tiling::MatmulOp::kQuantBatchMatmulV3;
   if (batch_op) {
     // The variants other than the block search rewrite MatMulV3's kernels
     // (its window, its residency, its TO_MUL); the batch kernels have none.
     for (VariantKind kind :
          {VariantKind::kAivDot, VariantKind::kL1PartialResidency, VariantKind::kSwatWindow}) {
+      if (quant && kind == VariantKind::kSwatWindow) continue;
       session.NotOffer(kind, std::string(VariantKindName(kind)),
                        absl::StrCat("a MatMulV3 variant; not offered for ",
                                     std::string(tiling::MatmulOpName(problem.op))));
@@ -195,9 +199,17 @@ void AddVariants(Session& session, const std::optional<TilingPlan>& aswt,
                      static_cast<uint64_t>(roofline), " cycles): no cube variant can gain more");
     for (VariantKind kind :
          {VariantKind::kBlockSearch, VariantKind::kL1PartialResidency, VariantKind::kSwatWindow}) {
-      if (batch_op && kind != VariantKind::kBlockSearch) continue;
+      if (batch_op && kind != VariantKind::kBlockSearch &&
+          !(quant && kind == VariantKind::kSwatWindow)) {
+        continue;
+      }
       session.NotOffer(kind, std::string(VariantKindName(kind)), why);
     }
+    return;
+  }
+  if (quant) {
+    SearchQuantBlocks(session, cann_plan, ops_cap);
+    SearchWindows(session, cann_plan, cann_plan.strategy);
     return;
   }
   if (batch_op) {
@@ -208,7 +220,7 @@ void AddVariants(Session& session, const std::optional<TilingPlan>& aswt,
   if (aswt.has_value()) {
     OfferResidency(session, *aswt, L1Residency::kABand);
     OfferResidency(session, *aswt, L1Residency::kBBand);
-    SearchWindows(session, *aswt);
+    SearchWindows(session, *aswt, kAswt);
   } else {
     for (VariantKind kind : {VariantKind::kL1PartialResidency, VariantKind::kSwatWindow}) {
       session.NotOffer(kind, std::string(VariantKindName(kind)),
@@ -244,6 +256,46 @@ void Rank(Advice& advice, const AdviseOptions& options, uint64_t cann_cycles) {
   }
 }
 
+// The numerics check of one candidate: its status, and on success the
+// candidate marked PASSED with what was verified.
+absl::Status CheckCandidate(Candidate& candidate, const MatmulProblem& problem,
+                            const tiling::ChipSpec& chip, const AdviseOptions& options,
+                            NumericsReport& report) {
+  absl::Status status = VerifyNumerics(candidate.plan, problem, chip, options.numerics_seed,
+                                       &report, options.emulator_threads);
+  if (status.ok()) {
+    candidate.numerics = NumericsCheck::kPassed;
+    candidate.numerics_detail = absl::StrCat(
+        report.shrunk ? "verified on " : "verified at ", report.m, "x", report.n, "x", report.k,
+        " (", report.note, "), worst error ", report.worst_error_ratio, " of the bound");
+  }
+  return status;
+}
+
+// QuantBatchMatmulV3: CANN's own plan is checked too when it is not the
+// recommendation (each quant path dequantizes in its own kernel, so its
+// baseline is worth a check of its own). A failure is reported on the
+// candidate; CANN's choice stays in the list.
+void VerifyCannChoice(Advice& advice, const MatmulProblem& problem, const tiling::ChipSpec& chip,
+                      const AdviseOptions& options) {
+  if (problem.op != tiling::MatmulOp::kQuantBatchMatmulV3) return;
+  for (Candidate& candidate : advice.candidates) {
+    if (!candidate.is_cann_choice || candidate.numerics != NumericsCheck::kNotChecked ||
+        !candidate.numerics_detail.empty()) {
+      continue;
+    }
+    NumericsReport report;
+    absl::Status status = CheckCandidate(candidate, problem, chip, options, report);
+    if (status.ok()) continue;
+    if (status.code() == absl::StatusCode::kUnimplemented) {
+      candidate.numerics_detail = absl::StrCat("not checked: ", status.message());
+      continue;
+    }
+    candidate.numerics = NumericsCheck::kFailed;
+    candidate.numerics_detail = std::string(status.message());
+  }
+}
+
 // The recommendation must compute the right numbers; a candidate that does
 // not is our bug: it is reported and dropped (CANN's choice is only moved
 // to the end, it always stays in the list).
@@ -254,13 +306,8 @@ void VerifyRecommendation(Advice& advice, const MatmulProblem& problem,
   while (next < list.size() && list[next].numerics == NumericsCheck::kNotChecked) {
     Candidate& best = list[next];
     NumericsReport report;
-    absl::Status status = VerifyNumerics(best.plan, problem, chip, options.numerics_seed, &report,
-                                         options.emulator_threads);
+    absl::Status status = CheckCandidate(best, problem, chip, options, report);
     if (status.ok()) {
-      best.numerics = NumericsCheck::kPassed;
-      best.numerics_detail = absl::StrCat(
-          report.shrunk ? "verified on " : "verified at ", report.m, "x", report.n, "x", report.k,
-          " (", report.note, "), worst error ", report.worst_error_ratio, " of the bound");
       advice.recommendation_check = report;
       break;
     }
@@ -330,9 +377,12 @@ absl::StatusOr<Advice> Advise(const tiling::StrategyRegistry& registry,
   const TilingPlan& cann_plan = advice.cann.plan;
   ASSIGN_OR_RETURN(const Timing cann_timing, AddCannChoice(session, cann_plan));
   const std::optional<TilingPlan> aswt = AddOtherStrategies(session, registry, cann_plan);
-  AddVariants(session, aswt, cann_timing);
+  AddVariants(session, cann_plan, aswt, cann_timing);
   Rank(advice, options, cann_timing.cycles);
-  if (options.verify_recommendation) VerifyRecommendation(advice, problem, chip, options);
+  if (options.verify_recommendation) {
+    VerifyRecommendation(advice, problem, chip, options);
+    VerifyCannChoice(advice, problem, chip, options);
+  }
   RETURN_IF_ERROR(TimeSplitReadWrite(session, advice, options));
   advice.elapsed_ms = session.Elapsed();
   return advice;
