@@ -12,6 +12,7 @@
 #include "server/advisor/variant_search.h"
 #include "server/advisor/variants.h"
 #include "server/tiling/builtin_strategies.h"
+#include "server/tiling/quant/reblocked_plan.h"
 #include "server/tiling/registry.h"
 #include "server/tiling/status_macros.h"
 #include "server/tiling/strategy_id.h"
@@ -54,12 +55,21 @@ double CubeRooflineCycles(const MatmulProblem& problem, const tiling::ChipSpec& 
                       static_cast<double>(one.k) * static_cast<double>(batches);
   const double cube = macs / (model.PeakMacsPerCycle(problem.dtype_a, problem.hf32) *
                               static_cast<double>(chip.aic_num));
+  // At the dtypes' bit widths: the 4-bit quant types are half a byte.
   const double bytes =
-      (static_cast<double>(one.m) * one.k * tiling::DataTypeBytes(problem.dtype_a) +
-       static_cast<double>(one.k) * one.n * tiling::DataTypeBytes(problem.dtype_b)) *
-      static_cast<double>(batches);
+      (static_cast<double>(one.m) * one.k * tiling::DataTypeBits(problem.dtype_a) +
+       static_cast<double>(one.k) * one.n * tiling::DataTypeBits(problem.dtype_b)) /
+      8 * static_cast<double>(batches);
   return std::max(cube, bytes / model.ddr_bytes_per_cycle) +
          static_cast<double>(model.FixedTaskCycles());
+}
+
+// The plan's own account of itself, or (QuantBatchMatmulV3's plans carry
+// none) its block, L1 stage and cores.
+std::string DetailOf(const TilingPlan& plan) {
+  if (!plan.detail.str().empty()) return plan.detail.str();
+  return absl::StrCat("block ", plan.block.base_m, "x", plan.block.base_n, "x", plan.block.base_k,
+                      ", L1 loads of ", plan.block.k_l1, " K, ", plan.block_dim, " cores");
 }
 
 bool Before(const Candidate& a, const Candidate& b) {
@@ -115,17 +125,20 @@ absl::StatusOr<Timing> AddCannChoice(Session& session, const TilingPlan& cann_pl
   cann.kind = VariantKind::kCannStrategy;
   cann.plan = cann_plan;
   cann.is_cann_choice = true;
-  cann.explanation = absl::StrCat("CANN's choice: ", cann_plan.detail.str());
+  cann.explanation = absl::StrCat("CANN's choice: ", DetailOf(cann_plan));
   session.Add(std::move(cann), *timing);
   return timing;
 }
 
 // Every other capable built-in strategy, as CANN would tile it if chosen.
 // Returns BASIC_ASWT's plan when there is one (CANN's or forced), which the
-// cube variants start from.
+// cube variants start from; `sliding` (QuantBatchMatmulV3) receives the
+// first of them, in CANN's order, whose struct the quant block search can
+// re-block.
 std::optional<TilingPlan> AddOtherStrategies(Session& session,
                                              const tiling::StrategyRegistry& registry,
-                                             const TilingPlan& cann_plan) {
+                                             const TilingPlan& cann_plan,
+                                             std::optional<TilingPlan>& sliding) {
   std::optional<TilingPlan> aswt;
   if (IsStrategy(cann_plan.strategy, StrategyId::kSwizzledDataParallel)) aswt = cann_plan;
   for (const std::string& name : registry.Names(session.problem().op)) {
@@ -139,6 +152,10 @@ std::optional<TilingPlan> AddOtherStrategies(Session& session,
       continue;
     }
     if (IsStrategy(name, StrategyId::kSwizzledDataParallel)) aswt = decision->plan;
+    if (!sliding.has_value() && session.problem().op == tiling::MatmulOp::kQuantBatchMatmulV3 &&
+        tiling::quant::QuantBlockOfPlan(decision->plan).ok()) {
+      sliding = decision->plan;
+    }
     if (session.OutOfBudget(name)) continue;
     absl::StatusOr<Timing> timing = session.Time(decision->plan, false);
     if (!timing.ok()) {
@@ -151,7 +168,7 @@ std::optional<TilingPlan> AddOtherStrategies(Session& session,
     candidate.kind = VariantKind::kCannStrategy;
     candidate.plan = decision->plan;
     candidate.explanation =
-        absl::StrCat("CANN's ", name, " if it had priority: ", decision->plan.detail.str());
+        absl::StrCat("CANN's ", name, " if it had priority: ", DetailOf(decision->plan));
     session.Add(std::move(candidate), *timing);
   }
   return aswt;
@@ -160,7 +177,8 @@ std::optional<TilingPlan> AddOtherStrategies(Session& session,
 // The variants, unless the problem rules them all out or CANN's choice is
 // already at the roofline (then only the AIV dot product is tried).
 void AddVariants(Session& session, const TilingPlan& cann_plan,
-                 const std::optional<TilingPlan>& aswt, const Timing& cann_timing) {
+                 const std::optional<TilingPlan>& aswt, const std::optional<TilingPlan>& sliding,
+                 const Timing& cann_timing) {
   const MatmulProblem& problem = session.problem();
   const std::string obstacle = VariantObstacle(problem);
   if (!obstacle.empty()) {
@@ -208,8 +226,13 @@ void AddVariants(Session& session, const TilingPlan& cann_plan,
     return;
   }
   if (quant) {
-    SearchQuantBlocks(session, cann_plan, ops_cap);
-    SearchWindows(session, cann_plan, cann_plan.strategy);
+    // CANN's plan, or when its struct has no sliding window (MX_STREAMK) the
+    // first other strategy's that does.
+    const TilingPlan& base = tiling::quant::QuantBlockOfPlan(cann_plan).ok() || !sliding
+                                 ? cann_plan
+                                 : *sliding;
+    SearchQuantBlocks(session, base, ops_cap);
+    SearchWindows(session, base, base.strategy);
     return;
   }
   if (batch_op) {
@@ -376,8 +399,9 @@ absl::StatusOr<Advice> Advise(const tiling::StrategyRegistry& registry,
   Session session(problem, chip, options, advice);
   const TilingPlan& cann_plan = advice.cann.plan;
   ASSIGN_OR_RETURN(const Timing cann_timing, AddCannChoice(session, cann_plan));
-  const std::optional<TilingPlan> aswt = AddOtherStrategies(session, registry, cann_plan);
-  AddVariants(session, cann_plan, aswt, cann_timing);
+  std::optional<TilingPlan> sliding;
+  const std::optional<TilingPlan> aswt = AddOtherStrategies(session, registry, cann_plan, sliding);
+  AddVariants(session, cann_plan, aswt, sliding, cann_timing);
   Rank(advice, options, cann_timing.cycles);
   if (options.verify_recommendation) {
     VerifyRecommendation(advice, problem, chip, options);

@@ -211,7 +211,8 @@ void SearchQuantBlocks(Session& session, const TilingPlan& cann, uint64_t ops_ca
                  [&] {
                    return absl::StrCat(offer.reason, "; CANN's base block calculator picks ",
                                        own->base_m, "x", own->base_n, "x", own->base_k,
-                                       " with L1 loads of ", own->step_k * own->base_k, " K");
+                                       " with L1 loads of ", own->step_k * own->base_k, " K for ",
+                                       prefix);
                  });
   }
   if (!fastest.found()) {

@@ -21,7 +21,8 @@ namespace npu::advisor {
 void SearchBlocks(Session& session, const std::optional<tiling::TilingPlan>& aswt,
                   uint64_t ops_cap);
 
-// (1) for QuantBatchMatmulV3: CANN's plan `cann` re-blocked on its own
+// (1) for QuantBatchMatmulV3: `cann` (CANN's choice, or the first other
+// CANN strategy's plan with a sliding window when CANN's is MX_STREAMK's) re-blocked on its own
 // kernel and struct (QuantBlockPlan): CANN's block with deeper L1 loads and
 // with the deepest base_k, then the grid of QuantBlockSearchGrid ordered by
 // the first-order estimate, each with the deepest staging that keeps CANN's

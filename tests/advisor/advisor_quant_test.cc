@@ -209,6 +209,29 @@ TEST(AdviseQuantTest, MxProblemIsVerifiedThroughTheQuantNumerics) {
   ExpectRankedByPredictedTime(*advice);
 }
 
+TEST(AdviseQuantTest, StreamKChoiceIsComparedWithTheSlidingWindowStrategyReblocked) {
+  // Small M x N, deep K: CANN picks MX_STREAMK, whose struct has no sliding
+  // window; the search re-blocks MX_BASIC_API_ASW, CANN's other strategy.
+  const MatmulProblem problem = MxFp8(256, 256, 16384);
+  absl::StatusOr<Advice> advice = Advise(problem, Chip950(), Options());
+  ASSERT_THAT(advice, IsOk());
+  ASSERT_EQ(advice->cann.plan.strategy, "MX_STREAMK");
+  bool reblocked = false;
+  for (const Candidate& c : advice->candidates) {
+    if (c.kind == VariantKind::kBlockSearch) {
+      reblocked = true;
+      EXPECT_THAT(c.name, StartsWith("MX_BASIC_API_ASW/base_"));
+    }
+    if (c.is_cann_choice) {
+      // The Stream-K slices are not shrunk: the check says so.
+      EXPECT_EQ(c.numerics, NumericsCheck::kNotChecked);
+      EXPECT_THAT(c.numerics_detail, HasSubstr("MX_STREAMK"));
+    }
+  }
+  EXPECT_TRUE(reblocked);
+  ExpectRankedByPredictedTime(*advice);
+}
+
 // ---------------------------------------------------------------------------
 // The shrunken copy.
 
