@@ -175,8 +175,8 @@ std::vector<SweepProblem> QuantProblems() {
   add("examples", per_token);
   add("examples", Mx(4096, 7168, 8192, DataType::kFloat8E4M3));
   const std::vector<std::pair<int64_t, int64_t>> layers = {
-      {8192, 8192}, {28672, 8192}, {8192, 28672}, {18432, 7168},
-      {7168, 18432}, {7168, 2048}, {25600, 5120}, {5120, 25600}};
+      {8192, 8192},  {28672, 8192}, {8192, 28672}, {18432, 7168},
+      {7168, 18432}, {7168, 2048},  {25600, 5120}, {5120, 25600}};
   for (int64_t m : {1, 16, 128, 2048, 8192}) {
     for (const auto& [n, k] : layers) {
       add("W8A8 int8", W8A8(m, n, k));
@@ -281,8 +281,8 @@ struct SweepFlags {
   // budget that runs out would make the report depend on the host.
   double budget_ms = 60000;
   std::vector<int64_t> sizes = {1, 17, 255, 1001, 4097, 16383};
-  bool quant = true;        // the QuantBatchMatmulV3 problems
-  bool float_ops = true;    // the golden, seeds and grid problems
+  bool quant = true;      // the QuantBatchMatmulV3 problems
+  bool float_ops = true;  // the golden, seeds and grid problems
 };
 
 // Reads the flags; false (after saying why) on an unknown one.
@@ -320,8 +320,7 @@ bool ParseFlags(int argc, char** argv, SweepFlags& flags) {
 std::vector<SweepProblem> CollectProblems(const SweepFlags& flags) {
   std::vector<SweepProblem> problems;
   if (flags.float_ops) {
-    for (const npu::testing::GoldenCase& golden :
-         npu::testing::LoadGoldenCases(flags.cases_path)) {
+    for (const npu::testing::GoldenCase& golden : npu::testing::LoadGoldenCases(flags.cases_path)) {
       problems.push_back({golden.name, "golden", "", golden.problem, golden.chip});
     }
     for (SweepProblem& p : SeedProblems()) problems.push_back(std::move(p));
@@ -472,8 +471,8 @@ void WriteSummaryRow(std::ostringstream& md, const std::string& key, const Group
      << X(GeoMean(g.gains)) << " | " << X(GeoMean(differing)) << " | "
      << X(*std::min_element(g.gains.begin(), g.gains.end())) << " ("
      << (differing.empty() ? "-" : X(*std::min_element(differing.begin(), differing.end())))
-     << ") | " << X(*std::max_element(g.gains.begin(), g.gains.end())) << " | " << g.passed
-     << " / " << g.problems << " (" << g.shrunk << " on a shrunken copy) |\n";
+     << ") | " << X(*std::max_element(g.gains.begin(), g.gains.end())) << " | " << g.passed << " / "
+     << g.problems << " (" << g.shrunk << " on a shrunken copy) |\n";
 }
 
 void WriteSummary(std::ostringstream& md, Totals& t) {
@@ -684,8 +683,8 @@ void WriteHeader(std::ostringstream& md, const SweepFlags& flags, size_t problem
         return s;
       }(),
       t.groups[kQuantAll].problems, total_s, flags.threads,
-      static_cast<unsigned long long>(t.emulations), t.slowest_ms,
-      t.slowest, t.errors, t.budget_hits, t.rejected_variants);
+      static_cast<unsigned long long>(t.emulations), t.slowest_ms, t.slowest, t.errors,
+      t.budget_hits, t.rejected_variants);
 }
 
 }  // namespace

@@ -228,9 +228,8 @@ void AddVariants(Session& session, const TilingPlan& cann_plan,
   if (quant) {
     // CANN's plan, or when its struct has no sliding window (MX_STREAMK) the
     // first other strategy's that does.
-    const TilingPlan& base = tiling::quant::QuantBlockOfPlan(cann_plan).ok() || !sliding
-                                 ? cann_plan
-                                 : *sliding;
+    const TilingPlan& base =
+        tiling::quant::QuantBlockOfPlan(cann_plan).ok() || !sliding ? cann_plan : *sliding;
     SearchQuantBlocks(session, base, ops_cap);
     SearchWindows(session, base, base.strategy);
     return;

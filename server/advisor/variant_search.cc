@@ -206,14 +206,13 @@ void SearchQuantBlocks(Session& session, const TilingPlan& cann, uint64_t ops_ca
     const std::string block =
         absl::StrCat(choice->base_m, "x", choice->base_n, "x", choice->base_k);
     if (session.OutOfBudget(absl::StrCat("block ", block))) break;
-    fastest.Time(session, std::move(offer.plan),
-                 absl::StrCat(prefix, "/base_", block, "_l1k_", choice->step_k * choice->base_k),
-                 [&] {
-                   return absl::StrCat(offer.reason, "; CANN's base block calculator picks ",
-                                       own->base_m, "x", own->base_n, "x", own->base_k,
-                                       " with L1 loads of ", own->step_k * own->base_k, " K for ",
-                                       prefix);
-                 });
+    fastest.Time(
+        session, std::move(offer.plan),
+        absl::StrCat(prefix, "/base_", block, "_l1k_", choice->step_k * choice->base_k), [&] {
+          return absl::StrCat(offer.reason, "; CANN's base block calculator picks ", own->base_m,
+                              "x", own->base_n, "x", own->base_k, " with L1 loads of ",
+                              own->step_k * own->base_k, " K for ", prefix);
+        });
   }
   if (!fastest.found()) {
     session.NotOffer(VariantKind::kBlockSearch, absl::StrCat(prefix, "/base_*"),

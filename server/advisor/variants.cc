@@ -258,7 +258,8 @@ std::vector<std::pair<uint64_t, uint64_t>> QuantBlockSearchGrid(const MatmulProb
   constexpr uint64_t kMaxEvenSplits = 8;
   auto axis = [&](uint64_t dim, uint64_t unit) {
     std::set<uint64_t> values;
-    const uint64_t cap = std::max(unit, std::min(FloorAlign(kBlock256, unit), CeilAlign(dim, unit)));
+    const uint64_t cap =
+        std::max(unit, std::min(FloorAlign(kBlock256, unit), CeilAlign(dim, unit)));
     values.insert(cap);
     for (uint64_t v = kGridStep; v <= cap; v += kGridStep) values.insert(CeilAlign(v, unit));
     for (uint64_t t = 1; t <= kMaxEvenSplits; ++t) {
@@ -493,7 +494,7 @@ std::string WindowObstacle(const TilingPlan& base, const MatmulProblem& problem,
                           " keeps A's whole K in L1: each core stays on its row of tiles");
     }
   } else if (base.key.model != tiling::KernelModel::kBasic &&
-      base.key.model != tiling::KernelModel::kBasicSplitK) {
+             base.key.model != tiling::KernelModel::kBasicSplitK) {
     return absl::StrCat("model ", std::string(tiling::KernelModelName(base.key.model)),
                         " is not the data-parallel tile walk");
   }

@@ -56,8 +56,8 @@ Offer QuantBlockPlan(const tiling::MatmulProblem& problem, const tiling::ChipSpe
 // (BlockSearchGrid's rule), rounded up to the kernels' alignment
 // (tiling::quant::QuantBlockAlignOf), paired when the fp32 block fits L0C.
 // Empty when CANN's parse refuses the problem.
-std::vector<std::pair<uint64_t, uint64_t>> QuantBlockSearchGrid(const tiling::MatmulProblem& problem,
-                                                                const tiling::ChipSpec& chip);
+std::vector<std::pair<uint64_t, uint64_t>> QuantBlockSearchGrid(
+    const tiling::MatmulProblem& problem, const tiling::ChipSpec& chip);
 
 // EstimateBlockCycles for a QuantBatchMatmulV3 block base_m x base_n x
 // base_k: operand bytes at the dtypes' bit widths (4-bit types half a

@@ -270,7 +270,14 @@ struct QuantShrinkNames {
 QuantShrinkNames QuantNamesOf(tiling::KernelId kernel) {
   switch (kernel) {
     case tiling::KernelId::kQuantWithoutBatch:
-      return {"m", "n", "k", "", "", "mTailTile", "nTailTile", "mBaseTailSplitCnt",
+      return {"m",
+              "n",
+              "k",
+              "",
+              "",
+              "mTailTile",
+              "nTailTile",
+              "mBaseTailSplitCnt",
               "nBaseTailSplitCnt"};
     case tiling::KernelId::kQuantHighLevel:
       return {"matmulTiling.M",
@@ -314,10 +321,10 @@ absl::StatusOr<MatmulProblem> ResizedQuant(const MatmulProblem& problem, uint64_
   if (facts.is_mx) {
     constexpr uint64_t kMxPairK = 64;
     const int64_t pairs = static_cast<int64_t>(CeilDiv(k, kMxPairK));
-    q.pertoken.shape = problem.trans_a ? std::vector<int64_t>{pairs, m2, 2}
-                                       : std::vector<int64_t>{m2, pairs, 2};
-    q.scale.shape = problem.trans_b ? std::vector<int64_t>{n2, pairs, 2}
-                                    : std::vector<int64_t>{pairs, n2, 2};
+    q.pertoken.shape =
+        problem.trans_a ? std::vector<int64_t>{pairs, m2, 2} : std::vector<int64_t>{m2, pairs, 2};
+    q.scale.shape =
+        problem.trans_b ? std::vector<int64_t>{n2, pairs, 2} : std::vector<int64_t>{pairs, n2, 2};
   } else if (facts.is_per_block) {
     const int64_t mg = static_cast<int64_t>(CeilDiv(m, facts.group_size_m));
     const int64_t ng = static_cast<int64_t>(CeilDiv(n, facts.group_size_n));

@@ -109,17 +109,17 @@ std::string BlockObstacle(const QuantFacts& facts, const ChipSpec& chip,
                         chip.l0c_bytes, " bytes)");
   }
   if (!CheckBiasAndScale(facts, c.base_n, 1)) {
-    return absl::StrCat("baseN=", c.base_n, " exceeds the bias table or the fixpipe's scale buffer");
+    return absl::StrCat("baseN=", c.base_n,
+                        " exceeds the bias table or the fixpipe's scale buffer");
   }
   if (facts.is_per_block) {
     // 128 x 128 scale blocks: the per-block kernel scales each baseK step
     // by one K group, and a block holds whole N (and M) groups of at most
     // two (CANN's PERBLOCK block is 128 or 256 per side).
-    const bool groups_ok =
-        c.base_k == facts.group_size_k && c.base_n % facts.group_size_n == 0 &&
-        c.base_n <= 2 * facts.group_size_n &&
-        (facts.group_size_m == 1 ||
-         (c.base_m % facts.group_size_m == 0 && c.base_m <= 2 * facts.group_size_m));
+    const bool groups_ok = c.base_k == facts.group_size_k && c.base_n % facts.group_size_n == 0 &&
+                           c.base_n <= 2 * facts.group_size_n &&
+                           (facts.group_size_m == 1 || (c.base_m % facts.group_size_m == 0 &&
+                                                        c.base_m <= 2 * facts.group_size_m));
     if (!groups_ok) {
       return absl::StrCat("block ", c.base_m, "x", c.base_n, "x", c.base_k,
                           " does not hold whole per-block scale groups (", facts.group_size_m, "x",
@@ -137,7 +137,8 @@ bool IsBasicStruct(KernelId kernel) {
 // A member of the basic-API structs, by the 38-word struct's name.
 uint64_t BasicMember(const TilingPlan& plan, std::string_view name) {
   const bool packed = plan.data.kernel == KernelId::kQuantWithoutBatch;
-  return plan.data.Get(packed ? name : absl::StrCat("matmulTiling.", std::string(name))).value_or(0);
+  return plan.data.Get(packed ? name : absl::StrCat("matmulTiling.", std::string(name)))
+      .value_or(0);
 }
 uint64_t ParamsMember(const TilingPlan& plan, std::string_view name) {
   const bool packed = plan.data.kernel == KernelId::kQuantWithoutBatch;
@@ -191,10 +192,9 @@ absl::StatusOr<QuantPlan> BasicPlan(const QuantFacts& facts, const ChipSpec& chi
   const uint64_t scales = MxScaleBytes(facts, c.base_m, c.base_n, t.scale_k_l1);
   const uint64_t two = LoadBytes(facts, c.base_m, c.base_n, k_l1, kTwoBuffers) + scales;
   if (two > l1_left) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("two L1 loads of ", k_l1, " K", facts.is_mx ? " with their MX scales" : "",
-                     " (", two, " bytes) exceed the ", l1_left,
-                     " bytes L1 leaves beside the bias and scale rows"));
+    return absl::FailedPreconditionError(absl::StrCat(
+        "two L1 loads of ", k_l1, " K", facts.is_mx ? " with their MX scales" : "", " (", two,
+        " bytes) exceed the ", l1_left, " bytes L1 leaves beside the bias and scale rows"));
   }
   // Four buffers where they fit (CANN's cube rule), else two.
   const uint64_t four = LoadBytes(facts, c.base_m, c.base_n, k_l1, kFourBuffers) + scales;
@@ -264,9 +264,8 @@ absl::StatusOr<QuantBlockChoice> DeepestQuantStaging(const MatmulProblem& proble
   if (facts.is_per_block) c.base_k = facts.group_size_k;
   if (cann_base_k != 0 && cann_base_k < c.base_k) c.base_k = cann_base_k;
   if (c.base_k == 0) {
-    return absl::FailedPreconditionError(absl::StrCat("block ", base_m, "x", base_n,
-                                                      " leaves L0A / L0B no room for ", k_align,
-                                                      " K values"));
+    return absl::FailedPreconditionError(absl::StrCat(
+        "block ", base_m, "x", base_n, " leaves L0A / L0B no room for ", k_align, " K values"));
   }
   ASSIGN_OR_RETURN(const uint64_t left, L1BytesForAB(facts, chip, base_n));
   const uint64_t k_slices = CeilDiv(facts.k, c.base_k);
@@ -279,8 +278,8 @@ absl::StatusOr<QuantBlockChoice> DeepestQuantStaging(const MatmulProblem& proble
       return c;
     }
   }
-  return absl::FailedPreconditionError(absl::StrCat(
-      "two L1 loads of the ", base_m, "x", base_n, "x", c.base_k, " block exceed L1"));
+  return absl::FailedPreconditionError(
+      absl::StrCat("two L1 loads of the ", base_m, "x", base_n, "x", c.base_k, " block exceed L1"));
 }
 
 bool KeepsAInL1(const TilingPlan& plan) {
@@ -320,9 +319,9 @@ absl::StatusOr<TilingPlan> QuantPlanWithBlock(const MatmulProblem& problem, cons
         "MX_STREAMK's struct splits K over the cores; its own strategy is ranked as CANN tiles it");
   }
   if (!IsBasicStruct(cann.data.kernel) && cann.data.kernel != KernelId::kQuantHighLevel) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("tiling struct ", std::string(cann.data.struct_name()),
-                     " is not a QuantBatchMatmulV3 struct"));
+    return absl::InvalidArgumentError(absl::StrCat("tiling struct ",
+                                                   std::string(cann.data.struct_name()),
+                                                   " is not a QuantBatchMatmulV3 struct"));
   }
   if (std::string why = BlockObstacle(facts, chip, choice); !why.empty()) {
     return absl::FailedPreconditionError(why);
