@@ -30,6 +30,9 @@ constexpr uint64_t kBaseKLimit = 4096;
 constexpr uint64_t kMaxStepK = 4;
 constexpr uint64_t kTwoBuffers = 2, kFourBuffers = 4;
 constexpr uint64_t kL0cBytesPerElement = 4;
+// baseN's alignment when N is x2's inner axis: 32 bytes, the L1 alignment
+// the base block calculator keeps.
+constexpr uint64_t kInnerAlignBytes = 32;
 // MX: one e8m0 scale per 32 K values, stored in pairs.
 constexpr uint64_t kMxScaleGroup = 32;
 constexpr uint64_t kMxScalesPerPair = 2;
@@ -85,7 +88,8 @@ uint64_t LoadBytes(const QuantFacts& facts, uint64_t base_m, uint64_t base_n, ui
 // The L0 and alignment checks every kernel shares; "" when they pass.
 std::string BlockObstacle(const QuantFacts& facts, const ChipSpec& chip,
                           const QuantBlockChoice& c) {
-  const QuantBlockAlign align{BaseMAlign(facts), BaseNAlign(facts, 32), BaseKAlign(facts)};
+  const QuantBlockAlign align{BaseMAlign(facts), BaseNAlign(facts, kInnerAlignBytes),
+                              BaseKAlign(facts)};
   if (c.base_m == 0 || c.base_n == 0 || c.base_k == 0 || c.step_k == 0) {
     return absl::StrCat("block ", c.base_m, "x", c.base_n, "x", c.base_k, " with ", c.step_k,
                         " K slices per L1 load has an empty side");
@@ -243,7 +247,7 @@ absl::StatusOr<QuantPlan> HighLevelPlan(const QuantFacts& facts, const ChipSpec&
 
 absl::StatusOr<QuantBlockAlign> QuantBlockAlignOf(const MatmulProblem& problem) {
   ASSIGN_OR_RETURN(const QuantFacts facts, TiledFacts(problem));
-  return QuantBlockAlign{BaseMAlign(facts), BaseNAlign(facts, 32), BaseKAlign(facts)};
+  return QuantBlockAlign{BaseMAlign(facts), BaseNAlign(facts, kInnerAlignBytes), BaseKAlign(facts)};
 }
 
 absl::StatusOr<QuantBlockChoice> DeepestQuantStaging(const MatmulProblem& problem,
