@@ -12,7 +12,7 @@
 #include "server/advisor/variant_search.h"
 #include "server/advisor/variants.h"
 #include "server/tiling/builtin_strategies.h"
-#include "server/tiling/quant/reblocked_plan.h"
+#include "server/tiling/custom_plans.h"
 #include "server/tiling/registry.h"
 #include "server/tiling/status_macros.h"
 #include "server/tiling/strategy_id.h"

@@ -9,7 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "emulator/work_estimate.h"
 #include "server/advisor/variants.h"
-#include "server/tiling/quant/reblocked_plan.h"
+#include "server/tiling/custom_plans.h"
 #include "server/tiling/strategy_id.h"
 
 namespace npu::advisor {

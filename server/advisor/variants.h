@@ -25,7 +25,7 @@
 #include <utility>
 #include <vector>
 
-#include "server/tiling/quant/reblocked_plan.h"
+#include "server/tiling/custom_plans.h"
 #include "server/tiling/types.h"
 
 namespace npu::advisor {

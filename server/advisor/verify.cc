@@ -12,7 +12,7 @@
 #include "server/tiling/int_math.h"
 #include "server/tiling/quant/quant_parse.h"
 #include "server/tiling/quant/quant_request.h"
-#include "server/tiling/quant/reblocked_plan.h"
+#include "server/tiling/custom_plans.h"
 #include "server/tiling/status_macros.h"
 #include "server/tiling/tiling_data.h"
 

@@ -14,7 +14,7 @@
 #include "server/advisor/variants.h"
 #include "server/advisor/verify.h"
 #include "server/tiling/builtin_strategies.h"
-#include "server/tiling/quant/reblocked_plan.h"
+#include "server/tiling/custom_plans.h"
 #include "tests/testing/kernel_schedules.h"
 #include "tests/testing/problems.h"
 #include "tests/testing/status_matchers.h"

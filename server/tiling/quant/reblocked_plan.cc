@@ -1,4 +1,4 @@
-#include "server/tiling/quant/reblocked_plan.h"
+#include "server/tiling/custom_plans.h"
 
 #include <algorithm>
 #include <string>

@@ -2,7 +2,7 @@
 // struct, modes and key (the streamed sibling of an A-full-load kernel),
 // re-derives the window as CANN does (CANN's own block gives CANN's words
 // back), and refuses what the kernels would not take.
-#include "server/tiling/quant/reblocked_plan.h"
+#include "server/tiling/custom_plans.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
