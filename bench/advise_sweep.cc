@@ -5,14 +5,17 @@
 //
 // Problems: the golden shapes (tests/data/cann950/cases.json, on their own
 // platforms), the examples of the seeds documents, and a grid over M, N and
-// K from 1 to 16383 with odd sizes in float16, bfloat16 and float32. Each is
+// K from 1 to 16383 with odd sizes in float16, bfloat16 and float32; and
+// QuantBatchMatmulV3 problems (the operator page's examples and W8A8 /
+// MXFP8 / MXFP4 layers of Llama-70B, DeepSeek-V3 and Qwen3 at decode and
+// prefill row counts), reported in a section of their own. Each is
 // advised with timing-only emulation and a per-problem budget; problems run
 // in parallel on host threads, and the report lists them in a fixed order,
 // so it is the same for any thread count unless a budget runs out (the
 // report counts those).
 //
 //   advise_sweep [--out FILE.md] [--csv FILE.csv] [--threads N] [--budget_ms MS]
-//                [--cases cases.json] [--grid 1,17,255,...]
+//                [--cases cases.json] [--grid 1,17,255,...] [--float 0|1] [--quant 0|1]
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -31,6 +34,7 @@
 #include "absl/strings/str_split.h"
 #include "server/advisor/advisor.h"
 #include "tests/testing/golden_cases.h"
+#include "tests/testing/kernel_schedules.h"
 
 namespace {
 
@@ -45,7 +49,8 @@ using npu::tiling::MatmulProblem;
 
 struct SweepProblem {
   std::string name;
-  std::string source;  // "golden", "seeds" or "grid"
+  std::string source;  // "golden", "seeds", "grid" or "quant"
+  std::string family;  // quant: "examples", "W8A8 int8", "MXFP8", "MXFP4"
   MatmulProblem problem;
   ChipSpec chip;
 };
@@ -67,6 +72,7 @@ struct Outcome {
   uint32_t split_rank_changes = 0;
   double split_cann_slowdown = 0;  // CANN's cycles under the split / default model; 0: not re-timed
   NumericsCheck numerics = NumericsCheck::kNotChecked;
+  NumericsCheck cann_numerics = NumericsCheck::kNotChecked;
   bool shrunk = false;
   std::string verified;
   bool budget_exhausted = false;
@@ -106,7 +112,7 @@ std::string Shape(const MatmulProblem& p) {
 std::vector<SweepProblem> SeedProblems() {
   std::vector<SweepProblem> out;
   auto add = [&](std::string name, MatmulProblem p, uint32_t aic) {
-    out.push_back({std::move(name), "seeds", std::move(p), Chip(aic)});
+    out.push_back({std::move(name), "seeds", "", std::move(p), Chip(aic)});
   };
   // seeds/000 section 1: 4 tiles keep 4 of 24 cores busy without Stream-K.
   add("seeds/000 s1 Stream-K headline", Problem(512, 512, 16384, DataType::kFloat16), 24);
@@ -133,6 +139,54 @@ std::vector<SweepProblem> SeedProblems() {
   return out;
 }
 
+// QuantBatchMatmulV3 W8A8: int8 x1 and x2 (x2 stored [n, k]), a float32
+// scale per channel and per token, bfloat16 y.
+MatmulProblem W8A8(int64_t m, int64_t n, int64_t k) {
+  MatmulProblem p = npu::testing::W8A8Problem(m, n, k);
+  p.trans_b = true;
+  p.dtype_c = DataType::kBFloat16;
+  return p;
+}
+
+// QuantBatchMatmulV3 MX: `dtype` x1 and x2 (x2 stored [n, k]), e8m0 scales
+// per 32 K values, bfloat16 y.
+MatmulProblem Mx(int64_t m, int64_t n, int64_t k, DataType dtype) {
+  MatmulProblem p = npu::testing::MxFp4Problem(m, n, k);
+  p.dtype_a = p.dtype_b = dtype;
+  return p;
+}
+
+std::string QuantShape(const MatmulProblem& p, const std::string& family) {
+  return absl::StrCat(family, " ", p.m, "x", p.n, "x", p.k);
+}
+
+// The operator page's examples, then W8A8, MXFP8 and MXFP4 layers (N, K)
+// of Llama-70B (8192 x 8192, 28672 x 8192, 8192 x 28672), DeepSeek-V3
+// (18432 x 7168, 7168 x 18432, 7168 x 2048) and Qwen3-32B (25600 x 5120,
+// 5120 x 25600) at decode (M 1 to 128) and prefill (M 2048, 8192) rows.
+std::vector<SweepProblem> QuantProblems() {
+  std::vector<SweepProblem> out;
+  auto add = [&](const std::string& family, MatmulProblem p) {
+    out.push_back({QuantShape(p, family), "quant", family, std::move(p), Chip(32)});
+  };
+  // server/tiling/operators/quant_batch_matmul_v3.md.
+  MatmulProblem per_token = npu::testing::W8A8Problem(256, 512, 1024);
+  per_token.dtype_c = DataType::kBFloat16;
+  add("examples", per_token);
+  add("examples", Mx(4096, 7168, 8192, DataType::kFloat8E4M3));
+  const std::vector<std::pair<int64_t, int64_t>> layers = {
+      {8192, 8192},  {28672, 8192}, {8192, 28672}, {18432, 7168},
+      {7168, 18432}, {7168, 2048},  {25600, 5120}, {5120, 25600}};
+  for (int64_t m : {1, 16, 128, 2048, 8192}) {
+    for (const auto& [n, k] : layers) {
+      add("W8A8 int8", W8A8(m, n, k));
+      add("MXFP8", Mx(m, n, k, DataType::kFloat8E4M3));
+      add("MXFP4", Mx(m, n, k, DataType::kFloat4E2M1));
+    }
+  }
+  return out;
+}
+
 std::vector<SweepProblem> GridProblems(const std::vector<int64_t>& sizes) {
   std::vector<SweepProblem> out;
   for (DataType dtype : {DataType::kFloat16, DataType::kBFloat16, DataType::kFloat32}) {
@@ -140,7 +194,7 @@ std::vector<SweepProblem> GridProblems(const std::vector<int64_t>& sizes) {
       for (int64_t n : sizes) {
         for (int64_t k : sizes) {
           MatmulProblem p = Problem(m, n, k, dtype);
-          out.push_back({Shape(p), "grid", p, Chip(32)});
+          out.push_back({Shape(p), "grid", "", p, Chip(32)});
         }
       }
     }
@@ -184,6 +238,7 @@ Outcome Run(const SweepProblem& sweep, const AdviseOptions& options) {
         static_cast<double>(cann->split_rw_cycles) / static_cast<double>(cann->predicted_cycles);
   }
   out.numerics = best.numerics;
+  out.cann_numerics = cann->numerics;
   out.shrunk = advice->recommendation_check.shrunk;
   out.verified = absl::StrCat(advice->recommendation_check.m, "x", advice->recommendation_check.n,
                               "x", advice->recommendation_check.k);
@@ -212,6 +267,7 @@ std::string X(double v) { return absl::StrFormat("%.3fx", v); }
 // model) cannot hide their gains.
 constexpr double kLongUs = 10;
 constexpr const char* kLongKey = "CANN's choice >= 10 us";
+constexpr const char* kQuantAll = "quant: all";
 
 const char* kKindNames[] = {"another CANN strategy", "(1) block search", "(2) SWAT window",
                             "(3) L1 partial residency", "(4) AIV dot product"};
@@ -225,6 +281,8 @@ struct SweepFlags {
   // budget that runs out would make the report depend on the host.
   double budget_ms = 60000;
   std::vector<int64_t> sizes = {1, 17, 255, 1001, 4097, 16383};
+  bool quant = true;      // the QuantBatchMatmulV3 problems
+  bool float_ops = true;  // the golden, seeds and grid problems
 };
 
 // Reads the flags; false (after saying why) on an unknown one.
@@ -241,6 +299,10 @@ bool ParseFlags(int argc, char** argv, SweepFlags& flags) {
       flags.budget_ms = std::atof(value.c_str());
     } else if (flag == "--cases") {
       flags.cases_path = value;
+    } else if (flag == "--float") {
+      flags.float_ops = value != "0";
+    } else if (flag == "--quant") {
+      flags.quant = value != "0";
     } else if (flag == "--grid") {
       flags.sizes.clear();
       for (absl::string_view part : absl::StrSplit(value, ',')) {
@@ -257,11 +319,16 @@ bool ParseFlags(int argc, char** argv, SweepFlags& flags) {
 // The golden shapes, the seeds examples and the grid, in report order.
 std::vector<SweepProblem> CollectProblems(const SweepFlags& flags) {
   std::vector<SweepProblem> problems;
-  for (const npu::testing::GoldenCase& golden : npu::testing::LoadGoldenCases(flags.cases_path)) {
-    problems.push_back({golden.name, "golden", golden.problem, golden.chip});
+  if (flags.float_ops) {
+    for (const npu::testing::GoldenCase& golden : npu::testing::LoadGoldenCases(flags.cases_path)) {
+      problems.push_back({golden.name, "golden", "", golden.problem, golden.chip});
+    }
+    for (SweepProblem& p : SeedProblems()) problems.push_back(std::move(p));
+    for (SweepProblem& p : GridProblems(flags.sizes)) problems.push_back(std::move(p));
   }
-  for (SweepProblem& p : SeedProblems()) problems.push_back(std::move(p));
-  for (SweepProblem& p : GridProblems(flags.sizes)) problems.push_back(std::move(p));
+  if (flags.quant) {
+    for (SweepProblem& p : QuantProblems()) problems.push_back(std::move(p));
+  }
   return problems;
 }
 
@@ -307,6 +374,12 @@ struct Totals {
   std::vector<size_t> order;  // problems advised without error
   // "Another CANN strategy" is offered wherever a second strategy is capable.
   size_t other_strategy_offered = 0;
+  std::vector<size_t> float_order;  // the problems of the float tables
+  // QuantBatchMatmulV3: the problems, CANN's choice's numerics, the
+  // variants among the candidates and the best's kinds.
+  std::vector<size_t> quant_order;
+  size_t cann_checked = 0, cann_failed = 0;
+  std::map<VariantKind, size_t> quant_offered, quant_wins;
 };
 
 Totals Aggregate(const std::vector<SweepProblem>& problems, const std::vector<Outcome>& outcomes) {
@@ -318,10 +391,21 @@ Totals Aggregate(const std::vector<SweepProblem>& problems, const std::vector<Ou
       continue;
     }
     t.order.push_back(i);
+    const bool quant = problems[i].source == "quant";
     const std::string dtype(npu::tiling::DataTypeName(problems[i].problem.dtype_a));
+    // The quantized problems are summed on their own (QuantSection()).
     std::vector<std::string> group_keys = {"all", absl::StrCat("source: ", problems[i].source),
                                            absl::StrCat("dtype: ", dtype)};
     if (o.cann_us >= kLongUs) group_keys.push_back(kLongKey);
+    if (quant) {
+      group_keys = {kQuantAll, absl::StrCat("quant: ", problems[i].family)};
+      if (problems[i].family != "examples") {
+        group_keys.push_back(problems[i].problem.m <= 128 ? "quant: decode (M <= 128)"
+                                                          : "quant: prefill (M >= 2048)");
+      }
+      t.cann_checked += o.cann_numerics == NumericsCheck::kPassed ? 1 : 0;
+      t.cann_failed += o.cann_numerics == NumericsCheck::kFailed ? 1 : 0;
+    }
     for (const std::string& key : group_keys) {
       Group& g = t.groups[key];
       ++g.problems;
@@ -344,6 +428,14 @@ Totals Aggregate(const std::vector<SweepProblem>& problems, const std::vector<Ou
       t.split_rank_changed += o.split_rank_changes > 0 ? 1 : 0;
       if (o.split_cann_slowdown > 0) t.split_slowdowns.push_back(o.split_cann_slowdown);
     }
+    if (quant) {
+      t.quant_order.push_back(i);
+      for (const auto& [kind, present] : o.offered) {
+        if (present && kind != VariantKind::kCannStrategy) ++t.quant_offered[kind];
+      }
+      if (!o.best_is_cann) ++t.quant_wins[o.best_kind];
+      continue;
+    }
     for (const auto& [kind, present] : o.offered) {
       if (present && kind != VariantKind::kCannStrategy) ++t.offered[kind];
     }
@@ -351,19 +443,40 @@ Totals Aggregate(const std::vector<SweepProblem>& problems, const std::vector<Ou
       ++t.wins[o.best_kind];
       t.win_gains[o.best_kind].push_back(o.gain);
     }
+    t.float_order.push_back(i);
   }
-  for (size_t i : t.order) {
+  for (size_t i : t.float_order) {
     t.other_strategy_offered += outcomes[i].candidates > 1 ? 1 : 0;
   }
   return t;
 }
 
+// The summary columns, one row per group.
+constexpr const char* kSummaryHeader =
+    "| Problems | Best differs from CANN | ... by 2% or more | Geo-mean gain | Geo-mean gain "
+    "where it differs | Worst-case gain (smallest where it differs) | Best gain | "
+    "Recommendation passed numerics |\n"
+    "| --- | --- | --- | --- | --- | --- | --- | --- |\n";
+
+void WriteSummaryRow(std::ostringstream& md, const std::string& key, const Group& g) {
+  if (g.problems == 0) return;
+  std::vector<double> differing;
+  size_t clear = 0;  // predicted 2% or more faster: beyond the model's tail-round noise
+  for (double v : g.gains) {
+    if (v > 1) differing.push_back(v);
+    clear += v >= 1.02 ? 1 : 0;
+  }
+  md << "| " << key << " (" << g.problems << ") | " << g.differs << " ("
+     << Pct(g.differs, g.problems) << ") | " << clear << " (" << Pct(clear, g.problems) << ") | "
+     << X(GeoMean(g.gains)) << " | " << X(GeoMean(differing)) << " | "
+     << X(*std::min_element(g.gains.begin(), g.gains.end())) << " ("
+     << (differing.empty() ? "-" : X(*std::min_element(differing.begin(), differing.end())))
+     << ") | " << X(*std::max_element(g.gains.begin(), g.gains.end())) << " | " << g.passed << " / "
+     << g.problems << " (" << g.shrunk << " on a shrunken copy) |\n";
+}
+
 void WriteSummary(std::ostringstream& md, Totals& t) {
-  md << "## Summary\n\n"
-     << "| Problems | Best differs from CANN | ... by 2% or more | Geo-mean gain | Geo-mean gain "
-        "where it differs | Worst-case gain (smallest where it differs) | Best gain | "
-        "Recommendation passed numerics |\n"
-     << "| --- | --- | --- | --- | --- | --- | --- | --- |\n";
+  md << "## Summary\n\n" << kSummaryHeader;
   std::vector<std::string> keys = {"all",
                                    "source: golden",
                                    "source: seeds",
@@ -372,22 +485,63 @@ void WriteSummary(std::ostringstream& md, Totals& t) {
                                    "dtype: bfloat16",
                                    "dtype: float32",
                                    kLongKey};
-  for (const std::string& key : keys) {
-    const Group& g = t.groups[key];
-    if (g.problems == 0) continue;
-    std::vector<double> differing;
-    size_t clear = 0;  // predicted 2% or more faster: beyond the model's tail-round noise
-    for (double v : g.gains) {
-      if (v > 1) differing.push_back(v);
-      clear += v >= 1.02 ? 1 : 0;
-    }
-    md << "| " << key << " (" << g.problems << ") | " << g.differs << " ("
-       << Pct(g.differs, g.problems) << ") | " << clear << " (" << Pct(clear, g.problems) << ") | "
-       << X(GeoMean(g.gains)) << " | " << X(GeoMean(differing)) << " | "
-       << X(*std::min_element(g.gains.begin(), g.gains.end())) << " ("
-       << (differing.empty() ? "-" : X(*std::min_element(differing.begin(), differing.end())))
-       << ") | " << X(*std::max_element(g.gains.begin(), g.gains.end())) << " | " << g.passed
-       << " / " << g.problems << " (" << g.shrunk << " on a shrunken copy) |\n";
+  for (const std::string& key : keys) WriteSummaryRow(md, key, t.groups[key]);
+  md << "\n";
+}
+
+const char* NumericsWord(NumericsCheck check) {
+  switch (check) {
+    case NumericsCheck::kPassed:
+      return "passed";
+    case NumericsCheck::kFailed:
+      return "FAILED";
+    case NumericsCheck::kNotChecked:
+      break;
+  }
+  return "not checked";
+}
+
+// The QuantBatchMatmulV3 problems: the summary per family and phase, the
+// variants, and every problem's predicted times.
+void WriteQuant(std::ostringstream& md, const std::vector<SweepProblem>& problems,
+                const std::vector<Outcome>& outcomes, Totals& t) {
+  if (t.quant_order.empty()) return;
+  const size_t total = t.quant_order.size();
+  md << "## QuantBatchMatmulV3\n\n"
+     << "The block search re-blocks CANN's own plan on its own kernel and struct (baseM x baseN x "
+        "baseK and the L1 loads; the sliding window re-derived by CANN's rules), and the SWAT "
+        "window is sized on CANN's sliding-window plans (server/advisor/README.md). The "
+        "recommendation and CANN's choice are both checked through the quant numerics "
+        "(emulator/quant_emulation.h) against the exact reference, on a shrunken copy of the "
+        "same blocks above 2^24 MACs. Problems: the operator page's examples, then W8A8 (int8, "
+        "per-channel x per-token float32 scales), MXFP8 (float8_e4m3fn) and MXFP4 (float4_e2m1) "
+        "layers N x K of Llama-70B (8192 x 8192, 28672 x 8192, 8192 x 28672), DeepSeek-V3 "
+        "(18432 x 7168, 7168 x 18432, 7168 x 2048) and Qwen3-32B (25600 x 5120, 5120 x 25600) at "
+        "M 1, 16, 128 (decode) and 2048, 8192 (prefill); x2 stored [n, k], bfloat16 y.\n\n"
+     << kSummaryHeader;
+  for (const std::string key :
+       {kQuantAll, "quant: examples", "quant: W8A8 int8", "quant: MXFP8", "quant: MXFP4",
+        "quant: decode (M <= 128)", "quant: prefill (M >= 2048)"}) {
+    WriteSummaryRow(md, key, t.groups[key]);
+  }
+  md << "\nCANN's choice passed numerics in " << t.cann_checked << " of " << total << " ("
+     << t.cann_failed << " failed). Block search among the candidates in "
+     << t.quant_offered[VariantKind::kBlockSearch] << " (best in "
+     << t.quant_wins[VariantKind::kBlockSearch] << "), SWAT window in "
+     << t.quant_offered[VariantKind::kSwatWindow] << " (best in "
+     << t.quant_wins[VariantKind::kSwatWindow] << "), another CANN strategy best in "
+     << t.quant_wins[VariantKind::kCannStrategy]
+     << "; elsewhere CANN's choice is within 10% of the roofline bound and no cube variant is "
+        "timed.\n\n"
+     << "| Problem | CANN's choice | Predicted us | ADVISE's best | Predicted us | Gain | "
+        "Numerics (CANN / best) |\n"
+     << "| --- | --- | --- | --- | --- | --- | --- |\n";
+  for (size_t i : t.quant_order) {
+    const Outcome& o = outcomes[i];
+    md << "| " << problems[i].name << " | " << o.cann_name << " | "
+       << absl::StrFormat("%.2f", o.cann_us) << " | " << (o.best_is_cann ? "=" : o.best_name)
+       << " | " << absl::StrFormat("%.2f", o.best_us) << " | " << X(o.gain) << " | "
+       << NumericsWord(o.cann_numerics) << " / " << NumericsWord(o.numerics) << " |\n";
   }
   md << "\n";
 }
@@ -399,7 +553,7 @@ void WritePerVariant(std::ostringstream& md, Totals& t) {
         "bound). Wins: it was the best candidate.\n\n"
      << "| Variant | Offered | Wins | Wins / offered | Geo-mean gain when it wins | Best gain |\n"
      << "| --- | --- | --- | --- | --- | --- |\n";
-  const size_t total = t.order.size();
+  const size_t total = t.float_order.size();
   for (int k = 0; k < 5; ++k) {
     const VariantKind kind = static_cast<VariantKind>(k);
     const size_t off =
@@ -518,8 +672,9 @@ void WriteHeader(std::ostringstream& md, const SweepFlags& flags, size_t problem
      << "choice is always a candidate, so no gain is below 1).\n\n";
   md << absl::StrFormat(
       "%zu problems (%zu golden, %zu seeds, %zu grid: M, N, K in {%s}, float16 / bfloat16 / "
-      "float32) in %.0f s on %d host threads, %llu emulations; slowest problem %.0f ms (%s). "
-      "Errors: %zu. Budget exhausted: %zu. Variant plans the emulator rejected: %zu.\n\n",
+      "float32; %zu QuantBatchMatmulV3, in a section of their own) in %.0f s on %d host threads, "
+      "%llu emulations; slowest problem %.0f ms (%s). Errors: %zu. Budget exhausted: %zu. "
+      "Variant plans the emulator rejected: %zu.\n\n",
       problems_size, t.groups["source: golden"].problems, t.groups["source: seeds"].problems,
       t.groups["source: grid"].problems,
       [&] {
@@ -527,8 +682,9 @@ void WriteHeader(std::ostringstream& md, const SweepFlags& flags, size_t problem
         for (int64_t v : flags.sizes) absl::StrAppend(&s, s.empty() ? "" : ", ", v);
         return s;
       }(),
-      total_s, flags.threads, static_cast<unsigned long long>(t.emulations), t.slowest_ms,
-      t.slowest, t.errors, t.budget_hits, t.rejected_variants);
+      t.groups[kQuantAll].problems, total_s, flags.threads,
+      static_cast<unsigned long long>(t.emulations), t.slowest_ms, t.slowest, t.errors,
+      t.budget_hits, t.rejected_variants);
 }
 
 }  // namespace
@@ -551,7 +707,7 @@ int main(int argc, char** argv) {
   WriteSummary(md, t);
   WritePerVariant(md, t);
   WriteNumerics(md, t);
-  std::vector<size_t> by_gain = t.order;
+  std::vector<size_t> by_gain = t.float_order;
   std::stable_sort(by_gain.begin(), by_gain.end(),
                    [&](size_t a, size_t b) { return outcomes[a].gain > outcomes[b].gain; });
   WriteGainsTable(md, "Largest predicted gains", 0, problems, outcomes, by_gain);
@@ -559,6 +715,7 @@ int main(int argc, char** argv) {
       md,
       absl::StrCat("Largest predicted gains where CANN's choice takes ", kLongUs, " us or more"),
       kLongUs, problems, outcomes, by_gain);
+  WriteQuant(md, problems, outcomes, t);
   WriteSeedsAndErrors(md, problems, outcomes, t);
 
   std::ofstream out(flags.out_path);

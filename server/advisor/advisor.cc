@@ -13,6 +13,7 @@
 #include "server/advisor/variant_search.h"
 #include "server/advisor/variants.h"
 #include "server/tiling/builtin_strategies.h"
+#include "server/tiling/custom_plans.h"
 #include "server/tiling/grouped/gmm_groups.h"
 #include "server/tiling/registry.h"
 #include "server/tiling/status_macros.h"
@@ -75,12 +76,21 @@ double CubeRooflineCycles(const MatmulProblem& problem, const tiling::ChipSpec& 
                       static_cast<double>(one.k) * static_cast<double>(batches);
   const double cube = macs / (model.PeakMacsPerCycle(problem.dtype_a, problem.hf32) *
                               static_cast<double>(chip.aic_num));
+  // At the dtypes' bit widths: the 4-bit quant types are half a byte.
   const double bytes =
-      (static_cast<double>(one.m) * one.k * tiling::DataTypeBytes(problem.dtype_a) +
-       static_cast<double>(one.k) * one.n * tiling::DataTypeBytes(problem.dtype_b)) *
-      static_cast<double>(batches);
+      (static_cast<double>(one.m) * one.k * tiling::DataTypeBits(problem.dtype_a) +
+       static_cast<double>(one.k) * one.n * tiling::DataTypeBits(problem.dtype_b)) /
+      8 * static_cast<double>(batches);
   return std::max(cube, bytes / model.ddr_bytes_per_cycle) +
          static_cast<double>(model.FixedTaskCycles());
+}
+
+// The plan's own account of itself, or (QuantBatchMatmulV3's plans carry
+// none) its block, L1 stage and cores.
+std::string DetailOf(const TilingPlan& plan) {
+  if (!plan.detail.str().empty()) return plan.detail.str();
+  return absl::StrCat("block ", plan.block.base_m, "x", plan.block.base_n, "x", plan.block.base_k,
+                      ", L1 loads of ", plan.block.k_l1, " K, ", plan.block_dim, " cores");
 }
 
 bool Before(const Candidate& a, const Candidate& b) {
@@ -136,17 +146,20 @@ absl::StatusOr<Timing> AddCannChoice(Session& session, const TilingPlan& cann_pl
   cann.kind = VariantKind::kCannStrategy;
   cann.plan = cann_plan;
   cann.is_cann_choice = true;
-  cann.explanation = absl::StrCat("CANN's choice: ", cann_plan.detail.str());
+  cann.explanation = absl::StrCat("CANN's choice: ", DetailOf(cann_plan));
   session.Add(std::move(cann), *timing);
   return timing;
 }
 
 // Every other capable built-in strategy, as CANN would tile it if chosen.
 // Returns BASIC_ASWT's plan when there is one (CANN's or forced), which the
-// cube variants start from.
+// cube variants start from; `sliding` (QuantBatchMatmulV3) receives the
+// first of them, in CANN's order, whose struct the quant block search can
+// re-block.
 std::optional<TilingPlan> AddOtherStrategies(Session& session,
                                              const tiling::StrategyRegistry& registry,
-                                             const TilingPlan& cann_plan) {
+                                             const TilingPlan& cann_plan,
+                                             std::optional<TilingPlan>& sliding) {
   std::optional<TilingPlan> aswt;
   if (IsStrategy(cann_plan.strategy, StrategyId::kSwizzledDataParallel)) aswt = cann_plan;
   for (const std::string& name : registry.Names(session.problem().op)) {
@@ -160,6 +173,10 @@ std::optional<TilingPlan> AddOtherStrategies(Session& session,
       continue;
     }
     if (IsStrategy(name, StrategyId::kSwizzledDataParallel)) aswt = decision->plan;
+    if (!sliding.has_value() && session.problem().op == tiling::MatmulOp::kQuantBatchMatmulV3 &&
+        tiling::quant::QuantBlockOfPlan(decision->plan).ok()) {
+      sliding = decision->plan;
+    }
     if (session.OutOfBudget(name)) continue;
     absl::StatusOr<Timing> timing = session.Time(decision->plan, false);
     if (!timing.ok()) {
@@ -172,7 +189,7 @@ std::optional<TilingPlan> AddOtherStrategies(Session& session,
     candidate.kind = VariantKind::kCannStrategy;
     candidate.plan = decision->plan;
     candidate.explanation =
-        absl::StrCat("CANN's ", name, " if it had priority: ", decision->plan.detail.str());
+        absl::StrCat("CANN's ", name, " if it had priority: ", DetailOf(decision->plan));
     session.Add(std::move(candidate), *timing);
   }
   return aswt;
@@ -180,7 +197,8 @@ std::optional<TilingPlan> AddOtherStrategies(Session& session,
 
 // The variants, unless the problem rules them all out or CANN's choice is
 // already at the roofline (then only the AIV dot product is tried).
-void AddVariants(Session& session, const std::optional<TilingPlan>& aswt,
+void AddVariants(Session& session, const TilingPlan& cann_plan,
+                 const std::optional<TilingPlan>& aswt, const std::optional<TilingPlan>& sliding,
                  const Timing& cann_timing) {
   const MatmulProblem& problem = session.problem();
   const std::string obstacle = VariantObstacle(problem);
@@ -192,11 +210,15 @@ void AddVariants(Session& session, const std::optional<TilingPlan>& aswt,
     return;
   }
   const bool batch_op = problem.op != tiling::MatmulOp::kMatMulV3;
+  // QuantBatchMatmulV3's sliding-window kernels walk their tiles in SWAT
+  // windows too: the block search and the window apply to them.
+  const bool quant = problem.op == tiling::MatmulOp::kQuantBatchMatmulV3;
   if (batch_op) {
     // The variants other than the block search rewrite MatMulV3's kernels
     // (its window, its residency, its TO_MUL); the batch kernels have none.
     for (VariantKind kind :
          {VariantKind::kAivDot, VariantKind::kL1PartialResidency, VariantKind::kSwatWindow}) {
+      if (quant && kind == VariantKind::kSwatWindow) continue;
       session.NotOffer(kind, std::string(VariantKindName(kind)),
                        absl::StrCat("a MatMulV3 variant; not offered for ",
                                     std::string(tiling::MatmulOpName(problem.op))));
@@ -216,9 +238,21 @@ void AddVariants(Session& session, const std::optional<TilingPlan>& aswt,
                      static_cast<uint64_t>(roofline), " cycles): no cube variant can gain more");
     for (VariantKind kind :
          {VariantKind::kBlockSearch, VariantKind::kL1PartialResidency, VariantKind::kSwatWindow}) {
-      if (batch_op && kind != VariantKind::kBlockSearch) continue;
+      if (batch_op && kind != VariantKind::kBlockSearch &&
+          !(quant && kind == VariantKind::kSwatWindow)) {
+        continue;
+      }
       session.NotOffer(kind, std::string(VariantKindName(kind)), why);
     }
+    return;
+  }
+  if (quant) {
+    // CANN's plan, or when its struct has no sliding window (MX_STREAMK) the
+    // first other strategy's that does.
+    const TilingPlan& base =
+        tiling::quant::QuantBlockOfPlan(cann_plan).ok() || !sliding ? cann_plan : *sliding;
+    SearchQuantBlocks(session, base, ops_cap);
+    SearchWindows(session, base, base.strategy);
     return;
   }
   if (batch_op) {
@@ -229,7 +263,7 @@ void AddVariants(Session& session, const std::optional<TilingPlan>& aswt,
   if (aswt.has_value()) {
     OfferResidency(session, *aswt, L1Residency::kABand);
     OfferResidency(session, *aswt, L1Residency::kBBand);
-    SearchWindows(session, *aswt);
+    SearchWindows(session, *aswt, kAswt);
   } else {
     for (VariantKind kind : {VariantKind::kL1PartialResidency, VariantKind::kSwatWindow}) {
       session.NotOffer(kind, std::string(VariantKindName(kind)),
@@ -265,6 +299,46 @@ void Rank(Advice& advice, const AdviseOptions& options, uint64_t cann_cycles) {
   }
 }
 
+// The numerics check of one candidate: its status, and on success the
+// candidate marked PASSED with what was verified.
+absl::Status CheckCandidate(Candidate& candidate, const MatmulProblem& problem,
+                            const tiling::ChipSpec& chip, const AdviseOptions& options,
+                            NumericsReport& report) {
+  absl::Status status = VerifyNumerics(candidate.plan, problem, chip, options.numerics_seed,
+                                       &report, options.emulator_threads);
+  if (status.ok()) {
+    candidate.numerics = NumericsCheck::kPassed;
+    candidate.numerics_detail = absl::StrCat(
+        report.shrunk ? "verified on " : "verified at ", report.m, "x", report.n, "x", report.k,
+        " (", report.note, "), worst error ", report.worst_error_ratio, " of the bound");
+  }
+  return status;
+}
+
+// QuantBatchMatmulV3: CANN's own plan is checked too when it is not the
+// recommendation (each quant path dequantizes in its own kernel, so its
+// baseline is worth a check of its own). A failure is reported on the
+// candidate; CANN's choice stays in the list.
+void VerifyCannChoice(Advice& advice, const MatmulProblem& problem, const tiling::ChipSpec& chip,
+                      const AdviseOptions& options) {
+  if (problem.op != tiling::MatmulOp::kQuantBatchMatmulV3) return;
+  for (Candidate& candidate : advice.candidates) {
+    if (!candidate.is_cann_choice || candidate.numerics != NumericsCheck::kNotChecked ||
+        !candidate.numerics_detail.empty()) {
+      continue;
+    }
+    NumericsReport report;
+    absl::Status status = CheckCandidate(candidate, problem, chip, options, report);
+    if (status.ok()) continue;
+    if (status.code() == absl::StatusCode::kUnimplemented) {
+      candidate.numerics_detail = absl::StrCat("not checked: ", status.message());
+      continue;
+    }
+    candidate.numerics = NumericsCheck::kFailed;
+    candidate.numerics_detail = std::string(status.message());
+  }
+}
+
 // The recommendation must compute the right numbers; a candidate that does
 // not is our bug: it is reported and dropped (CANN's choice is only moved
 // to the end, it always stays in the list).
@@ -275,13 +349,8 @@ void VerifyRecommendation(Advice& advice, const MatmulProblem& problem,
   while (next < list.size() && list[next].numerics == NumericsCheck::kNotChecked) {
     Candidate& best = list[next];
     NumericsReport report;
-    absl::Status status = VerifyNumerics(best.plan, problem, chip, options.numerics_seed, &report,
-                                         options.emulator_threads);
+    absl::Status status = CheckCandidate(best, problem, chip, options, report);
     if (status.ok()) {
-      best.numerics = NumericsCheck::kPassed;
-      best.numerics_detail = absl::StrCat(
-          report.shrunk ? "verified on " : "verified at ", report.m, "x", report.n, "x", report.k,
-          " (", report.note, "), worst error ", report.worst_error_ratio, " of the bound");
       advice.recommendation_check = report;
       break;
     }
@@ -350,10 +419,14 @@ absl::StatusOr<Advice> Advise(const tiling::StrategyRegistry& registry,
   Session session(problem, chip, options, advice);
   const TilingPlan& cann_plan = advice.cann.plan;
   ASSIGN_OR_RETURN(const Timing cann_timing, AddCannChoice(session, cann_plan));
-  const std::optional<TilingPlan> aswt = AddOtherStrategies(session, registry, cann_plan);
-  AddVariants(session, aswt, cann_timing);
+  std::optional<TilingPlan> sliding;
+  const std::optional<TilingPlan> aswt = AddOtherStrategies(session, registry, cann_plan, sliding);
+  AddVariants(session, cann_plan, aswt, sliding, cann_timing);
   Rank(advice, options, cann_timing.cycles);
-  if (options.verify_recommendation) VerifyRecommendation(advice, problem, chip, options);
+  if (options.verify_recommendation) {
+    VerifyRecommendation(advice, problem, chip, options);
+    VerifyCannChoice(advice, problem, chip, options);
+  }
   RETURN_IF_ERROR(TimeSplitReadWrite(session, advice, options));
   advice.elapsed_ms = session.Elapsed();
   return advice;

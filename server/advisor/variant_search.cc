@@ -8,7 +8,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "emulator/grouped_emulation.h"
+#include "emulator/work_estimate.h"
 #include "server/advisor/variants.h"
+#include "server/tiling/custom_plans.h"
 #include "server/tiling/strategy_id.h"
 
 namespace npu::advisor {
@@ -18,6 +20,7 @@ using tiling::L1Residency;
 using tiling::MatmulProblem;
 using tiling::StrategyId;
 using tiling::TilingPlan;
+using tiling::quant::QuantBlockChoice;
 
 // The CANN strategies the variants start from; candidate names begin with
 // them (e.g. "BASIC_ASWT/base_128x192").
@@ -166,29 +169,102 @@ void SearchBlocks(Session& session, const std::optional<TilingPlan>& aswt, uint6
                                       grid.size(), " in the grid"));
 }
 
-void SearchWindows(Session& session, const TilingPlan& aswt) {
-  const std::string obstacle = WindowObstacle(aswt, session.problem(), session.chip());
-  if (!obstacle.empty()) {
-    session.NotOffer(VariantKind::kSwatWindow, absl::StrCat(std::string(kAswt), "/swat_window_*"),
-                     obstacle);
+void SearchQuantBlocks(Session& session, const TilingPlan& cann, uint64_t ops_cap) {
+  const MatmulProblem& problem = session.problem();
+  const tiling::ChipSpec& chip = session.chip();
+  const std::string prefix = cann.strategy;
+  const absl::StatusOr<QuantBlockChoice> own = tiling::quant::QuantBlockOfPlan(cann);
+  if (!own.ok()) {
+    session.NotOffer(VariantKind::kBlockSearch, absl::StrCat(prefix, "/base_*"),
+                     std::string(own.status().message()));
     return;
   }
-  const std::vector<uint32_t> windows = WindowCandidates(aswt, session.problem(), session.chip());
+  auto same = [](const QuantBlockChoice& a, const QuantBlockChoice& b) {
+    return std::tie(a.base_m, a.base_n, a.base_k, a.step_k) ==
+           std::tie(b.base_m, b.base_n, b.base_k, b.step_k);
+  };
+  // CANN's block first (its L1 loads as deep as L1 allows, then its deepest
+  // base_k), then the grid by the first-order estimate.
+  std::vector<std::pair<uint64_t, uint64_t>> order = {{own->base_m, own->base_n}};
+  const std::vector<std::pair<uint64_t, uint64_t>> grid = QuantBlockSearchGrid(problem, chip);
+  std::vector<std::tuple<double, uint64_t, uint64_t>> ranked;
+  for (const auto& [bm, bn] : grid) {
+    ranked.emplace_back(EstimateQuantBlockCycles(problem, chip, bm, bn), bm, bn);
+  }
+  std::sort(ranked.begin(), ranked.end());
+  for (const auto& [estimate, bm, bn] : ranked) order.emplace_back(bm, bn);
+  std::vector<QuantBlockChoice> tried;
+  FastestVariant fastest(VariantKind::kBlockSearch);
+  std::string rejected;
+  for (size_t i = 0; i < order.size() + 1; ++i) {
+    if (fastest.timed() >= session.options().block_search_emulations) break;
+    // Entry 1 is CANN's block again with the deepest base_k.
+    const auto [bm, bn] = i == 0 ? order[0] : order[i - 1];
+    const uint64_t base_k_cap = i == 1 ? 0 : own->base_k;
+    absl::StatusOr<QuantBlockChoice> choice =
+        tiling::quant::DeepestQuantStaging(problem, chip, bm, bn, base_k_cap);
+    if (!choice.ok()) {
+      if (rejected.empty()) rejected = std::string(choice.status().message());
+      continue;
+    }
+    // CANN's own plan is already a candidate (unless its kernel fully
+    // loads A: the same block streamed is another kernel).
+    if (same(*choice, *own) && !tiling::quant::KeepsAInL1(cann)) continue;
+    if (std::any_of(tried.begin(), tried.end(),
+                    [&](const QuantBlockChoice& c) { return same(c, *choice); })) {
+      continue;
+    }
+    tried.push_back(*choice);
+    Offer offer = QuantBlockPlan(problem, chip, cann, *choice);
+    if (!offer.ok) {
+      if (rejected.empty()) rejected = offer.reason;
+      continue;
+    }
+    if (emu::EstimateEmulationWork(offer.plan, problem).expected_ops > ops_cap) continue;
+    const std::string block =
+        absl::StrCat(choice->base_m, "x", choice->base_n, "x", choice->base_k);
+    if (session.OutOfBudget(absl::StrCat("block ", block))) break;
+    fastest.Time(
+        session, std::move(offer.plan),
+        absl::StrCat(prefix, "/base_", block, "_l1k_", choice->step_k * choice->base_k), [&] {
+          return absl::StrCat(offer.reason, "; CANN's base block calculator picks ", own->base_m,
+                              "x", own->base_n, "x", own->base_k, " with L1 loads of ",
+                              own->step_k * own->base_k, " K for ", prefix);
+        });
+  }
+  if (!fastest.found()) {
+    session.NotOffer(VariantKind::kBlockSearch, absl::StrCat(prefix, "/base_*"),
+                     rejected.empty() ? "no block of the search grid other than CANN's fits"
+                                      : absl::StrCat("no grid block was timed (", rejected, ")"));
+    return;
+  }
+  fastest.AddTo(session, absl::StrCat("; fastest of ", fastest.timed(), " blocks timed out of ",
+                                      grid.size(), " in the grid"));
+}
+
+void SearchWindows(Session& session, const TilingPlan& base, std::string_view prefix_view) {
+  const std::string prefix(prefix_view);
+  const std::string obstacle = WindowObstacle(base, session.problem(), session.chip());
+  if (!obstacle.empty()) {
+    session.NotOffer(VariantKind::kSwatWindow, absl::StrCat(prefix, "/swat_window_*"), obstacle);
+    return;
+  }
+  const std::vector<uint32_t> windows = WindowCandidates(base, session.problem(), session.chip());
   FastestVariant fastest(VariantKind::kSwatWindow);
   for (uint32_t window : windows) {
     if (fastest.timed() >= session.options().window_emulations) break;
-    Offer offer = WindowPlan(aswt, session.problem(), session.chip(), window);
+    Offer offer = WindowPlan(base, session.problem(), session.chip(), window);
     if (!offer.ok) continue;
     if (session.OutOfBudget(absl::StrCat("window ", window))) break;
-    fastest.Time(session, std::move(offer.plan),
-                 absl::StrCat(std::string(kAswt), "/swat_window_", window), [&] {
-                   return absl::StrCat(offer.reason,
-                                       " on CANN's BASIC_ASWT blocks: the operands exceed L2, so "
-                                       "the window sets how often B is re-read from DDR");
+    fastest.Time(session, std::move(offer.plan), absl::StrCat(prefix, "/swat_window_", window),
+                 [&] {
+                   return absl::StrCat(offer.reason, " on CANN's ", prefix,
+                                       " blocks: the operands exceed L2, so the window sets how "
+                                       "often B is re-read from DDR");
                  });
   }
   if (!fastest.found()) {
-    session.NotOffer(VariantKind::kSwatWindow, absl::StrCat(std::string(kAswt), "/swat_window_*"),
+    session.NotOffer(VariantKind::kSwatWindow, absl::StrCat(prefix, "/swat_window_*"),
                      "no window other than CANN's applies");
     return;
   }

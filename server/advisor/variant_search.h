@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string_view>
 
 #include "server/advisor/session.h"
 #include "server/tiling/types.h"
@@ -20,9 +21,19 @@ namespace npu::advisor {
 void SearchBlocks(Session& session, const std::optional<tiling::TilingPlan>& aswt,
                   uint64_t ops_cap);
 
+// (1) for QuantBatchMatmulV3: `cann` (CANN's choice, or the first other
+// CANN strategy's plan with a sliding window when CANN's is MX_STREAMK's) re-blocked on its own
+// kernel and struct (QuantBlockPlan): CANN's block with deeper L1 loads and
+// with the deepest base_k, then the grid of QuantBlockSearchGrid ordered by
+// the first-order estimate, each with the deepest staging that keeps CANN's
+// base_k; blocks whose emulation would need more than `ops_cap` pipe
+// operations are skipped. The fastest is offered.
+void SearchQuantBlocks(Session& session, const tiling::TilingPlan& cann, uint64_t ops_cap);
+
 // (2) The SWAT window length: time the windows WindowCandidates proposes
-// for CANN's BASIC_ASWT plan `aswt`.
-void SearchWindows(Session& session, const tiling::TilingPlan& aswt);
+// for `base`, CANN's BASIC_ASWT plan (or QuantBatchMatmulV3's sliding-window
+// plan), naming the candidates after `prefix` ("BASIC_ASWT/swat_window_8").
+void SearchWindows(Session& session, const tiling::TilingPlan& base, std::string_view prefix);
 
 // (3) A band of A rows (kABand) or B columns (kBBand) resident in L1.
 void OfferResidency(Session& session, const tiling::TilingPlan& aswt, tiling::L1Residency side);

@@ -224,14 +224,85 @@ std::string VariantObstacle(const MatmulProblem& problem) {
            "no-quant path's basic kernel is re-blocked)";
   }
   if (problem.k == 0) return "K=0: C is the bias or zero, nothing to tile";
-  if (problem.op == tiling::MatmulOp::kQuantBatchMatmulV3 ||
-      problem.op == tiling::MatmulOp::kWeightQuantBatchMatmulV2) {
+  if (problem.op == tiling::MatmulOp::kWeightQuantBatchMatmulV2) {
     // CANN's own alternatives (its other capable strategies) are still ranked.
     return absl::StrCat("the variants rewrite the float kernels' tiling data; ",
                         std::string(tiling::MatmulOpName(problem.op)),
                         "'s kernels read their own structs");
   }
   return "";
+}
+
+Offer QuantBlockPlan(const MatmulProblem& problem, const tiling::ChipSpec& chip,
+                     const TilingPlan& cann, const tiling::quant::QuantBlockChoice& choice) {
+  if (std::string why = VariantObstacle(problem); !why.empty()) return Offer::No(why);
+  absl::StatusOr<TilingPlan> plan = tiling::quant::QuantPlanWithBlock(problem, chip, cann, choice);
+  if (!plan.ok()) return Offer::No(std::string(plan.status().message()));
+  Offer offer;
+  offer.ok = true;
+  offer.plan = *std::move(plan);
+  const uint64_t tiles = CeilDiv(static_cast<uint64_t>(problem.m), choice.base_m) *
+                         CeilDiv(static_cast<uint64_t>(problem.n), choice.base_n);
+  offer.reason = absl::StrCat("base ", choice.base_m, "x", choice.base_n, "x", choice.base_k,
+                              ", L1 loads of ", choice.step_k * choice.base_k, " K, ", tiles,
+                              " tiles on ", offer.plan.block_dim, " cores (", cann.strategy,
+                              "'s kernel and struct, its sliding window re-derived)");
+  offer.plan.detail = absl::StrCat(cann.strategy, "'s kernel, block ", choice.base_m, "x",
+                                   choice.base_n, "x", choice.base_k, " and L1 loads of ",
+                                   choice.step_k, " base_k chosen by predicted time");
+  return offer;
+}
+
+std::vector<std::pair<uint64_t, uint64_t>> QuantBlockSearchGrid(const MatmulProblem& problem,
+                                                                const tiling::ChipSpec& chip) {
+  const absl::StatusOr<tiling::quant::QuantBlockAlign> align =
+      tiling::quant::QuantBlockAlignOf(problem);
+  if (!align.ok() || align->m == 0 || align->n == 0) return {};
+  constexpr uint64_t kGridStep = 32;
+  constexpr uint64_t kMaxEvenSplits = 8;
+  auto axis = [&](uint64_t dim, uint64_t unit) {
+    std::set<uint64_t> values;
+    const uint64_t cap =
+        std::max(unit, std::min(FloorAlign(kBlock256, unit), CeilAlign(dim, unit)));
+    values.insert(cap);
+    for (uint64_t v = kGridStep; v <= cap; v += kGridStep) values.insert(CeilAlign(v, unit));
+    for (uint64_t t = 1; t <= kMaxEvenSplits; ++t) {
+      const uint64_t v = CeilAlign(CeilDiv(dim, t), unit);
+      if (v <= cap) values.insert(v);
+    }
+    return values;
+  };
+  const std::set<uint64_t> ms = axis(static_cast<uint64_t>(problem.m), align->m);
+  const std::set<uint64_t> ns = axis(static_cast<uint64_t>(problem.n), align->n);
+  std::vector<std::pair<uint64_t, uint64_t>> grid;
+  for (uint64_t bm : ms) {
+    for (uint64_t bn : ns) {
+      if (bm * bn * kFp32Bytes <= chip.l0c_bytes) grid.emplace_back(bm, bn);
+    }
+  }
+  return grid;
+}
+
+double EstimateQuantBlockCycles(const MatmulProblem& problem, const tiling::ChipSpec& chip,
+                                uint64_t base_m, uint64_t base_n) {
+  const emu::ChipModel model = emu::ChipModel::FromSpec(chip);
+  const double m = static_cast<double>(problem.m), n = static_cast<double>(problem.n),
+               k = static_cast<double>(problem.k);
+  const double a_bytes = static_cast<double>(tiling::DataTypeBits(problem.dtype_a)) / 8;
+  const double b_bytes = static_cast<double>(tiling::DataTypeBits(problem.dtype_b)) / 8;
+  const uint64_t tiles = CeilDiv(static_cast<uint64_t>(problem.m), base_m) *
+                         CeilDiv(static_cast<uint64_t>(problem.n), base_n);
+  const double rounds = static_cast<double>(CeilDiv(tiles, chip.aic_num));
+  const double cube = static_cast<double>(base_m) * static_cast<double>(base_n) * k /
+                      model.PeakMacsPerCycle(problem.dtype_a, false);
+  const double in_bytes =
+      (static_cast<double>(base_m) * a_bytes + static_cast<double>(base_n) * b_bytes) * k;
+  const double port = in_bytes / model.arch.mte2_port_bytes_per_cycle;
+  const double active = static_cast<double>(std::min<uint64_t>(tiles, chip.aic_num));
+  const double l2_share = active * in_bytes / model.l2_bytes_per_cycle;
+  const double per_round = std::max({cube, port, l2_share});
+  const double ddr_floor = (m * k * a_bytes + k * n * b_bytes) / model.ddr_bytes_per_cycle;
+  return std::max(rounds * per_round, ddr_floor);
 }
 
 MatmulProblem OneBatchProblem(const MatmulProblem& problem, uint64_t* batches) {
@@ -484,8 +555,20 @@ uint64_t EstimateBlockOps(const MatmulProblem& problem, const tiling::ChipSpec& 
 std::string WindowObstacle(const TilingPlan& base, const MatmulProblem& problem,
                            const tiling::ChipSpec& chip) {
   if (std::string why = VariantObstacle(problem); !why.empty()) return why;
-  if (base.key.model != tiling::KernelModel::kBasic &&
-      base.key.model != tiling::KernelModel::kBasicSplitK) {
+  if (problem.op == tiling::MatmulOp::kQuantBatchMatmulV3) {
+    // The sliding-window schedulers walk rows of tiles in windows; MX_STREAMK
+    // and the A-full-load kernels keep each core on its own row of tiles.
+    const tiling::KernelId kernel = base.data.kernel;
+    if (kernel != tiling::KernelId::kQuantBasic && kernel != tiling::KernelId::kQuantWithoutBatch &&
+        kernel != tiling::KernelId::kQuantHighLevel) {
+      return absl::StrCat(base.strategy, "'s kernel has no sliding window");
+    }
+    if (tiling::quant::KeepsAInL1(base)) {
+      return absl::StrCat(base.strategy,
+                          " keeps A's whole K in L1: each core stays on its row of tiles");
+    }
+  } else if (base.key.model != tiling::KernelModel::kBasic &&
+             base.key.model != tiling::KernelModel::kBasicSplitK) {
     return absl::StrCat("model ", std::string(tiling::KernelModelName(base.key.model)),
                         " is not the data-parallel tile walk");
   }
@@ -503,9 +586,13 @@ std::string WindowObstacle(const TilingPlan& base, const MatmulProblem& problem,
     return absl::StrCat(m_tiles * n_tiles, " tiles run in one round on ", base.block_dim,
                         " cores: the walk order does not matter");
   }
-  const Sizes sizes = SizesOf(problem);
-  const uint64_t footprint = sizes.m * sizes.k * sizes.a_bytes + sizes.k * sizes.n * sizes.b_bytes +
-                             sizes.m * sizes.n * sizes.c_bytes;
+  // At the dtypes' bit widths (the 4-bit quant types are half a byte).
+  const uint64_t m = static_cast<uint64_t>(problem.m), n = static_cast<uint64_t>(problem.n),
+                 k = static_cast<uint64_t>(problem.k);
+  const uint64_t footprint = (m * k * tiling::DataTypeBits(problem.dtype_a) +
+                              k * n * tiling::DataTypeBits(problem.dtype_b) +
+                              m * n * tiling::DataTypeBits(problem.dtype_c)) /
+                             8;
   if (footprint <= chip.l2_bytes) {
     return absl::StrCat("A, B and C (", Bytes(footprint), ") fit L2 (", Bytes(chip.l2_bytes),
                         "): every re-read hits L2 whatever the window");

@@ -25,6 +25,7 @@
 #include <utility>
 #include <vector>
 
+#include "server/tiling/custom_plans.h"
 #include "server/tiling/types.h"
 
 namespace npu::advisor {
@@ -41,6 +42,29 @@ struct Offer {
 // Problems every variant needs: ND operands without a slice view (the
 // emulator checks numerics on ND data only) and K > 0. Empty when they hold.
 std::string VariantObstacle(const tiling::MatmulProblem& problem);
+
+// QuantBatchMatmulV3: CANN's plan `cann` with the base block and L1
+// staging of `choice` on the same kernel (tiling::quant::QuantPlanWithBlock:
+// the sliding window re-derived by CANN's rules, A's full load dropped).
+// Not offered, with the kernel's reason, for a block or staging the kernel
+// would not take.
+Offer QuantBlockPlan(const tiling::MatmulProblem& problem, const tiling::ChipSpec& chip,
+                     const tiling::TilingPlan& cann, const tiling::quant::QuantBlockChoice& choice);
+
+// The (base_m, base_n) pairs the QuantBatchMatmulV3 block search considers:
+// per axis the multiples of 32 up to 256 and the even splits of the axis
+// (BlockSearchGrid's rule), rounded up to the kernels' alignment
+// (tiling::quant::QuantBlockAlignOf), paired when the fp32 block fits L0C.
+// Empty when CANN's parse refuses the problem.
+std::vector<std::pair<uint64_t, uint64_t>> QuantBlockSearchGrid(
+    const tiling::MatmulProblem& problem, const tiling::ChipSpec& chip);
+
+// EstimateBlockCycles for a QuantBatchMatmulV3 block base_m x base_n x
+// base_k: operand bytes at the dtypes' bit widths (4-bit types half a
+// byte), the MMAD at the cube's rate for x1's dtype. It only orders the
+// search grid.
+double EstimateQuantBlockCycles(const tiling::MatmulProblem& problem, const tiling::ChipSpec& chip,
+                                uint64_t base_m, uint64_t base_n);
 
 // The streamed data-parallel (BASIC_ASWT, no full load) plan with blocks
 // base_m x base_n: base_k, the L1 K stages, the tail-round re-split and the
@@ -86,7 +110,8 @@ uint64_t EstimateBlockOps(const tiling::MatmulProblem& problem, const tiling::Ch
                           uint64_t base_m, uint64_t base_n);
 
 // Why the SWAT window length cannot matter for `base` (empty when it can):
-// the plan must be a streamed ASWT plan with more than one round, at least
+// the plan must be a streamed ASWT plan (for QuantBatchMatmulV3, a
+// sliding-window kernel without A's full load) with more than one round, at least
 // two rows and two columns of tiles, and operands plus output larger than L2
 // (otherwise every re-read hits L2 whatever the order).
 std::string WindowObstacle(const tiling::TilingPlan& base, const tiling::MatmulProblem& problem,

@@ -10,6 +10,9 @@
 #include "emulator/grouped_emulation.h"
 #include "emulator/numerics.h"
 #include "server/tiling/int_math.h"
+#include "server/tiling/quant/quant_parse.h"
+#include "server/tiling/quant/quant_request.h"
+#include "server/tiling/custom_plans.h"
 #include "server/tiling/status_macros.h"
 #include "server/tiling/tiling_data.h"
 
@@ -252,6 +255,165 @@ absl::StatusOr<ShrunkCase> ShrinkVector(const TilingPlan& plan, const MatmulProb
   return out;
 }
 
+// Sets member `name` of `data` when the struct has it.
+void SetMember(TilingData& data, std::string_view name, uint64_t value) {
+  for (tiling::TilingField& field : data.fields) {
+    if (field.name == name) field.value = value;
+  }
+}
+
+// The names of the members a QuantBatchMatmulV3 shrink rewrites, by struct.
+struct QuantShrinkNames {
+  std::string_view m, n, k, kb, used_cores;  // empty: the struct has none
+  std::string_view m_tail_tile, n_tail_tile, m_split, n_split;
+};
+QuantShrinkNames QuantNamesOf(tiling::KernelId kernel) {
+  switch (kernel) {
+    case tiling::KernelId::kQuantWithoutBatch:
+      return {"m",
+              "n",
+              "k",
+              "",
+              "",
+              "mTailTile",
+              "nTailTile",
+              "mBaseTailSplitCnt",
+              "nBaseTailSplitCnt"};
+    case tiling::KernelId::kQuantHighLevel:
+      return {"matmulTiling.M",
+              "matmulTiling.N",
+              "matmulTiling.Ka",
+              "matmulTiling.Kb",
+              "matmulTiling.usedCoreNum",
+              "adaptiveSlidingWin.mTailTile",
+              "adaptiveSlidingWin.nTailTile",
+              "adaptiveSlidingWin.mBaseTailSplitCnt",
+              "adaptiveSlidingWin.nBaseTailSplitCnt"};
+    default:
+      return {"matmulTiling.m",
+              "matmulTiling.n",
+              "matmulTiling.k",
+              "",
+              "",
+              "adaptiveSlidingWin.mTailTile",
+              "adaptiveSlidingWin.nTailTile",
+              "adaptiveSlidingWin.mBaseTailSplitCnt",
+              "adaptiveSlidingWin.nBaseTailSplitCnt"};
+  }
+}
+
+// `problem` at m x n x k: the scales, offset and bias resized with it (MX
+// and per-block scales by their group counts, a per-channel scale or
+// offset and a bias by n, a per-token scale by m).
+absl::StatusOr<MatmulProblem> ResizedQuant(const MatmulProblem& problem, uint64_t m, uint64_t n,
+                                           uint64_t k) {
+  ASSIGN_OR_RETURN(const tiling::quant::QuantFacts facts,
+                   tiling::quant::ParseQuantRequest(tiling::quant::QuantRequestOf(problem)));
+  MatmulProblem out = NdCopy(problem);
+  out.m = static_cast<int64_t>(m);
+  out.n = static_cast<int64_t>(n);
+  out.k = static_cast<int64_t>(k);
+  auto last_of = [](std::vector<int64_t>& shape, int64_t from, int64_t to) {
+    if (!shape.empty() && shape.back() == from && from != 1) shape.back() = to;
+  };
+  const int64_t m2 = out.m, n2 = out.n;
+  tiling::QuantInputs& q = out.quant;
+  if (facts.is_mx) {
+    constexpr uint64_t kMxPairK = 64;
+    const int64_t pairs = static_cast<int64_t>(CeilDiv(k, kMxPairK));
+    q.pertoken.shape =
+        problem.trans_a ? std::vector<int64_t>{pairs, m2, 2} : std::vector<int64_t>{m2, pairs, 2};
+    q.scale.shape =
+        problem.trans_b ? std::vector<int64_t>{n2, pairs, 2} : std::vector<int64_t>{pairs, n2, 2};
+  } else if (facts.is_per_block) {
+    const int64_t mg = static_cast<int64_t>(CeilDiv(m, facts.group_size_m));
+    const int64_t ng = static_cast<int64_t>(CeilDiv(n, facts.group_size_n));
+    const int64_t kg = static_cast<int64_t>(CeilDiv(k, facts.group_size_k));
+    q.pertoken.shape =
+        problem.trans_a ? std::vector<int64_t>{kg, mg} : std::vector<int64_t>{mg, kg};
+    q.scale.shape = problem.trans_b ? std::vector<int64_t>{ng, kg} : std::vector<int64_t>{kg, ng};
+  } else {
+    last_of(q.scale.shape, problem.n, n2);
+    last_of(q.offset.shape, problem.n, n2);
+    last_of(q.pertoken.shape, problem.m, m2);
+  }
+  last_of(q.bias_shape, problem.n, n2);
+  return out;
+}
+
+// QuantBatchMatmulV3's sliding-window plans: the same base block, L1 loads,
+// edge balancing and kernel on fewer tiles (the tail blocks kept) and fewer
+// cores, K cut to whole base_k steps plus its remainder. The quant kernels'
+// arithmetic is per output element over the whole K (quant_emulation.h), so
+// the copy checks the schedule's cover of C and the path's dequantization.
+// A-full-load plans keep their rows of tiles (each core stays on one).
+// kUnimplemented for MX_STREAMK and batched problems.
+absl::StatusOr<ShrunkCase> ShrinkQuant(const TilingPlan& plan, const MatmulProblem& problem,
+                                       uint64_t max_macs) {
+  if (!problem.batch.a.empty() || !problem.batch.b.empty()) {
+    return absl::UnimplementedError(
+        "a batched QuantBatchMatmulV3 problem is checked at full size only");
+  }
+  if (plan.data.kernel == tiling::KernelId::kQuantStreamK) {
+    return absl::UnimplementedError(
+        "the shrunken copy keeps sliding-window plans only, not MX_STREAMK's K slices");
+  }
+  ASSIGN_OR_RETURN(const tiling::quant::QuantBlockChoice block,
+                   tiling::quant::QuantBlockOfPlan(plan));
+  const QuantShrinkNames names = QuantNamesOf(plan.data.kernel);
+  if (block.base_m == 0 || block.base_n == 0 || block.base_k == 0) {
+    return absl::InvalidArgumentError("plan has an empty base block");
+  }
+  const uint64_t m = problem.m, n = problem.n, k = problem.k;
+  const bool a_rows = tiling::quant::KeepsAInL1(plan);
+  const uint64_t m_split = plan.data.Get(names.m_split).value_or(1);
+  const uint64_t n_split = plan.data.Get(names.n_split).value_or(1);
+  constexpr uint64_t kQuantKUnit = 256;  // whole MX pairs and per-block groups
+  const uint64_t k2 = ShrinkK(k, std::lcm(block.base_k, kQuantKUnit), 1);
+  uint64_t keep_m = 2, keep_n = 2;
+  uint64_t m2 = 0, n2 = 0;
+  while (true) {
+    m2 = a_rows ? m : ShrinkAxis(m, block.base_m, m_split, keep_m);
+    n2 = ShrinkAxis(n, block.base_n, n_split, keep_n);
+    if (m2 * n2 * k2 <= max_macs) break;
+    if (!a_rows && keep_m > 1 && (m2 >= n2 || keep_n == 1)) {
+      --keep_m;
+    } else if (keep_n > 1) {
+      --keep_n;
+    } else {
+      break;
+    }
+  }
+  const uint64_t m_tiles = CeilDiv(m2, block.base_m), n_tiles = CeilDiv(n2, block.base_n);
+  // An A-full-load kernel deals each core a row of tiles by core % rows:
+  // the cores stay a multiple of the rows.
+  uint32_t cores = std::min(plan.block_dim, kShrunkAswtCores);
+  if (a_rows) {
+    cores = static_cast<uint32_t>(m_tiles * std::max<uint64_t>(1, kShrunkAswtCores / m_tiles));
+  }
+  const uint64_t tail = (m_tiles * n_tiles) % cores;
+  uint64_t mt = plan.data.Get(names.m_tail_tile).value_or(1);
+  uint64_t nt = plan.data.Get(names.n_tail_tile).value_or(1);
+  if (tail == 0) mt = nt = 1;
+  while (mt * nt * tail > cores) (mt >= nt ? mt : nt) -= 1;
+  ShrunkCase out;
+  ASSIGN_OR_RETURN(out.problem, ResizedQuant(problem, m2, n2, k2));
+  out.plan = plan;
+  out.plan.block_dim = cores;
+  TilingData& data = out.plan.data;
+  SetMember(data, names.m, m2);
+  SetMember(data, names.n, n2);
+  SetMember(data, names.k, k2);
+  if (!names.kb.empty()) SetMember(data, names.kb, k2);
+  if (!names.used_cores.empty()) SetMember(data, names.used_cores, cores);
+  SetMember(data, names.m_tail_tile, mt);
+  SetMember(data, names.n_tail_tile, nt);
+  out.note = absl::StrCat("same ", block.base_m, "x", block.base_n, "x", block.base_k,
+                          " blocks on ", cores, " cores, ", m_tiles, "x", n_tiles,
+                          " tiles (tails kept), K ", k, "->", k2);
+  return out;
+}
+
 }  // namespace
 
 absl::StatusOr<ShrunkCase> ShrinkForVerification(const TilingPlan& plan,
@@ -310,6 +472,13 @@ absl::Status VerifyNumerics(const TilingPlan& plan, const MatmulProblem& problem
           "a GroupedMatmul problem of ", macs, " MACs and ", grouped_elements,
           " operand elements is above the direct check's limits"));
     }
+  } else if (problem.op == tiling::MatmulOp::kQuantBatchMatmulV3 && problem.batch.a.empty() &&
+             problem.batch.b.empty() &&
+             (Macs(problem) > kDirectVerifyMacs || elements > kDirectVerifyElements)) {
+    ASSIGN_OR_RETURN(ShrunkCase quant, ShrinkQuant(plan, problem, kDirectVerifyMacs));
+    run = std::move(quant);
+    run.chip = chip;
+    shrunk = true;
   } else if (problem.op != tiling::MatmulOp::kMatMulV3) {
     // The shrinking keeps MatMulV3 kernels' structure only: a batched
     // problem is checked as it is, within the direct limits times its
