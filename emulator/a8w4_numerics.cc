@@ -50,15 +50,6 @@ absl::Status CheckY(DataType y) {
       absl::StrCat("y_dtype: ", Name(y), "; the kernel writes float16 or bfloat16"));
 }
 
-// Round half to even to an integer.
-double RoundHalfEven(double x) {
-  const double floor = std::floor(x);
-  const double diff = x - floor;
-  if (diff > 0.5) return floor + 1;
-  if (diff < 0.5) return floor;
-  return std::fmod(floor, 2.0) == 0.0 ? floor : floor + 1;
-}
-
 double Int4At(const std::vector<uint8_t>& codes, uint64_t index) {
   return DecodeQuant(DataType::kInt4, GetQuantCode(DataType::kInt4, codes, index));
 }

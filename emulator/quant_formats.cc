@@ -78,15 +78,6 @@ uint32_t NanCode(const MiniFloat& f) {
   return (ExpMask(f) << f.man_bits) | (1u << (f.man_bits - 1));
 }
 
-// `x` (>= 0, finite) to the nearest integer, ties to even.
-double RoundHalfEven(double x) {
-  const double floor = std::floor(x);
-  const double diff = x - floor;
-  if (diff > 0.5) return floor + 1;
-  if (diff < 0.5) return floor;
-  return std::fmod(floor, 2.0) == 0.0 ? floor : floor + 1;
-}
-
 // Round to nearest even at the format's precision, then apply the range
 // rules of quant_formats.h.
 uint32_t EncodeMiniFloat(const MiniFloat& f, double value, Overflow overflow) {
@@ -237,6 +228,14 @@ absl::Status NoCodec(DataType dtype) {
 }
 
 }  // namespace
+
+double RoundHalfEven(double x) {
+  const double floor = std::floor(x);
+  const double diff = x - floor;
+  if (diff > 0.5) return floor + 1;
+  if (diff < 0.5) return floor;
+  return std::fmod(floor, 2.0) == 0.0 ? floor : floor + 1;
+}
 
 float Float8E4M3BitsToFloat(uint8_t code) {
   return static_cast<float>(DecodeMiniFloat(kE4M3, code));

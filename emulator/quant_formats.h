@@ -108,6 +108,9 @@ uint8_t FloatToFloat8E8M0Bits(float value, Overflow overflow = Overflow::kSatura
 int Int4BitsToInt(uint8_t nibble);
 uint8_t FloatToInt4Bits(float value);
 
+// `x` (finite) to the nearest integer, ties to even.
+double RoundHalfEven(double x);
+
 // True for the element types that have a codec here: int4, int8, int32,
 // float8_e4m3fn, float8_e5m2, hifloat8, float4_e2m1 and float8_e8m0.
 bool IsQuantElementType(tiling::DataType dtype);

@@ -436,14 +436,6 @@ float FloatAccumulator(const QuantOperands& op, const Prepared& p, uint64_t i, u
   return acc;
 }
 
-double RoundHalfEvenInt(double x) {
-  const double floor = std::floor(x);
-  const double diff = x - floor;
-  if (diff > 0.5) return floor + 1;
-  if (diff < 0.5) return floor;
-  return std::fmod(floor, 2.0) == 0.0 ? floor : floor + 1;
-}
-
 double CastOutput(const QuantOperands& op, uint64_t j, float value) {
   switch (op.y_dtype) {
     case DataType::kFloat32:
@@ -770,7 +762,7 @@ Tracked TrackElement(const QuantOperands& op, const Prepared& p, uint64_t i, uin
 
 double FixpipeToInt8(float value, int offset) {
   if (std::isnan(value)) return 0;
-  const double int9 = std::clamp(RoundHalfEvenInt(value), -256.0, 255.0);
+  const double int9 = std::clamp(RoundHalfEven(value), -256.0, 255.0);
   return std::clamp(int9 + offset, -128.0, 127.0);
 }
 
@@ -780,7 +772,7 @@ absl::StatusOr<QuantPath> ClassifyQuantPath(const QuantOperands& operands) {
 
 uint64_t PackFixpipeScale(float scale, float offset) {
   const int64_t int9 = static_cast<int64_t>(
-      std::clamp(RoundHalfEvenInt(std::isnan(offset) ? 0.0 : offset), -256.0, 255.0));
+      std::clamp(RoundHalfEven(std::isnan(offset) ? 0.0 : offset), -256.0, 255.0));
   return (absl::bit_cast<uint32_t>(scale) & kFixpipeScaleMask) | kFixpipeSignedOut |
          ((static_cast<uint64_t>(int9) & 0x1FF) << kFixpipeOffsetShift);
 }

@@ -205,6 +205,37 @@ Offer BandOffer(const MatmulProblem& problem, const tiling::ChipSpec& chip, cons
   return offer;
 }
 
+// The block search grid: per axis, multiples of 32 (covering the block
+// edges CANN's own search walks, 16 / 32 / 64 / 128-byte steps) and the
+// even splits of the axis into at most 8 blocks (no tail block), each
+// aligned up to the axis's unit and at most 256 (or the aligned axis); the
+// pairs whose fp32 block fits L0C.
+std::vector<std::pair<uint64_t, uint64_t>> AlignedBlockGrid(uint64_t m, uint64_t n,
+                                                            uint64_t unit_m, uint64_t unit_n,
+                                                            const tiling::ChipSpec& chip) {
+  constexpr uint64_t kGridStep = 32;
+  constexpr uint64_t kMaxEvenSplits = 8;
+  auto axis = [&](uint64_t dim, uint64_t unit) {
+    std::set<uint64_t> values;
+    const uint64_t cap =
+        std::max(unit, std::min(FloorAlign(kBlock256, unit), CeilAlign(dim, unit)));
+    values.insert(cap);
+    for (uint64_t v = kGridStep; v <= cap; v += kGridStep) values.insert(CeilAlign(v, unit));
+    for (uint64_t t = 1; t <= kMaxEvenSplits; ++t) {
+      const uint64_t v = CeilAlign(CeilDiv(dim, t), unit);
+      if (v <= cap) values.insert(v);
+    }
+    return values;
+  };
+  std::vector<std::pair<uint64_t, uint64_t>> grid;
+  for (uint64_t bm : axis(m, unit_m)) {
+    for (uint64_t bn : axis(n, unit_n)) {
+      if (bm * bn * kFp32Bytes <= chip.l0c_bytes) grid.emplace_back(bm, bn);
+    }
+  }
+  return grid;
+}
+
 }  // namespace
 
 std::string VariantObstacle(const MatmulProblem& problem) {
@@ -258,29 +289,8 @@ std::vector<std::pair<uint64_t, uint64_t>> QuantBlockSearchGrid(const MatmulProb
   const absl::StatusOr<tiling::quant::QuantBlockAlign> align =
       tiling::quant::QuantBlockAlignOf(problem);
   if (!align.ok() || align->m == 0 || align->n == 0) return {};
-  constexpr uint64_t kGridStep = 32;
-  constexpr uint64_t kMaxEvenSplits = 8;
-  auto axis = [&](uint64_t dim, uint64_t unit) {
-    std::set<uint64_t> values;
-    const uint64_t cap =
-        std::max(unit, std::min(FloorAlign(kBlock256, unit), CeilAlign(dim, unit)));
-    values.insert(cap);
-    for (uint64_t v = kGridStep; v <= cap; v += kGridStep) values.insert(CeilAlign(v, unit));
-    for (uint64_t t = 1; t <= kMaxEvenSplits; ++t) {
-      const uint64_t v = CeilAlign(CeilDiv(dim, t), unit);
-      if (v <= cap) values.insert(v);
-    }
-    return values;
-  };
-  const std::set<uint64_t> ms = axis(static_cast<uint64_t>(problem.m), align->m);
-  const std::set<uint64_t> ns = axis(static_cast<uint64_t>(problem.n), align->n);
-  std::vector<std::pair<uint64_t, uint64_t>> grid;
-  for (uint64_t bm : ms) {
-    for (uint64_t bn : ns) {
-      if (bm * bn * kFp32Bytes <= chip.l0c_bytes) grid.emplace_back(bm, bn);
-    }
-  }
-  return grid;
+  return AlignedBlockGrid(static_cast<uint64_t>(problem.m), static_cast<uint64_t>(problem.n),
+                          align->m, align->n, chip);
 }
 
 double EstimateQuantBlockCycles(const MatmulProblem& problem, const tiling::ChipSpec& chip,
@@ -450,30 +460,8 @@ Offer BlockPlan(const MatmulProblem& problem, const tiling::ChipSpec& chip, uint
 
 std::vector<std::pair<uint64_t, uint64_t>> BlockSearchGrid(const MatmulProblem& problem,
                                                            const tiling::ChipSpec& chip) {
-  // Multiples of 32 cover the block edges CANN's own search walks (16 / 32 /
-  // 64 / 128-byte steps); the even splits add blocks that leave no tail.
-  constexpr uint64_t kGridStep = 32;
-  constexpr uint64_t kMaxEvenSplits = 8;
-  auto axis = [&](uint64_t dim) {
-    std::set<uint64_t> values;
-    const uint64_t cap = std::min(kBlock256, CeilAlign(dim, kBlock16));
-    values.insert(cap);
-    for (uint64_t v = kGridStep; v <= cap; v += kGridStep) values.insert(v);
-    for (uint64_t t = 1; t <= kMaxEvenSplits; ++t) {
-      const uint64_t v = CeilAlign(CeilDiv(dim, t), kBlock16);
-      if (v <= kBlock256) values.insert(v);
-    }
-    return values;
-  };
-  const std::set<uint64_t> ms = axis(static_cast<uint64_t>(problem.m));
-  const std::set<uint64_t> ns = axis(static_cast<uint64_t>(problem.n));
-  std::vector<std::pair<uint64_t, uint64_t>> grid;
-  for (uint64_t bm : ms) {
-    for (uint64_t bn : ns) {
-      if (bm * bn * kFp32Bytes <= chip.l0c_bytes) grid.emplace_back(bm, bn);
-    }
-  }
-  return grid;
+  return AlignedBlockGrid(static_cast<uint64_t>(problem.m), static_cast<uint64_t>(problem.n),
+                          kBlock16, kBlock16, chip);
 }
 
 // EstimateBlockCycles() of GroupedMatmul: every expert's blocks (its own

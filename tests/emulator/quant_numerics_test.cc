@@ -121,13 +121,20 @@ TEST(QuantNumericsTest, Float8FixpipeBiasGoesBeforeTheScale) {
   EXPECT_THAT(Device(op), ElementsAre(12.0));
 }
 
-TEST(QuantNumericsTest, PerTokenScalesEachRow) {
+// The example with per-channel and per-token float scales, bfloat16 out:
+// the vector epilogue.
+QuantOperands PerTokenExample() {
   QuantOperands op = Int8Example();
   op.y_dtype = DataType::kBFloat16;
   op.scale_dtype = DataType::kFloat32;
   op.scale = {0.5f, 2.0f};
   op.has_pertoken = true;
   op.pertoken = {1.0f, 0.25f};
+  return op;
+}
+
+TEST(QuantNumericsTest, PerTokenScalesEachRow) {
+  QuantOperands op = PerTokenExample();
   EXPECT_EQ(*ClassifyQuantPath(op), QuantPath::kVectorEpilogue);
   // [[-44 * 0.5, 8 * 2], [139 * 0.5 * 0.25, -54 * 2 * 0.25]]
   EXPECT_THAT(Device(op), ElementsAre(-22.0, 16.0, 17.375, -27.0));
@@ -585,12 +592,7 @@ TEST(QuantNumericsTest, BoundCatchesAMissingActivationAndOnlyTheVectorPathTakesO
 // ReLU and SiLU by hand on the per-token example: [[-22, 16], [17.375, -27]]
 // before the activation.
 TEST(QuantNumericsTest, ActivationsAfterTheDequantHandComputed) {
-  QuantOperands op = Int8Example();
-  op.y_dtype = DataType::kBFloat16;
-  op.scale_dtype = DataType::kFloat32;
-  op.scale = {0.5f, 2.0f};
-  op.has_pertoken = true;
-  op.pertoken = {1.0f, 0.25f};
+  QuantOperands op = PerTokenExample();
   op.activation = QuantActivation::kRelu;
   EXPECT_THAT(Device(op), ElementsAre(0.0, 16.0, 17.375, 0.0));
   op.activation = QuantActivation::kSilu;
