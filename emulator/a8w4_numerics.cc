@@ -110,17 +110,6 @@ QuantOperands MxA8W4Scaled(const MxA8W4Operands& a, bool device_bias) {
   return op;
 }
 
-// The output cast's error on top of `error` at reference value `value`.
-double CastBound(DataType y, double value, double error) {
-  const double v = std::fabs(value);
-  if (y == DataType::kFloat16) {
-    if (v + error >= 65520.0) return kInf;  // 65504 + half an ulp
-    return error + 0x1p-11 * (v + error) + 0x1p-25;
-  }
-  if (v + error >= 0x1.ffp127) return kInf;  // bfloat16's largest + half an ulp
-  return error + 0x1p-8 * (v + error) + 0x1p-134;
-}
-
 }  // namespace
 
 absl::Status CheckA8W4Operands(const A8W4Operands& a) {
@@ -311,7 +300,7 @@ absl::StatusOr<std::vector<double>> MxA8W4ErrorBound(const MxA8W4Operands& a) {
                                   : 0.0;
       const uint64_t at = i * a.n + j;
       const double e = kMxA8W4Factor * (bound[at] + 2 * d);
-      bound[at] = std::isnan(e) ? kInf : CastBound(a.y_dtype, kMxA8W4Factor * reference[at], e);
+      bound[at] = std::isnan(e) ? kInf : HalfCastErrorBound(a.y_dtype, kMxA8W4Factor * reference[at], e);
     }
   }
   return bound;

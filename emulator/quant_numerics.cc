@@ -663,12 +663,9 @@ double FinishBound(const QuantOperands& op, const Tracked& t) {
     case DataType::kFloat32:
       break;
     case DataType::kFloat16:
-      if (v + error >= 65520.0) return kInf;  // 65504 + half an ulp
-      error += 0x1p-11 * (v + error) + 0x1p-25;
-      break;
     case DataType::kBFloat16:
-      if (v + error >= 0x1.ffp127) return kInf;  // bf16 max + half an ulp
-      error += 0x1p-8 * (v + error) + 0x1p-134;
+      error = HalfCastErrorBound(op.y_dtype, v, error);
+      if (error == kInf) return kInf;
       break;
     case DataType::kInt8:
       error += 0.5;
@@ -759,6 +756,16 @@ Tracked TrackElement(const QuantOperands& op, const Prepared& p, uint64_t i, uin
 }
 
 }  // namespace
+
+double HalfCastErrorBound(DataType y_dtype, double value, double error) {
+  const double v = std::fabs(value);
+  if (y_dtype == DataType::kFloat16) {
+    if (v + error >= 65520.0) return kInf;  // 65504 + half an ulp
+    return error + 0x1p-11 * (v + error) + 0x1p-25;
+  }
+  if (v + error >= 0x1.ffp127) return kInf;  // bfloat16's largest + half an ulp
+  return error + 0x1p-8 * (v + error) + 0x1p-134;
+}
 
 double FixpipeToInt8(float value, int offset) {
   if (std::isnan(value)) return 0;

@@ -219,6 +219,12 @@ absl::StatusOr<std::vector<double>> QuantMatmulReference(const QuantOperands& op
 // m * n row-major.
 absl::StatusOr<std::vector<double>> QuantMatmulErrorBound(const QuantOperands& operands);
 
+// The bound on a float16 or bfloat16 output cast (round to nearest even,
+// not saturating) of a value within `error` of `value`: `error` plus half
+// an ulp at |value| + error (2^-11 / 2^-8 relative, 2^-25 / 2^-134 near
+// zero); +infinity where the cast may overflow.
+double HalfCastErrorBound(tiling::DataType y_dtype, double value, double error);
+
 // The fixpipe's int8 output stage (REQ8) of an fp32 value: round to nearest
 // even, saturate to int9, add the word's offset, saturate to int8; NaN gives 0.
 double FixpipeToInt8(float value, int offset);
