@@ -2,17 +2,20 @@
 
 #include <algorithm>
 #include <numeric>
+#include <optional>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "emulator/accuracy.h"
 #include "emulator/emulator.h"
 #include "emulator/grouped_emulation.h"
 #include "emulator/numerics.h"
+#include "server/tiling/custom_plans.h"
+#include "server/tiling/grouped/gmm_groups.h"
 #include "server/tiling/int_math.h"
 #include "server/tiling/quant/quant_parse.h"
 #include "server/tiling/quant/quant_request.h"
-#include "server/tiling/custom_plans.h"
 #include "server/tiling/status_macros.h"
 #include "server/tiling/tiling_data.h"
 
@@ -414,11 +417,98 @@ absl::StatusOr<ShrunkCase> ShrinkQuant(const TilingPlan& plan, const MatmulProbl
   return out;
 }
 
+// Experts a shrunken GroupedMatmul keeps, at most.
+constexpr size_t kShrunkGroupedExperts = 4;
+
+// GroupedMatmul's no-quant plans of split M with one x, weight and y: the
+// same base block on a few experts (the one with most rows, one with a
+// partial last block, the one with fewest rows, an empty one: the cases
+// its kernel deals differently; at least two, so the plan stays the
+// several-group one), each expert's rows cut to its last block (a partial
+// one, or one whole), N to its last block and K to one base_k step plus
+// its remainder, re-tiled with the block by CANN's rules
+// (GroupedNoQuantPlanWithBlock) for four cores. The other paths and forms:
+// kUnimplemented.
+absl::StatusOr<ShrunkCase> ShrinkGrouped(const TilingPlan& plan, const MatmulProblem& problem,
+                                         const tiling::ChipSpec& chip) {
+  using tiling::GroupedTensor;
+  if (plan.data.kernel != tiling::KernelId::kGroupedNoQuant) {
+    return absl::UnimplementedError(
+        "the shrunken copy keeps GroupedMatmul's no-quant plans only");
+  }
+  ASSIGN_OR_RETURN(const tiling::grouped::GmmGroups groups,
+                   tiling::grouped::GroupsOf(problem.grouped));
+  const tiling::GroupedTensorList& weight = problem.grouped[GroupedTensor::kWeight];
+  if (groups.group_type != tiling::kGroupTypeSplitM || !groups.single_x || !groups.single_w ||
+      !groups.single_y || groups.trans_x || weight.format != tiling::Format::kNd) {
+    return absl::UnimplementedError(absl::StrCat(
+        "the shrunken copy keeps GroupedMatmul's split M with one ND x, weight and y, not ",
+        groups.FormName()));
+  }
+  const tiling::BlockTiling& b = plan.block;
+  if (b.base_m == 0 || b.base_n == 0 || b.base_k == 0) {
+    return absl::InvalidArgumentError("plan has an empty base block");
+  }
+  // The experts kept, in their order.
+  std::vector<size_t> picks;
+  const auto pick = [&](auto better) {
+    std::optional<size_t> best;
+    for (size_t g = 0; g < groups.groups.size(); ++g) {
+      if (!best.has_value() || better(groups.groups[g].m, groups.groups[*best].m)) best = g;
+    }
+    if (best.has_value() && std::find(picks.begin(), picks.end(), *best) == picks.end()) {
+      picks.push_back(*best);
+    }
+  };
+  pick([](uint64_t a, uint64_t best) { return a > best; });
+  pick([&](uint64_t a, uint64_t best) {
+    return a % b.base_m != 0 && (best % b.base_m == 0 || a > best);
+  });
+  pick([](uint64_t a, uint64_t best) { return a > 0 && (best == 0 || a < best); });
+  pick([](uint64_t a, uint64_t) { return a == 0; });
+  std::vector<int64_t> rows;
+  for (size_t g : picks) {
+    if (rows.size() == kShrunkGroupedExperts) break;
+    const uint64_t m = groups.groups[g].m;
+    rows.push_back(static_cast<int64_t>(ShrinkAxis(m, b.base_m, 1, 0)));
+  }
+  while (rows.size() < 2) rows.push_back(0);
+  const uint64_t n = groups.max_n, k = groups.groups.empty() ? 0 : groups.groups[0].k;
+  const int64_t n2 = static_cast<int64_t>(ShrinkAxis(n, b.base_n, 1, 0));
+  const int64_t k2 = static_cast<int64_t>(ShrinkK(k, b.base_k, 1));
+  int64_t m2 = 0;
+  for (int64_t r : rows) m2 += r;
+  const int64_t experts = static_cast<int64_t>(rows.size());
+  ShrunkCase out;
+  out.problem = problem;
+  tiling::GroupedInputs& g = out.problem.grouped;
+  const auto shape = [](std::vector<int64_t> dims) { return tiling::GroupedShape{dims, dims}; };
+  g[GroupedTensor::kX].instances = {shape({m2, k2})};
+  g[GroupedTensor::kWeight].instances = {
+      shape(groups.trans_w ? std::vector<int64_t>{experts, n2, k2}
+                           : std::vector<int64_t>{experts, k2, n2})};
+  g[GroupedTensor::kY].instances = {shape({m2, n2})};
+  g[GroupedTensor::kGroupList].instances = {shape({experts})};
+  if (groups.has_bias) g[GroupedTensor::kBias].instances = {shape({experts, n2})};
+  g.token_histogram = rows;
+  out.chip = chip;
+  out.chip.aic_num = std::min(chip.aic_num, kShrunkAswtCores);
+  ASSIGN_OR_RETURN(out.plan, tiling::GroupedNoQuantPlanWithBlock(out.problem, out.chip, b.base_m,
+                                                                 b.base_n));
+  out.note = absl::StrCat("same ", b.base_m, "x", b.base_n, " blocks on ", out.plan.block_dim,
+                          " cores, ", experts, " experts of ", absl::StrJoin(rows, "/"),
+                          " rows, N ", n, "->", n2, ", K ", k, "->", k2);
+  return out;
+}
+
 }  // namespace
 
 absl::StatusOr<ShrunkCase> ShrinkForVerification(const TilingPlan& plan,
                                                  const MatmulProblem& problem,
                                                  const tiling::ChipSpec& chip, uint64_t max_macs) {
+  // GroupedMatmul's copy is a few experts' last blocks, well within any
+  // limit.
+  if (problem.op == tiling::MatmulOp::kGroupedMatmul) return ShrinkGrouped(plan, problem, chip);
   absl::StatusOr<ShrunkCase> out;
   switch (plan.key.model) {
     case KernelModel::kBasic:
@@ -468,9 +558,16 @@ absl::Status VerifyNumerics(const TilingPlan& plan, const MatmulProblem& problem
     const uint64_t macs = emu::GroupedUsefulMacs(problem);
     if (macs > kBatchVerifyFactor * kDirectVerifyMacs ||
         grouped_elements > kBatchVerifyFactor * kDirectVerifyElements) {
-      return absl::UnimplementedError(absl::StrCat(
-          "a GroupedMatmul problem of ", macs, " MACs and ", grouped_elements,
-          " operand elements is above the direct check's limits"));
+      absl::StatusOr<ShrunkCase> small =
+          ShrinkForVerification(plan, problem, chip, kDirectVerifyMacs);
+      if (!small.ok()) {
+        return absl::UnimplementedError(absl::StrCat(
+            "a GroupedMatmul problem of ", macs, " MACs and ", grouped_elements,
+            " operand elements is above the direct check's limits, and ",
+            small.status().message()));
+      }
+      run = *std::move(small);
+      shrunk = true;
     }
   } else if (problem.op == tiling::MatmulOp::kQuantBatchMatmulV3 && problem.batch.a.empty() &&
              problem.batch.b.empty() &&

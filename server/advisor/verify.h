@@ -59,7 +59,9 @@ absl::StatusOr<ShrunkCase> ShrinkForVerification(const tiling::TilingPlan& plan,
 // kDirectVerifyMacs are checked
 // on ShrinkForVerification's copy; BatchMatMulV3 / FusedMatMul problems are
 // checked as they are (x3 included), and kUnimplemented when that is more
-// than 4x the direct limits. kInternal names the first element out of
+// than 4x the direct limits; GroupedMatmul as it is within those limits,
+// above them on a few experts' last blocks with the same block (its
+// no-quant split-M plans; kUnimplemented for the others). kInternal names the first element out of
 // bounds; emulator errors pass through. `report` (optional) says what ran.
 absl::Status VerifyNumerics(const tiling::TilingPlan& plan, const tiling::MatmulProblem& problem,
                             const tiling::ChipSpec& chip, uint64_t seed,

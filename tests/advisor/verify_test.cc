@@ -11,6 +11,7 @@
 #include "server/tiling/block_heuristics.h"
 #include "server/tiling/builtin_strategies.h"
 #include "server/tiling/schedule.h"
+#include "tests/testing/grouped_problems.h"
 #include "tests/testing/problems.h"
 #include "tests/testing/status_matchers.h"
 
@@ -210,6 +211,46 @@ TEST(VerifyNumericsTest, EmulatorErrorsPassThrough) {
   oversized.block.base_n = oversized.block.n_l1 = 512;
   EXPECT_THAT(VerifyNumerics(oversized, Problem(300, 300, 300), Chip950(), 1),
               StatusIs(absl::StatusCode::kInvalidArgument));
+}
+
+// GroupedMatmul above the direct limits: CANN's no-quant plan and a
+// re-blocked one are checked on a few experts cut to their last block, N to
+// one block and K to one step, with the same block; a form the copy does
+// not keep says so.
+TEST(ShrinkTest, GroupedMatmulKeepsItsBlockOnAFewExperts) {
+  ::npu::testing::GroupedSpec spec;
+  spec.groups = 16;
+  spec.m = 8192;
+  spec.n = 4096;
+  spec.k = 2048;
+  spec.histogram = ::npu::testing::SkewedHistogram(8192, 16, 1.5, 1);
+  spec.histogram[3] += spec.histogram[5];
+  spec.histogram[5] = 0;  // an empty expert
+  const MatmulProblem problem = ::npu::testing::GroupedProblem(spec);
+  const TilingPlan cann = BuiltinPlan(problem, Chip950());
+  for (const auto& [bm, bn] : {std::pair<uint64_t, uint64_t>{cann.block.base_m, cann.block.base_n},
+                               std::pair<uint64_t, uint64_t>{192, 256}}) {
+    absl::StatusOr<TilingPlan> plan = tiling::GroupedNoQuantPlanWithBlock(problem, Chip950(), bm, bn);
+    ASSERT_THAT(plan, IsOk());
+    NumericsReport report;
+    ASSERT_THAT(VerifyNumerics(*plan, problem, Chip950(), 3, &report), IsOk());
+    EXPECT_TRUE(report.shrunk);
+    EXPECT_LE(report.worst_error_ratio, 1.0);
+    EXPECT_THAT(report.note, ::testing::HasSubstr(absl::StrCat("same ", bm, "x", bn, " blocks")));
+    EXPECT_THAT(report.note, ::testing::HasSubstr("experts of"));
+    EXPECT_LE(uint64_t(report.m) * report.n * report.k, uint64_t{1} << 26);
+  }
+  ::npu::testing::GroupedSpec split_k;
+  split_k.group_type = tiling::kGroupTypeSplitK;
+  split_k.groups = 4;
+  split_k.m = 96;
+  split_k.n = 160;
+  split_k.k = 640;
+  const MatmulProblem k_problem = ::npu::testing::GroupedProblem(split_k);
+  EXPECT_THAT(ShrinkForVerification(BuiltinPlan(k_problem, Chip950()), k_problem, Chip950(),
+                                    uint64_t{1} << 24)
+                  .status(),
+              StatusIs(absl::StatusCode::kUnimplemented, ::testing::HasSubstr("split M")));
 }
 
 }  // namespace
