@@ -506,11 +506,11 @@ std::vector<EngineCase> EngineCases() {
     cases.push_back({"WeightQuantInt4Lists", WeightQuantProblem(std::move(in))});
   }
   cases.push_back(
-      {"WeightQuantA8W4", A8W4Problem(8, 320, 512, 512, 128, true, DataType::kFloat16)});
+      {"WeightQuantA8W4", A8W4Problem(6, 200, 256, 512, 128, true, DataType::kFloat16)});
   cases.push_back(
-      {"WeightQuantA8W4Group192", A8W4Problem(4, 160, 768, 256, 192, false, DataType::kBFloat16)});
+      {"WeightQuantA8W4Group192", A8W4Problem(4, 120, 384, 256, 192, false, DataType::kBFloat16)});
   cases.push_back(
-      {"WeightQuantMxA8W4", MxA8W4Problem(6, 300, 512, 256, false, true, DataType::kBFloat16)});
+      {"WeightQuantMxA8W4", MxA8W4Problem(6, 200, 256, 256, false, true, DataType::kBFloat16)});
   cases.push_back({"WeightQuantMxA8W4SingleMultiSingle",
                    MxA8W4Problem(4, 256, 256, 384, true, false, DataType::kFloat16)});
   return cases;
