@@ -451,21 +451,22 @@ absl::StatusOr<ShrunkCase> ShrinkGrouped(const TilingPlan& plan, const MatmulPro
   }
   // The experts kept, in their order.
   std::vector<size_t> picks;
-  const auto pick = [&](auto better) {
+  // The first expert by `better` among those `eligible` takes, if new.
+  const auto pick = [&](auto eligible, auto better) {
     std::optional<size_t> best;
     for (size_t g = 0; g < groups.groups.size(); ++g) {
-      if (!best.has_value() || better(groups.groups[g].m, groups.groups[*best].m)) best = g;
+      const uint64_t m = groups.groups[g].m;
+      if (eligible(m) && (!best.has_value() || better(m, groups.groups[*best].m))) best = g;
     }
     if (best.has_value() && std::find(picks.begin(), picks.end(), *best) == picks.end()) {
       picks.push_back(*best);
     }
   };
-  pick([](uint64_t a, uint64_t best) { return a > best; });
-  pick([&](uint64_t a, uint64_t best) {
-    return a % b.base_m != 0 && (best % b.base_m == 0 || a > best);
-  });
-  pick([](uint64_t a, uint64_t best) { return a > 0 && (best == 0 || a < best); });
-  pick([](uint64_t a, uint64_t) { return a == 0; });
+  const auto more = [](uint64_t a, uint64_t best) { return a > best; };
+  pick([](uint64_t) { return true; }, more);
+  pick([&](uint64_t m) { return m % b.base_m != 0; }, more);
+  pick([](uint64_t m) { return m > 0; }, [](uint64_t a, uint64_t best) { return a < best; });
+  pick([](uint64_t m) { return m == 0; }, more);
   std::vector<int64_t> rows;
   for (size_t g : picks) {
     if (rows.size() == kShrunkGroupedExperts) break;

@@ -252,11 +252,13 @@ class NoQuantTiler {
     return absl::OkStatus();
   }
 
-  // Split M, one x and a list of weights: the widest N.
-  absl::Status SplitMSingleX(std::string_view form, const std::vector<int64_t>& x_shape) {
+  // One x and a list of weights: a group per weight, the widest N, M from
+  // x's dim `m_dim` (read before K, as CANN reads them). Returns x's K.
+  int64_t ReadWeightList(std::string_view form, const std::vector<int64_t>& x_shape,
+                         size_t m_dim) {
     t_.form = form;
     const FieldRef xf = At(GroupedTensor::kX, 0, "storage");
-    const int64_t m = Dim(x_shape, 0, xf);
+    const int64_t m = Dim(x_shape, m_dim, xf);
     const int64_t k = Dim(x_shape, x_k_dim_, xf);
     const GroupedTensorList& w = List(GroupedTensor::kWeight);
     for (size_t i = 0; i < w.size(); ++i) {
@@ -266,6 +268,12 @@ class NoQuantTiler {
     }
     t_.m = static_cast<uint64_t>(m);
     t_.k = static_cast<uint64_t>(k);
+    return k;
+  }
+
+  // Split M, one x and a list of weights.
+  absl::Status SplitMSingleX(std::string_view form, const std::vector<int64_t>& x_shape) {
+    const int64_t k = ReadWeightList(form, x_shape, 0);
     k_zero_ = k_zero_ || k == 0;
     t_.weight_no_l2_cache = t_.single_y;
     return absl::OkStatus();
@@ -335,20 +343,9 @@ class NoQuantTiler {
     return absl::OkStatus();
   }
 
-  // Split K, one x and a list of weights.
+  // Split K, one x ([K, M]) and a list of weights.
   absl::Status SplitKSingleX(std::string_view form, const std::vector<int64_t>& x_shape) {
-    t_.form = form;
-    const FieldRef xf = At(GroupedTensor::kX, 0, "storage");
-    const int64_t m = Dim(x_shape, 1, xf);
-    const int64_t k = Dim(x_shape, x_k_dim_, xf);
-    const GroupedTensorList& w = List(GroupedTensor::kWeight);
-    for (size_t i = 0; i < w.size(); ++i) {
-      ++t_.group_num;
-      t_.n =
-          std::max(t_.n, WeightN(w.instances[i].origin, At(GroupedTensor::kWeight, i, "origin")));
-    }
-    t_.m = static_cast<uint64_t>(m);
-    t_.k = static_cast<uint64_t>(k);
+    ReadWeightList(form, x_shape, 1);
     t_.group_type = kGroupTypeNone;
     return absl::OkStatus();
   }
